@@ -1,0 +1,325 @@
+"""Elementwise ops. Each Function states its output and its local gradient; broadcasting is
+undone by the backward walk (`autograd.sum_to`), so binary ops return broadcast-shaped grads."""
+
+import numpy as np
+
+from ..autograd import Function
+from ..tensor import Tensor, _to_array
+
+
+def _check_broadcast(op, a, b):
+    shape_a, shape_b = np.shape(a.data if isinstance(a, Tensor) else a), np.shape(b.data if isinstance(b, Tensor) else b)
+    try:
+        np.broadcast_shapes(shape_a, shape_b)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {shape_a} and {shape_b} cannot be broadcast together") from None
+
+
+# -- binary -------------------------------------------------------------------------------
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        return grad * b, grad * a
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        grad_a = grad / b
+        return grad_a, -grad_a * a / b
+
+
+class Pow(Function):
+    """a ** b for tensors a and b: d/da = b a^(b-1), d/db = a^b log a."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a ** b
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved
+        grad_b = None
+        if ctx.needs_input_grad[1]:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                grad_b = grad * out * np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
+        return grad * b * a ** (b - 1), grad_b
+
+
+class PowScalar(Function):
+    """x ** c for a constant c: d/dx = c x^(c-1)."""
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x)
+        ctx.exponent = exponent
+        return x ** exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        c = ctx.exponent
+        return grad * c * x ** (c - 1)
+
+
+def _binary(function, name):
+    def op(a, b):
+        _check_broadcast(name, a, b)
+        return function.apply(a, b)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} with numpy broadcasting."
+    return op
+
+
+add = _binary(Add, "add")
+sub = _binary(Sub, "sub")
+mul = _binary(Mul, "mul")
+div = _binary(Div, "div")
+
+
+def pow(base, exponent):
+    """base ** exponent; a Python-number exponent is a constant (no gradient through it)."""
+    if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
+        return PowScalar.apply(base, exponent=exponent)
+    _check_broadcast("pow", base, exponent)
+    return Pow.apply(base, exponent)
+
+
+# -- unary --------------------------------------------------------------------------------
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = np.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved
+        return grad * y
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.log(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad / x
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = np.sqrt(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved
+        return grad / (2 * y)
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.abs(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad * np.sign(x)
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = np.tanh(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved
+        return grad * (1 - y * y)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, x):
+        # tanh form: stable for large |x| in both directions
+        y = (np.tanh(x * 0.5) + 1) * 0.5
+        ctx.save_for_backward(y)
+        return y.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved
+        return grad * y * (1 - y)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x > 0)
+        return np.maximum(x, 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (positive,) = ctx.saved
+        return grad * positive
+
+
+class Cast(Function):
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.astype(ctx.dtype) if np.issubdtype(ctx.dtype, np.floating) else None
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def neg(x): return Neg.apply(x)
+def exp(x): return Exp.apply(x)
+def log(x): return Log.apply(x)
+def sqrt(x): return Sqrt.apply(x)
+def abs(x): return Abs.apply(x)
+def tanh(x): return Tanh.apply(x)
+def sigmoid(x): return Sigmoid.apply(x)
+def relu(x): return Relu.apply(x)
+def clone(x): return Clone.apply(x)
+
+
+def cast(x, dtype):
+    dtype = np.dtype(dtype)
+    return x if x.dtype == dtype else Cast.apply(x, dtype=dtype)
+
+
+# -- selection ----------------------------------------------------------------------------
+
+def _bool_mask(mask, name):
+    mask = _to_array(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{name}: mask must be a bool tensor or array; got dtype {mask.dtype}")
+    return mask
+
+
+class Where(Function):
+    """where(condition, x, y): x where condition is true, else y. The condition is a constant."""
+
+    @staticmethod
+    def forward(ctx, x, y, condition):
+        ctx.condition = condition
+        return np.where(condition, x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.where(ctx.condition, grad, 0), np.where(ctx.condition, 0, grad)
+
+
+def where(condition, x, y):
+    """Elementwise choice with broadcasting among condition, x and y."""
+    condition = _bool_mask(condition, "where")
+    _check_broadcast("where", x, y)
+    _check_broadcast("where", condition, x)
+    return Where.apply(x, y, condition=condition)
+
+
+class MaskedFill(Function):
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        ctx.mask = mask
+        return np.where(mask, np.asarray(value, dtype=x.dtype), x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.where(ctx.mask, 0, grad)
+
+
+def masked_fill(x, mask, value):
+    """A copy of x with `value` where mask is True (mask broadcasts to x's shape)."""
+    mask = _bool_mask(mask, "masked_fill")
+    try:
+        if np.broadcast_shapes(mask.shape, x.shape) != x.shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's "
+                         f"shape {x.shape}") from None
+    return MaskedFill.apply(x, mask=mask, value=value)
+
+
+# -- outside the graph --------------------------------------------------------------------
+
+def compare(ufunc, a, b):
+    """A comparison or logical ufunc on tensors/numbers: a bool tensor with no gradient."""
+    a_data = a.data if isinstance(a, Tensor) else a
+    b_data = b.data if isinstance(b, Tensor) else b
+    _check_broadcast(ufunc.__name__, a_data, b_data)
+    return Tensor(np.asarray(ufunc(a_data, b_data)), _copy=False)
+
+
+def logical_not(x):
+    return Tensor(np.logical_not(x.data), _copy=False)
