@@ -35,7 +35,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 __all__ = [
     "IMDB_URL", "IMDB_SHA256", "IMDB_BYTES", "CACHE_TARBALLS", "DataNotFoundError",
