@@ -1,1 +1,97 @@
-"""Weight initialisers (in place, like torch.nn.init). Draws come from minigrad's generator."""
+"""Weight initialisers, in place like torch.nn.init.
+
+Each function overwrites `tensor.data` with draws from minigrad's generator (seeded by
+`mg.manual_seed`), keeps the tensor's dtype and returns the tensor. Nothing is recorded in
+the graph.
+
+Fans follow PyTorch: for a weight of shape (out, in, *kernel), fan_in = in * prod(kernel)
+and fan_out = out * prod(kernel); a 1-D tensor has no fans.
+"""
+
+import math
+
+import numpy as np
+
+from minigrad.random import generator
+
+
+def _fill(tensor, values):
+    tensor.data[...] = np.asarray(values, dtype=tensor.dtype)
+    return tensor
+
+
+def _fans(tensor, caller):
+    """(fan_in, fan_out) as torch computes them; needs at least 2 dimensions."""
+    if tensor.ndim < 2:
+        raise ValueError(f"{caller}: fan_in and fan_out need a tensor with at least 2 dimensions; "
+                         f"got shape {tensor.shape}")
+    receptive_field = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The gain torch recommends for a nonlinearity: 1 for linear/sigmoid, 5/3 for tanh,
+    sqrt(2) for relu, sqrt(2 / (1 + slope^2)) for leaky_relu (slope = param, default 0.01)."""
+    if nonlinearity in ("linear", "identity", "sigmoid"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    raise ValueError(f"calculate_gain: expected one of linear, identity, sigmoid, tanh, relu, leaky_relu; "
+                     f"got {nonlinearity!r}")
+
+
+def uniform_(tensor, a=0.0, b=1.0):
+    """Fill with U(a, b)."""
+    if not a <= b:
+        raise ValueError(f"uniform_: expected a <= b; got a={a}, b={b}")
+    return _fill(tensor, generator().uniform(a, b, size=tensor.shape))
+
+
+def normal_(tensor, mean=0.0, std=1.0):
+    """Fill with N(mean, std^2)."""
+    if std < 0:
+        raise ValueError(f"normal_: std must be >= 0; got {std}")
+    return _fill(tensor, generator().normal(mean, std, size=tensor.shape))
+
+
+def constant_(tensor, value):
+    """Fill with `value`."""
+    tensor.data[...] = value
+    return tensor
+
+
+def zeros_(tensor):
+    return constant_(tensor, 0)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1)
+
+
+def xavier_uniform_(tensor, gain=1.0):
+    """Glorot: U(-bound, bound) with bound = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _fans(tensor, "xavier_uniform_")
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+    """He: U(-bound, bound) with bound = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a).
+
+    nn.Linear calls it with a=sqrt(5), which makes bound = 1 / sqrt(fan_in) (torch's default).
+    """
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming_uniform_: mode must be 'fan_in' or 'fan_out'; got {mode!r}")
+    fan_in, fan_out = _fans(tensor, "kaiming_uniform_")
+    fan = fan_in if mode == "fan_in" else fan_out
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
+    return uniform_(tensor, -bound, bound)
+
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
+           "kaiming_uniform_"]
