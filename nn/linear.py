@@ -1,2 +1,67 @@
-"""(being written)"""
-__all__ = []
+"""Linear: y = x W^T + b, the affine map every network is made of."""
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+
+from . import init
+from .module import Module, Parameter
+
+
+def linear(x, weight, bias=None):
+    """x (..., in) @ weight (out, in)^T + bias (out,) -> (..., out), like torch.nn.functional.linear.
+
+    Leading dims are flattened into one matrix product (a single GEMM, not a batched one).
+    """
+    x = x if isinstance(x, mg.Tensor) else mg.Tensor(x)
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must have shape (out_features, in_features); got {weight.shape}")
+    out_features, in_features = weight.shape
+    if x.ndim == 0 or x.shape[-1] != in_features:
+        raise ValueError(f"linear: expected input of shape (..., in_features={in_features}); "
+                         f"got input of shape {x.shape}")
+    if x.dtype != weight.dtype:
+        raise TypeError(f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}")
+    leading = x.shape[:-1]
+    rows = x if x.ndim == 2 else x.reshape(-1, in_features)
+    y = rows @ weight.T
+    if bias is not None:
+        y = y + bias
+    return y if x.ndim == 2 else y.reshape(*leading, out_features)
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias for inputs of shape (..., in_features) -> (..., out_features).
+
+    weight: (out_features, in_features); bias: (out_features,) or None when bias=False.
+    Initialised as torch.nn.Linear: weight by kaiming_uniform_(a=sqrt(5)), i.e.
+    U(-1/sqrt(in_features), 1/sqrt(in_features)), and bias U(-1/sqrt(in_features), 1/sqrt(in_features)).
+    dtype: float32 unless given (float64 for gradient checks).
+    """
+
+    def __init__(self, in_features, out_features, bias=True, dtype=None):
+        super().__init__()
+        if in_features < 1 or out_features < 1:
+            raise ValueError(f"Linear: in_features and out_features must be >= 1; "
+                             f"got {in_features} and {out_features}")
+        dtype = np.dtype(np.float32 if dtype is None else dtype)
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if bias:
+            self.bias = Parameter(np.empty(out_features, dtype=dtype))
+            bound = 1 / math.sqrt(in_features)
+            init.uniform_(self.bias, -bound, bound)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        return linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+__all__ = ["Linear"]
