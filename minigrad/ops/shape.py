@@ -173,7 +173,9 @@ class Gather(Function):
     @staticmethod
     def forward(ctx, x, index, dim):
         ctx.shape, ctx.index, ctx.dim = x.shape, index, dim
-        return np.take_along_axis(x, index, axis=dim)
+        # torch lets index be shorter than x in the other dims: only that corner of x is read
+        corner = tuple(slice(None) if k == dim else slice(0, size) for k, size in enumerate(index.shape))
+        return np.take_along_axis(x[corner], index, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
