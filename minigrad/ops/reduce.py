@@ -82,6 +82,9 @@ MaxMin = namedtuple("MaxMin", ["values", "indices"])
 def _extreme(x, dim, keepdim, reduce, arg):
     if dim is None:  # like torch: the single extreme value, no indices
         return Extreme.apply(x, dims=_normalize_dims(None, x.ndim), keepdim=False, reduce=reduce)
+    if not isinstance(dim, (int, np.integer)):  # indices exist for one dim only, as in torch.max
+        raise TypeError(f"{reduce.__name__}: dim must be one int (values and indices along it); got {dim!r}. "
+                        f"Reduce one dim at a time, or flatten those dims first.")
     values = Extreme.apply(x, dims=_normalize_dims(dim, x.ndim), keepdim=keepdim, reduce=reduce)
     return MaxMin(values, arg(x, dim, keepdim))
 
