@@ -1,0 +1,253 @@
+"""Tensor: creation and its dtype rules, properties, repr, and the errors a user can cause."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import Tensor
+
+
+# -- mg.tensor dtype rules (as torch.tensor) ----------------------------------------------
+
+@pytest.mark.parametrize("data, dtype", [
+    (1.5, np.float32),
+    ([1.0, 2.0], np.float32),
+    ([[1, 2.5], [3, 4]], np.float32),    # mixed ints and floats: floating
+    (3, np.int64),
+    ([1, 2, 3], np.int64),
+    ([True, False], np.bool_),
+    (np.zeros(3), np.float64),           # a numpy array keeps its dtype
+    (np.zeros(3, np.float32), np.float32),
+    (np.arange(3, dtype=np.int32), np.int32),
+    (np.float64(2.0), np.float64),
+])
+def test_tensor_dtype_rules(data, dtype):
+    t = mg.tensor(data)
+    assert t.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(t.numpy(), np.asarray(data))
+
+
+def test_tensor_explicit_dtype_overrides():
+    t = mg.tensor([1, 2], dtype=mg.float64)
+    assert t.dtype == np.float64
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    assert mg.tensor(np.zeros(2), dtype=np.float32).dtype == np.float32
+
+
+def test_tensor_copies_but_from_numpy_shares_memory():
+    array = np.array([1.0, 2.0, 3.0])
+    copied = mg.tensor(array)
+    shared = mg.from_numpy(array)
+    array[0] = 10.0
+    assert copied.numpy()[0] == 1.0
+    assert shared.numpy()[0] == 10.0
+    shared.numpy()[1] = -5.0
+    assert array[1] == -5.0
+    assert shared.dtype == np.float64
+
+
+def test_from_numpy_rejects_non_arrays():
+    with pytest.raises(TypeError, match="list"):
+        mg.from_numpy([1.0, 2.0])
+
+
+@pytest.mark.parametrize("bad", [np.zeros(2, np.float16), np.zeros(2, np.complex128), ["a", "b"]])
+def test_unsupported_dtype_raises_naming_it(bad):
+    with pytest.raises(TypeError) as info:
+        mg.tensor(bad)
+    assert str(np.asarray(bad).dtype) in str(info.value)
+
+
+@pytest.mark.parametrize("data", [[1, 2, 3], np.arange(3), [True, False]])
+def test_int_tensor_cannot_require_grad(data):
+    with pytest.raises(TypeError, match="floating point"):
+        mg.tensor(data, requires_grad=True)
+    t = mg.tensor(data)
+    with pytest.raises(TypeError, match=str(t.dtype)):
+        t.requires_grad_()
+
+
+def test_scalar_operand_keeps_float32():
+    x = mg.tensor([1.0, 2.0])
+    for y in (x * 2, x * 2.5, 2.5 * x, x + 1, 1 - x, x / 3, 3 / x, x ** 2, x ** 0.5, 2 ** x, -x,
+              x * np.float64(2.0)):
+        assert y.dtype == np.float32
+    np.testing.assert_allclose((3 / x).numpy(), [3.0, 1.5])
+    np.testing.assert_allclose((2 ** x).numpy(), [2.0, 4.0])
+
+
+def test_int_operand_keeps_int64():
+    i = mg.tensor([1, 2, 3])
+    assert (i + 1).dtype == np.int64
+    assert (i * 2).dtype == np.int64
+    np.testing.assert_array_equal((i * 2).numpy(), [2, 4, 6])
+
+
+def test_float64_tensor_meets_scalar():
+    x = mg.tensor(np.array([1.0, 2.0]))
+    assert (x * 2.5).dtype == np.float64
+    assert (0.5 - x).dtype == np.float64
+
+
+# -- filled, ranged and random creation ---------------------------------------------------
+
+def test_zeros_ones_full():
+    z = mg.zeros(2, 3)
+    assert z.shape == (2, 3) and z.dtype == np.float32 and not z.numpy().any()
+    assert mg.zeros((4,)).shape == (4,)
+    o = mg.ones((2, 2), dtype=mg.float64)
+    assert o.dtype == np.float64
+    np.testing.assert_array_equal(o.numpy(), np.ones((2, 2)))
+    f = mg.full((2, 3), 7.5)
+    assert f.dtype == np.float32
+    np.testing.assert_array_equal(f.numpy(), np.full((2, 3), 7.5))
+    assert mg.full(3, 1.0).shape == (3,)
+    assert mg.zeros(3, requires_grad=True).requires_grad
+
+
+def test_arange():
+    a = mg.arange(5)
+    assert a.dtype == np.int64
+    np.testing.assert_array_equal(a.numpy(), [0, 1, 2, 3, 4])
+    np.testing.assert_array_equal(mg.arange(2, 8, 3).numpy(), [2, 5])
+    b = mg.arange(0, 1, 0.25)
+    assert b.dtype == np.float32
+    np.testing.assert_allclose(b.numpy(), [0.0, 0.25, 0.5, 0.75])
+    assert mg.arange(3, dtype=mg.float64).dtype == np.float64
+
+
+def test_random_creation_and_manual_seed():
+    mg.manual_seed(123)
+    first = (mg.randn(3, 4).numpy().copy(), mg.rand(2, 2).numpy().copy())
+    mg.manual_seed(123)
+    second = (mg.randn(3, 4).numpy().copy(), mg.rand(2, 2).numpy().copy())
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+    mg.manual_seed(124)
+    assert not np.array_equal(mg.randn(3, 4).numpy(), first[0])
+    assert first[0].dtype == np.float32 and first[1].dtype == np.float32
+    assert first[1].min() >= 0 and first[1].max() < 1
+
+
+def test_random_distributions():
+    mg.manual_seed(0)
+    normal = mg.randn(20000, dtype=mg.float64).numpy()
+    uniform = mg.rand(20000).numpy()
+    assert abs(normal.mean()) < 0.03 and abs(normal.std() - 1) < 0.03
+    assert abs(uniform.mean() - 0.5) < 0.01
+    assert mg.randn((2, 3)).shape == (2, 3)
+
+
+def test_like_constructors():
+    x = mg.tensor(np.ones((2, 3)))  # float64
+    for like, expected in [(mg.zeros_like, 0.0), (mg.ones_like, 1.0)]:
+        y = like(x)
+        assert y.shape == (2, 3) and y.dtype == np.float64
+        np.testing.assert_array_equal(y.numpy(), np.full((2, 3), expected))
+    assert mg.zeros_like(x, dtype=mg.float32).dtype == np.float32
+    f = mg.full_like(x, 4.0)
+    assert f.dtype == np.float64 and (f.numpy() == 4.0).all()
+    mg.manual_seed(5)
+    r = mg.randn_like(x)
+    mg.manual_seed(5)
+    np.testing.assert_array_equal(r.numpy(), mg.randn_like(x).numpy())
+    u = mg.rand_like(x)
+    assert u.shape == (2, 3) and u.dtype == np.float64
+    assert mg.ones_like(x, requires_grad=True).requires_grad
+
+
+# -- properties -------------------------------------------------------------------------------
+
+def test_shape_dtype_ndim_size():
+    x = mg.zeros(2, 3, 4)
+    assert x.shape == (2, 3, 4)
+    assert x.ndim == 3 and x.dim() == 3
+    assert x.size() == (2, 3, 4) and x.size(1) == 3
+    assert x.numel() == 24
+    assert len(x) == 2
+    assert x.dtype == mg.float32
+
+
+def test_transpose_property_T():
+    data = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(mg.tensor(data).T.numpy(), data.T)
+    cube = np.arange(24.0).reshape(2, 3, 4)
+    assert mg.tensor(cube).T.shape == (4, 3, 2)
+    np.testing.assert_array_equal(mg.tensor(cube).T.numpy(), cube.transpose(2, 1, 0))
+
+
+def test_numpy_item_tolist():
+    x = mg.tensor([[1.5, 2.5]])
+    assert x.numpy() is x.data
+    assert mg.tensor([3.25]).item() == 3.25
+    assert isinstance(mg.tensor(7).item(), int)
+    assert float(mg.tensor(2.5)) == 2.5 and int(mg.tensor(4)) == 4
+    assert x.tolist() == [[1.5, 2.5]]
+    with pytest.raises(ValueError, match=r"\(1, 2\)"):
+        x.item()
+
+
+def test_detach_shares_data_and_cuts_graph():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None and d.is_leaf
+    np.testing.assert_array_equal(d.numpy(), [3.0, 6.0])
+    assert np.shares_memory(d.numpy(), y.numpy())
+    (d * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 6.0])  # d counted as a constant
+
+
+def test_requires_grad_flag():
+    x = mg.tensor([1.0])
+    assert not x.requires_grad
+    assert x.requires_grad_() is x and x.requires_grad
+    x.requires_grad_(False)
+    assert not x.requires_grad
+    y = mg.tensor([1.0], requires_grad=True) * 2
+    assert y.requires_grad and not y.is_leaf and y.grad_fn is not None
+    with pytest.raises(RuntimeError, match="leaf"):
+        y.requires_grad_(False)
+
+
+def test_repr():
+    assert repr(mg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(mg.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(mg.tensor([1.0, 2.0], requires_grad=True)) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(mg.tensor(np.array([0.5]))) == "tensor([0.5], dtype=float64)"
+    y = mg.tensor([1.0], requires_grad=True).exp()
+    assert repr(y) == "tensor([2.7183], grad_fn=<ExpBackward>)"
+    assert repr(mg.tensor([[1.0, 2.0], [3.0, 4.0]])) == "tensor([[1., 2.],\n        [3., 4.]])"
+    big = repr(mg.zeros(1000))
+    assert "..." in big and len(big) < 200
+
+
+def test_comparisons_give_bool_tensors():
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for result, expected in [(x > 1.5, [False, True, True]), (x <= 2, [True, True, False]),
+                             (x == 2, [False, True, False]), (x != 2, [True, False, True]),
+                             (~(x < 2), [False, True, True]), ((x > 1) & (x < 3), [False, True, False]),
+                             ((x < 1.5) | (x > 2.5), [True, False, True])]:
+        assert result.dtype == np.bool_ and not result.requires_grad
+        np.testing.assert_array_equal(result.numpy(), expected)
+
+
+def test_casts():
+    x = mg.tensor([1.7, -2.2], requires_grad=True)
+    d = x.double()
+    assert d.dtype == np.float64
+    (d * 2).sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(x.long().numpy(), [1, -2])
+    assert x.to(np.float32) is x
+    assert x.long().float().dtype == np.float32
+
+
+def test_numpy_array_on_the_left_gives_a_tensor():
+    x = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = np.array([10.0, 20.0]) * x
+    assert isinstance(y, Tensor)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0, 20.0])
+    np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
