@@ -1,0 +1,434 @@
+"""Tests for nn/attention.py: scores, attention pooling, mean pooling, (multi-head) self-attention.
+
+Gradients are checked against float64 finite differences (mg.gradcheck) and against PyTorch
+(values and gradients with the same weights); the self-attention example is worked out by hand.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+
+TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+
+
+def _random(shape, seed, dtype=np.float64):
+    return np.random.default_rng(seed).normal(size=shape).astype(dtype)
+
+
+def _set_weights(module, dtype, seed=0):
+    """Fill every parameter with fresh normal draws of `dtype` (same Parameter objects)."""
+    rng = np.random.default_rng(seed)
+    for parameter in module.parameters():
+        parameter.data = (0.5 * rng.normal(size=parameter.shape)).astype(dtype)
+
+
+def _gradcheck_module(module, x, *args, **kwargs):
+    """mg.gradcheck of module(x, *args, **kwargs) with respect to x and every parameter.
+
+    gradcheck makes its own float64 leaves, so they are put in the module in place of its
+    Parameters before every call (the module is not usable as before afterwards).
+    """
+    names = [name for name, _ in module.named_parameters()]
+    values = [parameter.data.astype(np.float64) for parameter in module.parameters()]
+
+    def run(x, *parameters):
+        for name, tensor in zip(names, parameters):
+            *path, leaf = name.split(".")
+            owner = module
+            for part in path:
+                owner = getattr(owner, part)
+            owner._parameters[leaf] = tensor
+        return module(x, *args, **kwargs)
+
+    assert mg.gradcheck(run, [x.astype(np.float64)] + values)
+
+
+# ---------------------------------------------------------------------------------------
+# Parameters and initialisation
+
+
+def test_additive_score_parameters_and_init():
+    mg.manual_seed(0)
+    score = nn.AdditiveScore(64, query_size=32, hidden_size=48)
+    shapes = {name: p.shape for name, p in score.named_parameters()}
+    assert shapes == {"input_weight": (64, 48), "query_weight": (32, 48), "score_vector": (48,), "query": (32,)}
+    assert all(p.dtype == np.float32 for p in score.parameters())
+    for name, bound in [("input_weight", math.sqrt(6 / (64 + 48))), ("query_weight", math.sqrt(6 / (32 + 48))),
+                        ("score_vector", math.sqrt(6 / (48 + 1))), ("query", 0.5)]:
+        values = getattr(score, name).data
+        assert np.abs(values).max() <= bound
+        assert np.abs(values).max() > 0.8 * bound  # drawn from the whole range, not a narrower one
+    default = nn.AdditiveScore(16)
+    assert default.input_weight.shape == default.query_weight.shape == (16, 16)
+
+
+def test_dot_product_score_parameters_and_init():
+    mg.manual_seed(0)
+    score = nn.DotProductScore(256)
+    assert [(name, p.shape) for name, p in score.named_parameters()] == [("query", (256,))]
+    assert -0.5 <= score.query.data.min() < -0.45 and 0.45 < score.query.data.max() <= 0.5
+
+
+def test_self_attention_parameters_and_init():
+    mg.manual_seed(0)
+    attention = nn.MultiHeadSelfAttention(256, 8)  # the textbook's MHSA: 8 heads of 32
+    assert isinstance(attention, nn.SelfAttention)
+    assert attention.head_dim == 32
+    assert [(name, p.shape) for name, p in attention.named_parameters()] == [
+        ("query_weight", (256, 256)), ("key_weight", (256, 256)), ("value_weight", (256, 256)),
+        ("output_weight", (256, 256))]
+    assert attention.query_bias is None and attention.output_bias is None
+    bound = math.sqrt(6 / 512)
+    for parameter in attention.parameters():
+        assert bound * 0.99 < np.abs(parameter.data).max() <= bound
+    with_bias = nn.SelfAttention(8, bias=True)
+    assert [name for name, _ in with_bias.named_parameters()][4:] == [
+        "query_bias", "key_bias", "value_bias", "output_bias"]
+    assert all(np.all(getattr(with_bias, f"{n}_bias").data == 0) for n in ("query", "key", "value", "output"))
+    assert repr(attention) == "MultiHeadSelfAttention(model_dim=256, num_heads=8, causal=False, bias=False)"
+
+
+def test_attention_pooling_registers_the_score_module():
+    pooling = nn.AttentionPooling(nn.AdditiveScore(4))
+    assert [name for name, _ in pooling.named_parameters()] == [
+        "score.input_weight", "score.query_weight", "score.score_vector", "score.query"]
+
+
+# ---------------------------------------------------------------------------------------
+# The self-attention example by hand
+
+
+def test_self_attention_by_hand():
+    # Three tokens with model_dim 2, one head (head_dim 2, so scores are divided by sqrt(2)).
+    x = mg.tensor(np.array([[[1.0, 0.0],     # token 1
+                             [0.0, 1.0],     # token 2
+                             [1.0, 1.0]]]))  # token 3; float64, shape (1, 3, 2)
+    attention = nn.SelfAttention(2, num_heads=1)
+    attention.load_state_dict({
+        "query_weight": np.array([[0.0, 1.0], [1.0, 0.0]]),   # swaps the two features
+        "key_weight": np.array([[1.0, 0.0], [0.0, 2.0]]),     # doubles the second feature
+        "value_weight": np.array([[1.0, 0.0], [1.0, 2.0]]),
+        "output_weight": np.array([[1.0, 0.0], [0.0, 0.5]]),  # halves the second feature
+    })
+    for parameter in attention.parameters():
+        parameter.data = parameter.data.astype(np.float64)
+
+    # Q = X W_Q: (1,0)->(0,1), (0,1)->(1,0), (1,1)->(1,1)
+    # K = X W_K: (1,0)->(1,0), (0,1)->(0,2), (1,1)->(1,2)
+    # V = X W_V: (1,0)->(1,0), (0,1)->(1,2), (1,1)->(1+1, 0+2) = (2,2)
+    q, k, v = (x.data[0] @ attention.query_weight.data, x.data[0] @ attention.key_weight.data,
+               x.data[0] @ attention.value_weight.data)
+    np.testing.assert_array_equal(q, [[0, 1], [1, 0], [1, 1]])
+    np.testing.assert_array_equal(k, [[1, 0], [0, 2], [1, 2]])
+    np.testing.assert_array_equal(v, [[1, 0], [1, 2], [2, 2]])
+    # Q K^T, row i = query i against keys 1, 2, 3:
+    #   q1=(0,1): 0*1+1*0 = 0, 0*0+1*2 = 2, 0*1+1*2 = 2
+    #   q2=(1,0): 1, 0, 1
+    #   q3=(1,1): 1, 2, 3
+    # divided by sqrt(2) = 1.41421: [0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421, 2.12132]
+    np.testing.assert_allclose(q @ k.T / math.sqrt(2),
+                               [[0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421, 2.12132]],
+                               atol=1e-5)
+
+    out = attention(x)
+
+    # softmax, with e^0.70711 = 2.02811, e^1.41421 = 4.11325, e^2.12132 = 8.34214:
+    #   row 1: [1, 4.11325, 4.11325] / 9.22650       = [0.10838, 0.44581, 0.44581]
+    #   row 2: [2.02811, 1, 2.02811] / 5.05623       = [0.40111, 0.19778, 0.40111]
+    #   row 3: [2.02811, 4.11325, 8.34214] / 14.48351 = [0.14003, 0.28400, 0.57598]
+    weights = np.array([[0.10838, 0.44581, 0.44581], [0.40111, 0.19778, 0.40111], [0.14003, 0.28400, 0.57598]])
+    np.testing.assert_allclose(attention.last_weights[0, 0], weights, atol=1e-5)
+    # context = weights @ V, V rows (1,0), (1,2), (2,2):
+    #   row 1: first 0.10838 + 0.44581 + 2*0.44581 = 1.44581, second 2*0.44581 + 2*0.44581 = 1.78323
+    #   row 2: 0.40111 + 0.19778 + 2*0.40111 = 1.40111,       2*0.19778 + 2*0.40111 = 1.19778
+    #   row 3: 0.14003 + 0.28400 + 2*0.57598 = 1.57598,       2*0.28400 + 2*0.57598 = 1.71995
+    # output = context @ W_O halves the second column: (1.44581, 0.89162), (1.40111, 0.59889), (1.57598, 0.85997)
+    np.testing.assert_allclose(out.data[0], [[1.44581, 0.89162], [1.40111, 0.59889], [1.57598, 0.85997]],
+                               atol=2e-5)
+
+    # Backprop reaches all four matrices; one plain SGD step moves all four.
+    out.sum().backward()
+    before = {name: p.data.copy() for name, p in attention.named_parameters()}
+    learning_rate = 0.1
+    for name, parameter in attention.named_parameters():
+        assert parameter.grad is not None, name
+        assert np.abs(parameter.grad.data).min() > 0.05, (name, parameter.grad.data)
+        parameter.data -= learning_rate * parameter.grad.data
+    for name, parameter in attention.named_parameters():
+        assert np.all(parameter.data != before[name]), name
+    # d(sum of outputs)/d W_O[i, j] = sum of column i of the context (the same for both j):
+    #   column 1: 1.44581 + 1.40111 + 1.57598 = 4.42290, column 2: 1.78323 + 1.19778 + 1.71995 = 4.70096
+    np.testing.assert_allclose(attention.output_weight.grad.data, [[4.42290, 4.42290], [4.70096, 4.70096]],
+                               atol=2e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# Gradient checks (float64 finite differences), with masks and lengths
+
+
+@pytest.mark.parametrize("make_score", [lambda: nn.AdditiveScore(3, hidden_size=4), lambda: nn.DotProductScore(3)],
+                         ids=["additive", "dot"])
+def test_attention_pooling_gradcheck(make_score):
+    pooling = nn.AttentionPooling(make_score())
+    _set_weights(pooling, np.float64)
+    x = _random((3, 4, 3), seed=1)
+    _gradcheck_module(pooling, x, lengths=np.array([4, 2, 0]))
+    _gradcheck_module(pooling, x, mask=np.array([[True, False, True, True]] * 3))
+    _gradcheck_module(pooling, x)
+
+
+def test_additive_score_with_its_own_query_size_gradcheck():
+    score = nn.AdditiveScore(3, query_size=2, hidden_size=5)
+    _set_weights(score, np.float64)
+    _gradcheck_module(score, _random((2, 3, 3), seed=2))
+
+
+def test_mean_pooling_gradcheck():
+    x = _random((3, 4, 2), seed=3)
+    assert mg.gradcheck(lambda x: nn.MeanPooling()(x, lengths=[4, 1, 0]), [x])
+    assert mg.gradcheck(lambda x: nn.MeanPooling()(x, mask=np.array([[True, False, True, False]] * 3)), [x])
+    assert mg.gradcheck(lambda x: nn.MeanPooling()(x), [x])
+
+
+@pytest.mark.parametrize("num_heads, causal, bias", [(1, False, False), (2, True, False), (2, False, True)])
+def test_self_attention_gradcheck(num_heads, causal, bias):
+    attention = nn.SelfAttention(4, num_heads=num_heads, causal=causal, bias=bias)
+    _set_weights(attention, np.float64)
+    x = _random((3, 3, 4), seed=4)
+    _gradcheck_module(attention, x, lengths=[3, 1, 0])
+    _gradcheck_module(attention, x, key_padding_mask=np.array([[False, True, False]] * 3))
+
+
+# ---------------------------------------------------------------------------------------
+# Against PyTorch, same weights
+
+
+def _torch_pooling(torch, kind, x, mask, weights):
+    """The textbook's attention pooling written in plain torch."""
+    if kind == "additive":
+        hidden = torch.tanh(x @ weights["score.input_weight"] + weights["score.query"] @ weights["score.query_weight"])
+        scores = hidden @ weights["score.score_vector"]
+    else:
+        scores = x @ weights["score.query"]
+    scores = scores.masked_fill(~mask, -1e9)
+    attention = torch.softmax(scores, dim=-1)
+    return (attention.unsqueeze(1) @ x).squeeze(1), attention
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["additive", "dot"])
+def test_attention_pooling_matches_torch(kind, dtype):
+    torch = pytest.importorskip("torch")
+    mg.manual_seed(5)
+    pooling = nn.AttentionPooling(nn.AdditiveScore(6, hidden_size=5) if kind == "additive" else nn.DotProductScore(6))
+    _set_weights(pooling, dtype, seed=6)
+    x_data, lengths = _random((3, 5, 6), seed=7, dtype=dtype), np.array([5, 3, 1])
+    upstream = _random((3, 6), seed=8, dtype=dtype)
+
+    x = mg.tensor(x_data, requires_grad=True)
+    pooled = pooling(x, lengths=lengths)
+    (pooled * mg.tensor(upstream)).sum().backward()
+
+    x_torch = torch.tensor(x_data, requires_grad=True)
+    weights = {name: torch.tensor(p.data, requires_grad=True) for name, p in pooling.named_parameters()}
+    mask = torch.arange(5)[None, :] < torch.tensor(lengths)[:, None]
+    pooled_torch, attention_torch = _torch_pooling(torch, kind, x_torch, mask, weights)
+    (pooled_torch * torch.tensor(upstream)).sum().backward()
+
+    tolerance = TOLERANCE[dtype]
+    assert pooled.dtype == dtype
+    np.testing.assert_allclose(pooled.data, pooled_torch.detach().numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(pooling.last_weights, attention_torch.detach().numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tolerance, atol=tolerance)
+    for name, parameter in pooling.named_parameters():
+        np.testing.assert_allclose(parameter.grad.data, weights[name].grad.numpy(), rtol=tolerance, atol=tolerance,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("causal, bias, padding", [(False, False, "lengths"), (True, False, "key_padding_mask"),
+                                                   (True, True, "lengths"), (False, True, None)])
+def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
+    torch = pytest.importorskip("torch")
+    batch, steps, model_dim, num_heads = 3, 5, 8, 4
+    attention = nn.MultiHeadSelfAttention(model_dim, num_heads, causal=causal, bias=bias)
+    _set_weights(attention, dtype, seed=9)
+    x_data = _random((batch, steps, model_dim), seed=10, dtype=dtype)
+    upstream = _random((batch, steps, model_dim), seed=11, dtype=dtype)
+    lengths = np.array([5, 2, 4])
+    padding_mask = np.arange(steps)[None, :] >= lengths[:, None]  # True at padding (torch's convention)
+
+    x = mg.tensor(x_data, requires_grad=True)
+    kwargs = {"lengths": lengths} if padding == "lengths" else {"key_padding_mask": padding_mask} if padding else {}
+    out = attention(x, **kwargs)
+    (out * mg.tensor(upstream)).sum().backward()
+
+    # torch computes x @ W^T with in_proj_weight = [W_q; W_k; W_v] stacked by rows, so each
+    # of our (in, out) matrices goes in transposed.
+    reference = torch.nn.MultiheadAttention(model_dim, num_heads, bias=bias, batch_first=True)
+    reference = reference.to(torch.float64 if dtype == np.float64 else torch.float32)
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(torch.from_numpy(np.concatenate(
+            [attention.query_weight.data.T, attention.key_weight.data.T, attention.value_weight.data.T])))
+        reference.out_proj.weight.copy_(torch.from_numpy(attention.output_weight.data.T.copy()))
+        if bias:
+            reference.in_proj_bias.copy_(torch.from_numpy(np.concatenate(
+                [attention.query_bias.data, attention.key_bias.data, attention.value_bias.data])))
+            reference.out_proj.bias.copy_(torch.from_numpy(attention.output_bias.data))
+    x_torch = torch.tensor(x_data, requires_grad=True)
+    causal_mask = torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1) if causal else None
+    out_torch, weights_torch = reference(
+        x_torch, x_torch, x_torch, key_padding_mask=torch.from_numpy(padding_mask) if padding else None,
+        attn_mask=causal_mask, need_weights=True, average_attn_weights=False)
+    (out_torch * torch.tensor(upstream)).sum().backward()
+
+    tolerance = TOLERANCE[dtype]
+    close = dict(rtol=tolerance, atol=tolerance)
+    assert out.dtype == dtype and attention.last_weights.shape == (batch, num_heads, steps, steps)
+    np.testing.assert_allclose(out.data, out_torch.detach().numpy(), **close)
+    np.testing.assert_allclose(attention.last_weights, weights_torch.detach().numpy(), **close)
+    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), **close)
+    in_grad = reference.in_proj_weight.grad.numpy()
+    for index, name in enumerate(["query", "key", "value"]):
+        np.testing.assert_allclose(getattr(attention, f"{name}_weight").grad.data,
+                                   in_grad[index * model_dim:(index + 1) * model_dim].T, err_msg=name, **close)
+        if bias:
+            np.testing.assert_allclose(getattr(attention, f"{name}_bias").grad.data,
+                                       reference.in_proj_bias.grad.numpy()[index * model_dim:(index + 1) * model_dim],
+                                       err_msg=name, **close)
+    np.testing.assert_allclose(attention.output_weight.grad.data, reference.out_proj.weight.grad.numpy().T, **close)
+    if bias:
+        np.testing.assert_allclose(attention.output_bias.grad.data, reference.out_proj.bias.grad.numpy(), **close)
+
+
+# ---------------------------------------------------------------------------------------
+# Padding: weight exactly 0, and no NaN for a sequence with no tokens
+
+
+@pytest.mark.parametrize("make_score", [lambda: nn.AdditiveScore(4), lambda: nn.DotProductScore(4)],
+                         ids=["additive", "dot"])
+def test_attention_pooling_padding_gets_exactly_zero_weight(make_score):
+    mg.manual_seed(12)
+    pooling = nn.AttentionPooling(make_score())
+    x = mg.tensor(_random((3, 5, 4), seed=13, dtype=np.float32) * 10, requires_grad=True)
+    pooled = pooling(x, lengths=[5, 2, 3])
+    weights = pooling.last_weights
+    assert weights.shape == (3, 5) and weights.dtype == np.float32
+    assert np.all(weights[1, 2:] == 0.0) and np.all(weights[2, 3:] == 0.0)
+    assert np.all(weights[0] > 0) and np.all(weights[1, :2] > 0)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(pooled.data, np.einsum("bt,btd->bd", weights, x.data), rtol=1e-5, atol=1e-6)
+    # The padding cannot influence the result: no gradient reaches it.
+    pooled.sum().backward()
+    assert np.all(x.grad.data[1, 2:] == 0.0) and np.all(x.grad.data[2, 3:] == 0.0)
+    # The same through a mask (True = real token).
+    pooling(x, mask=np.array([[True, True, False, True, False]] * 3))
+    assert np.all(pooling.last_weights[:, [2, 4]] == 0.0)
+
+
+@pytest.mark.parametrize("make_score", [lambda: nn.AdditiveScore(4), lambda: nn.DotProductScore(4)],
+                         ids=["additive", "dot"])
+def test_attention_pooling_of_an_empty_sequence_is_zero(make_score):
+    mg.manual_seed(14)
+    pooling = nn.AttentionPooling(make_score())
+    x = mg.tensor(_random((2, 4, 4), seed=15, dtype=np.float32), requires_grad=True)
+    pooled = pooling(x, lengths=[0, 3])
+    pooled.sum().backward()
+    assert np.all(pooling.last_weights[0] == 0.0)
+    assert np.all(pooled.data[0] == 0.0)
+    assert np.all(np.isfinite(x.grad.data)) and np.all(x.grad.data[0] == 0.0)
+    assert all(np.all(np.isfinite(p.grad.data)) for p in pooling.parameters())
+    # The other row is what it would be on its own.
+    alone = pooling(x[1:], lengths=[3])
+    np.testing.assert_allclose(pooled.data[1], alone.data[0], rtol=1e-6)
+
+
+def test_mean_pooling_values():
+    x = mg.tensor(np.arange(24, dtype=np.float32).reshape(2, 4, 3))
+    # row 0: mean of its first 2 tokens (0,1,2) and (3,4,5) = (1.5, 2.5, 3.5); row 1 has no tokens -> 0
+    np.testing.assert_array_equal(nn.MeanPooling()(x, lengths=[2, 0]).data, [[1.5, 2.5, 3.5], [0, 0, 0]])
+    # row 1 with every token: mean of 12..23 by column = (16.5, 17.5, 18.5)
+    np.testing.assert_array_equal(nn.MeanPooling()(x, lengths=[2, 4]).data[1], [16.5, 17.5, 18.5])
+    np.testing.assert_array_equal(nn.MeanPooling()(x).data, x.data.mean(axis=1))
+    mask = np.array([[True, False, False, True], [False] * 4])
+    np.testing.assert_array_equal(nn.MeanPooling()(x, mask=mask).data, [[4.5, 5.5, 6.5], [0, 0, 0]])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_self_attention_padding_gets_exactly_zero_weight(causal):
+    mg.manual_seed(16)
+    attention = nn.SelfAttention(8, num_heads=2, causal=causal)
+    x = mg.tensor(_random((2, 5, 8), seed=17, dtype=np.float32) * 10)
+    attention(x, lengths=[5, 3])
+    weights = attention.last_weights
+    assert weights.shape == (2, 2, 5, 5) and weights.dtype == np.float32
+    assert np.all(weights[1, :, :, 3:] == 0.0)  # padded keys, for every head and every query
+    if causal:
+        assert np.all(weights[:, :, np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0.0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-6)
+    # key_padding_mask (True = padding) is the same as lengths
+    attention(x, key_padding_mask=np.array([[False] * 5, [False] * 3 + [True] * 2]))
+    np.testing.assert_array_equal(attention.last_weights, weights)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_self_attention_of_an_empty_sequence_has_no_nan(bias):
+    mg.manual_seed(18)
+    attention = nn.SelfAttention(4, num_heads=2, bias=bias)
+    if bias:
+        attention.output_bias.data[...] = [1, 2, 3, 4]
+    x = mg.tensor(_random((2, 3, 4), seed=19, dtype=np.float32), requires_grad=True)
+    out = attention(x, lengths=[3, 0])
+    out.sum().backward()
+    assert np.all(attention.last_weights[1] == 0.0)
+    # an empty row attends to nothing: its output is 0 @ W_O (+ output_bias)
+    np.testing.assert_array_equal(out.data[1], np.broadcast_to([1, 2, 3, 4] if bias else 0, (3, 4)))
+    assert np.all(np.isfinite(x.grad.data)) and np.all(x.grad.data[1] == 0.0)
+    assert all(np.all(np.isfinite(p.grad.data)) for p in attention.parameters())
+    alone = attention(x[:1], lengths=[3])
+    np.testing.assert_allclose(out.data[0], alone.data[0], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# Errors name what was expected and what was given
+
+
+def test_bad_shapes_raise_clear_errors():
+    score = nn.AdditiveScore(4)
+    with pytest.raises(ValueError, match=r"\(batch, time, 4\).*\(2, 3, 5\)"):
+        score(mg.zeros(2, 3, 5))
+    with pytest.raises(ValueError, match=r"\(batch, time, 4\).*\(3, 4\)"):
+        nn.DotProductScore(4)(mg.zeros(3, 4))
+    pooling = nn.AttentionPooling(nn.DotProductScore(4))
+    with pytest.raises(ValueError, match=r"\(batch, time, features\).*\(3, 4\)"):
+        pooling(mg.zeros(3, 4))
+    with pytest.raises(ValueError, match=r"lengths of shape \(2,\).*\(3,\)"):
+        pooling(mg.zeros(2, 3, 4), lengths=[1, 2, 3])
+    with pytest.raises(ValueError, match=r"\[0, 3\].*\[1, 4\]"):
+        pooling(mg.zeros(2, 3, 4), lengths=[1, 4])
+    with pytest.raises(TypeError, match="integers.*float"):
+        pooling(mg.zeros(2, 3, 4), lengths=np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 3\).*\(2, 4\)"):
+        pooling(mg.zeros(2, 3, 4), mask=np.ones((2, 4), dtype=bool))
+    with pytest.raises(TypeError, match="mask must be bool.*int64"):
+        pooling(mg.zeros(2, 3, 4), mask=np.ones((2, 3), dtype=np.int64))
+    with pytest.raises(ValueError, match="lengths or mask, not both"):
+        pooling(mg.zeros(2, 3, 4), lengths=[1, 2], mask=np.ones((2, 3), dtype=bool))
+    with pytest.raises(TypeError, match="score must be a Module.*function"):
+        nn.AttentionPooling(lambda x: x)
+    with pytest.raises(ValueError, match=r"MeanPooling.*lengths of shape \(2,\).*\(1,\)"):
+        nn.MeanPooling()(mg.zeros(2, 3, 4), lengths=[1])
+
+    with pytest.raises(ValueError, match="divisible by num_heads.*model_dim=10, num_heads=4"):
+        nn.MultiHeadSelfAttention(10, 4)
+    attention = nn.SelfAttention(8, num_heads=2)
+    with pytest.raises(ValueError, match=r"\(batch, time, 8\).*\(2, 3, 6\)"):
+        attention(mg.zeros(2, 3, 6))
+    with pytest.raises(ValueError, match=r"key_padding_mask of shape \(2, 3\).*\(3, 2\)"):
+        attention(mg.zeros(2, 3, 8), key_padding_mask=np.zeros((3, 2), dtype=bool))
+    with pytest.raises(ValueError, match=r"lengths must lie in \[0, 3\].*\[-1, 2\]"):
+        attention(mg.zeros(2, 3, 8), lengths=[-1, 2])
