@@ -1,0 +1,470 @@
+"""Draw a computation graph with Graphviz, to see how backprop reaches every weight.
+
+    loss.backward()
+    graph = mg.viz.draw(loss, params=model, show_grad=True,
+                        highlight=[model.attention.query_weight])
+    mg.viz.render(graph, "graph.svg")   # needs the Graphviz `dot` program
+    graph.source                        # the DOT text; needs nothing
+
+The picture follows DeZero's: tensors are ellipses, ops are boxes, and edges run forward
+(input -> op -> output); the gradient runs back along the same edges. Tensors are coloured
+by kind: input (a leaf without grad), parameter (a leaf that requires grad), intermediate,
+output. An edge out of a tensor that does not require grad is dashed: no gradient goes back
+along it.
+
+Three things make big models readable. Every graph node remembers which nn.Module forwards
+were running when it was made (`Node.scope`), so ops are grouped into one nested cluster per
+module; `collapse=` turns each call of a chosen module (an LSTM over 256 steps) into one box
+with its inputs, outputs and parameters; `highlight=` draws the edges on the paths from the
+outputs back to chosen tensors in red.
+
+Everything is iterative (an LSTM graph is thousands of nodes deep), and the DOT text is the
+same on every run: graph ids are counters in walk order, never object addresses.
+"""
+
+import collections
+import pathlib
+
+import graphviz
+import numpy as np
+
+from .tensor import Tensor
+
+__all__ = ["draw", "render", "GraphvizNotFoundError"]
+
+VALUES_MAX_ELEMENTS = 16  # show_values prints tensors up to this size (a 4x4 attention matrix)
+RANKDIRS = ("TB", "LR", "BT", "RL")
+FORMATS = ("svg", "png", "pdf")
+FONT = "Helvetica"
+
+STYLES = {  # vertex kind -> Graphviz node attributes (every node is filled; tensors are ellipses)
+    "input": {"fillcolor": "#d9ead3"},
+    "parameter": {"fillcolor": "#f9cb9c"},
+    "intermediate": {"fillcolor": "#fff2cc"},
+    "output": {"fillcolor": "#ea9999"},
+    "op": {"shape": "box", "fillcolor": "#cfe2f3"},
+    "module": {"shape": "box3d", "fillcolor": "#d9d2e9"},
+}
+LEGEND = {
+    "input": "input\\n(leaf, no grad)",
+    "parameter": "parameter\\n(leaf with grad)",
+    "intermediate": "intermediate\\ntensor",
+    "output": "output",
+    "op": "op",
+    "module": "collapsed module",
+}
+HIGHLIGHT = {"color": "#cc0000", "penwidth": "2.5"}
+NO_GRAD_EDGE = {"style": "dashed", "color": "#888888"}
+CLUSTER = {"style": "rounded", "color": "#888888", "fontcolor": "#444444", "labeljust": "l"}
+
+
+def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_module=True,
+         collapse=None, highlight=None, rankdir="TB", legend=True):
+    """The graph that computed `outputs`, as a graphviz.Digraph.
+
+    params: names for tensors: a dict name -> tensor, an iterable of (name, tensor) pairs, or an
+        nn.Module (its named_parameters()). Otherwise a tensor's own `.name` is used.
+    show_grad: add the shape and L2 norm of `.grad` to every tensor that has one.
+    show_values: print the values of tensors with at most VALUES_MAX_ELEMENTS elements.
+    group_by_module: put the ops each module's forward made in a cluster "name (Class)".
+    collapse: module dotted names, class names or classes (nn.LSTM); each call of a matching
+        module is drawn as one box (the outermost match wins when they nest).
+    highlight: tensors (e.g. parameters); every edge on a path from an output back to one of
+        them is drawn emphasised, and only those edges.
+    rankdir: "TB" (inputs at the top), "LR", "BT" or "RL".
+    """
+    outputs = _check_outputs(outputs)
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"draw: rankdir must be one of {RANKDIRS}; got {rankdir!r}")
+    names = _tensor_names(params)
+    collapse_names = _collapse_names(collapse)
+    highlight = _check_highlight(highlight)
+
+    picture = _Picture(outputs, names, show_grad, show_values, group_by_module, collapse_names)
+    picture.build(_walk(outputs))
+    highlighted_edges = picture.paths_from([picture.tensor_vertex(t, "highlight") for t in highlight])
+    return picture.to_dot(highlighted_edges, {id(t) for t in highlight}, rankdir, legend)
+
+
+# ---------------------------------------------------------------------------------------
+# Checking the arguments
+
+
+def _check_outputs(outputs):
+    if not outputs:
+        raise TypeError("draw() needs at least one output tensor, e.g. draw(loss)")
+    unique = {}
+    for index, output in enumerate(outputs):
+        if not isinstance(output, Tensor):
+            raise TypeError(f"draw: outputs must be Tensors; argument {index} is a {type(output).__name__}")
+        unique.setdefault(id(output), output)
+    return list(unique.values())
+
+
+def _tensor_names(params):
+    """id(tensor) -> name, from a dict, (name, tensor) pairs or anything with named_parameters()."""
+    if params is None:
+        return {}
+    if hasattr(params, "named_parameters"):
+        params = params.named_parameters()
+    pairs = params.items() if isinstance(params, dict) else params
+    names = {}
+    for entry in pairs:
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], Tensor)):
+            raise TypeError("draw: params must be a dict name -> Tensor, (name, Tensor) pairs or an "
+                            f"nn.Module; got an entry {entry!r:.60}")
+        names.setdefault(id(entry[1]), str(entry[0]))
+    return names
+
+
+def _collapse_names(collapse):
+    """The set of module dotted names / class names to collapse."""
+    if collapse is None:
+        return frozenset()
+    if isinstance(collapse, (str, type)):
+        collapse = [collapse]
+    names = set()
+    for entry in collapse:
+        if isinstance(entry, str):
+            names.add(entry)
+        elif isinstance(entry, type):
+            names.add(entry.__name__)  # Node.scope records class names
+        else:
+            raise TypeError("draw: collapse takes module names (\"encoder.lstm\"), class names (\"LSTM\") "
+                            f"or classes (nn.LSTM); got {type(entry).__name__} {entry!r:.40}")
+    return frozenset(names)
+
+
+def _check_highlight(highlight):
+    if highlight is None:
+        return []
+    if isinstance(highlight, Tensor):
+        highlight = [highlight]
+    highlight = list(highlight)
+    for entry in highlight:
+        if not isinstance(entry, Tensor):
+            raise TypeError(f"draw: highlight takes a list of Tensors; got a {type(entry).__name__}")
+    return highlight
+
+
+# ---------------------------------------------------------------------------------------
+# Walking the graph
+
+
+def _walk(outputs):
+    """Every Node that made `outputs`, each after the nodes that made its inputs.
+
+    Iterative depth-first search: the order only depends on how the graph was built, so the
+    numbering (and the DOT text) repeats from run to run.
+    """
+    order, visited = [], set()
+    for output in outputs:
+        if output._node is None or id(output._node) in visited:
+            continue
+        visited.add(id(output._node))
+        stack = [(output._node, iter(output._node.inputs))]
+        while stack:
+            node, inputs = stack[-1]
+            for tensor in inputs:
+                child = tensor._node
+                if child is not None and id(child) not in visited:
+                    visited.add(id(child))
+                    stack.append((child, iter(child.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+class _Vertex:
+    """One node of the picture: a tensor, an op, or a collapsed module call.
+
+    `path` is the module scope (a tuple of (dotted name, class name)) whose cluster holds it.
+    """
+
+    __slots__ = ("dot_id", "kind", "label", "path", "out_edges", "op_count")
+
+    def __init__(self, dot_id, kind, label, path):
+        self.dot_id, self.kind, self.label, self.path = dot_id, kind, label, path
+        self.out_edges = []
+        self.op_count = 0
+
+
+class _Picture:
+    """The graph as it will be drawn: vertices in clusters and edges between them."""
+
+    def __init__(self, outputs, names, show_grad, show_values, group_by_module, collapse_names):
+        self.outputs = outputs
+        self.output_ids = {id(t) for t in outputs}
+        self.names = names
+        self.show_grad, self.show_values = show_grad, show_values
+        self.group_by_module = group_by_module
+        self.collapse_names = collapse_names
+        self.tensors = {}  # id(tensor) -> _Vertex
+        self.units = {}  # id(Node) -> the op's _Vertex, or its collapsed module call's _Vertex
+        self.calls = {}  # id(scope entry) -> _Vertex of a collapsed module call
+        self.vertices = []  # in creation order
+        self.edges = []  # (tail _Vertex, head _Vertex, gradient flows back along it)
+        self._counts = collections.Counter()
+
+    # -- vertices -------------------------------------------------------------------------
+    def _new_vertex(self, prefix, kind, label, path):
+        dot_id = f"{prefix}{self._counts[prefix]}"
+        self._counts[prefix] += 1
+        vertex = _Vertex(dot_id, kind, label, path if self.group_by_module else ())
+        self.vertices.append(vertex)
+        return vertex
+
+    def _unit(self, node):
+        """The vertex that stands for `node`: its own op box, or the box of the collapsed
+        module call that made it. A module call pushes a fresh (name, class) tuple onto the
+        scope stack, so the identity of that tuple tells two calls of one module apart."""
+        unit = self.units.get(id(node))
+        if unit is not None:
+            return unit
+        scope = node.scope
+        for depth, (name, class_name) in enumerate(scope):
+            if name in self.collapse_names or class_name in self.collapse_names:
+                unit = self.calls.get(id(scope[depth]))
+                if unit is None:
+                    label = name if name == class_name else f"{name}\\n{class_name}"
+                    unit = self._new_vertex("m", "module", label, tuple(scope[:depth]))
+                    self.calls[id(scope[depth])] = unit
+                break
+        else:
+            unit = self._new_vertex("op", "op", _op_label(node), tuple(scope))
+        unit.op_count += 1
+        self.units[id(node)] = unit
+        return unit
+
+    def _tensor(self, tensor):
+        vertex = self.tensors.get(id(tensor))
+        if vertex is not None:
+            return vertex
+        if id(tensor) in self.output_ids:
+            kind = "output"
+        elif tensor._node is not None:
+            kind = "intermediate"
+        else:
+            kind = "parameter" if tensor.requires_grad else "input"
+        name = self.names.get(id(tensor)) or tensor.name
+        label = _tensor_label(tensor, name, self.show_values or _is_constant(tensor, name), self.show_grad)
+        if tensor._node is not None:
+            producer = self.units[id(tensor._node)]
+            vertex = self._new_vertex("t", kind, label, producer.path)
+            self._edge(producer, vertex, True)
+        else:
+            # Parameters and constants sit in the cluster of the ops that use them (path None
+            # until an edge says where); data inputs stay outside every module.
+            placed = tensor.requires_grad or _is_constant(tensor, name)
+            vertex = self._new_vertex("t", kind, label, None if placed else ())
+        self.tensors[id(tensor)] = vertex
+        return vertex
+
+    def tensor_vertex(self, tensor, why):
+        vertex = self.tensors.get(id(tensor))
+        if vertex is None:
+            name = self.names.get(id(tensor)) or tensor.name or f"of shape {tensor.shape}"
+            raise ValueError(f"draw: {why} tensor {name} is not in the drawn graph (it did not take part in "
+                             "computing the outputs, or it is hidden inside a collapsed module)")
+        return vertex
+
+    # -- edges ----------------------------------------------------------------------------
+    def _edge(self, tail, head, gradient_flows):
+        tail.out_edges.append(len(self.edges))
+        self.edges.append((tail, head, gradient_flows))
+        if tail.path is None or (tail.kind in ("parameter", "input") and tail.path):
+            tail.path = head.path if tail.path is None else _common_prefix(tail.path, head.path)
+
+    def build(self, nodes):
+        """Make the vertices and edges for `nodes` (producers first) and for the outputs."""
+        module_inputs = set()  # (tensor, collapsed call) pairs already joined by an edge
+        for node in nodes:
+            unit = self._unit(node)
+            for tensor in node.inputs:
+                if unit.kind == "module":
+                    inside = tensor._node is not None and self.units.get(id(tensor._node)) is unit
+                    if inside or _is_constant(tensor, self.names.get(id(tensor))):
+                        continue  # the box hides its internals and the numbers in its code
+                    if (id(tensor), id(unit)) in module_inputs:
+                        continue
+                    module_inputs.add((id(tensor), id(unit)))
+                self._edge(self._tensor(tensor), unit, tensor.requires_grad)
+        for output in self.outputs:
+            self._tensor(output)
+        for vertex in self.vertices:
+            if vertex.path is None:
+                vertex.path = ()
+
+    def paths_from(self, starts):
+        """Indices of the edges on some path from a start vertex to an output: every edge
+        whose tail is a start or lies downstream of one (everything drawn leads to an output)."""
+        reached = {id(v) for v in starts}
+        stack, marked = list(starts), set()
+        while stack:
+            vertex = stack.pop()
+            for index in vertex.out_edges:
+                marked.add(index)
+                head = self.edges[index][1]
+                if id(head) not in reached:
+                    reached.add(id(head))
+                    stack.append(head)
+        return marked
+
+    # -- DOT --------------------------------------------------------------------------------
+    def to_dot(self, highlighted_edges, highlighted_tensors, rankdir, legend):
+        graph = graphviz.Digraph(
+            "computation_graph",
+            graph_attr={"rankdir": rankdir, "fontname": FONT, "fontsize": "11", "nodesep": "0.25",
+                        "ranksep": "0.3", "newrank": "true"},
+            node_attr={"shape": "ellipse", "style": "filled", "fontname": FONT, "fontsize": "10",
+                       "margin": "0.08,0.04", "height": "0.3"},
+            edge_attr={"arrowsize": "0.6", "color": "#444444"})
+        highlighted_ids = {id(self.tensors[i]) for i in highlighted_tensors if i in self.tensors}
+
+        clusters = {(): graph}
+        for vertex in self.vertices:
+            self._cluster(clusters, vertex.path)
+        for vertex in self.vertices:
+            label = vertex.label
+            if vertex.kind == "module":
+                label += f"\\n({vertex.op_count} ops)"
+            attributes = dict(STYLES[vertex.kind])
+            if id(vertex) in highlighted_ids:
+                attributes.update(color=HIGHLIGHT["color"], penwidth=HIGHLIGHT["penwidth"])
+            clusters[vertex.path].node(vertex.dot_id, graphviz.nohtml(label), **attributes)
+        # Nest the clusters, deepest first, so each is complete when its parent takes it in.
+        for path in sorted(clusters, key=len, reverse=True):
+            if path:
+                clusters[path[:-1]].subgraph(clusters[path])
+
+        for index, (tail, head, flows) in enumerate(self.edges):
+            attributes = HIGHLIGHT if index in highlighted_edges else {} if flows else NO_GRAD_EDGE
+            graph.edge(tail.dot_id, head.dot_id, **attributes)
+        if legend:
+            self._legend(graph, bool(highlighted_edges))
+        return graph
+
+    def _cluster(self, clusters, path):
+        """Make the cluster for `path` and its parents (not yet nested into each other)."""
+        for depth in range(1, len(path) + 1):
+            prefix = path[:depth]
+            if prefix not in clusters:
+                name, class_name = prefix[-1]
+                label = class_name if name == class_name else f"{name} ({class_name})"
+                clusters[prefix] = graphviz.Digraph(
+                    "cluster_" + "/".join(entry[0] for entry in prefix),
+                    graph_attr={"label": graphviz.nohtml(label), **CLUSTER})
+
+    def _legend(self, graph, with_highlight):
+        """A column of sample nodes, one per kind that occurs, held in order by invisible edges."""
+        kinds = [kind for kind in STYLES if any(v.kind == kind for v in self.vertices)]
+        with graph.subgraph(name="cluster_legend") as box:
+            box.attr(label="legend", **CLUSTER)
+            for kind in kinds:
+                box.node(f"legend_{kind}", LEGEND[kind], **STYLES[kind])
+            if with_highlight:
+                kinds.append("highlight")
+                box.node("legend_highlight", "red edges:\\ngradient path to\\nhighlighted tensors",
+                         shape="plaintext", style="", fontcolor=HIGHLIGHT["color"])
+            for above, below in zip(kinds, kinds[1:]):
+                box.edge(f"legend_{above}", f"legend_{below}", style="invis")
+
+
+def _common_prefix(a, b):
+    length = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        length += 1
+    return a[:length]
+
+
+def _is_constant(tensor, name):
+    """A number written in the code (x * 2): a one-element leaf with no grad and no name."""
+    return tensor._node is None and not tensor.requires_grad and tensor.data.size <= 1 and not name
+
+
+# ---------------------------------------------------------------------------------------
+# Labels
+
+
+def _escape(text):
+    return str(text).replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _shape_text(shape):
+    return "scalar" if shape == () else str(tuple(shape))
+
+
+def _tensor_label(tensor, name, show_values, show_grad):
+    lines = [_escape(name)] if name else []
+    lines.append(f"{_shape_text(tensor.shape)} {tensor.dtype}")
+    if show_values and tensor.data.size <= VALUES_MAX_ELEMENTS:
+        text = np.array2string(tensor.data, precision=3, suppress_small=True, separator=" ")
+        lines.extend(_escape(row.strip()) for row in text.splitlines())
+    if show_grad and tensor.grad is not None:
+        grad = tensor.grad.data
+        norm = float(np.linalg.norm(grad.astype(np.float64).ravel()))
+        lines.append(f"grad {_shape_text(grad.shape)} norm {norm:.4g}")
+    return "\\n".join(lines)
+
+
+def _op_label(node):
+    """The op's class name and its short settings (dim=-1, shape=(3, 4), ...)."""
+    settings = [f"{key}={_short(value)}" for key, value in node.attrs.items()
+                if value is not None and value is not False]
+    return "\\n".join([node.name] + [_escape(s) for s in settings])
+
+
+def _short(value, limit=28):
+    if isinstance(value, np.ndarray):
+        text = f"array{_shape_text(value.shape)}"
+    elif isinstance(value, slice):
+        text = ":".join("" if part is None else str(part) for part in (value.start, value.stop, value.step))
+        text = text[:-1] if text.endswith(":") and value.step is None else text
+    elif isinstance(value, tuple):
+        text = "(" + ", ".join(_short(v, limit) for v in value) + ("," if len(value) == 1 else "") + ")"
+    elif value is Ellipsis:
+        text = "..."
+    elif isinstance(value, np.dtype):
+        text = str(value)
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ---------------------------------------------------------------------------------------
+# Rendering
+
+
+class GraphvizNotFoundError(RuntimeError):
+    """The Graphviz `dot` program is not installed (DOT text via graph.source still works)."""
+
+
+INSTALL_HINT = ("rendering needs the Graphviz 'dot' program, which was not found on PATH. Install Graphviz "
+                "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
+                "conda: conda install graphviz), or use graph.source to get the DOT text without it.")
+
+
+def render(graph, path, format=None):
+    """Write `graph` (from draw) to `path` as SVG, PNG or PDF; returns the path written.
+
+    format defaults to the path's suffix (.svg, .png, .pdf), or "svg" when the suffix is none
+    of those. Raises GraphvizNotFoundError when the `dot` program is missing.
+    """
+    if not hasattr(graph, "pipe"):
+        raise TypeError(f"render: expected a graphviz graph from mg.viz.draw(); got a {type(graph).__name__}")
+    path = pathlib.Path(path)
+    if format is None:
+        suffix = path.suffix.lower().lstrip(".")
+        format = suffix if suffix in FORMATS else "svg"
+    if format not in FORMATS:
+        raise ValueError(f"render: format must be one of {FORMATS}; got {format!r}")
+    try:
+        data = graph.pipe(format=format)
+    except graphviz.ExecutableNotFound as error:
+        raise GraphvizNotFoundError(INSTALL_HINT) from error
+    path.write_bytes(data)
+    return path
