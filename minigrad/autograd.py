@@ -167,7 +167,7 @@ class Function:
         if record:
             node = Node(cls, ctx, tensors, [(o.shape, o.dtype) for o in results], attrs)
             for index, out in enumerate(results):
-                if np.issubdtype(out.dtype, np.floating):
+                if out.dtype.kind == "f":
                     out.requires_grad = True
                     out._node = node
                     out._output_index = index
