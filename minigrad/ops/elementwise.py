@@ -8,7 +8,10 @@ from ..tensor import Tensor, _to_array
 
 
 def _check_broadcast(op, a, b):
-    shape_a, shape_b = np.shape(a.data if isinstance(a, Tensor) else a), np.shape(b.data if isinstance(b, Tensor) else b)
+    shape_a = a.shape if isinstance(a, Tensor) else np.shape(a)
+    shape_b = b.shape if isinstance(b, Tensor) else np.shape(b)
+    if shape_a == shape_b or not shape_a or not shape_b:  # the common cases, without numpy's slower check
+        return
     try:
         np.broadcast_shapes(shape_a, shape_b)
     except ValueError:
