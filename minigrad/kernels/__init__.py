@@ -1,0 +1,42 @@
+"""minigrad's kernels: numpy arrays in, numpy arrays out, no Tensors, no autograd.
+
+The functions below are those of the active backend, chosen once at import by
+the environment variable MINIGRAD_KERNELS:
+
+    numba (default)  Numba kernels (softmax.py, matmul.py, adam.py, embedding.py)
+    numpy            their plain-numpy twins (reference.py); Numba is not imported
+
+Both backends have the same names, signatures and contracts; the contracts are
+written in reference.py. `minigrad.kernels.reference` is always importable, and
+the Numba versions are always reachable as minigrad.kernels.<file>.<name>, so
+tests can compare the two whatever BACKEND is. Every kernel keeps the floating
+dtype of its input (float32 or float64).
+"""
+
+import os
+
+KERNELS = (
+    "matmul", "matmul_grad_a", "matmul_grad_b",
+    "softmax_forward", "softmax_backward", "log_softmax_forward", "log_softmax_backward",
+    "cross_entropy_forward", "cross_entropy_backward",
+    "adam_update", "embedding_backward",
+)
+
+BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
+if BACKEND not in ("numba", "numpy"):
+    raise ValueError(f"MINIGRAD_KERNELS must be 'numba' or 'numpy', got {BACKEND!r}")
+
+from . import reference  # noqa: E402
+
+if BACKEND == "numba":
+    from .adam import adam_update
+    from .embedding import embedding_backward
+    from .matmul import matmul, matmul_grad_a, matmul_grad_b
+    from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
+                          log_softmax_forward, softmax_backward, softmax_forward)
+else:
+    from .reference import (adam_update, cross_entropy_backward, cross_entropy_forward,
+                            embedding_backward, log_softmax_backward, log_softmax_forward, matmul,
+                            matmul_grad_a, matmul_grad_b, softmax_backward, softmax_forward)
+
+__all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

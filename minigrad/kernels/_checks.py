@@ -1,0 +1,52 @@
+"""Argument checks shared by both backends.
+
+The Numba kernels index arrays without bounds checks, so every index a user
+supplies is validated here, in Python, before a kernel sees it.
+"""
+
+import numpy as np
+
+
+def check_targets(logits, target, ignore_index):
+    """Return target as int64 (N,) after checking it against logits (N, C)."""
+    if logits.ndim != 2:
+        raise ValueError(f"cross_entropy expects logits of shape (N, C), got shape {logits.shape}")
+    target = np.asarray(target)
+    if target.dtype.kind not in "iu":
+        raise ValueError(f"cross_entropy expects integer targets, got dtype {target.dtype}")
+    target = target.astype(np.int64, copy=False)
+    if target.shape != (logits.shape[0],):
+        raise ValueError(
+            f"cross_entropy expects target of shape ({logits.shape[0]},) for logits "
+            f"{logits.shape}, got shape {target.shape}")
+    num_classes = logits.shape[1]
+    bad = (target != ignore_index) & ((target < 0) | (target >= num_classes))
+    if bad.any():
+        value = int(target[np.argmax(bad)])
+        raise ValueError(
+            f"cross_entropy target {value} is out of range for {num_classes} classes "
+            f"(expected 0 <= target < {num_classes} or target == ignore_index={ignore_index})")
+    return target
+
+
+def check_embedding_indices(indices, grad_out, num_embeddings, padding_idx):
+    """Return (indices flattened to int64, padding_idx normalised to >= 0 or None)."""
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise ValueError(f"embedding expects integer indices, got dtype {indices.dtype}")
+    if grad_out.shape[:-1] != indices.shape:
+        raise ValueError(
+            f"embedding_backward expects grad_out of shape {indices.shape} + (D,), "
+            f"got {grad_out.shape}")
+    flat = indices.reshape(-1).astype(np.int64, copy=False)
+    if flat.size and (flat.min() < 0 or flat.max() >= num_embeddings):
+        value = int(flat.min() if flat.min() < 0 else flat.max())
+        raise ValueError(
+            f"embedding index {value} is out of range "
+            f"(expected 0 <= index < num_embeddings={num_embeddings})")
+    if padding_idx is not None:
+        if not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(
+                f"padding_idx must be within [-{num_embeddings}, {num_embeddings}), got {padding_idx}")
+        padding_idx = int(padding_idx) % num_embeddings
+    return flat, padding_idx

@@ -1,0 +1,130 @@
+"""Batched matmul: OpenBLAS for almost everything, a Numba loop for stacks of tiny matrices.
+
+Measured on the 2-core dev machine (float32, median, ms; "numba" is a prange
+i-k-j loop with fastmath, parallel over the batch):
+
+    batch x (n, k, m)        np.matmul   numba     np/numba
+    1 x (128, 512, 1024)       0.78       3.09       0.26
+    1 x (128, 128, 128)        0.024      0.14       0.17
+    1024 x (256, 32, 256)     40         69          0.59
+    128 x (256, 32, 256)       5.4       14          0.39
+    1024 x (16, 16, 16)        0.16       0.53       0.29
+    4096 x (8, 8, 8)           0.30       0.59       0.51
+    4096 x (1, 8, 8)           0.096      0.115      0.84
+    4096 x (4, 8, 4)           0.26       0.17       1.5
+    4096 x (4, 4, 4)           0.23       0.14       1.7
+    4096 x (2, 2, 2)           0.43       0.11       4.0
+    256 x (4, 4, 4)            0.015      0.052      0.29   (Python-side set-up dominates)
+
+OpenBLAS's kernels (AVX-512, packed panels) beat a Numba loop by 2-6x as soon
+as a matrix has more than a few dozen multiply-adds; only for stacks of tiny
+matrices does numpy's per-matrix BLAS call cost more than the arithmetic. So
+`matmul` uses the Numba loop when n * k * m <= SMALL_MATRIX_WORK, n, m >= 2
+(BLAS does row vectors well) and the batch is large, and np.matmul (which calls BLAS per matrix, passing transposed views
+as transpose flags, without copies) otherwise. Contracts: reference.py.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._runtime import PARALLEL_MIN_SIZE
+
+# Per-matrix multiply-adds at or below which the Numba loop wins (table above).
+SMALL_MATRIX_WORK = 64
+# The Numba path needs enough matrices to amortise its ~20 us of Python-side set-up.
+SMALL_MATRIX_MIN_BATCH = 1024
+
+
+@njit(cache=True)
+def _small_matmul_body(a, b, a_index, b_index, out, start, stop):
+    """_small_matmul for output matrices start..stop-1."""
+    for p in range(start, stop):
+        left, right, result = a[a_index[p]], b[b_index[p]], out[p]
+        for i in range(result.shape[0]):
+            for j in range(result.shape[1]):
+                total = 0.0  # float64 accumulator (np.empty output may hold NaN garbage)
+                for kk in range(left.shape[1]):
+                    total += left[i, kk] * right[kk, j]
+                result[i, j] = total
+
+
+@njit(cache=True)
+def _small_matmul(a, b, a_index, b_index, out):
+    """out[p] = a[a_index[p]] @ b[b_index[p]] for every p.
+
+    a (A, n, k), b (B, k, m), out (P, n, m), all C-contiguous; a_index, b_index (P,)
+    int64 within [0, A) and [0, B) (they express the broadcasting of batch dims).
+    """
+    _small_matmul_body(a, b, a_index, b_index, out, 0, out.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def _small_matmul_parallel(a, b, a_index, b_index, out):
+    """Same contract as _small_matmul, parallel over the batch."""
+    chunks = min(out.shape[0], 64)
+    for c in prange(chunks):
+        _small_matmul_body(a, b, a_index, b_index, out,
+                           c * out.shape[0] // chunks, (c + 1) * out.shape[0] // chunks)
+
+
+def _check(a, b, name):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"{name} expects a (..., n, k) and b (..., k, m) with ndim >= 2, "
+            f"got shapes {a.shape} and {b.shape}")
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"{name}: batch dims of {a.shape} and {b.shape} do not broadcast") from None
+    dtype = np.result_type(a.dtype, b.dtype)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name} expects float32 or float64 arrays, got {a.dtype} and {b.dtype}")
+    return a.astype(dtype, copy=False), b.astype(dtype, copy=False), batch
+
+
+def _batch_index(batch_shape, out_batch):
+    """Index of each output batch entry in an operand with batch_shape (broadcasting)."""
+    own = np.arange(int(np.prod(batch_shape)), dtype=np.int64).reshape(batch_shape)
+    return np.ascontiguousarray(np.broadcast_to(own, out_batch)).reshape(-1)
+
+
+def _use_small_kernel(a, b, batch):
+    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+    return (n * k * m <= SMALL_MATRIX_WORK and min(n, m) >= 2
+            and int(np.prod(batch)) >= SMALL_MATRIX_MIN_BATCH)
+
+
+def _small(a, b, batch):
+    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+    a3 = np.ascontiguousarray(a).reshape(-1, n, k)
+    b3 = np.ascontiguousarray(b).reshape(-1, k, m)
+    out = np.empty((int(np.prod(batch)), n, m), dtype=a.dtype)
+    kernel = _small_matmul_parallel if out.size >= PARALLEL_MIN_SIZE else _small_matmul
+    kernel(a3, b3, _batch_index(a.shape[:-2], batch), _batch_index(b.shape[:-2], batch), out)
+    return out.reshape(batch + (n, m))
+
+
+def matmul(a, b):
+    """a (..., n, k) @ b (..., k, m) -> (broadcast batch..., n, m), as np.matmul."""
+    a, b, batch = _check(a, b, "matmul")
+    if _use_small_kernel(a, b, batch):
+        return _small(a, b, batch)
+    return np.matmul(a, b)
+
+
+def matmul_grad_a(grad, b):
+    """grad (..., n, m) @ swapaxes(b, -1, -2) -> (broadcast batch..., n, k)."""
+    grad, b_t, batch = _check(grad, np.swapaxes(b, -1, -2), "matmul_grad_a")
+    if _use_small_kernel(grad, b_t, batch):
+        return _small(grad, b_t, batch)
+    return np.matmul(grad, b_t)
+
+
+def matmul_grad_b(a, grad):
+    """swapaxes(a, -1, -2) @ grad (..., n, m) -> (broadcast batch..., k, m)."""
+    a_t, grad, batch = _check(np.swapaxes(a, -1, -2), grad, "matmul_grad_b")
+    if _use_small_kernel(a_t, grad, batch):
+        return _small(a_t, grad, batch)
+    return np.matmul(a_t, grad)

@@ -1,0 +1,138 @@
+"""Plain-numpy twins of every kernel: the reference the Numba kernels are tested against.
+
+`MINIGRAD_KERNELS=numpy` makes the engine call these instead of the Numba versions.
+Each function has the same name, signature and contract as its Numba twin; the
+contracts are written here once. All take and return numpy arrays and keep the
+floating dtype of their input (float32 or float64).
+"""
+
+import numpy as np
+
+from ._checks import check_embedding_indices, check_targets
+
+
+# ---------------------------------------------------------------- matmul
+
+def matmul(a, b):
+    """a (..., n, k) @ b (..., k, m) -> (..., n, m), batch dims broadcast as in np.matmul."""
+    return np.matmul(a, b)
+
+
+def matmul_grad_a(grad, b):
+    """grad (..., n, m) @ swapaxes(b, -1, -2) -> (broadcast batch..., n, k).
+
+    The result keeps the broadcast batch shape; the caller sums it back to a's shape.
+    """
+    return np.matmul(grad, np.swapaxes(b, -1, -2))
+
+
+def matmul_grad_b(a, grad):
+    """swapaxes(a, -1, -2) @ grad (..., n, m) -> (broadcast batch..., k, m)."""
+    return np.matmul(np.swapaxes(a, -1, -2), grad)
+
+
+# ---------------------------------------------------------------- softmax family
+
+def softmax_forward(x, scale=1.0, mask=None):
+    """y = softmax(x * scale + mask) along the last axis.
+
+    mask is None or an additive float array broadcastable to x (0 keeps, -1e9 or
+    -inf drops); every row needs at least one finite entry.
+    """
+    z = x * x.dtype.type(scale)
+    if mask is not None:
+        z = z + mask.astype(x.dtype, copy=False)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_backward(y, grad_y, scale=1.0):
+    """Gradient w.r.t. x of y = softmax(x * scale + mask): scale * y * (grad_y - sum(grad_y * y))."""
+    dot = (grad_y * y).sum(axis=-1, keepdims=True)
+    return y.dtype.type(scale) * y * (grad_y - dot)
+
+
+def log_softmax_forward(x):
+    """y = x - logsumexp(x) along the last axis (max-shifted, so stable)."""
+    z = x - x.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def log_softmax_backward(y, grad_y):
+    """Gradient w.r.t. x of y = log_softmax(x): grad_y - exp(y) * sum(grad_y)."""
+    return grad_y - np.exp(y) * grad_y.sum(axis=-1, keepdims=True)
+
+
+# ---------------------------------------------------------------- cross-entropy
+
+def cross_entropy_forward(logits, target, ignore_index=-100):
+    """Mean negative log-likelihood of target under softmax(logits).
+
+    logits (N, C) float, target (N,) int. Rows whose target == ignore_index are left
+    out of the mean. Returns (loss, probs, count): loss a 0-d array of the logits
+    dtype (0.0 when count == 0), probs = softmax(logits) (N, C), count the number of
+    rows that were not ignored (int). A target outside [0, C) that is not
+    ignore_index raises ValueError.
+    """
+    target = check_targets(logits, target, ignore_index)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    sums = exp.sum(axis=1, keepdims=True)
+    probs = exp / sums
+    keep = target != ignore_index
+    count = int(keep.sum())
+    rows = np.nonzero(keep)[0]
+    # -log p[t] = log(sum exp) - shifted[t], without taking log of a rounded probability
+    nll = np.log(sums[rows, 0]) - shifted[rows, target[rows]]
+    loss = nll.sum(dtype=np.float64) / count if count else 0.0
+    return np.asarray(loss, dtype=logits.dtype), probs, count
+
+
+def cross_entropy_backward(probs, target, ignore_index, count, grad_loss):
+    """Gradient w.r.t. logits: (probs - onehot(target)) * grad_loss / count, 0 on ignored rows."""
+    grad = np.zeros_like(probs)
+    if count == 0:
+        return grad
+    keep = np.asarray(target) != ignore_index
+    rows = np.nonzero(keep)[0]
+    grad[rows] = probs[rows]
+    grad[rows, np.asarray(target)[rows]] -= 1
+    grad *= probs.dtype.type(float(grad_loss) / count)
+    return grad
+
+
+# ---------------------------------------------------------------- optimizer
+
+def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay):
+    """One Adam step in place on param, exp_avg and exp_avg_sq (torch.optim.Adam semantics).
+
+    weight_decay is L2 added to the gradient (not AdamW); step counts from 1 and
+    drives the bias corrections. grad is not modified. Returns None.
+    """
+    if weight_decay != 0:
+        grad = grad + weight_decay * param
+    exp_avg *= beta1
+    exp_avg += (1 - beta1) * grad
+    exp_avg_sq *= beta2
+    exp_avg_sq += (1 - beta2) * grad * grad
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    denom = np.sqrt(exp_avg_sq) / np.sqrt(bias_correction2) + eps
+    param -= (lr / bias_correction1) * exp_avg / denom
+
+
+# ---------------------------------------------------------------- embedding
+
+def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
+    """Dense (num_embeddings, D) gradient of an embedding lookup, by scatter-add.
+
+    indices int, any shape; grad_out indices.shape + (D,). Repeated indices add up;
+    the row of padding_idx (negative counts from the end) stays zero.
+    """
+    flat, padding_idx = check_embedding_indices(indices, grad_out, num_embeddings, padding_idx)
+    grad = np.zeros((num_embeddings, grad_out.shape[-1]), dtype=grad_out.dtype)
+    np.add.at(grad, flat, grad_out.reshape(flat.size, -1))
+    if padding_idx is not None:
+        grad[padding_idx] = 0
+    return grad
