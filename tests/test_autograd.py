@@ -1,0 +1,331 @@
+"""The backward walk: accumulation, deep and diamond-shaped graphs, freeing, grad mode, and the
+errors a user can cause. Expected gradients are worked out by hand in each test."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import Function, sum_to
+
+
+def leaf(values):
+    return mg.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
+
+
+# -- accumulation -------------------------------------------------------------------------
+
+def test_gradients_accumulate_across_backward_calls():
+    x = leaf([1.0, 2.0, 3.0])
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+    (x * 10).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [12.0, 14.0, 16.0])
+    x.grad = None  # how a user zeroes it
+    (x * 10).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0, 10.0, 10.0])
+
+
+def test_grad_is_a_plain_tensor_of_the_leaf_dtype():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    (x.double() * np.array([0.5, 0.25])).sum().backward()
+    assert isinstance(x.grad, mg.Tensor)
+    assert x.grad.dtype == np.float32 and not x.grad.requires_grad and x.grad.grad_fn is None
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.25])
+
+
+def test_constants_and_intermediates_get_no_grad():
+    x = leaf([1.0, 2.0])
+    c = mg.tensor(np.array([3.0, 4.0]))
+    h = x * c
+    (h * h).sum().backward()
+    assert c.grad is None
+    assert h.grad is None  # a non-leaf keeps no grad unless asked
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.array([1.0, 2.0]) * np.array([3.0, 4.0]) ** 2)
+
+
+def test_broadcast_operand_gets_gradient_of_its_own_shape():
+    x = leaf(np.ones((3, 1)))
+    y = leaf(np.ones((1, 4)))
+    b = leaf(2.0)
+    (x * y + b).sum().backward()
+    assert x.grad.shape == (3, 1) and y.grad.shape == (1, 4) and b.grad.shape == ()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((3, 1), 4.0))
+    np.testing.assert_array_equal(y.grad.numpy(), np.full((1, 4), 3.0))
+    assert b.grad.item() == 12.0
+
+
+@pytest.mark.parametrize("shape, target, expected", [
+    ((2, 3, 4), (3, 1), np.full((3, 1), 8.0)),
+    ((2, 3, 4), (4,), np.full(4, 6.0)),
+    ((2, 3, 4), (), np.array(24.0)),
+    ((2, 3, 4), (1, 1, 1), np.full((1, 1, 1), 24.0)),
+    ((2, 3), (2, 3), np.ones((2, 3))),
+    ((5, 1, 4), (1, 1), np.full((1, 1), 20.0)),
+])
+def test_sum_to_undoes_broadcasting(shape, target, expected):
+    out = sum_to(np.ones(shape), target)
+    assert out.shape == target
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_sum_to_sums_the_right_elements():
+    grad = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(sum_to(grad, (3, 1)), grad.sum(axis=(0, 2)).reshape(3, 1))
+    np.testing.assert_array_equal(sum_to(grad, (1, 4)), grad.sum(axis=(0, 1)).reshape(1, 4))
+
+
+# -- graph shapes -------------------------------------------------------------------------
+
+def test_diamond_graph():
+    x = leaf([1.0, -2.0, 3.0])
+    a = x * 2          # da/dx = 2
+    b = x ** 2         # db/dx = 2x
+    y = (a * b).sum()  # y = 2x^3: dy/dx = 6x^2
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.array([1.0, 4.0, 9.0]), rtol=1e-12)
+
+
+def test_same_tensor_twice_in_one_op():
+    x = leaf([3.0, -1.0])
+    (x * x + x / x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, -2.0], rtol=1e-12)
+
+
+def test_many_paths_are_summed_without_enumerating_them():
+    # h <- 0.5 h + 0.5 h for 200 steps: 2^200 paths, gradient exactly 1
+    x = leaf(1.5)
+    h = x
+    for _ in range(200):
+        h = h * 0.5 + h * 0.5
+    h.backward()
+    assert x.grad.item() == 1.0
+
+
+def test_chain_of_100000_ops_backwards_without_recursion_error():
+    x = leaf(1.0)
+    factor = mg.tensor(np.float64(1.00001))
+    y = x
+    for _ in range(100_000):
+        y = y * factor
+    y.backward()
+    np.testing.assert_allclose(x.grad.item(), 1.00001 ** 100_000, rtol=1e-9)  # about e
+
+
+def test_retain_grad_on_non_leaf():
+    x = leaf([1.0, 2.0])
+    h = (x * 3).retain_grad()
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [6.0, 12.0])  # 2h
+    np.testing.assert_array_equal(x.grad.numpy(), [18.0, 36.0])  # 2h * 3
+
+
+def test_tensor_used_by_two_outputs():
+    x = leaf([1.0, 2.0])
+    h = x * x
+    first = (h * 3).sum()
+    second = (h * 5).sum()
+    first.backward(retain_graph=True)
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 12.0])  # 3 * 2x
+    second.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [16.0, 32.0])  # + 5 * 2x
+
+
+def test_two_outputs_share_a_freed_subgraph():
+    x = leaf([1.0, 2.0])
+    h = x.exp()
+    first, second = h.sum(), (h * 2).sum()
+    first.backward()  # frees h's node
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        second.backward()
+
+
+def test_multi_output_function_with_an_unused_output():
+    class SplitHalves(Function):
+        @staticmethod
+        def forward(ctx, x):
+            half = x.shape[0] // 2
+            return x[:half] * 2, x[half:] * 3
+
+        @staticmethod
+        def backward(ctx, grad_low, grad_high):
+            return np.concatenate([grad_low * 2, grad_high * 3])
+
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    low, high = SplitHalves.apply(x)
+    np.testing.assert_array_equal(low.numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(high.numpy(), [9.0, 12.0])
+    assert low.grad_fn is high.grad_fn
+    (low * low).sum().backward()  # high never reaches the loss: its gradient is zero
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0, 16.0, 0.0, 0.0])  # 2 low * 2
+
+
+def test_custom_function_sees_needs_input_grad():
+    seen = {}
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, factor):
+            ctx.save_for_backward(x, factor)
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, factor = ctx.saved
+            seen["needs"] = ctx.needs_input_grad
+            return grad * factor, (grad * x if ctx.needs_input_grad[1] else None)
+
+    x = leaf([1.0, 2.0])
+    Scale.apply(x, mg.tensor(np.array([4.0, 5.0]))).sum().backward()
+    assert seen["needs"] == (True, False)
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 5.0])
+
+
+# -- freeing the graph --------------------------------------------------------------------
+
+def test_second_backward_raises_and_mentions_retain_graph():
+    x = leaf([1.0, 2.0])
+    y = (x.exp() * 2).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-12)  # unchanged
+
+
+def test_saved_arrays_are_freed_after_backward():
+    x = leaf([1.0, 2.0])
+    h = x.exp()
+    y = (h * h).sum()
+    y.backward()
+    assert y.grad_fn.ctx is None and h.grad_fn.ctx is None
+    assert h.grad_fn.inputs[0] is x  # the structure stays (for drawing)
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = leaf([1.0, 2.0])
+    y = (x.exp() * 2).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4 * np.exp([1.0, 2.0]), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        y.backward()
+
+
+# -- backward arguments -------------------------------------------------------------------
+
+def test_backward_on_non_scalar_without_grad_raises():
+    y = leaf([1.0, 2.0]) * 2
+    with pytest.raises(RuntimeError, match=r"\(2,\)"):
+        y.backward()
+
+
+def test_backward_with_explicit_grad():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * x
+    y.backward(mg.tensor(np.array([1.0, 0.5, -1.0])))
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, -6.0])
+    z = leaf(np.ones((2, 2)))
+    (z * 3).backward(np.array([[1.0, 2.0], [3.0, 4.0]]))  # a numpy array works too
+    np.testing.assert_array_equal(z.grad.numpy(), [[3.0, 6.0], [9.0, 12.0]])
+
+
+def test_backward_grad_of_wrong_shape_names_both():
+    y = leaf([1.0, 2.0, 3.0]) * 2
+    with pytest.raises(ValueError) as info:
+        y.backward(np.ones(2))
+    assert "(2,)" in str(info.value) and "(3,)" in str(info.value)
+
+
+def test_backward_on_a_leaf():
+    x = leaf([1.0, 2.0])
+    x.backward(np.array([5.0, 6.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 6.0])
+    s = leaf(3.0)
+    s.backward()
+    assert s.grad.item() == 1.0
+
+
+def test_backward_on_a_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="requires"):
+        (mg.tensor([1.0]) * 2).sum().backward()
+
+
+# -- grad mode ----------------------------------------------------------------------------
+
+def test_no_grad_context():
+    x = leaf([1.0, 2.0])
+    assert mg.is_grad_enabled()
+    with mg.no_grad():
+        assert not mg.is_grad_enabled()
+        y = x * 2
+    assert mg.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+    with pytest.raises(RuntimeError):
+        y.sum().backward()
+
+
+def test_no_grad_decorator():
+    @mg.no_grad()
+    def double(t):
+        assert not mg.is_grad_enabled()
+        return t * 2
+
+    x = leaf([1.0])
+    y = double(x)
+    assert not y.requires_grad
+    assert mg.is_grad_enabled()
+    assert double.__name__ == "double"
+    assert double(x).numpy()[0] == 2.0  # a second call works the same
+
+
+def test_no_grad_and_enable_grad_nest():
+    x = leaf([1.0, 2.0])
+    with mg.no_grad():
+        with mg.no_grad():
+            assert not mg.is_grad_enabled()
+        assert not mg.is_grad_enabled()
+        with mg.enable_grad():
+            assert mg.is_grad_enabled()
+            y = x * 3
+        assert not mg.is_grad_enabled()
+        z = x * 3
+    assert mg.is_grad_enabled()
+    assert y.requires_grad and not z.requires_grad
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_enable_grad_decorator_inside_no_grad():
+    @mg.enable_grad()
+    def square(t):
+        return t * t
+
+    x = leaf([2.0])
+    with mg.no_grad():
+        y = square(x)
+    assert y.requires_grad
+    y.sum().backward()
+    assert x.grad.item() == 4.0
+
+
+def test_grad_mode_restored_after_an_exception():
+    with pytest.raises(ZeroDivisionError):
+        with mg.no_grad():
+            1 / 0
+    assert mg.is_grad_enabled()
+
+    @mg.no_grad()
+    def fails():
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        fails()
+    assert mg.is_grad_enabled()
+
+
+def test_ops_on_integer_tensors_record_no_graph():
+    x = leaf([1.0, 2.0])
+    index = x.argmax()
+    assert index.dtype == np.int64 and not index.requires_grad
+    counts = mg.tensor([1, 2]) * 3
+    assert not counts.requires_grad
