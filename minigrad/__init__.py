@@ -13,7 +13,9 @@ import numpy as np
 from .autograd import Function, enable_grad, is_grad_enabled, no_grad
 from .creation import (arange, from_numpy, full, full_like, ones, ones_like, rand, rand_like, randn, randn_like,
                        tensor, zeros, zeros_like)
+from . import optim, viz
 from .gradcheck import GradcheckError, gradcheck
+from .io import load, save
 from .ops import (abs, argmax, argmin, cat, cross_entropy, dropout, exp, expand, flatten, flip, gather, log,
                   log_softmax, masked_fill, masked_softmax, matmul, max, mean, min, permute, relu, reshape,
                   sigmoid, softmax, sqrt, squeeze, stack, sum, tanh, transpose, unsqueeze, var, where)
