@@ -207,8 +207,8 @@ class Adam(Optimizer):
             state = self.state.setdefault(index, {})
             if not state:
                 state["step"] = 0
-                state["exp_avg"] = np.zeros_like(p.data)
-                state["exp_avg_sq"] = np.zeros_like(p.data)
+                state["exp_avg"] = np.zeros(p.shape, p.dtype)
+                state["exp_avg_sq"] = np.zeros(p.shape, p.dtype)
             state["step"] += 1
             kernels.adam_update(p.data, p.grad.data, state["exp_avg"], state["exp_avg_sq"], state["step"],
                                 self.lr, beta1, beta2, self.eps, self.weight_decay)

@@ -1,0 +1,159 @@
+"""mg.io.save / mg.io.load: round trips, atomic writes, and files that must be refused."""
+
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.io  # noqa: F401  (mg.io)
+import minigrad.optim  # noqa: F401  (mg.optim)
+from minigrad import nn
+
+
+def _model():
+    return nn.Sequential(nn.Embedding(20, 4, padding_idx=0), nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+
+
+def test_round_trip_reproduces_outputs_bit_for_bit(tmp_path):
+    mg.manual_seed(0)
+    source = _model()
+    mg.manual_seed(1)
+    target = _model()
+    ids = np.random.default_rng(0).integers(0, 20, size=(5, 7))
+    assert not np.array_equal(source(ids).data, target(ids).data)
+    path = tmp_path / "model.npz"
+    mg.io.save(source.state_dict(), path)
+    loaded = mg.io.load(path)
+    assert list(loaded) == ["0.weight", "1.weight", "1.bias", "3.weight", "3.bias"]
+    for name, value in source.state_dict().items():
+        assert loaded[name].dtype == np.float32
+        np.testing.assert_array_equal(loaded[name], value.data)
+    target.load_state_dict(loaded)
+    assert np.array_equal(source(ids).data, target(ids).data)
+    assert sorted(os.listdir(tmp_path)) == ["model.npz"]  # no temporary file left behind
+
+
+def test_values_may_be_tensors_arrays_numbers_and_nested_dicts(tmp_path):
+    path = str(tmp_path / "mixed.npz")
+    optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.1)
+    mg.io.save({"weights": {"w": mg.tensor(np.eye(2))}, "optim": optimizer.state_dict(), "epoch": 3,
+                "mask": np.array([True, False]), "ids": np.arange(3, dtype=np.int32)}, path)
+    loaded = mg.io.load(path)
+    assert list(loaded) == ["weights.w", "optim.lr", "optim.momentum", "optim.weight_decay", "epoch", "mask", "ids"]
+    np.testing.assert_array_equal(loaded["weights.w"], np.eye(2))
+    assert loaded["weights.w"].dtype == np.float64 and loaded["ids"].dtype == np.int32
+    assert loaded["epoch"].shape == () and int(loaded["epoch"]) == 3 and float(loaded["optim.lr"]) == 0.1
+    np.testing.assert_array_equal(loaded["mask"], [True, False])
+
+
+def test_save_rejects_values_that_would_need_pickle(tmp_path):
+    path = tmp_path / "bad.npz"
+    with pytest.raises(TypeError, match="'names'.*object"):
+        mg.io.save({"names": np.array(["a", None], dtype=object)}, path)
+    with pytest.raises(TypeError, match="'config'.*str"):
+        mg.io.save({"config": "text"}, path)
+    with pytest.raises(TypeError, match="keys must be non-empty strings"):
+        mg.io.save({("a", 1): np.zeros(1)}, path)
+    with pytest.raises(ValueError, match="'a.b' appears twice"):
+        mg.io.save({"a.b": 1, "a": {"b": 2}}, path)
+    assert not path.exists()
+
+
+def test_failed_write_leaves_the_existing_file_untouched(tmp_path, monkeypatch):
+    path = tmp_path / "model.npz"
+    mg.io.save({"w": np.arange(4.0)}, path)
+    before = path.read_bytes()
+    real_write = np.lib.format.write_array
+    calls = []
+
+    def failing_write(file, array, **kwargs):  # the disk "fills up" after the first array
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError("No space left on device")
+        real_write(file, array, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", failing_write)
+    with pytest.raises(OSError, match="No space left"):
+        mg.io.save({"w": np.zeros(4), "b": np.zeros(2)}, path)
+    assert len(calls) == 2
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["model.npz"]
+    monkeypatch.undo()
+    np.testing.assert_array_equal(mg.io.load(path)["w"], np.arange(4.0))
+
+
+def test_pickled_npz_is_refused_without_unpickling(tmp_path):
+    marker = tmp_path / "was_unpickled"
+    path = tmp_path / "pickled.npz"
+    np.savez(path, weight=np.zeros(2), payload=np.array([_Tripwire(str(marker))], dtype=object))
+    with pytest.raises(ValueError, match=r"'payload'.*pickled.*refusing"):
+        mg.io.load(path)
+    assert not marker.exists()
+
+
+class _Tripwire:
+    """Unpickling this object creates a file: the test proves load never unpickles it."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_raw_pickle_file_is_refused(tmp_path):
+    import pickle
+
+    marker = tmp_path / "was_unpickled"
+    path = tmp_path / "model.npz"
+    path.write_bytes(pickle.dumps(_Tripwire(str(marker))))
+    with pytest.raises(ValueError, match="not an .npz archive"):
+        mg.io.load(path)
+    assert not marker.exists()
+
+
+def test_corrupt_and_tampered_files_are_refused(tmp_path):
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"this is not a checkpoint")
+    with pytest.raises(ValueError, match=r"garbage.npz.*not an .npz archive"):
+        mg.io.load(garbage)
+
+    good = tmp_path / "good.npz"
+    mg.io.save({"w": np.arange(1000.0)}, good)
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(good.read_bytes()[:3000])
+    with pytest.raises(ValueError, match="truncated.npz"):
+        mg.io.load(truncated)
+
+    flipped = bytearray(good.read_bytes())
+    flipped[1000] ^= 0xFF  # inside the array data: the zip checksum no longer matches
+    tampered = tmp_path / "tampered.npz"
+    tampered.write_bytes(bytes(flipped))
+    with pytest.raises(ValueError, match=r"'w' of .*tampered.npz.*corrupt"):
+        mg.io.load(tampered)
+
+    other = tmp_path / "other.npz"
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("notes.txt", b"hello")
+    with pytest.raises(ValueError, match="'notes.txt'.*not a .npy array"):
+        mg.io.load(other)
+
+    single = tmp_path / "single.npy"
+    np.save(single, np.zeros(3))
+    with pytest.raises(ValueError, match="not an .npz archive"):
+        mg.io.load(single)
+
+
+def test_missing_file_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.npz"):
+        mg.io.load(tmp_path / "nowhere.npz")
+
+
+def test_load_reads_plain_numpy_savez_files(tmp_path):
+    path = tmp_path / "plain.npz"
+    np.savez(path, a=np.arange(3), b=np.ones((2, 2), np.float32))
+    loaded = mg.io.load(path)
+    assert list(loaded) == ["a", "b"]
+    np.testing.assert_array_equal(loaded["b"], np.ones((2, 2)))

@@ -1,0 +1,213 @@
+"""Linear, Embedding, Dropout and the activations: gradient checks, PyTorch comparisons, errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from nn import functional as F
+
+TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+# -- Linear ---------------------------------------------------------------------------------
+
+def test_linear_init_matches_torch_default_bounds():
+    mg.manual_seed(0)
+    layer = nn.Linear(400, 100)
+    bound = 1 / math.sqrt(400)
+    assert layer.weight.shape == (100, 400) and layer.bias.shape == (100,)
+    assert layer.weight.dtype == np.float32
+    assert np.abs(layer.weight.data).max() <= bound and np.abs(layer.bias.data).max() <= bound
+    # U(-b, b) has standard deviation b / sqrt(3); 40000 draws pin it to about 0.5%
+    assert abs(layer.weight.data.std() - bound / math.sqrt(3)) < 0.01 * bound
+    assert abs(layer.weight.data.mean()) < 0.01 * bound
+
+
+def test_linear_init_repeats_under_manual_seed():
+    mg.manual_seed(7)
+    first = nn.Linear(5, 3)
+    mg.manual_seed(7)
+    second = nn.Linear(5, 3)
+    np.testing.assert_array_equal(first.weight.data, second.weight.data)
+    np.testing.assert_array_equal(first.bias.data, second.bias.data)
+
+
+def test_linear_gradcheck_float64_on_batched_input():
+    mg.manual_seed(1)
+    layer = nn.Linear(3, 2, dtype=np.float64)
+    x = mg.randn(2, 4, 3, dtype=np.float64)
+    assert mg.gradcheck(lambda x, w, b: F.linear(x, w, b), [x, layer.weight, layer.bias])
+    assert mg.gradcheck(lambda x, w: F.linear(x, w), [mg.randn(3, dtype=np.float64), layer.weight])
+
+
+def test_linear_without_bias():
+    layer = nn.Linear(3, 2, bias=False)
+    assert layer.bias is None
+    assert [name for name, _ in layer.named_parameters()] == ["weight"]
+    x = mg.randn(4, 3)
+    np.testing.assert_allclose(layer(x).data, x.data @ layer.weight.data.T, rtol=1e-6)
+    assert repr(layer) == "Linear(in_features=3, out_features=2, bias=False)"
+
+
+def test_linear_shape_and_dtype_errors_name_what_was_expected():
+    layer = nn.Linear(3, 2)
+    with pytest.raises(ValueError, match=r"in_features=3.*\(4, 5\)"):
+        layer(mg.randn(4, 5))
+    with pytest.raises(TypeError, match="float64.*float32"):
+        layer(mg.randn(4, 3, dtype=np.float64))
+    with pytest.raises(ValueError, match="in_features"):
+        nn.Linear(0, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_linear_matches_torch_values_and_grads(dtype):
+    torch = _torch()
+    mg.manual_seed(2)
+    layer = nn.Linear(5, 3, dtype=dtype)
+    reference = torch.nn.Linear(5, 3, dtype=getattr(torch, np.dtype(dtype).name))
+    with torch.no_grad():
+        reference.weight.copy_(torch.from_numpy(layer.weight.data))
+        reference.bias.copy_(torch.from_numpy(layer.bias.data))
+    x_array = np.random.default_rng(0).standard_normal((2, 4, 5)).astype(dtype)
+    upstream = np.random.default_rng(1).standard_normal((2, 4, 3)).astype(dtype)
+
+    x = mg.tensor(x_array, requires_grad=True)
+    y = layer(x)
+    y.backward(upstream)
+    x_torch = torch.tensor(x_array, requires_grad=True)
+    y_torch = reference(x_torch)
+    y_torch.backward(torch.from_numpy(upstream))
+
+    tol = TOLERANCE[dtype]
+    assert y.shape == (2, 4, 3) and y.dtype == dtype
+    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(layer.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(layer.bias.grad.data, reference.bias.grad.numpy(), rtol=tol, atol=tol)
+
+
+# -- Embedding ------------------------------------------------------------------------------
+
+def test_embedding_init_is_standard_normal_with_zero_padding_row():
+    mg.manual_seed(3)
+    table = nn.Embedding(400, 50, padding_idx=2)
+    assert table.weight.dtype == np.float32
+    np.testing.assert_array_equal(table.weight.data[2], np.zeros(50))
+    others = np.delete(table.weight.data, 2, axis=0)
+    assert abs(others.mean()) < 0.02 and abs(others.std() - 1) < 0.02  # 19950 draws
+    assert nn.Embedding(10, 3, padding_idx=-1).padding_idx == 9
+
+
+def test_embedding_forward_picks_rows_for_any_id_shape():
+    table = nn.Embedding(6, 2)
+    ids = np.array([[[0, 5], [3, 3]]])
+    out = table(mg.tensor(ids))
+    assert out.shape == (1, 2, 2, 2)
+    np.testing.assert_array_equal(out.data, table.weight.data[ids])
+    np.testing.assert_array_equal(table(ids.astype(np.int32)).data, table.weight.data[ids])  # plain array, int32
+    assert table(mg.tensor(4)).shape == (2,)
+
+
+def test_embedding_gradcheck_float64_with_repeated_ids():
+    mg.manual_seed(4)
+    weight = mg.randn(5, 3, dtype=np.float64)
+    ids = np.array([[1, 4, 1], [0, 1, 3]])
+    assert mg.gradcheck(lambda w: F.embedding(ids, w), [weight])
+
+
+def test_embedding_repeated_ids_accumulate_and_padding_row_gets_zero_grad():
+    table = nn.Embedding(4, 2, padding_idx=0, dtype=np.float64)
+    ids = mg.tensor([[1, 1, 0], [1, 3, 0]])
+    upstream = np.arange(12, dtype=np.float64).reshape(2, 3, 2)
+    table(ids).backward(upstream)
+    # row 1 is used at (0,0), (0,1), (1,0): [0,1] + [2,3] + [6,7]; row 3 at (1,1); row 0 is padding
+    np.testing.assert_array_equal(table.weight.grad.data, [[0, 0], [8, 11], [0, 0], [8, 9]])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_embedding_matches_torch_values_and_grads(dtype):
+    torch = _torch()
+    mg.manual_seed(5)
+    table = nn.Embedding(7, 4, padding_idx=3, dtype=dtype)
+    reference = torch.nn.Embedding(7, 4, padding_idx=3, dtype=getattr(torch, np.dtype(dtype).name))
+    with torch.no_grad():
+        reference.weight.copy_(torch.from_numpy(table.weight.data))
+    ids = np.random.default_rng(0).integers(0, 7, size=(3, 5))
+    ids[0, :2] = 3
+    upstream = np.random.default_rng(1).standard_normal((3, 5, 4)).astype(dtype)
+    out = table(ids)
+    out.backward(upstream)
+    out_torch = reference(torch.from_numpy(ids))
+    out_torch.backward(torch.from_numpy(upstream))
+    tol = TOLERANCE[dtype]
+    np.testing.assert_allclose(out.data, out_torch.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(table.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_array_equal(table.weight.grad.data[3], np.zeros(4))
+
+
+def test_embedding_rejects_bad_ids():
+    table = nn.Embedding(10, 3)
+    with pytest.raises(TypeError, match="integer.*float32"):
+        table(mg.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="bool"):
+        table(np.array([True, False]))
+    with pytest.raises(IndexError, match=r"\[0, 10\).*got 10"):
+        table(mg.tensor([[1, 10], [2, 3]]))
+    with pytest.raises(IndexError, match=r"\[0, 10\).*got -1"):
+        table(mg.tensor([-1, 3]))
+    with pytest.raises(ValueError, match="padding_idx"):
+        nn.Embedding(10, 3, padding_idx=10)
+
+
+# -- Dropout and activations ----------------------------------------------------------------
+
+def test_dropout_scales_kept_elements_and_is_identity_in_eval():
+    mg.manual_seed(6)
+    layer = nn.Dropout(0.25)
+    x = mg.ones(200, 100)
+    y = layer(x).data
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / 0.75)
+    assert abs(kept.mean() - 0.75) < 0.01  # 20000 draws
+    layer.eval()
+    assert layer(x) is x
+    with pytest.raises(ValueError, match=r"\[0, 1\).*1.5"):
+        nn.Dropout(1.5)
+
+
+def test_dropout_gradient_flows_only_through_kept_elements():
+    mg.manual_seed(8)
+    x = mg.ones(50, dtype=np.float64, requires_grad=True)
+    y = nn.Dropout(0.5)(x)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, y.data)  # d(x * mask / 0.5)/dx = mask / 0.5 = y when x == 1
+
+
+def test_activations_compute_their_formulas():
+    values = np.array([-2.0, -0.5, 0.0, 0.5, 3.0])
+    x = mg.tensor(values)
+    np.testing.assert_allclose(nn.Tanh()(x).data, np.tanh(values), rtol=1e-12)
+    np.testing.assert_allclose(nn.Sigmoid()(x).data, 1 / (1 + np.exp(-values)), rtol=1e-12)
+    np.testing.assert_array_equal(nn.ReLU()(x).data, [0, 0, 0, 0.5, 3.0])
+    assert nn.Identity()(x) is x
+
+
+def test_activation_modules_gradcheck():
+    x = mg.tensor(np.array([[-1.3, 0.2, 0.7], [2.1, -0.4, 0.9]]))
+    for layer in (nn.Tanh(), nn.Sigmoid(), nn.ReLU()):
+        assert mg.gradcheck(layer, [x])
+
+
+def test_functional_names_are_the_engine_ops():
+    assert F.softmax is mg.softmax and F.log_softmax is mg.log_softmax
+    assert F.cross_entropy is mg.cross_entropy and F.masked_softmax is mg.masked_softmax
+    assert F.relu is mg.relu and F.tanh is mg.tanh and F.sigmoid is mg.sigmoid and F.dropout is mg.dropout
+    assert set(F.__all__) == {"linear", "embedding", "dropout", "softmax", "log_softmax", "cross_entropy",
+                              "relu", "tanh", "sigmoid", "masked_softmax"}
