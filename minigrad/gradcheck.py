@@ -54,7 +54,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
         excess = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
         if excess.size and (worst is None or excess.max() > worst[0]):
-            index = np.unravel_index(int(np.argmax(excess)), x.shape)
+            index = tuple(int(i) for i in np.unravel_index(int(np.argmax(excess)), x.shape))  # (1, 2), not np.int64s
             worst = (excess.max(), position, index, analytic[index], numeric[index])
     if worst is not None and worst[0] > 0:
         _, position, index, a, n = worst
