@@ -8,8 +8,8 @@
 
 The picture follows DeZero's: tensors are ellipses, ops are boxes, and edges run forward
 (input -> op -> output); the gradient runs back along the same edges. Tensors are coloured
-by kind: input (a leaf without grad), parameter (a leaf that requires grad), intermediate,
-output. An edge out of a tensor that does not require grad is dashed: no gradient goes back
+by kind: input (a leaf), parameter (a leaf that requires grad and is an nn.Parameter or is
+named in `params`), intermediate, output. An edge out of a tensor that does not require grad is dashed: no gradient goes back
 along it.
 
 Three things make big models readable. Every graph node remembers which nn.Module forwards
@@ -46,8 +46,8 @@ STYLES = {  # vertex kind -> Graphviz node attributes (every node is filled; ten
     "module": {"shape": "box3d", "fillcolor": "#d9d2e9"},
 }
 LEGEND = {
-    "input": "input\\n(leaf, no grad)",
-    "parameter": "parameter\\n(leaf with grad)",
+    "input": "input\\n(leaf)",
+    "parameter": "parameter\\n(weight)",
     "intermediate": "intermediate\\ntensor",
     "output": "output",
     "op": "op",
@@ -183,12 +183,13 @@ class _Vertex:
     `path` is the module scope (a tuple of (dotted name, class name)) whose cluster holds it.
     """
 
-    __slots__ = ("dot_id", "kind", "label", "path", "out_edges", "op_count")
+    __slots__ = ("dot_id", "kind", "label", "path", "out_edges", "op_count", "views")
 
     def __init__(self, dot_id, kind, label, path):
         self.dot_id, self.kind, self.label, self.path = dot_id, kind, label, path
         self.out_edges = []
-        self.op_count = 0
+        self.op_count = 0  # ops drawn as this vertex (a collapsed call holds many)
+        self.views = None  # for an input: the distinct views of its array that ops read
 
 
 class _Picture:
@@ -204,6 +205,8 @@ class _Picture:
         self.tensors = {}  # id(tensor) -> _Vertex
         self.units = {}  # id(Node) -> the op's _Vertex, or its collapsed module call's _Vertex
         self.calls = {}  # id(scope entry) -> _Vertex of a collapsed module call
+        self.arrays = {}  # id of the array under a leaf without grad -> its _Vertex
+        self.first_views = {}  # id(_Vertex) -> (first tensor, name) of a merged array
         self.vertices = []  # in creation order
         self.edges = []  # (tail _Vertex, head _Vertex, gradient flows back along it)
         self._counts = collections.Counter()
@@ -242,13 +245,25 @@ class _Picture:
         vertex = self.tensors.get(id(tensor))
         if vertex is not None:
             return vertex
+        # Ops on tensors without grad are not recorded, so an input that the code reshapes
+        # three times or slices at each of 256 steps reaches the graph as many leaves viewing
+        # one array: draw that array once.
+        mergeable = tensor._node is None and not tensor.requires_grad and id(tensor) not in self.output_ids
+        array = _base_array_id(tensor) if mergeable else None
+        if array in self.arrays:
+            vertex = self.arrays[array]
+            vertex.views.add(_view_key(tensor))
+            self.tensors[id(tensor)] = vertex
+            return vertex
+        name = self.names.get(id(tensor)) or tensor.name
         if id(tensor) in self.output_ids:
             kind = "output"
         elif tensor._node is not None:
             kind = "intermediate"
+        elif tensor.requires_grad and (id(tensor) in self.names or _is_parameter(tensor)):
+            kind = "parameter"
         else:
-            kind = "parameter" if tensor.requires_grad else "input"
-        name = self.names.get(id(tensor)) or tensor.name
+            kind = "input"
         label = _tensor_label(tensor, name, self.show_values or _is_constant(tensor, name), self.show_grad)
         if tensor._node is not None:
             producer = self.units[id(tensor._node)]
@@ -256,10 +271,14 @@ class _Picture:
             self._edge(producer, vertex, True)
         else:
             # Parameters and constants sit in the cluster of the ops that use them (path None
-            # until an edge says where); data inputs stay outside every module.
-            placed = tensor.requires_grad or _is_constant(tensor, name)
+            # until an edge says where); inputs stay outside every module.
+            placed = kind == "parameter" or _is_constant(tensor, name)
             vertex = self._new_vertex("t", kind, label, None if placed else ())
         self.tensors[id(tensor)] = vertex
+        if array is not None:
+            self.arrays[array] = vertex
+            vertex.views = {_view_key(tensor)}
+            self.first_views[id(vertex)] = (tensor, name)
         return vertex
 
     def tensor_vertex(self, tensor, why):
@@ -279,7 +298,7 @@ class _Picture:
 
     def build(self, nodes):
         """Make the vertices and edges for `nodes` (producers first) and for the outputs."""
-        module_inputs = set()  # (tensor, collapsed call) pairs already joined by an edge
+        module_inputs = set()  # (tensor vertex, collapsed call) pairs already joined by an edge
         for node in nodes:
             unit = self._unit(node)
             for tensor in node.inputs:
@@ -287,15 +306,21 @@ class _Picture:
                     inside = tensor._node is not None and self.units.get(id(tensor._node)) is unit
                     if inside or _is_constant(tensor, self.names.get(id(tensor))):
                         continue  # the box hides its internals and the numbers in its code
-                    if (id(tensor), id(unit)) in module_inputs:
+                vertex = self._tensor(tensor)
+                if unit.kind == "module":
+                    if (id(vertex), id(unit)) in module_inputs:
                         continue
-                    module_inputs.add((id(tensor), id(unit)))
-                self._edge(self._tensor(tensor), unit, tensor.requires_grad)
+                    module_inputs.add((id(vertex), id(unit)))
+                self._edge(vertex, unit, tensor.requires_grad)
         for output in self.outputs:
             self._tensor(output)
         for vertex in self.vertices:
             if vertex.path is None:
                 vertex.path = ()
+            if vertex.views is not None and len(vertex.views) > 1:
+                tensor, name = self.first_views[id(vertex)]
+                vertex.label = (_tensor_label(tensor, name, False, False)
+                                + f"\\n{len(vertex.views)} views of one array")
 
     def paths_from(self, starts):
         """Indices of the edges on some path from a start vertex to an output: every edge
@@ -381,6 +406,24 @@ def _common_prefix(a, b):
     return a[:length]
 
 
+def _is_parameter(tensor):
+    """An nn.Parameter (found by class name: this floor does not import nn)."""
+    return any(cls.__name__ == "Parameter" for cls in type(tensor).__mro__)
+
+
+def _base_array_id(tensor):
+    """Identity of the numpy array that owns the tensor's memory (alive as long as the tensor)."""
+    array = tensor.data
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return id(array)
+
+
+def _view_key(tensor):
+    data = tensor.data
+    return (data.__array_interface__["data"][0], data.shape, data.strides, data.dtype.str)
+
+
 def _is_constant(tensor, name):
     """A number written in the code (x * 2): a one-element leaf with no grad and no name."""
     return tensor._node is None and not tensor.requires_grad and tensor.data.size <= 1 and not name
@@ -403,7 +446,7 @@ def _tensor_label(tensor, name, show_values, show_grad):
     lines.append(f"{_shape_text(tensor.shape)} {tensor.dtype}")
     if show_values and tensor.data.size <= VALUES_MAX_ELEMENTS:
         text = np.array2string(tensor.data, precision=3, suppress_small=True, separator=" ")
-        lines.extend(_escape(row.strip()) for row in text.splitlines())
+        lines.extend(_escape(row.strip()) for row in text.splitlines() if row.strip())
     if show_grad and tensor.grad is not None:
         grad = tensor.grad.data
         norm = float(np.linalg.norm(grad.astype(np.float64).ravel()))

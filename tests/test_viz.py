@@ -1,0 +1,515 @@
+"""mg.viz: the DOT structure of drawn graphs (nodes, edges, clusters, collapse, highlight),
+rendering with and without Graphviz, and the reproducibility of the committed example pictures."""
+
+import collections
+import re
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.viz as viz
+from minigrad import nn
+
+IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
+
+
+# ---------------------------------------------------------------------------------------
+# A small DOT reader for the subset mg.viz writes (one statement per line)
+
+_ATTRIBUTE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
+_NODE = re.compile(r'^(\w+) \[(.*)\]$')
+_EDGE = re.compile(r'^(\w+) -> (\w+)(?: \[(.*)\])?$')
+_SUBGRAPH = re.compile(r'^subgraph (?:"([^"]*)"|(\w+)) \{$')
+
+
+def _attributes(text):
+    return {key: value[1:-1] if value.startswith('"') else value for key, value in _ATTRIBUTE.findall(text or "")}
+
+
+Dot = collections.namedtuple("Dot", "nodes edges clusters cluster_of")
+
+
+def parse(source, legend=False):
+    """nodes: id -> attributes; edges: [(tail, head, attributes)]; clusters: name -> label;
+    cluster_of: node id -> the names of its enclosing clusters, outermost first."""
+    nodes, edges, clusters, cluster_of, stack = {}, [], {}, {}, []
+    for line in source.splitlines()[1:]:
+        line = line.strip()
+        subgraph = _SUBGRAPH.match(line)
+        if subgraph:
+            stack.append(subgraph.group(1) or subgraph.group(2))
+            clusters[stack[-1]] = None
+        elif line == "}":
+            if stack:
+                stack.pop()
+        elif line.startswith("graph [") and stack:
+            clusters[stack[-1]] = _attributes(line).get("label")
+        elif _EDGE.match(line):
+            tail, head, attributes = _EDGE.match(line).groups()
+            edges.append((tail, head, _attributes(attributes)))
+        elif _NODE.match(line) and _NODE.match(line).group(1) not in ("graph", "node", "edge"):
+            name, attributes = _NODE.match(line).groups()
+            nodes[name] = _attributes(attributes)
+            cluster_of[name] = tuple(stack)
+    if not legend:
+        nodes = {k: v for k, v in nodes.items() if not k.startswith("legend_")}
+        edges = [e for e in edges if not e[0].startswith("legend_")]
+        clusters.pop("cluster_legend", None)
+    return Dot(nodes, edges, clusters, cluster_of)
+
+
+def by_label(dot, first_line):
+    """The one node whose label starts with the line `first_line`."""
+    found = [n for n, a in dot.nodes.items() if a.get("label", "").split("\\n")[0] == first_line]
+    assert len(found) == 1, (first_line, found)
+    return found[0]
+
+
+def kind_of(attributes):
+    return next(kind for kind, style in viz.STYLES.items() if style["fillcolor"] == attributes["fillcolor"])
+
+
+def is_highlighted(attributes):
+    return attributes.get("color") == viz.HIGHLIGHT["color"] and attributes.get("penwidth") == viz.HIGHLIGHT["penwidth"]
+
+
+# ---------------------------------------------------------------------------------------
+# Small models defined here, so these tests do not depend on the layer files
+
+
+class Affine(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.weight = nn.Parameter(np.linspace(-1, 1, size * size).reshape(size, size).astype(np.float32))
+        self.bias = nn.Parameter(np.full(size, 0.1, np.float32))
+
+    def forward(self, x):
+        return x @ self.weight + self.bias
+
+
+class Block(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.inner = Affine(size)
+
+    def forward(self, x):
+        return self.inner(x).tanh()
+
+
+class Net(nn.Module):
+    def __init__(self, size=3):
+        super().__init__()
+        self.first = Block(size)
+        self.head = Affine(size)
+
+    def forward(self, x):
+        return self.head(self.first(x)).sum()
+
+
+class Recurrent(nn.Module):
+    """h_t = tanh(x_t W + h_{t-1} U): many ops per call, like an LSTM over a sequence."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.input_weight = nn.Parameter(np.eye(size, dtype=np.float32) * 0.5)
+        self.hidden_weight = nn.Parameter(np.eye(size, dtype=np.float32) * 0.25)
+
+    def forward(self, x):
+        hidden = mg.zeros(x.shape[0], x.shape[2])
+        for step in range(x.shape[1]):
+            hidden = (x[:, step] @ self.input_weight + hidden @ self.hidden_weight).tanh()
+        return hidden
+
+
+class Tagger(nn.Module):
+    def __init__(self, size=2):
+        super().__init__()
+        self.rnn = Recurrent(size)
+        self.out = Affine(size)
+
+    def forward(self, x):
+        return self.out(self.rnn(x)).sum()
+
+
+def small_expression():
+    """y = sum(tanh(x * w + b)) with named tensors: 7 tensors, 4 ops, 10 edges."""
+    x = mg.tensor([[1.0, -2.0]])
+    w = mg.tensor([[0.5, 0.25]], requires_grad=True)
+    b = mg.tensor([0.1, 0.2], requires_grad=True)
+    x.name = "x"
+    product = x * w
+    product.name = "product"
+    total = product + b
+    total.name = "total"
+    hidden = total.tanh()
+    hidden.name = "hidden"
+    y = hidden.sum()
+    return x, w, b, y
+
+
+# ---------------------------------------------------------------------------------------
+# Structure of a known expression
+
+
+def test_small_expression_has_the_expected_nodes_and_edges():
+    x, w, b, y = small_expression()
+    dot = parse(viz.draw(y, params={"w": w, "b": b}, legend=False).source)
+    shapes = collections.Counter(a.get("shape", "ellipse") for a in dot.nodes.values())
+    assert shapes == {"ellipse": 7, "box": 4}
+    assert len(dot.edges) == 10
+    assert dot.clusters == {}
+
+    ops = {a["label"].split("\\n")[0]: n for n, a in dot.nodes.items() if a.get("shape") == "box"}
+    assert set(ops) == {"Mul", "Add", "Tanh", "Sum"}
+    expected = {("x", "Mul"), ("w", "Mul"), ("Mul", "product"), ("product", "Add"), ("b", "Add"),
+                ("Add", "total"), ("total", "Tanh"), ("Tanh", "hidden"), ("hidden", "Sum"), ("Sum", "output")}
+    names = {n: a["label"].split("\\n")[0] for n, a in dot.nodes.items()}
+    names[next(n for n, a in dot.nodes.items() if kind_of(a) == "output")] = "output"
+    assert {(names[t], names[h]) for t, h, _ in dot.edges} == expected
+
+    kinds = {names[n]: kind_of(a) for n, a in dot.nodes.items()}
+    assert kinds == {"x": "input", "w": "parameter", "b": "parameter", "product": "intermediate",
+                     "total": "intermediate", "hidden": "intermediate", "output": "output",
+                     "Mul": "op", "Add": "op", "Tanh": "op", "Sum": "op"}
+    assert dot.nodes[by_label(dot, "w")]["label"] == "w\\n(1, 2) float32"
+    assert dot.nodes[by_label(dot, "b")]["label"] == "b\\n(2,) float32"
+    # No gradient flows back into x: its edge is dashed; the others are plain.
+    dashed = [(names[t], names[h]) for t, h, a in dot.edges if a.get("style") == "dashed"]
+    assert dashed == [("x", "Mul")]
+
+
+def test_a_tensor_used_twice_gets_two_edges_into_one_op_and_constants_show_their_value():
+    x = mg.tensor([3.0], requires_grad=True)
+    y = (x * x * 2).sum()
+    dot = parse(viz.draw(y, legend=False).source)
+    assert len(dot.nodes) == 4 + 3 + 1  # x, x*x, *2, sum out; Mul, Mul, Sum; the constant 2
+    x_id = next(n for n, a in dot.nodes.items() if a["label"] == "(1,) float32" and kind_of(a) == "input")
+    first_mul = [h for t, h, _ in dot.edges if t == x_id]
+    assert len(first_mul) == 2 and first_mul[0] == first_mul[1]
+    constant = next(a for a in dot.nodes.values() if a["label"].startswith("scalar float32"))
+    assert constant["label"] == "scalar float32\\n2."
+
+
+def test_every_parameter_appears_with_its_dotted_name_and_shape():
+    model = Net(3)
+    out = model(mg.ones(2, 3))
+    for params in (model, dict(model.named_parameters()), list(model.named_parameters())):
+        dot = parse(viz.draw(out, params=params).source)
+        for name, parameter in model.named_parameters():
+            node = dot.nodes[by_label(dot, name)]
+            assert node["label"] == f"{name}\\n{tuple(parameter.shape)} float32"
+            assert kind_of(node) == "parameter"
+    # Without names the weights are still parameters (nn.Parameter), just unnamed.
+    dot = parse(viz.draw(out).source)
+    assert sum(kind_of(a) == "parameter" for a in dot.nodes.values()) == 4
+
+
+def test_graph_is_the_same_text_every_time():
+    def build():
+        model = Net(3)
+        return viz.draw(model(mg.ones(2, 3)), params=model, show_values=True).source
+    assert build() == build()
+
+
+# ---------------------------------------------------------------------------------------
+# Module clusters
+
+
+def test_ops_are_grouped_in_nested_clusters_labelled_with_name_and_class():
+    model = Net(3)
+    dot = parse(viz.draw(model(mg.ones(2, 3)), params=model).source)
+    assert dot.clusters == {"cluster_Net": "Net",
+                            "cluster_Net/first": "first (Block)",
+                            "cluster_Net/first/first.inner": "first.inner (Affine)",
+                            "cluster_Net/head": "head (Affine)"}
+    assert dot.cluster_of[by_label(dot, "first.inner.weight")] == (
+        "cluster_Net", "cluster_Net/first", "cluster_Net/first/first.inner")
+    assert dot.cluster_of[by_label(dot, "head.bias")] == ("cluster_Net", "cluster_Net/head")
+    assert dot.cluster_of[by_label(dot, "Tanh")] == ("cluster_Net", "cluster_Net/first")
+    input_node = next(n for n, a in dot.nodes.items() if kind_of(a) == "input")
+    assert dot.cluster_of[input_node] == ()  # inputs stay outside the model
+    ops_in = collections.Counter(dot.cluster_of[n][-1] for n, a in dot.nodes.items() if a.get("shape") == "box")
+    assert ops_in == {"cluster_Net/first/first.inner": 2, "cluster_Net/first": 1,
+                      "cluster_Net/head": 2, "cluster_Net": 1}  # MatMul+Add, Tanh, MatMul+Add, Sum
+
+    flat = parse(viz.draw(model(mg.ones(2, 3)), params=model, group_by_module=False).source)
+    assert flat.clusters == {} and len(flat.nodes) == len(dot.nodes)
+
+
+# ---------------------------------------------------------------------------------------
+# Collapse
+
+
+@pytest.mark.parametrize("collapse", ["rnn", "Recurrent", Recurrent, ["Recurrent", "nothing.matches"]])
+def test_a_collapsed_module_is_one_node_with_its_inputs_outputs_and_parameters(collapse):
+    model = Tagger(2)
+    x = mg.tensor(np.arange(2 * 20 * 2, dtype=np.float32).reshape(2, 20, 2) / 80)
+    out = model(x)
+    full = parse(viz.draw(out, params=model, legend=False).source)
+    assert len(full.nodes) > 150  # 20 steps of 4 ops and their outputs
+    dot = parse(viz.draw(out, params=model, collapse=collapse, legend=False).source)
+
+    boxes = [n for n, a in dot.nodes.items() if a.get("shape") == "box3d"]
+    assert len(boxes) == 1
+    box = boxes[0]
+    op_count = sum(a.get("shape") == "box" for n, a in full.nodes.items() if "cluster_Tagger/rnn" in full.cluster_of[n])
+    assert dot.nodes[box]["label"] == f"rnn\\nRecurrent\\n({op_count} ops)"
+    assert dot.cluster_of[box] == ("cluster_Tagger",)
+    tails = sorted(dot.nodes[t]["label"] for t, h, _ in dot.edges if h == box)
+    # What enters the box: the 20 slices x[:, step] (no grad, so not recorded: 20 leaves viewing
+    # x's memory, drawn as one node), the two weights, and the zeros the recurrence starts from.
+    assert tails == ["(2, 2) float32", "(2, 2) float32\\n20 views of one array",
+                     "rnn.hidden_weight\\n(2, 2) float32", "rnn.input_weight\\n(2, 2) float32"]
+    heads = [h for t, h, _ in dot.edges if t == box]
+    assert len(heads) == 1 and dot.nodes[heads[0]]["label"] == "(2, 2) float32"
+    # Outside the box everything is still drawn: the box, its 4 inputs and 1 output, then
+    # (MatMul, out.weight, product), (Add, out.bias, sum), (Sum, output).
+    assert len(dot.nodes) == 1 + 4 + 1 + 3 + 3 + 2
+    assert not any("cluster_Tagger/rnn" in c for c in dot.clusters)
+
+
+def test_two_calls_of_a_collapsed_module_are_two_nodes_in_a_chain():
+    layer = Affine(2)
+    x = mg.ones(1, 2)
+    y = layer(layer(x)).sum()
+    dot = parse(viz.draw(y, params={"weight": layer.weight, "bias": layer.bias}, collapse=Affine,
+                         legend=False).source)
+    boxes = sorted(n for n, a in dot.nodes.items() if a.get("shape") == "box3d")
+    assert len(boxes) == 2
+    between = [h for t, h, _ in dot.edges if t == boxes[0]]
+    assert len(between) == 1 and (between[0], boxes[1], {}) in dot.edges
+    for box in boxes:  # each call is fed by the same two parameters
+        tails = {dot.nodes[t]["label"].split("\\n")[0] for t, h, _ in dot.edges if h == box}
+        assert {"weight", "bias"} <= tails
+
+
+# ---------------------------------------------------------------------------------------
+# Highlight
+
+
+def paths_to_outputs(dot, starts):
+    """Edges on a path from a start node to an output, found independently of mg.viz:
+    (forward-reachable from a start) x (backward-reachable from an output)."""
+    successors, predecessors = collections.defaultdict(list), collections.defaultdict(list)
+    for tail, head, _ in dot.edges:
+        successors[tail].append(head)
+        predecessors[head].append(tail)
+
+    def reach(seeds, neighbours):
+        seen, stack = set(seeds), list(seeds)
+        while stack:
+            for other in neighbours[stack.pop()]:
+                if other not in seen:
+                    seen.add(other)
+                    stack.append(other)
+        return seen
+
+    downstream = reach(starts, successors)
+    outputs = [n for n, a in dot.nodes.items() if kind_of(a) == "output"]
+    upstream = reach(outputs, predecessors)
+    return {(t, h) for t, h, _ in dot.edges if t in downstream and h in upstream}
+
+
+def test_highlighted_edges_are_exactly_the_paths_from_the_output_to_the_parameter():
+    x, w, b, y = small_expression()
+    dot = parse(viz.draw(y, params={"w": w, "b": b}, highlight=[b], legend=False).source)
+    names = {n: a["label"].split("\\n")[0] for n, a in dot.nodes.items()}
+    highlighted = {(names[t], names[h]) for t, h, a in dot.edges if is_highlighted(a)}
+    assert highlighted == {("b", "Add"), ("Add", "total"), ("total", "Tanh"), ("Tanh", "hidden"),
+                           ("hidden", "Sum"), ("Sum", "scalar float32")}
+    assert is_highlighted(dot.nodes[by_label(dot, "b")]) and not is_highlighted(dot.nodes[by_label(dot, "w")])
+
+    dot = parse(viz.draw(y, params={"w": w, "b": b}, highlight=[w, b], legend=False).source)
+    assert sum(is_highlighted(a) for _, _, a in dot.edges) == 9  # all but x -> Mul
+
+
+@pytest.mark.parametrize("collapse", [None, Recurrent])
+def test_highlight_matches_an_independent_path_search(collapse):
+    model = Tagger(2)
+    out = model(mg.ones(1, 5, 2))
+    targets = [model.rnn.hidden_weight, model.out.bias]
+    dot = parse(viz.draw(out, params=model, highlight=targets, collapse=collapse).source)
+    starts = [by_label(dot, "rnn.hidden_weight"), by_label(dot, "out.bias")]
+    highlighted = {(t, h) for t, h, a in dot.edges if is_highlighted(a)}
+    assert highlighted == paths_to_outputs(dot, starts)
+    assert 0 < len(highlighted) < len(dot.edges)
+
+
+# ---------------------------------------------------------------------------------------
+# Values and gradients
+
+
+def test_show_grad_prints_the_gradient_norm_and_shape_of_tensors_with_grad():
+    x, w, b, y = small_expression()
+    y.backward()
+    dot = parse(viz.draw(y, params={"w": w, "b": b}, show_grad=True).source)
+    for name, tensor in (("w", w), ("b", b)):
+        label = dot.nodes[by_label(dot, name)]["label"]
+        norm = float(re.search(r"grad \(.*\) norm (\S+)", label).group(1))
+        assert norm == pytest.approx(np.linalg.norm(tensor.grad.data), rel=1e-3)
+        assert f"grad {tuple(tensor.shape)} norm" in label
+    # d/db sum(tanh(x*w + b)) = 1 - tanh^2
+    expected = np.linalg.norm(1 - np.tanh(np.array([0.5 + 0.1, -0.5 + 0.2])) ** 2)
+    assert dot.nodes[by_label(dot, "b")]["label"].endswith(f"norm {expected:.4g}")
+    assert "grad" not in dot.nodes[by_label(dot, "x")]["label"]  # x has no grad
+    assert "grad" not in parse(viz.draw(y, params={"w": w}).source).nodes[by_label(dot, "w")]["label"]
+
+
+def test_show_values_prints_small_tensors_such_as_a_3x3_attention_matrix():
+    scores = mg.tensor(np.log(np.array([[1, 1, 2], [1, 3, 0.5], [4, 1, 1]], np.float32)), requires_grad=True)
+    weights = mg.softmax(scores, dim=-1)
+    weights.name = "attention weights"
+    big = mg.ones(5, 5, requires_grad=True)  # 25 elements: too many to print
+    out = (weights.sum() + (big * 2).sum())
+    dot = parse(viz.draw(out, show_values=True).source)
+    label = dot.nodes[by_label(dot, "attention weights")]["label"]
+    assert label == ("attention weights\\n(3, 3) float32\\n[[0.25  0.25  0.5  ]\\n"
+                     "[0.222 0.667 0.111]\\n[0.667 0.167 0.167]]")
+    big_label = next(a["label"] for a in dot.nodes.values() if a["label"].startswith("(5, 5)"))
+    assert big_label == "(5, 5) float32"
+    hidden = parse(viz.draw(out).source)
+    assert hidden.nodes[by_label(hidden, "attention weights")]["label"] == "attention weights\\n(3, 3) float32"
+
+
+def test_op_labels_carry_short_settings():
+    x = mg.ones(2, 3, requires_grad=True)
+    y = mg.softmax(x, dim=-1)[:, :2].sum(dim=1)
+    labels = {a["label"] for a in parse(viz.draw(y).source).nodes.values() if a.get("shape") == "box"}
+    assert labels == {"Softmax\\ndim=1", "GetItem\\nindex=(:, :2)", "Sum\\ndims=(1,)"}
+
+
+# ---------------------------------------------------------------------------------------
+# Size, legend, errors
+
+
+def test_a_deep_graph_draws_without_recursion():
+    h = mg.ones(1, 2)
+    w = mg.tensor([[0.5, 0.5]], requires_grad=True)
+    for _ in range(3000):  # far deeper than Python's recursion limit
+        h = (h * w).tanh()
+    dot = parse(viz.draw(h, params={"w": w}, highlight=[w], legend=False).source)
+    assert len(dot.nodes) == 2 + 4 * 3000 and len(dot.edges) == 5 * 3000
+    plain = [(t, h) for t, h, a in dot.edges if not is_highlighted(a)]
+    assert len(plain) == 1 and kind_of(dot.nodes[plain[0][0]]) == "input"  # the start value h0
+
+
+def test_legend_shows_the_kinds_present():
+    model = Tagger(2)
+    out = model(mg.ones(1, 3, 2))
+    dot = parse(viz.draw(out, params=model, collapse=Recurrent, highlight=[model.out.weight]).source, legend=True)
+    legend = sorted(n for n in dot.nodes if n.startswith("legend_"))
+    assert legend == ["legend_highlight", "legend_input", "legend_intermediate", "legend_module", "legend_op",
+                      "legend_output", "legend_parameter"]
+    assert dot.clusters["cluster_legend"] is None or "legend" in dot.clusters["cluster_legend"]
+    plain = parse(viz.draw(mg.ones(2, requires_grad=True).sum()).source, legend=True)
+    assert sorted(n for n in plain.nodes if n.startswith("legend_")) == ["legend_input", "legend_op", "legend_output"]
+
+
+def test_errors_name_what_was_expected():
+    x, w, b, y = small_expression()
+    with pytest.raises(TypeError, match="at least one output"):
+        viz.draw()
+    with pytest.raises(TypeError, match="must be Tensors; argument 0 is a ndarray"):
+        viz.draw(np.ones(3))
+    with pytest.raises(ValueError, match="rankdir must be one of"):
+        viz.draw(y, rankdir="sideways")
+    with pytest.raises(TypeError, match="collapse takes module names"):
+        viz.draw(y, collapse=[3])
+    with pytest.raises(TypeError, match="highlight takes a list of Tensors"):
+        viz.draw(y, highlight=["w"])
+    with pytest.raises(ValueError, match="highlight tensor unused is not in the drawn graph"):
+        unused = mg.ones(2, requires_grad=True)
+        viz.draw(y, params={"unused": unused}, highlight=[unused])
+    with pytest.raises(TypeError, match="params must be a dict"):
+        viz.draw(y, params={"w": 1.0})
+    with pytest.raises(ValueError, match="format must be one of"):
+        viz.render(viz.draw(y), "graph.gif", format="gif")
+    with pytest.raises(TypeError, match="expected a graphviz graph"):
+        viz.render(y.data, "graph.svg")
+
+
+def test_rankdir_is_passed_to_graphviz():
+    x, w, b, y = small_expression()
+    assert "rankdir=LR" in viz.draw(y, rankdir="LR").source
+
+
+# ---------------------------------------------------------------------------------------
+# Rendering
+
+
+def test_render_writes_valid_svg_png_and_pdf(tmp_path):
+    model = Net(3)
+    graph = viz.draw(model(mg.ones(2, 3)), params=model, highlight=[model.head.weight])
+    svg = viz.render(graph, tmp_path / "graph.svg")
+    assert svg == tmp_path / "graph.svg"
+    root = ElementTree.parse(svg).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    titles = {element.text for element in root.iter("{http://www.w3.org/2000/svg}title")}
+    assert set(parse(graph.source).nodes) <= titles
+    png = viz.render(graph, tmp_path / "graph.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pdf = viz.render(graph, tmp_path / "picture", format="pdf")
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+def test_render_without_graphviz_says_how_to_install_it(tmp_path, monkeypatch):
+    x, w, b, y = small_expression()
+    graph = viz.draw(y)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` here
+    with pytest.raises(viz.GraphvizNotFoundError) as error:
+        viz.render(graph, tmp_path / "graph.svg")
+    assert "apt-get install graphviz" in str(error.value) and "brew install graphviz" in str(error.value)
+    assert not (tmp_path / "graph.svg").exists()
+    assert "digraph" in graph.source  # the DOT text needs no Graphviz
+
+
+# ---------------------------------------------------------------------------------------
+# The example's committed pictures
+
+
+_NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def assert_same_dot(now, committed):
+    """Equal DOT text, except that printed numbers may differ in their last digit (BLAS order)."""
+    assert _NUMBER.sub("#", now) == _NUMBER.sub("#", committed)
+    numbers_now = [float(n) for n in _NUMBER.findall(now)]
+    numbers_committed = [float(n) for n in _NUMBER.findall(committed)]
+    np.testing.assert_allclose(numbers_now, numbers_committed, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("name", ["attention_graph", "sentiment_graph"])
+def test_example_pictures_are_reproducible(name):
+    sys.path.insert(0, str(IMAGES.parents[1]))
+    from examples import attention_graph as example
+    graph = getattr(example, name)()
+    assert_same_dot(graph.source, (IMAGES / f"{name}.dot").read_text())
+    svg = ElementTree.parse(IMAGES / f"{name}.svg").getroot()
+    titles = {element.text for element in svg.iter("{http://www.w3.org/2000/svg}title")}
+    assert set(parse(graph.source, legend=True).nodes) <= titles  # the SVG was drawn from this DOT
+
+
+def test_attention_example_highlights_the_four_matrices():
+    from examples import attention_graph as example
+    dot = parse(example.attention_graph().source)
+    starts = [by_label(dot, name) for name in example.ATTENTION_MATRICES]
+    for start in starts:
+        assert kind_of(dot.nodes[start]) == "parameter" and "grad (4, 4) norm" in dot.nodes[start]["label"]
+    highlighted = {(t, h) for t, h, a in dot.edges if is_highlighted(a)}
+    assert highlighted == paths_to_outputs(dot, starts)
+    weights = [a["label"] for a in dot.nodes.values() if a["label"].startswith("(1, 1, 3, 3) float32\\n[[[[")]
+    rows = [[float(v) for v in re.findall(r"[-\d.]+", row)] for row in weights[-1].split("\\n")[1:4]]
+    np.testing.assert_allclose(np.sum(rows, axis=1), 1.0, atol=2e-3)  # softmax rows of the 3x3 matrix
+
+
+def test_sentiment_example_is_tens_of_nodes_with_the_lstm_as_one():
+    from examples import attention_graph as example
+    dot = parse(example.sentiment_graph().source)
+    assert 15 <= len(dot.nodes) <= 99
+    boxes = [a["label"] for a in dot.nodes.values() if a.get("shape") == "box3d"]
+    assert boxes and all(label.startswith("encoder\\nLSTM") for label in boxes)
+    assert len(boxes) == 1
