@@ -184,13 +184,16 @@ class _Vertex:
     `path` is the module scope (a tuple of (dotted name, class name)) whose cluster holds it.
     """
 
-    __slots__ = ("dot_id", "kind", "label", "path", "out_edges", "op_count", "views")
+    __slots__ = ("dot_id", "kind", "label", "path", "follows_consumers", "out_edges", "op_count", "views",
+                 "first_view")
 
     def __init__(self, dot_id, kind, label, path):
         self.dot_id, self.kind, self.label, self.path = dot_id, kind, label, path
+        self.follows_consumers = False  # a weight or constant: sits in the cluster of the ops using it
         self.out_edges = []
         self.op_count = 0  # ops drawn as this vertex (a collapsed call holds many)
-        self.views = None  # for an input: the distinct views of its array that ops read
+        self.views = None  # for an input: the distinct views of its array that ops read...
+        self.first_view = None  # ...and (tensor, name) of the first one
 
 
 class _Picture:
@@ -207,7 +210,6 @@ class _Picture:
         self.units = {}  # id(Node) -> the op's _Vertex, or its collapsed module call's _Vertex
         self.calls = {}  # id(scope entry) -> _Vertex of a collapsed module call
         self.arrays = {}  # id of the array under a leaf without grad -> its _Vertex
-        self.first_views = {}  # id(_Vertex) -> (first tensor, name) of a merged array
         self.vertices = []  # in creation order
         self.edges = []  # (tail _Vertex, head _Vertex, gradient flows back along it)
         self._counts = collections.Counter()
@@ -270,16 +272,13 @@ class _Picture:
             producer = self.units[id(tensor._node)]
             vertex = self._new_vertex("t", kind, label, producer.path)
             self._edge(producer, vertex, True)
-        else:
-            # Parameters and constants sit in the cluster of the ops that use them (path None
-            # until an edge says where); inputs stay outside every module.
-            placed = kind == "parameter" or _is_constant(tensor, name)
-            vertex = self._new_vertex("t", kind, label, None if placed else ())
+        else:  # inputs stay outside every module
+            vertex = self._new_vertex("t", kind, label, ())
+            vertex.follows_consumers = kind == "parameter" or _is_constant(tensor, name)
         self.tensors[id(tensor)] = vertex
         if array is not None:
             self.arrays[array] = vertex
-            vertex.views = {_view_key(tensor)}
-            self.first_views[id(vertex)] = (tensor, name)
+            vertex.views, vertex.first_view = {_view_key(tensor)}, (tensor, name)
         return vertex
 
     def tensor_vertex(self, tensor, why):
@@ -292,10 +291,10 @@ class _Picture:
 
     # -- edges ----------------------------------------------------------------------------
     def _edge(self, tail, head, gradient_flows):
+        if tail.follows_consumers:  # the innermost cluster holding all its consumers
+            tail.path = head.path if not tail.out_edges else _common_prefix(tail.path, head.path)
         tail.out_edges.append(len(self.edges))
         self.edges.append((tail, head, gradient_flows))
-        if tail.path is None or (tail.kind in ("parameter", "input") and tail.path):
-            tail.path = head.path if tail.path is None else _common_prefix(tail.path, head.path)
 
     def build(self, nodes):
         """Make the vertices and edges for `nodes` (producers first) and for the outputs."""
@@ -316,10 +315,8 @@ class _Picture:
         for output in self.outputs:
             self._tensor(output)
         for vertex in self.vertices:
-            if vertex.path is None:
-                vertex.path = ()
             if vertex.views is not None and len(vertex.views) > 1:
-                tensor, name = self.first_views[id(vertex)]
+                tensor, name = vertex.first_view
                 vertex.label = (_tensor_label(tensor, name, False, False)
                                 + f"\\n{len(vertex.views)} views of one array")
 
