@@ -58,13 +58,13 @@ class Tensor:
 
     @classmethod
     def _constant_like(cls, value, inputs):
-        """Wrap a non-tensor operand. A Python number takes the dtype of the tensor it meets
-        (so `x * 2` keeps float32), as in PyTorch."""
-        if isinstance(value, (bool, int, float)):
+        """Wrap a non-tensor operand. A number (Python or numpy scalar) takes the dtype of the
+        tensor it meets (so `x * 2` and `x / np.int64(n)` keep float32), as in PyTorch."""
+        if isinstance(value, (bool, int, float, np.bool_, np.number)):
             partner = next((t.dtype for t in inputs if isinstance(t, Tensor)), None)
-            if isinstance(value, bool):
+            if isinstance(value, (bool, np.bool_)):
                 return cls(np.asarray(value))
-            if partner is not None and (partner in _FLOAT_DTYPES or isinstance(value, int)):
+            if partner is not None and (partner in _FLOAT_DTYPES or isinstance(value, (int, np.integer))):
                 return cls(np.asarray(value, dtype=partner), _copy=False)
         return cls(value)
 
