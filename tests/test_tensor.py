@@ -76,6 +76,14 @@ def test_scalar_operand_keeps_float32():
     np.testing.assert_allclose((2 ** x).numpy(), [2.0, 4.0])
 
 
+def test_numpy_scalar_operand_keeps_float32():
+    x = mg.tensor([2.0, 4.0])
+    for y in (x * np.int64(2), x / np.int64(2), np.int64(3) - x, x + np.float32(1), x * np.float64(0.5)):
+        assert y.dtype == np.float32
+    np.testing.assert_array_equal((x / np.int64(2)).numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal((np.int64(3) - x).numpy(), [1.0, -1.0])
+
+
 def test_int_operand_keeps_int64():
     i = mg.tensor([1, 2, 3])
     assert (i + 1).dtype == np.int64
