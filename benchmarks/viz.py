@@ -22,7 +22,6 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import minigrad as mg  # noqa: E402
-import minigrad.viz  # noqa: E402,F401
 from minigrad import autograd, nn  # noqa: E402
 
 NODES_PER_STEP = 6  # Mul, Add, Tanh and their three outputs

@@ -26,7 +26,6 @@ if __package__ in (None, ""):  # run as a script: make `examples.sentiment` impo
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
-import minigrad.viz  # noqa: E402,F401  (until minigrad/__init__.py imports it)
 from minigrad import nn  # noqa: E402
 
 IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
