@@ -45,6 +45,11 @@ class _GradMode(contextlib.ContextDecorator):
 
     enabled = True
 
+    def __new__(cls, func=None):
+        if func is not None:  # used bare, as `@mg.no_grad` (torch accepts both spellings)
+            return cls()(func)
+        return super().__new__(cls)
+
     def __enter__(self):
         global _grad_enabled
         self._previous = _grad_enabled
