@@ -278,6 +278,16 @@ def test_no_grad_decorator():
     assert double(x).numpy()[0] == 2.0  # a second call works the same
 
 
+def test_no_grad_decorator_without_parentheses():
+    @mg.no_grad
+    def double(t):
+        return t * 2
+
+    y = double(leaf([1.0, 2.0]))
+    assert not y.requires_grad and mg.is_grad_enabled()
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+
+
 def test_no_grad_and_enable_grad_nest():
     x = leaf([1.0, 2.0])
     with mg.no_grad():
