@@ -10,7 +10,9 @@ from ..tensor import Tensor, _to_array
 from .elementwise import _bool_mask, mul
 from .shape import _dim
 
-MASKED_SCORE = -1e9  # what masked positions get before softmax (exp of it is exactly 0)
+# Added to masked scores before softmax. The textbook uses -1e9; -1e30 also swamps every real
+# score in float64 (s - 1e30 == -1e30 exactly), so a fully masked row is uniform in both dtypes.
+MASKED_SCORE = -1e30
 
 
 def _last(x, dim):
@@ -65,10 +67,10 @@ def log_softmax(x, dim=-1):
 def masked_softmax(scores, mask=None, scale=1.0):
     """softmax(scores * scale) over the last dim, where positions with mask == False get weight 0.
 
-    mask: bool, broadcastable to scores (True = may attend). Masked scores are set to -1e9
-    before the softmax, so their weights are exactly 0; a row with every position masked
-    comes out uniform (all its scores are equal), never NaN. Forward and backward are one
-    kernel pass each.
+    mask: bool, broadcastable to scores (True = may attend). Masked scores get MASKED_SCORE
+    (-1e30) added before the softmax, so their weights are exactly 0; a row with every
+    position masked comes out uniform (all its scores become equal), never NaN. Forward and
+    backward are one kernel pass each.
     """
     additive = None
     if mask is not None:
