@@ -618,8 +618,9 @@ def test_masked_softmax_without_mask_is_scaled_softmax():
     check(lambda s: mg.masked_softmax(s, None, 2.0), scores)
 
 
-def test_masked_softmax_fully_masked_row_is_uniform():
-    scores = mg.tensor(rand(2, 4, seed=63).astype(np.float32), requires_grad=True)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_masked_softmax_fully_masked_row_is_uniform(dtype):
+    scores = mg.tensor(rand(2, 4, seed=63).astype(dtype), requires_grad=True)
     mask = np.array([[True, True, False, True], [False, False, False, False]])
     out = mg.masked_softmax(scores, mask)
     np.testing.assert_allclose(out.numpy()[1], [0.25] * 4)
