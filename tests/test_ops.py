@@ -144,6 +144,19 @@ def test_matmul(shapes):
     check(lambda x, y: mg.matmul(x, y), a, b)
 
 
+@FAST
+@given(batch=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3),
+       sizes=st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)), seed=st.integers(0, 1000))
+def test_matmul_random_batch_broadcasting(batch, sizes, seed):
+    n, k, m = sizes
+    a = rand(*batch.input_shapes[0], n, k, seed=seed)
+    b = rand(*batch.input_shapes[1], k, m, seed=seed + 1)
+    out = value(lambda x, y: x @ y, a, b)
+    assert out.shape == batch.result_shape + (n, m)
+    np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-12, atol=1e-12)
+    check(lambda x, y: x @ y, a, b)
+
+
 def test_matmul_one_side_constant():
     a, b = rand(3, 4, seed=8), rand(2, 4, 5, seed=9)
     check(lambda x: x @ mg.tensor(b), a)
@@ -345,6 +358,19 @@ def test_shape_ops(name, op, reference):
     out = value(op, x)
     np.testing.assert_array_equal(out, reference(x))
     check(op, x)
+
+
+@FAST
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, max_side=3), data=st.data())
+def test_permute_and_flip_random(shape, data):
+    order = data.draw(st.permutations(range(len(shape))))
+    flips = data.draw(st.lists(st.integers(0, len(shape) - 1), max_size=len(shape), unique=True))
+    x = rand(*shape, seed=len(shape))
+    fn = lambda t: t.permute(*order).flip(flips) if flips else t.permute(*order)  # noqa: E731
+    expected = np.transpose(x, order)
+    expected = np.flip(expected, flips) if flips else expected
+    np.testing.assert_array_equal(value(fn, x), expected)
+    check(fn, x)
 
 
 def test_squeeze():
