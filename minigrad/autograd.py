@@ -236,6 +236,8 @@ def backward(output, grad=None, retain_graph=False):
     if output._node is None:  # a leaf: d output / d output = 1
         _accumulate(output, grad)
         return
+    if output._retains_grad:  # the output is never an input in its own graph: record its grad here
+        _accumulate(output, grad)
 
     root = output._node
     pending = {id(root): [None] * len(root.output_meta)}  # node id -> gradient of each output
