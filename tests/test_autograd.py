@@ -119,6 +119,17 @@ def test_retain_grad_on_non_leaf():
     np.testing.assert_array_equal(x.grad.numpy(), [18.0, 36.0])  # 2h * 3
 
 
+def test_retain_grad_on_the_output_itself():
+    x = leaf([1.0, 2.0])
+    y = (x * 2).sum().retain_grad()
+    y.backward()
+    assert y.grad.item() == 1.0
+    z = (x * 3).retain_grad()
+    z.backward(np.array([1.0, 5.0]))
+    np.testing.assert_array_equal(z.grad.numpy(), [1.0, 5.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 17.0])  # 2 + 3, 2 + 15
+
+
 def test_tensor_used_by_two_outputs():
     x = leaf([1.0, 2.0])
     h = x * x
