@@ -127,7 +127,7 @@ def train(model, vectors, ids, labels):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    return history, initial
+    return history
 
 
 def build_graph(model, vectors):
@@ -157,15 +157,16 @@ def main(images=IMAGES):
     # What will be learned: the four matrices and the small head. Nothing else.
     print("Parameters (what the optimizer updates):")
     for name, parameter in model.named_parameters():
-        print(f"  {name:<26} {str(parameter.shape):<8}")
+        print(f"  {name:<26} {parameter.shape}")
     parameter_names = [name for name, _ in model.named_parameters()]
     print("No attention weights among them: those are computed from the input at every call.")
 
     # Draw the graph from the untrained model: the picture is the same at every step, and its
     # gradient norms do not depend on hundreds of steps of rounding.
     graph = build_graph(model, vectors)
+    initial_parameters = {name: p.numpy().copy() for name, p in model.named_parameters()}
     weights_before = attention_of(model, vectors, FIXED_SENTENCE)
-    history, initial = train(model, vectors, train_ids, train_labels)
+    history = train(model, vectors, train_ids, train_labels)
     weights_after = attention_of(model, vectors, FIXED_SENTENCE)
 
     print_table(f"Training: loss, accuracy, and how far each matrix moved (||W - W_start||), "
@@ -207,10 +208,8 @@ def main(images=IMAGES):
         print(f"\nwrote {os.path.relpath(written)} (red: the gradient paths from the loss to W_Q, W_K, W_V, W_O)")
 
     return {"vectors": vectors, "train_ids": train_ids, "train_labels": train_labels,
-            "parameter_names": parameter_names, "history": history, "initial": initial,
-            "final": {name: getattr(model.attention, name).numpy().copy() for name in MATRICES},
-            "classifier_weight": model.classifier.weight.numpy().copy(),
-            "classifier_bias": model.classifier.bias.numpy().copy(),
+            "parameter_names": parameter_names, "history": history, "initial_parameters": initial_parameters,
+            "final_parameters": {name: p.numpy().copy() for name, p in model.named_parameters()},
             "weights_before": weights_before, "weights_after": weights_after, "other_weights": other_weights,
             "held_out_accuracy": held_out_accuracy, "held_out_ids": held_out_ids,
             "received_by_word": received_by_word, "graph": graph}
