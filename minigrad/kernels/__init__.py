@@ -3,7 +3,7 @@
 The functions below are those of the active backend, chosen once at import by
 the environment variable MINIGRAD_KERNELS:
 
-    numba (default)  Numba kernels (softmax.py, matmul.py, adam.py, embedding.py)
+    numba (default)  Numba kernels (softmax.py, batched_matmul.py, adam.py, embedding.py)
     numpy            their plain-numpy twins (reference.py); Numba is not imported
 
 Both backends have the same names, signatures and contracts; the contracts are
@@ -31,7 +31,7 @@ from . import reference  # noqa: E402
 if BACKEND == "numba":
     from .adam import adam_update
     from .embedding import embedding_backward
-    from .matmul import matmul, matmul_grad_a, matmul_grad_b
+    from .batched_matmul import matmul, matmul_grad_a, matmul_grad_b
     from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
                           log_softmax_forward, softmax_backward, softmax_forward)
 else:

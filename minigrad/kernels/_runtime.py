@@ -10,7 +10,7 @@ import tempfile
 
 # Below this many elements a parallel launch (~0.05 ms with passive threads, see
 # configure_threads) costs more than it saves, so kernels run their serial path.
-PARALLEL_MIN_SIZE = 1 << 15
+PARALLEL_MIN_SIZE = 1 << 16
 
 
 def chunk_count(rows):

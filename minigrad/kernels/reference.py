@@ -132,7 +132,7 @@ def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
     """
     flat, padding_idx = check_embedding_indices(indices, grad_out, num_embeddings, padding_idx)
     grad = np.zeros((num_embeddings, grad_out.shape[-1]), dtype=grad_out.dtype)
-    np.add.at(grad, flat, grad_out.reshape(flat.size, -1))
+    np.add.at(grad, flat, grad_out.reshape(flat.size, grad_out.shape[-1]))
     if padding_idx is not None:
         grad[padding_idx] = 0
     return grad

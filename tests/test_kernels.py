@@ -1,0 +1,357 @@
+"""minigrad.kernels: every Numba kernel against its numpy twin, and every twin against a
+formula written out here (or PyTorch, or finite differences), so the twins are not
+only checked against themselves. Also: the backend switch and the on-disk cache of a
+read-only install, each in a subprocess."""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigrad.kernels as kernels
+from minigrad.kernels import adam as numba_adam
+from minigrad.kernels import embedding as numba_embedding
+from minigrad.kernels import batched_matmul as numba_matmul
+from minigrad.kernels import reference
+from minigrad.kernels import softmax as numba_softmax
+from minigrad.kernels._runtime import PARALLEL_MIN_SIZE
+
+KERNELS_DIR = os.path.dirname(kernels.__file__)
+FLOATS = [np.float32, np.float64]
+# deadline=None: no wall-clock limits in tests (first calls include Numba compilation).
+few = settings(max_examples=15, deadline=None)
+
+
+def close(actual, expected, dtype):
+    tol = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-13)
+    assert actual.dtype == dtype
+    np.testing.assert_allclose(actual, expected, **tol)
+
+
+def padding_mask(rng, batch, length, fill, dtype, shape):
+    """Key-padding mask (0 keep, `fill` drop) with at least one kept key per row."""
+    lengths = rng.integers(1, length + 1, batch)
+    keep = np.arange(length)[None, :] < lengths[:, None]
+    return np.where(keep, 0.0, fill).astype(dtype).reshape(shape)
+
+
+# ============================================================ twins vs formulas written here
+
+def test_softmax_twin_matches_exp_over_sum():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, 6))
+    mask = np.zeros((3, 1, 6))
+    mask[0, 0, 4:] = -np.inf
+    mask[1, 0, :2] = -1e9
+    e = np.exp(x * 0.5 + mask)
+    np.testing.assert_allclose(reference.softmax_forward(x, 0.5, mask), e / e.sum(-1, keepdims=True), rtol=1e-13)
+    assert (reference.softmax_forward(x, 0.5, mask)[0, :, 4:] == 0).all()
+    np.testing.assert_allclose(reference.softmax_forward(x), np.exp(x) / np.exp(x).sum(-1, keepdims=True), rtol=1e-13)
+
+
+def test_softmax_and_log_softmax_backward_twins_match_jacobians():
+    rng = np.random.default_rng(1)
+    x, grad_y, scale = rng.standard_normal((5, 7)), rng.standard_normal((5, 7)), 0.3
+    y = reference.softmax_forward(x, scale)
+    log_y = reference.log_softmax_forward(x)
+    np.testing.assert_allclose(log_y, np.log(np.exp(x) / np.exp(x).sum(-1, keepdims=True)), rtol=1e-13)
+    for r in range(5):
+        softmax_jacobian = scale * (np.diag(y[r]) - np.outer(y[r], y[r]))  # d y_i / d x_j
+        np.testing.assert_allclose(reference.softmax_backward(y, grad_y, scale)[r],
+                                   softmax_jacobian.T @ grad_y[r], rtol=1e-12)
+        p = np.exp(log_y[r])
+        log_jacobian = np.eye(7) - p[None, :]  # d log_y_i / d x_j = delta_ij - p_j
+        np.testing.assert_allclose(reference.log_softmax_backward(log_y, grad_y)[r],
+                                   log_jacobian.T @ grad_y[r], rtol=1e-12)
+
+
+def test_cross_entropy_twin_matches_loop_and_finite_differences():
+    rng = np.random.default_rng(2)
+    logits = rng.standard_normal((6, 4))
+    target = np.array([0, 3, -100, 2, 1, -100])
+    loss, probs, count = reference.cross_entropy_forward(logits, target)
+    kept = [(row, t) for row, t in enumerate(target) if t != -100]
+    expected = np.mean([np.log(np.exp(logits[r]).sum()) - logits[r, t] for r, t in kept])
+    assert count == 4 and loss.shape == () and loss.dtype == np.float64
+    assert loss == pytest.approx(expected, rel=1e-13)
+    np.testing.assert_allclose(probs, np.exp(logits) / np.exp(logits).sum(1, keepdims=True), rtol=1e-13)
+
+    grad = reference.cross_entropy_backward(probs, target, -100, count, 2.0)
+    numeric = np.zeros_like(logits)
+    for index in np.ndindex(*logits.shape):
+        step = np.zeros_like(logits)
+        step[index] = 1e-6
+        numeric[index] = 2.0 * (reference.cross_entropy_forward(logits + step, target)[0]
+                                - reference.cross_entropy_forward(logits - step, target)[0]) / 2e-6
+    np.testing.assert_allclose(grad, numeric, atol=1e-8)
+    assert (grad[[2, 5]] == 0).all()
+
+
+def test_cross_entropy_all_ignored_gives_zero_loss_and_grad():
+    for module in (reference, numba_softmax):
+        loss, probs, count = module.cross_entropy_forward(np.ones((3, 2), np.float32), np.full(3, -1), -1)
+        assert count == 0 and loss == 0.0 and loss.dtype == np.float32
+        assert (module.cross_entropy_backward(probs, np.full(3, -1), -1, 0, 1.0) == 0).all()
+
+
+def test_cross_entropy_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    logits = rng.standard_normal((9, 5)).astype(np.float32)
+    target = np.array([4, 0, 7, 7, 1, 2, 3, 7, 0])  # 7 is the ignore_index here
+    torch_logits = torch.tensor(logits, requires_grad=True)
+    torch_loss = torch.nn.functional.cross_entropy(torch_logits, torch.tensor(target), ignore_index=7)
+    torch_loss.backward(torch.tensor(1.5))
+    for module in (reference, numba_softmax):
+        loss, probs, count = module.cross_entropy_forward(logits, target, ignore_index=7)
+        assert float(loss) == pytest.approx(torch_loss.item(), rel=1e-5)
+        close(module.cross_entropy_backward(probs, target, 7, count, 1.5), torch_logits.grad.numpy(), np.float32)
+
+
+def test_adam_twin_matches_scalar_formula_and_torch():
+    rng = np.random.default_rng(4)
+    param, grads = rng.standard_normal(5), rng.standard_normal((3, 5))
+    lr, beta1, beta2, eps, decay = 0.1, 0.8, 0.95, 1e-3, 0.05
+    twin = (param.copy(), np.zeros(5), np.zeros(5))
+    by_hand = [float(v) for v in param], [0.0] * 5, [0.0] * 5
+    for step, grad in enumerate(grads, start=1):
+        reference.adam_update(twin[0], grad, twin[1], twin[2], step, lr, beta1, beta2, eps, decay)
+        p, m, v = by_hand
+        for i in range(5):
+            g = grad[i] + decay * p[i]
+            m[i] = beta1 * m[i] + (1 - beta1) * g
+            v[i] = beta2 * v[i] + (1 - beta2) * g * g
+            p[i] -= lr * (m[i] / (1 - beta1 ** step)) / ((v[i] / (1 - beta2 ** step)) ** 0.5 + eps)
+    np.testing.assert_allclose(twin[0], by_hand[0], rtol=1e-13)
+    np.testing.assert_allclose(twin[2], by_hand[2], rtol=1e-13)
+
+    torch = pytest.importorskip("torch")
+    torch_param = torch.tensor(param, requires_grad=True)
+    optimizer = torch.optim.Adam([torch_param], lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=decay)
+    for grad in grads:
+        torch_param.grad = torch.tensor(grad)
+        optimizer.step()
+    np.testing.assert_allclose(twin[0], torch_param.detach().numpy(), rtol=1e-12)
+
+
+def test_embedding_twin_matches_one_hot_matmul():
+    rng = np.random.default_rng(5)
+    indices, grad_out = rng.integers(0, 6, (4, 3)), rng.standard_normal((4, 3, 2))
+    one_hot = np.eye(6)[indices.reshape(-1)]  # (12, 6)
+    expected = one_hot.T @ grad_out.reshape(12, 2)
+    np.testing.assert_allclose(reference.embedding_backward(indices, grad_out, 6), expected, rtol=1e-13)
+    expected[4] = 0
+    np.testing.assert_allclose(reference.embedding_backward(indices, grad_out, 6, padding_idx=-2), expected)
+
+
+def test_matmul_twins_match_einsum():
+    rng = np.random.default_rng(6)
+    a, b, grad = rng.standard_normal((2, 1, 3, 4)), rng.standard_normal((5, 4, 6)), rng.standard_normal((2, 5, 3, 6))
+    np.testing.assert_allclose(reference.matmul(a, b), np.einsum("xyik,ykj->xyij", a, b), rtol=1e-12)
+    np.testing.assert_allclose(reference.matmul_grad_a(grad, b), np.einsum("xyij,ykj->xyik", grad, b), rtol=1e-12)
+    np.testing.assert_allclose(reference.matmul_grad_b(a, grad), np.einsum("xzik,xyij->xykj", a, grad), rtol=1e-12)
+
+
+# ============================================================ Numba kernels vs twins
+
+def test_backend_exposes_every_kernel():
+    assert kernels.BACKEND == os.environ.get("MINIGRAD_KERNELS", "numba")
+    for name in kernels.KERNELS:
+        assert callable(getattr(kernels, name)) and callable(getattr(reference, name))
+
+
+@few
+@given(seed=st.integers(0, 2**32 - 1), lead=st.lists(st.integers(1, 4), min_size=0, max_size=3),
+       length=st.integers(1, 40), dtype=st.sampled_from(FLOATS), scale=st.floats(0.1, 3.0),
+       fill=st.sampled_from([None, -1e9, -np.inf]), mask_dims=st.integers(0, 3))
+def test_softmax_matches_twin(seed, lead, length, dtype, scale, fill, mask_dims):
+    rng = np.random.default_rng(seed)
+    shape = tuple(lead) + (length,)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    mask = None
+    if fill is not None:  # mask broadcast over some leading dims, as (B,1,1,L) or (B,1,L) masks are
+        mask_shape = tuple(1 if i < len(lead) - mask_dims else d for i, d in enumerate(lead)) + (length,)
+        mask = np.where(rng.random(mask_shape) < 0.4, fill, 0.0).astype(dtype)
+        mask[..., rng.integers(length)] = 0  # every row keeps a key
+    y = numba_softmax.softmax_forward(x, scale, mask)
+    close(y, reference.softmax_forward(x, scale, mask), dtype)
+    if mask is not None:
+        assert (y[np.broadcast_to(mask, shape) < -1e8] == 0).all()
+    grad_y = rng.standard_normal(shape).astype(dtype)
+    close(numba_softmax.softmax_backward(y, grad_y, scale), reference.softmax_backward(y, grad_y, scale), dtype)
+
+
+@few
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 30), length=st.integers(1, 50),
+       dtype=st.sampled_from(FLOATS), spread=st.sampled_from([1.0, 30.0]))
+def test_log_softmax_matches_twin(seed, rows, length, dtype, spread):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, length)) * spread).astype(dtype)
+    y = numba_softmax.log_softmax_forward(x)
+    close(y, reference.log_softmax_forward(x), dtype)
+    grad_y = rng.standard_normal(x.shape).astype(dtype)
+    close(numba_softmax.log_softmax_backward(y, grad_y), reference.log_softmax_backward(y, grad_y), dtype)
+
+
+@few
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 40), classes=st.integers(1, 30),
+       dtype=st.sampled_from(FLOATS), ignore_index=st.sampled_from([-100, 0, 3]), grad_loss=st.floats(-2, 2))
+def test_cross_entropy_matches_twin(seed, rows, classes, dtype, ignore_index, grad_loss):
+    rng = np.random.default_rng(seed)
+    logits = (rng.standard_normal((rows, classes)) * 3).astype(dtype)
+    target = rng.integers(0, classes, rows)
+    target[rng.random(rows) < 0.3] = ignore_index
+    loss, probs, count = numba_softmax.cross_entropy_forward(logits, target, ignore_index)
+    ref_loss, ref_probs, ref_count = reference.cross_entropy_forward(logits, target, ignore_index)
+    assert count == ref_count and isinstance(count, int)
+    close(loss, ref_loss, dtype)
+    close(probs, ref_probs, dtype)
+    close(numba_softmax.cross_entropy_backward(probs, target, ignore_index, count, grad_loss),
+          reference.cross_entropy_backward(ref_probs, target, ignore_index, count, grad_loss), dtype)
+
+
+@few
+@given(seed=st.integers(0, 2**32 - 1),
+       batches=st.sampled_from([((), ()), ((3,), ()), ((), (2, 3)), ((2, 1), (3,)), ((1, 4), (2, 1)), ((2, 3), (1,))]),
+       n=st.integers(1, 9), k=st.integers(1, 9), m=st.integers(1, 9), dtype=st.sampled_from(FLOATS))
+def test_matmul_matches_twin(seed, batches, n, k, m, dtype):
+    a_batch, b_batch = batches
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(a_batch + (n, k)).astype(dtype)
+    b = rng.standard_normal(b_batch + (k, m)).astype(dtype)
+    out = numba_matmul.matmul(a, b)
+    close(out, reference.matmul(a, b), dtype)
+    grad = rng.standard_normal(out.shape).astype(dtype)
+    close(numba_matmul.matmul_grad_a(grad, b), reference.matmul_grad_a(grad, b), dtype)
+    close(numba_matmul.matmul_grad_b(a, grad), reference.matmul_grad_b(a, grad), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_small_matrix_numba_path_with_broadcast_batch(dtype):
+    """Stacks of tiny matrices take the Numba loop (serial and parallel); batch dims broadcast."""
+    rng = np.random.default_rng(7)
+    for a_shape, b_shape in [((2, 1, 600, 2, 3), (3, 1, 3, 2)), ((70000, 2, 2), (2, 2))]:
+        a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+        assert numba_matmul._use_small_kernel(a, b, np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+        out = numba_matmul.matmul(a, b)
+        close(out, np.matmul(a, b), dtype)
+        grad = rng.standard_normal(out.shape).astype(dtype)
+        close(numba_matmul.matmul_grad_a(grad, b), reference.matmul_grad_a(grad, b), dtype)
+        close(numba_matmul.matmul_grad_b(a, grad), reference.matmul_grad_b(a, grad), dtype)
+
+
+@few
+@given(seed=st.integers(0, 2**32 - 1), shape=st.lists(st.integers(1, 7), min_size=1, max_size=3),
+       dtype=st.sampled_from(FLOATS), decay=st.sampled_from([0.0, 0.01]), steps=st.integers(1, 3))
+def test_adam_matches_twin(seed, shape, dtype, decay, steps):
+    rng = np.random.default_rng(seed)
+    state = [rng.standard_normal(shape).astype(dtype), np.zeros(shape, dtype), np.zeros(shape, dtype)]
+    twin = [array.copy() for array in state]
+    for step in range(1, steps + 1):
+        grad = rng.standard_normal(shape).astype(dtype)
+        numba_adam.adam_update(state[0], grad, state[1], state[2], step, 1e-2, 0.9, 0.999, 1e-8, decay)
+        reference.adam_update(twin[0], grad, twin[1], twin[2], step, 1e-2, 0.9, 0.999, 1e-8, decay)
+    for mine, theirs in zip(state, twin):
+        close(mine, theirs, dtype)
+
+
+@few
+@given(seed=st.integers(0, 2**32 - 1), index_shape=st.lists(st.integers(0, 6), min_size=1, max_size=3),
+       num_embeddings=st.integers(1, 12), dim=st.integers(1, 9), dtype=st.sampled_from(FLOATS),
+       padding_idx=st.sampled_from([None, 0, -1]))
+def test_embedding_backward_matches_twin(seed, index_shape, num_embeddings, dim, dtype, padding_idx):
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, num_embeddings, index_shape)
+    grad_out = rng.standard_normal(tuple(index_shape) + (dim,)).astype(dtype)
+    out = numba_embedding.embedding_backward(indices, grad_out, num_embeddings, padding_idx)
+    close(out, reference.embedding_backward(indices, grad_out, num_embeddings, padding_idx), dtype)
+
+
+def test_parallel_paths_match_twins():
+    """Inputs above PARALLEL_MIN_SIZE run the prange drivers (float32, as in training)."""
+    rng = np.random.default_rng(8)
+    dtype = np.float32
+    x = rng.standard_normal((4, 2, 64, 150)).astype(dtype)
+    assert x.size >= PARALLEL_MIN_SIZE
+    mask = padding_mask(rng, 4, 150, -np.inf, dtype, (4, 1, 1, 150))
+    y = numba_softmax.softmax_forward(x, 0.125, mask)
+    close(y, reference.softmax_forward(x, 0.125, mask), dtype)
+    close(numba_softmax.softmax_backward(y, x, 0.125), reference.softmax_backward(y, x, 0.125), dtype)
+    logits = x.reshape(-1, 150)
+    log_y = numba_softmax.log_softmax_forward(logits)
+    close(log_y, reference.log_softmax_forward(logits), dtype)
+    close(numba_softmax.log_softmax_backward(log_y, logits), reference.log_softmax_backward(log_y, logits), dtype)
+    target = rng.integers(0, 150, logits.shape[0])
+    target[::5] = -100
+    loss, probs, count = numba_softmax.cross_entropy_forward(logits, target)
+    close(loss, reference.cross_entropy_forward(logits, target)[0], dtype)
+    close(numba_softmax.cross_entropy_backward(probs, target, -100, count, 1.0),
+          reference.cross_entropy_backward(probs, target, -100, count, 1.0), dtype)
+    param, grad = x.copy(), rng.standard_normal(x.shape).astype(dtype)
+    state, twin = [param, np.zeros_like(x), np.zeros_like(x)], [param.copy(), np.zeros_like(x), np.zeros_like(x)]
+    numba_adam.adam_update(state[0], grad, state[1], state[2], 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
+    reference.adam_update(twin[0], grad, twin[1], twin[2], 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
+    close(state[0], twin[0], dtype)
+
+
+def test_softmax_row_with_one_finite_entry_is_one_hot():
+    x = np.array([[1.0, 2.0, 3.0], [5.0, -7.0, 0.5]], np.float32)
+    mask = np.array([[-np.inf, 0.0, -np.inf], [0.0, -1e9, -1e9]], np.float32)
+    for module in (numba_softmax, reference):
+        np.testing.assert_array_equal(module.softmax_forward(x, 1.0, mask), [[0, 1, 0], [1, 0, 0]])
+
+
+def test_exp_is_accurate_over_the_whole_range():
+    """The vectorised exp inside the softmax kernels, probed through log_softmax_backward
+    (grad - exp(y) * sum(grad)) with grad = [-1, 0]: output[1] = exp(y[1])."""
+    for dtype, ulps in ((np.float32, 2), (np.float64, 2)):
+        y = np.linspace(-700 if dtype == np.float64 else -87, 0, 5001).astype(dtype)
+        pairs = np.stack([np.zeros_like(y), y], axis=1)
+        grad = np.tile(np.array([-1.0, 0.0], dtype), (y.size, 1))
+        ours = numba_softmax.log_softmax_backward(pairs, grad)[:, 1]
+        spacing = np.spacing(np.exp(y).astype(dtype))
+        assert (np.abs(ours - np.exp(y)) <= ulps * spacing).all()
+    y = np.array([[0.0, -90.0, -np.inf, -1e30]], np.float32)
+    assert (numba_softmax.log_softmax_backward(y, np.array([[-1.0, 0, 0, 0]], np.float32))[0, 1:] == 0).all()
+
+
+# ============================================================ errors a user can cause
+
+@pytest.mark.parametrize("module", [reference, numba_softmax], ids=["numpy", "numba"])
+def test_cross_entropy_rejects_targets_out_of_range(module):
+    logits = np.zeros((3, 5), np.float32)
+    with pytest.raises(ValueError, match=r"target 7 .*5 classes"):
+        module.cross_entropy_forward(logits, np.array([1, 7, 0]))
+    with pytest.raises(ValueError, match=r"target -1 .*5 classes"):
+        module.cross_entropy_forward(logits, np.array([1, -1, 0]))
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        module.cross_entropy_forward(logits, np.array([1, 2]))
+
+
+@pytest.mark.parametrize("module", [reference, numba_embedding], ids=["numpy", "numba"])
+def test_embedding_rejects_indices_out_of_range(module):
+    with pytest.raises(ValueError, match=r"index 9 is out of range .*num_embeddings=4"):
+        module.embedding_backward(np.array([1, 9]), np.zeros((2, 3)), 4)
+    with pytest.raises(ValueError, match=r"grad_out of shape \(2,\) \+ \(D,\)"):
+        module.embedding_backward(np.array([1, 2]), np.zeros((3, 3)), 4)
+
+
+def test_numba_kernels_reject_bad_shapes_and_dtypes():
+    with pytest.raises(ValueError, match=r"does not broadcast to x of shape \(2, 3\)"):
+        numba_softmax.softmax_forward(np.zeros((2, 3)), 1.0, np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="int64"):
+        numba_softmax.log_softmax_forward(np.zeros((2, 3), np.int64))
+    with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4, 5\)"):
+        numba_matmul.matmul(np.zeros((2, 3)), np.zeros((4, 5)))
+    param = np.zeros((4, 4))[:, ::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        numba_adam.adam_update(param, param, param.copy(), param.copy(), 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
