@@ -214,8 +214,11 @@ def test_four_matrices_script_prints_the_numbers(trained, tmp_path):
     stdout = run_script("four_matrices", "--images", tmp_path)
     x, labels = trained["vectors"][trained["train_ids"]], trained["train_labels"]
     loss_before, _ = classifier_reference(trained["initial_parameters"], x, labels)
-    _, after = classifier_reference(trained["final_parameters"], sentence_vectors(trained, four_matrices.FIXED_SENTENCE), [1])
-    assert_printed(stdout, loss_before, after[0])
+    fixed_sentence = sentence_vectors(trained, four_matrices.FIXED_SENTENCE)
+    _, after = classifier_reference(trained["final_parameters"], fixed_sentence, [1])
+    moved = [np.linalg.norm(trained["final_parameters"][f"attention.{name}"].astype(np.float64)
+                            - trained["initial_parameters"][f"attention.{name}"]) for name in four_matrices.MATRICES]
+    assert_printed(stdout, loss_before, after[0], moved)
     # Its picture is the committed one.
     assert (tmp_path / "four_matrices.dot").read_text() == (IMAGES / "four_matrices.dot").read_text()
     assert (tmp_path / "four_matrices.svg").stat().st_size > 10_000
