@@ -80,6 +80,14 @@ def _zero_rows_without_keys(weights, allowed):
     return weights.masked_fill(empty, 0.0) if empty.any() else weights
 
 
+def _read_only(array):
+    """A view of the weights for `last_weights`: no copy, and writing into it raises instead
+    of silently corrupting the array the backward pass still needs."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 # ---------------------------------------------------------------------------------------
 # Scores: how well each position matches a learned query
 
@@ -196,7 +204,7 @@ class AttentionPooling(Module):
             raise ValueError(f"AttentionPooling: the score module must return shape ({batch}, {steps}); "
                              f"got {scores.shape}")
         weights = _zero_rows_without_keys(mg.masked_softmax(scores, mask), mask)  # (B, T)
-        self.last_weights = weights.data
+        self.last_weights = _read_only(weights.data)
         return (weights.unsqueeze(1) @ x).squeeze(1)  # (B, 1, T) @ (B, T, D) -> (B, D)
 
 
@@ -315,7 +323,7 @@ class SelfAttention(Module):
         scores = (queries @ keys_transposed).reshape(batch, heads, steps, steps)  # Q K^T, one batched matmul
         weights = mg.masked_softmax(scores, allowed, scale=1.0 / math.sqrt(head_dim))
         weights = _zero_rows_without_keys(weights, allowed)  # (B, H, T, T)
-        self.last_weights = weights.data
+        self.last_weights = _read_only(weights.data)
 
         context = weights.reshape(batch * heads, steps, steps) @ values  # (B*H, T, dh)
         merged = context.reshape(batch, heads, steps, head_dim).permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
