@@ -56,7 +56,6 @@ def sentiment_graph():
     mg.manual_seed(0)
     model = SentimentModel(vocab_size=20, pool="dot", embedding_dim=8, hidden_size=8)
     ids = mg.tensor(np.array([[3, 7, 1, 9, 4, 2], [5, 8, 6, 2, 0, 0]], dtype=np.int64))
-    ids.name = "token ids"
     lengths = np.array([6, 4])
     labels = mg.tensor(np.array([1, 0], dtype=np.int64))
     loss = mg.cross_entropy(model(ids, lengths), labels)

@@ -83,8 +83,9 @@ def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_mod
 
     picture = _Picture(outputs, names, show_grad, show_values, group_by_module, collapse_names)
     picture.build(_walk(outputs))
-    highlighted_edges = picture.paths_from([picture.tensor_vertex(t, "highlight") for t in highlight])
-    return picture.to_dot(highlighted_edges, {id(t) for t in highlight}, rankdir, legend)
+    highlighted = [picture.tensor_vertex(t, "highlight") for t in highlight]
+    picture.fold_parameters(keep=highlighted)
+    return picture.to_dot(picture.paths_from(highlighted), highlighted, rankdir, legend)
 
 
 # ---------------------------------------------------------------------------------------
@@ -184,16 +185,18 @@ class _Vertex:
     `path` is the module scope (a tuple of (dotted name, class name)) whose cluster holds it.
     """
 
-    __slots__ = ("dot_id", "kind", "label", "path", "follows_consumers", "out_edges", "op_count", "views",
-                 "first_view")
+    __slots__ = ("dot_id", "kind", "label", "path", "follows_consumers", "out_edges", "tensor", "name",
+                 "views", "first_view", "op_count", "module_name", "parameter_lines")
 
     def __init__(self, dot_id, kind, label, path):
         self.dot_id, self.kind, self.label, self.path = dot_id, kind, label, path
         self.follows_consumers = False  # a weight or constant: sits in the cluster of the ops using it
         self.out_edges = []
+        self.tensor = self.name = None  # for a tensor: the first Tensor drawn here and its name
+        self.views = None  # for an input: the distinct views of its array that ops read
         self.op_count = 0  # ops drawn as this vertex (a collapsed call holds many)
-        self.views = None  # for an input: the distinct views of its array that ops read...
-        self.first_view = None  # ...and (tensor, name) of the first one
+        self.module_name = None  # for a collapsed call: the module's dotted name...
+        self.parameter_lines = []  # ...and one line for each of its parameters listed in the box
 
 
 class _Picture:
@@ -236,6 +239,7 @@ class _Picture:
                 if unit is None:
                     label = name if name == class_name else f"{name}\\n{class_name}"
                     unit = self._new_vertex("m", "module", label, tuple(scope[:depth]))
+                    unit.module_name = name
                     self.calls[id(scope[depth])] = unit
                 break
         else:
@@ -275,10 +279,11 @@ class _Picture:
         else:  # inputs stay outside every module
             vertex = self._new_vertex("t", kind, label, ())
             vertex.follows_consumers = kind == "parameter" or _is_constant(tensor, name)
+        vertex.tensor, vertex.name = tensor, name
         self.tensors[id(tensor)] = vertex
         if array is not None:
             self.arrays[array] = vertex
-            vertex.views, vertex.first_view = {_view_key(tensor)}, (tensor, name)
+            vertex.views = {_view_key(tensor)}
         return vertex
 
     def tensor_vertex(self, tensor, why):
@@ -316,9 +321,29 @@ class _Picture:
             self._tensor(output)
         for vertex in self.vertices:
             if vertex.views is not None and len(vertex.views) > 1:
-                tensor, name = vertex.first_view
-                vertex.label = (_tensor_label(tensor, name, False, False)
+                vertex.label = (_tensor_label(vertex.tensor, vertex.name, False, False)
                                 + f"\\n{len(vertex.views)} views of one array")
+
+    def fold_parameters(self, keep):
+        """List each parameter that only one collapsed call uses inside that call's box, rather
+        than as a node of its own: an LSTM's eight weights would make the picture wide. The
+        `keep` vertices (highlighted ones, whose paths are drawn) stay nodes."""
+        folded, keep = set(), {id(v) for v in keep}
+        for vertex in self.vertices:
+            if vertex.kind != "parameter" or id(vertex) in keep or not vertex.out_edges:
+                continue
+            box = self.edges[vertex.out_edges[0]][1]
+            if box.kind == "module" and all(self.edges[i][1] is box for i in vertex.out_edges):
+                box.parameter_lines.append(_parameter_line(vertex, box.module_name, self.show_grad))
+                folded.add(id(vertex))
+        if not folded:
+            return
+        self.vertices = [v for v in self.vertices if id(v) not in folded]
+        self.edges = [edge for edge in self.edges if id(edge[0]) not in folded]
+        for vertex in self.vertices:
+            vertex.out_edges = []
+        for index, (tail, _, _) in enumerate(self.edges):
+            tail.out_edges.append(index)
 
     def paths_from(self, starts):
         """Indices of the edges on some path from a start vertex to an output: every edge
@@ -336,7 +361,7 @@ class _Picture:
         return marked
 
     # -- DOT --------------------------------------------------------------------------------
-    def to_dot(self, highlighted_edges, highlighted_tensors, rankdir, legend):
+    def to_dot(self, highlighted_edges, highlighted_vertices, rankdir, legend):
         graph = graphviz.Digraph(
             "computation_graph",
             graph_attr={"rankdir": rankdir, "fontname": FONT, "fontsize": "11", "nodesep": "0.25",
@@ -344,7 +369,7 @@ class _Picture:
             node_attr={"shape": "ellipse", "style": "filled", "fontname": FONT, "fontsize": "10",
                        "margin": "0.08,0.04", "height": "0.3"},
             edge_attr={"arrowsize": "0.6", "color": "#444444"})
-        highlighted_ids = {id(self.tensors[i]) for i in highlighted_tensors if i in self.tensors}
+        highlighted_ids = {id(v) for v in highlighted_vertices}
 
         clusters = {(): graph}
         for vertex in self.vertices:
@@ -352,7 +377,8 @@ class _Picture:
         for vertex in self.vertices:
             label = vertex.label
             if vertex.kind == "module":
-                label += f"\\n({vertex.op_count} ops)"
+                label += f"\\n({vertex.op_count} op{'s' if vertex.op_count > 1 else ''})"
+                label += "".join(f"\\n{line}" for line in vertex.parameter_lines)
             attributes = {"label": label, **STYLES[vertex.kind]}
             if id(vertex) in highlighted_ids:
                 attributes.update(color=HIGHLIGHT["color"], penwidth=HIGHLIGHT["penwidth"])
@@ -462,9 +488,23 @@ def _tensor_label(tensor, name, show_values, show_grad):
         lines.extend(_escape(row.strip()) for row in text.splitlines() if row.strip())
     if show_grad and tensor.grad is not None:
         grad = tensor.grad.data
-        norm = float(np.linalg.norm(grad.astype(np.float64).ravel()))
-        lines.append(f"grad {_shape_text(grad.shape)} norm {norm:.4g}")
+        lines.append(f"grad {_shape_text(grad.shape)} norm {_norm(grad):.4g}")
     return "\\n".join(lines)
+
+
+def _parameter_line(vertex, module_name, show_grad):
+    """'weight_ih_l0 (32, 8)' (+ its gradient norm), for a parameter listed in a collapsed box."""
+    tensor, name = vertex.tensor, vertex.name or "parameter"
+    if module_name and name.startswith(module_name + "."):
+        name = name[len(module_name) + 1:]
+    line = f"{_escape(name)} {_shape_text(tensor.shape)}"
+    if show_grad and tensor.grad is not None:
+        line += f" grad norm {_norm(tensor.grad.data):.4g}"
+    return line
+
+
+def _norm(array):
+    return float(np.linalg.norm(array.astype(np.float64).ravel()))
 
 
 def _op_label(node):

@@ -257,19 +257,51 @@ def test_a_collapsed_module_is_one_node_with_its_inputs_outputs_and_parameters(c
     assert len(boxes) == 1
     box = boxes[0]
     op_count = sum(a.get("shape") == "box" for n, a in full.nodes.items() if "cluster_Tagger/rnn" in full.cluster_of[n])
-    assert dot.nodes[box]["label"] == f"rnn\\nRecurrent\\n({op_count} ops)"
+    # The module's own weights are listed in the box, with their names inside the module.
+    assert dot.nodes[box]["label"] == (f"rnn\\nRecurrent\\n({op_count} ops)\\n"
+                                       "input_weight (2, 2)\\nhidden_weight (2, 2)")
     assert dot.cluster_of[box] == ("cluster_Tagger",)
     tails = sorted(dot.nodes[t]["label"] for t, h, _ in dot.edges if h == box)
     # What enters the box: the 20 slices x[:, step] (no grad, so not recorded: 20 leaves viewing
-    # x's memory, drawn as one node), the two weights, and the zeros the recurrence starts from.
-    assert tails == ["(2, 2) float32", "(2, 2) float32\\n20 views of one array",
-                     "rnn.hidden_weight\\n(2, 2) float32", "rnn.input_weight\\n(2, 2) float32"]
+    # x's memory, drawn as one node) and the zeros the recurrence starts from.
+    assert tails == ["(2, 2) float32", "(2, 2) float32\\n20 views of one array"]
     heads = [h for t, h, _ in dot.edges if t == box]
     assert len(heads) == 1 and dot.nodes[heads[0]]["label"] == "(2, 2) float32"
-    # Outside the box everything is still drawn: the box, its 4 inputs and 1 output, then
+    # Outside the box everything is still drawn: the box, its 2 inputs and 1 output, then
     # (MatMul, out.weight, product), (Add, out.bias, sum), (Sum, output).
-    assert len(dot.nodes) == 1 + 4 + 1 + 3 + 3 + 2
+    assert len(dot.nodes) == 1 + 2 + 1 + 3 + 3 + 2
     assert not any("cluster_Tagger/rnn" in c for c in dot.clusters)
+
+
+class SequenceClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        outputs, _ = self.lstm(x)
+        return self.head(outputs[:, -1]).sum()
+
+
+def test_a_collapsed_lstm_is_one_node_listing_its_weights_with_their_gradients():
+    mg.manual_seed(0)
+    model = SequenceClassifier()
+    out = model(mg.randn(2, 5, 3, requires_grad=True))
+    out.backward()
+    dot = parse(viz.draw(out, params=model, collapse=nn.LSTM, show_grad=True, legend=False).source)
+    boxes = [a["label"] for a in dot.nodes.values() if a.get("shape") == "box3d"]
+    assert len(boxes) == 1
+    lines = boxes[0].split("\\n")
+    assert lines[:2] == ["lstm", "LSTM"]
+    listed = {line.split(" ")[0]: line for line in lines[3:]}
+    for name, parameter in model.lstm.named_parameters():
+        norm = float(listed[name].split("grad norm ")[1])
+        assert listed[name].startswith(f"{name} {tuple(parameter.shape)} grad norm")
+        assert norm == pytest.approx(np.linalg.norm(parameter.grad.data), rel=1e-3)
+    assert len(listed) == 8
+    assert not any("weight_ih" in a["label"] for a in dot.nodes.values() if a.get("shape") != "box3d")
+    assert set(dot.clusters) == {"cluster_SequenceClassifier", "cluster_SequenceClassifier/head"}
 
 
 def test_two_calls_of_a_collapsed_module_are_two_nodes_in_a_chain():
