@@ -1,7 +1,8 @@
 """Process-wide Numba settings: where compiled kernels are cached, and how threads wait.
 
-Imported once by minigrad.kernels before any kernel module, so the settings are in
-place before the first @njit(cache=True) decorator runs.
+Every Numba kernel module imports this one first; its import (once per process)
+applies both settings, so they are in place before the first @njit(cache=True)
+decorator runs and before the first parallel kernel starts.
 """
 
 import os

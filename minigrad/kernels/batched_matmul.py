@@ -24,6 +24,8 @@ matrices does numpy's per-matrix BLAS call cost more than the arithmetic. So
 as transpose flags, without copies) otherwise. Contracts: reference.py.
 """
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -67,33 +69,39 @@ def _small_matmul_parallel(a, b, a_index, b_index, out):
                            c * out.shape[0] // chunks, (c + 1) * out.shape[0] // chunks)
 
 
-def _check(a, b, name):
-    a, b = np.asarray(a), np.asarray(b)
+def _operands(a, b, name):
+    """a, b as float arrays of one dtype, checked to be (..., n, k) and (..., k, m)."""
+    if not (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype):
+        a, b = np.asarray(a), np.asarray(b)
+        dtype = np.result_type(a.dtype, b.dtype)
+        a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    if a.dtype != np.float32 and a.dtype != np.float64:
+        raise TypeError(f"{name} expects float32 or float64 arrays, got {a.dtype} and {b.dtype}")
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"{name} expects a (..., n, k) and b (..., k, m) with ndim >= 2, "
             f"got shapes {a.shape} and {b.shape}")
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"{name}: batch dims of {a.shape} and {b.shape} do not broadcast") from None
-    dtype = np.result_type(a.dtype, b.dtype)
-    if dtype not in (np.float32, np.float64):
-        raise TypeError(f"{name} expects float32 or float64 arrays, got {a.dtype} and {b.dtype}")
-    return a.astype(dtype, copy=False), b.astype(dtype, copy=False), batch
+    return a, b
+
+
+def _small_batch(a, b):
+    """The broadcast batch shape if a @ b should take the Numba loop, else None."""
+    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+    if n * k * m > SMALL_MATRIX_WORK or min(n, m) < 2 or (a.ndim == 2 and b.ndim == 2):
+        return None
+    if b.ndim == 2 or a.shape[:-2] == b.shape[:-2]:
+        batch = a.shape[:-2]
+    elif a.ndim == 2:
+        batch = b.shape[:-2]
+    else:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # raises on mismatched batch dims
+    return batch if math.prod(batch) >= SMALL_MATRIX_MIN_BATCH else None
 
 
 def _batch_index(batch_shape, out_batch):
     """Index of each output batch entry in an operand with batch_shape (broadcasting)."""
     own = np.arange(int(np.prod(batch_shape)), dtype=np.int64).reshape(batch_shape)
     return np.ascontiguousarray(np.broadcast_to(own, out_batch)).reshape(-1)
-
-
-def _use_small_kernel(a, b, batch):
-    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
-    return (n * k * m <= SMALL_MATRIX_WORK and min(n, m) >= 2
-            and int(np.prod(batch)) >= SMALL_MATRIX_MIN_BATCH)
 
 
 def _small(a, b, batch):
@@ -106,25 +114,28 @@ def _small(a, b, batch):
     return out.reshape(batch + (n, m))
 
 
+def _multiply(a, b):
+    batch = _small_batch(a, b)
+    return np.matmul(a, b) if batch is None else _small(a, b, batch)
+
+
 def matmul(a, b):
     """a (..., n, k) @ b (..., k, m) -> (broadcast batch..., n, m), as np.matmul."""
-    a, b, batch = _check(a, b, "matmul")
-    if _use_small_kernel(a, b, batch):
-        return _small(a, b, batch)
-    return np.matmul(a, b)
+    return _multiply(*_operands(a, b, "matmul"))
+
+
+def _swap_last_two(array, name):
+    array = np.asarray(array)
+    if array.ndim < 2:
+        raise ValueError(f"{name} expects arrays with ndim >= 2, got shape {array.shape}")
+    return np.swapaxes(array, -1, -2)
 
 
 def matmul_grad_a(grad, b):
     """grad (..., n, m) @ swapaxes(b, -1, -2) -> (broadcast batch..., n, k)."""
-    grad, b_t, batch = _check(grad, np.swapaxes(b, -1, -2), "matmul_grad_a")
-    if _use_small_kernel(grad, b_t, batch):
-        return _small(grad, b_t, batch)
-    return np.matmul(grad, b_t)
+    return _multiply(*_operands(grad, _swap_last_two(b, "matmul_grad_a"), "matmul_grad_a"))
 
 
 def matmul_grad_b(a, grad):
     """swapaxes(a, -1, -2) @ grad (..., n, m) -> (broadcast batch..., k, m)."""
-    a_t, grad, batch = _check(np.swapaxes(a, -1, -2), grad, "matmul_grad_b")
-    if _use_small_kernel(a_t, grad, batch):
-        return _small(a_t, grad, batch)
-    return np.matmul(a_t, grad)
+    return _multiply(*_operands(_swap_last_two(a, "matmul_grad_b"), grad, "matmul_grad_b"))
