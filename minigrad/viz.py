@@ -9,14 +9,14 @@
 The picture follows DeZero's: tensors are ellipses, ops are boxes, and edges run forward
 (input -> op -> output); the gradient runs back along the same edges. Tensors are coloured
 by kind: input (a leaf), parameter (a leaf that requires grad and is an nn.Parameter or is
-named in `params`), intermediate, output. An edge out of a tensor that does not require grad is dashed: no gradient goes back
-along it.
+named in `params`), intermediate, output. An edge out of a tensor that does not require
+grad is dashed: no gradient goes back along it.
 
 Three things make big models readable. Every graph node remembers which nn.Module forwards
 were running when it was made (`Node.scope`), so ops are grouped into one nested cluster per
 module; `collapse=` turns each call of a chosen module (an LSTM over 256 steps) into one box
-with its inputs, outputs and parameters; `highlight=` draws the edges on the paths from the
-outputs back to chosen tensors in red.
+with edges from its inputs and to its outputs, and its own weights listed inside;
+`highlight=` draws the edges on the paths from the outputs back to chosen tensors in red.
 
 Everything is iterative (an LSTM graph is thousands of nodes deep), and the DOT text is the
 same on every run: graph ids are counters in walk order, never object addresses.
@@ -69,10 +69,16 @@ def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_mod
     show_values: print the values of tensors with at most VALUES_MAX_ELEMENTS elements.
     group_by_module: put the ops each module's forward made in a cluster "name (Class)".
     collapse: module dotted names, class names or classes (nn.LSTM); each call of a matching
-        module is drawn as one box (the outermost match wins when they nest).
+        module is drawn as one box (the outermost match wins when they nest). Parameters used
+        only by that call are listed in the box (with their gradient norm under show_grad).
     highlight: tensors (e.g. parameters); every edge on a path from an output back to one of
-        them is drawn emphasised, and only those edges.
+        them is drawn emphasised, and only those edges. Raises ValueError for a tensor that
+        is not in the drawn graph.
     rankdir: "TB" (inputs at the top), "LR", "BT" or "RL".
+    legend: add a box explaining the node colours.
+
+    Leaves without grad that view one numpy array (an input reshaped or sliced by code that
+    is not recorded) are drawn as one node.
     """
     outputs = _check_outputs(outputs)
     if rankdir not in RANKDIRS:

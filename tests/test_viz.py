@@ -3,7 +3,6 @@ rendering with and without Graphviz, and the reproducibility of the committed ex
 
 import collections
 import re
-import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -436,7 +435,6 @@ def test_legend_shows_the_kinds_present():
     legend = sorted(n for n in dot.nodes if n.startswith("legend_"))
     assert legend == ["legend_highlight", "legend_input", "legend_intermediate", "legend_module", "legend_op",
                       "legend_output", "legend_parameter"]
-    assert dot.clusters["cluster_legend"] is None or "legend" in dot.clusters["cluster_legend"]
     plain = parse(viz.draw(mg.ones(2, requires_grad=True).sum()).source, legend=True)
     assert sorted(n for n in plain.nodes if n.startswith("legend_")) == ["legend_input", "legend_op", "legend_output"]
 
@@ -508,7 +506,9 @@ _NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
 
 def assert_same_dot(now, committed):
     """Equal DOT text, except that printed numbers may differ in their last digit (BLAS order)."""
-    assert _NUMBER.sub("#", now) == _NUMBER.sub("#", committed)
+    assert _NUMBER.sub("#", now) == _NUMBER.sub("#", committed), (
+        "the example draws a different graph than the committed one; if a layer changed on purpose, "
+        "rerun `python examples/attention_graph.py` and commit docs/images/")
     numbers_now = [float(n) for n in _NUMBER.findall(now)]
     numbers_committed = [float(n) for n in _NUMBER.findall(committed)]
     np.testing.assert_allclose(numbers_now, numbers_committed, rtol=2e-3, atol=2e-3)
@@ -516,7 +516,6 @@ def assert_same_dot(now, committed):
 
 @pytest.mark.parametrize("name", ["attention_graph", "sentiment_graph"])
 def test_example_pictures_are_reproducible(name):
-    sys.path.insert(0, str(IMAGES.parents[1]))
     from examples import attention_graph as example
     graph = getattr(example, name)()
     assert_same_dot(graph.source, (IMAGES / f"{name}.dot").read_text())
