@@ -70,7 +70,8 @@ def main():
         graph = build()
         (IMAGES / f"{name}.dot").write_text(graph.source)
         written = mg.viz.render(graph, IMAGES / f"{name}.svg")
-        print(f"wrote {written} ({graph.source.count(' -> ')} edges)")
+        drawn = [line for line in graph.source.splitlines() if " [label=" in line and "legend_" not in line]
+        print(f"wrote {written} ({len(drawn)} nodes)")
 
 
 if __name__ == "__main__":
