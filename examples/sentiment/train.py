@@ -40,6 +40,8 @@ def parse_args(argv=None):
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--clip", type=float, default=1.0, help="max global gradient norm (0: no clipping)")
     parser.add_argument("--max-len", type=int, default=256)
+    parser.add_argument("--embedding-dim", type=int, default=128)
+    parser.add_argument("--hidden-size", type=int, default=128, help="per LSTM direction")
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs", help="folder for checkpoints, pictures and results")
@@ -82,7 +84,7 @@ def accuracy(model, encoded, batch_size=256):
 def train_model(pool, vocab, train, dev, args, progress=True):
     """Train one variant; returns (model restored to its best-dev snapshot, log dict)."""
     mg.manual_seed(args.seed)
-    model = SentimentModel(len(vocab), pool=pool)
+    model = SentimentModel(len(vocab), pool=pool, embedding_dim=args.embedding_dim, hidden_size=args.hidden_size)
     optimizer = mg.optim.Adam(model.parameters(), lr=args.lr)
     steps_per_epoch = -(-len(train) // args.batch_size)
     best = {"dev_accuracy": -1.0, "step": 0, "state": None}

@@ -1,0 +1,147 @@
+"""The sentiment example end to end, on data made here (the real IMDB is never needed)."""
+
+import json
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from examples.sentiment import data, train
+from examples.sentiment.model import SentimentModel
+
+
+# -- a task attention should solve: the label is one planted word among random ones --------
+
+FILLER_IDS = np.arange(4, 60)   # ids 0/1 are [pad]/[unk]; 2 = "good", 3 = "bad"
+GOOD, BAD = 2, 3
+
+
+def planted_word_data(count, rng):
+    """Sequences of 6..20 random filler words with one 'good' (label 1) or 'bad' (label 0)
+    planted at a random position. Returns [(ids, label)] and the planted positions."""
+    encoded, positions = [], []
+    for _ in range(count):
+        length = int(rng.integers(6, 21))
+        ids = rng.choice(FILLER_IDS, size=length)
+        label = int(rng.integers(0, 2))
+        position = int(rng.integers(0, length))
+        ids[position] = GOOD if label else BAD
+        encoded.append((ids.astype(np.int64), label))
+        positions.append(position)
+    return encoded, np.array(positions)
+
+
+@pytest.mark.parametrize("pool", ["dot", "additive"])
+def test_attention_pooling_learns_and_points_at_the_planted_word(pool):
+    rng = np.random.default_rng(1)
+    train_set, _ = planted_word_data(1200, rng)
+    dev_set, dev_positions = planted_word_data(300, rng)
+    mg.manual_seed(0)
+    model = SentimentModel(60, pool=pool, embedding_dim=16, hidden_size=16)
+    optimizer = mg.optim.Adam(model.parameters(), lr=1e-2)
+    for epoch in range(4):
+        for ids, lengths, labels in data.batches(train_set, 32, shuffle=True, seed=epoch):
+            loss = mg.cross_entropy(model(mg.tensor(ids), lengths), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            mg.optim.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+
+    assert train.accuracy(model, dev_set) > 0.95
+    ids, lengths, _ = next(data.batches(dev_set, len(dev_set)))
+    with mg.no_grad():
+        model.eval()
+        model(mg.tensor(ids), lengths)
+    weights = model.attention_weights()
+    assert weights.shape == ids.shape
+    padded = np.arange(ids.shape[1]) >= lengths[:, None]
+    assert np.all(weights[padded] == 0.0)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-5)
+    hits = weights.argmax(axis=1) == dev_positions
+    if pool == "dot":
+        # One learned query is one direction in feature space: the model learns to look for
+        # 'good' and to read its absence as negative, so only positive reviews must point at it.
+        labels = np.array([label for _, label in dev_set])
+        hits = hits[labels == 1]
+    assert hits.mean() > 0.8, f"largest weight on the planted word in only {hits.mean():.0%} of reviews"
+
+
+def test_every_pooling_gives_logits_and_gradients_for_every_parameter():
+    ids = np.array([[5, 6, 7, 0], [8, 9, 0, 0]])
+    lengths = np.array([3, 2])
+    for pool in ("mean", "additive", "dot", "mhsa"):
+        mg.manual_seed(0)
+        model = SentimentModel(12, pool=pool, embedding_dim=8, hidden_size=8, num_heads=2)
+        logits = model(mg.tensor(ids), lengths)
+        assert logits.shape == (2, 2)
+        mg.cross_entropy(logits, [1, 0]).backward()
+        for name, parameter in model.named_parameters():
+            assert parameter.grad is not None, f"{pool}: {name} got no gradient"
+        # the padding row of the embedding never gets a gradient
+        assert np.all(model.embedding.weight.grad.data[0] == 0)
+
+
+def test_model_rejects_an_unknown_pooling():
+    with pytest.raises(ValueError, match="pool must be one of"):
+        SentimentModel(10, pool="max")
+
+
+# -- the training script on a tiny tarball in the official layout --------------------------
+
+def tiny_reviews(rng):
+    good = ["a great film", "really awesome acting", "great story , great cast", "loved it !"]
+    bad = ["a boring film", "really awful acting", "boring story , bad cast", "hated it !"]
+    pick = lambda texts: [str(rng.choice(texts)) + " " + str(rng.choice(texts)) for _ in range(40)]  # noqa: E731
+    return {("train", "pos"): pick(good), ("train", "neg"): pick(bad),
+            ("test", "pos"): pick(good), ("test", "neg"): pick(bad)}
+
+
+def test_training_script_end_to_end(tmp_path, capsys):
+    tarball = data.make_tiny_imdb_tarball(tmp_path / "tiny.tar.gz", tiny_reviews(np.random.default_rng(0)))
+    out = tmp_path / "runs"
+    args = ["--data", str(tarball), "--pool", "all", "--epochs", "5", "--batch-size", "16",
+            "--embedding-dim", "16", "--hidden-size", "16", "--lr", "0.01",
+            "--eval-every", "5", "--out", str(out), "--no-progress"]
+    results = train.main(args)
+
+    assert set(results) == {"mean", "additive", "dot", "mhsa"}
+    for pool, log in results.items():
+        assert log["test_accuracy"] > 0.9, (pool, log)
+        for name in ("best.npz", "vocab.json", "attention.svg"):
+            assert (out / pool / name).is_file()
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["dot"]["test_accuracy"] == results["dot"]["test_accuracy"]
+    assert "| dot |" in (out / "results.md").read_text()
+    printed = capsys.readouterr().out
+    assert "this great science fiction film is really awesome" in printed
+    assert "| awesome |" in printed
+
+    # the checkpoint and vocabulary reproduce the reported test accuracy
+    vocab = data.Vocab.from_json(out / "dot" / "vocab.json")
+    model = SentimentModel(len(vocab), pool="dot", embedding_dim=16, hidden_size=16)
+    model.load_state_dict(mg.load(out / "dot" / "best.npz"))
+    _, test_pairs = data.split_dev_test(data.load_imdb(tarball, progress=False)["test"], seed=0)
+    test_set = data.encode_dataset(test_pairs, vocab, progress=False)
+    assert train.accuracy(model, test_set) == results["dot"]["test_accuracy"]
+
+
+def test_training_script_reruns_give_the_same_numbers(tmp_path):
+    tarball = data.make_tiny_imdb_tarball(tmp_path / "tiny.tar.gz", tiny_reviews(np.random.default_rng(1)))
+    args = ["--data", str(tarball), "--pool", "dot", "--epochs", "1", "--batch-size", "16",
+            "--embedding-dim", "16", "--hidden-size", "16", "--lr", "0.01",
+            "--out", str(tmp_path / "runs"), "--no-progress"]
+    first, second = train.main(args)["dot"], train.main(args)["dot"]
+    assert first["final_loss"] == second["final_loss"]
+    assert first["test_accuracy"] == second["test_accuracy"]
+
+
+def test_missing_data_exits_with_the_three_ways(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_DATA", str(tmp_path / "empty-cache"))
+
+    def offline(*args, **kwargs):
+        raise OSError("no network")
+
+    monkeypatch.setattr(data, "_fetch", offline)
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["--out", str(tmp_path / "runs"), "--no-progress"])
+    assert "--data" in str(exit_info.value)
