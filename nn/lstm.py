@@ -1,2 +1,250 @@
-"""(being written)"""
-__all__ = []
+"""LSTM: a cell written with engine ops (the readable reference) and a fused layer (the fast one).
+
+One LSTM step, gate order i, f, g, o as in PyTorch:
+
+    i = sigmoid(x W_ii^T + h W_hi^T + b_i)      input gate: how much new content to write
+    f = sigmoid(x W_if^T + h W_hf^T + b_f)      forget gate: how much of the old cell to keep
+    g = tanh(x W_ig^T + h W_hg^T + b_g)         candidate content
+    o = sigmoid(x W_io^T + h W_ho^T + b_o)      output gate: how much of the cell to show
+    c' = f * c + i * g
+    h' = o * tanh(c')
+
+The four W_i* are stacked into weight_ih (4H, I), the four W_h* into weight_hh (4H, H).
+
+`LSTMCell` computes one step with matmul, sigmoid, tanh and slicing: its graph is the
+textbook one and every gradient comes from the ops' own backward. `LSTM` runs whole
+sequences as one Function per layer: the input projection of all time steps is one
+GEMM, the recurrence runs in minigrad.kernels.lstm (a BLAS call and a fused Numba
+kernel per step, forward and backward), and the weight gradients are one GEMM each
+over all steps. tests/test_lstm.py checks one against the other and both against PyTorch.
+"""
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.autograd import Function
+from minigrad.kernels import lstm as lstm_kernels
+
+from . import init
+from .linear import linear
+from .module import Module, Parameter
+
+
+def _float_dtype(dtype):
+    dtype = np.dtype(np.float32 if dtype is None else dtype)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"LSTM parameters are float32 or float64; got dtype {dtype}")
+    return dtype
+
+
+def _uniform_parameter(shape, bound, dtype):
+    parameter = Parameter(np.empty(shape, dtype=dtype))
+    init.uniform_(parameter, -bound, bound)
+    return parameter
+
+
+def lstm_cell(x, state, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
+    """One LSTM step from engine ops: x (B, I), state (h, c) (B, H) each -> (h', c')."""
+    h, c = state
+    gates = linear(x, weight_ih, bias_ih) + linear(h, weight_hh, bias_hh)
+    size = h.shape[-1]
+    i = gates[:, :size].sigmoid()
+    f = gates[:, size:2 * size].sigmoid()
+    g = gates[:, 2 * size:3 * size].tanh()
+    o = gates[:, 3 * size:].sigmoid()
+    c = f * c + i * g
+    h = o * c.tanh()
+    return h, c
+
+
+class LSTMCell(Module):
+    """One LSTM step from engine ops: forward(x (B, I), (h, c) (B, H) each, optional) -> (h', c').
+
+    Parameters as torch.nn.LSTMCell: weight_ih (4H, I), weight_hh (4H, H), bias_ih, bias_hh
+    (4H,), all U(-1/sqrt(H), 1/sqrt(H)).
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, dtype=None):
+        super().__init__()
+        if input_size < 1 or hidden_size < 1:
+            raise ValueError(f"LSTMCell: input_size and hidden_size must be >= 1; got {input_size} and {hidden_size}")
+        dtype = _float_dtype(dtype)
+        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        bound = 1 / math.sqrt(hidden_size)
+        self.weight_ih = _uniform_parameter((4 * hidden_size, input_size), bound, dtype)
+        self.weight_hh = _uniform_parameter((4 * hidden_size, hidden_size), bound, dtype)
+        if bias:
+            self.bias_ih = _uniform_parameter((4 * hidden_size,), bound, dtype)
+            self.bias_hh = _uniform_parameter((4 * hidden_size,), bound, dtype)
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+
+    def forward(self, x, state=None):
+        if x.ndim != 2 or x.shape[1] != self.input_size:
+            raise ValueError(f"LSTMCell: expected input of shape (batch, input_size={self.input_size}); "
+                             f"got shape {x.shape}")
+        if state is None:
+            zeros = mg.zeros(x.shape[0], self.hidden_size, dtype=self.weight_ih.dtype)
+            state = (zeros, zeros)
+        h, c = state
+        for name, t in (("h", h), ("c", c)):
+            if t.shape != (x.shape[0], self.hidden_size):
+                raise ValueError(f"LSTMCell: expected {name} of shape (batch={x.shape[0]}, "
+                                 f"hidden_size={self.hidden_size}); got shape {t.shape}")
+        return lstm_cell(x, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
+
+
+class LSTMLayer(Function):
+    """One LSTM layer (one or two directions) over a right-padded batch, as one graph node.
+
+    Inputs: x (B, T, I) or (T, B, I), h0, c0 (D, B, H), then per direction weight_ih,
+    weight_hh and, if has_bias, bias_ih and bias_hh. Outputs: output (B, T, D*H) or
+    (T, B, D*H), h_n, c_n (D, B, H). Forward and backward arithmetic: minigrad.kernels.lstm.
+    """
+
+    @staticmethod
+    def forward(ctx, x, h0, c0, *weights, lengths, batch_first, has_bias):
+        per_direction = 4 if has_bias else 2
+        directions = []
+        for d in range(0, len(weights), per_direction):
+            weight_ih, weight_hh = weights[d], weights[d + 1]
+            bias = weights[d + 2] + weights[d + 3] if has_bias else np.zeros(weight_ih.shape[0], x.dtype)
+            directions.append((weight_ih, weight_hh, bias))
+        output, h_n, c_n, ctx.state = lstm_kernels.layer_forward(x, directions, h0, c0, lengths, batch_first)
+        ctx.has_bias = has_bias
+        return output, h_n, c_n
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_h_n, grad_c_n):
+        grad_x, grad_h0, grad_c0, grad_weights = lstm_kernels.layer_backward(
+            ctx.state, grad_output, grad_h_n, grad_c_n, need_grad_x=ctx.needs_input_grad[0])
+        grads = [grad_x, grad_h0, grad_c0]
+        for grad_weight_ih, grad_weight_hh, grad_bias in grad_weights:
+            grads += [grad_weight_ih, grad_weight_hh] + ([grad_bias, grad_bias] if ctx.has_bias else [])
+        return tuple(grads)
+
+
+class LSTM(Module):
+    """Multi-layer (bidirectional) LSTM over padded batches, with PyTorch's parameters and results.
+
+    LSTM(input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
+    bidirectional=False, dtype=None). Parameters per layer k: weight_ih_l{k} (4H, I_k),
+    weight_hh_l{k} (4H, H), bias_ih_l{k}, bias_hh_l{k} (4H,), and the same with suffix
+    _reverse for the backward direction; I_0 = input_size, I_k = H * num_directions after.
+    All U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so a state dict moves to torch.nn.LSTM and
+    back unchanged.
+
+    forward(x, lengths=None, hx=None) -> (output, (h_n, c_n)):
+        x        (B, T, input_size) if batch_first else (T, B, input_size)
+        lengths  optional (B,) ints in [1, T]: the batch is right-padded and sequence b has
+                 lengths[b] real steps. The forward direction stops at each sequence's
+                 last real step, the reverse direction starts there; outputs at padded
+                 positions are exactly 0 (the same numbers as PyTorch with
+                 pack_padded_sequence, padded back to T steps).
+        hx       optional (h0, c0), each (num_layers * num_directions, B, H); zeros if None.
+                 (PyTorch takes hx as the second positional argument; here pass it by name.)
+        output   (B, T, D*H) or (T, B, D*H), D = 2 if bidirectional else 1: the last
+                 layer's hidden states, directions concatenated (forward first).
+        h_n, c_n (num_layers * D, B, H): each direction's state after its last real step
+                 (for the reverse direction, after t = 0).
+    """
+
+    def __init__(self, input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
+                 bidirectional=False, dtype=None):
+        super().__init__()
+        if input_size < 1 or hidden_size < 1 or num_layers < 1:
+            raise ValueError(f"LSTM: input_size, hidden_size and num_layers must be >= 1; "
+                             f"got {input_size}, {hidden_size}, {num_layers}")
+        dtype = _float_dtype(dtype)
+        self.input_size, self.hidden_size, self.num_layers = int(input_size), int(hidden_size), int(num_layers)
+        self.bias, self.batch_first, self.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
+        self.num_directions = 2 if bidirectional else 1
+        bound = 1 / math.sqrt(hidden_size)
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * self.num_directions
+            for suffix in self._suffixes(layer):
+                setattr(self, f"weight_ih{suffix}", _uniform_parameter((4 * hidden_size, layer_input), bound, dtype))
+                setattr(self, f"weight_hh{suffix}", _uniform_parameter((4 * hidden_size, hidden_size), bound, dtype))
+                if bias:
+                    setattr(self, f"bias_ih{suffix}", _uniform_parameter((4 * hidden_size,), bound, dtype))
+                    setattr(self, f"bias_hh{suffix}", _uniform_parameter((4 * hidden_size,), bound, dtype))
+
+    def _suffixes(self, layer):
+        return [f"_l{layer}", f"_l{layer}_reverse"][:self.num_directions]
+
+    def _layer_weights(self, layer):
+        names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if self.bias else [])
+        return [getattr(self, name + suffix) for suffix in self._suffixes(layer) for name in names]
+
+    def forward(self, x, lengths=None, hx=None):
+        if isinstance(lengths, tuple):
+            raise TypeError("LSTM.forward(x, lengths=None, hx=None): the second argument is lengths; "
+                            "pass the initial state by name: lstm(x, hx=(h0, c0))")
+        x = x if isinstance(x, mg.Tensor) else mg.tensor(x)
+        dtype = self.weight_ih_l0.dtype
+        if x.ndim != 3 or x.shape[2] != self.input_size:
+            layout = "(batch, time, input_size)" if self.batch_first else "(time, batch, input_size)"
+            raise ValueError(f"LSTM: expected input of shape {layout} with input_size={self.input_size}; "
+                             f"got shape {x.shape}")
+        if x.dtype != dtype:
+            raise TypeError(f"LSTM: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
+        batch, steps = (x.shape[0], x.shape[1]) if self.batch_first else (x.shape[1], x.shape[0])
+        if steps == 0 or batch == 0:
+            raise ValueError(f"LSTM: expected at least one sequence and one time step; got input of shape {x.shape}")
+        lengths = self._check_lengths(lengths, batch, steps)
+        states = (self.num_layers * self.num_directions, batch, self.hidden_size)
+        if hx is None:
+            h0 = c0 = np.zeros(states, dtype=dtype)
+        else:
+            h0, c0 = hx
+            for name, t in (("h0", h0), ("c0", c0)):
+                if tuple(t.shape) != states or t.dtype != dtype:
+                    raise ValueError(f"LSTM: expected {name} of shape {states} (num_layers * num_directions, "
+                                     f"batch, hidden_size) and dtype {dtype}; got shape {tuple(t.shape)}, "
+                                     f"dtype {t.dtype}")
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            rows = slice(layer * self.num_directions, (layer + 1) * self.num_directions)
+            x, h, c = LSTMLayer.apply(x, h0[rows], c0[rows], *self._layer_weights(layer), lengths=lengths,
+                                      batch_first=self.batch_first, has_bias=self.bias)
+            h_n.append(h)
+            c_n.append(c)
+        if self.num_layers == 1:
+            return x, (h_n[0], c_n[0])
+        return x, (mg.cat(h_n, dim=0), mg.cat(c_n, dim=0))
+
+    @staticmethod
+    def _check_lengths(lengths, batch, steps):
+        """lengths as an int64 array (B,) in [1, steps]; all `steps` when None."""
+        if lengths is None:
+            return np.full(batch, steps, dtype=np.int64)
+        array = np.asarray(lengths.data if isinstance(lengths, mg.Tensor) else lengths)
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"LSTM: lengths must be integers; got dtype {array.dtype}")
+        if array.shape != (batch,):
+            raise ValueError(f"LSTM: expected lengths of shape (batch={batch},); got shape {array.shape}")
+        if array.min() < 1 or array.max() > steps:
+            raise ValueError(f"LSTM: lengths must be in [1, {steps}] (the padded length); "
+                             f"got min {array.min()}, max {array.max()}")
+        return array.astype(np.int64)
+
+    def extra_repr(self):
+        extras = [f"{self.input_size}, {self.hidden_size}"]
+        if self.num_layers != 1:
+            extras.append(f"num_layers={self.num_layers}")
+        if not self.bias:
+            extras.append("bias=False")
+        if self.batch_first:
+            extras.append("batch_first=True")
+        if self.bidirectional:
+            extras.append("bidirectional=True")
+        return ", ".join(extras)
+
+
+__all__ = ["LSTM", "LSTMCell"]
