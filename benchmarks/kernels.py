@@ -228,11 +228,13 @@ def main():
     args = parser.parse_args()
     import numba
 
+    softmax.softmax_forward(np.zeros((512, 128), F32))  # a parallel kernel: starts Numba's pool
     print(f"numpy {np.__version__}, numba {numba.__version__} ({numba.threading_layer()} layer, "
           f"{numba.get_num_threads()} threads), torch {torch.__version__ if torch else 'not installed'}"
           f"{f' ({torch.get_num_threads()} threads)' if torch else ''}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f}\n")
     run_cases()
+    print(f"\nload average after the cases: {os.getloadavg()[0]:.2f}")
     if not args.no_compile:
         cold_start()
 

@@ -391,17 +391,36 @@ def test_unknown_backend_is_an_error():
     assert "MINIGRAD_KERNELS must be 'numba' or 'numpy', got 'cuda'" in result.stderr
 
 
-def test_thread_pool_started_without_leaving_environment_changes():
+def test_thread_pool_starts_on_first_parallel_kernel_and_leaves_environment_alone():
     report = run_python("""
         import json, os
+        import numpy as np
         import numba
-        import minigrad.kernels as k
         from numba.np.ufunc import parallel
-        print(json.dumps({"backend": k.BACKEND, "started": parallel._is_initialized,
+        import minigrad.kernels as k
+        started_at_import = parallel._is_initialized
+        k.softmax_forward(np.zeros((1024, 128), np.float32))  # above PARALLEL_MIN_SIZE
+        print(json.dumps({"at_import": started_at_import, "after_kernel": parallel._is_initialized,
                           "env_left": "OMP_WAIT_POLICY" in os.environ,
                           "threads": numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS}))
     """)
-    assert report == {"backend": "numba", "started": True, "env_left": False, "threads": True}
+    assert report == {"at_import": False, "after_kernel": True, "env_left": False, "threads": True}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_after_import_can_run_parallel_kernels():
+    """GNU OpenMP cannot be used in a child forked after it started; the pool starts lazily."""
+    report = run_python("""
+        import json, os
+        import numpy as np
+        import minigrad.kernels as k
+        x = np.zeros((1024, 128), np.float32)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if k.softmax_forward(x)[0, 0] == np.float32(1 / 128) else 3)
+        print(json.dumps({"child_status": os.waitpid(pid, 0)[1]}))
+    """)
+    assert report == {"child_status": 0}
 
 
 def make_read_only(folder):

@@ -1,8 +1,8 @@
 """Process-wide Numba settings: where compiled kernels are cached, and how threads wait.
 
-Every Numba kernel module imports this one first; its import (once per process)
-applies both settings, so they are in place before the first @njit(cache=True)
-decorator runs and before the first parallel kernel starts.
+Every Numba kernel module imports this one first. Its import (once per process)
+sets up the cache before the first @njit(cache=True) decorator runs; the thread
+pool is set up by chunk_count, which every parallel launch calls first.
 """
 
 import os
@@ -17,7 +17,12 @@ PARALLEL_MIN_SIZE = 1 << 16
 def chunk_count(rows):
     """How many chunks to split `rows` independent rows into: a few per thread, for
     load balance. Computed in Python and passed to the parallel drivers, because
-    numba.get_num_threads() inside a kernel would make the kernel uncacheable."""
+    numba.get_num_threads() inside a kernel would make the kernel uncacheable.
+
+    Every parallel launch goes through here, so this is also where the thread pool
+    is started (configure_threads), on first use rather than at import."""
+    if not _threads_configured:
+        configure_threads()
     import numba
 
     return max(1, min(rows, 8 * numba.get_num_threads()))
@@ -71,6 +76,9 @@ def _gomp_loaded():
         return False
 
 
+_threads_configured = False
+
+
 def configure_threads():
     """Start Numba's thread pool with threads that sleep, not spin, when idle.
 
@@ -98,7 +106,13 @@ def configure_threads():
     A user's own OMP_WAIT_POLICY / GOMP_SPINCOUNT is respected. If libgomp was
     loaded before us (by another library), the setting cannot apply; then
     Numba runs single-threaded, which measured free of interference above.
+
+    Called on the first parallel launch, not at import: a process that forks
+    after starting GNU OpenMP cannot use it in the child (Numba aborts it), so
+    `import minigrad` then fork then compute keeps working.
     """
+    global _threads_configured
+    _threads_configured = True
     from numba.np.ufunc import parallel
 
     if parallel._is_initialized:  # someone already started the pool: leave it alone
@@ -120,4 +134,3 @@ def configure_threads():
 # Runs once, when the first Numba kernel module imports this one, i.e. before any
 # @njit(cache=True) decorator is evaluated.
 configure_cache(os.path.dirname(os.path.abspath(__file__)))
-configure_threads()

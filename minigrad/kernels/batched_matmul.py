@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._runtime import PARALLEL_MIN_SIZE
+from ._runtime import PARALLEL_MIN_SIZE, chunk_count
 
 # Per-matrix multiply-adds at or below which the Numba loop wins (table above).
 SMALL_MATRIX_WORK = 64
@@ -61,9 +61,8 @@ def _small_matmul(a, b, a_index, b_index, out):
 
 
 @njit(cache=True, parallel=True)
-def _small_matmul_parallel(a, b, a_index, b_index, out):
-    """Same contract as _small_matmul, parallel over the batch."""
-    chunks = min(out.shape[0], 64)
+def _small_matmul_parallel(a, b, a_index, b_index, out, chunks):
+    """Same contract as _small_matmul, parallel over the batch in `chunks` pieces."""
     for c in prange(chunks):
         _small_matmul_body(a, b, a_index, b_index, out,
                            c * out.shape[0] // chunks, (c + 1) * out.shape[0] // chunks)
@@ -109,8 +108,11 @@ def _small(a, b, batch):
     a3 = np.ascontiguousarray(a).reshape(-1, n, k)
     b3 = np.ascontiguousarray(b).reshape(-1, k, m)
     out = np.empty((int(np.prod(batch)), n, m), dtype=a.dtype)
-    kernel = _small_matmul_parallel if out.size >= PARALLEL_MIN_SIZE else _small_matmul
-    kernel(a3, b3, _batch_index(a.shape[:-2], batch), _batch_index(b.shape[:-2], batch), out)
+    a_index, b_index = _batch_index(a.shape[:-2], batch), _batch_index(b.shape[:-2], batch)
+    if out.size >= PARALLEL_MIN_SIZE:
+        _small_matmul_parallel(a3, b3, a_index, b_index, out, chunk_count(out.shape[0]))
+    else:
+        _small_matmul(a3, b3, a_index, b_index, out)
     return out.reshape(batch + (n, m))
 
 
