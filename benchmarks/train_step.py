@@ -1,0 +1,368 @@
+"""One training step of the IMDB sentiment model: minigrad against PyTorch 2.13 CPU, in one run.
+
+    python benchmarks/train_step.py                       # dot model, the defaults below
+    python benchmarks/train_step.py --pool mhsa --skip-memory
+    python benchmarks/train_step.py --steps 300 --markdown results.md
+
+A step is what examples/sentiment/train.py does per batch: forward, cross-entropy, backward,
+clip_grad_norm_(1.0), Adam step (lr 1e-3). Batch 128, padded to 256 tokens. The reviews are
+the real IMDB train split (tokenized and encoded by examples/sentiment/data.py, vocabulary
+~81k) when the archive is found, else synthetic random ids of the same shapes; the output
+says which. PyTorch runs the same model (benchmarks/torch_sentiment.py) on its fast path,
+with minigrad's initial weights copied in.
+
+The run, in order:
+1. equivalence: both models, same weights, same batch: the losses and gradients must agree;
+2. speed: each framework in its own subprocess (so neither's thread pools disturb the
+   other's), the median of --repeats steps on one fixed batch after --warmup steps; the
+   first step (Numba compiling or loading its cache) is reported on its own;
+3. memory: each framework in its own subprocess trains --steps steps on shuffled real
+   batches; peak resident memory (VmHWM), and minigrad's RSS at step steps/3 and at the end
+   (the graph of each step must be freed, so it must not grow).
+"""
+
+import argparse
+import ctypes
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script: make `minigrad`, `nn` and `examples` importable
+from examples.sentiment import data  # noqa: E402  (numpy only: imports neither framework)
+
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "aclImdb-labelled.tar.gz"
+POOLINGS = ("mean", "additive", "dot", "mhsa")
+SYNTHETIC_VOCAB, SYNTHETIC_REVIEWS = 81_000, 25_000
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pool", default="dot", choices=POOLINGS)
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="IMDB tarball or folder (default: %(default)s)")
+    parser.add_argument("--synthetic", action="store_true", help="random ids even if the real data is there")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--max-len", type=int, default=256)
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps after the first one")
+    parser.add_argument("--repeats", type=int, default=10, help="timed steps (the median is reported)")
+    parser.add_argument("--steps", type=int, default=300, help="steps of the memory run")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--torch-threads", default="default,1",
+                        help="comma-separated torch.set_num_threads values to time ('default': leave it)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also cProfile N minigrad steps and print the top functions by cumulative time")
+    parser.add_argument("--markdown", help="also write the results table to this file")
+    # internal: the subprocesses
+    parser.add_argument("--worker", choices=("time", "train"), help=argparse.SUPPRESS)
+    parser.add_argument("--framework", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--threads", default="default", help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+# -- data ----------------------------------------------------------------------------------
+
+def prepare_data(args):
+    """[(ids, label)] for the train split (real or synthetic) and a description of the source."""
+    if not args.synthetic and Path(args.data).exists():
+        reviews = data.load_imdb(args.data, progress=False)["train"]
+        tokens = [data.tokenize(text) for text, _ in reviews]
+        vocab = data.build_vocab(tokens)
+        encoded = data.encode_dataset([(t, label) for t, (_, label) in zip(tokens, reviews)], vocab,
+                                      args.max_len, progress=False)
+        return encoded, len(vocab), f"real IMDB train split ({Path(args.data).name}), vocabulary {len(vocab):,}"
+    # Review lengths roughly like IMDB's (median ~220 tokens), cut at max_len.
+    rng = np.random.default_rng(0)
+    lengths = np.clip(rng.lognormal(5.4, 0.6, SYNTHETIC_REVIEWS).astype(int), 5, args.max_len)
+    encoded = [(rng.integers(2, SYNTHETIC_VOCAB, n), int(rng.integers(2))) for n in lengths]
+    why = "--synthetic" if args.synthetic else f"no data at {args.data}"
+    return encoded, SYNTHETIC_VOCAB, f"SYNTHETIC random ids ({why}), vocabulary {SYNTHETIC_VOCAB:,}"
+
+
+def save_dataset(path, encoded, vocab_size):
+    lengths = np.array([len(ids) for ids, _ in encoded])
+    np.savez(path, ids=np.concatenate([ids for ids, _ in encoded]), lengths=lengths,
+             labels=np.array([label for _, label in encoded]), vocab_size=vocab_size)
+
+
+def load_dataset(path):
+    saved = np.load(path)
+    ends = np.cumsum(saved["lengths"])
+    encoded = [(ids, int(label)) for ids, label in zip(np.split(saved["ids"], ends[:-1]), saved["labels"])]
+    return encoded, int(saved["vocab_size"])
+
+
+def timing_batch(encoded, batch_size, max_len):
+    """The first shuffled batch, padded to exactly max_len tokens."""
+    ids, lengths, labels = next(data.batches(encoded, batch_size, shuffle=True, seed=0))
+    padded = np.zeros((len(ids), max_len), dtype=np.int64)
+    padded[:, :ids.shape[1]] = ids
+    return padded, lengths, labels
+
+
+def training_batches(encoded, batch_size):
+    """Shuffled batches forever, a new order each epoch (as train.py)."""
+    epoch = 0
+    while True:
+        yield from data.batches(encoded, batch_size, shuffle=True, seed=epoch)
+        epoch += 1
+
+
+# -- the two frameworks --------------------------------------------------------------------
+
+class MinigradRunner:
+    def __init__(self, vocab_size, pool, state):
+        import minigrad as mg
+        from examples.sentiment.model import SentimentModel
+
+        self.mg = mg
+        self.model = SentimentModel(vocab_size, pool=pool)
+        self.model.load_state_dict(state)
+        self.parameters = list(self.model.parameters())
+        self.optimizer = mg.optim.Adam(self.parameters, lr=1e-3)
+
+    def loss(self, ids, lengths, labels):
+        return self.mg.cross_entropy(self.model(self.mg.tensor(ids), lengths), labels)
+
+    def step(self, ids, lengths, labels):
+        loss = self.loss(ids, lengths, labels)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.mg.optim.clip_grad_norm_(self.parameters, 1.0)
+        self.optimizer.step()
+        return loss.item()
+
+    def gradients(self):
+        return {name: np.asarray(p.grad.data) for name, p in self.model.named_parameters()}
+
+    @staticmethod
+    def threads():
+        import numba
+
+        return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {openblas_threads()}"
+
+
+class TorchRunner:
+    def __init__(self, vocab_size, pool, state, threads="default"):
+        import torch
+        from torch_sentiment import TorchSentimentModel, load_minigrad_state
+
+        if threads != "default":
+            torch.set_num_threads(int(threads))
+        self.torch = torch
+        self.model = TorchSentimentModel(vocab_size, pool=pool)
+        load_minigrad_state(self.model, state)
+        self.parameters = list(self.model.parameters())
+        self.optimizer = torch.optim.Adam(self.parameters, lr=1e-3)
+
+    def loss(self, ids, lengths, labels):
+        torch = self.torch
+        logits = self.model(torch.from_numpy(ids), torch.from_numpy(lengths))
+        return torch.nn.functional.cross_entropy(logits, torch.from_numpy(labels))
+
+    def step(self, ids, lengths, labels):
+        loss = self.loss(ids, lengths, labels)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.torch.nn.utils.clip_grad_norm_(self.parameters, 1.0)
+        self.optimizer.step()
+        return loss.item()
+
+    def gradients(self):
+        return {name: p.grad.numpy() for name, p in self.model.named_parameters()}
+
+    def threads(self):
+        return f"torch {self.torch.get_num_threads()} (interop {self.torch.get_num_interop_threads()})"
+
+
+def openblas_threads():
+    """numpy's OpenBLAS thread count, asked from the library itself (no threadpoolctl needed)."""
+    import numpy
+
+    for path in glob.glob(str(Path(numpy.__file__).parent.parent / "numpy.libs" / "libscipy_openblas*")):
+        library = ctypes.CDLL(path)
+        for symbol in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads"):
+            if hasattr(library, symbol):
+                return getattr(library, symbol)()
+    return "?"
+
+
+def make_runner(framework, workdir, pool, threads="default"):
+    vocab_size = int(np.load(Path(workdir) / "dataset.npz")["vocab_size"])
+    state = dict(np.load(Path(workdir) / "state.npz"))
+    if framework == "minigrad":
+        return MinigradRunner(vocab_size, pool, state)
+    return TorchRunner(vocab_size, pool, state, threads)
+
+
+# -- measurements --------------------------------------------------------------------------
+
+def memory_mib():
+    """(current RSS, peak RSS) of this process in MiB."""
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
+
+
+def check_equivalence(workdir, pool, batch):
+    """Same weights, same batch: loss and gradient differences between the two models."""
+    minigrad_model = make_runner("minigrad", workdir, pool)  # minigrad first: it sets up its thread pool
+    torch_model = make_runner("torch", workdir, pool)
+    from torch_sentiment import torch_name
+    losses, grads = [], []
+    for runner in (minigrad_model, torch_model):
+        loss = runner.loss(*batch)
+        loss.backward()
+        losses.append(loss.item())
+        grads.append(runner.gradients())
+    grads[0] = {torch_name(name): grad for name, grad in grads[0].items()}
+    worst = max(grads[1], key=lambda name: np.abs(grads[0][name] - grads[1][name]).max()
+                / (np.abs(grads[1][name]).max() + 1e-30))
+    relative = np.abs(grads[0][worst] - grads[1][worst]).max() / np.abs(grads[1][worst]).max()
+    norms = [np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2)) for g in grad.values())) for grad in grads]
+    return {"minigrad_loss": losses[0], "torch_loss": losses[1], "loss_difference": abs(losses[0] - losses[1]),
+            "worst_gradient": worst, "worst_gradient_relative_difference": float(relative),
+            "minigrad_grad_norm": norms[0], "torch_grad_norm": norms[1]}
+
+
+def time_worker(args):
+    runner = make_runner(args.framework, args.workdir, args.pool, args.threads)
+    batch = tuple(np.load(Path(args.workdir) / "batch.npz")[key] for key in ("ids", "lengths", "labels"))
+    tick = time.perf_counter()
+    runner.step(*batch)
+    first = time.perf_counter() - tick
+    for _ in range(args.warmup):
+        runner.step(*batch)
+    seconds = []
+    for _ in range(args.repeats):
+        tick = time.perf_counter()
+        runner.step(*batch)
+        seconds.append(time.perf_counter() - tick)
+    result = {"first_step": first, "median": float(np.median(seconds)), "min": min(seconds),
+              "max": max(seconds), "threads": runner.threads(), "load": os.getloadavg()[0]}
+    if args.profile and args.framework == "minigrad":
+        profile_steps(runner, batch, args.profile)
+    return result
+
+
+def profile_steps(runner, batch, steps):
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        runner.step(*batch)
+    profiler.disable()
+    print(f"\ncProfile of {steps} minigrad steps, top 15 by cumulative time:", file=sys.stderr)
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(15)
+
+
+def train_worker(args):
+    """--steps training steps on shuffled batches; RSS along the way and the peak."""
+    encoded, _ = load_dataset(Path(args.workdir) / "dataset.npz")
+    runner = make_runner(args.framework, args.workdir, args.pool)
+    rss_before, _ = memory_mib()
+    rss, losses, seconds = [], [], []
+    for step, batch in zip(range(args.steps), training_batches(encoded, args.batch_size)):
+        tick = time.perf_counter()
+        losses.append(runner.step(*batch))
+        seconds.append(time.perf_counter() - tick)
+        rss.append(memory_mib()[0])
+    third = max(args.steps // 3, 1)
+    return {"rss_before": rss_before, "peak": memory_mib()[1], "rss_at_third": rss[third - 1],
+            "rss_at_end": rss[-1], "third": third, "max_rss_after_third": max(rss[third - 1:]),
+            "median_step": float(np.median(seconds)), "first_loss": float(np.mean(losses[:10])),
+            "last_loss": float(np.mean(losses[-10:])), "threads": runner.threads()}
+
+
+def run_worker(kind, framework, args, workdir, threads="default"):
+    """Run this file as a subprocess worker; its last stdout line is the JSON result."""
+    command = [sys.executable, __file__, "--worker", kind, "--framework", framework, "--workdir", workdir,
+               "--pool", args.pool, "--threads", threads, "--batch-size", str(args.batch_size),
+               "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--steps", str(args.steps),
+               "--profile", str(args.profile)]
+    output = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+# -- report --------------------------------------------------------------------------------
+
+def report(args, source, batch, check, timings, memory):
+    lines = [f"pool {args.pool}, batch {args.batch_size} x {batch[0].shape[1]} tokens "
+             f"(mean length {batch[1].mean():.0f}); data: {source}", "",
+             f"equivalence (same weights, same batch): loss minigrad {check['minigrad_loss']:.6f} vs torch "
+             f"{check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); gradient norm "
+             f"{check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; largest relative gradient "
+             f"difference {check['worst_gradient_relative_difference']:.1e} ({check['worst_gradient']})", "",
+             "| framework | threads | s/step (median) | min - max | first step | torch s / minigrad s | load avg |",
+             "|---|---|---|---|---|---|---|"]
+    base = timings["minigrad"]["median"]
+    for name, result in timings.items():
+        lines.append(f"| {name} | {result['threads']} | {result['median']:.3f} | {result['min']:.3f} - "
+                     f"{result['max']:.3f} | {result['first_step']:.2f} | {result['median'] / base:.2f} | {result['load']:.1f} |")
+    if memory:
+        lines += ["", f"memory: {args.steps} training steps on shuffled batches, each framework in its own process",
+                  "", "| framework | RSS before step 1 MiB | peak RSS MiB | peak - before | "
+                  "RSS at step {0} | RSS at step {1} | s/step | loss, first 10 -> last 10 steps |".format(
+                      memory["minigrad"]["third"], args.steps), "|---|---|---|---|---|---|---|---|"]
+        for name, result in memory.items():
+            lines.append(f"| {name} | {result['rss_before']:.0f} | {result['peak']:.0f} | "
+                         f"{result['peak'] - result['rss_before']:.0f} | {result['rss_at_third']:.0f} | "
+                         f"{result['rss_at_end']:.0f} | {result['median_step']:.3f} | "
+                         f"{result['first_loss']:.4f} -> {result['last_loss']:.4f} |")
+        ratio = memory["minigrad"]["peak"] / memory["torch"]["peak"]
+        lines += ["", f"peak RSS minigrad / torch: {ratio:.2f}; minigrad RSS from step {memory['minigrad']['third']}"
+                  f" to {args.steps}: {memory['minigrad']['rss_at_end'] - memory['minigrad']['rss_at_third']:+.0f} MiB"
+                  f" (highest after step {memory['minigrad']['third']}: {memory['minigrad']['max_rss_after_third']:.0f})"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.worker:
+        result = (time_worker if args.worker == "time" else train_worker)(args)
+        print(json.dumps(result))
+        return
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="minigrad-bench-") as workdir:
+        encoded, vocab_size, source = prepare_data(args)
+        print(f"data: {source}, {len(encoded):,} reviews ({time.perf_counter() - started:.0f} s)", flush=True)
+        save_dataset(Path(workdir) / "dataset.npz", encoded, vocab_size)
+        batch = timing_batch(encoded, args.batch_size, args.max_len)
+        np.savez(Path(workdir) / "batch.npz", ids=batch[0], lengths=batch[1], labels=batch[2])
+
+        import minigrad as mg
+        from examples.sentiment.model import SentimentModel
+
+        mg.manual_seed(0)
+        state = SentimentModel(vocab_size, pool=args.pool).state_dict()
+        np.savez(Path(workdir) / "state.npz", **{name: value.numpy() for name, value in state.items()})
+        check = check_equivalence(workdir, args.pool, batch)
+        print(f"loss minigrad {check['minigrad_loss']:.6f}, torch {check['torch_loss']:.6f}, "
+              f"difference {check['loss_difference']:.1e}", flush=True)
+
+        timings = {"minigrad": run_worker("time", "minigrad", args, workdir)}
+        print(f"minigrad: {timings['minigrad']['median']:.3f} s/step", flush=True)
+        for threads in args.torch_threads.split(","):
+            name = "torch" if threads == "default" else f"torch, set_num_threads({threads})"
+            timings[name] = run_worker("time", "torch", args, workdir, threads)
+            print(f"{name}: {timings[name]['median']:.3f} s/step", flush=True)
+        memory = None
+        if not args.skip_memory:
+            memory = {framework: run_worker("train", framework, args, workdir) for framework in ("minigrad", "torch")}
+    table = report(args, source, batch, check, timings, memory)
+    print("\n" + table + f"\n({time.perf_counter() - started:.0f} s in all)")
+    if args.markdown:
+        Path(args.markdown).write_text(f"`python benchmarks/{Path(__file__).name} {' '.join(argv or sys.argv[1:])}`\n\n"
+                                       + table)
+
+
+if __name__ == "__main__":
+    main()
