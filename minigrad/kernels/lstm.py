@@ -12,13 +12,15 @@ contiguous prefix of the previous step's rows. For the reverse direction, step s
 sequence b reads time step lengths[b] - 1 - s: the same layout, other time indices.
 Padded positions never enter the computation.
 
-Per direction, forward:
-    gates  = x_packed @ weight_ih.T               one GEMM for all steps (N, 4H)
+Per direction, with xh (N, I + H) the packed [x_t | h_{t-1}] rows and
+weight = [weight_ih | weight_hh] (4H, I + H):
     for each step s:
-        gates[s] += h[s-1] @ weight_hh.T + bias   one small GEMM (BLAS) + ...
-        c[s], h[s] = cell(gates[s], c[s-1])       ... one fused kernel call
-and backward runs the steps in reverse (one kernel call + one small GEMM each), then
-three GEMMs over all steps at once: d weight_ih, d weight_hh, d x.
+        gates[s] = xh[s] @ weight.T               one GEMM (BLAS)
+        c[s], h[s] = cell(gates[s] + bias, c[s-1])  one fused kernel call
+        xh[s+1][:, I:] = h[s]
+and backward runs the steps in reverse (one kernel call + one GEMM each, giving
+dL/dx_t and dL/dh_{t-1} together), then one GEMM over all steps for
+dL/d[weight_ih | weight_hh] = grad_gates.T @ xh.
 
 Gate order i, f, g, o (PyTorch's): rows [0:H) input gate, [H:2H) forget gate,
 [2H:3H) cell candidate, [3H:4H) output gate.
@@ -30,8 +32,13 @@ Speed notes (2-core dev machine, AVX-512, float32, batch 128, hidden 128):
   vectoriser), (b) error_model="numpy" (Python's ZeroDivisionError check on `1 / x`
   blocks it too), and (c) exp is plain arithmetic (see `_exp_f32`): the pip llvmlite
   has no SVML, so math.exp/math.tanh are scalar libm calls (8x slower here).
-- Everything else is BLAS: per direction 6 GEMMs of 2*N*128*512 flops (4.3 GFLOP for
-  N = 32768) carry ~85% of the time.
+- Everything else is BLAS: per direction 6 x 2*N*128*512 flops (26 GFLOP for
+  N = 32768), ~85% of the time. Measured (one thread, N = 32768, I = H = 128): a
+  128x(256x512) GEMM per step runs at the same ~120 GFLOPS as a 128x(128x512) one,
+  while the one big (N, 128) @ (128, 512) input projection reaches ~96 GFLOPS and
+  writes a 64 MB array that the steps read back. Projecting x inside the per-step
+  GEMM made forward 96 -> 88 ms and backward 169 -> 164 ms per direction, and
+  removed a gather of the previous states for dL/dweight_hh.
 """
 
 import math
@@ -53,9 +60,8 @@ class PackedLayout:
     offsets (S,)       first packed row of step s
     rows, times (N,)   packed row p holds sequence rows[p] at time step times[p]
     last (B,)          packed row of the final step of each sorted slot
-    previous (N - B,)  packed row of the state before packed row p, for p >= B (step 0's
-                       previous state is the initial state)
     steps              list of (start, size, previous_start) per step, as Python ints
+                       (previous_start None for step 0)
     """
 
     def __init__(self, lengths, reverse=False):
@@ -73,8 +79,6 @@ class PackedLayout:
         self.rows = self.order[slot]
         self.times = self.lengths[slot] - 1 - step if reverse else step
         self.last = self.offsets[self.lengths - 1] + np.arange(batch)
-        self.previous = self.offsets[step[batch:] - 1] + slot[batch:]
-        self.uniform = bool(self.lengths[-1] == longest)  # then previous == arange(total - batch)
         starts = self.offsets.tolist()
         sizes = self.batch_sizes.tolist()
         self.steps = [(starts[s], sizes[s], starts[s - 1] if s else None) for s in range(longest)]
@@ -91,17 +95,6 @@ class PackedLayout:
         else:
             out[self.times, self.rows] = packed
 
-    def previous_states(self, packed, initial):
-        """(N, H): the state each packed row started from (initial (B, H) sorted for step 0)."""
-        batch = initial.shape[0]
-        result = np.empty_like(packed)
-        result[:batch] = initial
-        if self.uniform:
-            result[batch:] = packed[:-batch] if batch < len(packed) else packed[:0]
-        else:
-            np.take(packed, self.previous, axis=0, out=result[batch:])
-        return result
-
 
 # ---------------------------------------------------------------------------------------
 # Step kernels: numpy twins (the reference), then the Numba versions
@@ -111,16 +104,16 @@ def _sigmoid_numpy(x):
     return (np.tanh(x * 0.5) + 1) * 0.5  # no overflow for large |x|, unlike 1 / (1 + exp(-x))
 
 
-def cell_forward_numpy(gates, hidden_proj, bias, c_prev, c_out, h_out):
+def cell_forward_numpy(gates, bias, c_prev, c_out, h_out):
     """One LSTM step for n sequences, in place.
 
-    gates (n, 4H): in: x @ weight_ih.T; out: the gate activations i, f, g, o.
-    hidden_proj (n, 4H) = h_prev @ weight_hh.T; bias (4H,) = bias_ih + bias_hh.
+    gates (n, 4H): in: [x | h_prev] @ [weight_ih | weight_hh].T; out: the gate
+    activations i, f, g, o of gates + bias. bias (4H,) = bias_ih + bias_hh.
     c_prev (n, H); writes c_out = f * c_prev + i * g and h_out = o * tanh(c_out).
     All arrays C-contiguous, one dtype; c_out and h_out do not overlap the inputs.
     """
     hidden = c_prev.shape[1]
-    z = gates + hidden_proj + bias
+    z = gates + bias
     gates[:, :2 * hidden] = _sigmoid_numpy(z[:, :2 * hidden])
     gates[:, 2 * hidden:3 * hidden] = np.tanh(z[:, 2 * hidden:3 * hidden])
     gates[:, 3 * hidden:] = _sigmoid_numpy(z[:, 3 * hidden:])
@@ -221,25 +214,24 @@ if BACKEND == "numba":  # the numpy backend never imports Numba
         return None
 
     @njit(cache=True, nogil=True, fastmath=_FLAGS, error_model="numpy")
-    def cell_forward_numba(gates, hidden_proj, bias, c_prev, c_out, h_out):
+    def cell_forward_numba(gates, bias, c_prev, c_out, h_out):
         """One LSTM step for n sequences, in place (contract: cell_forward_numpy)."""
         hidden = c_prev.shape[1]
         bias_i, bias_f = bias[:hidden], bias[hidden:2 * hidden]
         bias_g, bias_o = bias[2 * hidden:3 * hidden], bias[3 * hidden:]
         for row in range(gates.shape[0]):
-            z, zh = gates[row], hidden_proj[row]
+            z = gates[row]
             i, f, g, o = z[:hidden], z[hidden:2 * hidden], z[2 * hidden:3 * hidden], z[3 * hidden:]
-            hi, hf, hg, ho = zh[:hidden], zh[hidden:2 * hidden], zh[2 * hidden:3 * hidden], zh[3 * hidden:]
             c0, c1, h1 = c_prev[row], c_out[row], h_out[row]
             # one short loop per output array: each vectorises on its own
             for j in range(hidden):
-                i[j] = _sigmoid(i[j] + hi[j] + bias_i[j])
+                i[j] = _sigmoid(i[j] + bias_i[j])
             for j in range(hidden):
-                f[j] = _sigmoid(f[j] + hf[j] + bias_f[j])
+                f[j] = _sigmoid(f[j] + bias_f[j])
             for j in range(hidden):
-                g[j] = _tanh(g[j] + hg[j] + bias_g[j])
+                g[j] = _tanh(g[j] + bias_g[j])
             for j in range(hidden):
-                o[j] = _sigmoid(o[j] + ho[j] + bias_o[j])
+                o[j] = _sigmoid(o[j] + bias_o[j])
             for j in range(hidden):
                 c1[j] = f[j] * c0[j] + i[j] * g[j]
             for j in range(hidden):
@@ -275,51 +267,61 @@ else:
 # One direction over the whole packed batch
 
 
-def direction_forward(x_packed, weight_ih, weight_hh, bias, h0, c0, layout):
-    """Run one direction. x_packed (N, I); h0, c0 (B, H) in sorted order.
+def direction_forward(xh, weight, bias, c0, layout):
+    """Run one direction.
 
-    Returns gates (N, 4H) activations, hidden (N, H), cell (N, H): everything backward needs.
+    xh (N, I + H): x packed in columns [:I], the initial state h0 (sorted) in rows [:B]
+    of columns [I:]; the loop fills the rest of columns [I:] with h of the previous step.
+    weight = [weight_ih | weight_hh] (4H, I + H); bias (4H,); c0 (B, H) sorted.
+    Returns gates (N, 4H) activations, cell (N, H) and hidden (N, H), packed.
     """
-    hidden_size = weight_hh.shape[1]
-    gates = x_packed @ weight_ih.T
-    hidden = np.empty((layout.total, hidden_size), dtype=x_packed.dtype)
-    cell = np.empty_like(hidden)
-    hidden_proj = np.empty((h0.shape[0], 4 * hidden_size), dtype=x_packed.dtype)
-    weight_hh_t = weight_hh.T  # a view: BLAS reads it transposed, no copy
-    for start, size, previous in layout.steps:
+    input_size = xh.shape[1] - c0.shape[1]
+    gates = np.empty((layout.total, weight.shape[0]), dtype=xh.dtype)
+    cell = np.empty((layout.total, c0.shape[1]), dtype=xh.dtype)
+    hidden = np.empty_like(cell)
+    weight_t = weight.T  # a view: BLAS reads it transposed, no copy
+    steps = layout.steps
+    for s, (start, size, previous) in enumerate(steps):
         stop = start + size
-        if previous is None:
-            h_prev, c_prev = h0[:size], c0[:size]
-        else:
-            h_prev, c_prev = hidden[previous:previous + size], cell[previous:previous + size]
-        np.matmul(h_prev, weight_hh_t, out=hidden_proj[:size])
-        cell_forward(gates[start:stop], hidden_proj[:size], bias, c_prev, cell[start:stop], hidden[start:stop])
-    return gates, hidden, cell
+        np.matmul(xh[start:stop], weight_t, out=gates[start:stop])
+        c_prev = c0[:size] if previous is None else cell[previous:previous + size]
+        cell_forward(gates[start:stop], bias, c_prev, cell[start:stop], hidden[start:stop])
+        if s + 1 < len(steps):  # the sequences still running start the next step from this h
+            next_start, next_size, _ = steps[s + 1]
+            xh[next_start:next_start + next_size, input_size:] = hidden[start:start + next_size]
+    return gates, cell, hidden
 
 
-def direction_backward(x_packed, weight_ih, weight_hh, h0, c0, layout, gates, hidden, cell,
-                       grad_hidden, grad_h_last, grad_c_last, need_grad_x=True):
+def direction_backward(xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_last, grad_c_last,
+                       need_grad_x=True):
     """Backward of direction_forward.
 
     grad_hidden (N, H): dL/dh from the layer's output, packed; grad_h_last, grad_c_last
-    (B, H): dL/dh_n, dL/dc_n in sorted order. Returns (grad_x_packed or None,
-    grad_weight_ih, grad_weight_hh, grad_bias, grad_h0, grad_c0), the last two sorted.
+    (B, H): dL/dh_n, dL/dc_n in sorted order. Returns (grad_x_packed (N, I) or None,
+    grad_weight (4H, I + H), grad_bias (4H,), grad_h0, grad_c0), the last two sorted.
     """
+    hidden_size = c0.shape[1]
+    input_size = xh.shape[1] - hidden_size
     grad_gates = np.empty_like(gates)
     grad_h = np.array(grad_h_last, copy=True)
     grad_c = np.array(grad_c_last, copy=True)
+    # per step: [dL/dx_t | dL/dh_{t-1}] = grad_gates[s] @ [weight_ih | weight_hh]
+    grad_xh = np.empty_like(xh) if need_grad_x else None
+    weight_hh = weight[:, input_size:]
     for start, size, previous in reversed(layout.steps):
         stop = start + size
         c_prev = c0[:size] if previous is None else cell[previous:previous + size]
         cell_backward(gates[start:stop], c_prev, cell[start:stop], grad_hidden[start:stop],
                       grad_h[:size], grad_c[:size], grad_gates[start:stop])
-        np.matmul(grad_gates[start:stop], weight_hh, out=grad_h[:size])
-    # the weight gradients sum over all steps: one GEMM each
-    grad_weight_hh = grad_gates.T @ layout.previous_states(hidden, h0)
-    grad_weight_ih = grad_gates.T @ x_packed
+        if need_grad_x:
+            np.matmul(grad_gates[start:stop], weight, out=grad_xh[start:stop])
+            grad_h[:size] = grad_xh[start:stop, input_size:]
+        else:
+            np.matmul(grad_gates[start:stop], weight_hh, out=grad_h[:size])
+    grad_weight = grad_gates.T @ xh  # sums over all steps in one GEMM
     grad_bias = grad_gates.sum(axis=0)
-    grad_x_packed = grad_gates @ weight_ih if need_grad_x else None
-    return grad_x_packed, grad_weight_ih, grad_weight_hh, grad_bias, grad_h, grad_c
+    grad_x_packed = grad_xh[:, :input_size] if need_grad_x else None
+    return grad_x_packed, grad_weight, grad_bias, grad_h, grad_c
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,10 +331,10 @@ def direction_backward(x_packed, weight_ih, weight_hh, h0, c0, layout, gates, hi
 class LayerState:
     """What layer_forward leaves for layer_backward (kept on the autograd context)."""
 
-    def __init__(self, x, layouts, weights, h0, c0, batch_first):
-        self.x, self.layouts, self.weights = x, layouts, weights
-        self.h0, self.c0, self.batch_first = h0, c0, batch_first
-        self.saved = []  # per direction: (gates, hidden, cell)
+    def __init__(self, x_shape, layouts, weights, c0, batch_first):
+        self.x_shape, self.layouts, self.weights = x_shape, layouts, weights
+        self.c0, self.batch_first = c0, batch_first
+        self.saved = []  # per direction: (xh, gates, cell)
 
 
 def layer_forward(x, weights, h0, c0, lengths, batch_first):
@@ -345,24 +347,25 @@ def layer_forward(x, weights, h0, c0, lengths, batch_first):
     Returns output (B, T, D*H) or (T, B, D*H) with zeros at padded positions, h_n and c_n
     (D, B, H) (states at each sequence's last step), and a LayerState for layer_backward.
     """
-    hidden_size = weights[0][1].shape[1]
-    directions = len(weights)
-    layouts = [PackedLayout(lengths, reverse=(d == 1)) for d in range(directions)]
-    state = LayerState(x, layouts, weights, h0, c0, batch_first)
-    output = np.zeros(x.shape[:2] + (directions * hidden_size,), dtype=x.dtype)
-    h_n = np.empty_like(h0)
-    c_n = np.empty_like(c0)
+    input_size, hidden_size = x.shape[2], weights[0][1].shape[1]
+    layouts = [PackedLayout(lengths, reverse=(d == 1)) for d in range(len(weights))]
+    concatenated = [(np.concatenate([weight_ih, weight_hh], axis=1), bias) for weight_ih, weight_hh, bias in weights]
+    state = LayerState(x.shape, layouts, concatenated, c0, batch_first)
+    output = np.zeros(x.shape[:2] + (len(weights) * hidden_size,), dtype=x.dtype)
+    h_n, c_n = np.empty_like(h0), np.empty_like(c0)
+
     def run(d):
-        layout, (weight_ih, weight_hh, bias) = layouts[d], weights[d]
-        x_packed = layout.gather(x, batch_first)
-        return direction_forward(x_packed, weight_ih, weight_hh, bias,
-                                 h0[d][layout.order], c0[d][layout.order], layout)
-    results = _run_directions(run, directions)
-    for d, (layout, (gates, hidden, cell)) in enumerate(zip(layouts, results)):
-        state.saved.append((gates, hidden, cell))
+        layout, (weight, bias) = layouts[d], concatenated[d]
+        xh = np.empty((layout.total, input_size + hidden_size), dtype=x.dtype)
+        xh[:, :input_size] = layout.gather(x, batch_first)
+        xh[:len(layout.order), input_size:] = h0[d][layout.order]
+        gates, cell, hidden = direction_forward(xh, weight, bias, c0[d][layout.order], layout)
         layout.scatter(hidden, output[..., d * hidden_size:(d + 1) * hidden_size], batch_first)
         h_n[d][layout.order] = hidden[layout.last]
         c_n[d][layout.order] = cell[layout.last]
+        return xh, gates, cell
+
+    state.saved = _run_directions(run, len(weights))
     return output, h_n, c_n, state
 
 
@@ -372,32 +375,28 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
     Returns grad_x (or None), grad_h0, grad_c0 (D, B, H) and, per direction,
     (grad_weight_ih, grad_weight_hh, grad_bias).
     """
-    hidden_size = state.weights[0][1].shape[1]
-    grad_x = np.zeros_like(state.x) if need_grad_x else None
-    grad_h0 = np.empty_like(state.h0)
-    grad_c0 = np.empty_like(state.c0)
-    grad_weights = []
+    input_size, hidden_size = state.x_shape[2], state.c0.shape[2]
+    grad_h0, grad_c0 = np.empty_like(state.c0), np.empty_like(state.c0)
+
     def run(d):
-        layout, (weight_ih, weight_hh, _), (gates, hidden, cell) = state.layouts[d], state.weights[d], state.saved[d]
+        layout, (weight, _), (xh, gates, cell) = state.layouts[d], state.weights[d], state.saved[d]
         grad_hidden = layout.gather(grad_output[..., d * hidden_size:(d + 1) * hidden_size], state.batch_first)
-        x_packed = layout.gather(state.x, state.batch_first)
-        return direction_backward(
-            x_packed, weight_ih, weight_hh, state.h0[d][layout.order], state.c0[d][layout.order], layout,
-            gates, hidden, cell, grad_hidden, grad_h_n[d][layout.order], grad_c_n[d][layout.order],
-            need_grad_x)
-    results = _run_directions(run, len(state.layouts))
-    for d, (layout, result) in enumerate(zip(state.layouts, results)):
-        grad_x_packed, grad_weight_ih, grad_weight_hh, grad_bias, grad_h, grad_c = result
+        grad_x_packed, grad_weight, grad_bias, grad_h, grad_c = direction_backward(
+            xh, weight, state.c0[d][layout.order], layout, gates, cell, grad_hidden,
+            grad_h_n[d][layout.order], grad_c_n[d][layout.order], need_grad_x)
         grad_h0[d][layout.order] = grad_h
         grad_c0[d][layout.order] = grad_c
-        grad_weights.append((grad_weight_ih, grad_weight_hh, grad_bias))
-        if need_grad_x:
-            if d == 0:
-                layout.scatter(grad_x_packed, grad_x, state.batch_first)
-            else:  # the same positions again, in another order
-                layout.scatter(layout.gather(grad_x, state.batch_first) + grad_x_packed, grad_x, state.batch_first)
-    return grad_x, grad_h0, grad_c0, grad_weights
+        grad_x = None
+        if need_grad_x:  # each direction its own array, so the two can run at once
+            grad_x = np.zeros(state.x_shape, dtype=xh.dtype)
+            layout.scatter(grad_x_packed, grad_x, state.batch_first)
+        return grad_x, (grad_weight[:, :input_size], grad_weight[:, input_size:], grad_bias)
 
+    results = _run_directions(run, len(state.layouts))
+    grad_x = results[0][0]
+    if need_grad_x and len(results) == 2:
+        grad_x += results[1][0]
+    return grad_x, grad_h0, grad_c0, [weights for _, weights in results]
 
 
 # ---------------------------------------------------------------------------------------
