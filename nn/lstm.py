@@ -13,10 +13,12 @@ The four W_i* are stacked into weight_ih (4H, I), the four W_h* into weight_hh (
 
 `LSTMCell` computes one step with matmul, sigmoid, tanh and slicing: its graph is the
 textbook one and every gradient comes from the ops' own backward. `LSTM` runs whole
-sequences as one Function per layer: the input projection of all time steps is one
-GEMM, the recurrence runs in minigrad.kernels.lstm (a BLAS call and a fused Numba
-kernel per step, forward and backward), and the weight gradients are one GEMM each
-over all steps. tests/test_lstm.py checks one against the other and both against PyTorch.
+sequences as one Function per layer (both directions): the padded batch is packed
+step by step (padded positions are skipped), each step is one GEMM of [x_t | h_{t-1}]
+with [W_ih | W_hh] plus a fused Numba kernel for the gates, forward and backward, the
+weight gradients are one GEMM over all steps, and the two directions run on two
+threads (minigrad.kernels.lstm). tests/test_lstm.py checks one against the other and
+both against PyTorch.
 """
 
 import math

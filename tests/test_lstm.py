@@ -212,6 +212,21 @@ def test_two_directions_on_threads_match_sequential():
         np.testing.assert_array_equal(sequential, threaded)
 
 
+def test_input_without_grad_gives_the_same_parameter_gradients():
+    # backward skips dL/dx when x does not require grad (another GEMM per step)
+    mg.manual_seed(12)
+    lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True, dtype=np.float64)
+    x_data = np.random.default_rng(12).standard_normal((3, 5, 3))
+    grads = []
+    for requires_grad in (True, False):
+        lstm.zero_grad()
+        output, (h_n, c_n) = lstm(mg.tensor(x_data, requires_grad=requires_grad), [5, 3, 4])
+        weighted_loss([output, h_n, c_n], np.random.default_rng(13)).backward()
+        grads.append([p.grad.data for p in lstm.parameters()])
+    for with_x, without_x in zip(*grads):
+        np.testing.assert_allclose(with_x, without_x, rtol=1e-13, atol=1e-15)
+
+
 # ============================================================ against PyTorch
 
 def torch_twin(torch, lstm):

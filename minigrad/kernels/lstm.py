@@ -41,7 +41,10 @@ Speed notes (2-core dev machine, AVX-512, float32, batch 128, hidden 128):
   removed a gather of the previous states for dL/dweight_hh.
 """
 
+import contextlib
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -430,40 +433,61 @@ def _find_openblas_threads():
 
 
 _openblas_threads = _find_openblas_threads()
-_worker = None  # a one-thread pool for the second direction, made on first use
 
 # Run the two directions of a bidirectional layer on two threads (each with
 # single-threaded BLAS) when numpy's OpenBLAS thread count can be set; otherwise one
 # after the other (each BLAS call then uses OpenBLAS's own threads).
 parallel_directions = _openblas_threads is not None
 
+_worker = None  # a one-thread pool for the second direction, made on first use
+_blas_lock = threading.Lock()
+_blas_users = 0  # layers running with single-threaded OpenBLAS right now
+_blas_saved = None  # OpenBLAS's thread count before the first of them started
+
+
+@contextlib.contextmanager
+def _single_threaded_openblas():
+    """OpenBLAS on one thread inside the block (process-wide: OpenBLAS has no per-thread
+    setting; openblas_set_num_threads_local is global too in its pthreads build). Nested
+    or concurrent blocks restore the original count when the last one leaves."""
+    global _blas_users, _blas_saved
+    set_threads, get_threads = _openblas_threads
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_saved = get_threads()
+            set_threads(1)
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                set_threads(_blas_saved)
+
 
 def _run_directions(run, count):
     """[run(0), ..., run(count - 1)]; with two directions, concurrently if possible.
 
-    Why threads: per step, a direction does one 128x(128x512) GEMM and one cell kernel,
-    too little to split well over OpenBLAS's threads (and the kernel is serial). Two
-    directions are independent, so each gets a core. OpenBLAS's thread count is
-    process-wide (openblas_set_num_threads_local is too, in its pthreads build), so it
-    is set to 1 for the duration and restored after; the cell kernels release the GIL
-    (nogil) and so do numpy's matmul and fancy indexing copies.
+    Why threads: per step, a direction does one small GEMM and one cell kernel, too
+    little to split well over OpenBLAS's threads (and the kernel is serial), while the
+    two directions are independent: each gets a core. The cell kernels release the
+    GIL (nogil), and so do numpy's matmul and copies. Measured on the 2-core machine
+    (bidirectional, batch 128, length 256, 128 -> 128, forward + backward, median of 6):
+    283 ms on two threads with one OpenBLAS thread each, 332 ms one direction after the
+    other with two OpenBLAS threads. With another process busy on the machine, the
+    second setting degraded far more (OpenBLAS's threads wait for each other: 2.7-41 s
+    per step against 1.1-2.3 s).
     """
     global _worker
     if count == 1 or not parallel_directions:
         return [run(d) for d in range(count)]
     if _worker is None:
-        from concurrent.futures import ThreadPoolExecutor
-
         _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minigrad-lstm")
-    set_threads, get_threads = _openblas_threads
-    previous = get_threads()
-    set_threads(1)
-    try:
+    with _single_threaded_openblas():
         second = _worker.submit(run, 1)
         try:
             first = run(0)
         finally:
-            results = second.result()
-        return [first, results]
-    finally:
-        set_threads(previous)
+            second_result = second.result()  # wait for it even if the first direction failed
+    return [first, second_result]
