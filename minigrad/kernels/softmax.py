@@ -281,7 +281,7 @@ def _rows(array, name):
         raise TypeError(f"{name} expects a float32 or float64 array, got dtype {array.dtype}")
     if array.ndim == 0:
         raise ValueError(f"{name} expects at least 1 dimension, got a 0-d array")
-    return np.ascontiguousarray(array).reshape(-1, array.shape[-1])
+    return np.ascontiguousarray(array).reshape(math.prod(array.shape[:-1]), array.shape[-1])
 
 
 def _same_shape(a, b, name):
