@@ -51,6 +51,7 @@ def exp_shifted(row, shift, scratch):
 
 @njit(cache=True, fastmath=False)  # explicit, so it is not inherited from a fastmath caller
 def _exp_shifted_f32(row, shift, scratch):
+    """exp_shifted for float32 rows (Cephes expf polynomial)."""
     two_to_n = scratch.view(np.int32)
     for j in range(row.shape[0]):
         t = row[j] - shift
@@ -73,6 +74,7 @@ def _exp_shifted_f32(row, shift, scratch):
 
 @njit(cache=True, fastmath=False)
 def _exp_shifted_f64(row, shift, scratch):
+    """exp_shifted for float64 rows (degree-13 Taylor polynomial)."""
     two_to_n = scratch.view(np.int64)
     for j in range(row.shape[0]):
         t = row[j] - shift
@@ -227,11 +229,13 @@ def _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, 
 
 @njit(cache=True)
 def _chunk(c, chunks, rows):
+    """Row range [start, stop) of chunk c out of `chunks` over `rows` rows."""
     return c * rows // chunks, (c + 1) * rows // chunks
 
 
 @njit(cache=True, parallel=True)
 def _softmax_parallel(x, mask, mask_row, scale, out, chunks):
+    """_softmax_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, x.shape[0])
         _softmax_rows(x, mask, mask_row, scale, out, start, stop)
@@ -239,6 +243,7 @@ def _softmax_parallel(x, mask, mask_row, scale, out, chunks):
 
 @njit(cache=True, parallel=True)
 def _softmax_backward_parallel(y, grad_y, scale, out, chunks):
+    """_softmax_backward_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, y.shape[0])
         _softmax_backward_rows(y, grad_y, scale, out, start, stop)
@@ -246,6 +251,7 @@ def _softmax_backward_parallel(y, grad_y, scale, out, chunks):
 
 @njit(cache=True, parallel=True)
 def _log_softmax_parallel(x, out, chunks):
+    """_log_softmax_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, x.shape[0])
         _log_softmax_rows(x, out, start, stop)
@@ -253,6 +259,7 @@ def _log_softmax_parallel(x, out, chunks):
 
 @njit(cache=True, parallel=True)
 def _log_softmax_backward_parallel(y, grad_y, out, chunks):
+    """_log_softmax_backward_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, y.shape[0])
         _log_softmax_backward_rows(y, grad_y, out, start, stop)
@@ -260,6 +267,7 @@ def _log_softmax_backward_parallel(y, grad_y, out, chunks):
 
 @njit(cache=True, parallel=True)
 def _cross_entropy_parallel(logits, target, ignore_index, probs, nll, chunks):
+    """_cross_entropy_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, logits.shape[0])
         _cross_entropy_rows(logits, target, ignore_index, probs, nll, start, stop)
@@ -267,6 +275,7 @@ def _cross_entropy_parallel(logits, target, ignore_index, probs, nll, chunks):
 
 @njit(cache=True, parallel=True)
 def _cross_entropy_backward_parallel(probs, target, ignore_index, coef, out, chunks):
+    """_cross_entropy_backward_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, probs.shape[0])
         _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, stop)
