@@ -59,6 +59,7 @@ class PackedLayout:
 
     order (B,)         batch index of each sorted slot (longest sequence first)
     lengths (B,)       lengths in sorted order
+    (B here is the number of sequences the layout covers: all, or a share of the batch)
     batch_sizes (S,)   sequences running at step s (S = the longest length)
     offsets (S,)       first packed row of step s
     rows, times (N,)   packed row p holds sequence rows[p] at time step times[p]
@@ -67,10 +68,13 @@ class PackedLayout:
                        (previous_start None for step 0)
     """
 
-    def __init__(self, lengths, reverse=False):
+    def __init__(self, lengths, reverse=False, members=None):
+        """lengths (B,) of the whole batch; members: the batch rows this layout covers
+        (default all). order, rows and every batch index above are indices into the batch."""
         lengths = np.asarray(lengths, dtype=np.int64)
-        batch = lengths.shape[0]
-        self.order = np.argsort(-lengths, kind="stable")
+        members = np.arange(lengths.shape[0]) if members is None else np.asarray(members)
+        batch = members.shape[0]
+        self.order = members[np.argsort(-lengths[members], kind="stable")]
         self.lengths = lengths[self.order]
         longest = int(self.lengths[0])
         # batch_sizes[s] = number of sequences longer than s
@@ -334,10 +338,20 @@ def direction_backward(xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_
 class LayerState:
     """What layer_forward leaves for layer_backward (kept on the autograd context)."""
 
-    def __init__(self, x_shape, layouts, weights, c0, batch_first):
-        self.x_shape, self.layouts, self.weights = x_shape, layouts, weights
+    def __init__(self, x_shape, tasks, weights, c0, batch_first):
+        self.x_shape, self.tasks, self.weights = x_shape, tasks, weights
         self.c0, self.batch_first = c0, batch_first
-        self.saved = []  # per direction: (xh, gates, cell)
+        self.saved = []  # per task: (xh, gates, cell)
+
+
+def _plan(lengths, directions):
+    """The independent pieces of a layer as (direction, PackedLayout): one per direction,
+    or, for one direction on two threads, the batch dealt out in two halves (alternate
+    sequences in length order, so that both halves get the same amount of work)."""
+    if directions == 2 or not parallel_directions or len(lengths) < 2:
+        return [(d, PackedLayout(lengths, reverse=(d == 1))) for d in range(directions)]
+    by_length = np.argsort(-lengths, kind="stable")
+    return [(0, PackedLayout(lengths, members=by_length[half::2])) for half in (0, 1)]
 
 
 def layer_forward(x, weights, h0, c0, lengths, batch_first):
@@ -351,14 +365,15 @@ def layer_forward(x, weights, h0, c0, lengths, batch_first):
     (D, B, H) (states at each sequence's last step), and a LayerState for layer_backward.
     """
     input_size, hidden_size = x.shape[2], weights[0][1].shape[1]
-    layouts = [PackedLayout(lengths, reverse=(d == 1)) for d in range(len(weights))]
+    tasks = _plan(lengths, len(weights))
     concatenated = [(np.concatenate([weight_ih, weight_hh], axis=1), bias) for weight_ih, weight_hh, bias in weights]
-    state = LayerState(x.shape, layouts, concatenated, c0, batch_first)
+    state = LayerState(x.shape, tasks, concatenated, c0, batch_first)
     output = np.zeros(x.shape[:2] + (len(weights) * hidden_size,), dtype=x.dtype)
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
 
-    def run(d):
-        layout, (weight, bias) = layouts[d], concatenated[d]
+    def run(task):
+        d, layout = task
+        weight, bias = concatenated[d]
         xh = np.empty((layout.total, input_size + hidden_size), dtype=x.dtype)
         xh[:, :input_size] = layout.gather(x, batch_first)
         xh[:len(layout.order), input_size:] = h0[d][layout.order]
@@ -368,7 +383,7 @@ def layer_forward(x, weights, h0, c0, lengths, batch_first):
         c_n[d][layout.order] = cell[layout.last]
         return xh, gates, cell
 
-    state.saved = _run_directions(run, len(weights))
+    state.saved = _run_tasks(run, tasks)
     return output, h_n, c_n, state
 
 
@@ -379,31 +394,42 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
     (grad_weight_ih, grad_weight_hh, grad_bias).
     """
     input_size, hidden_size = state.x_shape[2], state.c0.shape[2]
+    directions = len(state.weights)
     grad_h0, grad_c0 = np.empty_like(state.c0), np.empty_like(state.c0)
+    # one dL/dx per direction, so that two directions can scatter at once (two halves of
+    # one direction write disjoint rows of the same array)
+    grad_xs = [np.zeros(state.x_shape, dtype=state.c0.dtype) for _ in range(directions)] if need_grad_x else None
 
-    def run(d):
-        layout, (weight, _), (xh, gates, cell) = state.layouts[d], state.weights[d], state.saved[d]
+    def run(task_and_saved):
+        (d, layout), (xh, gates, cell) = task_and_saved
         grad_hidden = layout.gather(grad_output[..., d * hidden_size:(d + 1) * hidden_size], state.batch_first)
         grad_x_packed, grad_weight, grad_bias, grad_h, grad_c = direction_backward(
-            xh, weight, state.c0[d][layout.order], layout, gates, cell, grad_hidden,
+            xh, state.weights[d][0], state.c0[d][layout.order], layout, gates, cell, grad_hidden,
             grad_h_n[d][layout.order], grad_c_n[d][layout.order], need_grad_x)
         grad_h0[d][layout.order] = grad_h
         grad_c0[d][layout.order] = grad_c
-        grad_x = None
-        if need_grad_x:  # each direction its own array, so the two can run at once
-            grad_x = np.zeros(state.x_shape, dtype=xh.dtype)
-            layout.scatter(grad_x_packed, grad_x, state.batch_first)
-        return grad_x, (grad_weight[:, :input_size], grad_weight[:, input_size:], grad_bias)
+        if need_grad_x:
+            layout.scatter(grad_x_packed, grad_xs[d], state.batch_first)
+        return grad_weight, grad_bias
 
-    results = _run_directions(run, len(state.layouts))
-    grad_x = results[0][0]
-    if need_grad_x and len(results) == 2:
-        grad_x += results[1][0]
-    return grad_x, grad_h0, grad_c0, [weights for _, weights in results]
+    results = _run_tasks(run, list(zip(state.tasks, state.saved)))
+    grad_weights = []
+    for d in range(directions):  # sum the halves of a direction split over two threads
+        shares = [result for (direction, _), result in zip(state.tasks, results) if direction == d]
+        grad_weight, grad_bias = shares[0]
+        for weight_share, bias_share in shares[1:]:
+            grad_weight, grad_bias = grad_weight + weight_share, grad_bias + bias_share
+        grad_weights.append((grad_weight[:, :input_size], grad_weight[:, input_size:], grad_bias))
+    grad_x = None
+    if need_grad_x:
+        grad_x = grad_xs[0]
+        for other in grad_xs[1:]:
+            grad_x += other
+    return grad_x, grad_h0, grad_c0, grad_weights
 
 
 # ---------------------------------------------------------------------------------------
-# Two directions at once
+# Two threads
 
 
 def _find_openblas_threads():
@@ -434,9 +460,10 @@ def _find_openblas_threads():
 
 _openblas_threads = _find_openblas_threads()
 
-# Run the two directions of a bidirectional layer on two threads (each with
-# single-threaded BLAS) when numpy's OpenBLAS thread count can be set; otherwise one
-# after the other (each BLAS call then uses OpenBLAS's own threads).
+# Run the two directions of a bidirectional layer (or two halves of the batch of a
+# one-directional one) on two threads, each with single-threaded BLAS, when numpy's
+# OpenBLAS thread count can be set; otherwise one after the other (each BLAS call then
+# uses OpenBLAS's own threads).
 parallel_directions = _openblas_threads is not None
 
 _worker = None  # a one-thread pool for the second direction, made on first use
@@ -466,28 +493,28 @@ def _single_threaded_openblas():
                 set_threads(_blas_saved)
 
 
-def _run_directions(run, count):
-    """[run(0), ..., run(count - 1)]; with two directions, concurrently if possible.
+def _run_tasks(run, tasks):
+    """[run(task) for task in tasks]; two tasks run concurrently when possible.
 
     Why threads: per step, a direction does one small GEMM and one cell kernel, too
     little to split well over OpenBLAS's threads (and the kernel is serial), while the
-    two directions are independent: each gets a core. The cell kernels release the
-    GIL (nogil), and so do numpy's matmul and copies. Measured on the 2-core machine
-    (bidirectional, batch 128, length 256, 128 -> 128, forward + backward, median of 6):
-    283 ms on two threads with one OpenBLAS thread each, 332 ms one direction after the
-    other with two OpenBLAS threads. With another process busy on the machine, the
-    second setting degraded far more (OpenBLAS's threads wait for each other: 2.7-41 s
-    per step against 1.1-2.3 s).
+    two directions (or two halves of the batch) are independent: each gets a core. The
+    cell kernels release the GIL (nogil), and so do numpy's matmul and copies. Measured
+    on the 2-core machine (bidirectional, batch 128, length 256, 128 -> 128, forward +
+    backward, median of 6): 283 ms on two threads with one OpenBLAS thread each, 332 ms
+    one direction after the other with two OpenBLAS threads. With other processes busy
+    on the machine, the second setting degraded far more (OpenBLAS's threads wait for
+    each other: 2.7-41 s per step against 1.1-2.3 s).
     """
     global _worker
-    if count == 1 or not parallel_directions:
-        return [run(d) for d in range(count)]
+    if len(tasks) == 1 or not parallel_directions:
+        return [run(task) for task in tasks]
     if _worker is None:
         _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minigrad-lstm")
     with _single_threaded_openblas():
-        second = _worker.submit(run, 1)
+        second = _worker.submit(run, tasks[1])
         try:
-            first = run(0)
+            first = run(tasks[0])
         finally:
-            second_result = second.result()  # wait for it even if the first direction failed
+            second_result = second.result()  # wait for it even if the first task failed
     return [first, second_result]
