@@ -43,6 +43,7 @@ Speed notes (2-core dev machine, AVX-512, float32, batch 128, hidden 128):
 
 import contextlib
 import math
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -439,7 +440,6 @@ def _find_openblas_threads():
     numpy/.dylibs/ on macOS) and the symbol names their builds use."""
     import ctypes
     import glob
-    import os
 
     here = os.path.dirname(np.__file__)
     paths = (glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
@@ -466,7 +466,8 @@ _openblas_threads = _find_openblas_threads()
 # uses OpenBLAS's own threads).
 parallel_directions = _openblas_threads is not None
 
-_worker = None  # a one-thread pool for the second direction, made on first use
+_worker = None  # a one-thread pool for the second task, made on first use (per process)
+_worker_pid = None
 _blas_lock = threading.Lock()
 _blas_users = 0  # layers running with single-threaded OpenBLAS right now
 _blas_saved = None  # OpenBLAS's thread count before the first of them started
@@ -506,11 +507,12 @@ def _run_tasks(run, tasks):
     on the machine, the second setting degraded far more (OpenBLAS's threads wait for
     each other: 2.7-41 s per step against 1.1-2.3 s).
     """
-    global _worker
+    global _worker, _worker_pid
     if len(tasks) == 1 or not parallel_directions:
         return [run(task) for task in tasks]
-    if _worker is None:
+    if _worker is None or _worker_pid != os.getpid():  # a forked child has no worker thread
         _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minigrad-lstm")
+        _worker_pid = os.getpid()
     with _single_threaded_openblas():
         second = _worker.submit(run, tasks[1])
         try:
