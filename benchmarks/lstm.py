@@ -16,9 +16,10 @@ Cases (batch 128, length 256, input 128, hidden 128, float32, batch_first):
 Each framework runs in its own subprocess (so neither's thread pools disturb the
 other's), both stay alive and get their steps alternately, so a change in machine
 load hits both alike. Reported: the median of --repeats steps after --warmup steps.
-Threads: the defaults of each framework, printed in the table. minigrad's
-bidirectional layer runs its two directions on two threads with single-threaded
-OpenBLAS (see minigrad/kernels/lstm.py); everything else uses OpenBLAS's own threads.
+Threads: the defaults of each framework, printed with the table. minigrad runs each
+LSTM layer on two threads (its two directions, or two halves of the batch for one
+direction), each with single-threaded OpenBLAS (see minigrad/kernels/lstm.py); the
+rest of minigrad uses OpenBLAS's own threads. PyTorch uses its intra-op threads.
 """
 
 import argparse
@@ -78,9 +79,11 @@ class MinigradWorker:
 
         blas = self.lstm_kernels._openblas_threads
         blas_threads = blas[1]() if blas else "?"
-        return (f"OpenBLAS {blas_threads}, numba {numba.get_num_threads()}; bidirectional: 2 directions "
-                f"on 2 threads x 1 OpenBLAS thread" if self.lstm_kernels.parallel_directions
-                else f"OpenBLAS {blas_threads}, numba {numba.get_num_threads()}; directions one after the other")
+        if self.lstm_kernels.parallel_directions:
+            layer = "each LSTM layer on 2 threads (the 2 directions, or 2 halves of the batch) x 1 OpenBLAS thread"
+        else:
+            layer = "LSTM directions one after the other"
+        return f"OpenBLAS {blas_threads}, numba {numba.get_num_threads()}; {layer}"
 
 
 class TorchWorker:
@@ -169,7 +172,7 @@ def main(argv=None):
     if args.worker:
         return worker_main(args.worker)
 
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), os.getloadavg()[0]
     workers = {name: Worker(name) for name in ("minigrad", "torch")}
     try:
         times = time_pairs(workers, [(f, c) for c in CASES for f in ("minigrad", "torch")], args.warmup, args.repeats)
@@ -201,8 +204,9 @@ def main(argv=None):
         "padded steps (same results as PyTorch with packing).",
         "",
         f"Threads: minigrad: {workers['minigrad'].info['threads']}. PyTorch: {workers['torch'].info['threads']}.",
-        f"Machine: {os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.2f} "
-        f"(other work on the machine slows both alike). Total run {time.perf_counter() - started:.0f} s.",
+        f"Machine: {os.cpu_count()} cores; 1-minute load average {load_before:.2f} before the run and "
+        f"{os.getloadavg()[0]:.2f} after (other work on the machine slows both). "
+        f"Total run {time.perf_counter() - started:.0f} s.",
     ]
     table = "\n".join(lines)
     print(table)
