@@ -63,7 +63,7 @@ def main():
     output = model(mg.ones(4), steps).sum()
     output.backward()
 
-    walk, order = best_of(args.repeats, lambda: autograd._topological_order(output._node))
+    walk, order = best_of(args.repeats, lambda: autograd.graph_nodes(output._node))
     full, source = best_of(args.repeats, lambda: mg.viz.draw(output, params=model, show_grad=True,
                                                              highlight=[model.weight]).source)
     drawn = sum(1 for line in source.splitlines() if " [label=" in line and "legend_" not in line)

@@ -195,25 +195,29 @@ def sum_to(grad, shape):
     return grad.reshape(shape)
 
 
-def _topological_order(root):
-    """Nodes reachable from `root`, each after every node that consumes its outputs.
+def graph_nodes(*roots):
+    """The Nodes that made `roots` (Nodes), each after the nodes that made its inputs.
 
-    Iterative depth-first search (an LSTM over 256 steps makes graphs thousands deep).
+    Iterative depth-first search (an LSTM over 256 steps makes graphs thousands deep); the
+    order depends only on how the graph was built, so it repeats from run to run.
     """
-    order, visited = [], {id(root)}
-    stack = [(root, iter(root.inputs))]
-    while stack:
-        node, inputs = stack[-1]
-        for tensor in inputs:
-            child = tensor._node
-            if child is not None and id(child) not in visited:
-                visited.add(id(child))
-                stack.append((child, iter(child.inputs)))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    order.reverse()
+    order, visited = [], set()
+    for root in roots:
+        if id(root) in visited:
+            continue
+        visited.add(id(root))
+        stack = [(root, iter(root.inputs))]
+        while stack:
+            node, inputs = stack[-1]
+            for tensor in inputs:
+                child = tensor._node
+                if child is not None and id(child) not in visited:
+                    visited.add(id(child))
+                    stack.append((child, iter(child.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
     return order
 
 
@@ -242,7 +246,7 @@ def backward(output, grad=None, retain_graph=False):
     root = output._node
     pending = {id(root): [None] * len(root.output_meta)}  # node id -> gradient of each output
     pending[id(root)][output._output_index] = grad
-    for node in _topological_order(root):
+    for node in reversed(graph_nodes(root)):
         if node.ctx is None:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time (through {node.name}): its saved "

@@ -29,6 +29,7 @@ import pathlib
 import graphviz
 import numpy as np
 
+from . import autograd
 from .tensor import Tensor
 
 __all__ = ["draw", "render", "GraphvizNotFoundError"]
@@ -160,29 +161,8 @@ def _check_highlight(highlight):
 
 
 def _walk(outputs):
-    """Every Node that made `outputs`, each after the nodes that made its inputs.
-
-    Iterative depth-first search: the order only depends on how the graph was built, so the
-    numbering (and the DOT text) repeats from run to run.
-    """
-    order, visited = [], set()
-    for output in outputs:
-        if output._node is None or id(output._node) in visited:
-            continue
-        visited.add(id(output._node))
-        stack = [(output._node, iter(output._node.inputs))]
-        while stack:
-            node, inputs = stack[-1]
-            for tensor in inputs:
-                child = tensor._node
-                if child is not None and id(child) not in visited:
-                    visited.add(id(child))
-                    stack.append((child, iter(child.inputs)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    return order
+    """Every Node that made `outputs`, each after the nodes that made its inputs."""
+    return autograd.graph_nodes(*(output._node for output in outputs if output._node is not None))
 
 
 class _Vertex:

@@ -189,29 +189,6 @@ class Module:
         return head + "".join(f"  {line}\n" for line in lines) + ")"
 
 
-class Sequential(Module):
-    """Modules applied one after another: Sequential(Linear(2, 8), Tanh(), Linear(8, 1))."""
-
-    def __init__(self, *modules):
-        super().__init__()
-        for index, module in enumerate(modules):
-            self.add_module(str(index), module)
-
-    def __getitem__(self, index):
-        return list(self._modules.values())[index]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def forward(self, x):
-        for module in self._modules.values():
-            x = module(x)
-        return x
-
-
 class ModuleList(Module):
     """A list of modules whose parameters are registered (names '0', '1', ...)."""
 
@@ -222,7 +199,7 @@ class ModuleList(Module):
 
     def append(self, module):
         if not isinstance(module, Module):
-            raise TypeError(f"ModuleList holds Modules; got {type(module).__name__}")
+            raise TypeError(f"{type(self).__name__} holds Modules; got {type(module).__name__}")
         self.add_module(str(len(self._modules)), module)
         return self
 
@@ -234,3 +211,15 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
+
+
+class Sequential(ModuleList):
+    """Modules applied one after another: Sequential(Linear(2, 8), Tanh(), Linear(8, 1))."""
+
+    def __init__(self, *modules):
+        super().__init__(modules)
+
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x
