@@ -334,6 +334,20 @@ def tokenize(text: str) -> list:
     return _TOKEN.findall(_LINE_BREAK.sub(" ", text.lower()))
 
 
+def write_text_atomic(path, text):
+    """Write text through a temporary file in the same folder and a rename, so a failed
+    write never leaves a half-written file in place of a good one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
 class Vocab:
     """Token <-> id maps. Id 0 is ``[pad]``, id 1 is ``[unk]`` (every unknown token)."""
 
@@ -374,14 +388,7 @@ class Vocab:
         """The vocabulary as JSON text; with ``path``, also written there atomically."""
         text = json.dumps({"format": "minigrad-vocab", "version": 1, "itos": self.itos}, ensure_ascii=False)
         if path is not None:
-            path = Path(path)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as file:
-                    file.write(text)
-                os.replace(temporary, path)
-            finally:
-                Path(temporary).unlink(missing_ok=True)
+            write_text_atomic(path, text)
         return text
 
     @classmethod

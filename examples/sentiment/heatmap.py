@@ -5,8 +5,6 @@ relative to the largest weight in that review.
 """
 
 import html
-import os
-import tempfile
 
 CHAR_WIDTH = 7.2   # px per character of 12px monospace
 LINE_HEIGHT = 20
@@ -38,17 +36,3 @@ def attention_svg(reviews, title=""):
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{y}" '
             f'viewBox="0 0 {WIDTH} {y}">\n<rect width="100%" height="100%" fill="white"/>\n'
             + "\n".join(parts) + "\n</svg>\n")
-
-
-def write_text_atomic(path, text):
-    """Write via a temporary file in the same folder, then rename (a failed write loses nothing)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise

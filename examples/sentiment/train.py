@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # run as a script: make `examples.sentiment` impo
 
 import minigrad as mg  # noqa: E402
 from examples.sentiment import data  # noqa: E402
-from examples.sentiment.heatmap import attention_svg, write_text_atomic  # noqa: E402
+from examples.sentiment.heatmap import attention_svg  # noqa: E402
 from examples.sentiment.model import POOLINGS, SentimentModel  # noqa: E402
 
 TEXTBOOK_ACCURACY = {"mean": 0.86064, "additive": 0.86488, "dot": 0.86936, "mhsa": 0.86520}
@@ -46,7 +46,7 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs", help="folder for checkpoints, pictures and results")
     parser.add_argument("--quick", action="store_true",
-                        help="demo: 4,000 train / 1,000 dev / 1,000 test reviews, 128 tokens, 1 epoch")
+                        help="demo: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens")
     parser.add_argument("--no-progress", action="store_true")
     return parser.parse_args(argv)
 
@@ -59,7 +59,7 @@ def prepare_data(reviews, args, progress=True):
     dev_pairs, test_pairs = data.split_dev_test(reviews["test"], seed=0)
     if args.quick:
         pick = np.random.default_rng(args.seed)
-        train_pairs = [train_pairs[i] for i in pick.permutation(len(train_pairs))[:4000]]
+        train_pairs = [train_pairs[i] for i in pick.permutation(len(train_pairs))[:6000]]
         dev_pairs, test_pairs = dev_pairs[:1000], test_pairs[:1000]
     train_tokens = [data.tokenize(text) for text, _ in tqdm(train_pairs, desc="tokenizing", disable=not progress)]
     vocab = data.build_vocab(train_tokens)
@@ -160,7 +160,7 @@ def report_attention(model, vocab, test_pairs, out_dir, pool):
             for (_, label), tokens, weights in zip(short, token_lists, token_weights(model, vocab, token_lists))]
     rows.insert(0, ("example sentence", tokens, weights))
     path = out_dir / "attention.svg"
-    write_text_atomic(path, attention_svg(rows, title=f"{pool} pooling: attention weights"))
+    data.write_text_atomic(path, attention_svg(rows, title=f"{pool} pooling: attention weights"))
     print(f"attention heatmap: {path}")
     return dict(zip(tokens, weights))
 
@@ -189,15 +189,15 @@ def results_table(results, quick):
         lines.append(f"| {pool} | {log['test_accuracy']:.4f} | {TEXTBOOK_ACCURACY[pool]:.4f} | "
                      f"{log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} | {log['total_seconds']:.0f} |")
     if quick:
-        lines.append("\nQUICK DEMO: a 4,000-review subset, 128 tokens, 1 epoch; not comparable with the textbook.")
+        lines.append("\nQUICK DEMO: a 6,000-review subset, 128 tokens; not comparable with the textbook.")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     args = parse_args(argv)
     if args.quick:
-        args.epochs, args.max_len, args.eval_every = 1, 128, 10
-        print("QUICK DEMO: 4,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens, 1 epoch. "
+        args.max_len, args.eval_every = 128, 10
+        print("QUICK DEMO: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens. "
               "Accuracy is not comparable with the textbook; drop --quick for the real experiment.")
     progress = not args.no_progress
     started = time.perf_counter()
@@ -214,8 +214,8 @@ def main(argv=None):
     print("\n" + table)
     if args.pool == "all":
         out = Path(args.out)
-        write_text_atomic(out / "results.md", table)
-        write_text_atomic(out / "results.json", json.dumps(results, indent=2))
+        data.write_text_atomic(out / "results.md", table)
+        data.write_text_atomic(out / "results.json", json.dumps(results, indent=2))
         print(f"results: {out / 'results.md'}, {out / 'results.json'}")
     return results
 
