@@ -43,14 +43,13 @@ def clip_grad_norm_(parameters, max_norm):
     return total
 
 
-def _number(name, value, low, low_inclusive=True, high=None):
-    """Check a hyper-parameter: a real number in [low, high) (or (low, high) when not low_inclusive)."""
+def _number(name, value, low, high=None):
+    """Check a hyper-parameter: a real number in [low, high)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number; got {value!r} of type {type(value).__name__}")
     value = float(value)
-    too_low = value < low if low_inclusive else value <= low
-    if too_low or (high is not None and value >= high) or math.isnan(value):
-        bounds = ("[" if low_inclusive else "(") + f"{low}, " + (f"{high})" if high is not None else "inf)")
+    if value < low or (high is not None and value >= high) or math.isnan(value):
+        bounds = f"[{low}, " + (f"{high})" if high is not None else "inf)")
         raise ValueError(f"{name} must be in {bounds}; got {value}")
     return value
 
@@ -158,7 +157,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params)
-        self.lr = _number("lr", lr, 0, low_inclusive=False)
+        self.lr = _number("lr", lr, 0)  # 0 is allowed, as in torch (e.g. a warm-up that starts at 0)
         self.momentum = _number("momentum", momentum, 0)
         self.weight_decay = _number("weight_decay", weight_decay, 0)
 
@@ -192,7 +191,7 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         super().__init__(params)
-        self.lr = _number("lr", lr, 0, low_inclusive=False)
+        self.lr = _number("lr", lr, 0)  # 0 is allowed, as in torch (e.g. a warm-up that starts at 0)
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"betas must be a pair (beta1, beta2); got {betas!r}")
         self.betas = (_number("betas[0]", betas[0], 0, high=1), _number("betas[1]", betas[1], 0, high=1))
