@@ -1,8 +1,8 @@
 """One training step of the IMDB sentiment model: minigrad against PyTorch 2.13 CPU, in one run.
 
-    python benchmarks/train_step.py                       # dot model, the defaults below
-    python benchmarks/train_step.py --pool mhsa --skip-memory
-    python benchmarks/train_step.py --steps 300 --markdown results.md
+    python benchmarks/train_step.py                       # dot model, ~10 min on 2 quiet cores
+    python benchmarks/train_step.py --pool mhsa --skip-memory --minigrad-threads default,1
+    python benchmarks/train_step.py --steps 100 --profile 3 --markdown results.md
 
 A step is what examples/sentiment/train.py does per batch: forward, cross-entropy, backward,
 clip_grad_norm_(1.0), Adam step (lr 1e-3). Batch 128, padded to 256 tokens. The reviews are
@@ -14,8 +14,9 @@ with minigrad's initial weights copied in.
 The run, in order:
 1. equivalence: both models, same weights, same batch: the losses and gradients must agree;
 2. speed: each framework in its own subprocess (so neither's thread pools disturb the
-   other's), the median of --repeats steps on one fixed batch after --warmup steps; the
-   first step (Numba compiling or loading its cache) is reported on its own;
+   other's), the median of --repeats steps on one fixed batch after --warmup steps, the
+   fastest of --rounds interleaved rounds; the first step (Numba compiling or loading its
+   cache) is reported on its own;
 3. memory: each framework in its own subprocess trains --steps steps on shuffled real
    batches; peak resident memory (VmHWM), and minigrad's RSS at step steps/3 and at the end
    (the graph of each step must be freed, so it must not grow).
