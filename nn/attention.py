@@ -80,6 +80,22 @@ def _zero_rows_without_keys(weights, allowed):
     return weights.masked_fill(empty, 0.0) if empty.any() else weights
 
 
+def _pooling_mask(owner, x, lengths, mask):
+    """Check a pooling input x (B, T, D) and turn `lengths` or `mask` into a (B, T) bool mask
+    (None when neither is given). Returns (B, T, mask)."""
+    if not isinstance(x, mg.Tensor) or x.ndim != 3:
+        raise ValueError(f"{owner}: expected input of shape (batch, time, features); "
+                         f"got shape {getattr(x, 'shape', type(x).__name__)}")
+    batch, steps, _ = x.shape
+    if lengths is not None and mask is not None:
+        raise ValueError(f"{owner}: pass lengths or mask, not both")
+    if lengths is not None:
+        mask = _lengths_to_mask(owner, lengths, batch, steps)
+    elif mask is not None:
+        mask = _check_mask(owner, "mask", mask, batch, steps)
+    return batch, steps, mask
+
+
 def _read_only(array):
     """A view of the weights for `last_weights`: no copy, and writing into it raises instead
     of silently corrupting the array the backward pass still needs."""
@@ -188,17 +204,7 @@ class AttentionPooling(Module):
         self.last_weights = None
 
     def forward(self, x, lengths=None, mask=None):
-        if not isinstance(x, mg.Tensor) or x.ndim != 3:
-            raise ValueError(f"AttentionPooling: expected input of shape (batch, time, features); "
-                             f"got shape {getattr(x, 'shape', type(x).__name__)}")
-        batch, steps, _ = x.shape
-        if lengths is not None and mask is not None:
-            raise ValueError("AttentionPooling: pass lengths or mask, not both")
-        if lengths is not None:
-            mask = _lengths_to_mask("AttentionPooling", lengths, batch, steps)
-        elif mask is not None:
-            mask = _check_mask("AttentionPooling", "mask", mask, batch, steps)
-
+        batch, steps, mask = _pooling_mask("AttentionPooling", x, lengths, mask)
         scores = self.score(x)
         if scores.shape != (batch, steps):
             raise ValueError(f"AttentionPooling: the score module must return shape ({batch}, {steps}); "
@@ -216,17 +222,8 @@ class MeanPooling(Module):
     """
 
     def forward(self, x, lengths=None, mask=None):
-        if not isinstance(x, mg.Tensor) or x.ndim != 3:
-            raise ValueError(f"MeanPooling: expected input of shape (batch, time, features); "
-                             f"got shape {getattr(x, 'shape', type(x).__name__)}")
-        batch, steps, _ = x.shape
-        if lengths is not None and mask is not None:
-            raise ValueError("MeanPooling: pass lengths or mask, not both")
-        if lengths is not None:
-            mask = _lengths_to_mask("MeanPooling", lengths, batch, steps)
-        elif mask is not None:
-            mask = _check_mask("MeanPooling", "mask", mask, batch, steps)
-        else:
+        _, _, mask = _pooling_mask("MeanPooling", x, lengths, mask)
+        if mask is None:
             return x.mean(dim=1)
         counts = np.maximum(mask.sum(axis=1, keepdims=True), 1)
         weights = (mask / counts).astype(x.dtype)[:, :, None]  # (B, T, 1): 1/length on real tokens
