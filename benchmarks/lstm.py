@@ -77,7 +77,7 @@ class MinigradWorker:
     def threads(self):
         import numba
 
-        blas = self.lstm_kernels._openblas_threads
+        blas = self.lstm_kernels._runtime.openblas_threads
         blas_threads = blas[1]() if blas else "?"
         if self.lstm_kernels.parallel_directions:
             layer = "each LSTM layer on 2 threads (the 2 directions, or 2 halves of the batch) x 1 OpenBLAS thread"

@@ -37,7 +37,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: make `minigrad`, `nn` and `examples` importable
-from examples.sentiment import data  # noqa: E402  (numpy only: imports neither framework)
+from examples.sentiment import data, preprocess  # noqa: E402  (numpy only: imports neither framework)
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "aclImdb-labelled.tar.gz"
 POOLINGS = ("mean", "additive", "dot", "mhsa")
@@ -86,9 +86,9 @@ def prepare_data(args):
     """[(ids, label)] for the train split (real or synthetic) and a description of the source."""
     if not args.synthetic and Path(args.data).exists():
         reviews = data.load_imdb(args.data, progress=False)["train"]
-        tokens = [data.tokenize(text) for text, _ in reviews]
-        vocab = data.build_vocab(tokens)
-        encoded = data.encode_dataset([(t, label) for t, (_, label) in zip(tokens, reviews)], vocab,
+        tokens = [preprocess.tokenize(text) for text, _ in reviews]
+        vocab = preprocess.build_vocab(tokens)
+        encoded = preprocess.encode_dataset([(t, label) for t, (_, label) in zip(tokens, reviews)], vocab,
                                       args.max_len, progress=False)
         return encoded, len(vocab), f"real IMDB train split ({Path(args.data).name}), vocabulary {len(vocab):,}"
     # Review lengths roughly like IMDB's (median ~220 tokens), cut at max_len.
@@ -117,7 +117,7 @@ def timing_batch(encoded, batch_size, max_len, full_length=False):
     of max_len tokens."""
     if full_length:
         encoded = [(ids, label) for ids, label in encoded if len(ids) == max_len]
-    ids, lengths, labels = next(data.batches(encoded, batch_size, shuffle=True, seed=0))
+    ids, lengths, labels = next(preprocess.batches(encoded, batch_size, shuffle=True, seed=0))
     padded = np.zeros((len(ids), max_len), dtype=np.int64)
     padded[:, :ids.shape[1]] = ids
     return padded, lengths, labels
@@ -127,7 +127,7 @@ def training_batches(encoded, batch_size):
     """Shuffled batches forever, a new order each epoch (as train.py)."""
     epoch = 0
     while True:
-        yield from data.batches(encoded, batch_size, shuffle=True, seed=epoch)
+        yield from preprocess.batches(encoded, batch_size, shuffle=True, seed=epoch)
         epoch += 1
 
 

@@ -35,7 +35,13 @@ def ones(*shape, dtype=None, requires_grad=False):
 
 
 def full(shape, fill_value, dtype=None, requires_grad=False):
+    """Like torch.full: without dtype, a bool fill gives bool, an integer int64, a float float32."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if dtype is None:
+        if isinstance(fill_value, (bool, np.bool_)):
+            dtype = np.bool_
+        elif isinstance(fill_value, (int, np.integer)):
+            dtype = np.int64
     return Tensor(np.full(shape, fill_value, _dtype(dtype)), requires_grad=requires_grad)
 
 

@@ -9,6 +9,7 @@ import pytest
 import minigrad as mg
 from minigrad import kernels, nn
 from minigrad.kernels import lstm as lstm_kernels
+from minigrad.kernels import lstm_cell
 
 FLOATS = (np.float32, np.float64)
 
@@ -367,7 +368,7 @@ def test_cell_kernels_match_numpy_twins(dtype):
     bias = rng.standard_normal(4 * hidden).astype(dtype)
     c_prev = (rng.standard_normal((n, hidden)) * 3).astype(dtype)
     outputs = []
-    for cell_forward in (lstm_kernels.cell_forward_numba, lstm_kernels.cell_forward_numpy):
+    for cell_forward in (lstm_cell.cell_forward_numba, lstm_cell.cell_forward_numpy):
         activations, c, h = gates.copy(), np.empty_like(c_prev), np.empty_like(c_prev)
         cell_forward(activations, bias, c_prev, c, h)
         outputs.append((activations, c, h))
@@ -377,7 +378,7 @@ def test_cell_kernels_match_numpy_twins(dtype):
     activations, c, _ = outputs[1]
     grad_h_out, grad_h, grad_c = (rng.standard_normal((n, hidden)).astype(dtype) for _ in range(3))
     grads = []
-    for cell_backward in (lstm_kernels.cell_backward_numba, lstm_kernels.cell_backward_numpy):
+    for cell_backward in (lstm_cell.cell_backward_numba, lstm_cell.cell_backward_numpy):
         dc, d_gates = grad_c.copy(), np.empty_like(gates)
         cell_backward(activations, c_prev, c, grad_h_out, grad_h, dc, d_gates)
         grads.append((dc, d_gates))
@@ -393,7 +394,7 @@ def test_float32_sigmoid_and_tanh_accuracy():
     gates = np.zeros((n, 4), np.float32)
     gates[:, 0] = gates[:, 2] = gates[:, 3] = z  # i = sigmoid(z), g = tanh(z), o = sigmoid(z)
     c, h = np.empty((n, 1), np.float32), np.empty((n, 1), np.float32)
-    lstm_kernels.cell_forward_numba(gates, np.zeros(4, np.float32), np.zeros((n, 1), np.float32), c, h)
+    lstm_cell.cell_forward_numba(gates, np.zeros(4, np.float32), np.zeros((n, 1), np.float32), c, h)
     z64 = z.astype(np.float64)
     np.testing.assert_allclose(gates[:, 0], 1 / (1 + np.exp(-z64)), rtol=3e-7, atol=1e-37)
     np.testing.assert_allclose(gates[:, 2], np.tanh(z64), rtol=1e-6, atol=1.5e-7)

@@ -645,7 +645,7 @@ def test_masked_softmax_without_mask_is_scaled_softmax():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_masked_softmax_fully_masked_row_is_uniform(dtype):
+def test_masked_softmax_fully_masked_row_is_uniform_and_passes_no_gradient(dtype):
     scores = mg.tensor(rand(2, 4, seed=63).astype(dtype), requires_grad=True)
     mask = np.array([[True, True, False, True], [False, False, False, False]])
     out = mg.masked_softmax(scores, mask)
@@ -653,6 +653,14 @@ def test_masked_softmax_fully_masked_row_is_uniform(dtype):
     (out * mg.tensor(rand(2, 4, seed=64))).sum().backward()
     assert np.isfinite(scores.grad.numpy()).all()
     np.testing.assert_array_equal(scores.grad.numpy()[0, 2], 0.0)
+    # the dead row's output does not depend on its scores: finite differences give 0
+    np.testing.assert_array_equal(scores.grad.numpy()[1], 0.0)
+
+
+def test_masked_softmax_dead_rows_against_finite_differences():
+    scores = rand(2, 3, 4, seed=65)
+    mask = np.array([[[True, False, True, True]], [[False, False, False, False]]])  # (2, 1, 4)
+    check(lambda s: mg.masked_softmax(s, mask, scale=0.5) * mg.tensor(rand(2, 3, 4, seed=66)), scores)
 
 
 def test_masked_softmax_errors():

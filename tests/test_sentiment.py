@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from examples.sentiment import data, train
+from examples.sentiment import data, preprocess, train
 from examples.sentiment.model import SentimentModel
 
 
@@ -40,7 +40,7 @@ def test_attention_pooling_learns_and_points_at_the_planted_word(pool):
     model = SentimentModel(60, pool=pool, embedding_dim=16, hidden_size=16)
     optimizer = mg.optim.Adam(model.parameters(), lr=1e-2)
     for epoch in range(4):
-        for ids, lengths, labels in data.batches(train_set, 32, shuffle=True, seed=epoch):
+        for ids, lengths, labels in preprocess.batches(train_set, 32, shuffle=True, seed=epoch):
             loss = mg.cross_entropy(model(mg.tensor(ids), lengths), labels)
             optimizer.zero_grad()
             loss.backward()
@@ -48,7 +48,7 @@ def test_attention_pooling_learns_and_points_at_the_planted_word(pool):
             optimizer.step()
 
     assert train.accuracy(model, dev_set) > 0.95
-    ids, lengths, _ = next(data.batches(dev_set, len(dev_set)))
+    ids, lengths, _ = next(preprocess.batches(dev_set, len(dev_set)))
     with mg.no_grad():
         model.eval()
         model(mg.tensor(ids), lengths)
@@ -117,11 +117,11 @@ def test_training_script_end_to_end(tmp_path, capsys):
     assert "| awesome |" in printed
 
     # the checkpoint and vocabulary reproduce the reported test accuracy
-    vocab = data.Vocab.from_json(out / "dot" / "vocab.json")
+    vocab = preprocess.Vocab.from_json(out / "dot" / "vocab.json")
     model = SentimentModel(len(vocab), pool="dot", embedding_dim=16, hidden_size=16)
     model.load_state_dict(mg.load(out / "dot" / "best.npz"))
-    _, test_pairs = data.split_dev_test(data.load_imdb(tarball, progress=False)["test"], seed=0)
-    test_set = data.encode_dataset(test_pairs, vocab, progress=False)
+    _, test_pairs = preprocess.split_dev_test(data.load_imdb(tarball, progress=False)["test"], seed=0)
+    test_set = preprocess.encode_dataset(test_pairs, vocab, progress=False)
     assert train.accuracy(model, test_set) == results["dot"]["test_accuracy"]
 
 
@@ -133,6 +133,28 @@ def test_training_script_reruns_give_the_same_numbers(tmp_path):
     first, second = train.main(args)["dot"], train.main(args)["dot"]
     assert first["final_loss"] == second["final_loss"]
     assert first["test_accuracy"] == second["test_accuracy"]
+
+
+def test_several_seeds_give_the_runs_of_each_seed_and_their_spread(tmp_path):
+    tarball = data.make_tiny_imdb_tarball(tmp_path / "tiny.tar.gz", tiny_reviews(np.random.default_rng(2)))
+    common = ["--data", str(tarball), "--pool", "dot", "--epochs", "1", "--batch-size", "16",
+              "--embedding-dim", "8", "--hidden-size", "8", "--lr", "0.01", "--no-progress"]
+    summary = train.main(common + ["--seeds", "3", "5", "--out", str(tmp_path / "seeds")])["dot"]
+    alone = [train.main(common + ["--seed", seed, "--out", str(tmp_path / f"alone{seed}")])["dot"]
+             for seed in ("3", "5")]
+    assert summary["seeds"] == [3, 5]
+    assert summary["test_accuracy"] == [log["test_accuracy"] for log in alone]
+    assert [log["final_loss"] for log in summary["runs"]] == [log["final_loss"] for log in alone]
+    assert alone[0]["final_loss"] != alone[1]["final_loss"]  # the seed does change the run
+    assert summary["mean"] == pytest.approx(np.mean(summary["test_accuracy"]))
+    assert summary["std"] == pytest.approx(np.std(summary["test_accuracy"], ddof=1))
+    for seed in (3, 5):
+        assert (tmp_path / "seeds" / f"seed{seed}" / "dot" / "best.npz").is_file()
+    saved = json.loads((tmp_path / "seeds" / "results.json").read_text())
+    assert saved["dot"]["test_accuracy"] == summary["test_accuracy"]
+    assert "| dot | 3, 5 |" in (tmp_path / "seeds" / "results.md").read_text()
+    with pytest.raises(SystemExit):
+        train.parse_args(["--seeds", "1", "1"])
 
 
 def test_missing_data_exits_with_the_three_ways(tmp_path, monkeypatch):

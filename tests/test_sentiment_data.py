@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from examples.sentiment import data  # noqa: E402
+from examples.sentiment import data, preprocess  # noqa: E402
 
 REVIEWS = {
     ("train", "pos"): [f"train pos {i}" for i in range(12)],     # ids 0..11: 10 and 11 sort after 9
@@ -274,13 +274,13 @@ def test_official_checksum_constant_is_well_formed():
     ('"quoted"-word', ['"', "quoted", '"', "-", "word"]),
 ])
 def test_tokenize(text, tokens):
-    assert data.tokenize(text) == tokens
+    assert preprocess.tokenize(text) == tokens
 
 
 # ----------------------------------------------------------------------------- vocab
 
 def test_vocab_order_ties_and_specials():
-    vocab = data.build_vocab([["b", "a", "c", "b"], ["c", "d", "b"], ["e"]])
+    vocab = preprocess.build_vocab([["b", "a", "c", "b"], ["c", "d", "b"], ["e"]])
     # b:3, c:2, then a, d, e tied at 1 in alphabetical order
     assert vocab.itos == ["[pad]", "[unk]", "b", "c", "a", "d", "e"]
     assert (vocab.pad_id, vocab.unk_id, len(vocab)) == (0, 1, 7)
@@ -293,43 +293,43 @@ def test_vocab_order_ties_and_specials():
 
 def test_vocab_min_freq_and_max_size():
     lists = [["x"] * 5 + ["y"] * 3 + ["z"] * 3 + ["w"]]
-    assert data.build_vocab(lists, min_freq=3).itos == ["[pad]", "[unk]", "x", "y", "z"]
-    assert data.build_vocab(lists, max_size=4).itos == ["[pad]", "[unk]", "x", "y"]
-    assert data.build_vocab(lists, max_size=2).itos == ["[pad]", "[unk]"]
+    assert preprocess.build_vocab(lists, min_freq=3).itos == ["[pad]", "[unk]", "x", "y", "z"]
+    assert preprocess.build_vocab(lists, max_size=4).itos == ["[pad]", "[unk]", "x", "y"]
+    assert preprocess.build_vocab(lists, max_size=2).itos == ["[pad]", "[unk]"]
     with pytest.raises(ValueError, match="max_size"):
-        data.build_vocab(lists, max_size=1)
+        preprocess.build_vocab(lists, max_size=1)
 
 
 def test_vocab_ignores_special_strings_in_input():
-    assert data.build_vocab([["[unk]", "[pad]", "a"]]).itos == ["[pad]", "[unk]", "a"]
+    assert preprocess.build_vocab([["[unk]", "[pad]", "a"]]).itos == ["[pad]", "[unk]", "a"]
 
 
 def test_vocab_json_round_trip(tmp_path):
-    vocab = data.build_vocab([["naïve", "film", "film", "東京"]])
+    vocab = preprocess.build_vocab([["naïve", "film", "film", "東京"]])
     path = tmp_path / "vocab.json"
     text = vocab.to_json(path)
     assert path.read_text(encoding="utf-8") == text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["vocab.json"]      # no temp file left
     assert json.loads(text)["itos"] == ["[pad]", "[unk]", "film", "naïve", "東京"]
     for source in (path, str(path), text):
-        loaded = data.Vocab.from_json(source)
+        loaded = preprocess.Vocab.from_json(source)
         assert loaded.itos == vocab.itos and loaded.stoi == vocab.stoi
 
 
 def test_vocab_rejects_bad_json(tmp_path):
     with pytest.raises(ValueError, match="minigrad-vocab"):
-        data.Vocab.from_json('{"itos": ["[pad]", "[unk]"]}')
+        preprocess.Vocab.from_json('{"itos": ["[pad]", "[unk]"]}')
     with pytest.raises(ValueError, match=r"start with \['\[pad\]', '\[unk\]'\]"):
-        data.Vocab(["a", "[pad]"])
+        preprocess.Vocab(["a", "[pad]"])
     with pytest.raises(ValueError, match="duplicates"):
-        data.Vocab(["[pad]", "[unk]", "a", "a"])
+        preprocess.Vocab(["[pad]", "[unk]", "a", "a"])
 
 
 # ----------------------------------------------------------------------------- encode, split, batch
 
 def test_encode_dataset_truncates_and_handles_empty():
-    vocab = data.Vocab(["[pad]", "[unk]", "good", "bad", "!"])
-    encoded = data.encode_dataset(
+    vocab = preprocess.Vocab(["[pad]", "[unk]", "good", "bad", "!"])
+    encoded = preprocess.encode_dataset(
         [("Good good BAD!", 1), ("", 0), ("<br />", 0), (["bad", "new"], 0)], vocab, max_len=3, progress=False)
     ids = [item[0] for item in encoded]
     assert [item[1] for item in encoded] == [1, 0, 0, 0]
@@ -339,19 +339,19 @@ def test_encode_dataset_truncates_and_handles_empty():
 
 def test_split_dev_test_deterministic_and_disjoint():
     pairs = [(f"review {i}", i % 2) for i in range(11)]
-    dev, test = data.split_dev_test(pairs, seed=0)
+    dev, test = preprocess.split_dev_test(pairs, seed=0)
     order = np.random.default_rng(0).permutation(11)
     assert dev == [pairs[i] for i in order[:5]] and test == [pairs[i] for i in order[5:]]
     assert (len(dev), len(test)) == (5, 6)
     assert set(dev).isdisjoint(test) and sorted(dev + test) == sorted(pairs)
-    assert data.split_dev_test(pairs, seed=0) == (dev, test)
-    assert data.split_dev_test(pairs, seed=1) != (dev, test)
+    assert preprocess.split_dev_test(pairs, seed=0) == (dev, test)
+    assert preprocess.split_dev_test(pairs, seed=1) != (dev, test)
 
 
 def test_batches_pad_with_zero_and_report_lengths():
     encoded = [(np.array([5, 6, 7], dtype=np.int64), 1), (np.array([8], dtype=np.int64), 0),
                (np.array([9, 10], dtype=np.int64), 1)]
-    (ids, lengths, labels), (last_ids, last_lengths, last_labels) = data.batches(encoded, batch_size=2)
+    (ids, lengths, labels), (last_ids, last_lengths, last_labels) = preprocess.batches(encoded, batch_size=2)
     np.testing.assert_array_equal(ids, [[5, 6, 7], [8, 0, 0]])
     np.testing.assert_array_equal(lengths, [3, 1])
     np.testing.assert_array_equal(labels, [1, 0])
@@ -364,9 +364,9 @@ def test_batches_pad_with_zero_and_report_lengths():
 def test_batches_shuffle_follows_the_seed():
     encoded = [(np.full(i % 4 + 1, i, dtype=np.int64), i % 2) for i in range(10)]
     order = np.random.default_rng(3).permutation(10)
-    first_rows = [ids[:, 0] for ids, _, _ in data.batches(encoded, batch_size=4, shuffle=True, seed=3)]
+    first_rows = [ids[:, 0] for ids, _, _ in preprocess.batches(encoded, batch_size=4, shuffle=True, seed=3)]
     np.testing.assert_array_equal(np.concatenate(first_rows), order)
-    lengths = np.concatenate([lens for _, lens, _ in data.batches(encoded, batch_size=4, shuffle=True, seed=3)])
+    lengths = np.concatenate([lens for _, lens, _ in preprocess.batches(encoded, batch_size=4, shuffle=True, seed=3)])
     np.testing.assert_array_equal(lengths, order % 4 + 1)
     with pytest.raises(ValueError, match="batch_size >= 1, got 0"):
-        next(data.batches(encoded, batch_size=0))
+        next(preprocess.batches(encoded, batch_size=0))

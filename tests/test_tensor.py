@@ -113,6 +113,15 @@ def test_zeros_ones_full():
     assert mg.zeros(3, requires_grad=True).requires_grad
 
 
+@pytest.mark.parametrize("fill, dtype", [(7, np.int64), (np.int32(7), np.int64), (True, np.bool_),
+                                         (7.5, np.float32), (np.float64(7.5), np.float32)])
+def test_full_infers_its_dtype_from_the_fill_value_as_torch_does(fill, dtype):
+    out = mg.full((2,), fill)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out.numpy(), [fill, fill])
+    assert mg.full((2,), fill, dtype=mg.float64).dtype == np.float64
+
+
 def test_arange():
     a = mg.arange(5)
     assert a.dtype == np.int64

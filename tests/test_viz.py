@@ -497,6 +497,22 @@ def test_render_without_graphviz_says_how_to_install_it(tmp_path, monkeypatch):
     assert "digraph" in graph.source  # the DOT text needs no Graphviz
 
 
+def test_render_failing_write_keeps_the_old_picture(tmp_path, monkeypatch):
+    x, w, b, y = small_expression()
+    graph = viz.draw(y)
+    target = tmp_path / "graph.svg"
+    target.write_text("the user's picture")
+
+    def fail(source, destination):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(viz.os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        viz.render(graph, target)
+    assert target.read_text() == "the user's picture"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["graph.svg"]  # no temporary left
+
+
 # ---------------------------------------------------------------------------------------
 # The example's committed pictures
 

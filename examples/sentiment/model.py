@@ -16,7 +16,6 @@ Xavier-uniform, biases zero, LSTM weights Uniform(+-1/sqrt(hidden)). With PyTorc
 embedding instead, the same model loses about 2 points of accuracy (IMDB-REFERENCE.md).
 """
 
-import minigrad as mg
 from minigrad import nn
 
 POOLINGS = ("mean", "additive", "dot", "mhsa")

@@ -4,6 +4,7 @@
     python examples/sentiment/train.py --pool all                 # the four variants + results table
     python examples/sentiment/train.py --quick                    # a one-minute demo on a subset
     python examples/sentiment/train.py --data aclImdb_v1.tar.gz   # where the data is
+    python examples/sentiment/train.py --pool dot --seeds 0 1 2   # one run per seed, mean +- std
 
 Settings are the textbook's (IMDB-REFERENCE.md): Adam lr 1e-3, batch 128, 2 epochs, the first
 256 tokens, gradient clipping at global norm 1.0, dev accuracy every 50 steps, the best-dev
@@ -23,7 +24,7 @@ if __package__ in (None, ""):  # run as a script: make `examples.sentiment` impo
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import minigrad as mg  # noqa: E402
-from examples.sentiment import data  # noqa: E402
+from examples.sentiment import data, preprocess  # noqa: E402
 from examples.sentiment.heatmap import attention_svg  # noqa: E402
 from examples.sentiment.model import POOLINGS, SentimentModel  # noqa: E402
 
@@ -44,11 +45,16 @@ def parse_args(argv=None):
     parser.add_argument("--hidden-size", type=int, default=128, help="per LSTM direction")
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, nargs="+",
+                        help="train once per seed (results in OUT/seed<N>/) and report mean and spread")
     parser.add_argument("--out", default="runs", help="folder for checkpoints, pictures and results")
     parser.add_argument("--quick", action="store_true",
                         help="demo: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens")
     parser.add_argument("--no-progress", action="store_true")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.seeds and len(set(args.seeds)) != len(args.seeds):
+        parser.error(f"--seeds: give each seed once; got {args.seeds}")
+    return args
 
 
 # -- data ---------------------------------------------------------------------------------
@@ -56,14 +62,14 @@ def parse_args(argv=None):
 def prepare_data(reviews, args, progress=True):
     """Split, tokenize and encode: (vocab, train, dev, test, raw test pairs); vocabulary from train only."""
     train_pairs = reviews["train"]
-    dev_pairs, test_pairs = data.split_dev_test(reviews["test"], seed=0)
+    dev_pairs, test_pairs = preprocess.split_dev_test(reviews["test"], seed=0)
     if args.quick:
-        pick = np.random.default_rng(args.seed)
+        pick = np.random.default_rng(0)  # the same subset whatever the training seed
         train_pairs = [train_pairs[i] for i in pick.permutation(len(train_pairs))[:6000]]
         dev_pairs, test_pairs = dev_pairs[:1000], test_pairs[:1000]
-    train_tokens = [data.tokenize(text) for text, _ in tqdm(train_pairs, desc="tokenizing", disable=not progress)]
-    vocab = data.build_vocab(train_tokens)
-    encode = lambda pairs: data.encode_dataset(pairs, vocab, args.max_len, progress=progress)  # noqa: E731
+    train_tokens = [preprocess.tokenize(text) for text, _ in tqdm(train_pairs, desc="tokenizing", disable=not progress)]
+    vocab = preprocess.build_vocab(train_tokens)
+    encode = lambda pairs: preprocess.encode_dataset(pairs, vocab, args.max_len, progress=progress)  # noqa: E731
     train = encode([(tokens, label) for tokens, (_, label) in zip(train_tokens, train_pairs)])
     return vocab, train, encode(dev_pairs), encode(test_pairs), test_pairs
 
@@ -74,7 +80,7 @@ def prepare_data(reviews, args, progress=True):
 def accuracy(model, encoded, batch_size=256):
     model.eval()
     correct = 0
-    for ids, lengths, labels in data.batches(encoded, batch_size):
+    for ids, lengths, labels in preprocess.batches(encoded, batch_size):
         logits = model(mg.tensor(ids), lengths)
         correct += int((logits.data.argmax(axis=1) == labels).sum())
     model.train()
@@ -101,7 +107,7 @@ def train_model(pool, vocab, train, dev, args, progress=True):
 
     started = time.perf_counter()
     for epoch in range(args.epochs):
-        for ids, lengths, labels in data.batches(train, args.batch_size, shuffle=True, seed=args.seed + epoch):
+        for ids, lengths, labels in preprocess.batches(train, args.batch_size, shuffle=True, seed=args.seed + epoch):
             tick = time.perf_counter()
             loss = mg.cross_entropy(model(mg.tensor(ids), lengths), labels)
             optimizer.zero_grad()
@@ -135,7 +141,7 @@ def token_weights(model, vocab, token_lists):
     1/length for mean pooling."""
     model.eval()
     encoded = [(np.array(vocab.encode(tokens), dtype=np.int64), 0) for tokens in token_lists]
-    ids, lengths, _ = next(data.batches(encoded, len(encoded)))
+    ids, lengths, _ = next(preprocess.batches(encoded, len(encoded)))
     model(mg.tensor(ids), lengths)
     model.train()
     if model.pool_name in ("additive", "dot"):
@@ -154,22 +160,21 @@ def report_attention(model, vocab, test_pairs, out_dir, pool):
     print("| token | weight |\n|---|---|")
     for token, weight in zip(tokens, weights):
         print(f"| {token} | {weight:.4f} |")
-    short = [(text, label) for text, label in test_pairs if len(data.tokenize(text)) <= 60][:4]
-    token_lists = [data.tokenize(text) for text, _ in short]
+    short = [(text, label) for text, label in test_pairs if len(preprocess.tokenize(text)) <= 60][:4]
+    token_lists = [preprocess.tokenize(text) for text, _ in short]
     rows = [(f"{'positive' if label else 'negative'} review", tokens, weights)
             for (_, label), tokens, weights in zip(short, token_lists, token_weights(model, vocab, token_lists))]
     rows.insert(0, ("example sentence", tokens, weights))
     path = out_dir / "attention.svg"
-    data.write_text_atomic(path, attention_svg(rows, title=f"{pool} pooling: attention weights"))
+    preprocess.write_text_atomic(path, attention_svg(rows, title=f"{pool} pooling: attention weights"))
     print(f"attention heatmap: {path}")
     return dict(zip(tokens, weights))
 
 
 # -- main ---------------------------------------------------------------------------------
 
-def run(pool, prepared, args, progress=True):
+def run(pool, prepared, args, out_dir, progress=True):
     vocab, train, dev, test, test_pairs = prepared
-    out_dir = Path(args.out) / pool
     out_dir.mkdir(parents=True, exist_ok=True)
     model, log = train_model(pool, vocab, train, dev, args, progress)
     log["test_accuracy"] = accuracy(model, test)
@@ -180,6 +185,7 @@ def run(pool, prepared, args, progress=True):
           f"{log['seconds_per_step']:.3f} s/step, {log['total_seconds']:.0f} s in all; "
           f"checkpoint {out_dir / 'best.npz'}")
     log["example_weights"] = report_attention(model, vocab, test_pairs, out_dir, pool)
+    log["seed"] = args.seed
     return log
 
 
@@ -188,6 +194,28 @@ def results_table(results, quick):
     for pool, log in results.items():
         lines.append(f"| {pool} | {log['test_accuracy']:.4f} | {TEXTBOOK_ACCURACY[pool]:.4f} | "
                      f"{log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} | {log['total_seconds']:.0f} |")
+    return _with_quick_note(lines, quick)
+
+
+def summarize(runs):
+    """The runs of one pooling over several seeds -> accuracies, mean and sample std."""
+    accuracies = [log["test_accuracy"] for log in runs]
+    return {"seeds": [log["seed"] for log in runs], "test_accuracy": accuracies,
+            "mean": float(np.mean(accuracies)), "std": float(np.std(accuracies, ddof=1)),
+            "seconds_per_step": float(np.median([log["seconds_per_step"] for log in runs])), "runs": runs}
+
+
+def seeds_table(summaries, quick):
+    lines = ["| pooling | seeds | test accuracy per seed | mean | std | textbook |", "|---|---|---|---|---|---|"]
+    for pool, summary in summaries.items():
+        per_seed = ", ".join(f"{accuracy:.4f}" for accuracy in summary["test_accuracy"])
+        seeds = ", ".join(str(seed) for seed in summary["seeds"])
+        lines.append(f"| {pool} | {seeds} | {per_seed} | {summary['mean']:.4f} | {summary['std']:.4f} | "
+                     f"{TEXTBOOK_ACCURACY[pool]:.4f} |")
+    return _with_quick_note(lines, quick)
+
+
+def _with_quick_note(lines, quick):
     if quick:
         lines.append("\nQUICK DEMO: a 6,000-review subset, 128 tokens; not comparable with the textbook.")
     return "\n".join(lines) + "\n"
@@ -209,13 +237,24 @@ def main(argv=None):
     print(f"data: {len(prepared[1])} train, {len(prepared[2])} dev, {len(prepared[3])} test reviews, "
           f"vocabulary {len(prepared[0])} ({time.perf_counter() - started:.1f} s)")
     pools = POOLINGS if args.pool == "all" else (args.pool,)
-    results = {pool: run(pool, prepared, args, progress) for pool in pools}
-    table = results_table(results, args.quick)
+    seeds = args.seeds or [args.seed]
+    runs = {pool: [] for pool in pools}
+    for seed in seeds:
+        args.seed = seed
+        out = Path(args.out) if len(seeds) == 1 else Path(args.out) / f"seed{seed}"
+        for pool in pools:
+            runs[pool].append(run(pool, prepared, args, out / pool, progress))
+    if len(seeds) == 1:
+        results = {pool: logs[0] for pool, logs in runs.items()}
+        table = results_table(results, args.quick)
+    else:
+        results = {pool: summarize(logs) for pool, logs in runs.items()}
+        table = seeds_table(results, args.quick)
     print("\n" + table)
-    if args.pool == "all":
+    if args.pool == "all" or len(seeds) > 1:
         out = Path(args.out)
-        data.write_text_atomic(out / "results.md", table)
-        data.write_text_atomic(out / "results.json", json.dumps(results, indent=2))
+        preprocess.write_text_atomic(out / "results.md", table)
+        preprocess.write_text_atomic(out / "results.json", json.dumps(results, indent=2))
         print(f"results: {out / 'results.md'}, {out / 'results.json'}")
     return results
 

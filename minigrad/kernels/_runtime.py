@@ -1,13 +1,16 @@
-"""Process-wide Numba settings: where compiled kernels are cached, and how threads wait.
+"""Process-wide settings: where Numba caches compiled kernels, how its threads wait, and
+how many threads numpy's OpenBLAS uses.
 
 Every Numba kernel module imports this one first. Its import (once per process)
 sets up the cache before the first @njit(cache=True) decorator runs; the thread
 pool is set up by chunk_count, which every parallel launch calls first.
 """
 
+import contextlib
 import os
 import sys
 import tempfile
+import threading
 
 # Below this many elements a parallel launch (~0.05 ms with passive threads, see
 # configure_threads) costs more than it saves, so kernels run their serial path.
@@ -129,6 +132,62 @@ def configure_threads():
 
     if preloaded and numba.threading_layer() == "omp" and sys.platform.startswith("linux"):
         numba.set_num_threads(1)
+
+
+def _find_openblas_threads():
+    """(set_num_threads, get_num_threads) of numpy's bundled OpenBLAS via ctypes, or None.
+
+    Looks only at the libraries numpy's wheels ship (numpy.libs/ on Linux and Windows,
+    numpy/.dylibs/ on macOS) and the symbol names their builds use."""
+    import ctypes
+    import glob
+
+    import numpy as np
+
+    here = os.path.dirname(np.__file__)
+    paths = (glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
+             + glob.glob(os.path.join(here, ".dylibs", "*openblas*")))
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", "")):
+            setter = getattr(library, f"{prefix}_set_num_threads{suffix}", None)
+            getter = getattr(library, f"{prefix}_get_num_threads{suffix}", None)
+            if setter is not None and getter is not None:
+                setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
+                return setter, getter
+    return None
+
+
+openblas_threads = _find_openblas_threads()
+
+_blas_lock = threading.Lock()
+_blas_users = 0  # blocks running with single-threaded OpenBLAS right now
+_blas_saved = None  # OpenBLAS's thread count before the first of them started
+
+
+@contextlib.contextmanager
+def single_threaded_openblas():
+    """OpenBLAS on one thread inside the block (process-wide: OpenBLAS has no per-thread
+    setting; openblas_set_num_threads_local is global too in its pthreads build). Nested
+    or concurrent blocks restore the original count when the last one leaves. Needs
+    openblas_threads (not None)."""
+    global _blas_users, _blas_saved
+    set_threads, get_threads = openblas_threads
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_saved = get_threads()
+            set_threads(1)
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                set_threads(_blas_saved)
 
 
 # Runs once, when the first Numba kernel module imports this one, i.e. before any

@@ -25,19 +25,27 @@ def _back(y, dim):
 
 
 class Softmax(Function):
-    """y = softmax(x * scale + additive_mask) along `dim`; dx = scale * y * (dy - sum(dy * y))."""
+    """y = softmax(x * scale + additive_mask) along `dim`; dx = scale * y * (dy - sum(dy * y)).
+
+    dead_rows (bool, broadcastable to x with `dim` of size 1): rows whose every position is
+    masked. Their output does not depend on x (every score became MASKED_SCORE), so their
+    gradient is 0, not what the formula above gives for a uniform row.
+    """
 
     @staticmethod
-    def forward(ctx, x, dim, scale=1.0, additive_mask=None):
+    def forward(ctx, x, dim, scale=1.0, additive_mask=None, dead_rows=None):
         y = kernels.softmax_forward(_last(x, dim), scale, additive_mask)
         ctx.save_for_backward(y)
-        ctx.dim, ctx.scale = dim, scale
+        ctx.dim, ctx.scale, ctx.dead_rows = dim, scale, dead_rows
         return _back(y, dim)
 
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved
-        return _back(kernels.softmax_backward(y, _last(grad, ctx.dim), ctx.scale), ctx.dim)
+        grad_x = _back(kernels.softmax_backward(y, _last(grad, ctx.dim), ctx.scale), ctx.dim)
+        if ctx.dead_rows is not None:
+            grad_x = np.where(ctx.dead_rows, 0, grad_x).astype(grad_x.dtype, copy=False)
+        return grad_x
 
 
 class LogSoftmax(Function):
@@ -69,10 +77,11 @@ def masked_softmax(scores, mask=None, scale=1.0):
 
     mask: bool, broadcastable to scores (True = may attend). Masked scores get MASKED_SCORE
     (-1e30) added before the softmax, so their weights are exactly 0; a row with every
-    position masked comes out uniform (all its scores become equal), never NaN. Forward and
-    backward are one kernel pass each.
+    position masked comes out uniform (all its scores become equal), never NaN, and passes no
+    gradient back (its output does not depend on its scores). Forward and backward are one
+    kernel pass each.
     """
-    additive = None
+    additive = dead_rows = None
     if mask is not None:
         mask = _bool_mask(mask, "masked_softmax")
         try:
@@ -81,7 +90,10 @@ def masked_softmax(scores, mask=None, scale=1.0):
             raise ValueError(f"masked_softmax: mask of shape {mask.shape} does not broadcast to scores "
                              f"of shape {scores.shape}") from None
         additive = np.where(mask, 0, MASKED_SCORE).astype(scores.dtype)
-    return Softmax.apply(scores, dim=scores.ndim - 1, scale=float(scale), additive_mask=additive)
+        dead = ~mask.any(axis=-1, keepdims=True)
+        dead_rows = dead if dead.any() else None
+    return Softmax.apply(scores, dim=scores.ndim - 1, scale=float(scale), additive_mask=additive,
+                         dead_rows=dead_rows)
 
 
 class CrossEntropy(Function):
