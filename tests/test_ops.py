@@ -64,6 +64,22 @@ def test_binary_ops_method_and_function_forms(name):
     np.testing.assert_array_equal(method, function)
 
 
+@pytest.mark.parametrize("make, dtype", [
+    (lambda: mg.tensor([1, 2]) * 2.5, np.float32),               # int tensor, float number: default float
+    (lambda: mg.tensor([1, 2]) / mg.tensor([2, 4]), np.float32),  # int / int: true division
+    (lambda: mg.tensor([1, 2]) + 2, np.int64),
+    (lambda: mg.tensor([1, 2]) + mg.tensor([0.5, 1.0]), np.float32),  # numpy would give float64
+    (lambda: mg.tensor([1.0, 2.0]) * mg.tensor(np.float64(3.0)), np.float32),  # a 0-d tensor does not widen
+    (lambda: mg.tensor([1.0, 2.0]) * mg.tensor(np.array([3.0, 4.0])), np.float64),
+    (lambda: mg.tensor(np.array([1, 2], np.int32)) + mg.tensor(np.int64(3)), np.int32),
+    (lambda: mg.tensor([True, False]) + 1.5, np.float32),
+    (lambda: mg.tensor([4, 9]) ** 0.5, np.float32),
+], ids=["int*float", "int/int", "int+int", "int+float32", "f32*f64 0-d", "f32*f64", "i32+i64 0-d",
+        "bool+float", "int**float"])
+def test_mixed_operands_follow_torch_promotion(make, dtype):
+    # PyTorch's rules (checked against torch itself in test_vs_torch.py)
+    assert make().dtype == dtype
+
 @FAST
 @given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
        name=st.sampled_from(sorted(BINARY)), seed=st.integers(0, 1000))

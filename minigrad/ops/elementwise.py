@@ -70,7 +70,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = a ** b
+        out = (a ** b).astype(a.dtype, copy=False)  # numpy makes bool ** bool int8
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -91,7 +91,7 @@ class PowScalar(Function):
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return x ** exponent
+        return (x ** exponent).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -100,27 +100,89 @@ class PowScalar(Function):
         return grad * c * x ** (c - 1)
 
 
-def _binary(function, name):
+# -- result dtypes: PyTorch's rules, not numpy's -------------------------------------------
+# numpy promotes int64 with float32 to float64; PyTorch keeps the float operand's dtype. And
+# PyTorch lets a number, or a 0-d tensor, set the result's dtype only when it is of a higher
+# category (bool < integer < float) than the dimensioned operands: float32 tensor * 2.5 is
+# float32, int64 tensor * 2.5 is float32 (the default float), float32 tensor * a float64 0-d
+# tensor is float32.
+
+_NUMBERS = (bool, int, float, np.bool_, np.number)
+
+
+def _promote_types(a, b):
+    """Two dtypes -> one: the float one if exactly one is float, else numpy's promotion."""
+    if a == b:
+        return a
+    if (a.kind == "f") != (b.kind == "f"):
+        return a if a.kind == "f" else b
+    return np.promote_types(a, b)
+
+
+def _number_dtype(value):
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, (int, np.integer)):
+        return np.dtype(np.int64)
+    return np.dtype(np.float32)  # the default float dtype
+
+
+def result_type(a, b):
+    """The dtype PyTorch gives a binary op on a and b (tensors, arrays or numbers)."""
+    groups = [None, None, None]  # dimensioned tensors, 0-d tensors, numbers
+    for x in (a, b):
+        if isinstance(x, _NUMBERS):
+            group, dtype = 2, _number_dtype(x)
+        else:
+            x = x if isinstance(x, Tensor) else _to_array(x)
+            group, dtype = (0 if x.ndim else 1), x.dtype
+        groups[group] = dtype if groups[group] is None else _promote_types(groups[group], dtype)
+    result = None
+    for lower in reversed(groups):  # numbers, then 0-d tensors, then dimensioned tensors on top
+        result = lower if result is None else result if lower is None else _combine(lower, result)
+    return result
+
+
+def _combine(higher, lower):
+    """higher's dtype unless lower is of a higher category (PyTorch's combine_categories)."""
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return _promote_types(higher, lower)
+    return higher
+
+
+def _as_dtype(x, dtype):
+    if isinstance(x, Tensor):
+        return cast(x, dtype)
+    return Tensor(np.asarray(_to_array(x) if not isinstance(x, _NUMBERS) else x, dtype=dtype))
+
+
+def _binary(function, name, true_division=False):
     def op(a, b):
         _check_broadcast(name, a, b)
-        return function.apply(a, b)
+        dtype = result_type(a, b)
+        if true_division and dtype.kind in "biu":
+            dtype = np.dtype(np.float32)  # int / int is a float, as in PyTorch
+        return function.apply(_as_dtype(a, dtype), _as_dtype(b, dtype))
     op.__name__ = name
-    op.__doc__ = f"Elementwise {name} with numpy broadcasting."
+    op.__doc__ = f"Elementwise {name} with numpy broadcasting and PyTorch's result dtype."
     return op
 
 
 add = _binary(Add, "add")
 sub = _binary(Sub, "sub")
 mul = _binary(Mul, "mul")
-div = _binary(Div, "div")
+div = _binary(Div, "div", true_division=True)
 
 
 def pow(base, exponent):
     """base ** exponent; a Python-number exponent is a constant (no gradient through it)."""
+    dtype = result_type(base, exponent)
     if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
-        return PowScalar.apply(base, exponent=exponent)
+        return PowScalar.apply(cast(base, dtype), exponent=exponent)
     _check_broadcast("pow", base, exponent)
-    return Pow.apply(base, exponent)
+    return Pow.apply(_as_dtype(base, dtype), _as_dtype(exponent, dtype))
 
 
 # -- unary --------------------------------------------------------------------------------
