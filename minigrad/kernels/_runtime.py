@@ -190,6 +190,36 @@ def single_threaded_openblas():
                 set_threads(_blas_saved)
 
 
+_worker = None  # a one-thread pool for the second task of run_pair, made on first use
+_worker_pid = None
+
+
+def run_pair(run, tasks):
+    """[run(tasks[0]), run(tasks[1])] on two threads (this one and a worker), with OpenBLAS
+    on one thread inside: each task gets a core. Needs openblas_threads (not None).
+
+    For work that splits into two independent halves of many small BLAS calls (an LSTM's two
+    directions, a stack of matrix products): each call is too small to share between
+    OpenBLAS's threads, which synchronise after every call. When another process holds a
+    core, that synchronisation waits for the scheduler and a step can take 4-40x longer
+    (measured, kernels/lstm.py and kernels/batched_matmul.py); two independent halves just
+    finish later. numpy's matmul and the Numba kernels release the GIL.
+    """
+    global _worker, _worker_pid
+    if _worker is None or _worker_pid != os.getpid():  # a forked child has no worker thread
+        from concurrent.futures import ThreadPoolExecutor
+
+        _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minigrad")
+        _worker_pid = os.getpid()
+    with single_threaded_openblas():
+        second = _worker.submit(run, tasks[1])
+        try:
+            first = run(tasks[0])
+        finally:
+            second_result = second.result()  # wait for it even if the first task failed
+    return [first, second_result]
+
+
 # Runs once, when the first Numba kernel module imports this one, i.e. before any
 # @njit(cache=True) decorator is evaluated.
 configure_cache(os.path.dirname(os.path.abspath(__file__)))

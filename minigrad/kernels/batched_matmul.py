@@ -29,12 +29,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from . import _runtime
 from ._runtime import PARALLEL_MIN_SIZE, chunk_count
 
 # Per-matrix multiply-adds at or below which the Numba loop wins (table above).
 SMALL_MATRIX_WORK = 64
 # The Numba path needs enough matrices to amortise its ~20 us of Python-side set-up.
 SMALL_MATRIX_MIN_BATCH = 1024
+# Stacks with at least this many multiply-adds (~0.1 ms of work) are split over two threads.
+SPLIT_MIN_WORK = 1 << 22
 
 
 @njit(cache=True)
@@ -116,9 +119,34 @@ def _small(a, b, batch):
     return out.reshape(batch + (n, m))
 
 
+def _split_stack(a, b):
+    """np.matmul(a, b) for a stack of products, its first batch axis dealt out in two halves
+    to two threads with one OpenBLAS thread each (_runtime.run_pair); None when a @ b is not
+    such a stack, or when OpenBLAS runs on one thread anyway."""
+    if (a.ndim < 3 and b.ndim < 3) or a.shape[-2] * a.shape[-1] * b.shape[-1] * max(a.shape[0], b.shape[0]) < SPLIT_MIN_WORK:
+        return None
+    if _runtime.openblas_threads is None or _runtime.openblas_threads[1]() < 2:
+        return None
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # raises on mismatched batch dims
+    if batch[0] < 2:
+        return None
+    out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=a.dtype)
+    half = batch[0] // 2
+
+    def part(rows):  # an operand without the first batch axis, or with size 1 there, is shared
+        pick = lambda x: x[rows] if x.ndim - 2 == len(batch) and x.shape[0] > 1 else x  # noqa: E731
+        np.matmul(pick(a), pick(b), out=out[rows])
+
+    _runtime.run_pair(part, [slice(0, half), slice(half, None)])
+    return out
+
+
 def _multiply(a, b):
     batch = _small_batch(a, b)
-    return np.matmul(a, b) if batch is None else _small(a, b, batch)
+    if batch is not None:
+        return _small(a, b, batch)
+    out = _split_stack(a, b)
+    return np.matmul(a, b) if out is None else out
 
 
 def matmul(a, b):

@@ -33,9 +33,6 @@ Speed notes (2-core dev machine, AVX-512, float32, batch 128, hidden 128):
   removed a gather of the previous states for dL/dweight_hh.
 """
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from . import _runtime
@@ -261,10 +258,6 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
 # uses OpenBLAS's own threads).
 parallel_directions = _runtime.openblas_threads is not None
 
-_worker = None  # a one-thread pool for the second task, made on first use (per process)
-_worker_pid = None
-
-
 def _run_tasks(run, tasks):
     """[run(task) for task in tasks]; two tasks run concurrently when possible.
 
@@ -278,16 +271,6 @@ def _run_tasks(run, tasks):
     on the machine, the second setting degraded far more (OpenBLAS's threads wait for
     each other: 2.7-41 s per step against 1.1-2.3 s).
     """
-    global _worker, _worker_pid
     if len(tasks) == 1 or not parallel_directions:
         return [run(task) for task in tasks]
-    if _worker is None or _worker_pid != os.getpid():  # a forked child has no worker thread
-        _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minigrad-lstm")
-        _worker_pid = os.getpid()
-    with _runtime.single_threaded_openblas():
-        second = _worker.submit(run, tasks[1])
-        try:
-            first = run(tasks[0])
-        finally:
-            second_result = second.result()  # wait for it even if the first task failed
-    return [first, second_result]
+    return _runtime.run_pair(run, tasks)
