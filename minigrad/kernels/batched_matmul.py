@@ -22,6 +22,13 @@ matrices does numpy's per-matrix BLAS call cost more than the arithmetic. So
 `matmul` uses the Numba loop when n * k * m <= SMALL_MATRIX_WORK, n, m >= 2
 (BLAS does row vectors well) and the batch is large, and np.matmul (which calls BLAS per matrix, passing transposed views
 as transpose flags, without copies) otherwise. Contracts: reference.py.
+
+np.matmul runs a stack as one BLAS call per matrix, and OpenBLAS shares each call between its
+threads, which wait for each other after every call. When another process holds one of the
+2 cores, those waits go through the scheduler: 1024 x (256, 32, 256), the MHSA scores, took
+475-830 ms instead of ~40 ms. So a stack with enough work is dealt out in two halves of its
+first batch axis to two threads with one OpenBLAS thread each (_runtime.run_pair): 85-110 ms
+under the same load. QUIET_NOTE
 """
 
 import math
@@ -123,12 +130,11 @@ def _split_stack(a, b):
     """np.matmul(a, b) for a stack of products, its first batch axis dealt out in two halves
     to two threads with one OpenBLAS thread each (_runtime.run_pair); None when a @ b is not
     such a stack, or when OpenBLAS runs on one thread anyway."""
-    if (a.ndim < 3 and b.ndim < 3) or a.shape[-2] * a.shape[-1] * b.shape[-1] * max(a.shape[0], b.shape[0]) < SPLIT_MIN_WORK:
-        return None
-    if _runtime.openblas_threads is None or _runtime.openblas_threads[1]() < 2:
+    if _runtime.openblas_threads is None or (a.ndim < 3 and b.ndim < 3):
         return None
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # raises on mismatched batch dims
-    if batch[0] < 2:
+    work = math.prod(batch) * a.shape[-2] * a.shape[-1] * b.shape[-1]
+    if batch[0] < 2 or work < SPLIT_MIN_WORK or _runtime.openblas_threads[1]() < 2:
         return None
     out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=a.dtype)
     half = batch[0] // 2

@@ -137,14 +137,15 @@ def result_type(a, b):
             x = x if isinstance(x, Tensor) else _to_array(x)
             group, dtype = (0 if x.ndim else 1), x.dtype
         groups[group] = dtype if groups[group] is None else _promote_types(groups[group], dtype)
-    result = None
-    for lower in reversed(groups):  # numbers, then 0-d tensors, then dimensioned tensors on top
-        result = lower if result is None else result if lower is None else _combine(lower, result)
-    return result
+    dimensioned, zero_dim, numbers = groups
+    return _combine(dimensioned, _combine(zero_dim, numbers))
 
 
 def _combine(higher, lower):
-    """higher's dtype unless lower is of a higher category (PyTorch's combine_categories)."""
+    """higher's dtype unless lower is of a higher category (PyTorch's combine_categories);
+    either may be None (no operand of that kind)."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
     if higher.kind == "f":
         return higher
     if higher.kind == "b" or lower.kind == "f":
