@@ -89,7 +89,7 @@ def prepare_data(args):
         tokens = [preprocess.tokenize(text) for text, _ in reviews]
         vocab = preprocess.build_vocab(tokens)
         encoded = preprocess.encode_dataset([(t, label) for t, (_, label) in zip(tokens, reviews)], vocab,
-                                      args.max_len, progress=False)
+                                            args.max_len, progress=False)
         return encoded, len(vocab), f"real IMDB train split ({Path(args.data).name}), vocabulary {len(vocab):,}"
     # Review lengths roughly like IMDB's (median ~220 tokens), cut at max_len.
     rng = np.random.default_rng(0)

@@ -1,4 +1,5 @@
-"""Tests for examples/sentiment/data.py on tiny archives built in tmp_path (no real IMDB, no network)."""
+"""Tests for examples/sentiment/data.py (on tiny archives built in tmp_path: no real IMDB, no network)
+and examples/sentiment/preprocess.py (tokenizer, vocabulary, batches)."""
 
 import gzip
 import hashlib
