@@ -10,6 +10,7 @@ The file is written to `path` exactly (no suffix is added), through a temporary 
 same folder that replaces the old file only once it is complete.
 """
 
+import contextlib
 import numbers
 import os
 import tempfile
@@ -60,21 +61,18 @@ def _write_npz(file, arrays):
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
-def save(state_dict, path):
-    """Write a dict of name -> Tensor / array / number to `path` as an .npz archive, atomically.
-
+@contextlib.contextmanager
+def atomic_file(path):
+    """A binary file to write that takes the place of `path` only when the block ends without an
+    error: it is a temporary file in the same folder, flushed to disk, then renamed over `path`.
     A failed write (bad value, full disk, interrupted process) leaves any existing file at
-    `path` untouched and removes the temporary file.
-    """
-    if not isinstance(state_dict, Mapping):
-        raise TypeError(f"mg.save expects a dict of name -> Tensor/array/number; got {type(state_dict).__name__}")
-    arrays = _flatten(state_dict, "", OrderedDict())
+    `path` untouched and removes the temporary file. Used by mg.save and mg.viz.render."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(handle, "wb") as file:
-            _write_npz(file, arrays)
+            yield file
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
@@ -82,6 +80,16 @@ def save(state_dict, path):
         if os.path.exists(temporary):
             os.remove(temporary)
         raise
+
+
+def save(state_dict, path):
+    """Write a dict of name -> Tensor / array / number to `path` as an .npz archive, atomically
+    (atomic_file: a failed write leaves any existing file at `path` untouched)."""
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"mg.save expects a dict of name -> Tensor/array/number; got {type(state_dict).__name__}")
+    arrays = _flatten(state_dict, "", OrderedDict())
+    with atomic_file(path) as file:
+        _write_npz(file, arrays)
 
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members, an empty zip

@@ -23,14 +23,13 @@ same on every run: graph ids are counters in walk order, never object addresses.
 (The layout itself is in _viz_picture.py.)
 """
 
-import os
 import pathlib
-import tempfile
 
 import graphviz
 
 from ._viz_picture import (CLUSTER, HIGHLIGHT, LEGEND, NO_GRAD_EDGE, STYLES,  # noqa: F401  (re-exported)
                            VALUES_MAX_ELEMENTS, _Picture, _walk)
+from .io import atomic_file
 from .tensor import Tensor
 
 __all__ = ["draw", "render", "GraphvizNotFoundError"]
@@ -167,13 +166,7 @@ def render(graph, path, format=None):
         data = graph.pipe(format=format)
     except graphviz.ExecutableNotFound as error:
         raise GraphvizNotFoundError(INSTALL_HINT) from error
-    # through a temporary file and a rename: a failed write never replaces a good picture
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    finally:
-        pathlib.Path(temporary).unlink(missing_ok=True)
+    with atomic_file(path) as file:  # a failed write never replaces a good picture
+        file.write(data)
     return path
 

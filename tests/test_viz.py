@@ -2,6 +2,7 @@
 rendering with and without Graphviz, and the reproducibility of the committed example pictures."""
 
 import collections
+import os
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -506,7 +507,7 @@ def test_render_failing_write_keeps_the_old_picture(tmp_path, monkeypatch):
     def fail(source, destination):
         raise OSError("disk full")
 
-    monkeypatch.setattr(viz.os, "replace", fail)
+    monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError, match="disk full"):
         viz.render(graph, target)
     assert target.read_text() == "the user's picture"
