@@ -2,7 +2,13 @@
 
     python examples/attention_by_hand.py
 
-The story, in five steps:
+First the chapter's own example: "cat sleeps it", where the word "it" asks which word it
+stands for. Its query is q = [2, 0]; the keys are cat [3, 0], sleeps [0, 3], it [1, 1]; the
+scores q . k = [6, 0, 2], divided by sqrt(2), go through a softmax and give the weights
+[0.93, 0.01, 0.06]: "it" looks at "cat". (examples/attention_lab.py starts from the same
+numbers in the browser.)
+
+Then a second example with every table, in five steps:
 1. Each word vector x is turned into a query q = x W_Q ("what am I looking for?"), a key
    k = x W_K ("what do I offer?") and a value v = x W_V ("what do I hand over?").
 2. Word i scores every word j by the dot product q_i . k_j, divided by sqrt(d) (d = 2 here).
@@ -32,6 +38,20 @@ KEY_WEIGHT = np.array([[2.0, 0.0], [0.0, 1.0]], dtype=np.float32)    # W_K
 VALUE_WEIGHT = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)  # W_V
 TEMPERATURES = (0.5, 1.0, 2.0)
 
+# The chapter's example. The chapter gives the query of "it" and the three keys; here they come
+# from word vectors x and matrices, as in a real layer: with W_K = identity the keys are the word
+# vectors themselves, and W_Q is chosen so that q_it = [1, 1] W_Q = [2, 0]. (It also makes "cat"
+# look for its verb, q_cat = [0, 3], and "sleeps" for its subject, q_sleeps = [6, -3].)
+CHAPTER_WORDS = ("cat", "sleeps", "it")
+CHAPTER_EMBEDDINGS = np.array([[3.0, 0.0],   # cat
+                               [0.0, 3.0],   # sleeps
+                               [1.0, 1.0]],  # it
+                              dtype=np.float32)
+CHAPTER_QUERY_WEIGHT = np.array([[0.0, 1.0], [2.0, -1.0]], dtype=np.float32)
+CHAPTER_KEY_WEIGHT = np.eye(2, dtype=np.float32)
+CHAPTER_VALUE_WEIGHT = np.eye(2, dtype=np.float32)  # values = word vectors: the output reads directly
+CHAPTER_QUERY_WORD = "it"
+
 
 def print_table(title, matrix, rows, columns):
     """Print a 2-D array with named rows and columns, 4 decimals."""
@@ -42,6 +62,42 @@ def print_table(title, matrix, rows, columns):
     print(" " * label_width + "".join(f"{c:>{width}}" for c in columns))
     for name, row in zip(rows, matrix):
         print(f"{name:<{label_width}}" + "".join(f"{value:>{width}.4f}" for value in row))
+
+
+def chapter_example():
+    """The chapter's "cat sleeps it": the query of "it" against the three keys, one op per step.
+
+    Returns numpy arrays: query (2,), keys (3, 2), values (3, 2), scores (3,), scaled_scores (3,),
+    weights (3,) (= [0.93, 0.01, 0.06] to two decimals) and output (2,), the weighted sum of values.
+    """
+    x = mg.tensor(CHAPTER_EMBEDDINGS)  # (3, 2)
+    asking = CHAPTER_WORDS.index(CHAPTER_QUERY_WORD)
+    query = (x @ mg.tensor(CHAPTER_QUERY_WEIGHT))[asking]  # (2,)
+    keys = x @ mg.tensor(CHAPTER_KEY_WEIGHT)
+    values = x @ mg.tensor(CHAPTER_VALUE_WEIGHT)
+    scores = keys @ query  # (3,): q . k_j for every word j
+    scaled = scores / math.sqrt(x.shape[-1])
+    weights = mg.softmax(scaled, dim=-1)
+    output = weights @ values  # (2,)
+
+    print(f"The chapter's example: \"{' '.join(CHAPTER_WORDS)}\", the query is \"{CHAPTER_QUERY_WORD}\"")
+    print(f"  query  q_{CHAPTER_QUERY_WORD} = {_vector(query.numpy())}")
+    for word, key in zip(CHAPTER_WORDS, keys.numpy()):
+        print(f"  key    k_{word:<7}= {_vector(key)}")
+    print_table(f"q_{CHAPTER_QUERY_WORD} . k, then / sqrt(2), then softmax",
+                np.stack([scores.numpy(), scaled.numpy(), weights.numpy()]), ["score", "/ sqrt(d)", "weight"],
+                CHAPTER_WORDS)
+    rounded = ", ".join(f"{w:.2f}" for w in weights.numpy())
+    print(f"weights rounded: [{rounded}]: \"{CHAPTER_QUERY_WORD}\" attends to "
+          f"\"{CHAPTER_WORDS[int(weights.numpy().argmax())]}\"")
+    terms = " + ".join(f"{w:.4f}*{_vector(v)}" for w, v in zip(weights.numpy(), values.numpy()))
+    print(f"output = {terms} = [{output.numpy()[0]:.4f} {output.numpy()[1]:.4f}]\n")
+    return {"query": query.numpy(), "keys": keys.numpy(), "values": values.numpy(), "scores": scores.numpy(),
+            "scaled_scores": scaled.numpy(), "weights": weights.numpy(), "output": output.numpy()}
+
+
+def _vector(values):
+    return "[" + " ".join(f"{v:g}" for v in values) + "]"
 
 
 def by_hand():
@@ -101,7 +157,8 @@ def run_module(attention):
 
 
 def main():
-    print("Three words, two features each:", ", ".join(WORDS))
+    chapter = chapter_example()
+    print("A second example, every table: three words, two features each:", ", ".join(WORDS))
     result = by_hand()
 
     # 5a. The library does the same: same matrices in, same numbers out.
@@ -135,7 +192,7 @@ def main():
         temperature_weights[temperature] = module_weights_t
 
     result.update(module_weights=module_weights, module_outputs=module_outputs, causal_weights=causal_weights,
-                  causal_outputs=causal_outputs, temperature_weights=temperature_weights)
+                  causal_outputs=causal_outputs, temperature_weights=temperature_weights, chapter=chapter)
     return result
 
 

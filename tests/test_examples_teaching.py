@@ -88,6 +88,33 @@ def by_hand_reference():
                 weights=weights, outputs=weights @ values)
 
 
+def chapter_reference():
+    """The chapter's example in float64: the query of "it" and everything that follows from it."""
+    x = attention_by_hand.CHAPTER_EMBEDDINGS.astype(np.float64)
+    asking = attention_by_hand.CHAPTER_WORDS.index("it")
+    query = (x @ attention_by_hand.CHAPTER_QUERY_WEIGHT)[asking]
+    keys = x @ attention_by_hand.CHAPTER_KEY_WEIGHT
+    values = x @ attention_by_hand.CHAPTER_VALUE_WEIGHT
+    scores = keys @ query
+    weights = softmax(scores / math.sqrt(2))
+    return dict(query=query, keys=keys, values=values, scores=scores, scaled_scores=scores / math.sqrt(2),
+                weights=weights, output=weights @ values)
+
+
+def test_attention_by_hand_chapter_example(by_hand):
+    chapter, reference = by_hand["chapter"], chapter_reference()
+    # The chapter's numbers: q_it = [2, 0]; keys cat [3, 0], sleeps [0, 3], it [1, 1].
+    assert attention_by_hand.CHAPTER_WORDS == ("cat", "sleeps", "it")
+    np.testing.assert_array_equal(reference["query"], [2, 0])
+    np.testing.assert_array_equal(reference["keys"], [[3, 0], [0, 3], [1, 1]])
+    for name, expected in reference.items():
+        np.testing.assert_allclose(chapter[name], expected, **TOLERANCE, err_msg=name)
+    assert [f"{weight:.2f}" for weight in chapter["weights"]] == ["0.93", "0.01", "0.06"]
+    # e^(6/sqrt 2) / (e^(6/sqrt 2) + 1 + e^(2/sqrt 2)), worked out by hand.
+    cat = math.exp(6 / math.sqrt(2)) / (math.exp(6 / math.sqrt(2)) + 1 + math.exp(2 / math.sqrt(2)))
+    np.testing.assert_allclose(chapter["weights"][0], cat, rtol=1e-6)
+
+
 def test_attention_by_hand_steps_match_numpy(by_hand):
     reference = by_hand_reference()
     for name, expected in reference.items():
@@ -122,6 +149,10 @@ def test_attention_by_hand_temperature(by_hand):
 
 def test_attention_by_hand_script_prints_the_numbers():
     stdout = run_script("attention_by_hand")
+    chapter = chapter_reference()
+    assert stdout.startswith("The chapter's example")  # printed first
+    assert "weights rounded: [0.93, 0.01, 0.06]" in stdout
+    assert_printed(stdout, chapter["scaled_scores"], chapter["weights"], chapter["output"])
     reference = by_hand_reference()
     assert_printed(stdout, reference["scaled_scores"], reference["weights"], reference["outputs"])
     assert "weights on future words: [0.0, 0.0, 0.0]" in stdout
