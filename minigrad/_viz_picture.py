@@ -77,6 +77,7 @@ class _Picture:
         self.tensors = {}  # id(tensor) -> _Vertex
         self.units = {}  # id(Node) -> the op's _Vertex, or its collapsed module call's _Vertex
         self.calls = {}  # id(scope entry) -> _Vertex of a collapsed module call
+        self.scopes = {}  # id(module frame) -> (frame, scope tuple)
         self.arrays = {}  # id of the array under a leaf without grad -> its _Vertex
         self.vertices = []  # in creation order
         self.edges = []  # (tail _Vertex, head _Vertex, gradient flows back along it)
@@ -90,6 +91,28 @@ class _Picture:
         self.vertices.append(vertex)
         return vertex
 
+    def _scope(self, frame):
+        """The module calls around a node, outermost first, as (dotted name, class name) tuples;
+        one tuple object per call (cached by frame), so two calls of one module differ. Names
+        are relative to the outermost module, which is named by its class."""
+        if frame is None:
+            return ()
+        cached = self.scopes.get(id(frame))
+        if cached is not None:
+            return cached[1]
+        module, outer_frame = frame
+        outer = self._scope(outer_frame)
+        if not outer:
+            entry = (type(module).__name__, type(module).__name__)
+        else:
+            parent = outer_frame[0]
+            child = next((name for name, m in parent.named_modules() if m is module), None)
+            prefix = "" if len(outer) == 1 else outer[-1][0] + "."
+            entry = (prefix + child if child else type(module).__name__, type(module).__name__)
+        scope = outer + (entry,)
+        self.scopes[id(frame)] = (frame, scope)  # keep frame alive so its id stays unique
+        return scope
+
     def _unit(self, node):
         """The vertex that stands for `node`: its own op box, or the box of the collapsed
         module call that made it. A module call pushes a fresh (name, class) tuple onto the
@@ -97,7 +120,7 @@ class _Picture:
         unit = self.units.get(id(node))
         if unit is not None:
             return unit
-        scope = node.scope
+        scope = self._scope(node.module_frame)
         for depth, (name, class_name) in enumerate(scope):
             if name in self.collapse_names or class_name in self.collapse_names:
                 unit = self.calls.get(id(scope[depth]))

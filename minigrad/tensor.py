@@ -1,36 +1,137 @@
-"""Tensor: a numpy array, whether it wants a gradient, its gradient, and the node that made it.
+"""Tensor, Function and Parameter: the engine floor.
 
-The arithmetic lives in `minigrad.ops`; the methods here are thin doors into it, so that
-`x.exp()`, `mg.exp(x)` and `x ** 2` all reach the same Function.
+A Tensor wraps a numpy array, says whether it wants a gradient, holds its gradient after
+`backward()`, and remembers the graph node that made it. A Function is an op with forward
+and backward side by side; each application of it is one graph node, and that node is also
+the `ctx` its forward and backward share (as in PyTorch):
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):          # numpy arrays in, numpy array(s) out
+            y = np.exp(x)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):       # one gradient per output in, one per input out
+            (y,) = ctx.saved
+            return grad * y            # d exp(x) / dx = exp(x)
+
+    Exp.apply(tensor)                  # runs forward, wraps the result, records the node
+
+Broadcasting is undone in one place, `autograd.sum_to`, called by the backward walk: an
+op's backward may return a gradient with the broadcast shape.
+
+The arithmetic methods (`x + y`, `x.exp()`, `x.sum(dim)` ...) are thin doors into
+`minigrad.ops`; ops/__init__.py attaches them, so this file needs nothing from the ops.
 """
 
 import numpy as np
 
-from . import autograd
-
-# dtypes a Tensor may hold; floating ones may require grad
-_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_ALLOWED_DTYPES = _FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int64, np.int32, np.uint8, np.bool_))
-default_dtype = np.dtype(np.float32)
+from . import autograd, dtypes
+from .errors import DimError, DTypeError
 
 
-def _as_dtype(dtype):
-    return None if dtype is None else np.dtype(dtype)
+def _scalar_attributes(attrs):
+    """The settings of an op worth showing in a drawing (dim=1, scale=0.25): no arrays, which
+    would keep masks and index arrays alive for as long as the graph is drawn."""
+    return {key: value for key, value in attrs.items()
+            if isinstance(value, (bool, int, float, str, tuple, type(None))) or isinstance(value, np.generic)}
 
 
-def _to_array(data, dtype=None):
-    """Python data -> numpy array. Python floats become float32 (the default dtype) and Python
-    ints int64; a numpy array keeps its dtype unless `dtype` is given (as torch.tensor does)."""
-    if isinstance(data, Tensor):
-        data = data.data
-    from_python = not isinstance(data, (np.ndarray, np.generic))
-    array = np.asarray(data, dtype=_as_dtype(dtype))
-    if dtype is None and from_python and array.dtype == np.float64:
-        array = array.astype(default_dtype)
-    if array.dtype not in _ALLOWED_DTYPES:
-        names = ", ".join(str(d) for d in _ALLOWED_DTYPES)
-        raise TypeError(f"minigrad tensors hold one of {names}; got dtype {array.dtype}")
-    return array
+class Function:
+    """Base class of differentiable ops, and the graph node of each application.
+
+    Subclasses define `forward(ctx, *arrays, **attrs)` and `backward(ctx, *grads)` as static
+    methods. forward may return one array or a tuple (a multi-output op); backward gets one
+    gradient per output (zeros for an output that did not reach the loss) and returns one per
+    input (None where not needed; `ctx.needs_input_grad` says which are). Keyword attributes
+    are passed to forward only: keep what backward needs on ctx.
+
+    A recorded node holds `inputs` (tensors), `output_meta` ((shape, dtype) per output),
+    `module_frame` (the nn.Module call that made it: (module, outer frame), for mg.viz) and `attrs` (its scalar
+    settings, for mg.viz). After backward without retain_graph, its saved arrays are freed.
+    """
+
+    @staticmethod
+    def forward(ctx, *arrays, **attrs):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError
+
+    def save_for_backward(self, *arrays):
+        self.saved = arrays
+
+    @property
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name}Backward>"
+
+    @classmethod
+    def apply(cls, *inputs, **attrs):
+        tensors = tuple(x if isinstance(x, Tensor) else _as_constant(x, inputs) for x in inputs)
+        ctx = cls.__new__(cls)
+        ctx.needs_input_grad = tuple(t.requires_grad for t in tensors)
+        ctx.saved = ()
+        outputs = cls.forward(ctx, *[t._data for t in tensors], **attrs)
+        multiple = isinstance(outputs, tuple)
+        results = tuple(Tensor._wrap(np.asarray(o)) for o in (outputs if multiple else (outputs,)))
+        if autograd.is_grad_enabled() and any(ctx.needs_input_grad):
+            ctx._record(tensors, results, attrs)
+        return results if multiple else results[0]
+
+    def _record(self, tensors, results, attrs):
+        self.inputs = tensors
+        self.output_meta = [(o.shape, o.dtype) for o in results]
+        self.module_frame = autograd.module_frame()
+        self.attrs = _scalar_attributes(attrs) if attrs else {}
+        for index, out in enumerate(results):
+            if out.dtype.kind == "f":
+                out._requires_grad = True
+                out._node = self
+                out._output_index = index
+        # Remember the version of every tensor whose array backward will read, so that an
+        # in-place change between forward and backward is an error, not a wrong gradient.
+        saved_ids = {id(a) for a in self.saved if isinstance(a, np.ndarray)}
+        self._versions = [(t._version, t._version[0], t.shape, t.dtype) for t in tensors + results
+                          if id(t._data) in saved_ids] if saved_ids else ()
+
+    def run_backward(self, out_grads, retain_graph):
+        """Gradients for the inputs, given one per output (called by the backward walk)."""
+        if self.saved is None:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (through {self.name}): its saved "
+                "arrays were freed after the first backward. Pass retain_graph=True to the first "
+                "backward() if you need to call it twice.")
+        for box, version, shape, dtype in self._versions:
+            if box[0] != version:
+                raise RuntimeError(
+                    f"one of the arrays needed for gradient computation has been modified by an in-place "
+                    f"operation: the {dtype} tensor of shape {shape} saved by {self.name} is at version {box[0]}; expected "
+                    f"version {version}. Change it out of place (x = x + 1, not x += 1 or x.add_(1)), or "
+                    f"after backward().")
+        grads = type(self).backward(self, *out_grads)
+        if not retain_graph:  # free saved arrays and forward's notes; the structure stays for drawing
+            self.saved = None
+            inputs, output_meta, module_frame, attrs = self.inputs, self.output_meta, self.module_frame, self.attrs
+            self.__dict__.clear()
+            self.inputs, self.output_meta, self.module_frame, self.attrs = inputs, output_meta, module_frame, attrs
+            self.saved, self._versions = None, ()
+        return grads if isinstance(grads, tuple) else (grads,)
+
+
+def _as_constant(value, inputs):
+    """Wrap a non-tensor operand of an op. A number takes the dtype of the tensor it meets when
+    that is a float tensor or the number is an int (so `x * 2` stays float32), as in PyTorch."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        partner = next((t.dtype for t in inputs if isinstance(t, Tensor)), None)
+        if partner is not None and (partner.kind == "f" or isinstance(value, (int, np.integer))):
+            return Tensor._wrap(np.asarray(value, dtype=partner))
+    return Tensor._wrap(dtypes.to_array(value))
 
 
 class Tensor:
@@ -39,47 +140,80 @@ class Tensor:
     `data` is the numpy array, `grad` a Tensor of the same shape after `backward()` (or None),
     `grad_fn` the graph node that produced it (None for leaves and for tensors made under
     `no_grad`). `name` is an optional label used by `mg.viz`.
+
+    Tensor(data) copies `data` (as torch.tensor does); mg.from_numpy shares it. Every tensor
+    has a version counter that in-place changes bump; a backward that needs an array changed
+    since forward raises instead of returning a wrong gradient.
     """
 
-    __slots__ = ("data", "requires_grad", "grad", "name", "_node", "_output_index", "_retains_grad",
-                 "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "grad", "name", "_node", "_output_index", "_retains_grad",
+                 "_version", "__weakref__")
     __array_priority__ = 1000  # numpy array (op) Tensor -> Tensor's reflected method
 
-    def __init__(self, data, requires_grad=False, dtype=None, name=None, _copy=True):
-        self.data = _to_array(data, dtype) if _copy else data
+    def __init__(self, data, requires_grad=False, dtype=None, name=None):
+        if isinstance(data, Tensor):
+            data = data._data
+        self._setup(np.array(dtypes.to_array(data, dtype), copy=True), name)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def _setup(self, array, name=None):
+        self._data = array
+        self._requires_grad = False
         self.grad = None
         self.name = name
         self._node = None
         self._output_index = 0
         self._retains_grad = False
-        self.requires_grad = False
-        if requires_grad:
-            self.requires_grad_(True)
+        self._version = [0]  # a box: tensors that share an array (detach) share its version
 
     @classmethod
-    def _constant_like(cls, value, inputs):
-        """Wrap a non-tensor operand. A number (Python or numpy scalar) takes the dtype of the
-        tensor it meets (so `x * 2` and `x / np.int64(n)` keep float32), as in PyTorch."""
-        if isinstance(value, (bool, int, float, np.bool_, np.number)):
-            partner = next((t.dtype for t in inputs if isinstance(t, Tensor)), None)
-            if isinstance(value, (bool, np.bool_)):
-                return cls(np.asarray(value))
-            if partner is not None and (partner in _FLOAT_DTYPES or isinstance(value, (int, np.integer))):
-                return cls(np.asarray(value, dtype=partner), _copy=False)
-        return cls(value)
+    def _wrap(cls, array, requires_grad=False):
+        """A tensor around `array` as it is: no copy, no checks (for arrays minigrad made)."""
+        tensor = cls.__new__(cls)
+        tensor._setup(array)
+        tensor._requires_grad = requires_grad
+        return tensor
 
     # -- properties -----------------------------------------------------------------------
     @property
+    def data(self):
+        """The numpy array (shared, not copied). Assigning a new array counts as an in-place change."""
+        return self._data
+
+    @data.setter
+    def data(self, value):
+        value = value._data if isinstance(value, Tensor) else value
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"Tensor.data must be a numpy array or a Tensor; got {type(value).__name__}")
+        dtypes.as_dtype(value.dtype)
+        if self._requires_grad and value.dtype.kind != "f":
+            raise DTypeError(f"Tensor.data: this tensor requires grad, so it needs a float array; got {value.dtype}")
+        self._data = value
+        self._bump_version()
+
+    def _bump_version(self):
+        self._version[0] += 1
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    @property
     def shape(self):
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def grad_fn(self):
@@ -94,37 +228,43 @@ class Tensor:
         return self.permute(*reversed(range(self.ndim)))
 
     def size(self, dim=None):
-        return self.shape if dim is None else self.shape[dim]
+        if dim is None:
+            return self.shape
+        if not -max(self.ndim, 1) <= dim < max(self.ndim, 1) or self.ndim == 0:
+            raise DimError(f"size: dim {dim} is out of range for a tensor with {self.ndim} dims")
+        return self.shape[dim]
 
     def numel(self):
-        return self.data.size
+        return self._data.size
 
     def dim(self):
         return self.ndim
 
     def numpy(self):
         """The underlying array (shared, not copied)."""
-        return self.data
+        return self._data
 
     def item(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"item() needs a tensor with one element; got shape {self.shape}")
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def detach(self):
-        """A new leaf sharing the same data, cut from the graph."""
-        return Tensor(self.data, _copy=False)
+        """A new leaf sharing the same data (and version counter), cut from the graph."""
+        tensor = Tensor._wrap(self._data)
+        tensor._version = self._version
+        return tensor
 
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self.dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"only floating point tensors (float32, float64) can require gradients; "
-                            f"this tensor has dtype {self.dtype}")
+        if requires_grad and self.dtype.kind != "f":
+            raise DTypeError(f"only floating point tensors (float32, float64) can require gradients; "
+                             f"this tensor has dtype {self.dtype}")
         if not requires_grad and self._node is not None:
             raise RuntimeError("requires_grad can only be switched off on leaf tensors; use detach()")
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     def retain_grad(self):
@@ -133,13 +273,36 @@ class Tensor:
         return self
 
     def backward(self, grad=None, retain_graph=False):
-        autograd.backward(self, grad, retain_graph=retain_graph)
+        """Accumulate d(self)/d(leaf) into `leaf.grad` for every leaf that requires grad."""
+        if not self._requires_grad:
+            raise RuntimeError("backward() called on a tensor that does not require grad "
+                               "(no input had requires_grad=True, or it was computed under no_grad)")
+        if grad is None:
+            if self._data.size != 1:
+                raise RuntimeError(f"backward() without a gradient argument needs a scalar output; got shape "
+                                   f"{self.shape}. Pass grad= of that shape, or reduce first (.sum()).")
+            grad = np.ones_like(self._data)
+        else:
+            grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad, dtype=self.dtype)
+            if grad.shape != self.shape:
+                raise ValueError(f"backward(): gradient shape {grad.shape} does not match output shape {self.shape}")
+        if self._node is None:  # a leaf: d self / d self = 1
+            self._accumulate_grad(grad, autograd._accumulate_lock)
+        else:
+            autograd.run_backward(self, grad, retain_graph)
+
+    def _accumulate_grad(self, grad, lock):
+        with lock:
+            if self.grad is None:
+                self.grad = Tensor._wrap(np.array(grad, dtype=self.dtype, copy=True))
+            else:
+                self.grad._data = self.grad._data + grad
 
     # -- conversion ---------------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and np.dtype(dtype) != self.dtype:
-            return self.data.astype(dtype)
-        return self.data.copy() if copy else self.data
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
 
     def __len__(self):
         if self.ndim == 0:
@@ -152,110 +315,47 @@ class Tensor:
     def __int__(self):
         return int(self.item())
 
+    def __index__(self):
+        if self.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError(f"only integer tensors of a single element can be used as an index; "
+                            f"got dtype {self.dtype}, shape {self.shape}")
+        return int(self._data.item())
+
     def __bool__(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"the truth value of a tensor with {self.data.size} elements is ambiguous")
-        return bool(self.data.item())
+        if self._data.size != 1:
+            raise RuntimeError(f"the truth value of a tensor with {self._data.size} elements is ambiguous")
+        return bool(self._data.item())
 
     __hash__ = object.__hash__
 
     def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(", precision=4,
+        body = np.array2string(self._data, separator=", ", prefix="tensor(", precision=4,
                                threshold=200, edgeitems=3)
         extras = []
-        if self.dtype not in (default_dtype, np.dtype(np.int64), np.dtype(np.bool_)):
+        if self.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             extras.append(f"dtype={self.dtype}")
         if self._node is not None:
             extras.append(f"grad_fn={self._node!r}")
-        elif self.requires_grad:
+        elif self._requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
 
-    # -- dtype --------------------------------------------------------------------------------
-    def to(self, dtype):
-        return _ops.cast(self, dtype)
 
-    def float(self):
-        return self.to(np.float32)
+class Parameter(Tensor):
+    """A tensor that is a weight of a module: requires grad, and nn.Module registers it when it
+    is assigned to an attribute. Parameter(array) copies the array; Parameter(tensor) shares
+    the tensor's data, as torch.nn.Parameter does."""
 
-    def double(self):
-        return self.to(np.float64)
+    __slots__ = ()
 
-    def long(self):
-        return self.to(np.int64)
+    def __init__(self, data, requires_grad=True):
+        if isinstance(data, Tensor):
+            self._setup(data._data)
+            self._version = data._version
+        else:
+            self._setup(np.array(dtypes.to_array(data), copy=True))
+        if requires_grad:
+            self.requires_grad_(True)
 
-    def bool(self):
-        return self.to(np.bool_)
-
-    # -- arithmetic ---------------------------------------------------------------------------
-    def __add__(self, other): return _ops.add(self, other)
-    def __radd__(self, other): return _ops.add(other, self)
-    def __sub__(self, other): return _ops.sub(self, other)
-    def __rsub__(self, other): return _ops.sub(other, self)
-    def __mul__(self, other): return _ops.mul(self, other)
-    def __rmul__(self, other): return _ops.mul(other, self)
-    def __truediv__(self, other): return _ops.div(self, other)
-    def __rtruediv__(self, other): return _ops.div(other, self)
-    def __pow__(self, other): return _ops.pow(self, other)
-    def __rpow__(self, other): return _ops.pow(other, self)
-    def __matmul__(self, other): return _ops.matmul(self, other)
-    def __rmatmul__(self, other): return _ops.matmul(other, self)
-    def __neg__(self): return _ops.neg(self)
-    def __getitem__(self, index): return _ops.getitem(self, index)
-
-    # comparisons give bool tensors outside the graph
-    def __eq__(self, other): return _ops.compare(np.equal, self, other)
-    def __ne__(self, other): return _ops.compare(np.not_equal, self, other)
-    def __lt__(self, other): return _ops.compare(np.less, self, other)
-    def __le__(self, other): return _ops.compare(np.less_equal, self, other)
-    def __gt__(self, other): return _ops.compare(np.greater, self, other)
-    def __ge__(self, other): return _ops.compare(np.greater_equal, self, other)
-    def __invert__(self): return _ops.logical_not(self)
-    def __and__(self, other): return _ops.compare(np.logical_and, self, other)
-    def __or__(self, other): return _ops.compare(np.logical_or, self, other)
-
-    def add(self, other): return _ops.add(self, other)
-    def sub(self, other): return _ops.sub(self, other)
-    def mul(self, other): return _ops.mul(self, other)
-    def div(self, other): return _ops.div(self, other)
-    def pow(self, other): return _ops.pow(self, other)
-    def matmul(self, other): return _ops.matmul(self, other)
-    def neg(self): return _ops.neg(self)
-    def exp(self): return _ops.exp(self)
-    def log(self): return _ops.log(self)
-    def sqrt(self): return _ops.sqrt(self)
-    def abs(self): return _ops.abs(self)
-    def tanh(self): return _ops.tanh(self)
-    def sigmoid(self): return _ops.sigmoid(self)
-    def relu(self): return _ops.relu(self)
-
-    # -- reductions ---------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim=False): return _ops.sum(self, dim, keepdim)
-    def mean(self, dim=None, keepdim=False): return _ops.mean(self, dim, keepdim)
-    def max(self, dim=None, keepdim=False): return _ops.max(self, dim, keepdim)
-    def min(self, dim=None, keepdim=False): return _ops.min(self, dim, keepdim)
-    def var(self, dim=None, keepdim=False, unbiased=True): return _ops.var(self, dim, keepdim, unbiased)
-    def argmax(self, dim=None, keepdim=False): return _ops.argmax(self, dim, keepdim)
-    def argmin(self, dim=None, keepdim=False): return _ops.argmin(self, dim, keepdim)
-
-    # -- shape --------------------------------------------------------------------------------
-    def reshape(self, *shape): return _ops.reshape(self, *shape)
-    def view(self, *shape): return _ops.reshape(self, *shape)
-    def transpose(self, dim0, dim1): return _ops.transpose(self, dim0, dim1)
-    def permute(self, *dims): return _ops.permute(self, *dims)
-    def unsqueeze(self, dim): return _ops.unsqueeze(self, dim)
-    def squeeze(self, dim=None): return _ops.squeeze(self, dim)
-    def expand(self, *shape): return _ops.expand(self, *shape)
-    def flip(self, dims): return _ops.flip(self, dims)
-    def flatten(self, start_dim=0, end_dim=-1): return _ops.flatten(self, start_dim, end_dim)
-    def gather(self, dim, index): return _ops.gather(self, dim, index)
-    def masked_fill(self, mask, value): return _ops.masked_fill(self, mask, value)
-    def contiguous(self): return self
-    def clone(self): return _ops.clone(self)
-
-    # -- nn -----------------------------------------------------------------------------------
-    def softmax(self, dim=-1): return _ops.softmax(self, dim)
-    def log_softmax(self, dim=-1): return _ops.log_softmax(self, dim)
-
-
-from . import ops as _ops  # noqa: E402  (the ops import Tensor from this module)
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()

@@ -8,7 +8,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import kernels
-from minigrad.autograd import Function
+from minigrad.tensor import Function
 
 from . import init
 from .module import Module, Parameter

@@ -17,6 +17,7 @@ from minigrad.random import generator
 
 def _fill(tensor, values):
     tensor.data[...] = np.asarray(values, dtype=tensor.dtype)
+    tensor._bump_version()  # an in-place change: a graph that saved the old values must not use them
     return tensor
 
 
@@ -61,8 +62,7 @@ def normal_(tensor, mean=0.0, std=1.0):
 
 def constant_(tensor, value):
     """Fill with `value`."""
-    tensor.data[...] = value
-    return tensor
+    return _fill(tensor, value)
 
 
 def zeros_(tensor):

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.autograd import Function
+from minigrad.tensor import Function
 from minigrad.kernels import lstm as lstm_kernels
 
 from . import init

@@ -10,22 +10,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import autograd
-
-
-class Parameter(mg.Tensor):
-    """A tensor that is a weight of a module: requires grad, float32 unless given another float."""
-
-    __slots__ = ()
-
-    def __init__(self, data, requires_grad=True):
-        data = data.data if isinstance(data, mg.Tensor) else data
-        super().__init__(data, requires_grad=requires_grad)
-
-    def __repr__(self):
-        return "Parameter containing:\n" + super().__repr__()
-
-
-_names_in_call = None  # during the outermost module call: id(module) -> dotted name
+from minigrad.tensor import Parameter
 
 
 class Module:
@@ -66,14 +51,31 @@ class Module:
         else:
             object.__delattr__(self, name)
 
+    def _check_name(self, kind, name):
+        """torch's rules for names given to register_parameter / add_module."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name must be a string; got {type(name).__name__}")
+        if not name or "." in name:
+            raise KeyError(f"{kind} name must be a non-empty string without '.'; got {name!r}")
+        if hasattr(type(self), name) or (name in self.__dict__ and name not in self._parameters
+                                         and name not in self._modules):
+            raise KeyError(f"attribute {name!r} already exists on {type(self).__name__}; choose another {kind} name")
+
     def register_parameter(self, name, parameter):
         """Register a Parameter (or None, for an absent optional weight such as a bias)."""
+        self._check_name("parameter", name)
+        if parameter is not None and not isinstance(parameter, Parameter):
+            raise TypeError(f"register_parameter: {name!r} must be an nn.Parameter or None; "
+                            f"got {type(parameter).__name__}")
         if parameter is None:
             object.__setattr__(self, name, None)
         else:
             setattr(self, name, parameter)
 
     def add_module(self, name, module):
+        self._check_name("module", name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {name!r} must be an nn.Module; got {type(module).__name__}")
         setattr(self, name, module)
 
     # -- traversal ----------------------------------------------------------------------------
@@ -155,7 +157,8 @@ class Module:
         if problems:
             raise RuntimeError(f"load_state_dict into {type(self).__name__} failed: " + "; ".join(problems))
         for name, value in values.items():
-            own[name].data[...] = value  # in place: optimizers keep pointing at the same arrays
+            own[name].data[...] = value  # in place (cast to the parameter's dtype): optimizers keep their arrays
+            own[name]._bump_version()
         return missing, unexpected
 
     # -- calling ------------------------------------------------------------------------------
@@ -163,18 +166,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        # Record which module's forward made each graph node (mg.viz groups nodes by it).
-        global _names_in_call
-        outermost = _names_in_call is None
-        if outermost:
-            _names_in_call = {id(module): name for name, module in self.named_modules()}
-        try:
-            name = _names_in_call.get(id(self)) or type(self).__name__
-            with autograd.module_scope(name, type(self).__name__):
-                return self.forward(*args, **kwargs)
-        finally:
-            if outermost:
-                _names_in_call = None
+        with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
+            return self.forward(*args, **kwargs)
 
     # -- printing -----------------------------------------------------------------------------
     def extra_repr(self):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.autograd import Function, sum_to
+from minigrad.autograd import sum_to
+from minigrad.tensor import Function
 
 
 def leaf(values):
@@ -207,7 +208,7 @@ def test_saved_arrays_are_freed_after_backward():
     h = x.exp()
     y = (h * h).sum()
     y.backward()
-    assert y.grad_fn.ctx is None and h.grad_fn.ctx is None
+    assert y.grad_fn.saved is None and h.grad_fn.saved is None
     assert h.grad_fn.inputs[0] is x  # the structure stays (for drawing)
 
 

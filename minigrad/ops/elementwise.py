@@ -3,19 +3,10 @@ undone by the backward walk (`autograd.sum_to`), so binary ops return broadcast-
 
 import numpy as np
 
-from ..autograd import Function
-from ..tensor import Tensor, _to_array
-
-
-def _check_broadcast(op, a, b):
-    shape_a = a.shape if isinstance(a, Tensor) else np.shape(a)
-    shape_b = b.shape if isinstance(b, Tensor) else np.shape(b)
-    if shape_a == shape_b or not shape_a or not shape_b:  # the common cases, without numpy's slower check
-        return
-    try:
-        np.broadcast_shapes(shape_a, shape_b)
-    except ValueError:
-        raise ValueError(f"{op}: shapes {shape_a} and {shape_b} cannot be broadcast together") from None
+from .. import dtypes
+from ..dtypes import result_type, to_array
+from ..tensor import Function, Tensor
+from .args import bool_mask, check_broadcast
 
 
 # -- binary -------------------------------------------------------------------------------
@@ -77,11 +68,13 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b, out = ctx.saved
-        grad_b = None
-        if ctx.needs_input_grad[1]:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                grad_b = grad * out * np.where(a > 0, np.log(np.where(a > 0, a, 1)), 0)
-        return grad * b * a ** (b - 1), grad_b
+        grad_a = grad_b = None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if ctx.needs_input_grad[0]:  # b a^(b-1), and 0 where b == 0 (x ** 0 is constant), as torch
+                grad_a = np.where(b == 0, 0, grad * b * a ** (b - 1))
+            if ctx.needs_input_grad[1]:  # a^b log a; 0 at a == 0 for b >= 0, nan for a < 0, as torch
+                grad_b = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
+        return grad_a, grad_b
 
 
 class PowScalar(Function):
@@ -97,74 +90,24 @@ class PowScalar(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved
         c = ctx.exponent
-        return grad * c * x ** (c - 1)
-
-
-# -- result dtypes: PyTorch's rules, not numpy's -------------------------------------------
-# numpy promotes int64 with float32 to float64; PyTorch keeps the float operand's dtype. And
-# PyTorch lets a number, or a 0-d tensor, set the result's dtype only when it is of a higher
-# category (bool < integer < float) than the dimensioned operands: float32 tensor * 2.5 is
-# float32, int64 tensor * 2.5 is float32 (the default float), float32 tensor * a float64 0-d
-# tensor is float32.
-
-_NUMBERS = (bool, int, float, np.bool_, np.number)
-
-
-def _promote_types(a, b):
-    """Two dtypes -> one: the float one if exactly one is float, else numpy's promotion."""
-    if a == b:
-        return a
-    if (a.kind == "f") != (b.kind == "f"):
-        return a if a.kind == "f" else b
-    return np.promote_types(a, b)
-
-
-def _number_dtype(value):
-    if isinstance(value, (bool, np.bool_)):
-        return np.dtype(np.bool_)
-    if isinstance(value, (int, np.integer)):
-        return np.dtype(np.int64)
-    return np.dtype(np.float32)  # the default float dtype
-
-
-def result_type(a, b):
-    """The dtype PyTorch gives a binary op on a and b (tensors, arrays or numbers)."""
-    groups = [None, None, None]  # dimensioned tensors, 0-d tensors, numbers
-    for x in (a, b):
-        if isinstance(x, _NUMBERS):
-            group, dtype = 2, _number_dtype(x)
-        else:
-            x = x if isinstance(x, Tensor) else _to_array(x)
-            group, dtype = (0 if x.ndim else 1), x.dtype
-        groups[group] = dtype if groups[group] is None else _promote_types(groups[group], dtype)
-    dimensioned, zero_dim, numbers = groups
-    return _combine(dimensioned, _combine(zero_dim, numbers))
-
-
-def _combine(higher, lower):
-    """higher's dtype unless lower is of a higher category (PyTorch's combine_categories);
-    either may be None (no operand of that kind)."""
-    if higher is None or lower is None:
-        return lower if higher is None else higher
-    if higher.kind == "f":
-        return higher
-    if higher.kind == "b" or lower.kind == "f":
-        return _promote_types(higher, lower)
-    return higher
+        if c == 0:  # x ** 0 is constant: gradient 0 everywhere, also at x = 0, as in torch
+            return np.zeros_like(grad)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return grad * c * x ** (c - 1)
 
 
 def _as_dtype(x, dtype):
     if isinstance(x, Tensor):
         return cast(x, dtype)
-    return Tensor(np.asarray(_to_array(x) if not isinstance(x, _NUMBERS) else x, dtype=dtype))
+    return Tensor._wrap(np.asarray(x if isinstance(x, dtypes.NUMBERS) else to_array(x), dtype=dtype))
 
 
 def _binary(function, name, true_division=False):
     def op(a, b):
-        _check_broadcast(name, a, b)
+        check_broadcast(name, a, b)
         dtype = result_type(a, b)
-        if true_division and dtype.kind in "biu":
-            dtype = np.dtype(np.float32)  # int / int is a float, as in PyTorch
+        if true_division:
+            dtype = dtypes.float_result(dtype)  # int / int is a float, as in PyTorch
         return function.apply(_as_dtype(a, dtype), _as_dtype(b, dtype))
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} with numpy broadcasting and PyTorch's result dtype."
@@ -182,7 +125,7 @@ def pow(base, exponent):
     dtype = result_type(base, exponent)
     if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
         return PowScalar.apply(cast(base, dtype), exponent=exponent)
-    _check_broadcast("pow", base, exponent)
+    check_broadcast("pow", base, exponent)
     return Pow.apply(_as_dtype(base, dtype), _as_dtype(exponent, dtype))
 
 
@@ -308,30 +251,29 @@ class Clone(Function):
         return grad
 
 
+def _floating(x):
+    """x as a float tensor: float-valued ops on int or bool tensors give the default float (torch)."""
+    x = x if isinstance(x, Tensor) else Tensor._wrap(to_array(x))
+    return cast(x, dtypes.float_result(x.dtype))
+
+
 def neg(x): return Neg.apply(x)
-def exp(x): return Exp.apply(x)
-def log(x): return Log.apply(x)
-def sqrt(x): return Sqrt.apply(x)
+def exp(x): return Exp.apply(_floating(x))
+def log(x): return Log.apply(_floating(x))
+def sqrt(x): return Sqrt.apply(_floating(x))
 def abs(x): return Abs.apply(x)
-def tanh(x): return Tanh.apply(x)
-def sigmoid(x): return Sigmoid.apply(x)
+def tanh(x): return Tanh.apply(_floating(x))
+def sigmoid(x): return Sigmoid.apply(_floating(x))
 def relu(x): return Relu.apply(x)
 def clone(x): return Clone.apply(x)
 
 
 def cast(x, dtype):
-    dtype = np.dtype(dtype)
+    dtype = dtypes.as_dtype(dtype)
     return x if x.dtype == dtype else Cast.apply(x, dtype=dtype)
 
 
 # -- selection ----------------------------------------------------------------------------
-
-def _bool_mask(mask, name):
-    mask = _to_array(mask)
-    if mask.dtype != np.bool_:
-        raise TypeError(f"{name}: mask must be a bool tensor or array; got dtype {mask.dtype}")
-    return mask
-
 
 class Where(Function):
     """where(condition, x, y): x where condition is true, else y. The condition is a constant."""
@@ -347,11 +289,11 @@ class Where(Function):
 
 
 def where(condition, x, y):
-    """Elementwise choice with broadcasting among condition, x and y."""
-    condition = _bool_mask(condition, "where")
-    _check_broadcast("where", x, y)
-    _check_broadcast("where", condition, x)
-    return Where.apply(x, y, condition=condition)
+    """Elementwise choice with broadcasting among condition, x and y; torch's result dtype."""
+    condition = bool_mask(condition, "where")
+    check_broadcast("where", condition, x, y)
+    dtype = result_type(x, y)
+    return Where.apply(_as_dtype(x, dtype), _as_dtype(y, dtype), condition=condition)
 
 
 class MaskedFill(Function):
@@ -367,25 +309,30 @@ class MaskedFill(Function):
 
 def masked_fill(x, mask, value):
     """A copy of x with `value` where mask is True (mask broadcasts to x's shape)."""
-    mask = _bool_mask(mask, "masked_fill")
-    try:
-        if np.broadcast_shapes(mask.shape, x.shape) != x.shape:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's "
-                         f"shape {x.shape}") from None
+    mask = bool_mask(mask, "masked_fill", x.shape)
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"masked_fill: value must be a number or a 0-d tensor; got shape {value.shape}")
+        value = value.item()
     return MaskedFill.apply(x, mask=mask, value=value)
 
 
 # -- outside the graph --------------------------------------------------------------------
 
 def compare(ufunc, a, b):
-    """A comparison or logical ufunc on tensors/numbers: a bool tensor with no gradient."""
-    a_data = a.data if isinstance(a, Tensor) else a
-    b_data = b.data if isinstance(b, Tensor) else b
-    _check_broadcast(ufunc.__name__, a_data, b_data)
-    return Tensor(np.asarray(ufunc(a_data, b_data)), _copy=False)
+    """A comparison, logical or bitwise ufunc on tensors/numbers: a tensor with no gradient."""
+    a_data = a._data if isinstance(a, Tensor) else a
+    b_data = b._data if isinstance(b, Tensor) else b
+    check_broadcast(ufunc.__name__, a_data, b_data)
+    return Tensor._wrap(np.asarray(ufunc(a_data, b_data)))
 
 
 def logical_not(x):
-    return Tensor(np.logical_not(x.data), _copy=False)
+    return Tensor._wrap(np.logical_not(x._data))
+
+
+def bitwise_not(x):
+    """~x: logical not on bool tensors, bitwise not on integer tensors (as in torch)."""
+    if x.dtype.kind == "f":
+        raise TypeError(f"~ (bitwise_not) is defined on bool and integer tensors; got dtype {x.dtype}")
+    return Tensor._wrap(np.invert(x._data))

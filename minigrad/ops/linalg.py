@@ -3,8 +3,7 @@
 import numpy as np
 
 from .. import kernels
-from ..autograd import Function
-from ..tensor import Tensor
+from ..tensor import Function, Tensor
 from .shape import squeeze, unsqueeze
 
 

@@ -4,11 +4,11 @@ kernels (one pass per row each way); these Functions only move the softmax dim l
 import numpy as np
 
 from .. import kernels
-from ..autograd import Function
+from ..dtypes import to_array as _to_array
 from ..random import generator
-from ..tensor import Tensor, _to_array
-from .elementwise import _bool_mask, mul
-from .shape import _dim
+from ..tensor import Function, Tensor
+from .args import bool_mask as _bool_mask, normalize_dim as _dim
+from .elementwise import mul
 
 # Added to masked scores before softmax. The textbook uses -1e9; -1e30 also swamps every real
 # score in float64 (s - 1e30 == -1e30 exactly), so a fully masked row is uniform in both dtypes.
@@ -134,4 +134,4 @@ def dropout(x, p=0.5, training=True):
     if not training or p == 0:
         return x
     keep = generator().random(x.shape) >= p
-    return mul(x, Tensor((keep / (1 - p)).astype(x.dtype), _copy=False))
+    return mul(x, Tensor._wrap((keep / (1 - p)).astype(x.dtype)))

@@ -6,18 +6,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd import Function
-from ..tensor import Tensor
-
-
-def _normalize_dims(dim, ndim):
-    if dim is None:
-        return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    for d in dims:
-        if not -ndim <= d < ndim:
-            raise IndexError(f"dim {d} is out of range for a tensor with {ndim} dims")
-    return tuple(sorted(d % ndim for d in dims))
+from ..tensor import Function, Tensor
+from .args import normalize_dims
 
 
 def _expand_back(grad, shape, dims, keepdim):
@@ -69,11 +59,11 @@ class Extreme(Function):
 
 
 def sum(x, dim=None, keepdim=False):
-    return Sum.apply(x, dims=_normalize_dims(dim, x.ndim), keepdim=keepdim)
+    return Sum.apply(x, dims=normalize_dims(dim, x.ndim), keepdim=keepdim)
 
 
 def mean(x, dim=None, keepdim=False):
-    return Mean.apply(x, dims=_normalize_dims(dim, x.ndim), keepdim=keepdim)
+    return Mean.apply(x, dims=normalize_dims(dim, x.ndim), keepdim=keepdim)
 
 
 MaxMin = namedtuple("MaxMin", ["values", "indices"])
@@ -81,11 +71,11 @@ MaxMin = namedtuple("MaxMin", ["values", "indices"])
 
 def _extreme(x, dim, keepdim, reduce, arg):
     if dim is None:  # like torch: the single extreme value, no indices
-        return Extreme.apply(x, dims=_normalize_dims(None, x.ndim), keepdim=False, reduce=reduce)
+        return Extreme.apply(x, dims=normalize_dims(None, x.ndim), keepdim=False, reduce=reduce)
     if not isinstance(dim, (int, np.integer)):  # indices exist for one dim only, as in torch.max
         raise TypeError(f"{reduce.__name__}: dim must be one int (values and indices along it); got {dim!r}. "
                         f"Reduce one dim at a time, or flatten those dims first.")
-    values = Extreme.apply(x, dims=_normalize_dims(dim, x.ndim), keepdim=keepdim, reduce=reduce)
+    values = Extreme.apply(x, dims=normalize_dims(dim, x.ndim), keepdim=keepdim, reduce=reduce)
     return MaxMin(values, arg(x, dim, keepdim))
 
 
@@ -101,7 +91,7 @@ def min(x, dim=None, keepdim=False):
 
 def var(x, dim=None, keepdim=False, unbiased=True):
     """Variance, built from differentiable primitives (Bessel-corrected unless unbiased=False)."""
-    dims = _normalize_dims(dim, x.ndim)
+    dims = normalize_dims(dim, x.ndim)
     count = int(np.prod([x.shape[d] for d in dims]))
     centered = x - mean(x, dims, keepdim=True)
     return sum(centered * centered, dims, keepdim) / (count - 1 if unbiased else count)
@@ -118,5 +108,5 @@ def argmin(x, dim=None, keepdim=False):
 def _arg(function, x, dim, keepdim):
     data = x.data if isinstance(x, Tensor) else np.asarray(x)
     if dim is None:
-        return Tensor(np.asarray(function(data), dtype=np.int64), _copy=False)
-    return Tensor(function(data, axis=dim, keepdims=keepdim).astype(np.int64), _copy=False)
+        return Tensor._wrap(np.asarray(function(data), dtype=np.int64))
+    return Tensor._wrap(np.asarray(function(data, axis=dim, keepdims=keepdim), dtype=np.int64))

@@ -2,21 +2,9 @@
 
 import numpy as np
 
-from ..autograd import Function
-from ..tensor import Tensor
-
-
-def _shape_args(shape):
-    """Accept both f(2, 3) and f((2, 3)), as torch does."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
-
-
-def _dim(dim, ndim):
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"dim {dim} is out of range for a tensor with {ndim} dims")
-    return dim % ndim
+from ..errors import ShapeError
+from ..tensor import Function, Tensor
+from .args import normalize_dim, shape_args
 
 
 class Reshape(Function):
@@ -31,7 +19,7 @@ class Reshape(Function):
 
 
 def reshape(x, *shape):
-    shape = _shape_args(shape)
+    shape = shape_args(shape)
     known = int(np.prod([s for s in shape if s != -1]))
     if shape.count(-1) == 1 and known and x.data.size % known == 0:
         shape = tuple(x.data.size // known if s == -1 else s for s in shape)
@@ -52,7 +40,7 @@ class Permute(Function):
 
 
 def permute(x, *dims):
-    dims = tuple(_dim(d, x.ndim) for d in _shape_args(dims))
+    dims = tuple(normalize_dim(d, x.ndim) for d in shape_args(dims))
     if sorted(dims) != list(range(x.ndim)):
         raise ValueError(f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {x.shape}")
     return Permute.apply(x, dims=dims)
@@ -60,27 +48,27 @@ def permute(x, *dims):
 
 def transpose(x, dim0, dim1):
     dims = list(range(x.ndim))
-    dim0, dim1 = _dim(dim0, x.ndim), _dim(dim1, x.ndim)
+    dim0, dim1 = normalize_dim(dim0, x.ndim), normalize_dim(dim1, x.ndim)
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return Permute.apply(x, dims=tuple(dims))
 
 
 def unsqueeze(x, dim):
-    dim = _dim(dim, x.ndim + 1)
+    dim = normalize_dim(dim, x.ndim + 1)
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
 def squeeze(x, dim=None):
     if dim is None:
         return reshape(x, tuple(s for s in x.shape if s != 1))
-    dim = _dim(dim, x.ndim)
+    dim = normalize_dim(dim, x.ndim)
     return x if x.shape[dim] != 1 else reshape(x, x.shape[:dim] + x.shape[dim + 1:])
 
 
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
-    start, end = _dim(start_dim, x.ndim), _dim(end_dim, x.ndim)
+    start, end = normalize_dim(start_dim, x.ndim), normalize_dim(end_dim, x.ndim)
     return reshape(x, x.shape[:start] + (-1,) + x.shape[end + 1:])
 
 
@@ -97,7 +85,7 @@ class Expand(Function):
 
 
 def expand(x, *shape):
-    shape = _shape_args(shape)
+    shape = shape_args(shape)
     lead = len(shape) - x.ndim
     target = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     try:
@@ -121,7 +109,7 @@ class Flip(Function):
 
 def flip(x, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return Flip.apply(x, dims=tuple(_dim(d, x.ndim) for d in dims))
+    return Flip.apply(x, dims=tuple(normalize_dim(d, x.ndim) for d in dims))
 
 
 # -- indexing -----------------------------------------------------------------------------
@@ -190,7 +178,7 @@ def gather(x, dim, index):
     index = np.asarray(index.data if isinstance(index, Tensor) else index)
     if not np.issubdtype(index.dtype, np.integer):
         raise TypeError(f"gather: index must be an integer tensor; got dtype {index.dtype}")
-    dim = _dim(dim, x.ndim)
+    dim = normalize_dim(dim, x.ndim)
     if index.ndim != x.ndim or any(i > s for k, (i, s) in enumerate(zip(index.shape, x.shape)) if k != dim):
         raise ValueError(f"gather: index of shape {index.shape} does not fit input of shape {x.shape} along dim {dim}")
     if index.size and (index.min() < -x.shape[dim] or index.max() >= x.shape[dim]):
@@ -243,7 +231,7 @@ def cat(tensors, dim=0):
     if not tensors:
         raise ValueError("cat: expected a non-empty sequence of tensors")
     ndim = np.ndim(tensors[0].data if isinstance(tensors[0], Tensor) else tensors[0])
-    dim = _dim(dim, ndim)
+    dim = normalize_dim(dim, ndim)
     return Cat.apply(*_check_join("cat", tensors, dim, False), dim=dim)
 
 
@@ -252,5 +240,5 @@ def stack(tensors, dim=0):
     if not tensors:
         raise ValueError("stack: expected a non-empty sequence of tensors")
     ndim = np.ndim(tensors[0].data if isinstance(tensors[0], Tensor) else tensors[0])
-    dim = _dim(dim, ndim + 1)
+    dim = normalize_dim(dim, ndim + 1)
     return Stack.apply(*_check_join("stack", tensors, dim, True), dim=dim)
