@@ -1,14 +1,20 @@
-"""SGD, Adam and clip_grad_norm_ against torch.optim; state dicts; errors; an MLP that learns."""
+"""SGD, Adam, AdamW, LambdaLR / warmup_cosine and clip_grad_norm_ against torch.optim, step by
+step; state dicts (saved with mg.save, checked on load); errors; an MLP that learns."""
+
+import math
+import re
+import warnings
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 import minigrad as mg
 import minigrad.io  # noqa: F401  (mg.io)
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
 
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+TOLERANCE = {np.float64: 1e-10, np.float32: 1e-4}
 SHAPES = [(3, 4), (4,), ()]
 
 
@@ -69,12 +75,30 @@ def test_sgd_matches_torch(dtype, settings):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("settings", [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)])
-def test_adam_matches_torch(dtype, settings):
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_and_adamw_match_torch(name, dtype, settings):
+    """AdamW without weight_decay in `settings` uses its default, 0.01 in both libraries."""
     torch = _torch()
     start, grads = _trajectory(dtype, steps=6)
-    ours = _run_minigrad(lambda p: mg.optim.Adam(p, **settings), start, grads)
-    theirs = _run_torch(torch, lambda p: torch.optim.Adam(p, **settings), start, grads)
+    ours = _run_minigrad(lambda p: getattr(mg.optim, name)(p, **settings), start, grads)
+    theirs = _run_torch(torch, lambda p: getattr(torch.optim, name)(p, **settings), start, grads)
     _assert_same_history(ours, theirs, dtype)
+
+
+def test_adamw_decay_is_decoupled_from_the_gradient_scale():
+    """With a zero gradient Adam's moments stay 0 and the step is 0: AdamW only shrinks the
+    weights by lr * weight_decay; Adam's L2 term goes through the moments instead."""
+    start = np.array([2.0, -4.0])
+    decoupled, coupled = nn.Parameter(start), nn.Parameter(start)
+    adamw = mg.optim.AdamW([decoupled], lr=0.1, weight_decay=0.5)
+    adam = mg.optim.Adam([coupled], lr=0.1, weight_decay=0.5)
+    for p in (decoupled, coupled):
+        p.grad = mg.tensor(np.zeros(2))
+    adamw.step()
+    adam.step()
+    np.testing.assert_allclose(decoupled.data, start * (1 - 0.1 * 0.5), rtol=1e-15)
+    np.testing.assert_allclose(coupled.data, start - 0.1 * np.sign(start), rtol=1e-8)  # first step: lr * sign, up to eps
+    assert mg.optim.AdamW([decoupled]).weight_decay == 0.01
 
 
 def test_sgd_momentum_first_step_uses_the_gradient_itself():
@@ -160,7 +184,7 @@ def test_sgd_state_dict_holds_the_momentum_buffer():
     state = optimizer.state_dict()
     assert list(state) == ["lr", "momentum", "weight_decay", "state.0.momentum_buffer"]
     np.testing.assert_array_equal(state["state.0.momentum_buffer"], [2.0, 2.0])
-    with pytest.raises(ValueError, match=r"expected shape \(2,\), got \(3,\)"):
+    with pytest.raises(ValueError, match=r"state.0.momentum_buffer.*shape \(2,\).*got float64 of shape \(3,\)"):
         optimizer.load_state_dict({**state, "state.0.momentum_buffer": np.zeros(3)})
     with pytest.raises(ValueError, match="missing key 'betas'.*unexpected key 'momentum'"):
         mg.optim.Adam([p]).load_state_dict(state)
@@ -205,3 +229,330 @@ def test_two_layer_mlp_learns_quadrants_with_adam():
     with mg.no_grad():
         accuracy = (model(x).data.argmax(axis=1) == labels).mean()
     assert accuracy > 0.95, f"accuracy {accuracy:.3f}, final loss {loss.item():.4f}"
+
+
+# -- parameters that are not C-contiguous, or share memory ----------------------------------
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize("layout", ["transposed view", "fortran copy"])
+def test_parameters_that_are_not_c_contiguous_match_torch_in_their_own_memory(name, layout):
+    torch = _torch()
+    rng = np.random.default_rng(4)
+    start = rng.standard_normal((4, 3))
+    grads = [rng.standard_normal((3, 4)) for _ in range(4)]
+    base = start.copy()
+    p = nn.Parameter(np.zeros((3, 4)))
+    p.data = base.T if layout == "transposed view" else np.asfortranarray(start.T)
+    array = p.data
+    assert not array.flags.c_contiguous
+    settings = dict(lr=0.05, weight_decay=0.1) if name != "SGD" else dict(lr=0.05, momentum=0.9)
+    optimizer = getattr(mg.optim, name)([p], **settings)
+    q = torch.nn.Parameter(torch.tensor(start).t())  # torch's own non-contiguous parameter
+    reference = getattr(torch.optim, name)([q], **settings)
+    for g in grads:
+        p.grad, q.grad = mg.tensor(g), torch.tensor(g)
+        optimizer.step()
+        reference.step()
+        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12)
+    assert p.data is array  # updated where it lives: views and state dicts see the new values
+    if layout == "transposed view":
+        np.testing.assert_array_equal(base, p.data.T)
+
+
+def _parameter_over(array):
+    """A parameter whose .data is `array` itself (not a copy), as from_numpy or .data = give."""
+    p = nn.Parameter(np.zeros(array.shape))
+    p.data = array
+    return p
+
+
+def test_parameters_that_share_memory_are_refused_naming_both():
+    matrix = np.arange(12.0).reshape(3, 4)
+    whole, other, row = _parameter_over(matrix), nn.Parameter(np.zeros(2)), _parameter_over(matrix[1])
+    with pytest.raises(ValueError, match=r"parameters 0 \(shape \(3, 4\)\) and 2 \(shape \(4,\)\) share memory"):
+        mg.optim.Adam([whole, other, row])
+    with pytest.raises(ValueError, match=r"parameters 0 \(shape \(3, 4\)\) and 1 \(shape \(4, 3\)\) share memory"):
+        mg.optim.SGD([whole, _parameter_over(matrix.T)], lr=0.1)
+    twins = [mg.from_numpy(matrix).requires_grad_(True) for _ in range(2)]  # two tensors, one array
+    with pytest.raises(ValueError, match="share memory"):
+        mg.optim.AdamW(twins)
+    every_other = _parameter_over(matrix.ravel()[::2])
+    with pytest.raises(ValueError, match="share memory"):
+        mg.optim.SGD([_parameter_over(matrix.ravel()[1:3]), every_other], lr=0.1)  # 2 overlaps
+    # pieces of one array that do not overlap are separate parameters
+    mg.optim.Adam([_parameter_over(matrix[0]), _parameter_over(matrix[1])])
+    mg.optim.Adam([every_other, _parameter_over(matrix.ravel()[1::2])])
+
+
+def test_read_only_parameters_are_refused():
+    p = _parameter_over(np.broadcast_to(np.zeros(1), (3,)))
+    with pytest.raises(ValueError, match=r"parameter 0 \(shape \(3,\)\) holds a read-only array"):
+        mg.optim.SGD([p], lr=0.1)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_a_step_tells_each_updated_parameter_it_changed_in_place(name, monkeypatch):
+    bumped = []
+    monkeypatch.setattr(nn.Parameter, "_bump_version", lambda self: bumped.append(self), raising=False)
+    a, b = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
+    optimizer = getattr(mg.optim, name)([a, b], lr=0.1)
+    a.grad = mg.tensor(np.ones(2))
+    optimizer.step()
+    assert bumped == [a]  # b has no gradient: untouched
+
+
+def test_adam_refuses_a_gradient_of_another_shape_before_changing_anything():
+    p = nn.Parameter(np.ones(3))
+    optimizer = mg.optim.AdamW([p], lr=0.1)
+    p.grad = mg.tensor(np.ones(4))
+    with pytest.raises(ValueError, match=r"parameter 0 has shape \(3,\) but its grad has shape \(4,\)"):
+        optimizer.step()
+    np.testing.assert_array_equal(p.data, np.ones(3))
+    assert optimizer.state == {}
+
+
+# -- load_state_dict checks what the constructor checks -------------------------------------
+
+def _stepped_adam(steps=2):
+    params = [nn.Parameter(np.ones((3, 4))), nn.Parameter(np.ones(2))]
+    optimizer = mg.optim.Adam(params, lr=0.01, weight_decay=0.1)
+    for _ in range(steps):
+        for p in params:
+            p.grad = mg.tensor(np.full(p.shape, 0.5))
+        optimizer.step()
+    return optimizer
+
+
+def _nan_at_one(value):
+    value = np.array(value)
+    value.flat[5] = np.nan
+    return value
+
+
+BAD_ENTRIES = [
+    ("lr", -0.5, r"lr must be in \[0, inf\); got -0.5"),
+    ("lr", np.array(np.nan), r"lr must be in \[0, inf\); got nan"),
+    ("lr", np.array(True), "lr must be a number"),
+    ("betas", np.array([0.9, 1.0]), r"betas\[1\] must be in \[0, 1\); got 1.0"),
+    ("betas", np.array([-0.1, 0.9]), r"betas\[0\] must be in \[0, inf\); got -0.1"),
+    ("betas", np.array([0.9, 0.99, 0.5]), r"betas must be a pair \(beta1, beta2\)"),
+    ("eps", np.array(-1e-8), "eps must be in"),
+    ("weight_decay", np.array(np.inf), "weight_decay must be in"),
+    ("state.0.step", np.array(0), "state.0.step must be an integer >= 1; got 0"),
+    ("state.0.step", np.array(2.5), "state.0.step must be an integer >= 1; got array.2.5"),
+    ("state.1.step", np.array([1, 2]), "state.1.step must be an integer >= 1"),
+    ("state.0.exp_avg_sq", lambda v: v - 1.0, r"state.0.exp_avg_sq holds averages of squared gradients, "
+                                              r"which are >= 0; got -0.9\d+ at index \(0, 0\)"),
+    ("state.0.exp_avg_sq", _nan_at_one, r"state.0.exp_avg_sq .* >= 0; got nan at index \(1, 1\)"),
+    ("state.0.exp_avg", np.zeros(5), r"state.0.exp_avg must be a float array of shape \(3, 4\) .*got float64 "
+                                     r"of shape \(5,\)"),
+    ("state.1.exp_avg", np.zeros(2, np.int64), r"state.1.exp_avg must be a float array .*got int64"),
+    ("state.7.step", np.array(1), "state.7.step: parameter index 7 out of range for 2 parameters"),
+    ("state.0.velocity", np.zeros(3), "unexpected key 'state.0.velocity'"),
+]
+
+
+@pytest.mark.parametrize("key, bad, message", BAD_ENTRIES, ids=[f"{key}-{i}" for i, (key, _, _) in enumerate(BAD_ENTRIES)])
+def test_load_state_dict_names_the_wrong_entry_and_changes_nothing(tmp_path, key, bad, message):
+    saved = _stepped_adam().state_dict()
+    saved[key] = bad(saved[key]) if callable(bad) else bad
+    mg.io.save(saved, tmp_path / "adam.npz")
+    target = _stepped_adam(steps=1)
+    before = target.state_dict()
+    with pytest.raises(ValueError, match=message):
+        target.load_state_dict(mg.io.load(tmp_path / "adam.npz"))
+    after = target.state_dict()
+    assert list(after) == list(before)
+    for name in before:
+        np.testing.assert_array_equal(after[name], before[name])
+
+
+def test_load_state_dict_wants_all_of_a_parameters_state_and_lists_every_problem():
+    saved = _stepped_adam().state_dict()
+    del saved["state.1.exp_avg"]
+    saved["lr"] = -1.0
+    with pytest.raises(ValueError, match=r"lr must be .* got -1.0; state.1: missing exp_avg"):
+        _stepped_adam().load_state_dict(saved)
+
+
+HYPER_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(key=st.sampled_from(["lr", "eps", "weight_decay", "beta1", "beta2"]), value=HYPER_VALUES)
+def test_load_state_dict_accepts_exactly_what_the_constructor_accepts(key, value):
+    p = nn.Parameter(np.ones(2))
+    chosen = {"lr": 0.01, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0}
+    if key.startswith("beta"):
+        assume(not isinstance(value, bool))  # a saved pair is a float array: a bool cannot be in it
+        betas = list(chosen["betas"])
+        betas[int(key[-1]) - 1] = value
+        chosen["betas"] = tuple(betas)
+    else:
+        chosen[key] = value
+    try:
+        mg.optim.Adam([p], **chosen)
+        constructor_error = None
+    except (TypeError, ValueError) as error:
+        constructor_error = error
+    state = mg.optim.Adam([p]).state_dict()
+    for name, setting in chosen.items():
+        state[name] = np.asarray(setting)  # as mg.load gives it back
+    optimizer = mg.optim.Adam([p])
+    if constructor_error is None:
+        optimizer.load_state_dict(state)
+        assert optimizer.betas == tuple(float(b) for b in chosen["betas"])
+        assert all(getattr(optimizer, name) == float(chosen[name]) for name in ("lr", "eps", "weight_decay"))
+    else:
+        entry = str(constructor_error).split(" must ")[0]  # "lr", "betas[1]", ...: the message names it
+        with pytest.raises(ValueError, match=re.escape(f"load_state_dict failed: {entry} must ")):
+            optimizer.load_state_dict(state)
+
+
+# -- learning-rate schedules ------------------------------------------------------------------
+
+def test_lambda_lr_matches_torch_step_by_step():
+    torch = _torch()
+    factor = lambda epoch: 0.8 ** epoch * (1 + epoch % 3)  # noqa: E731  (not monotone, on purpose)
+    start, grads = _trajectory(np.float64, steps=8)
+    params = [nn.Parameter(np.array(value)) for value in start]
+    optimizer = mg.optim.SGD(params, lr=0.1, momentum=0.9)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    torch_params = [torch.tensor(value, requires_grad=True) for value in start]
+    torch_optimizer = torch.optim.SGD(torch_params, lr=0.1, momentum=0.9)
+    torch_schedule = torch.optim.lr_scheduler.LambdaLR(torch_optimizer, factor)
+    for step, step_grads in enumerate(grads):
+        assert optimizer.lr == pytest.approx(torch_optimizer.param_groups[0]["lr"], rel=1e-15)
+        assert schedule.get_last_lr() == pytest.approx(torch_schedule.get_last_lr(), rel=1e-15)
+        for p, q, g in zip(params, torch_params, step_grads):
+            p.grad, q.grad = (None, None) if g is None else (mg.tensor(g), torch.tensor(g))
+        optimizer.step()
+        torch_optimizer.step()
+        schedule.step()
+        torch_schedule.step()
+        for p, q in zip(params, torch_params):
+            np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=f"step {step}")
+    assert schedule.last_epoch == torch_schedule.last_epoch == len(grads)
+
+
+@pytest.mark.parametrize("warmup_steps, total_steps, min_ratio", [(4, 15, 0.0), (3, 12, 0.1), (0, 6, 0.05)])
+def test_adamw_with_warmup_cosine_matches_torch_linear_then_cosine(warmup_steps, total_steps, min_ratio):
+    """torch has no warmup_cosine, but LinearLR (start 1/warmup, reaching 1 on the last warm-up
+    step) followed by CosineAnnealingLR (T_max = the decay steps, eta_min = min_ratio * lr) is the
+    same schedule, computed another way."""
+    torch = _torch()
+    base_lr = 0.02
+    start, grads = _trajectory(np.float64, steps=total_steps + 2)
+    params = [nn.Parameter(np.array(value)) for value in start]
+    optimizer = mg.optim.AdamW(params, lr=base_lr, weight_decay=0.1)
+    schedule = mg.optim.lr_scheduler.LambdaLR(
+        optimizer, mg.optim.lr_scheduler.warmup_cosine(warmup_steps, total_steps, min_ratio))
+    torch_params = [torch.tensor(value, requires_grad=True) for value in start]
+    torch_optimizer = torch.optim.AdamW(torch_params, lr=base_lr, weight_decay=0.1)
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(torch_optimizer, T_max=total_steps - warmup_steps,
+                                                        eta_min=min_ratio * base_lr)
+    if warmup_steps:
+        linear = torch.optim.lr_scheduler.LinearLR(torch_optimizer, start_factor=1 / warmup_steps,
+                                                   total_iters=warmup_steps - 1)
+        torch_schedule = torch.optim.lr_scheduler.SequentialLR(torch_optimizer, [linear, cosine], [warmup_steps])
+    else:
+        torch_schedule = cosine
+    for step, step_grads in enumerate(grads[:total_steps]):  # torch's cosine turns back up after T_max
+        assert optimizer.lr == pytest.approx(torch_optimizer.param_groups[0]["lr"], rel=1e-13, abs=1e-16)
+        for p, q, g in zip(params, torch_params, step_grads):
+            p.grad, q.grad = (None, None) if g is None else (mg.tensor(g), torch.tensor(g))
+        optimizer.step()
+        torch_optimizer.step()
+        schedule.step()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SequentialLR's deprecation notes
+            torch_schedule.step()
+        for p, q in zip(params, torch_params):
+            np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=f"step {step}")
+    assert optimizer.lr == pytest.approx(min_ratio * base_lr, abs=1e-16)
+    schedule.step()
+    assert optimizer.lr == pytest.approx(min_ratio * base_lr, abs=1e-16)  # and it stays there
+
+
+def test_warmup_cosine_by_hand_and_its_argument_errors():
+    factor = mg.optim.lr_scheduler.warmup_cosine(2, 6)
+    expected = [0.5, 1.0, 1.0, (1 + math.cos(math.pi / 4)) / 2, 0.5, (1 + math.cos(3 * math.pi / 4)) / 2, 0.0, 0.0]
+    np.testing.assert_allclose([factor(step) for step in range(8)], expected, rtol=1e-15, atol=1e-16)
+    assert factor(10 ** 6) == 0.0
+    assert mg.optim.lr_scheduler.warmup_cosine(2, 6, min_ratio=0.1)(4) == pytest.approx(0.1 + 0.9 * 0.5, rel=1e-15)
+    warmup_cosine = mg.optim.lr_scheduler.warmup_cosine
+    with pytest.raises(ValueError, match="warmup_steps must be <= total_steps; got 7 > 6"):
+        warmup_cosine(7, 6)
+    with pytest.raises(ValueError, match="total_steps must be an integer >= 1; got 0"):
+        warmup_cosine(0, 0)
+    with pytest.raises(ValueError, match=r"warmup_steps must be an integer >= 0; got 2.5"):
+        warmup_cosine(2.5, 6)
+    with pytest.raises(ValueError, match=r"min_ratio must be in \[0, 1\]; got 1.5"):
+        warmup_cosine(2, 6, min_ratio=1.5)
+
+
+def test_lambda_lr_refuses_a_bad_factor_and_a_bad_optimizer():
+    p = nn.Parameter(np.ones(2))
+    optimizer = mg.optim.SGD([p], lr=0.1)
+    with pytest.raises(ValueError, match=r"lr_lambda\(0\) must return a finite number >= 0; got -1"):
+        mg.optim.lr_scheduler.LambdaLR(optimizer, lambda step: -1)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, lambda step: [1.0, math.inf][step])
+    with pytest.raises(ValueError, match=r"lr_lambda\(1\) .*got inf"):
+        schedule.step()
+    assert (schedule.last_epoch, optimizer.lr) == (0, 0.1)  # the failed step changed nothing
+    with pytest.raises(TypeError, match="expects an mg.optim optimizer"):
+        mg.optim.lr_scheduler.LambdaLR("adam", lambda step: 1.0)
+    with pytest.raises(TypeError, match="lr_lambda to be a function"):
+        mg.optim.lr_scheduler.LambdaLR(optimizer, 0.5)
+
+
+def _training_run(params, stop_after=None, resume_from=None):
+    """AdamW + warm-up/cosine over fixed gradients; optionally checkpoint or resume with mg.save."""
+    optimizer = mg.optim.AdamW(params, lr=0.05)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, mg.optim.lr_scheduler.warmup_cosine(3, 10, 0.1))
+    first = 0
+    if resume_from is not None:
+        loaded = mg.io.load(resume_from)
+        optimizer.load_state_dict({k[6:]: v for k, v in loaded.items() if k.startswith("optim.")})
+        schedule.load_state_dict({k[9:]: v for k, v in loaded.items() if k.startswith("schedule.")})
+        first = int(loaded["step"])
+    rates = []
+    for step in range(first, 10):
+        if step == stop_after:
+            return {"optim": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step}
+        for index, p in enumerate(params):
+            p.grad = mg.tensor(np.sin(np.arange(p.data.size).reshape(p.shape) + step + index))
+        rates.append(optimizer.lr)
+        optimizer.step()
+        schedule.step()
+    return rates
+
+
+def test_optimizer_and_schedule_state_resume_through_a_checkpoint(tmp_path):
+    shapes = [(3, 4), (4,)]
+    straight = [nn.Parameter(np.ones(shape)) for shape in shapes]
+    rates = _training_run(straight)
+    interrupted = [nn.Parameter(np.ones(shape)) for shape in shapes]
+    checkpoint = _training_run(interrupted, stop_after=6)
+    mg.io.save({"model": {str(i): p for i, p in enumerate(interrupted)}, **checkpoint}, tmp_path / "ckpt.npz")
+    resumed = [nn.Parameter(mg.io.load(tmp_path / "ckpt.npz")[f"model.{i}"]) for i in range(2)]
+    later_rates = _training_run(resumed, resume_from=tmp_path / "ckpt.npz")
+    assert later_rates == rates[6:]
+    for p, q in zip(straight, resumed):
+        np.testing.assert_array_equal(p.data, q.data)
+
+
+def test_schedule_load_state_dict_names_the_wrong_entry():
+    optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.1)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+    good = {key: np.asarray(value) for key, value in schedule.state_dict().items()}
+    assert list(good) == ["base_lr", "last_epoch", "last_lr"]
+    for key, bad, message in [("last_epoch", np.array(-1), "last_epoch must be an integer >= 0; got -1"),
+                              ("last_epoch", np.array(2.5), "last_epoch must be an integer >= 0; got 2.5"),
+                              ("base_lr", np.array(-0.1), r"base_lr must be in \[0, inf\); got -0.1"),
+                              ("last_lr", np.array(np.nan), "last_lr must be in")]:
+        with pytest.raises(ValueError, match=message):
+            schedule.load_state_dict({**good, key: bad})
+    with pytest.raises(ValueError, match="missing key 'last_lr'; unexpected key 'lr'"):
+        schedule.load_state_dict({"base_lr": 0.1, "last_epoch": 3, "lr": 0.1})
+    assert schedule.state_dict() == {"base_lr": 0.1, "last_epoch": 0, "last_lr": 0.1}

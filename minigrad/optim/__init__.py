@@ -1,0 +1,24 @@
+"""Optimizers (torch.optim semantics), learning-rate schedules and clip_grad_norm_.
+
+    optimizer = mg.optim.AdamW(model.parameters(), lr=2e-3)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, mg.optim.lr_scheduler.warmup_cosine(100, 1000))
+    for x, y in batches:
+        optimizer.zero_grad()
+        mg.cross_entropy(model(x), y).backward()
+        mg.optim.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+
+Updates happen in place on each parameter's array (modules, state dicts and the optimizer
+keep pointing at the same memory). Parameters whose .grad is None are skipped. There are no
+param_groups: one optimizer has one set of hyper-parameters, kept as attributes
+(opt.lr = 1e-4 changes the learning rate). optimizer.py holds what they share, sgd.py and
+adam.py the update rules, lr_scheduler.py the schedules.
+"""
+
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .optimizer import Optimizer, clip_grad_norm_
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "lr_scheduler"]

@@ -1,0 +1,67 @@
+"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), as torch.optim has them.
+
+Both keep two running averages per parameter, of the gradient (exp_avg) and of its square
+(exp_avg_sq), and step each weight by lr * (bias-corrected exp_avg) / (sqrt(bias-corrected
+exp_avg_sq) + eps). They differ only in weight decay: Adam adds weight_decay * p to the
+gradient (L2), so the decay is rescaled by the second moments like the gradient is; AdamW
+shrinks the weights directly, p *= 1 - lr * weight_decay, which is what "weight decay" means.
+One fused kernel pass per parameter (kernels.adam_update) does the rest.
+"""
+
+import numpy as np
+
+from .. import kernels
+from .optimizer import Optimizer, betas, buffer, changed_in_place, non_negative, non_negative_buffer, step_count
+
+
+class Adam(Optimizer):
+    """Adam (torch.optim.Adam): L2 weight decay added to the gradient. See AdamW for decoupled decay.
+
+    State per parameter: step (an int), exp_avg, exp_avg_sq (arrays of its shape and dtype).
+    Parameters that are not C-contiguous (a transposed view, say) are updated through a
+    contiguous copy that is written back into their own memory.
+    """
+
+    hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative}
+    state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer}
+    decoupled_weight_decay = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        # lr = 0 is allowed, as in torch (a warm-up may start at 0)
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    def step(self):
+        beta1, beta2 = self.betas
+        l2_decay = 0.0 if self.decoupled_weight_decay else self.weight_decay
+        for index, p in enumerate(self.params):
+            if p.grad is None:
+                continue
+            if p.grad.shape != p.shape:  # before anything changes
+                raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} but its "
+                                 f"grad has shape {p.grad.shape}")
+            state = self.state.setdefault(index, {})
+            if not state:
+                state.update(step=0, exp_avg=np.zeros(p.shape, p.dtype), exp_avg_sq=np.zeros(p.shape, p.dtype))
+            state["step"] += 1
+            param = p.data
+            work = param if param.flags.c_contiguous else np.ascontiguousarray(param)
+            if self.decoupled_weight_decay and self.weight_decay:
+                work *= work.dtype.type(1 - self.lr * self.weight_decay)
+            kernels.adam_update(work, p.grad.data, state["exp_avg"], state["exp_avg_sq"], state["step"],
+                                self.lr, beta1, beta2, self.eps, l2_decay)
+            if work is not param:
+                param[...] = work
+            changed_in_place(p)
+
+
+class AdamW(Adam):
+    """AdamW (torch.optim.AdamW): decoupled weight decay, default weight_decay=0.01.
+
+    Each step first shrinks the parameter, p *= 1 - lr * weight_decay, then takes the Adam
+    step with the plain gradient. Same state and state dict as Adam.
+    """
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -1,0 +1,216 @@
+"""What every optimizer holds: the parameters, a state per parameter and the hyper-parameters,
+with the checks that keep them valid when an optimizer is built and when a state dict is
+loaded (one list of checks for both). Subclasses name their hyper-parameters and state and
+define step(). Also clip_grad_norm_, which runs between backward() and step().
+"""
+
+import math
+import numbers
+from collections import OrderedDict
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+# -- checks: each takes (name, value) and returns the value to keep, or raises naming `name` --
+
+def non_negative(name, value):
+    """A real number >= 0 (lr, eps, weight decay, momentum)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number; got {value!r} of type {type(value).__name__}")
+    value = float(value)
+    if not value >= 0 or math.isinf(value):  # `not >=` also catches NaN
+        raise ValueError(f"{name} must be in [0, inf); got {value}")
+    return value
+
+
+def betas(name, value):
+    """Two decay rates, each in [0, 1)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ValueError(f"{name} must be a pair (beta1, beta2); got {value!r}")
+    pair = tuple(non_negative(f"{name}[{i}]", beta) for i, beta in enumerate(value))
+    for i, beta in enumerate(pair):
+        if beta >= 1:
+            raise ValueError(f"{name}[{i}] must be in [0, 1); got {beta}")
+    return pair
+
+
+def step_count(name, value, param=None):
+    """A count of steps taken: an integer >= 1 (bias corrections count from 1)."""
+    array = np.asarray(value)
+    if array.ndim or array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and not float(array).is_integer()):
+        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+    if int(array) < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {int(array)}")
+    return int(array)
+
+
+def buffer(name, value, param):
+    """A float array of the parameter's shape, stored as a C-contiguous copy in its dtype."""
+    array = np.asarray(value)
+    if array.dtype.kind != "f" or array.shape != param.shape:
+        raise ValueError(f"{name} must be a float array of shape {param.shape} (the parameter's); "
+                         f"got {array.dtype} of shape {array.shape}")
+    return np.array(array, dtype=param.dtype, order="C")
+
+
+def non_negative_buffer(name, value, param):
+    """A buffer of second moments (averages of squares): every element >= 0."""
+    array = buffer(name, value, param)
+    bad = ~(array >= 0)  # NaN is bad too
+    if bad.any():
+        raise ValueError(f"{name} holds averages of squared gradients, which are >= 0; got "
+                         f"{array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}")
+    return array
+
+
+def _plain(value):
+    """A value as mg.load returns it (0-d or 1-d array) -> a Python number or list."""
+    if isinstance(value, Tensor):
+        value = value.data
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+def changed_in_place(param):
+    """Tell the tensor its array was written in place (the lead's version counter, if present)."""
+    bump = getattr(param, "_bump_version", None)
+    if bump is not None:
+        bump()
+
+
+class Optimizer:
+    """Holds the parameters, per-parameter state and hyper-parameters; subclasses define step().
+
+    `hyper_parameters` maps each hyper-parameter to its check; they are attributes
+    (opt.lr = 1e-4 changes the learning rate; schedulers do that). `state[i]` is a dict for
+    the i-th parameter, created on its first step, whose entries are named in `state_checks`
+    (name -> check(name, value, parameter)). state_dict() and load_state_dict() save and
+    restore both, as plain numbers and arrays that mg.save can store.
+    """
+
+    hyper_parameters = {}
+    state_checks = {}
+
+    def __init__(self, params, **hyper_parameters):
+        params = [params] if isinstance(params, Tensor) else list(params)
+        name = type(self).__name__
+        if not params:
+            raise ValueError(f"{name} got an empty parameter list")
+        for index, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{name} optimizes Tensors; parameter {index} is a {type(p).__name__}")
+            if not p.requires_grad or not p.is_leaf:
+                raise ValueError(f"{name}: parameter {index} (shape {p.shape}) must be a leaf "
+                                 f"tensor with requires_grad=True")
+            if not p.data.flags.writeable:
+                raise ValueError(f"{name}: parameter {index} (shape {p.shape}) holds a read-only array; "
+                                 f"an optimizer updates parameters in place")
+            for earlier in range(index):
+                _check_not_shared(name, params, earlier, index)
+        self.params = params
+        self.state = {}
+        for key, check in self.hyper_parameters.items():
+            setattr(self, key, check(key, hyper_parameters[key]))
+
+    def zero_grad(self):
+        """Forget the gradients (sets .grad to None, as torch does by default)."""
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        raise NotImplementedError
+
+    # -- state --------------------------------------------------------------------------------
+    def state_dict(self):
+        """A flat OrderedDict that mg.save can store: hyper-parameters by name (numbers; betas as
+        a 2-element array) and 'state.<param index>.<name>' -> copies of the per-parameter arrays."""
+        result = OrderedDict()
+        for key in self.hyper_parameters:
+            value = getattr(self, key)
+            result[key] = np.array(value, dtype=np.float64) if isinstance(value, tuple) else value
+        for index in sorted(self.state):
+            for key, value in self.state[index].items():
+                result[f"state.{index}.{key}"] = value if isinstance(value, numbers.Number) else np.array(value)
+        return result
+
+    def load_state_dict(self, state_dict):
+        """Restore hyper-parameters and per-parameter state from state_dict() (or mg.load of it).
+
+        Every entry gets the check the constructor or step() would give it (lr >= 0, betas in
+        [0, 1), steps integers >= 1, second moments >= 0, buffers of the parameter's shape), and
+        the optimizer must hold as many parameters. Nothing changes unless all entries pass;
+        otherwise one ValueError lists each wrong entry by its key.
+        """
+        problems, hyper, state = [], {}, {}
+        for key, check in self.hyper_parameters.items():
+            if key not in state_dict:
+                problems.append(f"missing key {key!r}")
+                continue
+            try:
+                hyper[key] = check(key, _plain(state_dict[key]))
+            except (TypeError, ValueError) as error:
+                problems.append(str(error))
+        for key, value in state_dict.items():
+            if key in self.hyper_parameters:
+                continue
+            parts = key.split(".")
+            if len(parts) != 3 or parts[0] != "state" or not parts[1].isdigit() or parts[2] not in self.state_checks:
+                problems.append(f"unexpected key {key!r}")
+                continue
+            index = int(parts[1])
+            if index >= len(self.params):
+                problems.append(f"{key}: parameter index {index} out of range for {len(self.params)} parameters")
+                continue
+            try:
+                state.setdefault(index, {})[parts[2]] = self.state_checks[parts[2]](key, value, self.params[index])
+            except (TypeError, ValueError) as error:
+                problems.append(str(error))
+        for index, entries in sorted(state.items()):
+            missing = [name for name in self.state_checks if name not in entries]
+            if missing:
+                problems.append(f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or nothing)")
+        if problems:
+            raise ValueError(f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems))
+        for key, value in hyper.items():
+            setattr(self, key, value)
+        self.state = {index: {name: entries[name] for name in self.state_checks} for index, entries in state.items()}
+
+    def __repr__(self):
+        settings = ", ".join(f"{key}={getattr(self, key)}" for key in self.hyper_parameters)
+        return f"{type(self).__name__}({len(self.params)} parameters, {settings})"
+
+
+def _check_not_shared(name, params, earlier, later):
+    """Two parameters must not overlap in memory: each step would update that memory twice."""
+    a, b = params[earlier], params[later]
+    if a is b:
+        raise ValueError(f"{name}: parameter {later} (shape {b.shape}) appears more than once in the "
+                         f"parameter list (first as parameter {earlier})")
+    # may_share_memory is a cheap bounds test; shares_memory then decides exactly
+    if np.may_share_memory(a.data, b.data) and np.shares_memory(a.data, b.data):
+        raise ValueError(f"{name}: parameters {earlier} (shape {a.shape}) and {later} (shape {b.shape}) share "
+                         f"memory (one views the other's array, or both view one array), so every step "
+                         f"would update it twice; give each parameter its own array")
+
+
+def clip_grad_norm_(parameters, max_norm):
+    """Scale all gradients together so that their joint L2 norm is at most max_norm.
+
+    As torch.nn.utils.clip_grad_norm_: when the total norm exceeds max_norm every gradient is
+    multiplied by max_norm / (total_norm + 1e-6). Returns the total norm before clipping (a float).
+    """
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    max_norm = float(max_norm)
+    if not max_norm >= 0:  # inf is allowed: no clipping
+        raise ValueError(f"clip_grad_norm_: max_norm must be >= 0; got {max_norm}")
+    grads = [p.grad.data for p in parameters if p.grad is not None]
+    total = math.sqrt(sum(float(np.dot(g.ravel(), g.ravel())) for g in grads if g.size))
+    scale = max_norm / (total + 1e-6)
+    if scale < 1:
+        for g in grads:
+            g *= g.dtype.type(scale)
+    return total
