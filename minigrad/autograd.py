@@ -1,7 +1,8 @@
 """The backward walk, and the switches that say whether ops record a graph.
 
-This module knows graph nodes only by their shape: a node has `inputs` (tensors), one
-gradient slot per output (`output_meta`), and a `backward(*grads)` method. Node and Tensor
+This module knows graph nodes only by their shape: a node has `inputs` (tensors),
+`input_edges` (the node and output index that made each input), `needs_input_grad`, one
+gradient slot per output (`output_meta`), and `run_backward(grads, retain_graph)`. Node and Tensor
 live in tensor.py; nothing here imports them, so the engine's imports flow one way:
 tensor.py -> autograd.py.
 
@@ -140,14 +141,13 @@ def graph_nodes(*roots):
         if id(root) in visited:
             continue
         visited.add(id(root))
-        stack = [(root, iter(root.inputs))]
+        stack = [(root, iter(root.input_edges))]
         while stack:
-            node, inputs = stack[-1]
-            for tensor in inputs:
-                child = tensor._node
+            node, edges = stack[-1]
+            for child, _ in edges:
                 if child is not None and id(child) not in visited:
                     visited.add(id(child))
-                    stack.append((child, iter(child.inputs)))
+                    stack.append((child, iter(child.input_edges)))
                     break
             else:
                 stack.pop()
@@ -175,13 +175,12 @@ def run_backward(output, grad, retain_graph):
         out_grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype)
                      in zip(out_grads, node.output_meta)]
         in_grads = node.run_backward(out_grads, retain_graph)
-        for tensor, g in zip(node.inputs, in_grads):
-            if g is None or not tensor.requires_grad:
+        for tensor, (child, index), needed, g in zip(node.inputs, node.input_edges, node.needs_input_grad, in_grads):
+            if g is None or not needed:
                 continue
             g = sum_to(np.asarray(g, dtype=tensor.dtype), tensor.shape)
-            if tensor._node is None or tensor._retains_grad:
+            if child is None or (tensor._retains_grad and tensor._node is child):
                 tensor._accumulate_grad(g, _accumulate_lock)
-            if tensor._node is not None:
-                slots = pending.setdefault(id(tensor._node), [None] * len(tensor._node.output_meta))
-                i = tensor._output_index
-                slots[i] = g if slots[i] is None else slots[i] + g
+            if child is not None:
+                slots = pending.setdefault(id(child), [None] * len(child.output_meta))
+                slots[index] = g if slots[index] is None else slots[index] + g

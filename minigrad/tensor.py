@@ -86,19 +86,28 @@ class Function:
 
     def _record(self, tensors, results, attrs):
         self.inputs = tensors
+        # The edges back: which node made each input, as it was now. A later in-place change
+        # of an input (x.add_(...)) gives that tensor a new node; this graph keeps the old one.
+        self.input_edges = tuple((t._node, t._output_index) for t in tensors)
         self.output_meta = [(o.shape, o.dtype) for o in results]
         self.module_frame = autograd.module_frame()
         self.attrs = _scalar_attributes(attrs) if attrs else {}
         for index, out in enumerate(results):
+            for t in tensors:  # a view shares its base's version counter, as in torch
+                if out._data.base is not None and np.may_share_memory(out._data, t._data):
+                    out._version = t._version
+                    break
             if out.dtype.kind == "f":
                 out._requires_grad = True
                 out._node = self
                 out._output_index = index
         # Remember the version of every tensor whose array backward will read, so that an
         # in-place change between forward and backward is an error, not a wrong gradient.
+        # For inputs also keep a few sampled values: a user can change an array behind
+        # minigrad's back (`w.data[...] = 0`), which no counter sees.
         saved_ids = {id(a) for a in self.saved if isinstance(a, np.ndarray)}
-        self._versions = [(t._version, t._version[0], t.shape, t.dtype) for t in tensors + results
-                          if id(t._data) in saved_ids] if saved_ids else ()
+        self._versions = [(t._version, t._version[0], t._data, _sample(t._data) if k < len(tensors) else None)
+                          for k, t in enumerate(tensors + results) if id(t._data) in saved_ids] if saved_ids else ()
 
     def run_backward(self, out_grads, retain_graph):
         """Gradients for the inputs, given one per output (called by the backward walk)."""
@@ -107,21 +116,28 @@ class Function:
                 f"Trying to backward through the graph a second time (through {self.name}): its saved "
                 "arrays were freed after the first backward. Pass retain_graph=True to the first "
                 "backward() if you need to call it twice.")
-        for box, version, shape, dtype in self._versions:
-            if box[0] != version:
+        for box, version, array, sample in self._versions:
+            if box[0] != version or (sample is not None and not np.array_equal(_sample(array), sample, equal_nan=True)):
+                how = (f"is at version {box[0]}; expected version {version}" if box[0] != version
+                       else "was changed through .data")
                 raise RuntimeError(
                     f"one of the arrays needed for gradient computation has been modified by an in-place "
-                    f"operation: the {dtype} tensor of shape {shape} saved by {self.name} is at version {box[0]}; expected "
-                    f"version {version}. Change it out of place (x = x + 1, not x += 1 or x.add_(1)), or "
-                    f"after backward().")
+                    f"operation: the {array.dtype} tensor of shape {array.shape} saved by {self.name} {how}. "
+                    f"Change it out of place (x = x + 1, not x += 1 or x.add_(1)), or after backward().")
         grads = type(self).backward(self, *out_grads)
         if not retain_graph:  # free saved arrays and forward's notes; the structure stays for drawing
             self.saved = None
-            inputs, output_meta, module_frame, attrs = self.inputs, self.output_meta, self.module_frame, self.attrs
+            kept = {key: self.__dict__[key] for key in ("inputs", "input_edges", "needs_input_grad", "output_meta",
+                                                    "module_frame", "attrs")}
             self.__dict__.clear()
-            self.inputs, self.output_meta, self.module_frame, self.attrs = inputs, output_meta, module_frame, attrs
+            self.__dict__.update(kept)
             self.saved, self._versions = None, ()
         return grads if isinstance(grads, tuple) else (grads,)
+
+
+def _sample(array):
+    """Up to 16 values spread over the array: a cheap fingerprint of its contents."""
+    return array.flat[np.arange(0, array.size, max(1, array.size // 16))[:16]]
 
 
 def _as_constant(value, inputs):

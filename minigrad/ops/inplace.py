@@ -99,6 +99,8 @@ def setitem(x, index, value):
     value = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(as_array(value), dtype=x.dtype))
     try:
         target = np.empty(x.shape, dtype=np.bool_)[index]  # the shape the index selects
+        while value.ndim > target.ndim and value.shape[0] == 1:  # torch drops leading 1s: a[1] = t([5.])
+            value = value.reshape(value.shape[1:])
         np.broadcast_to(np.empty(value.shape), target.shape)
     except IndexError as error:
         raise IndexError(f"index {index!r} does not fit a tensor of shape {x.shape}: {error}") from None

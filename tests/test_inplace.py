@@ -1,0 +1,185 @@
+"""In-place changes and the version counter, checked against PyTorch: x[idx] = v, add_, mul_ ...
+give torch's values and gradients, and a backward that needs a changed array raises."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+B = RNG.standard_normal((3, 4))
+ROW = RNG.standard_normal(4)
+
+# name -> f(lib, x, other) that changes x (a non-leaf) in place with `other` (requires grad) and returns x
+CASES = {
+    "add_": lambda lib, x, o: x.add_(o),
+    "add_ alpha": lambda lib, x, o: x.add_(o, alpha=0.5),
+    "sub_": lambda lib, x, o: x.sub_(o),
+    "mul_": lambda lib, x, o: x.mul_(o),
+    "div_": lambda lib, x, o: x.div_(o * o + 1),
+    "+=": lambda lib, x, o: x.__iadd__(o),
+    "*=": lambda lib, x, o: x.__imul__(o),
+    "copy_": lambda lib, x, o: x.copy_(o),
+    "setitem slice": lambda lib, x, o: x.__setitem__((slice(None), slice(1, 3)), o[:, :2]) or x,
+    "setitem int": lambda lib, x, o: x.__setitem__(1, o[0]) or x,
+    "setitem int array": lambda lib, x, o: x.__setitem__(lib.tensor([0, 2]), o[:2]) or x,
+    "setitem bool mask": lambda lib, x, o: x.__setitem__(x > 0, o[o > -10][:int((x > 0).sum())]) or x,
+    "setitem number": lambda lib, x, o: x.__setitem__((0, 0), 5.0) or x * o,
+    "setitem broadcast row": lambda lib, x, o: x.__setitem__(slice(0, 2), o[0]) or x,
+    "masked_fill_": lambda lib, x, o: x.masked_fill_(o > 0, 2.0) * o,
+    "zero_": lambda lib, x, o: x.zero_() + o,
+    "fill_": lambda lib, x, o: x.fill_(1.5) * o,
+}
+
+
+def run(lib, case, dtype):
+    base = lib.tensor(A.astype(dtype), requires_grad=True)
+    other = lib.tensor(B.astype(dtype), requires_grad=True)
+    x = base * 1.0  # a non-leaf: in-place changes are recorded in its graph
+    out = CASES[case](lib, x, other)
+    (out * lib.tensor(np.arange(12.0).reshape(3, 4).astype(dtype))).sum().backward()
+    grads = [None if t.grad is None else np.asarray(t.grad) for t in (base, other)]
+    return np.asarray(out.detach()), grads
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_in_place_ops_match_torch_values_and_gradients(case, dtype):
+    ours, our_grads = run(mg, case, dtype)
+    theirs, their_grads = run(torch, case, dtype)
+    np.testing.assert_allclose(ours, theirs.astype(dtype), rtol=1e-6, atol=1e-6)
+    for got, want in zip(our_grads, their_grads):
+        # an input whose every value was overwritten gets grad None here, zeros in torch
+        got = np.zeros_like(A) if got is None else got
+        want = np.zeros_like(A) if want is None else want
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_setitem_without_grad_writes_into_the_same_array():
+    x = mg.zeros(2, 3)
+    array = x.numpy()
+    x[0, 1:] = mg.tensor([1.0, 2.0])
+    x[x > 1.5] = -1.0
+    assert x.numpy() is array
+    np.testing.assert_array_equal(array, [[0, 1, -1], [0, 0, 0]])
+
+
+def test_setitem_errors_name_the_shapes():
+    x = mg.zeros(2, 3)
+    with pytest.raises(ValueError, match=r"shape \(4,\).*\(3,\)"):
+        x[0] = mg.zeros(4)
+    with pytest.raises(IndexError, match="shape"):
+        x[5] = 1.0
+
+
+def test_a_leaf_that_requires_grad_cannot_be_changed_in_place_while_recording():
+    w = mg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        w.add_(1)
+    with pytest.raises(RuntimeError, match="leaf"):
+        w[0] = 2.0
+    with mg.no_grad():  # the optimizer's way
+        w.add_(1)
+        w[0] = 5.0
+    np.testing.assert_array_equal(w.numpy(), [5, 2, 2])
+
+
+def test_the_issue_example_changing_data_behind_autograd_raises_instead_of_zero_grad():
+    w = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (w * w).sum()
+    w.data[...] = 0
+    with pytest.raises(RuntimeError, match=r"modified by an in-place operation.*Mul"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("change", ["add_", "setitem", "data=", "optimizer", "init", "load_state_dict"])
+def test_every_in_place_path_bumps_the_version_and_backward_raises(change):
+    layer = nn.Linear(3, 2)
+    x = mg.ones(4, 3)
+    loss = layer(x).tanh().sum()
+    weight = layer.weight
+    before = weight._version[0]
+    if change == "add_":
+        with mg.no_grad():
+            weight.add_(1.0)
+    elif change == "setitem":
+        with mg.no_grad():
+            weight[0, 0] = 7.0
+    elif change == "data=":
+        weight.data = np.zeros_like(weight.numpy())
+    elif change == "optimizer":
+        loss.backward(retain_graph=True)
+        mg.optim.SGD(layer.parameters(), lr=0.1).step()
+    elif change == "init":
+        nn.init.normal_(weight)
+    else:
+        layer.load_state_dict({k: v.numpy() + 1 for k, v in layer.state_dict().items()})
+    assert weight._version[0] > before
+    with pytest.raises(RuntimeError, match="in-place"):
+        loss.backward()
+
+
+def test_in_place_on_a_saved_output_raises_like_torch():
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()  # exp saves its output
+        y.add_(1.0)
+        with pytest.raises(RuntimeError, match="in-place|inplace"):
+            y.sum().backward()
+
+
+def test_in_place_on_an_unsaved_input_is_fine_like_torch():
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 1.0
+        z = h + 3.0  # add saves nothing
+        h.mul_(2.0)
+        z.sum().backward()
+        np.testing.assert_array_equal(np.asarray(x.grad), [1.0, 1.0])
+
+
+def test_dtype_rules_of_in_place_ops():
+    x = mg.zeros(3, dtype=mg.int64)
+    with pytest.raises(TypeError, match="float32.*int64"):
+        x.add_(mg.ones(3))
+    y = mg.zeros(3)
+    y.add_(mg.ones(3, dtype=mg.float64))  # same kind: cast back, as torch
+    assert y.dtype == mg.float32
+    with pytest.raises(ValueError, match=r"\(2, 3\)"):
+        mg.zeros(3).add_(mg.ones(2, 3))
+
+
+def test_tensor_and_parameter_copy_the_callers_array_from_numpy_shares_it():
+    array = np.ones(3, np.float32)
+    for made in (mg.tensor(array), nn.Parameter(array), mg.Tensor(array)):
+        made.data[0] = 5
+    assert array[0] == 1
+    shared = mg.from_numpy(array)
+    shared.data[1] = 7
+    assert array[1] == 7
+
+
+def test_two_layers_built_from_one_array_are_not_tied():
+    array = np.ones((2, 2), np.float32)
+    first, second = nn.Parameter(array), nn.Parameter(array)
+    optimizer = mg.optim.SGD([first, second], lr=1.0)
+    (first.sum() + second.sum()).backward()
+    optimizer.step()
+    np.testing.assert_array_equal(first.numpy(), np.zeros((2, 2)))
+    np.testing.assert_array_equal(second.numpy(), np.zeros((2, 2)))
+
+
+def test_requires_grad_attribute_on_an_integer_tensor_raises_like_requires_grad_():
+    t = mg.tensor([1, 2])
+    with pytest.raises(TypeError, match="int64"):
+        t.requires_grad = True
+    with pytest.raises(TypeError, match="int64"):
+        t.requires_grad_()
+    assert not t.requires_grad
+    f = mg.tensor([1.0])
+    f.requires_grad = True
+    assert f.requires_grad and f.is_leaf
