@@ -7,4 +7,5 @@ from .embedding import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .lstm import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
 from .module import Module, ModuleList, Parameter, Sequential

@@ -3,7 +3,8 @@
 The functions below are those of the active backend, chosen once at import by
 the environment variable MINIGRAD_KERNELS:
 
-    numba (default)  Numba kernels (softmax.py, batched_matmul.py, adam.py, embedding.py)
+    numba (default)  Numba kernels (softmax.py, batched_matmul.py, adam.py, embedding.py,
+                     layer_norm.py, gelu.py)
     numpy            their plain-numpy twins (reference.py); Numba is not imported
 
 Both backends have the same names, signatures and contracts; the contracts are
@@ -20,6 +21,7 @@ KERNELS = (
     "softmax_forward", "softmax_backward", "log_softmax_forward", "log_softmax_backward",
     "cross_entropy_forward", "cross_entropy_backward",
     "adam_update", "embedding_backward",
+    "layer_norm_forward", "layer_norm_backward", "gelu_forward", "gelu_backward",
 )
 
 BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
@@ -31,6 +33,8 @@ from . import reference  # noqa: E402
 if BACKEND == "numba":
     from .adam import adam_update
     from .embedding import embedding_backward
+    from .gelu import gelu_backward, gelu_forward
+    from .layer_norm import layer_norm_backward, layer_norm_forward
     from .batched_matmul import matmul, matmul_grad_a, matmul_grad_b
     from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
                           log_softmax_forward, softmax_backward, softmax_forward)
@@ -38,5 +42,6 @@ else:
     from .reference import (adam_update, cross_entropy_backward, cross_entropy_forward,
                             embedding_backward, log_softmax_backward, log_softmax_forward, matmul,
                             matmul_grad_a, matmul_grad_b, softmax_backward, softmax_forward)
+    from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

@@ -6,6 +6,8 @@ contracts are written here once. All take and return numpy arrays and keep the
 floating dtype of their input (float32 or float64).
 """
 
+import math
+
 import numpy as np
 
 from ._checks import check_embedding_indices, check_targets
@@ -136,3 +138,69 @@ def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
     if padding_idx is not None:
         grad[padding_idx] = 0
     return grad
+
+
+# ---------------------------------------------------------------- layer normalisation
+
+def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
+    """Normalise each row of x (..., D) over its last axis: y = (x - mean) * rstd * weight + bias.
+
+    mean and the biased variance var are taken over the D features of a row and
+    rstd = 1 / sqrt(var + eps). weight and bias are (D,) or None (then 1 and 0).
+    Returns (y (..., D), mean (...,), rstd (...,)), all of x's dtype; backward needs
+    mean and rstd.
+    """
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    rstd = 1 / np.sqrt(var + x.dtype.type(eps))
+    y = centred * rstd
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y.astype(x.dtype, copy=False), mean[..., 0], rstd[..., 0]
+
+
+def layer_norm_backward(grad_y, x, mean, rstd, weight=None):
+    """Gradients of layer_norm_forward: (grad_x (..., D), grad_weight (D,), grad_bias (D,)).
+
+    With xhat = (x - mean) * rstd and g = grad_y * weight (weight None: ones),
+    grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)) over each row;
+    grad_weight = sum of grad_y * xhat and grad_bias = sum of grad_y over all rows
+    (what a (D,) weight and bias get; the caller drops them when there are none).
+    """
+    xhat = (x - mean[..., None]) * rstd[..., None]
+    g = grad_y if weight is None else grad_y * weight
+    grad_x = rstd[..., None] * (g - g.mean(axis=-1, keepdims=True)
+                                - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+    rows = grad_y.reshape(-1, grad_y.shape[-1])
+    grad_weight = (rows * xhat.reshape(rows.shape)).sum(axis=0)
+    return grad_x.astype(x.dtype, copy=False), grad_weight.astype(x.dtype), rows.sum(axis=0).astype(x.dtype)
+
+
+# ---------------------------------------------------------------- GELU
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)  # numpy has no erf; a reference may be slow
+
+
+def gelu_forward(x, approximate="none"):
+    """GELU(x) = x * Phi(x), Phi the standard normal CDF = erfc(-x / sqrt(2)) / 2 (torch's
+    approximate="none"); approximate="tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if approximate == "tanh":
+        return (0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+    cdf = 0.5 * _erfc(-x.astype(np.float64) / math.sqrt(2)).astype(np.float64)
+    return (x * cdf).astype(x.dtype)
+
+
+def gelu_backward(x, grad_y, approximate="none"):
+    """grad_y * d GELU(x) / dx: Phi(x) + x phi(x) with phi(x) = exp(-x^2/2) / sqrt(2 pi) (exact
+    form), or the derivative of the tanh form."""
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+        th = np.tanh(inner)
+        slope = math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+        return (grad_y * (0.5 * (1 + th) + 0.5 * x * (1 - th * th) * slope)).astype(x.dtype)
+    wide = x.astype(np.float64)
+    cdf = 0.5 * _erfc(-wide / math.sqrt(2)).astype(np.float64)
+    return (grad_y * (cdf + wide * np.exp(-0.5 * wide * wide) / math.sqrt(2 * math.pi))).astype(x.dtype)

@@ -1,0 +1,189 @@
+"""GELU, forward and backward, exact (erf) and tanh-approximated, one pass over memory each.
+
+GELU(x) = x * Phi(x), Phi the standard normal CDF; its derivative is Phi(x) + x * phi(x),
+with phi(x) = exp(-x^2 / 2) / sqrt(2 pi). numpy has no erf, and Numba's math.erf is a
+scalar libm call (11 ns per element measured: 23 ms for the (32, 128, 512) activations of
+one feed-forward layer, where PyTorch takes 9 ms on 2 threads).
+
+float32 therefore uses plain arithmetic that LLVM vectorises (2.2 ms for the same array,
+one thread): Phi from Abramowitz & Stegun's formula 7.1.26 (Handbook of Mathematical
+Functions, 1964), erfc(z) = t (a1 + t (a2 + ... + t a5)) exp(-z^2) with t = 1 / (1 + p z)
+for z >= 0, absolute error <= 1.5e-7 (PyTorch's vectorised float32 erf uses the same
+formula). Phi(x) = erfc(-x / sqrt 2) / 2 is evaluated from whichever tail is small, so
+there is no cancellation for negative x. exp(-x^2 / 2) is also phi's, so forward and
+backward make one exp each, computed in blocks by exp_nonpositive below. The tanh form
+uses 1 + tanh(u) = 2 / (1 + e) or 2 e / (1 + e) with e = exp(-2 |u|), whichever has no
+cancellation (u >= 0 or u < 0).
+float64 (gradient checks, reference runs) uses math.erfc / math.tanh: exact to rounding.
+
+exp_nonpositive is the Cephes expf polynomial also used in softmax.py. It is repeated
+here, not imported, because Numba's on-disk cache of a kernel is invalidated only by
+changes to the kernel's own file: a kernel compiled against softmax.py's exp would keep
+an old copy of it after softmax.py changed.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._runtime import PARALLEL_MIN_SIZE, chunk_count
+
+# No reassociation is needed (no sums); error_model="numpy" drops Numba's division-by-zero
+# check, which would keep the loops scalar.
+FAST = {"contract", "nsz", "arcp"}
+BLOCK = 512  # elements per exp block: the work arrays stay in L1 cache
+
+SQRT_HALF = 0.7071067811865476
+INV_SQRT_2PI = 0.3989422804014327
+TANH_SCALE = 0.7978845608028654  # sqrt(2 / pi)
+TANH_CUBIC = 0.044715
+LOG2E = 1.4426950408889634
+# Abramowitz & Stegun 7.1.26
+ERFC_P = 0.3275911
+ERFC_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+@njit(cache=True, fastmath=False)  # explicit: the range reduction must not be reassociated
+def _exp_nonpositive(values, scratch):
+    """values[j] = exp(values[j]) in place for float32 values <= 0 (NaN propagates);
+    below -87.3 the result is 0. scratch: a float32 work row at least as long."""
+    two_to_n = scratch.view(np.int32)
+    for j in range(values.shape[0]):
+        t = values[j]
+        underflow = t < np.float32(-87.3)
+        c = max(t, np.float32(-87.3))
+        n = np.floor(c * np.float32(LOG2E) + np.float32(0.5))
+        r = c - n * np.float32(0.693359375) - n * np.float32(-2.12194440e-4)
+        p = np.float32(1.9875691500e-4)
+        p = p * r + np.float32(1.3981999507e-3)
+        p = p * r + np.float32(8.3334519073e-3)
+        p = p * r + np.float32(4.1665795894e-2)
+        p = p * r + np.float32(1.6666665459e-1)
+        p = p * r + np.float32(5.0000001201e-1)
+        p = p * r * r + r + np.float32(1.0)
+        values[j] = np.float32(0.0) if underflow else (p if t == t else t)
+        two_to_n[j] = (np.int32(n) + np.int32(127)) << 23
+    for j in range(values.shape[0]):
+        values[j] *= scratch[j]
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def _gelu_f32(x, grad, out, tanh_form, backward, start, stop):
+    """float32, elements start..stop-1 of 1-D x: out = gelu(x), or with backward=True
+    out = grad * gelu'(x). tanh_form selects the tanh approximation."""
+    e = np.empty(BLOCK, np.float32)
+    scratch = np.empty(BLOCK, np.float32)
+    one, half = np.float32(1), np.float32(0.5)
+    a1, a2, a3 = np.float32(ERFC_A[0]), np.float32(ERFC_A[1]), np.float32(ERFC_A[2])
+    a4, a5 = np.float32(ERFC_A[3]), np.float32(ERFC_A[4])
+    for block in range(start, stop, BLOCK):
+        size = min(BLOCK, stop - block)
+        values = x[block:block + size]
+        exps = e[:size]
+        if tanh_form:
+            for j in range(size):
+                v = values[j]
+                exps[j] = np.float32(-2 * TANH_SCALE) * abs(v + np.float32(TANH_CUBIC) * v * v * v)
+        else:
+            for j in range(size):
+                exps[j] = -half * values[j] * values[j]
+        _exp_nonpositive(exps, scratch[:size])
+        result = out[block:block + size]
+        if tanh_form:
+            for j in range(size):
+                v = values[j]
+                # with e = exp(-2|u|): 1 + tanh(u) = 2 / (1 + e) for u >= 0 and 2 e / (1 + e) for u < 0,
+                # written so that neither loses precision when tanh(u) is close to -1
+                inverse = one / (one + exps[j])
+                big, small = inverse + inverse, (exps[j] + exps[j]) * inverse
+                positive = v + np.float32(TANH_CUBIC) * v * v * v >= 0
+                one_plus_th = big if positive else small
+                if backward:
+                    one_minus_th_squared = big * small  # (1 + th)(1 - th) = 4 e / (1 + e)^2
+                    slope = np.float32(TANH_SCALE) * (one + np.float32(3 * TANH_CUBIC) * v * v)
+                    result[j] = grad[block + j] * (half * one_plus_th + half * v * one_minus_th_squared * slope)
+                else:
+                    result[j] = half * v * one_plus_th
+        else:
+            for j in range(size):
+                v = values[j]
+                t = one / (one + np.float32(ERFC_P * SQRT_HALF) * abs(v))
+                tail = half * t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * exps[j]  # Phi(-|v|)
+                cdf = one - tail if v >= 0 else tail
+                if backward:
+                    result[j] = grad[block + j] * (cdf + v * exps[j] * np.float32(INV_SQRT_2PI))
+                else:
+                    result[j] = v * cdf
+
+
+@njit(cache=True)
+def _gelu_f64(x, grad, out, tanh_form, backward, start, stop):
+    """float64 twin of _gelu_f32 with libm's erfc, tanh and exp (exact to rounding)."""
+    for i in range(start, stop):
+        v = x[i]
+        if tanh_form:
+            th = math.tanh(TANH_SCALE * (v + TANH_CUBIC * v * v * v))
+            if backward:
+                slope = TANH_SCALE * (1 + 3 * TANH_CUBIC * v * v)
+                out[i] = grad[i] * (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * slope)
+            else:
+                out[i] = 0.5 * v * (1 + th)
+        else:
+            cdf = 0.5 * math.erfc(-v * SQRT_HALF)
+            if backward:
+                out[i] = grad[i] * (cdf + v * math.exp(-0.5 * v * v) * INV_SQRT_2PI)
+            else:
+                out[i] = v * cdf
+
+
+@njit(cache=True, parallel=True)
+def _gelu_f32_parallel(x, grad, out, tanh_form, backward, chunks):
+    """_gelu_f32 over all elements in `chunks` ranges (multiples of BLOCK) on the thread pool."""
+    blocks = (x.shape[0] + BLOCK - 1) // BLOCK
+    for c in prange(chunks):
+        start = min(c * blocks // chunks * BLOCK, x.shape[0])
+        stop = min((c + 1) * blocks // chunks * BLOCK, x.shape[0])
+        _gelu_f32(x, grad, out, tanh_form, backward, start, stop)
+
+
+@njit(cache=True, parallel=True)
+def _gelu_f64_parallel(x, grad, out, tanh_form, backward, chunks):
+    """_gelu_f64 over all elements in `chunks` ranges on the thread pool."""
+    for c in prange(chunks):
+        _gelu_f64(x, grad, out, tanh_form, backward, c * x.shape[0] // chunks, (c + 1) * x.shape[0] // chunks)
+
+
+# ---------------------------------------------------------------- public wrappers
+
+APPROXIMATIONS = ("none", "tanh")
+
+
+def _run(x, grad, approximate, backward, name):
+    if approximate not in APPROXIMATIONS:
+        raise ValueError(f"{name}: approximate must be 'none' or 'tanh'; got {approximate!r}")
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name} expects a float32 or float64 array, got dtype {x.dtype}")
+    flat = np.ascontiguousarray(x).reshape(-1)
+    grad_flat = flat if grad is None else np.ascontiguousarray(grad, dtype=x.dtype).reshape(-1)
+    out = np.empty_like(flat)
+    args = (flat, grad_flat, out, approximate == "tanh", backward)
+    single, parallel = (_gelu_f32, _gelu_f32_parallel) if x.dtype == np.float32 else (_gelu_f64, _gelu_f64_parallel)
+    if flat.size >= PARALLEL_MIN_SIZE:
+        parallel(*args, chunk_count(flat.size // BLOCK))
+    elif flat.size:
+        single(*args, 0, flat.size)
+    return out.reshape(x.shape)
+
+
+def gelu_forward(x, approximate="none"):
+    """gelu(x) elementwise (contract: reference.gelu_forward)."""
+    return _run(x, None, approximate, False, "gelu_forward")
+
+
+def gelu_backward(x, grad_y, approximate="none"):
+    """grad_y * gelu'(x) (contract: reference.gelu_backward)."""
+    if np.shape(grad_y) != np.shape(x):
+        raise ValueError(f"gelu_backward expects grad_y of x's shape {np.shape(x)}, got {np.shape(grad_y)}")
+    return _run(x, grad_y, approximate, True, "gelu_backward")

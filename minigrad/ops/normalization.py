@@ -1,0 +1,76 @@
+"""Layer normalisation as one op: a fused kernel forward, a fused kernel backward.
+
+    y = (x - mean) / sqrt(var + eps) * weight + bias
+
+mean and the biased variance var are taken over the trailing `normalized_shape` dims of x,
+separately for every leading position (every token of every sequence). Written as a chain
+of primitive ops it would be ten graph nodes and ten passes over memory each way; here it
+is one node (LayerNorm in a drawing) whose backward is
+
+    xhat = (x - mean) * rstd,  g = dy * weight
+    dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dweight = sum dy * xhat,  dbias = sum dy
+
+(the means over the normalised features, the sums over every other position).
+"""
+
+import numpy as np
+
+from .. import kernels
+from ..tensor import Function, Tensor
+
+
+class LayerNorm(Function):
+    """x (..., D) -> y (..., D), normalised over the last dim; weight and bias (D,), each
+    present or not (has_weight, has_bias say which of the optional inputs were given)."""
+
+    @staticmethod
+    def forward(ctx, x, *affine, eps, has_weight, has_bias):
+        weight = affine[0] if has_weight else None
+        bias = affine[-1] if has_bias else None
+        y, mean, rstd = kernels.layer_norm_forward(x, weight, bias, eps)
+        ctx.save_for_backward(x, mean, rstd, weight)
+        ctx.has_weight, ctx.has_bias = has_weight, has_bias
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, mean, rstd, weight = ctx.saved
+        grad_x, grad_weight, grad_bias = kernels.layer_norm_backward(grad, x, mean, rstd, weight)
+        return (grad_x,) + ((grad_weight,) if ctx.has_weight else ()) + ((grad_bias,) if ctx.has_bias else ())
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise x over its trailing dims `normalized_shape` (an int or a tuple), then scale by
+    weight and shift by bias (each of shape normalized_shape, or None), like
+    torch.nn.functional.layer_norm. x (..., *normalized_shape) -> same shape and dtype."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"layer_norm: expected a Tensor; got {type(x).__name__}")
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if not shape or any(size < 1 for size in shape):
+        raise ValueError(f"layer_norm: normalized_shape must be a non-empty tuple of positive sizes; "
+                         f"got {normalized_shape!r}")
+    if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
+        raise ValueError(f"layer_norm: expected input with shape (*, {', '.join(map(str, shape))}) "
+                         f"(normalized_shape={shape}); got input of shape {x.shape}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"layer_norm: expected a float32 or float64 input; got dtype {x.dtype}")
+    if not eps > 0:
+        raise ValueError(f"layer_norm: eps must be > 0; got {eps}")
+    affine = []
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is None:
+            continue
+        if not isinstance(value, Tensor):
+            raise TypeError(f"layer_norm: {name} must be a Tensor or None; got {type(value).__name__}")
+        if value.shape != shape:
+            raise ValueError(f"layer_norm: {name} must have shape normalized_shape={shape}; got {value.shape}")
+        if value.dtype != x.dtype:
+            raise TypeError(f"layer_norm: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
+        affine.append(value)
+    if len(shape) == 1:
+        return LayerNorm.apply(x, *affine, eps=float(eps), has_weight=weight is not None, has_bias=bias is not None)
+    # several normalised dims: one row of prod(shape) features each, and back
+    rows = x.reshape(*x.shape[:x.ndim - len(shape)], -1)
+    y = LayerNorm.apply(rows, *(value.reshape(-1) for value in affine), eps=float(eps),
+                        has_weight=weight is not None, has_bias=bias is not None)
+    return y.reshape(x.shape)
