@@ -5,7 +5,7 @@
                --pooling (mean | additive | dot | mhsa)--> (B, 256)
                --Linear(256, 2)--> logits (B, 2)
 
-PyTorch runs on its fast CPU path (IMDB-REFERENCE.md): no pack_padded_sequence (whose LSTM
+PyTorch runs on its fast CPU path (docs/imdb-reference.md): no pack_padded_sequence (whose LSTM
 backward costs 9-10 s per step on this CPU). The forward direction is a plain unidirectional
 nn.LSTM over the padded batch; it is causal, so its outputs at real tokens never see padding.
 The backward direction is a second nn.LSTM over each sequence reversed within its own length

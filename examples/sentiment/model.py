@@ -13,7 +13,7 @@ Poolings (the chapter's four variants):
 
 Initialisation follows the textbook's framework (Paddle): Embedding and Linear weights
 Xavier-uniform, biases zero, LSTM weights Uniform(+-1/sqrt(hidden)). With PyTorch's N(0, 1)
-embedding instead, the same model loses about 2 points of accuracy (IMDB-REFERENCE.md).
+embedding instead, the same model loses about 2 points of accuracy (docs/imdb-reference.md).
 """
 
 from minigrad import nn
