@@ -157,3 +157,43 @@ def test_load_reads_plain_numpy_savez_files(tmp_path):
     loaded = mg.io.load(path)
     assert list(loaded) == ["a", "b"]
     np.testing.assert_array_equal(loaded["b"], np.ones((2, 2)))
+
+
+def test_atomic_file_keeps_the_old_file_when_the_block_fails(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"kept")
+    with pytest.raises(RuntimeError, match="halfway"):
+        with mg.io.atomic_file(path) as file:
+            file.write(b"half a new file")
+            raise RuntimeError("halfway")
+    assert path.read_bytes() == b"kept"
+    assert os.listdir(tmp_path) == ["notes.txt"]
+    with mg.io.atomic_file(str(path)) as file:
+        file.write(b"new")
+    assert path.read_bytes() == b"new" and os.listdir(tmp_path) == ["notes.txt"]
+
+
+def test_saves_of_one_path_from_several_threads_never_take_each_others_temporaries(tmp_path):
+    """Each save cleans up abandoned temporaries of its path first; live ones (locked by a save
+    in progress) must survive, or that save's rename would fail."""
+    import threading
+
+    path = tmp_path / "model.npz"
+    errors = []
+
+    def saver(value):
+        try:
+            for _ in range(15):
+                mg.io.save({"w": np.full(20_000, float(value))}, path)
+        except Exception as error:  # noqa: BLE001  (collected for the assertion below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=saver, args=(value,)) for value in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert os.listdir(tmp_path) == ["model.npz"]
+    w = mg.io.load(path)["w"]
+    assert w.shape == (20_000,) and np.all(w == w[0]) and w[0] in range(4)

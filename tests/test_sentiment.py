@@ -96,8 +96,8 @@ def tiny_reviews(rng):
             ("test", "pos"): pick(good), ("test", "neg"): pick(bad)}
 
 
-def test_training_script_end_to_end(tmp_path, capsys):
-    tarball = data.make_tiny_imdb_tarball(tmp_path / "tiny.tar.gz", tiny_reviews(np.random.default_rng(0)))
+def test_training_script_end_to_end(tmp_path, capsys, make_imdb_tarball):
+    tarball = make_imdb_tarball(tiny_reviews(np.random.default_rng(0)))
     out = tmp_path / "runs"
     args = ["--data", str(tarball), "--pool", "all", "--epochs", "5", "--batch-size", "16",
             "--embedding-dim", "16", "--hidden-size", "16", "--lr", "0.01",
@@ -125,8 +125,8 @@ def test_training_script_end_to_end(tmp_path, capsys):
     assert train.accuracy(model, test_set) == results["dot"]["test_accuracy"]
 
 
-def test_training_script_reruns_give_the_same_numbers(tmp_path):
-    tarball = data.make_tiny_imdb_tarball(tmp_path / "tiny.tar.gz", tiny_reviews(np.random.default_rng(1)))
+def test_training_script_reruns_give_the_same_numbers(tmp_path, make_imdb_tarball):
+    tarball = make_imdb_tarball(tiny_reviews(np.random.default_rng(1)))
     args = ["--data", str(tarball), "--pool", "dot", "--epochs", "1", "--batch-size", "16",
             "--embedding-dim", "16", "--hidden-size", "16", "--lr", "0.01",
             "--out", str(tmp_path / "runs"), "--no-progress"]
@@ -135,8 +135,8 @@ def test_training_script_reruns_give_the_same_numbers(tmp_path):
     assert first["test_accuracy"] == second["test_accuracy"]
 
 
-def test_several_seeds_give_the_runs_of_each_seed_and_their_spread(tmp_path):
-    tarball = data.make_tiny_imdb_tarball(tmp_path / "tiny.tar.gz", tiny_reviews(np.random.default_rng(2)))
+def test_several_seeds_give_the_runs_of_each_seed_and_their_spread(tmp_path, make_imdb_tarball):
+    tarball = make_imdb_tarball(tiny_reviews(np.random.default_rng(2)))
     common = ["--data", str(tarball), "--pool", "dot", "--epochs", "1", "--batch-size", "16",
               "--embedding-dim", "8", "--hidden-size", "8", "--lr", "0.01", "--no-progress"]
     summary = train.main(common + ["--seeds", "3", "5", "--out", str(tmp_path / "seeds")])["dot"]
@@ -167,3 +167,64 @@ def test_missing_data_exits_with_the_three_ways(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as exit_info:
         train.main(["--out", str(tmp_path / "runs"), "--no-progress"])
     assert "--data" in str(exit_info.value)
+
+
+# -- the command line: bad arguments are usage errors, bad data one line -------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["--epochs", "0"], "argument --epochs: expected an integer >= 1, got '0'"),
+    (["--eval-every", "0"], "argument --eval-every: expected an integer >= 1, got '0'"),
+    (["--batch-size", "0"], "argument --batch-size: expected an integer >= 1, got '0'"),
+    (["--batch-size", "-16"], "argument --batch-size: expected an integer >= 1, got '-16'"),
+    (["--max-len", "-1"], "argument --max-len: expected an integer >= 1, got '-1'"),
+    (["--embedding-dim", "0"], "argument --embedding-dim: expected an integer >= 1, got '0'"),
+    (["--hidden-size", "-8"], "argument --hidden-size: expected an integer >= 1, got '-8'"),
+    (["--epochs", "two"], "argument --epochs: expected an integer >= 1, got 'two'"),
+    (["--epochs", "1.5"], "argument --epochs: expected an integer >= 1, got '1.5'"),
+    (["--lr", "-0.1"], "argument --lr: expected a finite number >= 0, got '-0.1'"),
+    (["--clip", "nan"], "argument --clip: expected a finite number >= 0, got 'nan'"),
+    (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+    (["--seeds", "1", "-2"], "argument --seeds: expected an integer >= 0, got '-2'"),
+])
+def test_bad_arguments_are_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_DATA", str(tmp_path / "empty-cache"))  # should the arguments pass, no data
+    monkeypatch.setattr(data, "_fetch", lambda *args: pytest.fail("must not download"))
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(argv + ["--no-progress"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("usage:") and error.rstrip().endswith(message)
+
+
+def test_zero_clip_and_lr_are_allowed():
+    args = train.parse_args(["--clip", "0", "--lr", "0", "--seed", "0"])
+    assert (args.clip, args.lr, args.seed) == (0.0, 0.0, 0)
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda tmp_path: tmp_path / "nope.tar.gz", "IMDB data: expected a tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or "
+                                                "a folder at {path}, but nothing is there"),
+    (lambda tmp_path: tmp_path, "IMDB data: expected the folder {path} to hold aclImdb/ (with train/ and test/) or to "
+                                "be aclImdb/ itself, but it has neither"),
+    (lambda tmp_path: _write(tmp_path / "reviews.txt", b"a great film"), "cannot read the IMDB archive {path}: it is "
+                                                                         "corrupt, truncated or not a tar file"),
+])
+def test_a_data_path_that_is_missing_or_not_imdb_exits_with_one_line(tmp_path, make, expected):
+    path = make(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["--data", str(path), "--out", str(tmp_path / "runs"), "--no-progress"])
+    message = exit_info.value.code
+    assert isinstance(message, str) and "\n" not in message
+    assert message.startswith("train.py: " + expected.format(path=path))
+
+
+def test_a_tarball_of_something_else_says_which_reviews_are_missing(tmp_path, make_imdb_tarball):
+    path = make_imdb_tarball({}, extra_files={"photos/cat.txt": "meow"})
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["--data", str(path), "--out", str(tmp_path / "runs"), "--no-progress"])
+    assert exit_info.value.code == f"train.py: IMDB data: expected reviews under aclImdb/train/neg/ in {path}, found none"
+
+
+def _write(path, content):
+    path.write_bytes(content)
+    return path

@@ -1,23 +1,16 @@
-"""Tests for examples/sentiment/data.py (on tiny archives built in tmp_path: no real IMDB, no network)
-and examples/sentiment/preprocess.py (tokenizer, vocabulary, batches)."""
+"""Tests for examples/sentiment/data.py (on tiny archives built in tmp_path by conftest's
+make_imdb_tarball: no real IMDB, no network) and examples/sentiment/preprocess.py (tokenizer,
+vocabulary, batches). Hostile archives and folders: test_hostile_files.py."""
 
-import gzip
 import hashlib
-import io
 import json
-import sys
 import tarfile
 import urllib.error
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from examples.sentiment import data, preprocess  # noqa: E402
+from examples.sentiment import data, preprocess
 
 REVIEWS = {
     ("train", "pos"): [f"train pos {i}" for i in range(12)],     # ids 0..11: 10 and 11 sort after 9
@@ -33,38 +26,28 @@ EXPECTED = {
 }
 
 
+COMPRESSIONS = ["gz", "bz2", "xz", ""]
+
+
 @pytest.fixture
-def tiny_tarball(tmp_path):
-    return data.make_tiny_imdb_tarball(tmp_path / "tiny.tar.gz", REVIEWS, extra_files=EXTRA_FILES)
+def tiny_tarball(make_imdb_tarball):
+    return make_imdb_tarball(REVIEWS, extra_files=EXTRA_FILES)
 
 
 @pytest.fixture
 def no_network(monkeypatch):
-    def offline(url, destination, progress):
+    def offline(url, file, progress):
         raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
     monkeypatch.setattr(data, "_fetch", offline)
 
 
-def tar_bytes(extra_members, compress=True):
-    """A valid tiny IMDB tar (gz) plus extra (TarInfo, payload) members appended."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for (split, folder), texts in REVIEWS.items():
-            for index, text in enumerate(texts):
-                payload = text.encode()
-                info = tarfile.TarInfo(f"aclImdb/{split}/{folder}/{index}_1.txt")
-                info.size = len(payload)
-                archive.addfile(info, io.BytesIO(payload))
-        for info, payload in extra_members:
-            archive.addfile(info, None if payload is None else io.BytesIO(payload))
-    raw = buffer.getvalue()
-    return gzip.compress(raw, mtime=0) if compress else raw
-
-
 # ----------------------------------------------------------------------------- loading
 
-def test_tarball_loads_labels_and_order_ignoring_other_files(tiny_tarball):
-    assert data.load_imdb(tiny_tarball, progress=False) == EXPECTED
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_tarball_loads_labels_and_order_ignoring_other_files(make_imdb_tarball, compression):
+    """The format is read from the first bytes, so the name does not have to say it."""
+    path = make_imdb_tarball(REVIEWS, name="reviews.tar.any", extra_files=EXTRA_FILES, compression=compression)
+    assert data.load_imdb(path, progress=False) == EXPECTED
 
 
 def test_extracted_folder_gives_the_same_result(tiny_tarball, tmp_path):
@@ -74,19 +57,11 @@ def test_extracted_folder_gives_the_same_result(tiny_tarball, tmp_path):
     assert data.load_imdb(tmp_path / "extracted" / "aclImdb", progress=False) == EXPECTED  # is aclImdb/
 
 
-def test_loading_is_deterministic_and_tarball_reproducible(tmp_path):
-    first = data.make_tiny_imdb_tarball(tmp_path / "a.tar.gz", REVIEWS)
-    second = data.make_tiny_imdb_tarball(tmp_path / "b.tar.gz", REVIEWS)
+def test_loading_is_deterministic_and_tarball_reproducible(make_imdb_tarball):
+    first = make_imdb_tarball(REVIEWS, name="a.tar.gz")
+    second = make_imdb_tarball(REVIEWS, name="b.tar.gz")
     assert first.read_bytes() == second.read_bytes()
     assert data.load_imdb(first, progress=False) == data.load_imdb(second, progress=False) == EXPECTED
-
-
-def test_plain_tar_is_accepted(tmp_path):
-    path = tmp_path / "plain.tar"
-    path.write_bytes(tar_bytes([], compress=False))
-    loaded = data.load_imdb(path, progress=False)
-    assert [label for _, label in loaded["train"]] == [0, 0] + [1] * 12
-    assert loaded["test"][0] == ("Boring", 0)
 
 
 def test_cache_folder_and_env_var(tiny_tarball, tmp_path, monkeypatch):
@@ -101,34 +76,33 @@ def test_cache_folder_and_env_var(tiny_tarball, tmp_path, monkeypatch):
 
 
 def test_missing_path_and_wrong_folder(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nothing is there"):
+    with pytest.raises(FileNotFoundError, match=r"expected a tarball \(.tar, .tar.gz, .tar.bz2, .tar.xz\) or a folder "
+                                                r"at .*nope.tar.gz, but nothing is there"):
         data.load_imdb(tmp_path / "nope.tar.gz", progress=False)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="aclImdb"):
         data.load_imdb(tmp_path / "empty", progress=False)
 
 
-def test_missing_label_folder_is_an_error(tmp_path):
+def test_missing_label_folder_is_an_error(make_imdb_tarball):
     reviews = {key: texts for key, texts in REVIEWS.items() if key != ("test", "neg")}
-    path = data.make_tiny_imdb_tarball(tmp_path / "partial.tar.gz", reviews)
+    path = make_imdb_tarball(reviews, name="partial.tar.gz")
     with pytest.raises(ValueError, match="aclImdb/test/neg"):
         data.load_imdb(path, progress=False)
 
 
-def test_invalid_utf8_names_the_file(tmp_path):
+def test_invalid_utf8_names_the_file(make_imdb_tarball):
     info = tarfile.TarInfo("aclImdb/test/pos/99_9.txt")
     info.size = 2
-    path = tmp_path / "latin1.tar.gz"
-    path.write_bytes(tar_bytes([(info, b"\xe9!")]))
+    path = make_imdb_tarball(REVIEWS, name="latin1.tar.gz", extra_members=[(info, b"\xe9!")])
     with pytest.raises(ValueError, match="99_9.txt.*UTF-8"):
         data.load_imdb(path, progress=False)
 
 
-def test_duplicate_member_is_rejected(tmp_path):
+def test_duplicate_member_is_rejected(make_imdb_tarball):
     info = tarfile.TarInfo("aclImdb/test/neg/0_1.txt")
     info.size = 3
-    path = tmp_path / "dup.tar.gz"
-    path.write_bytes(tar_bytes([(info, b"dup")]))
+    path = make_imdb_tarball(REVIEWS, name="dup.tar.gz", extra_members=[(info, b"dup")])
     with pytest.raises(ValueError, match="twice"):
         data.load_imdb(path, progress=False)
 
@@ -155,57 +129,62 @@ def hostile(kind):
 @pytest.mark.parametrize("kind, message", [
     ("dotdot", "'..'"), ("absolute", "absolute"), ("symlink", "symlink"),
     ("hardlink", "hardlink"), ("device", "device")])
-def test_hostile_archives_are_rejected(tmp_path, kind, message):
-    path = tmp_path / f"{kind}.tar.gz"
-    path.write_bytes(tar_bytes([hostile(kind)]))
+def test_hostile_archives_are_rejected(make_imdb_tarball, kind, message):
+    path = make_imdb_tarball(REVIEWS, name=f"{kind}.tar.gz", extra_members=[hostile(kind)])
     with pytest.raises(ValueError, match=f"unsafe archive .*{kind}.tar.gz.*{message}"):
         data.load_imdb(path, progress=False)
 
 
-def test_corrupt_gzip_names_the_file(tiny_tarball, tmp_path):
-    raw = bytearray(tiny_tarball.read_bytes())
-    for index in range(30, len(raw) - 20, 7):       # garble the deflate data, keep the gzip header
+@pytest.mark.parametrize("compression, error", [("gz", "(zlib.error|BadGzipFile)"), ("bz2", "OSError"),
+                                                ("xz", "LZMAError")])
+def test_garbled_compressed_data_names_the_file(make_imdb_tarball, compression, error):
+    raw = bytearray(make_imdb_tarball(REVIEWS, compression=compression).read_bytes())
+    for index in range(30, len(raw) - 20, 7):       # garble the compressed data, keep the header
         raw[index] ^= 0x5A
-    path = tmp_path / "corrupt.tar.gz"
+    path = make_imdb_tarball(REVIEWS, name="corrupt.tar")
     path.write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match="corrupt.tar.gz.*corrupt, truncated"):
+    with pytest.raises(ValueError, match=f"corrupt.tar: it is corrupt, truncated or not a tar file .*{error}"):
         data.load_imdb(path, progress=False)
 
 
-def test_gzip_crc_error_is_detected(tmp_path):
-    raw = bytearray(tar_bytes([]))
-    raw[-8] ^= 0xFF                                  # the CRC32 in the gzip trailer
-    path = tmp_path / "crc.tar.gz"
+@pytest.mark.parametrize("compression, trailer_byte", [("gz", -8), ("bz2", -3)])
+def test_checksum_errors_are_detected(make_imdb_tarball, compression, trailer_byte):
+    """gzip ends with the CRC32 of the data, bzip2 with a CRC of the whole stream."""
+    raw = bytearray(make_imdb_tarball(REVIEWS, compression=compression).read_bytes())
+    raw[trailer_byte] ^= 0xFF
+    path = make_imdb_tarball(REVIEWS, name="crc.tar")
     path.write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match="crc.tar.gz.*(CRC|corrupt)"):
+    with pytest.raises(ValueError, match="crc.tar.*(CRC|corrupt)"):
         data.load_imdb(path, progress=False)
 
 
 def test_not_an_archive_names_the_file(tmp_path):
     path = tmp_path / "notes.tar.gz"
     path.write_text("this is not a tarball at all " * 40)
-    with pytest.raises(ValueError, match="notes.tar.gz"):
+    with pytest.raises(ValueError, match="notes.tar.gz: it is corrupt, truncated or not a tar file"):
         data.load_imdb(path, progress=False)
 
 
-def test_truncated_tar_gz_names_the_file(tiny_tarball, tmp_path):
-    raw = tiny_tarball.read_bytes()
-    path = tmp_path / "truncated.tar.gz"
+@pytest.mark.parametrize("compression", ["gz", "bz2", "xz"])
+def test_truncated_compressed_tarball_names_the_file(make_imdb_tarball, compression):
+    raw = make_imdb_tarball(REVIEWS, compression=compression).read_bytes()
+    path = make_imdb_tarball(REVIEWS, name="truncated.tar")
     path.write_bytes(raw[: len(raw) // 2])
-    with pytest.raises(ValueError, match="truncated.tar.gz.*EOFError"):
+    with pytest.raises(ValueError, match="truncated.tar: it is corrupt, truncated.*EOFError"):
         data.load_imdb(path, progress=False)
 
 
-@pytest.mark.parametrize("cut", [
-    512 * 3 + 100,     # inside the data of a member
-    512 * 4,           # exactly at a header boundary: tarfile alone would stop silently
-    512 * 4 + 100,     # inside a header
-])
-def test_truncated_plain_tar_names_the_file(tmp_path, cut):
-    raw = tar_bytes([], compress=False)
-    path = tmp_path / "truncated.tar"
-    path.write_bytes(raw[:cut])
-    with pytest.raises(ValueError, match="truncated.tar.*corrupt, truncated"):
+@pytest.mark.parametrize("where", ["inside the data of a member", "at a header boundary", "inside a header"])
+def test_truncated_plain_tar_names_the_file(make_imdb_tarball, where):
+    """At a header boundary tarfile alone would stop silently, as if the archive ended there."""
+    path = make_imdb_tarball(REVIEWS, name="truncated.tar", compression="")
+    with tarfile.open(path) as archive:
+        members = [member for member in archive.getmembers() if member.isreg()]
+    cut = {"inside the data of a member": members[0].offset_data + 1,
+           "at a header boundary": members[3].offset,
+           "inside a header": members[3].offset + 100}[where]
+    path.write_bytes(path.read_bytes()[:cut])
+    with pytest.raises(ValueError, match="truncated.tar: it is corrupt, truncated"):
         data.load_imdb(path, progress=False)
 
 
@@ -229,8 +208,8 @@ def test_download_disabled_lists_the_three_ways(tmp_path, monkeypatch):
 
 
 def test_checksum_mismatch_raises_and_leaves_nothing(tmp_path, monkeypatch):
-    def fetch_bad_bytes(url, destination, progress):
-        Path(destination).write_bytes(b"<html>captive portal</html>")
+    def fetch_bad_bytes(url, file, progress):
+        file.write(b"<html>captive portal</html>")
     monkeypatch.setattr(data, "_fetch", fetch_bad_bytes)
     cache = tmp_path / "cache"
     bad_digest = hashlib.sha256(b"<html>captive portal</html>").hexdigest()
@@ -243,9 +222,9 @@ def test_download_once_into_the_cache(tiny_tarball, tmp_path, monkeypatch):
     payload = tiny_tarball.read_bytes()
     calls = []
 
-    def fetch(url, destination, progress):
+    def fetch(url, file, progress):
         calls.append(url)
-        Path(destination).write_bytes(payload)
+        file.write(payload)
     monkeypatch.setattr(data, "_fetch", fetch)
     monkeypatch.setattr(data, "IMDB_SHA256", hashlib.sha256(payload).hexdigest())
     cache = tmp_path / "cache"

@@ -1,33 +1,33 @@
 """IMDB reviews for the sentiment example: find them, read them, check them.
 
-Pure python + tqdm (no minigrad), so it can be read and tested on its own; preprocess.py
-turns the reviews into batches.
+Python, tqdm and minigrad's atomic file writer; preprocess.py turns the reviews into batches.
 
 The data is the Large Movie Review Dataset v1.0 (Maas et al., ACL 2011) in its
 official layout, ``aclImdb/{train,test}/{pos,neg}/<id>_<rating>.txt``. It is read
 from, in this order:
 
-1. ``load_imdb(data=PATH)``: the official ``aclImdb_v1.tar.gz`` (or any tar/tar.gz in
-   the same layout), or a folder that holds ``aclImdb/`` or is ``aclImdb/`` itself;
+1. ``load_imdb(data=PATH)``: the official ``aclImdb_v1.tar.gz`` (or any tar in the same
+   layout, plain or compressed with gzip, bzip2 or xz), or a folder that holds ``aclImdb/``
+   or is ``aclImdb/`` itself;
 2. the cache folder (``$MINIGRAD_DATA`` if set, else ``~/.cache/minigrad/imdb``),
    which may hold an extracted ``aclImdb/`` or one of the tarballs named in
    ``CACHE_TARBALLS``;
 3. a one-time download of the official tarball into the cache folder
-   (sha256-checked, written to a temporary file and renamed into place).
+   (sha256-checked, written through minigrad.io.atomic_file).
 
 Tarballs are read member by member from the compressed stream; nothing is
-extracted to disk.
+extracted to disk. The data is treated as untrusted: unsafe members (absolute or
+``..`` paths, links, devices), files linked from outside the dataset folder, and
+sizes beyond the limits below are refused before anything is allocated.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
+import importlib
 import os
 import re
 import tarfile
-import tempfile
 import urllib.error
 import urllib.request
 import zlib
@@ -35,9 +35,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from minigrad.io import atomic_file
+
 __all__ = [
     "IMDB_URL", "IMDB_SHA256", "IMDB_BYTES", "CACHE_TARBALLS", "DataNotFoundError",
-    "default_cache_dir", "load_imdb", "make_tiny_imdb_tarball",
+    "default_cache_dir", "load_imdb",
 ]
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
@@ -48,6 +50,13 @@ IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 IMDB_BYTES = 84_125_825
 # Tarball names looked for in the cache folder, in this order.
 CACHE_TARBALLS = ("aclImdb_v1.tar.gz", "aclImdb-labelled.tar.gz")
+
+# Limits that stop a hostile or broken dataset before it costs memory or hours. For scale, the
+# 50,000 labelled reviews: 50,007 tar members, 65 MB of text, the longest review 13,704 bytes;
+# the official release adds 50,000 unlabelled reviews and a few word and URL lists.
+MAX_REVIEW_BYTES = 1 << 20          # 1 MiB for one review file
+MAX_MEMBERS = 250_000               # files and folders in a tarball, review files in a folder
+MAX_TOTAL_BYTES = 1 << 30           # 1 GiB of file data in all, read or skipped
 
 SPLITS = ("train", "test")
 LABEL_FOLDERS = ("neg", "pos")          # sorted order; the label is the index: neg 0, pos 1
@@ -77,9 +86,11 @@ def load_imdb(data=None, cache_dir=None, download=True, progress=True) -> dict:
     ``unsup/`` and all other files of the official release are ignored.
 
     Raises ``DataNotFoundError`` when there is no local copy and the download is not
-    allowed or fails; ``FileNotFoundError`` when ``data`` does not exist;
-    ``ValueError`` for an archive that is corrupt, truncated, hostile (absolute or
-    ``..`` paths, links, devices) or not in the IMDB layout.
+    allowed or fails; ``FileNotFoundError`` when ``data`` does not exist; ``ValueError``
+    for an archive in an unsupported format, corrupt or truncated, hostile (absolute or
+    ``..`` paths, links, devices; a file in a dataset folder that links outside it), too
+    large (``MAX_REVIEW_BYTES``, ``MAX_MEMBERS``, ``MAX_TOTAL_BYTES``), or not in the IMDB
+    layout. Every message names the file and says what was expected.
     """
     if data is not None:
         return _load_path(Path(data).expanduser(), progress)
@@ -97,7 +108,8 @@ def _not_found_message(cache: Path, reason: str) -> str:
     return (
         "IMDB data not found. Provide it in one of three ways:\n"
         "  1. pass --data PATH (load_imdb(data=PATH)), PATH being the official aclImdb_v1.tar.gz\n"
-        "     (or a tar.gz in the same layout), or a folder that holds aclImdb/ or is aclImdb/ itself;\n"
+        "     (or a tar, tar.gz, tar.bz2 or tar.xz in the same layout), or a folder that holds\n"
+        "     aclImdb/ or is aclImdb/ itself;\n"
         f"  2. put the tarball ({' or '.join(CACHE_TARBALLS)}) or the extracted aclImdb/ folder\n"
         f"     in the cache folder {cache} (set MINIGRAD_DATA to use another folder);\n"
         f"  3. allow the one-time download (download=True, needs network access) of\n"
@@ -128,7 +140,8 @@ def _dataset_root(folder: Path):
 
 def _load_path(path: Path, progress: bool) -> dict:
     if not path.exists():
-        raise FileNotFoundError(f"IMDB data: expected a .tar.gz or a folder at {path}, but nothing is there")
+        raise FileNotFoundError(f"IMDB data: expected a tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or a folder "
+                                f"at {path}, but nothing is there")
     if path.is_dir():
         root = _dataset_root(path)
         if root is None:
@@ -170,22 +183,60 @@ def _decode(raw: bytes, where: str) -> str:
         raise ValueError(f"IMDB data: {where} is not valid UTF-8 ({exc})") from None
 
 
+def _too_big(what: str, size: int) -> ValueError:
+    return ValueError(f"IMDB data: {what} is {size:,} bytes; a review is at most {MAX_REVIEW_BYTES:,} "
+                      f"(the longest IMDB review has 13,704), so this is not IMDB data; refusing to read it")
+
+
+def _check_totals(where: str, count: int, total: int) -> None:
+    """Refuse a dataset with more files or more bytes than IMDB could have (before reading on)."""
+    if count > MAX_MEMBERS:
+        raise ValueError(f"IMDB data: {where} holds more than {MAX_MEMBERS:,} entries; the official release "
+                         f"has about 100,000, so this is not IMDB data; refusing to read it")
+    if total > MAX_TOTAL_BYTES:
+        raise ValueError(f"IMDB data: {where} holds more than {MAX_TOTAL_BYTES:,} bytes of files; the "
+                         f"50,000 labelled reviews are 65 MB, so this is not IMDB data; refusing to read it")
+
+
 def _read_folder(root: Path, progress: bool) -> dict:
-    files = {}
+    """Read the review files of an extracted aclImdb/ folder, after checking all of them: each
+    must be a regular file inside the folder (a symlink out of it is refused, as a link
+    member of a tarball is) and small enough to be a review."""
+    inside = os.path.realpath(root)
+
+    def check_inside(path):
+        target = os.path.realpath(path)
+        if os.path.commonpath([inside, target]) != inside:
+            raise ValueError(f"unsafe dataset folder {root}: {path} links to {target}, outside the dataset; "
+                             f"expected review files inside {root}")
+
+    files, count, total = {}, 0, 0
     for split in SPLITS:
         for folder in LABEL_FOLDERS:
             directory = root / split / folder
-            names = [entry.name for entry in os.scandir(directory)
-                     if entry.name.endswith(".txt") and entry.is_file()] if directory.is_dir() else []
-            files[(split, folder)] = names
+            if directory.is_dir():
+                check_inside(directory)
+            entries = [entry for entry in os.scandir(directory)
+                       if entry.name.endswith(".txt") and entry.is_file()] if directory.is_dir() else []
+            for entry in entries:
+                if entry.is_symlink():  # realpath only where needed: it costs seconds over 50,000 files
+                    check_inside(entry.path)
+                size = entry.stat().st_size
+                if size > MAX_REVIEW_BYTES:
+                    raise _too_big(entry.path, size)
+                count, total = count + 1, total + size
+                _check_totals(str(root), count, total)
+            files[(split, folder)] = [entry.name for entry in entries]
     found = {}
-    with tqdm(total=sum(map(len, files.values())), unit="file", desc=f"reading {root}",
-              disable=not progress) as bar:
+    with tqdm(total=count, unit="file", desc=f"reading {root}", disable=not progress) as bar:
         for (split, folder), names in files.items():
             reviews = found.setdefault((split, folder), [])
             for name in names:
                 with open(root / split / folder / name, "rb") as file:
-                    reviews.append((name, _decode(file.read(), str(root / split / folder / name))))
+                    raw = file.read(MAX_REVIEW_BYTES + 1)  # the file may have grown since it was checked
+                if len(raw) > MAX_REVIEW_BYTES:
+                    raise _too_big(str(root / split / folder / name), len(raw))
+                reviews.append((name, _decode(raw, str(root / split / folder / name))))
                 bar.update(1)
     return found
 
@@ -231,21 +282,51 @@ def _check_member(member: tarfile.TarInfo, path: Path) -> None:
                          "file; expected only regular files and directories")
 
 
+# The first bytes of a file -> (compression, module with open()); tar itself has no magic at 0.
+_COMPRESSIONS = {b"\x1f\x8b": ("gzip", "gzip"), b"BZh": ("bzip2", "bz2"), b"\xfd7zXZ\x00": ("xz", "lzma")}
+_UNSUPPORTED = {b"\x28\xb5\x2f\xfd": "a zstd-compressed file", b"PK\x03\x04": "a zip archive",
+                b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive", b"\x04\x22\x4d\x18": "an lz4-compressed file",
+                b"Rar!": "a RAR archive", b"\x1f\x9d": "a compress (.Z) file"}
+_SUPPORTED = "a tar archive, plain or compressed with gzip (.tar.gz), bzip2 (.tar.bz2) or xz (.tar.xz)"
+
+
+def _open_decompressed(raw, magic: bytes, path: Path):
+    """(stream of tar bytes, the errors its decompressor raises for bad data) for a file that
+    starts with `magic`; an unsupported format is a ValueError that says so (never 'corrupt')."""
+    for prefix, kind in _UNSUPPORTED.items():
+        if magic.startswith(prefix):
+            raise ValueError(f"IMDB data: {path} is {kind}, an unsupported format; expected {_SUPPORTED}")
+    for prefix, (kind, module_name) in _COMPRESSIONS.items():
+        if magic.startswith(prefix):
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                raise ValueError(f"IMDB data: {path} is {kind}-compressed, which this Python cannot read (it "
+                                 f"was built without the {module_name} module): unsupported here; "
+                                 f"decompress it and pass the .tar") from None
+            errors = (module.LZMAError,) if module_name == "lzma" else ()
+            return module.open(raw, "rb"), errors
+    return raw, ()
+
+
 def _read_tarball(path: Path, progress: bool) -> dict:
-    found, seen = {}, set()
-    try:
-        with open(path, "rb") as raw, tqdm(total=path.stat().st_size, unit="B", unit_scale=True,
-                                           desc=f"reading {path.name}", disable=not progress) as bar:
-            is_gzip = raw.read(2) == b"\x1f\x8b"
-            raw.seek(0)
-            stream = _ProgressReader(raw, bar)
-            if is_gzip:
-                stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    found, seen, count, total = {}, set(), 0, 0
+    with open(path, "rb") as raw, tqdm(total=path.stat().st_size, unit="B", unit_scale=True,
+                                       desc=f"reading {path.name}", disable=not progress) as bar:
+        magic = raw.read(6)
+        raw.seek(0)
+        stream, decompression_errors = _open_decompressed(_ProgressReader(raw, bar), magic, path)
+        try:
             with tarfile.open(fileobj=stream, mode="r|", tarinfo=_EndTrackingTarInfo) as archive:
-                for member in archive:
+                for member in archive:  # sizes are a header's word: checked before reading anything
                     _check_member(member, path)
                     match = _REVIEW_MEMBER.fullmatch(member.name)
-                    if match is None or not member.isreg():
+                    is_review = match is not None and member.isreg()
+                    if is_review and member.size > MAX_REVIEW_BYTES:  # a sparse member claims GBs in a few bytes
+                        raise _too_big(f"{member.name} in {path}", member.size)
+                    count, total = count + 1, total + member.size
+                    _check_totals(str(path), count, total)
+                    if not is_review:
                         continue
                     split, folder, file_name = match.groups()
                     if (split, folder, file_name) in seen:
@@ -256,102 +337,54 @@ def _read_tarball(path: Path, progress: bool) -> dict:
                 end = getattr(archive, "minigrad_end_reason", None)
                 if not isinstance(end, tarfile.EOFHeaderError):
                     raise tarfile.ReadError(f"the tar data ends without an end-of-archive marker ({end})")
-            while stream.read(1 << 20):       # read to the end so gzip checks its CRC and length
+            while stream.read(1 << 20):       # read to the end so the decompressor checks its CRC and length
                 pass
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise ValueError(
-            f"cannot read the IMDB archive {path}: it is corrupt, truncated or not a tar/tar.gz file "
-            f"({type(exc).__name__}: {exc}). Re-download or replace it.") from exc
+        except (tarfile.TarError, EOFError, zlib.error, OSError, *decompression_errors) as exc:
+            raise ValueError(
+                f"cannot read the IMDB archive {path}: it is corrupt, truncated or not a tar file "
+                f"({type(exc).__name__}: {exc}); expected {_SUPPORTED}. Re-download or replace it.") from exc
     return found
 
 
 # ----------------------------------------------------------------------------- download
 
-def _fetch(url: str, destination: Path, progress: bool) -> None:
-    """Write the bytes at ``url`` to ``destination`` (network errors propagate as OSError)."""
-    with urllib.request.urlopen(url, timeout=60) as response, open(destination, "wb") as out:
+class _HashingWriter:
+    """A binary file wrapper that keeps the sha256 of everything written through it."""
+
+    def __init__(self, file):
+        self.file, self.digest = file, hashlib.sha256()
+
+    def write(self, chunk):
+        self.digest.update(chunk)
+        return self.file.write(chunk)
+
+
+def _fetch(url: str, file, progress: bool) -> None:
+    """Write the bytes at ``url`` to the binary ``file`` (network errors propagate as OSError)."""
+    with urllib.request.urlopen(url, timeout=60) as response:
         total = int(response.headers.get("Content-Length") or 0) or None
         with tqdm(total=total, unit="B", unit_scale=True, desc=f"downloading {url.rsplit('/', 1)[-1]}",
                   disable=not progress) as bar:
             while chunk := response.read(1 << 20):
-                out.write(chunk)
+                file.write(chunk)
                 bar.update(len(chunk))
 
 
-def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _download(url: str, cache: Path, sha256: str, progress: bool) -> Path:
-    """Download ``url`` into ``cache`` once: temp file, checksum, then atomic rename."""
+    """Download ``url`` into ``cache`` once: it takes its place only when complete and checked."""
     target = cache / url.rsplit("/", 1)[-1]
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataNotFoundError(_not_found_message(cache, f"cannot create the cache folder ({exc})")) from exc
-    handle, temporary = tempfile.mkstemp(dir=cache, prefix=target.name + ".", suffix=".part")
-    os.close(handle)
-    temporary = Path(temporary)
-    try:
+    with atomic_file(target) as file:  # any error below leaves nothing behind
+        hashing = _HashingWriter(file)
         try:
-            _fetch(url, temporary, progress)
+            _fetch(url, hashing, progress)
         except (urllib.error.URLError, OSError) as exc:
             raise DataNotFoundError(_not_found_message(cache, f"the download failed ({exc})")) from exc
-        actual = _sha256_of(temporary)
+        actual = hashing.digest.hexdigest()
         if actual != sha256:
             raise ValueError(f"downloaded {url} has sha256 {actual}, expected {sha256}; "
                              "the file was discarded (a broken transfer or a changed file on the server)")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
     return target
-
-
-# ----------------------------------------------------------------------------- test helper
-
-def make_tiny_imdb_tarball(path, reviews, extra_files=None) -> Path:
-    """Write an official-layout tar.gz for tests and return its path.
-
-    ``reviews`` maps ``(split, folder)`` to a list of texts, e.g.
-    ``{("train", "pos"): ["great"], ("train", "neg"): ["bad"], ...}`` with split in
-    train/test and folder in pos/neg/unsup. File ``i`` is named
-    ``<i>_<rating>.txt`` (pos 7-10, neg 1-4, unsup 0, as in the official release).
-    ``extra_files`` maps further archive paths to texts (README, imdb.vocab...).
-    ``load_imdb`` needs all four train/test x pos/neg folders to be non-empty.
-    The output is byte-for-byte reproducible.
-    """
-    path = Path(path)
-    members = {}
-    for (split, folder), texts in reviews.items():
-        if split not in SPLITS or folder not in ("pos", "neg", "unsup"):
-            raise ValueError(f"make_tiny_imdb_tarball: expected keys (train|test, pos|neg|unsup), "
-                             f"got {(split, folder)!r}")
-        for index, text in enumerate(texts):
-            rating = {"pos": 7 + index % 4, "neg": 1 + index % 4, "unsup": 0}[folder]
-            members[f"aclImdb/{split}/{folder}/{index}_{rating}.txt"] = text
-    members.update(extra_files or {})
-    folders = sorted({"/".join(name.split("/")[:depth])
-                      for name in members for depth in range(1, name.count("/") + 1)})
-
-    def add(archive, name, data=None):
-        info = tarfile.TarInfo(name)
-        info.mtime, info.uid, info.gid, info.uname, info.gname = 1306886400, 0, 0, "", ""
-        if data is None:
-            info.type, info.mode = tarfile.DIRTYPE, 0o755
-            archive.addfile(info)
-        else:
-            info.size, info.mode = len(data), 0o644
-            archive.addfile(info, io.BytesIO(data))
-
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as packed:
-        with tarfile.open(fileobj=packed, mode="w", format=tarfile.GNU_FORMAT) as archive:
-            for folder in folders:
-                add(archive, folder + "/")
-            for name in sorted(members):
-                add(archive, name, members[name].encode("utf-8"))
-    return path
-

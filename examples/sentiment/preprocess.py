@@ -1,5 +1,6 @@
 """Text to batches for the sentiment example: tokenizer, vocabulary, encoding, the
-dev/test split and padded batches. Pure python + numpy + tqdm (no minigrad).
+dev/test split and padded batches. Python, numpy and tqdm; files are written with
+minigrad.io.atomic_file.
 
     reviews (data.load_imdb) -> tokenize -> build_vocab -> encode_dataset -> batches
 """
@@ -8,13 +9,13 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
+
+from minigrad.io import atomic_file
 
 __all__ = ["tokenize", "write_text_atomic", "Vocab", "build_vocab", "encode_dataset", "split_dev_test", "batches"]
 
@@ -39,17 +40,12 @@ def tokenize(text: str) -> list:
 
 
 def write_text_atomic(path, text):
-    """Write text through a temporary file in the same folder and a rename, so a failed
-    write never leaves a half-written file in place of a good one."""
+    """Write text as UTF-8 through minigrad.io.atomic_file (a failed write never leaves a
+    half-written file in place of a good one), creating the folder if needed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
+    with atomic_file(path) as file:
+        file.write(text.encode("utf-8"))
 
 
 class Vocab:

@@ -6,7 +6,7 @@
     python examples/sentiment/train.py --data aclImdb_v1.tar.gz   # where the data is
     python examples/sentiment/train.py --pool dot --seeds 0 1 2   # one run per seed, mean +- std
 
-Settings are the textbook's (IMDB-REFERENCE.md): Adam lr 1e-3, batch 128, 2 epochs, the first
+Settings are the textbook's (docs/imdb-reference.md): Adam lr 1e-3, batch 128, 2 epochs, the first
 256 tokens, gradient clipping at global norm 1.0, dev accuracy every 50 steps, the best-dev
 snapshot is reloaded for the test run. Seeded: a rerun prints the same numbers.
 """
@@ -32,20 +32,47 @@ TEXTBOOK_ACCURACY = {"mean": 0.86064, "additive": 0.86488, "dot": 0.86936, "mhsa
 EXAMPLE_SENTENCE = "this great science fiction film is really awesome"
 
 
+def _whole_number(low):
+    """An argparse type: an integer >= low (argparse turns the error into a usage message)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        return value
+    return parse
+
+
+def _non_negative_number(text):
+    """An argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    positive, non_negative = _whole_number(1), _whole_number(0)
     parser.add_argument("--pool", default="dot", choices=POOLINGS + ("all",))
-    parser.add_argument("--data", help="aclImdb tarball or extracted folder (default: cache, else download)")
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--clip", type=float, default=1.0, help="max global gradient norm (0: no clipping)")
-    parser.add_argument("--max-len", type=int, default=256)
-    parser.add_argument("--embedding-dim", type=int, default=128)
-    parser.add_argument("--hidden-size", type=int, default=128, help="per LSTM direction")
-    parser.add_argument("--eval-every", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--seeds", type=int, nargs="+",
+    parser.add_argument("--data", help="aclImdb tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or extracted folder "
+                                       "(default: cache, else download)")
+    parser.add_argument("--epochs", type=positive, default=2)
+    parser.add_argument("--batch-size", type=positive, default=128)
+    parser.add_argument("--lr", type=_non_negative_number, default=1e-3)
+    parser.add_argument("--clip", type=_non_negative_number, default=1.0,
+                        help="max global gradient norm (0: no clipping)")
+    parser.add_argument("--max-len", type=positive, default=256)
+    parser.add_argument("--embedding-dim", type=positive, default=128)
+    parser.add_argument("--hidden-size", type=positive, default=128, help="per LSTM direction")
+    parser.add_argument("--eval-every", type=positive, default=50, help="steps between dev evaluations")
+    parser.add_argument("--seed", type=non_negative, default=0)
+    parser.add_argument("--seeds", type=non_negative, nargs="+",
                         help="train once per seed (results in OUT/seed<N>/) and report mean and spread")
     parser.add_argument("--out", default="runs", help="folder for checkpoints, pictures and results")
     parser.add_argument("--quick", action="store_true",
@@ -231,8 +258,10 @@ def main(argv=None):
     started = time.perf_counter()
     try:
         reviews = data.load_imdb(args.data, progress=progress)
-    except data.DataNotFoundError as error:
+    except data.DataNotFoundError as error:  # no data at all: the message lists the three ways
         sys.exit(str(error))
+    except (OSError, ValueError) as error:  # a --data path that is missing, unreadable or not IMDB
+        sys.exit(f"train.py: {error}")
     prepared = prepare_data(reviews, args, progress)
     print(f"data: {len(prepared[1])} train, {len(prepared[2])} dev, {len(prepared[3])} test reviews, "
           f"vocabulary {len(prepared[0])} ({time.perf_counter() - started:.1f} s)")
