@@ -1,0 +1,237 @@
+"""The attention lab in a real headless Chromium: what a student sees and clicks.
+
+Driven with Selenium and Debian's chromium-driver rather than Playwright: chromedriver comes
+from the same Debian source package as chromium, so driver and browser versions always match,
+and selenium is a pure-Python wheel. Playwright's Python package supports only the Chromium
+build it downloads itself (which cannot be fetched here) and talks a private protocol that a
+newer system Chromium may break.
+
+The test starts the lab on a free port, loads the page, checks the weights shown against
+minigrad's, moves the temperature slider, ticks the causal mask, trains, opens the graph and
+the trained-model panels, and saves docs/images/attention_lab.png (the README's picture) and
+docs/images/attention_lab_train.png.
+
+It skips only where no browser can be had (and says why); under CI (CI=true) it never skips.
+"""
+
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from examples import attention_by_hand as chapter
+from examples.sentiment import preprocess
+from examples.sentiment.model import SentimentModel
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGES = ROOT / "docs" / "images"
+WAIT_SECONDS = 60  # how long to wait for the page to show something before failing
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                 "--window-size=1400,1000", "--hide-scrollbars", "--force-device-scale-factor=1"]
+
+
+def unavailable(reason):
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the browser test: {reason} (.ci/run installs chromium and chromium-driver)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        unavailable("selenium is not installed (pip install -e '.[test]')")
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        unavailable("no chromium/chromedriver on PATH (Debian: apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in CHROMIUM_ARGS:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def lab_url(tmp_path_factory):
+    """The lab started as a user starts it, on a free port, with a small dot-pooling checkpoint."""
+    runs = tmp_path_factory.mktemp("runs")
+    vocab = preprocess.build_vocab([["a", "great", "movie", "bad", "plot"]])
+    mg.manual_seed(0)
+    model = SentimentModel(len(vocab), pool="dot", embedding_dim=6, hidden_size=8)
+    (runs / "dot").mkdir()
+    mg.save(model.state_dict(), runs / "dot" / "best.npz")
+    vocab.to_json(runs / "dot" / "vocab.json")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    process = subprocess.Popen([sys.executable, str(ROOT / "examples" / "attention_lab.py"), "--port", "0",
+                                "--runs", str(runs)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+    if url is None:
+        process.kill()
+        pytest.fail(f"the lab did not start: {line!r}")
+    yield url.group(0)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=WAIT_SECONDS)
+
+
+def expected_weights(temperature=1.0, causal=False):
+    """The chapter's attention weights (3, 3) computed by nn.SelfAttention, checked against numpy."""
+    attention = nn.SelfAttention(2, num_heads=1, causal=causal)
+    attention.load_state_dict({"query_weight": chapter.CHAPTER_QUERY_WEIGHT / np.float32(temperature),
+                               "key_weight": chapter.CHAPTER_KEY_WEIGHT, "value_weight": chapter.CHAPTER_VALUE_WEIGHT,
+                               "output_weight": np.eye(2, dtype=np.float32)})
+    with mg.no_grad():
+        attention(mg.tensor(chapter.CHAPTER_EMBEDDINGS[None]))
+    weights = attention.last_weights[0, 0]
+    x = chapter.CHAPTER_EMBEDDINGS.astype(np.float64)
+    scores = (x @ chapter.CHAPTER_QUERY_WEIGHT) @ x.T / (math.sqrt(2) * temperature)
+    if causal:
+        scores = np.where(np.tril(np.ones((3, 3), bool)), scores, -np.inf)
+    reference = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(weights, reference / reference.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+    return weights
+
+
+def wait_for(driver, condition, what):
+    """Wait until condition() is true; on time-out, fail with what the page shows."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+    try:  # an element replaced by a redraw between two look-ups: look again
+        return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.05,
+                             ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: condition())
+    except TimeoutException:
+        shown = driver.execute_script(
+            "return [...document.querySelectorAll('.message, .status')].filter((e) => e.textContent.trim())"
+            ".map((e) => e.id + ': ' + e.textContent.trim()).join(' | ')")
+        pytest.fail(f"the page never showed {what}; it shows: {shown}")
+
+
+def screenshot(driver, path):
+    """Save the whole page: the window is first made as tall as the page."""
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    frame = driver.execute_script("return window.outerHeight - window.innerHeight")
+    driver.set_window_size(1400, height + frame)
+    driver.save_screenshot(str(path))
+    driver.set_window_size(1400, 1000)
+
+
+def shown_weights(driver):
+    """The weight row of the asking word as shown (4 decimals), or None while it is not there.
+    Read in one script call: the page may redraw between two element look-ups."""
+    texts = driver.execute_script(
+        "return [...document.querySelectorAll('#head-steps tr.weights td.value')].map((c) => c.textContent)")
+    return [float(text) for text in texts] if len(texts) == 3 else None
+
+
+def heat_values(driver, selector):
+    """The exact values behind the cells of a heat map (as the server sent them)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0] + ' .cell')].map((c) => c.dataset.value)", selector)
+
+
+def test_the_lab_in_a_browser(browser, lab_url):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    driver = browser
+    find = lambda css: driver.find_element(By.CSS_SELECTOR, css)  # noqa: E731
+    driver.get(lab_url)
+
+    # Panel 1 opens on the chapter's example: "it" attends to cat, sleeps, it with 0.93, 0.01, 0.06.
+    wait_for(driver, lambda: shown_weights(driver), "the weights of the query word")
+    np.testing.assert_allclose(shown_weights(driver), expected_weights()[2], atol=5e-5)
+    assert "0.93·[3, 0] + 0.01·[0, 3] + 0.06·[1, 1]" in find("#head-steps .formula:last-child").text
+    assert find("#temperature-value").text == "T = 1"
+    screenshot(driver, IMAGES / "attention_lab.png")
+
+    # Colder: the slider two notches to the left is T = 0.5, and the weights sharpen.
+    find("#temperature").send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT)
+    cold = expected_weights(temperature=0.5)
+    wait_for(driver, lambda: shown_weights(driver) and abs(shown_weights(driver)[0] - cold[2, 0]) < 5e-5,
+             "the weights at T = 0.5")
+    assert find("#temperature-value").text == "T = 0.5"
+    np.testing.assert_allclose(shown_weights(driver), cold[2], atol=5e-5)
+
+    # Causal: "sleeps" may look at cat and itself, never at "it"; the grid shows the lower triangle.
+    find("#query-choice input[value='1']").click()
+    find("#causal").click()
+    causal = expected_weights(temperature=0.5, causal=True)
+    lower_triangle = ["✓", "✕", "✕", "✓", "✓", "✕", "✓", "✓", "✓"]
+    mask_grid = lambda: driver.execute_script(  # noqa: E731  (one read: the page redraws as a whole)
+        "return [...document.querySelectorAll('#mask-grid .cell')].map((c) => c.textContent)")
+    wait_for(driver, lambda: mask_grid() == lower_triangle, "the lower-triangle grid of the causal mask")
+    np.testing.assert_allclose(shown_weights(driver), causal[1], atol=5e-5)
+    assert shown_weights(driver)[2] == 0.0
+    all_weights = np.array([float(v) for v in heat_values(driver, "#weights-matrix")]).reshape(3, 3)
+    np.testing.assert_allclose(all_weights, causal, rtol=1e-5, atol=1e-7)
+    assert np.all(np.triu(all_weights, k=1) == 0.0)
+
+    # Bad input: a clear message on the page, and the server goes on answering.
+    cell = find("[data-matrix=query_weight] input")
+    cell.clear()
+    cell.send_keys("abc")
+    wait_for(driver, lambda: "got 'abc'" in find("#by-hand-error").text, "the error message")
+    assert "W_Q[1][1]: expected a number between -100 and 100; got 'abc'" in find("#by-hand-error").text
+    cell.clear()
+    cell.send_keys("0")
+    wait_for(driver, lambda: not find("#by-hand-error").is_displayed(), "the error to clear")
+
+    # Panel 2: one step changes the loss and the four matrices; a hundred steps lower the loss.
+    find("#tabs button[data-panel=train]").click()
+    wait_for(driver, lambda: find("#train-status").text.startswith("step 0"), "the untrained state")
+    loss_before = find("#train-status").text
+    query_before = heat_values(driver, "[data-matrix-name=query_weight][data-kind=value]")
+    assert len(query_before) == 64
+    find("#train-one").click()
+    wait_for(driver, lambda: find("#train-status").text.startswith("step 1 "), "one training step")
+    assert find("#train-status").text.split("·")[1] != loss_before.split("·")[1]
+    for name in ("query_weight", "key_weight", "value_weight", "output_weight"):
+        assert len(heat_values(driver, f"[data-matrix-name={name}][data-kind=gradient]")) == 64
+    assert heat_values(driver, "[data-matrix-name=query_weight][data-kind=value]") != query_before
+    find("#train-hundred").click()
+    wait_for(driver, lambda: find("#train-status").text.startswith("step 101 "), "a hundred steps")
+    loss_after = float(find("#train-status").text.split("loss ")[1].split(" ")[0])
+    assert loss_after < 0.5 * float(loss_before.split("loss ")[1].split(" ")[0])
+    screenshot(driver, IMAGES / "attention_lab_train.png")
+
+    # Panel 3: the graph of the current model, with the four matrices in it.
+    find("#tabs button[data-panel=graph]").click()
+    wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, "#graph-picture svg")
+             or find("#graph-missing").is_displayed(), "the graph")
+    if shutil.which("dot"):
+        picture = find("#graph-picture svg").get_attribute("outerHTML")
+        assert all(f"attention.{n}_weight" in picture for n in ("query", "key", "value", "output"))
+        find("input[name=collapse][value=attention]").click()
+        wait_for(driver, lambda: len(find("#graph-picture svg").get_attribute("outerHTML")) < len(picture) / 2,
+                 "the graph with attention collapsed")
+    else:
+        assert "apt-get install graphviz" in find("#graph-missing").text
+
+    # Panel 4: the checkpoint reads a review; every token is shown with its weight.
+    find("#tabs button[data-panel=model]").click()
+    wait_for(driver, lambda: find("#model-form").is_displayed(), "the review form")
+    find("#model-classify").click()
+    wait_for(driver, lambda: find("#model-result").is_displayed(), "the prediction")
+    assert find("#model-label").text in ("positive", "negative")
+    tokens = driver.find_elements(By.CSS_SELECTOR, "#model-tokens span")
+    assert [t.text for t in tokens][:3] == ["this", "movie", "was"]
+    np.testing.assert_allclose(sum(float(t.get_attribute("data-value")) for t in tokens), 1.0, rtol=1e-5)
+
+    # Nothing went wrong in the page itself (a blocked request or a script error would show here).
+    problems = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+                and "400 (Bad Request)" not in entry["message"]]  # the "abc" above, answered on purpose
+    assert problems == []
