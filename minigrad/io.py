@@ -233,7 +233,7 @@ def save(state_dict, path):
 # -- load ---------------------------------------------------------------------------------
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members, an empty zip
-_READ_CHUNK = 1 << 24  # bytes per read: the zip reader makes a temporary copy of each chunk
+_READ_CHUNK = 1 << 18  # bytes per read: the zip reader copies each chunk; small ones stay in cache
 
 
 def _available_memory():

@@ -5,6 +5,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
 import minigrad.io  # noqa: F401  (mg.io)
@@ -151,12 +153,18 @@ def test_missing_file_names_the_path(tmp_path):
         mg.io.load(tmp_path / "nowhere.npz")
 
 
-def test_load_reads_plain_numpy_savez_files(tmp_path):
+@pytest.mark.parametrize("writer", [np.savez, np.savez_compressed])
+def test_load_reads_numpy_savez_files(tmp_path, writer):
     path = tmp_path / "plain.npz"
-    np.savez(path, a=np.arange(3), b=np.ones((2, 2), np.float32))
+    fortran = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    writer(path, a=np.arange(3), b=np.ones((2, 2), np.float32), big_endian=np.arange(4, dtype=">i4"),
+           fortran=fortran, empty=np.zeros((0, 5)), flag=np.array(True))
     loaded = mg.io.load(path)
-    assert list(loaded) == ["a", "b"]
+    assert list(loaded) == ["a", "b", "big_endian", "fortran", "empty", "flag"]
     np.testing.assert_array_equal(loaded["b"], np.ones((2, 2)))
+    assert loaded["big_endian"].dtype == np.dtype(">i4") and loaded["big_endian"].tolist() == [0, 1, 2, 3]
+    np.testing.assert_array_equal(loaded["fortran"], fortran)
+    assert loaded["empty"].shape == (0, 5) and loaded["flag"].shape == () and bool(loaded["flag"])
 
 
 def test_atomic_file_keeps_the_old_file_when_the_block_fails(tmp_path):
@@ -197,3 +205,20 @@ def test_saves_of_one_path_from_several_threads_never_take_each_others_temporari
     assert os.listdir(tmp_path) == ["model.npz"]
     w = mg.io.load(path)["w"]
     assert w.shape == (20_000,) and np.all(w == w[0]) and w[0] in range(4)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(arrays=st.dictionaries(
+    st.text("abcxyz_.0123", min_size=1, max_size=8).filter(lambda key: not key.startswith(".") and ".." not in key
+                                                             and not key.endswith(".")),
+    hnp.arrays(st.sampled_from([np.float32, np.float64, np.int8, np.int64, np.uint16, np.bool_, np.complex64]),
+               hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)),
+    max_size=4))
+def test_save_load_round_trip_property(tmp_path, arrays):
+    path = tmp_path / "property.npz"
+    mg.io.save(arrays, path)
+    loaded = mg.io.load(path)
+    assert list(loaded) == list(arrays)
+    for name, array in arrays.items():
+        assert loaded[name].dtype == array.dtype and loaded[name].shape == array.shape
+        np.testing.assert_array_equal(loaded[name], array)
