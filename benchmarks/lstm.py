@@ -13,24 +13,24 @@ Cases (batch 128, length 256, input 128, hidden 128, float32, batch_first):
   gives the same numbers as minigrad; PyTorch's slow path on CPU);
 - unidirectional, forward only under no_grad.
 
-Each framework runs in its own subprocess (so neither's thread pools disturb the
-other's), both stay alive and get their steps alternately, so a change in machine
-load hits both alike. Reported: the median of --repeats steps after --warmup steps.
-Threads: the defaults of each framework, printed with the table. minigrad runs each
-LSTM layer on two threads (its two directions, or two halves of the batch for one
-direction), each with single-threaded OpenBLAS (see minigrad/kernels/lstm.py); the
-rest of minigrad uses OpenBLAS's own threads. PyTorch uses its intra-op threads.
+Each framework runs in its own subprocess and they get their steps alternately
+(benchmarks/workers.py), so a change in machine load hits both alike. Reported: the
+median of --repeats steps after --warmup steps. Threads: the defaults of each framework,
+printed with the table. minigrad runs each LSTM layer on two threads (its two
+directions, or two halves of the batch for one direction), each with single-threaded
+OpenBLAS (minigrad/kernels/_runtime.py, run_tasks); the rest of minigrad uses
+OpenBLAS's own threads. PyTorch uses its intra-op threads.
 """
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from workers import Worker, interleaved_times, serve, timed
 
 REPO = Path(__file__).resolve().parents[1]
 BATCH, STEPS, INPUT, HIDDEN = 128, 256, 128, 128
@@ -57,9 +57,8 @@ class MinigradWorker:
         sys.path.insert(0, str(REPO))
         import minigrad as mg
         from minigrad import nn
-        from minigrad.kernels import lstm as lstm_kernels
 
-        self.mg, self.lstm_kernels = mg, lstm_kernels
+        self.mg = mg
         mg.manual_seed(0)
         self.bi = nn.LSTM(INPUT, HIDDEN, batch_first=True, bidirectional=True)
         self.uni = nn.LSTM(INPUT, HIDDEN, batch_first=True)
@@ -76,10 +75,10 @@ class MinigradWorker:
 
     def threads(self):
         import numba
+        from minigrad.kernels import _runtime
 
-        blas = self.lstm_kernels._runtime.openblas_threads
-        blas_threads = blas[1]() if blas else "?"
-        if self.lstm_kernels.parallel_directions:
+        blas_threads = _runtime.openblas_threads[1]() if _runtime.openblas_threads else "?"
+        if _runtime.use_two_threads:
             layer = "each LSTM layer on 2 threads (the 2 directions, or 2 halves of the batch) x 1 OpenBLAS thread"
         else:
             layer = "LSTM directions one after the other"
@@ -118,47 +117,12 @@ class TorchWorker:
 
 
 def worker_main(framework):
-    """Serve the parent: read a case name per line, run one step, answer with JSON."""
+    """Serve the parent: one timed step of the requested case per request."""
     worker = MinigradWorker() if framework == "minigrad" else TorchWorker()
-    print(json.dumps({"ready": True, "threads": worker.threads()}), flush=True)
-    for line in sys.stdin:
-        case = line.strip()
-        start = time.perf_counter()
-        worker.run(case)
-        print(json.dumps({"seconds": time.perf_counter() - start}), flush=True)
-
-
-class Worker:
-    """A framework in a subprocess, driven step by step."""
-
-    def __init__(self, framework):
-        self.process = subprocess.Popen([sys.executable, __file__, "--worker", framework], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
-        self.info = json.loads(self.process.stdout.readline())
-
-    def step(self, case):
-        self.process.stdin.write(case + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())["seconds"]
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
+    serve({"threads": worker.threads()}, lambda request: {"seconds": timed(lambda: worker.run(request["case"]))})
 
 
 # -- the run ---------------------------------------------------------------------------------
-
-def time_pairs(workers, pairs, warmup, repeats):
-    """{(framework, case): [seconds]}: warmup untimed steps each, then rounds of one step each."""
-    times = {pair: [] for pair in pairs}
-    for framework, case in pairs:
-        for _ in range(warmup):
-            workers[framework].step(case)
-    for _ in range(repeats):
-        for framework, case in pairs:
-            times[(framework, case)].append(workers[framework].step(case))
-    return times
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -173,11 +137,15 @@ def main(argv=None):
         return worker_main(args.worker)
 
     started, load_before = time.perf_counter(), os.getloadavg()[0]
-    workers = {name: Worker(name) for name in ("minigrad", "torch")}
+    workers = {name: Worker([sys.executable, __file__, "--worker", name]) for name in ("minigrad", "torch")}
     try:
-        times = time_pairs(workers, [(f, c) for c in CASES for f in ("minigrad", "torch")], args.warmup, args.repeats)
+        times = {}
+        for case in CASES:
+            times.update(interleaved_times({(framework, case): (worker, {"case": case})
+                                            for framework, worker in workers.items()}, args.warmup, args.repeats))
         if not args.no_packed:
-            times.update(time_pairs(workers, [("torch", "bi_train_packed")], 1, args.packed_repeats))
+            times.update(interleaved_times({("torch", "bi_train_packed"): (workers["torch"], {"case": "bi_train_packed"})},
+                                           1, args.packed_repeats))
     finally:
         for worker in workers.values():
             worker.close()

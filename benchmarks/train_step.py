@@ -13,27 +13,25 @@ with minigrad's initial weights copied in.
 
 The run, in order:
 1. equivalence: both models, same weights, same batch: the losses and gradients must agree;
-2. speed: each framework in its own subprocess (so neither's thread pools disturb the
-   other's), the median of --repeats steps on one fixed batch after --warmup steps, the
-   fastest of --rounds interleaved rounds; the first step (Numba compiling or loading its
-   cache) is reported on its own;
+2. speed: every configuration in its own subprocess, all alive at once, their steps on one
+   fixed batch interleaved (benchmarks/workers.py): --warmup steps each, then --repeats
+   rounds of one step each; the median per configuration. The first step (Numba compiling
+   or loading its cache) is reported on its own;
 3. memory: each framework in its own subprocess trains --steps steps on shuffled real
    batches; peak resident memory (VmHWM), and minigrad's RSS at step steps/3 and at the end
    (the graph of each step must be freed, so it must not grow).
 """
 
 import argparse
-import ctypes
-import glob
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from workers import Worker, interleaved_times, serve, timed
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: make `minigrad`, `nn` and `examples` importable
@@ -52,7 +50,8 @@ def parse_args(argv=None):
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--max-len", type=int, default=256)
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after the first one")
-    parser.add_argument("--repeats", type=int, default=10, help="timed steps (the median is reported)")
+    parser.add_argument("--repeats", type=int, default=10,
+                        help="timed steps per configuration, interleaved (the median is reported)")
     parser.add_argument("--steps", type=int, default=300, help="steps of the memory run")
     parser.add_argument("--full-length", action="store_true",
                         help="time a batch whose reviews all have max-len tokens (no padding to skip)")
@@ -66,9 +65,6 @@ def parse_args(argv=None):
     parser.add_argument("--minigrad-threads", default="default",
                         help="comma-separated thread counts for minigrad (NUMBA_NUM_THREADS and "
                              "OPENBLAS_NUM_THREADS; 'default': leave them)")
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="time every configuration this many times, interleaved, and keep the fastest "
-                             "median (a machine shared with other jobs slows some rounds down)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also cProfile N minigrad steps and print the top functions by cumulative time")
     parser.add_argument("--markdown", help="also write the results table to this file")
@@ -161,8 +157,10 @@ class MinigradRunner:
     @staticmethod
     def threads():
         import numba
+        from minigrad.kernels import _runtime
 
-        return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {openblas_threads()}"
+        blas = _runtime.openblas_threads[1]() if _runtime.openblas_threads else "?"
+        return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {blas}"
 
 
 class TorchRunner:
@@ -196,18 +194,6 @@ class TorchRunner:
 
     def threads(self):
         return f"torch {self.torch.get_num_threads()} (interop {self.torch.get_num_interop_threads()})"
-
-
-def openblas_threads():
-    """numpy's OpenBLAS thread count, asked from the library itself (no threadpoolctl needed)."""
-    import numpy
-
-    for path in glob.glob(str(Path(numpy.__file__).parent.parent / "numpy.libs" / "libscipy_openblas*")):
-        library = ctypes.CDLL(path)
-        for symbol in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads"):
-            if hasattr(library, symbol):
-                return getattr(library, symbol)()
-    return "?"
 
 
 def make_runner(framework, workdir, pool, threads="default"):
@@ -248,25 +234,20 @@ def check_equivalence(workdir, pool, batch):
 
 
 def time_worker(args):
+    """Serve timing requests: {"step": 1} -> seconds of one step on the fixed batch;
+    {"profile": N} -> cProfile of N steps, printed to stderr."""
     tick = time.perf_counter()
     runner = make_runner(args.framework, args.workdir, args.pool, args.threads)
     setup = time.perf_counter() - tick
     batch = tuple(np.load(Path(args.workdir) / "batch.npz")[key] for key in ("ids", "lengths", "labels"))
-    tick = time.perf_counter()
-    runner.step(*batch)
-    first = time.perf_counter() - tick
-    for _ in range(args.warmup):
-        runner.step(*batch)
-    seconds = []
-    for _ in range(args.repeats):
-        tick = time.perf_counter()
-        runner.step(*batch)
-        seconds.append(time.perf_counter() - tick)
-    result = {"setup": setup, "first_step": first, "median": float(np.median(seconds)), "min": min(seconds),
-              "max": max(seconds), "threads": runner.threads(), "load": os.getloadavg()[0]}
-    if args.profile and args.framework == "minigrad":
-        profile_steps(runner, batch, args.profile)
-    return result
+
+    def handle(request):
+        if "profile" in request:
+            profile_steps(runner, batch, request["profile"])
+            return {}
+        return {"seconds": timed(lambda: runner.step(*batch))}
+
+    serve({"setup": setup, "threads": runner.threads()}, handle)
 
 
 def profile_steps(runner, batch, steps):
@@ -283,32 +264,32 @@ def profile_steps(runner, batch, steps):
 
 
 def train_worker(args):
-    """--steps training steps on shuffled batches; RSS along the way and the peak."""
+    """Serve one request {"steps": N}: N training steps on shuffled batches; RSS along the way
+    and the peak."""
+    serve({}, lambda request: train(args, request["steps"]))
+
+
+def train(args, steps):
     encoded, _ = load_dataset(Path(args.workdir) / "dataset.npz")
     runner = make_runner(args.framework, args.workdir, args.pool, args.threads)
     rss_before, _ = memory_mib()
     rss, losses, seconds = [], [], []
-    for step, batch in zip(range(args.steps), training_batches(encoded, args.batch_size)):
+    for step, batch in zip(range(steps), training_batches(encoded, args.batch_size)):
         tick = time.perf_counter()
         losses.append(runner.step(*batch))
         seconds.append(time.perf_counter() - tick)
         rss.append(memory_mib()[0])
-    third = max(args.steps // 3, 1)
+    third = max(steps // 3, 1)
     return {"rss_before": rss_before, "peak": memory_mib()[1], "rss_at_third": rss[third - 1],
             "rss_at_end": rss[-1], "third": third, "max_rss_after_third": max(rss[third - 1:]),
             "median_step": float(np.median(seconds)), "first_loss": float(np.mean(losses[:10])),
             "last_loss": float(np.mean(losses[-10:])), "threads": runner.threads()}
 
 
-def run_worker(kind, framework, args, workdir, threads="default", profile=0, environment=None):
-    """Run this file as a subprocess worker; its last stdout line is the JSON result."""
-    command = [sys.executable, __file__, "--worker", kind, "--framework", framework, "--workdir", workdir,
-               "--pool", args.pool, "--threads", threads, "--batch-size", str(args.batch_size),
-               "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--steps", str(args.steps),
-               "--profile", str(profile)]
-    output = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True,
-                            env={**os.environ, **(environment or {})}).stdout
-    return json.loads(output.strip().splitlines()[-1])
+def start_worker(kind, framework, args, workdir, threads="default", environment=None):
+    """This file as a worker subprocess (benchmarks/workers.py) of the given kind."""
+    return Worker([sys.executable, __file__, "--worker", kind, "--framework", framework, "--workdir", workdir,
+                   "--pool", args.pool, "--threads", threads, "--batch-size", str(args.batch_size)], environment)
 
 
 def thread_settings(threads):
@@ -332,21 +313,36 @@ def timing_configurations(args):
 
 
 def time_all(args, workdir):
-    """Every configuration --rounds times, interleaved; the round with the fastest median of each."""
-    best = {}
-    for round_index in range(args.rounds):
-        for name, framework, threads, environment in timing_configurations(args):
-            profile = args.profile if (name == "minigrad" and round_index == 0) else 0
-            result = run_worker("time", framework, args, workdir, threads, profile, environment)
-            print(f"round {round_index + 1}, {name}: {result['median']:.3f} s/step (load {result['load']:.1f})",
+    """Every configuration in its own worker, all alive at once; --warmup steps each, then
+    --repeats rounds of one step each, interleaved. Returns {name: result}."""
+    configurations = timing_configurations(args)
+    cache = tempfile.TemporaryDirectory(prefix="numba-cache-") if args.cold_start else None
+    if cache:
+        configurations.append(("minigrad, empty Numba cache", "minigrad", "default", {"NUMBA_CACHE_DIR": cache.name}))
+    workers, loads = {}, [os.getloadavg()[0]]
+    try:
+        for name, framework, threads, environment in configurations:
+            workers[name] = start_worker("time", framework, args, workdir, threads, environment)
+        first = {name: worker.ask({"step": 1})["seconds"] for name, worker in workers.items()}
+
+        def progress(seconds):
+            loads.append(os.getloadavg()[0])
+            print(", ".join(f"{name} {value:.3f} s" for name, value in seconds.items()) + f" (load {loads[-1]:.1f})",
                   flush=True)
-            if name not in best or result["median"] < best[name]["median"]:
-                best[name] = result
-    if args.cold_start:
-        with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache:
-            best["minigrad, empty Numba cache"] = run_worker("time", "minigrad", args, workdir,
-                                                             environment={"NUMBA_CACHE_DIR": cache})
-    return best
+
+        times = interleaved_times({name: (worker, {"step": 1}) for name, worker in workers.items()},
+                                  args.warmup, args.repeats, progress)
+        if args.profile:
+            workers["minigrad"].ask({"profile": args.profile})
+    finally:
+        for worker in workers.values():
+            worker.close()
+        if cache:
+            cache.cleanup()
+    return {name: {"setup": workers[name].info["setup"], "threads": workers[name].info["threads"],
+                   "first_step": first[name], "median": float(np.median(seconds)), "min": min(seconds),
+                   "max": max(seconds), "load": f"{min(loads):.1f} - {max(loads):.1f}"}
+            for name, seconds in times.items()}
 
 
 # -- report --------------------------------------------------------------------------------
@@ -358,14 +354,14 @@ def report(args, source, batch, check, timings, memory):
              f"{check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); gradient norm "
              f"{check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; largest relative gradient "
              f"difference {check['worst_gradient_relative_difference']:.1e} ({check['worst_gradient']})", "",
-             f"speed: median of {args.repeats} steps after {args.warmup} warm-up steps, fastest of "
-             f"{args.rounds} round(s), each configuration in its own process", "",
+             f"speed: median of {args.repeats} steps after {args.warmup} warm-up steps, each configuration in "
+             f"its own process, the configurations' steps interleaved", "",
              "| framework | threads | s/step (median) | min - max | import + build s | first step s "
              "| torch s / minigrad s | load avg |", "|---|---|---|---|---|---|---|---|"]
     for name, r in timings.items():
         lines.append(f"| {name} | {r['threads']} | {r['median']:.3f} | {r['min']:.3f} - {r['max']:.3f} | "
                      f"{r['setup']:.1f} | {r['first_step']:.2f} | {r['median'] / timings['minigrad']['median']:.2f} "
-                     f"| {r['load']:.1f} |")
+                     f"| {r['load']} |")
     if memory:
         third, mine = memory["minigrad"]["third"], memory["minigrad"]
         lines += ["", f"memory: {args.steps} training steps on shuffled batches, each framework in its own process "
@@ -386,9 +382,7 @@ def report(args, source, batch, check, timings, memory):
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
-        result = (time_worker if args.worker == "time" else train_worker)(args)
-        print(json.dumps(result))
-        return
+        return (time_worker if args.worker == "time" else train_worker)(args)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="minigrad-bench-") as workdir:
         encoded, vocab_size, source = prepare_data(args)
@@ -411,8 +405,11 @@ def main(argv=None):
         memory = None
         if not args.skip_memory:
             threads, environment = thread_settings(args.train_threads)
-            memory = {framework: run_worker("train", framework, args, workdir, threads, environment=environment)
-                      for framework in ("minigrad", "torch")}
+            memory = {}
+            for framework in ("minigrad", "torch"):  # one after the other: peak memory, not speed
+                worker = start_worker("train", framework, args, workdir, threads, environment)
+                memory[framework] = worker.ask({"steps": args.steps})
+                worker.close()
     table = report(args, source, batch, check, timings, memory)
     print("\n" + table + f"\n({time.perf_counter() - started:.0f} s in all)")
     if args.markdown:

@@ -13,12 +13,10 @@ The four W_i* are stacked into weight_ih (4H, I), the four W_h* into weight_hh (
 
 `LSTMCell` computes one step with matmul, sigmoid, tanh and slicing: its graph is the
 textbook one and every gradient comes from the ops' own backward. `LSTM` runs whole
-sequences as one Function per layer (both directions): the padded batch is packed
-step by step (padded positions are skipped), each step is one GEMM of [x_t | h_{t-1}]
-with [W_ih | W_hh] plus a fused Numba kernel for the gates, forward and backward, the
-weight gradients are one GEMM over all steps, and the two directions run on two
-threads (minigrad.kernels.lstm). tests/test_lstm.py checks one against the other and
-both against PyTorch.
+sequences as one graph node per layer (both directions, minigrad/ops/lstm.py): padded
+positions are skipped, each step is one GEMM plus a fused kernel, and the two directions
+run on two threads (minigrad/kernels/lstm.py). tests/test_lstm.py checks one against the
+other and both against PyTorch.
 """
 
 import math
@@ -26,8 +24,7 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.tensor import Function
-from minigrad.kernels import lstm as lstm_kernels
+from minigrad.ops.lstm import lstm_layer
 
 from . import init
 from .linear import linear
@@ -102,36 +99,6 @@ class LSTMCell(Module):
         return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
 
 
-class LSTMLayer(Function):
-    """One LSTM layer (one or two directions) over a right-padded batch, as one graph node.
-
-    Inputs: x (B, T, I) or (T, B, I), h0, c0 (D, B, H), then per direction weight_ih,
-    weight_hh and, if has_bias, bias_ih and bias_hh. Outputs: output (B, T, D*H) or
-    (T, B, D*H), h_n, c_n (D, B, H). Forward and backward arithmetic: minigrad.kernels.lstm.
-    """
-
-    @staticmethod
-    def forward(ctx, x, h0, c0, *weights, lengths, batch_first, has_bias):
-        per_direction = 4 if has_bias else 2
-        directions = []
-        for d in range(0, len(weights), per_direction):
-            weight_ih, weight_hh = weights[d], weights[d + 1]
-            bias = weights[d + 2] + weights[d + 3] if has_bias else np.zeros(weight_ih.shape[0], x.dtype)
-            directions.append((weight_ih, weight_hh, bias))
-        output, h_n, c_n, ctx.state = lstm_kernels.layer_forward(x, directions, h0, c0, lengths, batch_first)
-        ctx.has_bias = has_bias
-        return output, h_n, c_n
-
-    @staticmethod
-    def backward(ctx, grad_output, grad_h_n, grad_c_n):
-        grad_x, grad_h0, grad_c0, grad_weights = lstm_kernels.layer_backward(
-            ctx.state, grad_output, grad_h_n, grad_c_n, need_grad_x=ctx.needs_input_grad[0])
-        grads = [grad_x, grad_h0, grad_c0]
-        for grad_weight_ih, grad_weight_hh, grad_bias in grad_weights:
-            grads += [grad_weight_ih, grad_weight_hh] + ([grad_bias, grad_bias] if ctx.has_bias else [])
-        return tuple(grads)
-
-
 class LSTM(Module):
     """Multi-layer (bidirectional) LSTM over padded batches, with PyTorch's parameters and results.
 
@@ -180,9 +147,10 @@ class LSTM(Module):
     def _suffixes(self, layer):
         return [f"_l{layer}", f"_l{layer}_reverse"][:self.num_directions]
 
-    def _layer_weights(self, layer):
-        names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if self.bias else [])
-        return [getattr(self, name + suffix) for suffix in self._suffixes(layer) for name in names]
+    def _directions(self, layer):
+        """(weight_ih, weight_hh, bias_ih, bias_hh) of each direction of a layer (biases None if bias=False)."""
+        return [tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+                for suffix in self._suffixes(layer)]
 
     def forward(self, x, lengths=None, hx=None):
         if isinstance(lengths, tuple):
@@ -197,8 +165,8 @@ class LSTM(Module):
         if x.dtype != dtype:
             raise TypeError(f"LSTM: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
         batch, steps = (x.shape[0], x.shape[1]) if self.batch_first else (x.shape[1], x.shape[0])
-        if steps == 0 or batch == 0:
-            raise ValueError(f"LSTM: expected at least one sequence and one time step; got input of shape {x.shape}")
+        if steps == 0:  # as torch; a batch of 0 sequences gives empty outputs, as in torch
+            raise ValueError(f"LSTM: expected at least one time step; got input of shape {x.shape}")
         lengths = self._check_lengths(lengths, batch, steps)
         states = (self.num_layers * self.num_directions, batch, self.hidden_size)
         if hx is None:
@@ -213,8 +181,7 @@ class LSTM(Module):
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             rows = slice(layer * self.num_directions, (layer + 1) * self.num_directions)
-            x, h, c = LSTMLayer.apply(x, h0[rows], c0[rows], *self._layer_weights(layer), lengths=lengths,
-                                      batch_first=self.batch_first, has_bias=self.bias)
+            x, h, c = lstm_layer(x, h0[rows], c0[rows], self._directions(layer), lengths, self.batch_first)
             h_n.append(h)
             c_n.append(c)
         if self.num_layers == 1:
@@ -231,7 +198,7 @@ class LSTM(Module):
             raise TypeError(f"LSTM: lengths must be integers; got dtype {array.dtype}")
         if array.shape != (batch,):
             raise ValueError(f"LSTM: expected lengths of shape (batch={batch},); got shape {array.shape}")
-        if array.min() < 1 or array.max() > steps:
+        if array.size and (array.min() < 1 or array.max() > steps):
             raise ValueError(f"LSTM: lengths must be in [1, {steps}] (the padded length); "
                              f"got min {array.min()}, max {array.max()}")
         return array.astype(np.int64)

@@ -1,15 +1,9 @@
 """minigrad.kernels: every Numba kernel against its numpy twin, and every twin against a
 formula written out here (or PyTorch, or finite differences), so the twins are not
-only checked against themselves. Also: the backend switch and the on-disk cache of a
-read-only install, each in a subprocess."""
+only checked against themselves. The backend switch, threads and the on-disk cache:
+tests/test_kernels_runtime.py."""
 
-import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import textwrap
 
 import numpy as np
 import pytest
@@ -24,7 +18,6 @@ from minigrad.kernels import reference
 from minigrad.kernels import softmax as numba_softmax
 from minigrad.kernels._runtime import PARALLEL_MIN_SIZE
 
-KERNELS_DIR = os.path.dirname(kernels.__file__)
 FLOATS = [np.float32, np.float64]
 # deadline=None: no wall-clock limits in tests (first calls include Numba compilation).
 few = settings(max_examples=15, deadline=None)
@@ -383,127 +376,3 @@ def test_numba_kernels_reject_bad_shapes_and_dtypes():
     param = np.zeros((4, 4))[:, ::2]
     with pytest.raises(ValueError, match="C-contiguous"):
         numba_adam.adam_update(param, param, param.copy(), param.copy(), 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
-
-
-# ============================================================ backend switch, threads, cache (subprocesses)
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(KERNELS_DIR)))
-
-
-def run_python(code, env=None, cwd=None):
-    """Run code in a fresh interpreter; return its last stdout line as JSON."""
-    full_env = {key: value for key, value in os.environ.items()
-                if key not in ("MINIGRAD_KERNELS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_CACHE_DIR")}
-    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd or REPO_ROOT, os.environ.get("PYTHONPATH")]))
-    full_env.update(env or {})
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, cwd=cwd or REPO_ROOT,
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def test_minigrad_kernels_numpy_selects_the_twins():
-    report = run_python("""
-        import json, sys
-        import minigrad.kernels as k
-        print(json.dumps({"backend": k.BACKEND,
-                          "twins": all(getattr(k, n) is getattr(k.reference, n) for n in k.KERNELS),
-                          "numba_kernels_loaded": "minigrad.kernels.softmax" in sys.modules}))
-    """, env={"MINIGRAD_KERNELS": "numpy"})
-    assert report == {"backend": "numpy", "twins": True, "numba_kernels_loaded": False}
-
-
-def test_unknown_backend_is_an_error():
-    result = subprocess.run([sys.executable, "-c", "import minigrad.kernels"], cwd=REPO_ROOT, capture_output=True,
-                            text=True, env=dict(os.environ, MINIGRAD_KERNELS="cuda", PYTHONPATH=REPO_ROOT))
-    assert result.returncode != 0
-    assert "MINIGRAD_KERNELS must be 'numba' or 'numpy', got 'cuda'" in result.stderr
-
-
-def test_thread_pool_starts_on_first_parallel_kernel_and_leaves_environment_alone():
-    report = run_python("""
-        import json, os
-        import numpy as np
-        import numba
-        from numba.np.ufunc import parallel
-        import minigrad.kernels as k
-        started_at_import = parallel._is_initialized
-        k.softmax_forward(np.zeros((1024, 128), np.float32))  # above PARALLEL_MIN_SIZE
-        print(json.dumps({"at_import": started_at_import, "after_kernel": parallel._is_initialized,
-                          "env_left": "OMP_WAIT_POLICY" in os.environ,
-                          "threads": numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS}))
-    """)
-    assert report == {"at_import": False, "after_kernel": True, "env_left": False, "threads": True}
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_fork_after_import_can_run_parallel_kernels():
-    """GNU OpenMP cannot be used in a child forked after it started; the pool starts lazily."""
-    report = run_python("""
-        import json, os
-        import numpy as np
-        import minigrad.kernels as k
-        x = np.zeros((1024, 128), np.float32)
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0 if k.softmax_forward(x)[0, 0] == np.float32(1 / 128) else 3)
-        print(json.dumps({"child_status": os.waitpid(pid, 0)[1]}))
-    """)
-    assert report == {"child_status": 0}
-
-
-def make_read_only(folder):
-    """Make folder read-only for this process, even as root (for whom modes do not count:
-    then the immutable attribute is used). Returns an undo function."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        os.chmod(folder, 0o555)
-        return lambda: os.chmod(folder, 0o755)
-    chattr = shutil.which("chattr")
-    if chattr is None or subprocess.run([chattr, "+i", folder], capture_output=True).returncode != 0:
-        pytest.skip("running as root on a file system without chattr +i: cannot make a folder read-only")
-    return lambda: subprocess.run([chattr, "-i", folder], check=True)
-
-
-CACHE_PROBE = """
-    import json, sys
-    import numpy as np
-    import kernels_copy as k
-    from kernels_copy import embedding
-    grad = k.embedding_backward(np.array([[0, 2, 2]]), np.ones((1, 3, 4), np.float32), 3)
-    assert grad[2, 0] == 2.0 and grad[1, 0] == 0.0
-    stats = embedding._scatter_add.stats
-    print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
-"""
-
-
-def test_cache_works_from_a_read_only_install():
-    """Installed read-only, kernels cache per user: in ~/.cache/numba (Numba's own fallback),
-    or, when that is not writable either, in a per-user folder under the temp dir."""
-    root = tempfile.mkdtemp(prefix="minigrad-ro-")
-    undo = []
-    try:
-        site = os.path.join(root, "site")
-        package = os.path.join(site, "kernels_copy")
-        shutil.copytree(KERNELS_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
-        home, tmp, locked_home = (os.path.join(root, name) for name in ("home", "tmp", "locked-home"))
-        for folder in (home, tmp, locked_home):
-            os.makedirs(folder)
-        undo += [make_read_only(package), make_read_only(locked_home)]
-
-        env = {"HOME": home, "XDG_CACHE_HOME": os.path.join(home, ".cache"), "TMPDIR": tmp}
-        first = run_python(CACHE_PROBE, env=env, cwd=site)
-        second = run_python(CACHE_PROBE, env=env, cwd=site)
-        assert first["misses"] == 1 and second == {"hits": 1, "misses": 0}
-        assert os.listdir(os.path.join(home, ".cache", "numba"))
-        assert not os.path.exists(os.path.join(package, "__pycache__"))
-
-        env = {"HOME": locked_home, "XDG_CACHE_HOME": locked_home, "TMPDIR": tmp}
-        first = run_python(CACHE_PROBE, env=env, cwd=site)
-        second = run_python(CACHE_PROBE, env=env, cwd=site)
-        assert first["misses"] == 1 and second == {"hits": 1, "misses": 0}
-        assert [name for name in os.listdir(tmp) if name.startswith("minigrad-numba-cache-")]
-        assert not os.listdir(locked_home)
-    finally:
-        for restore in undo:
-            restore()
-        shutil.rmtree(root, ignore_errors=True)

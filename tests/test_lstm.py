@@ -8,8 +8,9 @@ import pytest
 
 import minigrad as mg
 from minigrad import kernels, nn
+from minigrad.kernels import _runtime
 from minigrad.kernels import lstm as lstm_kernels
-from minigrad.kernels import lstm_cell
+from minigrad.kernels import reference as twins
 
 FLOATS = (np.float32, np.float64)
 
@@ -200,17 +201,17 @@ def test_two_threads_match_one(bidirectional):
     lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=bidirectional)
     x_data = np.random.default_rng(6).standard_normal((5, 6, 3)).astype(np.float32)
     results = []
-    previous = lstm_kernels.parallel_directions
+    previous = _runtime.use_two_threads
     try:
         for parallel in (False, True):
-            lstm_kernels.parallel_directions = parallel
+            _runtime.use_two_threads = parallel
             lstm.zero_grad()
             x = mg.tensor(x_data, requires_grad=True)
             output, (h_n, c_n) = lstm(x, [6, 2, 3, 6, 1])
             weighted_loss([output, h_n, c_n], np.random.default_rng(7)).backward()
             results.append([output.data, h_n.data, c_n.data, x.grad.data] + [p.grad.data for p in lstm.parameters()])
     finally:
-        lstm_kernels.parallel_directions = previous
+        _runtime.use_two_threads = previous
     for one, two in zip(*results):  # the weight gradients add up the halves in another order
         np.testing.assert_allclose(one, two, rtol=1e-6, atol=1e-7)
 
@@ -284,6 +285,27 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
         np.testing.assert_allclose(parameter.grad.data, torch_params[name].grad.numpy(), **tol, err_msg=name)
 
 
+def test_without_bias_matches_torch():
+    torch = pytest.importorskip("torch")
+    mg.manual_seed(14)
+    lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True, bias=False, dtype=np.float64)
+    assert [name for name, _ in lstm.named_parameters()] == ["weight_ih_l0", "weight_hh_l0",
+                                                             "weight_ih_l0_reverse", "weight_hh_l0_reverse"]
+    twin = torch.nn.LSTM(3, 4, batch_first=True, bidirectional=True, bias=False).double()
+    twin.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
+    x_data = np.random.default_rng(14).standard_normal((2, 5, 3))
+    x = mg.tensor(x_data, requires_grad=True)
+    output, (h_n, _) = lstm(x)
+    (output.sum() + h_n.sum()).backward()
+    xt = torch.from_numpy(x_data).requires_grad_()
+    output_t, (h_t, _) = twin(xt)
+    (output_t.sum() + h_t.sum()).backward()
+    np.testing.assert_allclose(output.data, output_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    for (name, parameter), theirs in zip(lstm.named_parameters(), twin.parameters()):
+        np.testing.assert_allclose(parameter.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
 def test_state_dict_round_trip_through_torch():
     torch = pytest.importorskip("torch")
     mg.manual_seed(9)
@@ -338,6 +360,22 @@ def test_bad_inputs_raise_clear_errors():
         nn.LSTM(3, 0)
     with pytest.raises(ValueError, match=r"input_size=3.*\(2, 4\)"):
         nn.LSTMCell(3, 4)(mg.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"at least one time step.*\(2, 0, 3\)"):  # torch raises too
+        lstm(mg.zeros(2, 0, 3))
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_a_batch_of_no_sequences_gives_empty_outputs_as_torch(bidirectional):
+    # torch.nn.LSTM(3, 4, batch_first=True, bidirectional=True) on (0, 5, 3): output (0, 5, 8),
+    # h_n and c_n (2, 0, 4), and backward gives x an empty gradient
+    lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=bidirectional)
+    directions = 2 if bidirectional else 1
+    x = mg.zeros(0, 5, 3, requires_grad=True)
+    output, (h_n, c_n) = lstm(x, np.zeros(0, np.int64))
+    assert output.shape == (0, 5, 4 * directions) and h_n.shape == c_n.shape == (directions, 0, 4)
+    (output.sum() + h_n.sum() + c_n.sum()).backward()
+    assert x.grad.shape == (0, 5, 3)
+    assert all((p.grad.data == 0).all() for p in lstm.parameters())
 
 
 # ============================================================ kernels
@@ -355,12 +393,13 @@ def test_packed_layout_by_hand():
     np.testing.assert_array_equal(reverse.times, [2, 1, 0, 1, 0, 0])
 
 
-numba_only = pytest.mark.skipif(kernels.BACKEND != "numba", reason="the Numba kernels exist with the numba backend")
+numba_only = pytest.mark.skipif(kernels.BACKEND != "numba", reason="the numba backend's pass tests the Numba kernels")
 
 
 @numba_only
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_cell_kernels_match_numpy_twins(dtype):
+    from minigrad.kernels import lstm_cell
     rng = np.random.default_rng(11)
     n, hidden = 7, 20
     # pre-activations from saturated to small, so sigmoid and tanh are checked over their range
@@ -368,7 +407,7 @@ def test_cell_kernels_match_numpy_twins(dtype):
     bias = rng.standard_normal(4 * hidden).astype(dtype)
     c_prev = (rng.standard_normal((n, hidden)) * 3).astype(dtype)
     outputs = []
-    for cell_forward in (lstm_cell.cell_forward_numba, lstm_cell.cell_forward_numpy):
+    for cell_forward in (lstm_cell.lstm_cell_forward, twins.lstm_cell_forward):
         activations, c, h = gates.copy(), np.empty_like(c_prev), np.empty_like(c_prev)
         cell_forward(activations, bias, c_prev, c, h)
         outputs.append((activations, c, h))
@@ -378,7 +417,7 @@ def test_cell_kernels_match_numpy_twins(dtype):
     activations, c, _ = outputs[1]
     grad_h_out, grad_h, grad_c = (rng.standard_normal((n, hidden)).astype(dtype) for _ in range(3))
     grads = []
-    for cell_backward in (lstm_cell.cell_backward_numba, lstm_cell.cell_backward_numpy):
+    for cell_backward in (lstm_cell.lstm_cell_backward, twins.lstm_cell_backward):
         dc, d_gates = grad_c.copy(), np.empty_like(gates)
         cell_backward(activations, c_prev, c, grad_h_out, grad_h, dc, d_gates)
         grads.append((dc, d_gates))
@@ -388,13 +427,14 @@ def test_cell_kernels_match_numpy_twins(dtype):
 
 @numba_only
 def test_float32_sigmoid_and_tanh_accuracy():
+    from minigrad.kernels import lstm_cell
     # the fast float32 exp behind the kernel's gates, over the whole useful range and beyond
     z = np.concatenate([np.linspace(-120, 120, 4001), [-1e-6, 0.0, 1e-6]]).astype(np.float32)
     n = z.size
     gates = np.zeros((n, 4), np.float32)
     gates[:, 0] = gates[:, 2] = gates[:, 3] = z  # i = sigmoid(z), g = tanh(z), o = sigmoid(z)
     c, h = np.empty((n, 1), np.float32), np.empty((n, 1), np.float32)
-    lstm_cell.cell_forward_numba(gates, np.zeros(4, np.float32), np.zeros((n, 1), np.float32), c, h)
+    lstm_cell.lstm_cell_forward(gates, np.zeros(4, np.float32), np.zeros((n, 1), np.float32), c, h)
     z64 = z.astype(np.float64)
     np.testing.assert_allclose(gates[:, 0], 1 / (1 + np.exp(-z64)), rtol=3e-7, atol=1e-37)
     np.testing.assert_allclose(gates[:, 2], np.tanh(z64), rtol=1e-6, atol=1.5e-7)

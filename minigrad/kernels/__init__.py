@@ -4,8 +4,13 @@ The functions below are those of the active backend, chosen once at import by
 the environment variable MINIGRAD_KERNELS:
 
     numba (default)  Numba kernels (softmax.py, batched_matmul.py, adam.py, embedding.py,
-                     layer_norm.py, gelu.py)
+                     lstm_cell.py, layer_norm.py, gelu.py)
     numpy            their plain-numpy twins (reference.py); Numba is not imported
+
+This is the one place the backend is chosen: code above this package calls
+`kernels.<name>`, never a backend's module. (kernels/lstm.py, the LSTM recurrence over
+whole sequences, is numpy and BLAS glue around the step kernels lstm_cell_forward and
+lstm_cell_backward, so it serves both backends.)
 
 Both backends have the same names, signatures and contracts; the contracts are
 written in reference.py. `minigrad.kernels.reference` is always importable, and
@@ -20,8 +25,9 @@ KERNELS = (
     "matmul", "matmul_grad_a", "matmul_grad_b",
     "softmax_forward", "softmax_backward", "log_softmax_forward", "log_softmax_backward",
     "cross_entropy_forward", "cross_entropy_backward",
-    "adam_update", "embedding_backward",
+    "adam_update", "embedding_backward", "lstm_cell_forward", "lstm_cell_backward",
     "layer_norm_forward", "layer_norm_backward", "gelu_forward", "gelu_backward",
+    "attention_forward", "attention_backward",
 )
 
 BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
@@ -31,17 +37,24 @@ if BACKEND not in ("numba", "numpy"):
 from . import reference  # noqa: E402
 
 if BACKEND == "numba":
+    from . import _runtime
+
+    _runtime.prepare_numba()  # before the first @njit(cache=True)
     from .adam import adam_update
     from .embedding import embedding_backward
     from .gelu import gelu_backward, gelu_forward
     from .layer_norm import layer_norm_backward, layer_norm_forward
+    from .lstm_cell import lstm_cell_backward, lstm_cell_forward
+    from .attention import attention_backward, attention_forward
     from .batched_matmul import matmul, matmul_grad_a, matmul_grad_b
     from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
                           log_softmax_forward, softmax_backward, softmax_forward)
 else:
     from .reference import (adam_update, cross_entropy_backward, cross_entropy_forward,
-                            embedding_backward, log_softmax_backward, log_softmax_forward, matmul,
-                            matmul_grad_a, matmul_grad_b, softmax_backward, softmax_forward)
+                            embedding_backward, log_softmax_backward, log_softmax_forward,
+                            lstm_cell_backward, lstm_cell_forward, matmul, matmul_grad_a, matmul_grad_b,
+                            softmax_backward, softmax_forward)
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
+    from .reference import attention_backward, attention_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

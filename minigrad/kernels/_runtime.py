@@ -1,9 +1,14 @@
-"""Process-wide settings: where Numba caches compiled kernels, how its threads wait, and
-how many threads numpy's OpenBLAS uses.
+"""Process-wide settings and launches: Numba's cache and thread pool, numpy's OpenBLAS
+threads, and the two ways kernels use threads.
 
-Every Numba kernel module imports this one first. Its import (once per process)
-sets up the cache before the first @njit(cache=True) decorator runs; the thread
-pool is set up by chunk_count, which every parallel launch calls first.
+- `prepare_numba()`: every Numba kernel module calls it before its first
+  @njit(cache=True): a cache folder that works from a read-only install, and recovery
+  from a damaged cache file.
+- `launch(serial, parallel, ...)`: a row kernel runs serially below PARALLEL_MIN_SIZE
+  elements and on Numba's thread pool above, in the chunks of `chunk_bounds`.
+- `run_tasks(run, tasks)`: two independent halves of BLAS-heavy work (an LSTM's two
+  directions, a stack of matrix products) on two Python threads with one OpenBLAS
+  thread each (`run_pair`).
 """
 
 import contextlib
@@ -11,24 +16,54 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------
+# Launching a row kernel: serial below a size, parallel above
 
 # Below this many elements a parallel launch (~0.05 ms with passive threads, see
-# configure_threads) costs more than it saves, so kernels run their serial path.
+# configure_threads) costs more than it saves.
 PARALLEL_MIN_SIZE = 1 << 16
 
 
-def chunk_count(rows):
-    """How many chunks to split `rows` independent rows into: a few per thread, for
-    load balance. Computed in Python and passed to the parallel drivers, because
-    numba.get_num_threads() inside a kernel would make the kernel uncacheable.
+def chunk_bounds(rows):
+    """Chunk c of `rows` independent rows is bounds[c]:bounds[c + 1] (int64 (chunks + 1,)).
 
-    Every parallel launch goes through here, so this is also where the thread pool
-    is started (configure_threads), on first use rather than at import."""
+    A few chunks per thread, for load balance. Counted here in Python, because
+    numba.get_num_threads() inside a kernel would make the kernel uncacheable. Every
+    parallel launch comes through here, so this also starts the thread pool
+    (configure_threads), on first use rather than at import."""
     if not _threads_configured:
         configure_threads()
     import numba
 
-    return max(1, min(rows, 8 * numba.get_num_threads()))
+    chunks = max(1, min(rows, 8 * numba.get_num_threads()))
+    return np.arange(chunks + 1, dtype=np.int64) * rows // chunks
+
+
+def launch(serial, parallel, args, rows, size=None):
+    """Run a row kernel over rows 0..rows-1: `serial(*args, 0, rows)` when the work is small
+    (size elements, default rows, below PARALLEL_MIN_SIZE), else `parallel(*args, bounds)`,
+    whose prange loop runs `serial(*args, bounds[c], bounds[c + 1])` for each chunk c.
+
+    The two are separate kernels because Numba cannot cache a driver that takes the
+    row kernel as an argument."""
+    if (rows if size is None else size) < PARALLEL_MIN_SIZE:
+        serial(*args, 0, rows)
+    else:
+        parallel(*args, chunk_bounds(rows))
+
+
+def chunk_count(rows):
+    """Number of chunks for a parallel driver that splits rows itself (softmax.py and
+    batched_matmul.py, until they take chunk_bounds)."""
+    return chunk_bounds(rows).shape[0] - 1
+
+
+# ---------------------------------------------------------------------------------------
+# Numba: the cache folder and the thread pool
 
 
 def _writable_dir(path):
@@ -69,6 +104,56 @@ def configure_cache(package_dir):
         numba.config.reload_config()
 
 
+def recover_from_damaged_cache():
+    """Make a damaged cache file of one of our kernels a cache miss (recompile), not an error.
+
+    Numba writes its cache files atomically, but a file damaged afterwards (a full disk
+    restored from backup, a bad copy) makes unpickling fail on every later load: each run
+    raises until the folder is deleted by hand. Here a failed load of a minigrad kernel
+    warns, deletes that kernel's index file (so the next save starts a fresh index and
+    overwrites the data file) and recompiles. If the index cannot be deleted, the error
+    names the folder to delete. Other packages' Numba functions keep Numba's behaviour.
+    """
+    from numba.core.caching import Cache
+
+    load = Cache.load_overload
+    if getattr(load, "recovers_minigrad_kernels", False):
+        return
+    package = __name__.split(".")[0]
+
+    def load_overload(cache, sig, target_context):
+        try:
+            return load(cache, sig, target_context)
+        except Exception as error:
+            if getattr(cache._py_func, "__module__", "").split(".")[0] != package:
+                raise
+            index = cache._cache_file._index_path
+            try:
+                if os.path.exists(index):
+                    os.remove(index)
+            except OSError:
+                raise RuntimeError(f"the Numba cache of {cache._name} is damaged ({error!r}) and cannot be "
+                                   f"repaired: delete the folder {cache.cache_path}") from error
+            warnings.warn(f"minigrad: recompiling {cache._py_func.__qualname__}: its Numba cache file in "
+                          f"{cache.cache_path} was damaged ({type(error).__name__}: {error})", RuntimeWarning)
+            return None
+
+    load_overload.recovers_minigrad_kernels = True
+    Cache.load_overload = load_overload
+
+
+_numba_prepared = False
+
+
+def prepare_numba():
+    """Cache folder and damaged-cache recovery, once per process (imports Numba)."""
+    global _numba_prepared
+    if not _numba_prepared:
+        _numba_prepared = True
+        configure_cache(os.path.dirname(os.path.abspath(__file__)))
+        recover_from_damaged_cache()
+
+
 def _gomp_loaded():
     """True if the system GNU OpenMP runtime is already mapped into this process (Linux)."""
     try:
@@ -85,33 +170,22 @@ _threads_configured = False
 def configure_threads():
     """Start Numba's thread pool with threads that sleep, not spin, when idle.
 
-    Why: numpy's OpenBLAS and Numba's pool both use every core. With Numba's
-    default OpenMP layer, idle workers busy-wait, and each pool then steals the
-    cores the other needs. Measured on the 2-core dev machine (median of 200,
-    float32, numba 0.68 omp layer, OpenBLAS 0.3.31 pthreads):
+    Why: numpy's OpenBLAS and Numba's pool both use every core. With Numba's default
+    OpenMP layer, idle workers busy-wait, and each pool then steals the cores the other
+    needs (measurements: benchmarks/README-kernels.md, "Threads"). So both pools keep
+    their full width and the OpenMP workers are passive; that costs ~0.045 ms per
+    parallel launch, hence the serial path below PARALLEL_MIN_SIZE.
 
-        setting                       128x128 matmul      numba parallel kernel   512x512 matmul
-                                      alone / after nb    alone / after matmul    alone
-        defaults (spinning omp)       0.021 / 1.6 ms      0.046 / 7.9 ms          1.07 ms
-        OMP_WAIT_POLICY=PASSIVE       0.021 / 0.022 ms    0.089 / 0.091 ms        1.06 ms
-        OPENBLAS_NUM_THREADS=1        0.036 / 0.037 ms    0.042 / 0.043 ms        2.08 ms
-        NUMBA_NUM_THREADS=1           0.023 / 0.024 ms    0.081 / 0.081 ms        1.07 ms
+    libgomp reads OMP_WAIT_POLICY once, when it is loaded, i.e. when Numba starts its
+    pool. So we set the variable, start the pool now, and restore the environment at
+    once: child processes and a later `import torch` (whose own bundled libgomp would
+    read it too) see the user's environment unchanged. A user's own OMP_WAIT_POLICY /
+    GOMP_SPINCOUNT is respected. If libgomp was loaded before us (by another library),
+    the setting cannot apply; then Numba runs single-threaded, which measured free of
+    interference.
 
-    Decision: keep both pools at full width and make the OpenMP workers passive.
-    That costs ~0.045 ms per parallel launch, so small inputs take serial code
-    paths (each kernel has a size threshold). numpy is already imported when this
-    runs, so OpenBLAS cannot be reconfigured by environment anyway.
-
-    libgomp reads OMP_WAIT_POLICY once, when it is loaded, i.e. when Numba starts
-    its pool. So we set the variable, start the pool now, and restore the
-    environment at once: child processes and a later `import torch` (whose own
-    bundled libgomp would read it too) see the user's environment unchanged.
-    A user's own OMP_WAIT_POLICY / GOMP_SPINCOUNT is respected. If libgomp was
-    loaded before us (by another library), the setting cannot apply; then
-    Numba runs single-threaded, which measured free of interference above.
-
-    Called on the first parallel launch, not at import: a process that forks
-    after starting GNU OpenMP cannot use it in the child (Numba aborts it), so
+    Called on the first parallel launch, not at import: a process that forks after
+    starting GNU OpenMP cannot use it in the child (Numba aborts it), so
     `import minigrad` then fork then compute keeps working.
     """
     global _threads_configured
@@ -134,6 +208,10 @@ def configure_threads():
         numba.set_num_threads(1)
 
 
+# ---------------------------------------------------------------------------------------
+# numpy's OpenBLAS threads
+
+
 def _find_openblas_threads():
     """(set_num_threads, get_num_threads) of numpy's bundled OpenBLAS via ctypes, or None.
 
@@ -141,8 +219,6 @@ def _find_openblas_threads():
     numpy/.dylibs/ on macOS) and the symbol names their builds use."""
     import ctypes
     import glob
-
-    import numpy as np
 
     here = os.path.dirname(np.__file__)
     paths = (glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
@@ -190,6 +266,13 @@ def single_threaded_openblas():
                 set_threads(_blas_saved)
 
 
+# ---------------------------------------------------------------------------------------
+# Two independent tasks on two threads
+
+# run_tasks gives each of two tasks its own thread and core when numpy's OpenBLAS thread
+# count can be set (False: one task after the other, each BLAS call on OpenBLAS's threads).
+use_two_threads = openblas_threads is not None
+
 _worker = None  # a one-thread pool for the second task of run_pair, made on first use
 _worker_pid = None
 
@@ -202,8 +285,8 @@ def run_pair(run, tasks):
     directions, a stack of matrix products): each call is too small to share between
     OpenBLAS's threads, which synchronise after every call. When another process holds a
     core, that synchronisation waits for the scheduler and a step can take 4-40x longer
-    (measured, kernels/lstm.py and kernels/batched_matmul.py); two independent halves just
-    finish later. numpy's matmul and the Numba kernels release the GIL.
+    (benchmarks/README-kernels.md); two independent halves just finish later. numpy's
+    matmul and the Numba kernels release the GIL.
     """
     global _worker, _worker_pid
     if _worker is None or _worker_pid != os.getpid():  # a forked child has no worker thread
@@ -220,6 +303,8 @@ def run_pair(run, tasks):
     return [first, second_result]
 
 
-# Runs once, when the first Numba kernel module imports this one, i.e. before any
-# @njit(cache=True) decorator is evaluated.
-configure_cache(os.path.dirname(os.path.abspath(__file__)))
+def run_tasks(run, tasks):
+    """[run(task) for task in tasks]; two tasks run at once (run_pair) when use_two_threads."""
+    if len(tasks) == 2 and use_two_threads:
+        return run_pair(run, tasks)
+    return [run(task) for task in tasks]

@@ -1,16 +1,14 @@
-"""Fused Adam update: one pass over param, grad and both moment buffers.
-
-The numpy twin (reference.adam_update) makes about ten passes over memory with
-temporaries; here each element is read once, updated in registers and written
-back. Same arithmetic as torch.optim.Adam (L2 weight decay added to the
-gradient, bias corrections from `step`, eps added after the bias-corrected
-square root), in the parameter's own dtype.
+"""Fused Adam update (contract: reference.adam_update): one pass over param, grad and both
+moment buffers, where the numpy twin makes about ten passes with temporaries. Same arithmetic
+as torch.optim.Adam, in the parameter's own dtype.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from ._runtime import PARALLEL_MIN_SIZE, chunk_count
+from . import _runtime
+
+_runtime.prepare_numba()  # before the first @njit(cache=True)
 
 
 @njit(cache=True)
@@ -34,13 +32,11 @@ def _adam_range(param, grad, exp_avg, exp_avg_sq, step_size, beta1, beta2, one_m
 
 @njit(cache=True, parallel=True)
 def _adam_parallel(param, grad, exp_avg, exp_avg_sq, step_size, beta1, beta2, one_minus_beta1,
-                   one_minus_beta2, eps, weight_decay, sqrt_bias_correction2, chunks):
-    """_adam_range over all elements, in `chunks` contiguous pieces on the thread pool."""
-    size = param.shape[0]
-    for c in prange(chunks):
+                   one_minus_beta2, eps, weight_decay, sqrt_bias_correction2, bounds):
+    """_adam_range over the chunks bounds[c]:bounds[c + 1] (_runtime.chunk_bounds) on the thread pool."""
+    for c in prange(bounds.shape[0] - 1):
         _adam_range(param, grad, exp_avg, exp_avg_sq, step_size, beta1, beta2, one_minus_beta1,
-                    one_minus_beta2, eps, weight_decay, sqrt_bias_correction2,
-                    c * size // chunks, (c + 1) * size // chunks)
+                    one_minus_beta2, eps, weight_decay, sqrt_bias_correction2, bounds[c], bounds[c + 1])
 
 
 def _flat_view(array, name, like):
@@ -73,7 +69,4 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, w
             scalar(lr / (1 - beta1 ** step)), scalar(beta1), scalar(beta2),
             scalar(1 - beta1), scalar(1 - beta2), scalar(eps), scalar(weight_decay),
             scalar(np.sqrt(1 - beta2 ** step)))
-    if flat_param.size >= PARALLEL_MIN_SIZE:
-        _adam_parallel(*args, chunk_count(flat_param.size))
-    else:
-        _adam_range(*args, 0, flat_param.size)
+    _runtime.launch(_adam_range, _adam_parallel, args, flat_param.size)

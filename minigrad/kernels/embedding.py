@@ -1,19 +1,16 @@
-"""Embedding backward as a scatter-add: each looked-up row adds its gradient to its table row.
-
-A one-hot matmul would touch num_embeddings x D per token; this touches D.
-
-Serial on purpose. Measured (32768 tokens x 128 into an 80,000-row float32 table,
-2-core dev machine): the scatter itself takes 1.5 ms serial and 1.8 ms split
-over 2 threads by table-row ranges (each thread must still scan every index,
-and the work is memory-latency bound), while zero-filling the fresh 41 MB
-output (page faults) takes ~6 ms either way. np.add.at takes 72 ms. A parallel
-variant would only add compile time.
+"""Embedding backward as a scatter-add (contract: reference.embedding_backward): each
+looked-up row adds its gradient to its table row. The numpy twin's np.add.at does the same
+with a slow per-element path. Serial on purpose: the work is memory-latency bound and a
+parallel split measured slower (benchmarks/README-kernels.md, "Embedding backward").
 """
 
 import numpy as np
 from numba import njit
 
+from . import _runtime
 from ._checks import check_embedding_indices
+
+_runtime.prepare_numba()  # before the first @njit(cache=True)
 
 
 @njit(cache=True)

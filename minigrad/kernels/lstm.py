@@ -1,45 +1,39 @@
-"""The LSTM recurrence over whole sequences: packed layout, forward and backward drivers.
-The step kernels (one fused call per time step) are in lstm_cell.py.
+"""The LSTM over whole sequences, arrays in and out (its Function is minigrad/ops/lstm.py).
 
-Arrays in, arrays out; the autograd Function that calls these lives in nn/lstm.py.
+Three pieces:
+- layout: `PackedLayout` says where each (sequence, time step) of a right-padded batch
+  sits in packed arrays, so that padded positions never enter the computation;
+- recurrence: `direction_forward` / `direction_backward` run one direction over the packed
+  rows, one GEMM and one step kernel (kernels.lstm_cell_forward / lstm_cell_backward) per step;
+- threads: `layer_forward` / `layer_backward` cut a layer into independent tasks (its two
+  directions, or two halves of the batch for one direction) and hand them to
+  `_runtime.run_tasks`, which runs two at once on two threads.
 
-Packed layout. A batch of right-padded sequences is sorted by length (longest first)
-and laid out step by step, like PyTorch's PackedSequence: step s holds the
-`batch_sizes[s]` sequences still running, so the rows of step s are
-`offsets[s] : offsets[s] + batch_sizes[s]` of every packed (N, .) array, N = sum of
-the lengths. The sequences still running at step s are always the first
-batch_sizes[s] of the sorted order, so the previous step's state for them is a
-contiguous prefix of the previous step's rows. For the reverse direction, step s of
-sequence b reads time step lengths[b] - 1 - s: the same layout, other time indices.
-Padded positions never enter the computation.
+Packed layout. The sequences are sorted by length (longest first) and laid out step by
+step, like PyTorch's PackedSequence: step s holds the `batch_sizes[s]` sequences still
+running, in rows `offsets[s] : offsets[s] + batch_sizes[s]` of every packed (N, .) array,
+N = sum of the lengths. The sequences still running at step s are the first
+batch_sizes[s] of the sorted order, so the previous step's state for them is a prefix of
+the previous step's rows. For the reverse direction, step s of sequence b reads time step
+lengths[b] - 1 - s: the same layout, other time indices.
 
-Per direction, with xh (N, I + H) the packed [x_t | h_{t-1}] rows and
+Recurrence, per direction, with xh (N, I + H) the packed [x_t | h_{t-1}] rows and
 weight = [weight_ih | weight_hh] (4H, I + H):
     for each step s:
-        gates[s] = xh[s] @ weight.T               one GEMM (BLAS)
-        c[s], h[s] = cell(gates[s] + bias, c[s-1])  one fused kernel call
+        gates[s] = xh[s] @ weight.T                       one GEMM (BLAS)
+        c[s], h[s] = cell(gates[s] + bias, c[s-1])        one step kernel
         xh[s+1][:, I:] = h[s]
-and backward runs the steps in reverse (one kernel call + one GEMM each, giving
-dL/dx_t and dL/dh_{t-1} together), then one GEMM over all steps for
+Backward runs the steps in reverse (one step kernel and one GEMM each, giving dL/dx_t and
+dL/dh_{t-1} together), then one GEMM over all steps for
 dL/d[weight_ih | weight_hh] = grad_gates.T @ xh.
-
-Speed notes (2-core dev machine, AVX-512, float32, batch 128, hidden 128):
-- Besides the cell kernel (lstm_cell.py), everything is BLAS: per direction 6 x 2*N*128*512 flops (26 GFLOP for
-  N = 32768), ~85% of the time. Measured (one thread, N = 32768, I = H = 128): a
-  128x(256x512) GEMM per step runs at the same ~120 GFLOPS as a 128x(128x512) one,
-  while the one big (N, 128) @ (128, 512) input projection reaches ~96 GFLOPS and
-  writes a 64 MB array that the steps read back. Projecting x inside the per-step
-  GEMM made forward 96 -> 88 ms and backward 169 -> 164 ms per direction, and
-  removed a gather of the previous states for dL/dweight_hh.
 """
 
 import numpy as np
 
-from . import _runtime
-from .lstm_cell import cell_backward, cell_forward
+from . import _runtime, lstm_cell_backward, lstm_cell_forward
 
 # ---------------------------------------------------------------------------------------
-# Packed layout
+# Layout
 
 
 class PackedLayout:
@@ -54,30 +48,29 @@ class PackedLayout:
     last (B,)          packed row of the final step of each sorted slot
     steps              list of (start, size, previous_start) per step, as Python ints
                        (previous_start None for step 0)
+    total              N, the number of packed rows
     """
 
     def __init__(self, lengths, reverse=False, members=None):
-        """lengths (B,) of the whole batch; members: the batch rows this layout covers
-        (default all). order, rows and every batch index above are indices into the batch."""
+        """lengths (B,) of the whole batch, each >= 1; members: the batch rows this layout
+        covers (default all). order, rows and every batch index above index the batch."""
         lengths = np.asarray(lengths, dtype=np.int64)
         members = np.arange(lengths.shape[0]) if members is None else np.asarray(members)
         batch = members.shape[0]
         self.order = members[np.argsort(-lengths[members], kind="stable")]
         self.lengths = lengths[self.order]
-        longest = int(self.lengths[0])
+        longest = int(self.lengths[0]) if batch else 0
         # batch_sizes[s] = number of sequences longer than s
         self.batch_sizes = batch - np.searchsorted(self.lengths[::-1], np.arange(longest), side="right")
-        self.offsets = np.concatenate(([0], np.cumsum(self.batch_sizes)[:-1]))
-        total = int(self.batch_sizes.sum())
+        self.offsets = np.cumsum(self.batch_sizes) - self.batch_sizes
+        self.total = int(self.batch_sizes.sum())
         step = np.repeat(np.arange(longest), self.batch_sizes)
-        slot = np.arange(total) - self.offsets[step]
+        slot = np.arange(self.total) - self.offsets[step]
         self.rows = self.order[slot]
         self.times = self.lengths[slot] - 1 - step if reverse else step
         self.last = self.offsets[self.lengths - 1] + np.arange(batch)
-        starts = self.offsets.tolist()
-        sizes = self.batch_sizes.tolist()
+        starts, sizes = self.offsets.tolist(), self.batch_sizes.tolist()
         self.steps = [(starts[s], sizes[s], starts[s - 1] if s else None) for s in range(longest)]
-        self.total = total
 
     def gather(self, array, batch_first):
         """Packed (N, F) copy of the valid positions of a (B, T, F) or (T, B, F) array."""
@@ -92,7 +85,7 @@ class PackedLayout:
 
 
 # ---------------------------------------------------------------------------------------
-# One direction over the whole packed batch
+# Recurrence: one direction over the packed rows
 
 
 def direction_forward(xh, weight, bias, c0, layout):
@@ -113,7 +106,7 @@ def direction_forward(xh, weight, bias, c0, layout):
         stop = start + size
         np.matmul(xh[start:stop], weight_t, out=gates[start:stop])
         c_prev = c0[:size] if previous is None else cell[previous:previous + size]
-        cell_forward(gates[start:stop], bias, c_prev, cell[start:stop], hidden[start:stop])
+        lstm_cell_forward(gates[start:stop], bias, c_prev, cell[start:stop], hidden[start:stop])
         if s + 1 < len(steps):  # the sequences still running start the next step from this h
             next_start, next_size, _ = steps[s + 1]
             xh[next_start:next_start + next_size, input_size:] = hidden[start:start + next_size]
@@ -128,8 +121,7 @@ def direction_backward(xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_
     (B, H): dL/dh_n, dL/dc_n in sorted order. Returns (grad_x_packed (N, I) or None,
     grad_weight (4H, I + H), grad_bias (4H,), grad_h0, grad_c0), the last two sorted.
     """
-    hidden_size = c0.shape[1]
-    input_size = xh.shape[1] - hidden_size
+    input_size = xh.shape[1] - c0.shape[1]
     grad_gates = np.empty_like(gates)
     grad_h = np.array(grad_h_last, copy=True)
     grad_c = np.array(grad_c_last, copy=True)
@@ -139,8 +131,8 @@ def direction_backward(xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_
     for start, size, previous in reversed(layout.steps):
         stop = start + size
         c_prev = c0[:size] if previous is None else cell[previous:previous + size]
-        cell_backward(gates[start:stop], c_prev, cell[start:stop], grad_hidden[start:stop],
-                      grad_h[:size], grad_c[:size], grad_gates[start:stop])
+        lstm_cell_backward(gates[start:stop], c_prev, cell[start:stop], grad_hidden[start:stop],
+                           grad_h[:size], grad_c[:size], grad_gates[start:stop])
         if need_grad_x:
             np.matmul(grad_gates[start:stop], weight, out=grad_xh[start:stop])
             grad_h[:size] = grad_xh[start:stop, input_size:]
@@ -153,7 +145,7 @@ def direction_backward(xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_
 
 
 # ---------------------------------------------------------------------------------------
-# A layer: one or two directions over a padded batch
+# A layer: its directions (or halves of the batch) as tasks on two threads
 
 
 class LayerState:
@@ -166,30 +158,30 @@ class LayerState:
 
 
 def _plan(lengths, directions):
-    """The independent pieces of a layer as (direction, PackedLayout): one per direction,
+    """The independent tasks of a layer as (direction, PackedLayout): one per direction,
     or, for one direction on two threads, the batch dealt out in two halves (alternate
     sequences in length order, so that both halves get the same amount of work)."""
-    if directions == 2 or not parallel_directions or len(lengths) < 2:
+    if directions == 2 or not _runtime.use_two_threads or len(lengths) < 2:
         return [(d, PackedLayout(lengths, reverse=(d == 1))) for d in range(directions)]
     by_length = np.argsort(-lengths, kind="stable")
     return [(0, PackedLayout(lengths, members=by_length[half::2])) for half in (0, 1)]
 
 
-def layer_forward(x, weights, h0, c0, lengths, batch_first):
+def layer_forward(x, directions, h0, c0, lengths, batch_first):
     """One LSTM layer, one or two directions, over a right-padded batch.
 
-    x (B, T, I) if batch_first else (T, B, I); weights: per direction (weight_ih (4H, I),
-    weight_hh (4H, H), bias (4H,) = bias_ih + bias_hh); h0, c0 (D, B, H), D = len(weights);
-    lengths (B,) int64 in [1, T]. The second direction, if any, runs in reverse within
-    each sequence's length.
+    x (B, T, I) if batch_first else (T, B, I); directions: per direction (forward first)
+    (weight_ih (4H, I), weight_hh (4H, H), bias (4H,) = bias_ih + bias_hh); h0, c0
+    (D, B, H), D = len(directions); lengths (B,) int64 in [1, T]. The second direction
+    runs in reverse within each sequence's length.
     Returns output (B, T, D*H) or (T, B, D*H) with zeros at padded positions, h_n and c_n
     (D, B, H) (states at each sequence's last step), and a LayerState for layer_backward.
     """
-    input_size, hidden_size = x.shape[2], weights[0][1].shape[1]
-    tasks = _plan(lengths, len(weights))
-    concatenated = [(np.concatenate([weight_ih, weight_hh], axis=1), bias) for weight_ih, weight_hh, bias in weights]
+    input_size, hidden_size = x.shape[2], h0.shape[2]
+    tasks = _plan(lengths, len(directions))
+    concatenated = [(np.concatenate([weight_ih, weight_hh], axis=1), bias) for weight_ih, weight_hh, bias in directions]
     state = LayerState(x.shape, tasks, concatenated, c0, batch_first)
-    output = np.zeros(x.shape[:2] + (len(weights) * hidden_size,), dtype=x.dtype)
+    output = np.zeros(x.shape[:2] + (len(directions) * hidden_size,), dtype=x.dtype)
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
 
     def run(task):
@@ -204,7 +196,7 @@ def layer_forward(x, weights, h0, c0, lengths, batch_first):
         c_n[d][layout.order] = cell[layout.last]
         return xh, gates, cell
 
-    state.saved = _run_tasks(run, tasks)
+    state.saved = _runtime.run_tasks(run, tasks)
     return output, h_n, c_n, state
 
 
@@ -233,7 +225,7 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
             layout.scatter(grad_x_packed, grad_xs[d], state.batch_first)
         return grad_weight, grad_bias
 
-    results = _run_tasks(run, list(zip(state.tasks, state.saved)))
+    results = _runtime.run_tasks(run, list(zip(state.tasks, state.saved)))
     grad_weights = []
     for d in range(directions):  # sum the halves of a direction split over two threads
         shares = [result for (direction, _), result in zip(state.tasks, results) if direction == d]
@@ -247,30 +239,3 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
         for other in grad_xs[1:]:
             grad_x += other
     return grad_x, grad_h0, grad_c0, grad_weights
-
-
-# ---------------------------------------------------------------------------------------
-# Two threads
-
-# Run the two directions of a bidirectional layer (or two halves of the batch of a
-# one-directional one) on two threads, each with single-threaded BLAS, when numpy's
-# OpenBLAS thread count can be set; otherwise one after the other (each BLAS call then
-# uses OpenBLAS's own threads).
-parallel_directions = _runtime.openblas_threads is not None
-
-def _run_tasks(run, tasks):
-    """[run(task) for task in tasks]; two tasks run concurrently when possible.
-
-    Why threads: per step, a direction does one small GEMM and one cell kernel, too
-    little to split well over OpenBLAS's threads (and the kernel is serial), while the
-    two directions (or two halves of the batch) are independent: each gets a core. The
-    cell kernels release the GIL (nogil), and so do numpy's matmul and copies. Measured
-    on the 2-core machine (bidirectional, batch 128, length 256, 128 -> 128, forward +
-    backward, median of 6): 283 ms on two threads with one OpenBLAS thread each, 332 ms
-    one direction after the other with two OpenBLAS threads. With other processes busy
-    on the machine, the second setting degraded far more (OpenBLAS's threads wait for
-    each other: 2.7-41 s per step against 1.1-2.3 s).
-    """
-    if len(tasks) == 1 or not parallel_directions:
-        return [run(task) for task in tasks]
-    return _runtime.run_pair(run, tasks)

@@ -1,0 +1,77 @@
+"""The one way benchmarks here time frameworks side by side: each configuration in its own
+subprocess (so no two frameworks' thread pools share a process), all alive at once and
+driven step by step, so that timed steps alternate between them and a change in machine
+load hits all alike.
+
+Parent:   worker = Worker([sys.executable, script, "--worker", ...]); worker.info (its ready
+          message); worker.ask(request) -> answer; worker.close()
+Child:    serve(ready, handle): print `ready`, then answer each request with handle(request)
+
+Requests and answers are JSON objects, one per line on the child's stdin and stdout.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+class Worker:
+    """A benchmark worker in a subprocess (see serve), driven by requests."""
+
+    def __init__(self, command, environment=None):
+        self.command = command
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        env={**os.environ, **(environment or {})})
+        self.info = self._answer()
+
+    def ask(self, request):
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def _answer(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"benchmark worker {' '.join(map(str, self.command))} exited with code "
+                               f"{self.process.wait()} (its error is printed above)")
+        return json.loads(line)
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait()
+
+
+def serve(ready, handle):
+    """Child side: print the ready message (a dict), then one answer per request line.
+
+    Anything else the worker prints goes to stderr, so stdout carries only the protocol."""
+    protocol, sys.stdout = sys.stdout, sys.stderr
+    print(json.dumps(ready), file=protocol, flush=True)
+    for line in sys.stdin:
+        print(json.dumps(handle(json.loads(line))), file=protocol, flush=True)
+
+
+def timed(step):
+    """Seconds one call of step() takes (the answer a worker gives to a timing request)."""
+    start = time.perf_counter()
+    step()
+    return time.perf_counter() - start
+
+
+def interleaved_times(requests, warmup, repeats, progress=None):
+    """{name: [seconds]} for requests {name: (worker, request)} whose answers hold "seconds":
+    warmup untimed answers each, then `repeats` rounds of one answer from each, in turn;
+    progress({name: seconds}) after each round, if given."""
+    for worker, request in requests.values():
+        for _ in range(warmup):
+            worker.ask(request)
+    times = {name: [] for name in requests}
+    for _ in range(repeats):
+        for name, (worker, request) in requests.items():
+            times[name].append(worker.ask(request)["seconds"])
+        if progress:
+            progress({name: seconds[-1] for name, seconds in times.items()})
+    return times

@@ -1,0 +1,248 @@
+"""minigrad/kernels/_runtime.py and the backend switch: launches and chunks, two threads,
+Numba's thread pool, and its on-disk cache (read-only installs, damaged files). Whatever
+concerns process start-up runs in a fresh interpreter."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+import pytest
+
+import minigrad.kernels as kernels
+from minigrad.kernels import _runtime
+
+
+# ============================================================ launches and chunks (in process)
+
+@pytest.mark.parametrize("rows", [1, 5, 16, 17, 1000, 100_003])
+def test_chunk_bounds_cover_every_row_once(rows):
+    bounds = _runtime.chunk_bounds(rows)
+    assert bounds.dtype == np.int64 and bounds[0] == 0 and bounds[-1] == rows
+    sizes = np.diff(bounds)
+    assert (sizes >= 1).all() and sizes.max() - sizes.min() <= 1  # no empty chunk, balanced
+    assert _runtime.chunk_count(rows) == len(sizes)
+
+
+def test_launch_runs_serial_below_the_threshold_and_chunks_above():
+    calls = []
+    serial = lambda label, start, stop: calls.append(("serial", label, start, stop))  # noqa: E731
+    parallel = lambda label, bounds: calls.append(("parallel", label, bounds.tolist()))  # noqa: E731
+    _runtime.launch(serial, parallel, ("a",), 10)
+    _runtime.launch(serial, parallel, ("b",), 10, size=_runtime.PARALLEL_MIN_SIZE - 1)
+    _runtime.launch(serial, parallel, ("c",), 10, size=_runtime.PARALLEL_MIN_SIZE)
+    assert calls[:2] == [("serial", "a", 0, 10), ("serial", "b", 0, 10)]
+    assert calls[2][:2] == ("parallel", "c") and calls[2][2] == _runtime.chunk_bounds(10).tolist()
+
+
+def test_run_tasks_gives_results_in_order_and_restores_openblas(monkeypatch):
+    for two_threads in (False, True):
+        monkeypatch.setattr(_runtime, "use_two_threads", two_threads and _runtime.openblas_threads is not None)
+        before = _runtime.openblas_threads[1]() if _runtime.openblas_threads else None
+        assert _runtime.run_tasks(lambda n: np.ones((n, n)) @ np.ones((n, n)), [3, 5])[1][0, 0] == 5
+        assert _runtime.run_tasks(lambda n: n * 2, [4]) == [8]
+        with pytest.raises(ZeroDivisionError):
+            _runtime.run_tasks(lambda n: 1 // n, [0, 1])
+        if before is not None:
+            assert _runtime.openblas_threads[1]() == before
+
+
+# ============================================================ backend switch, threads, cache (subprocesses)
+
+KERNELS_DIR = os.path.dirname(kernels.__file__)
+REPO_ROOT = os.path.dirname(os.path.dirname(KERNELS_DIR))
+
+
+def run_python(code, env=None, cwd=None):
+    """Run code in a fresh interpreter; return its last stdout line as JSON."""
+    full_env = {key: value for key, value in os.environ.items()
+                if key not in ("MINIGRAD_KERNELS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_CACHE_DIR")}
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd or REPO_ROOT, os.environ.get("PYTHONPATH")]))
+    full_env.update(env or {})
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, cwd=cwd or REPO_ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_minigrad_kernels_numpy_selects_the_twins():
+    report = run_python("""
+        import json, sys
+        import minigrad.kernels as k
+        import numpy as np
+        import minigrad as mg
+        from minigrad import nn
+        embedding, lstm = nn.Embedding(10, 3), nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+        output, _ = lstm(embedding(np.array([[1, 2, 3], [4, 5, 0]])), [3, 2])
+        output.sum().backward()
+        print(json.dumps({"backend": k.BACKEND,
+                          "twins": all(getattr(k, n) is getattr(k.reference, n) for n in k.KERNELS),
+                          "numba_kernels_loaded": "minigrad.kernels.softmax" in sys.modules,
+                          "numba_imported": "numba" in sys.modules}))
+    """, env={"MINIGRAD_KERNELS": "numpy"})
+    assert report == {"backend": "numpy", "twins": True, "numba_kernels_loaded": False, "numba_imported": False}
+
+
+def test_unknown_backend_is_an_error():
+    result = subprocess.run([sys.executable, "-c", "import minigrad.kernels"], cwd=REPO_ROOT, capture_output=True,
+                            text=True, env=dict(os.environ, MINIGRAD_KERNELS="cuda", PYTHONPATH=REPO_ROOT))
+    assert result.returncode != 0
+    assert "MINIGRAD_KERNELS must be 'numba' or 'numpy', got 'cuda'" in result.stderr
+
+
+def test_thread_pool_starts_on_first_parallel_kernel_and_leaves_environment_alone():
+    report = run_python("""
+        import json, os
+        import numpy as np
+        import numba
+        from numba.np.ufunc import parallel
+        import minigrad.kernels as k
+        started_at_import = parallel._is_initialized
+        k.softmax_forward(np.zeros((1024, 128), np.float32))  # above PARALLEL_MIN_SIZE
+        print(json.dumps({"at_import": started_at_import, "after_kernel": parallel._is_initialized,
+                          "env_left": "OMP_WAIT_POLICY" in os.environ,
+                          "threads": numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS}))
+    """)
+    assert report == {"at_import": False, "after_kernel": True, "env_left": False, "threads": True}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_after_import_can_run_parallel_kernels():
+    """GNU OpenMP cannot be used in a child forked after it started; the pool starts lazily."""
+    report = run_python("""
+        import json, os
+        import numpy as np
+        import minigrad.kernels as k
+        x = np.zeros((1024, 128), np.float32)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if k.softmax_forward(x)[0, 0] == np.float32(1 / 128) else 3)
+        print(json.dumps({"child_status": os.waitpid(pid, 0)[1]}))
+    """)
+    assert report == {"child_status": 0}
+
+
+def make_read_only(folder):
+    """Make folder read-only for this process, even as root (for whom modes do not count:
+    then the immutable attribute is used). Returns an undo function."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        os.chmod(folder, 0o555)
+        return lambda: os.chmod(folder, 0o755)
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", folder], capture_output=True).returncode != 0:
+        pytest.skip("running as root on a file system without chattr +i: cannot make a folder read-only")
+    return lambda: subprocess.run([chattr, "-i", folder], check=True)
+
+
+CACHE_PROBE = """
+    import json, sys
+    import numpy as np
+    import kernels_copy as k
+    from kernels_copy import embedding
+    grad = k.embedding_backward(np.array([[0, 2, 2]]), np.ones((1, 3, 4), np.float32), 3)
+    assert grad[2, 0] == 2.0 and grad[1, 0] == 0.0
+    stats = embedding._scatter_add.stats
+    print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
+"""
+
+
+def test_cache_works_from_a_read_only_install():
+    """Installed read-only, kernels cache per user: in ~/.cache/numba (Numba's own fallback),
+    or, when that is not writable either, in a per-user folder under the temp dir."""
+    root = tempfile.mkdtemp(prefix="minigrad-ro-")
+    undo = []
+    try:
+        site = os.path.join(root, "site")
+        package = os.path.join(site, "kernels_copy")
+        shutil.copytree(KERNELS_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+        home, tmp, locked_home = (os.path.join(root, name) for name in ("home", "tmp", "locked-home"))
+        for folder in (home, tmp, locked_home):
+            os.makedirs(folder)
+        undo += [make_read_only(package), make_read_only(locked_home)]
+
+        env = {"HOME": home, "XDG_CACHE_HOME": os.path.join(home, ".cache"), "TMPDIR": tmp}
+        first = run_python(CACHE_PROBE, env=env, cwd=site)
+        second = run_python(CACHE_PROBE, env=env, cwd=site)
+        assert first["misses"] == 1 and second == {"hits": 1, "misses": 0}
+        assert os.listdir(os.path.join(home, ".cache", "numba"))
+        assert not os.path.exists(os.path.join(package, "__pycache__"))
+
+        env = {"HOME": locked_home, "XDG_CACHE_HOME": locked_home, "TMPDIR": tmp}
+        first = run_python(CACHE_PROBE, env=env, cwd=site)
+        second = run_python(CACHE_PROBE, env=env, cwd=site)
+        assert first["misses"] == 1 and second == {"hits": 1, "misses": 0}
+        assert [name for name in os.listdir(tmp) if name.startswith("minigrad-numba-cache-")]
+        assert not os.listdir(locked_home)
+    finally:
+        for restore in undo:
+            restore()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def numba_cache_files(cache_dir, kernel):
+    """(index file, data files) of one kernel in a NUMBA_CACHE_DIR."""
+    index = glob.glob(os.path.join(cache_dir, "**", f"{kernel}-*.nbi"), recursive=True)
+    data = glob.glob(os.path.join(cache_dir, "**", f"{kernel}-*.nbc"), recursive=True)
+    assert len(index) == 1 and data, (index, data)
+    return index[0], data
+
+
+DAMAGED_CACHE_PROBE = """
+    import json, warnings
+    import numpy as np
+    from minigrad.kernels import embedding
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grad = embedding.embedding_backward(np.array([[0, 2, 2]]), np.ones((1, 3, 4), np.float32), 3)
+    stats = embedding._scatter_add.stats
+    print(json.dumps({"right": bool(grad[2, 0] == 2.0 and grad[1, 0] == 0.0),
+                      "hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values()),
+                      "warnings": [str(w.message) for w in caught if "Numba cache" in str(w.message)]}))
+"""
+
+
+@pytest.mark.parametrize("damaged, damage", [("data", "truncated"), ("data", "empty"), ("index", "junk")])
+def test_a_damaged_cache_file_is_recompiled_and_repaired(damaged, damage, tmp_path):
+    """Before: every later run raised (pickle's "data was truncated", EOFError ...) until the
+    cache folder was deleted by hand. Now: one warning naming the folder, a recompile, and the
+    run after that loads the repaired cache."""
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    first = run_python(DAMAGED_CACHE_PROBE, env=env)
+    assert first == {"right": True, "hits": 0, "misses": 1, "warnings": []}
+    index, data = numba_cache_files(tmp_path, "embedding._scatter_add")
+    path = data[0] if damaged == "data" else index
+    content = open(path, "rb").read()
+    with open(path, "wb") as file:
+        file.write({"truncated": content[:len(content) // 3], "junk": bytes(range(256)) * 4, "empty": b""}[damage])
+
+    recovered = run_python(DAMAGED_CACHE_PROBE, env=env)
+    assert recovered["right"] and recovered["misses"] == 1 and len(recovered["warnings"]) == 1
+    assert "_scatter_add" in recovered["warnings"][0] and os.path.dirname(path) in recovered["warnings"][0]
+    assert run_python(DAMAGED_CACHE_PROBE, env=env) == {"right": True, "hits": 1, "misses": 0, "warnings": []}
+
+
+def test_a_damaged_cache_that_cannot_be_repaired_names_the_folder_to_delete(tmp_path):
+    # Numba skips a cache folder it cannot write to, so the folder stays writable here and the
+    # probe is refused the deletion of the damaged kernel's index (as a file system may refuse it)
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    run_python(DAMAGED_CACHE_PROBE, env=env)
+    index, data = numba_cache_files(tmp_path, "embedding._scatter_add")
+    with open(data[0], "wb") as file:
+        file.write(b"not a pickle")
+    refuse_removal = """
+        import errno, os
+        def remove(path):
+            raise PermissionError(errno.EPERM, "Operation not permitted", path)
+        os.remove = remove
+    """
+    full_env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=REPO_ROOT)
+    full_env.pop("MINIGRAD_KERNELS", None)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(refuse_removal) + textwrap.dedent(DAMAGED_CACHE_PROBE)],
+                            cwd=REPO_ROOT, env=full_env, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "RuntimeError" in result.stderr and f"delete the folder {os.path.dirname(index)}" in result.stderr
