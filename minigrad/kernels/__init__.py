@@ -27,7 +27,6 @@ KERNELS = (
     "cross_entropy_forward", "cross_entropy_backward",
     "adam_update", "embedding_backward", "lstm_cell_forward", "lstm_cell_backward",
     "layer_norm_forward", "layer_norm_backward", "gelu_forward", "gelu_backward",
-    "attention_forward", "attention_backward",
 )
 
 BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
