@@ -224,6 +224,9 @@ class TransformerBlock(Module):
         return self.attention_dropout(self.attention(x, **padding))
 
     def forward(self, x, lengths=None, key_padding_mask=None, cache=None):
+        if not isinstance(x, mg.Tensor) or x.ndim != 3 or x.shape[-1] != self.model_dim:
+            raise ValueError(f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); "
+                             f"got {getattr(x, 'shape', type(x).__name__)}")
         if self.norm_first:
             x = x + self._attend(self.attention_norm(x), lengths, key_padding_mask, cache)
             return x + self.feed_forward(self.feed_forward_norm(x))
