@@ -97,11 +97,12 @@ class TrainingSession:
         """The loss curve, accuracy, the four matrices with the last step's gradients and
         updates, and the attention weights of the fixed sentence, as plain data."""
         vectors, x, labels = task_data()
-        with mg.no_grad():
+        with mg.no_grad(), np.errstate(over="ignore", invalid="ignore"):  # after divergence: NaN, reported
             logits = self.model(mg.tensor(x))
             loss_now = mg.cross_entropy(logits, mg.tensor(labels)).item()
         accuracy = float((logits.numpy().argmax(axis=1) == labels).mean())
-        weights = task.attention_of(self.model, vectors, task.FIXED_SENTENCE)  # (5, 5), row = the word asking
+        with np.errstate(over="ignore", invalid="ignore"):
+            weights = task.attention_of(self.model, vectors, task.FIXED_SENTENCE)  # (5, 5), row = the word asking
         last = self.last_step
         matrices = {}
         for name in MATRICES:

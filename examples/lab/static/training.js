@@ -62,7 +62,7 @@
           cell.append(Lab.el("div", {class: "status", text: "press “One step”"}));
         } else {
           const scale = Lab.largest(m[kind]);
-          cell.append(Lab.heat(m[kind], {cell: 17, scale}),
+          cell.append(Lab.heat(m[kind], {cell: 24, scale}),
                       Lab.el("div", {class: "range", text: `largest |entry| ${Lab.fmt(scale, 4)}`}));
         }
         return cell;
