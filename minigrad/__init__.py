@@ -21,9 +21,10 @@ from .dtypes import bool_ as bool, float32, float64, get_default_dtype, int32, i
 from .errors import DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, save
-from .ops import (abs, argmax, argmin, cat, cross_entropy, dropout, exp, expand, flatten, flip, gather, log,
+from .ops import (abs, argmax, argmin, cat, dropout, exp, expand, flatten, flip, gather, log,
                   log_softmax, masked_fill, masked_softmax, matmul, max, mean, min, permute, relu, reshape,
                   sigmoid, softmax, sqrt, squeeze, stack, sum, tanh, transpose, unsqueeze, var, where)
+from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
 from .random import manual_seed
 from .tensor import Function, Parameter, Tensor
 

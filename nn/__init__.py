@@ -1,11 +1,22 @@
-"""minigrad.nn: modules, layers and initialisers. `import nn` and `from minigrad import nn` are
-the same package."""
+"""minigrad.nn: modules, layers, losses and initialisers. `import nn`, `from minigrad import nn`
+and `import minigrad.nn` are the same package, and `import minigrad.nn.functional as F` is
+nn.functional (see the end of this file)."""
+
+import sys as _sys
 
 from . import functional, init, utils
 from .attention import *  # noqa: F401,F403
+from .containers import *  # noqa: F401,F403
 from .embedding import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
 from .lstm import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
-from .module import Module, ModuleList, Parameter, Sequential
+from .module import Module, Parameter
+
+# This package lives at the top level as `nn`. Registering its modules under `minigrad.nn.*` too
+# makes `import minigrad.nn.functional` find these objects instead of loading second copies.
+for _name, _module in list(_sys.modules.items()):
+    if _name == __name__ or _name.startswith(__name__ + "."):
+        _sys.modules.setdefault("minigrad." + _name, _module)

@@ -1,14 +1,126 @@
-"""The functional names a PyTorch user reaches for as `F.<name>` (import nn.functional as F).
+"""torch.nn.functional's names: `import minigrad.nn.functional as F` (or `from nn import functional as F`).
 
-Each is the one implementation that already exists: engine ops from minigrad, and the
-functions behind nn.Linear and nn.Embedding.
+Each name is the one implementation that exists: engine ops (minigrad.ops: activations,
+softmax, dropout, losses, padding, layer_norm) and the functions behind nn.Linear and
+nn.Embedding. What this file adds is torch's spelling where the engine's differs (inplace=,
+dtype=, the implicit softmax dim) and two short compositions, one_hot and normalize.
 """
 
-from minigrad.ops import (cross_entropy, dropout, log_softmax, masked_softmax, relu, sigmoid, softmax,
-                          tanh)
+import warnings
+
+import numpy as np
+
+from minigrad.errors import DTypeError
+from minigrad.ops import dropout as _dropout
+from minigrad.ops import log_softmax as _log_softmax
+from minigrad.ops import masked_softmax, sigmoid, tanh, where
+from minigrad.ops import relu as _relu
+from minigrad.ops import softmax as _softmax
+from minigrad.ops.activations import elu as _elu
+from minigrad.ops.activations import gelu, softplus
+from minigrad.ops.activations import leaky_relu as _leaky_relu
+from minigrad.ops.activations import silu as _silu
+from minigrad.ops.args import integer_array
+from minigrad.ops.inplace import apply_inplace
+from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
+                               l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from minigrad.ops.normalization import layer_norm
+from minigrad.ops.pad import pad
+from minigrad.tensor import Tensor
 
 from .embedding import embedding
 from .linear import linear
 
-__all__ = ["linear", "embedding", "dropout", "softmax", "log_softmax", "cross_entropy", "relu", "tanh",
-           "sigmoid", "masked_softmax"]
+
+def _maybe_in_place(op, name, input, inplace, **settings):
+    """op(input), or with inplace=True written into input (torch's `inplace=`; see ops/inplace.py)."""
+    if inplace:
+        return apply_inplace(input, name, lambda x: op(x, **settings))
+    return op(input, **settings)
+
+
+# -- activations ------------------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    return _maybe_in_place(_relu, "relu_", input, inplace)
+
+
+def silu(input, inplace=False):
+    return _maybe_in_place(_silu, "silu_", input, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _maybe_in_place(_leaky_relu, "leaky_relu_", input, inplace, negative_slope=negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _maybe_in_place(_elu, "elu_", input, inplace, alpha=alpha)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p); the identity when not
+    training (then nothing is written, even with inplace=True)."""
+    if not training or p == 0:
+        return _dropout(input, p, training)
+    return _maybe_in_place(_dropout, "dropout_", input, inplace, p=p, training=training)
+
+
+# -- softmax family -----------------------------------------------------------------------------
+
+def _implicit_dim(name, ndim):
+    """torch's legacy choice when dim is not given (0 for 0-, 1- and 3-dim inputs, else 1), with its warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+                  f"dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, dtype=None):
+    """softmax along dim; dtype= casts the input first (as torch's)."""
+    input = input if dtype is None else input.to(dtype)
+    return _softmax(input, _implicit_dim("softmax", input.ndim) if dim is None else dim)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    """log softmax along dim; dtype= casts the input first (as torch's)."""
+    input = input if dtype is None else input.to(dtype)
+    return _log_softmax(input, _implicit_dim("log_softmax", input.ndim) if dim is None else dim)
+
+
+# -- small compositions -------------------------------------------------------------------------
+
+def one_hot(tensor, num_classes=-1):
+    """Class ids (...) of an integer dtype -> int64 (..., num_classes), 1 at each id and 0 elsewhere.
+    num_classes=-1 takes the largest id + 1."""
+    ids = integer_array(tensor, "one_hot", "tensor")
+    if num_classes == -1:
+        if ids.size == 0:
+            raise ValueError("one_hot: cannot infer the number of classes from an empty tensor; pass num_classes")
+        num_classes = int(ids.max()) + 1
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"one_hot: class values must be non-negative; got {ids.min()}")
+    if ids.size and ids.max() >= num_classes:
+        raise ValueError(f"one_hot: class values must be smaller than num_classes={num_classes}; got {ids.max()}")
+    return Tensor._wrap((ids[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p, eps), the p-norm taken along dim (rows of length 1 by default).
+
+    The floor is put on sum |x|^p (at eps^p), before the root: at a zero vector the root's
+    gradient would be infinite, and 0 * inf is nan; this way the output there is 0 and its
+    gradient input / eps's, as torch's."""
+    if not isinstance(input, Tensor) or input.dtype.kind != "f":
+        raise DTypeError(f"normalize: expected a float32 or float64 tensor; got {getattr(input, 'dtype', type(input).__name__)}")
+    if p == float("inf"):
+        norm = input.abs().max(dim, keepdim=True).values
+        return input / where(norm.data > eps, norm, float(eps))
+    powered = input * input if p == 2 else input.abs() ** p
+    total = powered.sum(dim, keepdim=True)
+    floor = max(float(eps) ** p, float(np.finfo(input.dtype).tiny))  # eps^p may underflow in float32
+    return input / where(total.data > floor, total, floor) ** (1 / p)
+
+
+__all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
+           "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm",
+           "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+           "l1_loss", "smooth_l1_loss", "huber_loss"]

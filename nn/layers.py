@@ -1,7 +1,9 @@
-"""Small layers without weights: Dropout and the activations, as modules for Sequential."""
+"""Small layers without weights: Dropout, the activations, softmax and reshaping, as modules for
+Sequential. Each is the function of the same name in nn.functional, with its settings kept."""
 
-import minigrad as mg
+import numpy as np
 
+from . import functional as F
 from .module import Module
 
 
@@ -9,39 +11,163 @@ class Dropout(Module):
     """Zero each element with probability p and scale the rest by 1/(1-p) while training;
     the identity after eval()."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0 <= p < 1:
             raise ValueError(f"Dropout: p must be in [0, 1); got {p}")
-        self.p = float(p)
+        self.p, self.inplace = float(p), bool(inplace)
 
     def forward(self, x):
-        return mg.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
-class Tanh(Module):
+class _Activation(Module):
+    """An elementwise function of F whose settings (the attributes named in `settings`) are fixed
+    at construction and shown in repr."""
+
+    function = None  # the F function, called as function(x, **settings)
+    settings = ()
+
     def forward(self, x):
-        return mg.tanh(x)
+        return type(self).function(x, **{name: getattr(self, name) for name in self.settings})
+
+    def extra_repr(self):
+        return ", ".join(f"{name}={getattr(self, name)!r}" for name in self.settings
+                         if not (name == "inplace" and not self.inplace))
 
 
-class ReLU(Module):
-    def forward(self, x):
-        return mg.relu(x)
+class Tanh(_Activation):
+    function = staticmethod(F.tanh)
 
 
-class Sigmoid(Module):
-    def forward(self, x):
-        return mg.sigmoid(x)
+class Sigmoid(_Activation):
+    function = staticmethod(F.sigmoid)
+
+
+class ReLU(_Activation):
+    """max(x, 0)."""
+    function, settings = staticmethod(F.relu), ("inplace",)
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = bool(inplace)
+
+
+class GELU(_Activation):
+    """x * Phi(x), Phi the standard normal CDF; approximate="tanh" for GPT-2's tanh form."""
+    function, settings = staticmethod(F.gelu), ("approximate",)
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh'; got {approximate!r}")
+        self.approximate = approximate
+
+
+class SiLU(_Activation):
+    """x * sigmoid(x) (swish)."""
+    function, settings = staticmethod(F.silu), ("inplace",)
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = bool(inplace)
+
+
+class LeakyReLU(_Activation):
+    """x where x > 0, negative_slope * x elsewhere."""
+    function, settings = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
+
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope, self.inplace = float(negative_slope), bool(inplace)
+
+
+class ELU(_Activation):
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+    function, settings = staticmethod(F.elu), ("alpha", "inplace")
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = float(alpha), bool(inplace)
+
+
+class Softplus(_Activation):
+    """log(1 + exp(beta x)) / beta, and x where beta x > threshold."""
+    function, settings = staticmethod(F.softplus), ("beta", "threshold")
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = float(beta), float(threshold)
+
+
+class Softmax(_Activation):
+    """softmax along `dim` (torch's implicit choice, with its warning, when dim is None)."""
+    function, settings = staticmethod(F.softmax), ("dim",)
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+
+class LogSoftmax(_Activation):
+    """log softmax along `dim`."""
+    function, settings = staticmethod(F.log_softmax), ("dim",)
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
 
 
 class Identity(Module):
-    """Returns its input unchanged (a placeholder where a layer is optional)."""
+    """Returns its input unchanged (a placeholder where a layer is optional); takes and ignores
+    any constructor arguments, as torch's."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
 
     def forward(self, x):
         return x
 
 
-__all__ = ["Dropout", "Tanh", "ReLU", "Sigmoid", "Identity"]
+class Flatten(Module):
+    """Merge dims start_dim..end_dim into one: (N, C, H, W) -> (N, C*H*W) with the defaults."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = int(start_dim), int(end_dim)
+
+    def forward(self, x):
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim `dim` into unflattened_size: Unflatten(1, (2, 5)) maps (N, 10) -> (N, 2, 5).
+    One size may be -1 (inferred)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = int(dim), tuple(int(size) for size in unflattened_size)
+
+    def forward(self, x):
+        if not -x.ndim <= self.dim < x.ndim:
+            raise IndexError(f"Unflatten: dim {self.dim} is out of range for an input of shape {x.shape}")
+        dim, sizes = self.dim % x.ndim, self.unflattened_size
+        known = int(np.prod([size for size in sizes if size != -1]))
+        inferred = sizes.count(-1)
+        if inferred > 1 or (known != x.shape[dim] if not inferred else known == 0 or x.shape[dim] % known):
+            raise ValueError(f"Unflatten: sizes {sizes} do not multiply to the size {x.shape[dim]} of dim {self.dim} "
+                             f"of the input of shape {x.shape}")
+        return x.reshape(x.shape[:dim] + sizes + x.shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+__all__ = ["Dropout", "Tanh", "ReLU", "Sigmoid", "Identity", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
+           "Softmax", "LogSoftmax", "Flatten", "Unflatten"]

@@ -25,7 +25,7 @@ def linear(x, weight, bias=None):
     if x.dtype != weight.dtype:
         raise TypeError(f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}")
     leading = x.shape[:-1]
-    rows = x if x.ndim == 2 else x.reshape(-1, in_features)
+    rows = x if x.ndim == 2 else x.reshape(int(np.prod(leading)), in_features)  # not -1: in_features may be 0
     y = rows @ weight.T
     if bias is not None:
         y = y + bias

@@ -1,143 +1,355 @@
-"""Module and Parameter: how layers hold their weights and find each other.
+"""Module: how layers hold their weights, buffers and children, and find each other.
 
 Assigning a Parameter or a Module to an attribute registers it (as in PyTorch), so
-`named_parameters()` and `state_dict()` find every weight by its dotted name.
+`named_parameters()` and `state_dict()` find every weight by its dotted name. A buffer
+(`register_buffer`) is state that is not a weight: it is listed by `buffers()`, follows the
+module through `to(dtype)`, and is saved in `state_dict()` unless registered with
+persistent=False. Forward hooks (`register_forward_pre_hook`, `register_forward_hook`) run
+around every call and return a handle whose `remove()` takes them away.
 """
 
-from collections import OrderedDict
+import itertools
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-import minigrad as mg
-from minigrad import autograd
-from minigrad.tensor import Parameter
+from minigrad import autograd, dtypes
+from minigrad.errors import DTypeError
+from minigrad.tensor import Parameter, Tensor
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class RemovableHandle:
+    """Returned by register_forward_hook / register_forward_pre_hook: `remove()` unregisters the
+    hook (removing twice is harmless); `with handle:` removes it at the end of the block."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
 
 
 class Module:
     """Base class of layers and models: subclasses set attributes in __init__ and define forward()."""
 
     def __init__(self):
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "training", True)
+        for name, value in (("_parameters", OrderedDict()), ("_buffers", OrderedDict()),
+                            ("_non_persistent_buffers", set()), ("_modules", OrderedDict()),
+                            ("_forward_pre_hooks", OrderedDict()), ("_forward_hooks", OrderedDict()),
+                            ("training", True)):
+            object.__setattr__(self, name, value)
 
     # -- registration -------------------------------------------------------------------------
     def __setattr__(self, name, value):
+        """torch's rules: a Parameter or Module registers (and replaces whatever had the name); a
+        name registered as parameter, child or buffer takes only its own kind or None."""
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                  f"before assigning attribute {name!r}")
-        self._parameters.pop(name, None)
-        self._modules.pop(name, None)
-        self.__dict__.pop(name, None)
         if isinstance(value, Parameter):
+            self._forget(name)
             self._parameters[name] = value
+        elif name in self._parameters:
+            self._replace(self._parameters, name, value, Parameter, "parameter")
         elif isinstance(value, Module):
+            self._forget(name)
             self._modules[name] = value
+        elif name in self._modules:
+            self._replace(self._modules, name, value, Module, "child module")
+        elif name in self._buffers:
+            self._replace(self._buffers, name, value, Tensor, "buffer")
         else:
             object.__setattr__(self, name, value)
 
+    @staticmethod
+    def _replace(registry, name, value, kind, what):
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"cannot assign {type(value).__name__} as {what} {name!r} "
+                            f"({kind.__name__} or None expected)")
+        registry[name] = value
+
+    def _forget(self, name):
+        self.__dict__.pop(name, None)
+        for registry in (self._parameters, self._modules, self._buffers):
+            registry.pop(name, None)
+        self._non_persistent_buffers.discard(name)
+
     def __getattr__(self, name):  # only called when normal lookup fails
-        for registry in ("_parameters", "_modules"):
+        for registry in ("_parameters", "_buffers", "_modules"):
             entries = self.__dict__.get(registry, {})
             if name in entries:
                 return entries[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name):
-        if name in self._parameters:
-            del self._parameters[name]
-        elif name in self._modules:
-            del self._modules[name]
+        if name in self._parameters or name in self._modules or name in self._buffers:
+            self._forget(name)
         else:
             object.__delattr__(self, name)
 
-    def _check_name(self, kind, name):
-        """torch's rules for names given to register_parameter / add_module."""
+    def _check_name(self, kind, name, registry):
+        """torch's rules for names given to register_parameter / register_buffer / add_module."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
+                                 f"before registering {kind} {name!r}")
         if not isinstance(name, str):
             raise TypeError(f"{kind} name must be a string; got {type(name).__name__}")
         if not name or "." in name:
             raise KeyError(f"{kind} name must be a non-empty string without '.'; got {name!r}")
-        if hasattr(type(self), name) or (name in self.__dict__ and name not in self._parameters
-                                         and name not in self._modules):
+        if hasattr(self, name) and name not in registry:
             raise KeyError(f"attribute {name!r} already exists on {type(self).__name__}; choose another {kind} name")
 
     def register_parameter(self, name, parameter):
         """Register a Parameter (or None, for an absent optional weight such as a bias)."""
-        self._check_name("parameter", name)
+        self._check_name("parameter", name, self._parameters)
         if parameter is not None and not isinstance(parameter, Parameter):
             raise TypeError(f"register_parameter: {name!r} must be an nn.Parameter or None; "
                             f"got {type(parameter).__name__}")
-        if parameter is None:
-            object.__setattr__(self, name, None)
+        self._parameters[name] = parameter
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Register a tensor that is module state but not a weight (no gradient from optimizers);
+        persistent buffers are saved in state_dict(). tensor may be None (listed nowhere)."""
+        self._check_name("buffer", name, self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None; got {type(tensor).__name__}")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
         else:
-            setattr(self, name, parameter)
+            self._non_persistent_buffers.add(name)
 
     def add_module(self, name, module):
-        self._check_name("module", name)
+        """Register a child module (or None) under `name`."""
+        self._check_name("module", name, self._modules)
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"add_module: {name!r} must be an nn.Module; got {type(module).__name__}")
-        setattr(self, name, module)
+            raise TypeError(f"add_module: {name!r} must be an nn.Module or None; got {type(module).__name__}")
+        self._modules[name] = module
+
+    register_module = add_module
 
     # -- traversal ----------------------------------------------------------------------------
-    def named_modules(self, prefix=""):
-        """(dotted name, module) for this module and every descendant, depth first; shared modules once."""
-        seen, stack = set(), [(prefix, self)]
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module and every descendant, depth first; a module reached
+        by two paths comes once (unless remove_duplicate=False)."""
+        seen = set() if memo is None else memo
+        stack = [(prefix, self)]
         while stack:
             name, module = stack.pop()
-            if id(module) in seen:
-                continue
-            seen.add(id(module))
+            if remove_duplicate:
+                if id(module) in seen:
+                    continue
+                seen.add(id(module))
             yield name, module
             children = [(f"{name}.{child_name}" if name else child_name, child)
-                        for child_name, child in module._modules.items()]
+                        for child_name, child in module._modules.items() if child is not None]
             stack.extend(reversed(children))
 
     def modules(self):
         return (module for _, module in self.named_modules())
 
     def named_children(self):
-        return iter(self._modules.items())
+        seen = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
 
     def children(self):
-        return iter(self._modules.values())
+        return (child for _, child in self.named_children())
 
-    def named_parameters(self, prefix=""):
-        """(dotted name, Parameter) for every parameter, each once, in registration order."""
+    def _named_members(self, registry, prefix, recurse, remove_duplicate):
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         seen = set()
-        for module_name, module in self.named_modules(prefix):
-            for name, parameter in module._parameters.items():
-                if id(parameter) not in seen:
-                    seen.add(id(parameter))
-                    yield (f"{module_name}.{name}" if module_name else name), parameter
+        for module_name, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (f"{module_name}.{name}" if module_name else name), value
 
-    def parameters(self):
-        return (parameter for _, parameter in self.named_parameters())
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Parameter) for every parameter, each once, in registration order."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
-    # -- modes and gradients ------------------------------------------------------------------
+    def parameters(self, recurse=True):
+        return (parameter for _, parameter in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Tensor) for every buffer (persistent or not), each once."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        return (buffer for _, buffer in self.named_buffers(recurse=recurse))
+
+    def get_submodule(self, target):
+        """The module at dotted path `target` ('' is this module): model.get_submodule('encoder.0')."""
+        module = self
+        for item in target.split(".") if target else ():
+            if module._modules.get(item) is None:
+                raise AttributeError(f"{type(module).__name__} has no submodule {item!r} (looking up {target!r})")
+            module = module._modules[item]
+        return module
+
+    def get_parameter(self, target):
+        """The Parameter at dotted path `target`: model.get_parameter('encoder.0.weight')."""
+        return self._get_member(target, "_parameters", "parameter")
+
+    def get_buffer(self, target):
+        """The buffer at dotted path `target`."""
+        return self._get_member(target, "_buffers", "buffer")
+
+    def _get_member(self, target, registry, kind):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if getattr(module, registry).get(name) is None:
+            raise AttributeError(f"{type(module).__name__} has no {kind} {name!r} (looking up {target!r})")
+        return getattr(module, registry)[name]
+
+    # -- modes, gradients, dtypes --------------------------------------------------------------
     def train(self, mode=True):
-        for module in self.modules():
-            object.__setattr__(module, "training", bool(mode))
+        """Training mode (dropout on) for this module and every descendant; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: mode must be a bool; got {mode!r}")
+        self.training = mode
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self):
         return self.train(False)
 
-    def zero_grad(self):
+    def requires_grad_(self, requires_grad=True):
+        """Switch gradient tracking of every parameter (False freezes the module); returns self."""
         for parameter in self.parameters():
-            parameter.grad = None
+            parameter.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient (set_to_none=False: fill it with zeros in place)."""
+        for parameter in self.parameters():
+            if parameter.grad is None:
+                continue
+            if set_to_none:
+                parameter.grad = None
+            else:
+                with autograd.no_grad():
+                    parameter.grad.zero_()
+
+    def apply(self, fn):
+        """Call fn(module) on every descendant, children before parents, then on self; returns
+        self (e.g. model.apply(init_weights))."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Cast every float parameter and buffer to a float dtype, in place: to(mg.float64),
+        to(dtype=...), to(tensor) (its dtype). A device argument may only be 'cpu'. Parameters stay
+        the same objects (optimizers keep them); integer buffers are left alone. Returns self."""
+        dtype = _target_dtype(args, kwargs)
+        if dtype is None:
+            return self
+        for module in self.modules():
+            for parameter in module._parameters.values():
+                if parameter is not None and parameter.dtype.kind == "f" and parameter.dtype != dtype:
+                    parameter.data = parameter.data.astype(dtype)
+                    if parameter.grad is not None:
+                        parameter.grad = Tensor._wrap(parameter.grad.data.astype(dtype))
+            for name, buffer in module._buffers.items():
+                if buffer is not None and buffer.dtype.kind == "f" and buffer.dtype != dtype:
+                    module._buffers[name] = buffer.to(dtype)
+        return self
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def cpu(self):
+        return self
+
+    # -- hooks and calling ----------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) runs before forward; returning something other than None replaces
+        args (a tuple, or one value). with_kwargs=True: hook(module, args, kwargs) returns None or
+        (args, kwargs). Hooks run in registration order (prepend=True puts this one first)."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args, output) runs after forward; returning something other than None
+        replaces the output. with_kwargs=True: hook(module, args, kwargs, output)."""
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    @staticmethod
+    def _add_hook(hooks, hook, prepend, with_kwargs):
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable; got {type(hook).__name__}")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = (hook, with_kwargs)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    def __call__(self, *args, **kwargs):
+        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+            result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
+            if result is None:
+                continue
+            if with_kwargs:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"a forward pre-hook with kwargs must return None or (args, kwargs); "
+                                       f"got {type(result).__name__}")
+                args, kwargs = result
+            else:
+                args = result if isinstance(result, tuple) else (result,)
+        with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
+            output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(self._forward_hooks.values()):
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
 
     # -- state --------------------------------------------------------------------------------
-    def state_dict(self):
-        """OrderedDict dotted name -> Tensor sharing the parameter's data (not part of any graph)."""
-        return OrderedDict((name, parameter.detach()) for name, parameter in self.named_parameters())
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """OrderedDict dotted name -> tensor: this module's parameters, then its persistent buffers,
+        then each child's, as in torch (a parameter shared by two modules appears under both
+        names). The tensors share the arrays but are detached (keep_vars=True: the objects)."""
+        destination = OrderedDict() if destination is None else destination
+        buffers = ((name, b) for name, b in self._buffers.items() if name not in self._non_persistent_buffers)
+        for name, value in itertools.chain(self._parameters.items(), buffers):
+            if value is not None:
+                destination[prefix + name] = value if keep_vars else value.detach()
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+        return destination
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy arrays (or tensors) into the parameters of the same name.
+        """Copy arrays (or tensors) into the parameters and persistent buffers of the same name, in
+        place and cast to each one's dtype (as torch's copy_).
 
-        Shape mismatches always raise; with strict=True missing and unexpected keys raise too.
-        Returns (missing_keys, unexpected_keys).
+        Shape mismatches always raise, and nothing is changed; with strict=True missing and
+        unexpected keys raise too. Returns (missing_keys, unexpected_keys).
         """
-        own = dict(self.named_parameters())
+        own = self.state_dict(keep_vars=True)
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]
         problems = []
@@ -146,28 +358,21 @@ class Module:
         if strict and unexpected:
             problems.append(f"unexpected keys: {unexpected}")
         values = {}
-        for name, parameter in own.items():
+        for name, target in own.items():
             if name in state_dict:
                 value = np.asarray(state_dict[name])
-                if value.shape != parameter.shape:
-                    problems.append(f"{name}: expected shape {parameter.shape}, got {value.shape}")
-                elif not np.issubdtype(value.dtype, np.floating):
-                    problems.append(f"{name}: expected a float array, got dtype {value.dtype}")
+                if value.shape != target.shape:
+                    problems.append(f"{name}: expected shape {target.shape}, got {value.shape}")
+                elif value.dtype.kind not in "biuf":
+                    problems.append(f"{name}: expected a numeric array, got dtype {value.dtype}")
                 values[name] = value
         if problems:
             raise RuntimeError(f"load_state_dict into {type(self).__name__} failed: " + "; ".join(problems))
         for name, value in values.items():
-            own[name].data[...] = value  # in place (cast to the parameter's dtype): optimizers keep their arrays
+            # in place: optimizers keep their arrays; the version bump guards graphs made before
+            np.copyto(own[name].data, value, casting="unsafe")
             own[name]._bump_version()
-        return missing, unexpected
-
-    # -- calling ------------------------------------------------------------------------------
-    def forward(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} has no forward()")
-
-    def __call__(self, *args, **kwargs):
-        with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
-            return self.forward(*args, **kwargs)
+        return IncompatibleKeys(missing, unexpected)
 
     # -- printing -----------------------------------------------------------------------------
     def extra_repr(self):
@@ -182,37 +387,24 @@ class Module:
         return head + "".join(f"  {line}\n" for line in lines) + ")"
 
 
-class ModuleList(Module):
-    """A list of modules whose parameters are registered (names '0', '1', ...)."""
-
-    def __init__(self, modules=()):
-        super().__init__()
-        for module in modules:
-            self.append(module)
-
-    def append(self, module):
-        if not isinstance(module, Module):
-            raise TypeError(f"{type(self).__name__} holds Modules; got {type(module).__name__}")
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def __getitem__(self, index):
-        return list(self._modules.values())[index]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-
-class Sequential(ModuleList):
-    """Modules applied one after another: Sequential(Linear(2, 8), Tanh(), Linear(8, 1))."""
-
-    def __init__(self, *modules):
-        super().__init__(modules)
-
-    def forward(self, x):
-        for module in self:
-            x = module(x)
-        return x
+def _target_dtype(args, kwargs):
+    """The float dtype asked of Module.to(...), or None (only a device was given)."""
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda", "mps", "meta"):
+            device = arg
+        else:
+            dtype = arg
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise ValueError(f"minigrad runs on the CPU only; got device {device!r}")
+    if dtype is None:
+        return None
+    dtype = dtypes.as_dtype(dtype)
+    if dtype.kind != "f":
+        raise DTypeError(f"nn.Module.to only accepts float dtypes (float32, float64); got {dtype}")
+    return dtype

@@ -205,9 +205,59 @@ def test_activation_modules_gradcheck():
         assert mg.gradcheck(layer, [x])
 
 
-def test_functional_names_are_the_engine_ops():
-    assert F.softmax is mg.softmax and F.log_softmax is mg.log_softmax
-    assert F.cross_entropy is mg.cross_entropy and F.masked_softmax is mg.masked_softmax
-    assert F.relu is mg.relu and F.tanh is mg.tanh and F.sigmoid is mg.sigmoid and F.dropout is mg.dropout
-    assert set(F.__all__) == {"linear", "embedding", "dropout", "softmax", "log_softmax", "cross_entropy",
-                              "relu", "tanh", "sigmoid", "masked_softmax"}
+# -- the activation, softmax and reshaping modules ----------------------------------------------
+
+ACTIVATIONS = {  # name -> (minigrad module, torch module given torch.nn)
+    "GELU": (lambda: nn.GELU(), lambda T: T.GELU()),
+    "GELU_tanh": (lambda: nn.GELU("tanh"), lambda T: T.GELU("tanh")),
+    "SiLU": (lambda: nn.SiLU(), lambda T: T.SiLU()),
+    "LeakyReLU": (lambda: nn.LeakyReLU(0.3), lambda T: T.LeakyReLU(0.3)),
+    "ELU": (lambda: nn.ELU(alpha=0.5), lambda T: T.ELU(alpha=0.5)),
+    "Softplus": (lambda: nn.Softplus(beta=2.0, threshold=4.0), lambda T: T.Softplus(beta=2.0, threshold=4.0)),
+    "Softmax": (lambda: nn.Softmax(dim=1), lambda T: T.Softmax(dim=1)),
+    "LogSoftmax": (lambda: nn.LogSoftmax(dim=-1), lambda T: T.LogSoftmax(dim=-1)),
+    "ReLU_inplace": (lambda: nn.ReLU(inplace=True), lambda T: T.ReLU(inplace=True)),
+    "Flatten": (lambda: nn.Flatten(), lambda T: T.Flatten()),
+    "Flatten_0_1": (lambda: nn.Flatten(0, 1), lambda T: T.Flatten(0, 1)),
+    "Unflatten": (lambda: nn.Unflatten(1, (2, 3)), lambda T: T.Unflatten(1, (2, 3))),
+    "Unflatten_inferred": (lambda: nn.Unflatten(-1, (-1, 2)), lambda T: T.Unflatten(-1, (-1, 2))),
+}
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_modules_match_torch_values_grads_and_repr(name, dtype):
+    torch = _torch()
+    ours, theirs = ACTIVATIONS[name][0](), ACTIVATIONS[name][1](torch.nn)
+    assert repr(ours) == repr(theirs)
+    array = np.random.default_rng(0).standard_normal((2, 6, 2)).astype(dtype) * 3
+    upstream = np.random.default_rng(1).standard_normal(theirs(torch.tensor(array)).shape).astype(dtype)
+    x, x_torch = mg.tensor(array, requires_grad=True), torch.tensor(array, requires_grad=True)
+    y, y_torch = ours(x * 1), theirs(x_torch * 1)  # * 1: in-place modules may not write into a leaf
+    y.backward(upstream)
+    y_torch.backward(torch.from_numpy(upstream))
+    tol = TOLERANCE[dtype]
+    assert y.shape == tuple(y_torch.shape) and y.dtype == dtype
+    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_module_settings_are_checked_and_used_when_changed():
+    with pytest.raises(ValueError, match="approximate"):
+        nn.GELU("erf")
+    layer = nn.LeakyReLU(0.1)
+    layer.negative_slope = 0.5  # read at each call, as torch's
+    assert layer(mg.tensor([-2.0])).item() == -1.0
+    with pytest.raises(ValueError, match=r"\(4, 2\) do not multiply to the size 6"):
+        nn.Unflatten(1, (4, 2))(mg.zeros(2, 6))
+    with pytest.raises(IndexError, match="out of range"):
+        nn.Unflatten(3, (2, 3))(mg.zeros(2, 6))
+    assert nn.Identity(54, unused="ignored")(mg.ones(2)).shape == (2,)
+
+
+def test_dropout_inplace_module_writes_into_its_input():
+    mg.manual_seed(3)
+    x = mg.ones(100) * 1
+    assert nn.Dropout(0.5, inplace=True)(x) is x
+    assert set(np.unique(x.numpy())) == {0.0, 2.0}
+    assert repr(nn.Dropout(0.5, inplace=True)) == "Dropout(p=0.5, inplace=True)"

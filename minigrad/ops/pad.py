@@ -1,0 +1,119 @@
+"""pad: widen (or, with negative amounts, crop) a tensor at the ends of its last dims, like
+torch.nn.functional.pad.
+
+`pad` lists (before, after) amounts starting from the LAST dim: (1, 2) pads the last dim with
+1 before and 2 after; (1, 2, 3, 4) also pads the second-to-last dim with 3 before, 4 after.
+
+    mode="constant"   new places hold `value` (0 by default); negative amounts crop
+    mode="reflect"    mirror without repeating the edge: [a b c] -> b [a b c] b
+    mode="replicate"  repeat the edge:                     [a b c] -> a [a b c] c
+    mode="circular"   wrap around:                         [a b c] -> c [a b c] a
+
+Every mode is one graph node. Constant padding cuts its gradient back out of the padded
+gradient; the other modes read each output place from one input place (an index map per dim),
+so their gradient adds each output place's gradient back into the place it was read from.
+"""
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..tensor import Function, Tensor
+
+_NUMPY_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+class ConstantPad(Function):
+    """out = x cropped where an amount is negative, then padded with `value` where it is positive;
+    dx = dout with the padded border cut off, and zeros where x was cropped."""
+
+    @staticmethod
+    def forward(ctx, x, widths, value):
+        ctx.widths = widths
+        return np.pad(x[_inside(x.shape, widths, -1)], _outside(widths, 1), constant_values=value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.pad(grad[_inside(grad.shape, ctx.widths, 1)], _outside(ctx.widths, -1))
+
+
+def _inside(shape, widths, sign):
+    """The slices that drop sign * width (where positive) from each end of each dim."""
+    return tuple(slice(max(sign * before, 0), size - max(sign * after, 0))
+                 for size, (before, after) in zip(shape, widths))
+
+
+def _outside(widths, sign):
+    return [(max(sign * before, 0), max(sign * after, 0)) for before, after in widths]
+
+
+class IndexPad(Function):
+    """Reflect / replicate / circular: out takes, along each padded dim, the input places listed in
+    that dim's index map; dx adds every output place's gradient into the place it came from."""
+
+    @staticmethod
+    def forward(ctx, x, dims, indices):
+        ctx.shapes, ctx.index_maps = [], list(zip(dims, indices))
+        for dim, index in ctx.index_maps:
+            ctx.shapes.append(x.shape)
+            x = np.take(x, index, axis=dim)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        for (dim, index), shape in zip(reversed(ctx.index_maps), reversed(ctx.shapes)):
+            smaller = np.zeros(shape, dtype=grad.dtype)
+            np.add.at(smaller, (slice(None),) * dim + (index,), grad)  # repeated places add up
+            grad = smaller
+        return grad
+
+
+def pad(input, pad, mode="constant", value=None):
+    """input (..., n_k, ..., n_1) -> (..., n_k + before_k + after_k, ..., n_1 + before_1 + after_1),
+    with pad = (before_1, after_1, before_2, after_2, ...) counted from the last dim."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"pad: expected input to be a Tensor; got {type(input).__name__}")
+    amounts = tuple(pad)
+    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in amounts):
+        raise TypeError(f"pad: expected pad to be a tuple of ints; got {pad!r}")
+    if len(amounts) % 2:
+        raise ValueError(f"pad: padding length must be divisible by 2 (a before and an after per dim); "
+                         f"got {len(amounts)} amounts")
+    if len(amounts) // 2 > input.ndim:
+        raise ShapeError(f"pad: padding length should be at most two times the input dimension; got padding "
+                         f"length {len(amounts)} for an input of shape {input.shape}")
+    # (before, after) per dim of input, first dim first
+    widths = [(0, 0)] * (input.ndim - len(amounts) // 2) + [
+        (int(amounts[i]), int(amounts[i + 1])) for i in reversed(range(0, len(amounts), 2))]
+    if mode == "constant":
+        for dim, (size, (before, after)) in enumerate(zip(input.shape, widths)):
+            if size + min(before, 0) + min(after, 0) < 0:  # crops come first, as in torch
+                raise ShapeError(f"pad: cannot crop {-min(before, 0)} before and {-min(after, 0)} after from dim "
+                                 f"{dim} of size {size}")
+        fill = input.dtype.type(0 if value is None else value)  # in input's dtype (2.5 -> 2 for ints), as torch
+        return ConstantPad.apply(input, widths=tuple(widths), value=fill)
+    if mode not in _NUMPY_MODES:
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'; got {mode!r}")
+    if value is not None:
+        raise ValueError(f"pad: mode {mode!r} does not take a value argument")
+    dims, indices = _index_maps(input.shape, widths, mode)
+    return IndexPad.apply(input, dims=dims, indices=indices)
+
+
+def _index_maps(shape, widths, mode):
+    """The padded dims, and for each an index array: which input place each output place reads."""
+    dims, indices = [], []
+    for dim, (size, (before, after)) in enumerate(zip(shape, widths)):
+        if before == after == 0:
+            continue
+        if before < 0 or after < 0:
+            raise ValueError(f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim {dim}")
+        limit = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
+        if size == 0 or (limit is not None and max(before, after) > limit):
+            raise ShapeError(f"pad: {mode} padding of ({before}, {after}) does not fit dim {dim} of size {size} "
+                             f"(input shape {shape})" + ("" if limit is None else f"; each amount must be at most {limit}"))
+        dims.append(dim)
+        indices.append(np.pad(np.arange(size), (before, after), mode=_NUMPY_MODES[mode]))
+    return tuple(dims), indices
+
+
+__all__ = ["pad"]
