@@ -1,0 +1,279 @@
+"""Train a small GPT-style character language model on the IMDB review texts with minigrad.
+
+    python examples/language_model/train.py                      # the default run (~8 min, 1,000 steps)
+    python examples/language_model/train.py --quick              # a one-minute demo (small model)
+    python examples/language_model/train.py --time-budget 20     # train for 20 minutes
+    python examples/language_model/train.py --generate "This movie" --checkpoint runs/language_model/best.npz
+
+Data as in the sentiment example (--data: the IMDB tarball or folder; else the cache folder).
+Every position of each context is trained in one forward pass (the causal mask keeps each
+position from seeing its own answer). AdamW, gradient clipping at norm 1.0, a linear warm-up
+then cosine decay; validation loss in nats and bits per character at intervals; the best
+checkpoint saved atomically (mg.save). At the end, and with --generate: samples (temperature,
+top-k) and a grid of every head's attention weights for a prompt (attention.svg).
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+if __package__ in (None, ""):  # run as a script: make `examples.*` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import minigrad as mg  # noqa: E402
+from examples.language_model import corpus  # noqa: E402
+from examples.language_model.attention_grid import attention_grid_svg, attention_maps  # noqa: E402
+from examples.language_model.generate import generate  # noqa: E402
+from examples.language_model.model import CONFIG_KEYS, CharTransformer, parameter_count  # noqa: E402
+from examples.sentiment.data import DataNotFoundError  # noqa: E402
+
+QUICK = dict(steps=300, batch_size=16, context=64, model_dim=64, num_heads=4, num_layers=2, ff_dim=256,
+             eval_every=50, eval_batches=4, warmup=30)
+ATTENTION_PROMPT = "This movie was not bad at all."
+LN2 = math.log(2)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", help="IMDB tarball or extracted folder (default: the cache folder, else download)")
+    parser.add_argument("--out", default="runs/language_model", help="folder for the checkpoint, samples, pictures")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--time-budget", type=float, metavar="MINUTES",
+                        help="stop after this many minutes (the schedule is fitted to the steps that fit)")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--context", type=int, default=128)
+    parser.add_argument("--model-dim", type=int, default=128)
+    parser.add_argument("--num-heads", type=int, default=4)
+    parser.add_argument("--num-layers", type=int, default=4)
+    parser.add_argument("--ff-dim", type=int, default=512)
+    parser.add_argument("--dropout", type=float, default=0.0)
+    parser.add_argument("--positions", choices=("learned", "sinusoidal"), default="learned")
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--warmup", type=int, default=100, help="warm-up steps (linear, then cosine decay)")
+    parser.add_argument("--min-lr-ratio", type=float, default=0.1, help="the cosine decays to lr * this")
+    parser.add_argument("--clip", type=float, default=1.0, help="max global gradient norm (0: no clipping)")
+    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--eval-batches", type=int, default=20, help="validation batches per evaluation")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="one-minute demo: a small model, 300 steps")
+    parser.add_argument("--generate", metavar="PROMPT", help="sample from --checkpoint instead of training")
+    parser.add_argument("--checkpoint", help="a best.npz written by training")
+    parser.add_argument("--samples", type=int, default=3)
+    parser.add_argument("--sample-length", type=int, default=300)
+    parser.add_argument("--temperature", type=float, default=0.8)
+    parser.add_argument("--top-k", type=int, default=20)
+    parser.add_argument("--attention-prompt", default=ATTENTION_PROMPT)
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        for name, value in QUICK.items():
+            if parser.get_default(name) == getattr(args, name):  # what the user set wins
+                setattr(args, name, value)
+    if args.generate is not None and not args.checkpoint:
+        parser.error("--generate needs --checkpoint PATH (a best.npz written by training)")
+    for name in ("steps", "batch_size", "context", "model_dim", "num_heads", "num_layers", "ff_dim", "eval_every",
+                 "eval_batches"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
+    if args.model_dim % args.num_heads:
+        parser.error(f"--model-dim ({args.model_dim}) must be divisible by --num-heads ({args.num_heads})")
+    if args.time_budget is not None and args.time_budget <= 0:
+        parser.error(f"--time-budget must be > 0 minutes; got {args.time_budget}")
+    return args
+
+
+# -- data -----------------------------------------------------------------------------------
+
+def prepare_data(args, progress=True):
+    """(vocabulary, train ids, validation ids); ids as compact unsigned arrays."""
+    train_text, validation_text = corpus.load_texts(args.data, progress=progress)
+    if args.quick:  # a slice is plenty for 300 small steps, and encodes in a blink
+        train_text, validation_text = train_text[:3_000_000], validation_text[:200_000]
+    vocabulary = corpus.Vocabulary.from_text(train_text)
+    dtype = np.uint8 if len(vocabulary) <= 256 else np.uint16
+    return vocabulary, corpus.encode(vocabulary, train_text, dtype), corpus.encode(vocabulary, validation_text, dtype)
+
+
+# -- checkpoints ----------------------------------------------------------------------------
+
+def config_of(args, vocab_size):
+    return dict(vocab_size=vocab_size, context=args.context, model_dim=args.model_dim, num_heads=args.num_heads,
+                num_layers=args.num_layers, ff_dim=args.ff_dim, dropout=args.dropout, positions=args.positions)
+
+
+def save_checkpoint(path, model, vocabulary, optimizer, schedule, step, validation_loss):
+    """Everything needed to sample or to resume, in one .npz written atomically by mg.save."""
+    config = {key: (1 if value == "sinusoidal" else 0) if key == "positions" else value
+              for key, value in model.config.items()}
+    mg.save({"model": model.state_dict(), "config": config, "vocabulary": vocabulary.code_points(),
+             "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step,
+             "validation_loss": validation_loss}, path)
+
+
+def load_checkpoint(path):
+    """(model, vocabulary, info) from a checkpoint of save_checkpoint; info has step and
+    validation_loss."""
+    flat = mg.load(path)
+    missing = [f"config.{key}" for key in CONFIG_KEYS if f"config.{key}" not in flat]
+    if missing or "vocabulary" not in flat:
+        raise ValueError(f"{path} is not a language-model checkpoint of train.py (missing "
+                         f"{', '.join(missing + ([] if 'vocabulary' in flat else ['vocabulary']))})")
+    config = {key: flat[f"config.{key}"].item() for key in CONFIG_KEYS}
+    config["positions"] = "sinusoidal" if config["positions"] else "learned"
+    model = CharTransformer(**config)
+    model.load_state_dict({key[len("model."):]: value for key, value in flat.items() if key.startswith("model.")})
+    info = {"step": int(flat["step"]), "validation_loss": float(flat["validation_loss"])}
+    return model, corpus.Vocabulary.from_code_points(flat["vocabulary"]), info
+
+
+# -- training -------------------------------------------------------------------------------
+
+@mg.no_grad()
+def validation_loss(model, ids, args):
+    """Mean loss in nats per character over the fixed validation batches (dropout off)."""
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for inputs, targets in corpus.evaluation_batches(ids, args.batch_size, args.context, args.eval_batches):
+        total += model.loss(inputs, targets).item() * targets.size
+        count += targets.size
+    model.train(was_training)
+    return total / count
+
+
+class Plan:
+    """How many steps the run takes: --steps, or as many as fit in --time-budget (re-estimated
+    from the measured pace at every evaluation, so the cosine decay ends with the budget)."""
+
+    def __init__(self, args):
+        self.steps, self.budget = args.steps, None if args.time_budget is None else args.time_budget * 60
+        self.warmup, self.min_ratio = min(args.warmup, args.steps), args.min_lr_ratio
+        self.started = time.perf_counter()
+
+    def lr_factor(self, step):
+        return mg.optim.lr_scheduler.warmup_cosine(min(self.warmup, self.steps), self.steps, self.min_ratio)(step)
+
+    def replan(self, done, since_step, since_time):
+        """Fit the remaining budget with the pace since (step, time) `since`."""
+        if self.budget is None or done <= since_step:
+            return
+        pace = (time.perf_counter() - since_time) / (done - since_step)
+        remaining = self.budget - (time.perf_counter() - self.started)
+        self.steps = max(done + 1, done + int(remaining / pace))
+
+    def over(self, step):
+        return step >= self.steps or (self.budget is not None and time.perf_counter() - self.started >= self.budget)
+
+
+def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True):
+    """Train in place; save the best checkpoint to out/best.npz. Returns the log (dict)."""
+    optimizer = mg.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    plan = Plan(args)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, plan.lr_factor)
+    batches = corpus.random_batches(train_ids, args.batch_size, args.context, seed=args.seed)
+    log = {"steps": [], "train_loss": [], "validation": [], "best_validation_loss": math.inf, "best_step": 0}
+    step, recent, step_seconds = 0, [], []
+    pace_mark = (0, time.perf_counter())
+    bar = tqdm(total=plan.steps, desc="training", unit="step", disable=not progress)
+
+    def evaluate():
+        loss = validation_loss(model, validation_ids, args)
+        log["validation"].append({"step": step, "loss": loss, "bits_per_character": loss / LN2,
+                                  "seconds": time.perf_counter() - plan.started})
+        if loss < log["best_validation_loss"]:
+            log["best_validation_loss"], log["best_step"] = loss, step
+            save_checkpoint(out / "best.npz", model, vocabulary, optimizer, schedule, step, loss)
+        bar.write(f"step {step}: validation loss {loss:.4f} nats/char = {loss / LN2:.4f} bits/char"
+                  f"{' (best, saved)' if log['best_step'] == step else ''}")
+
+    while not plan.over(step):
+        inputs, targets = next(batches)
+        tick = time.perf_counter()
+        loss = model.loss(inputs, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        if args.clip:
+            mg.optim.clip_grad_norm_(model.parameters(), args.clip)
+        optimizer.step()
+        schedule.step()
+        step_seconds.append(time.perf_counter() - tick)
+        step += 1
+        recent.append(loss.item())
+        log["steps"].append(step)
+        log["train_loss"].append(recent[-1])
+        bar.update()
+        bar.set_postfix(loss=f"{np.mean(recent[-20:]):.3f}", lr=f"{optimizer.lr:.2e}")
+        if step == 10:  # the first steps include compiling: pace from here on
+            pace_mark = (step, time.perf_counter())
+        if step % args.eval_every == 0 or plan.over(step):
+            evaluate()
+            plan.replan(step, *pace_mark)
+            bar.total = plan.steps
+    bar.close()
+    log.update(total_steps=step, total_seconds=time.perf_counter() - plan.started,
+               seconds_per_step=float(np.median(step_seconds)) if step_seconds else 0.0)
+    return log
+
+
+# -- after training -------------------------------------------------------------------------
+
+def show_model(model, vocabulary, args, out, prompt):
+    """Print samples and write out/attention.svg; returns (samples, svg path)."""
+    samples = [generate(model, vocabulary, prompt, args.sample_length, args.temperature, args.top_k)
+               for _ in range(args.samples)]
+    for index, sample in enumerate(samples):
+        print(f"\n--- sample {index + 1} (temperature {args.temperature}, top-k {args.top_k}) ---\n{sample}")
+    characters, maps = attention_maps(model, vocabulary, args.attention_prompt)
+    path = out / "attention.svg"
+    svg = attention_grid_svg(characters, maps, title=f"attention weights of every head, \"{characters}\"")
+    with mg.io.atomic_file(path) as file:
+        file.write(svg.encode("utf-8"))
+    print(f"\nattention of every head of every block: {path}")
+    return samples, path
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    progress = not args.no_progress
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    mg.manual_seed(args.seed)
+    if args.generate is not None:
+        model, vocabulary, info = load_checkpoint(args.checkpoint)
+        print(f"checkpoint {args.checkpoint}: step {info['step']}, validation loss {info['validation_loss']:.4f} "
+              f"nats/char ({info['validation_loss'] / LN2:.4f} bits/char)")
+        return show_model(model, vocabulary, args, out, args.generate)
+    if args.quick:
+        print("QUICK DEMO: a 2-block model of 64 features, 300 steps on a slice of the reviews; "
+              "drop --quick for the real run.")
+    started = time.perf_counter()
+    try:
+        vocabulary, train_ids, validation_ids = prepare_data(args, progress)
+    except (DataNotFoundError, FileNotFoundError, ValueError) as error:
+        sys.exit(f"train.py: {error}")
+    model = CharTransformer(**config_of(args, len(vocabulary)))
+    print(f"data: {len(train_ids):,} training and {len(validation_ids):,} validation characters, "
+          f"{len(vocabulary)} distinct ({time.perf_counter() - started:.1f} s); model: "
+          f"{parameter_count(model):,} parameters")
+    log = train(model, vocabulary, train_ids, validation_ids, args, out, progress)
+    best = log["best_validation_loss"]
+    print(f"\nbest validation loss {best:.4f} nats/char = {best / LN2:.4f} bits/char at step {log['best_step']}; "
+          f"{log['total_steps']} steps in {log['total_seconds']:.0f} s ({log['seconds_per_step']:.3f} s/step); "
+          f"checkpoint {out / 'best.npz'}")
+    model, vocabulary, _ = load_checkpoint(out / "best.npz")
+    samples, svg = show_model(model, vocabulary, args, out, "This movie")
+    log.update(samples=samples, attention_svg=str(svg), config=model.config, parameters=parameter_count(model))
+    with mg.io.atomic_file(out / "log.json") as file:
+        file.write(json.dumps(log, indent=1).encode("utf-8"))
+    return log
+
+
+if __name__ == "__main__":
+    main()
