@@ -4,14 +4,16 @@
     python benchmarks/viz.py --nodes 200000
 
 The graph is a recurrence h = tanh(h * w + b) inside an nn.Module, one Mul, Add and Tanh per
-step, so every step draws 3 ops and 3 tensors. It is timed three ways: draw() with clusters
-and a highlighted parameter (so the path search runs over every edge), draw() with the
-module collapsed to one node, and, for scale, the engine's own graph walk (the topological
-sort backward() uses). Rendering with `dot` is not timed: laying out 50,000 nodes takes
+step, so every step draws 3 ops and 3 tensors. It is timed four ways: for scale, the engine's
+own graph walk (the topological sort backward() uses) and mg.viz.trace (the graph as lists of
+vertices and edges, where drawing starts); then draw() with clusters and a highlighted
+parameter (so the path search runs over every edge), and draw() with the module collapsed
+to one node. Rendering with `dot` is not timed: laying out 50,000 nodes takes
 Graphviz itself minutes, and nobody reads such a picture; collapse= is the way to draw it.
 """
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -63,16 +65,18 @@ def main():
     output = model(mg.ones(4), steps).sum()
     output.backward()
 
-    walk, order = best_of(args.repeats, lambda: autograd.graph_nodes(output._node))
+    walk, order = best_of(args.repeats, lambda: autograd.graph_nodes(output.grad_fn))
+    traced, _ = best_of(args.repeats, lambda: mg.viz.trace(output))
     full, source = best_of(args.repeats, lambda: mg.viz.draw(output, params=model, show_grad=True,
                                                              highlight=[model.weight]).source)
-    drawn = sum(1 for line in source.splitlines() if " [label=" in line and "legend_" not in line)
+    drawn = sum(1 for line in source.splitlines() if re.match(r"\s*(t|op|m)\d+ \[", line))
     collapsed, small = best_of(args.repeats, lambda: mg.viz.draw(output, params=model,
                                                                  collapse=Recurrence).source)
 
     print(f"graph: {len(order):,} ops, {drawn:,} drawn nodes, {_edges(source):,} edges, "
           f"{len(source) / 1e6:.1f} MB of DOT")
     print(f"engine graph walk (topological sort):     {walk * 1e3:8.1f} ms")
+    print(f"mg.viz.trace (vertices and edges):        {traced * 1e3:8.1f} ms")
     print(f"draw(...).source, highlight + show_grad:  {full * 1e3:8.1f} ms  ({full / walk:.0f}x the walk, "
           f"{full / drawn * 1e6:.1f} us per node)")
     print(f"draw(..., collapse=Recurrence).source:    {collapsed * 1e3:8.1f} ms  "

@@ -1,43 +1,75 @@
-"""Draw a computation graph with Graphviz, to see how backprop reaches every weight.
+r"""Draw the computation graph that backward() walks.
+
+An op on tensors that require grad records, on the tensor it makes, which op made it from
+which inputs. Those records make a graph: its vertices are the tensors and the ops, its edges
+run forward, from each input to the op and from the op to the tensor it made. For
+y = tanh(x * w + b).sum():
+
+    x    w                  trace(y) returns that graph as two plain lists:
+     \  /                     vertices  Mul, x, w, Add, x*w, b, Tanh, x*w+b, Sum, h, y
+     Mul                      edges     (x, Mul), (w, Mul), (Mul, x*w), (x*w, Add), ...
+      |
+     x*w   b                backward() walks the same edges the other way, from y to x,
+       \  /                 w and b, multiplying by each op's local gradient: the chain
+       Add                  rule, one op at a time.
+        |
+      x*w+b -> Tanh -> h -> Sum -> y
+
+draw() makes a picture of it, as DeZero does: tensors are ellipses coloured by kind (input,
+parameter, intermediate, output), ops are boxes, and an edge out of a tensor that needs no
+gradient is dashed: no gradient goes back along it.
 
     loss.backward()
-    graph = mg.viz.draw(loss, params=model, show_grad=True,
-                        highlight=[model.attention.query_weight])
+    graph = mg.viz.draw(loss, params=model, show_grad=True, highlight=[model.attention.query_weight])
     mg.viz.render(graph, "graph.svg")   # needs the Graphviz `dot` program
     graph.source                        # the DOT text; needs nothing
 
-The picture follows DeZero's: tensors are ellipses, ops are boxes, and edges run forward
-(input -> op -> output); the gradient runs back along the same edges. Tensors are coloured
-by kind: input (a leaf), parameter (a leaf that requires grad and is an nn.Parameter or is
-named in `params`), intermediate, output. An edge out of a tensor that does not require
-grad is dashed: no gradient goes back along it.
-
-Three things make big models readable. Every graph node remembers which nn.Module forwards
-were running when it was made (`Node.scope`), so ops are grouped into one nested cluster per
-module; `collapse=` turns each call of a chosen module (an LSTM over 256 steps) into one box
-with edges from its inputs and to its outputs, and its own weights listed inside;
-`highlight=` draws the edges on the paths from the outputs back to chosen tensors in red.
-
-Everything is iterative (an LSTM graph is thousands of nodes deep), and the DOT text is the
-same on every run: graph ids are counters in walk order, never object addresses.
-(The layout itself is in _viz_picture.py.)
+Between trace and DOT text (_viz_dot.py), small passes (_viz_passes.py) merge the leaves that
+view one array, collapse chosen modules' calls (an LSTM over 256 steps) into one box each,
+group ops by module call and mark the gradient paths to highlighted tensors. All is iterative
+(LSTM graphs are thousands of ops deep); ids count vertices, so the text repeats run to run.
 """
 
 import pathlib
 
 import graphviz
 
-from ._viz_picture import (CLUSTER, HIGHLIGHT, LEGEND, NO_GRAD_EDGE, STYLES,  # noqa: F401  (re-exported)
-                           VALUES_MAX_ELEMENTS, _Picture, _walk)
+from . import _viz_passes as passes
+from ._viz_dot import HIGHLIGHT, STYLES, VALUES_MAX_ELEMENTS, label, to_dot  # noqa: F401  (public names)
+from .autograd import graph_nodes
 from .io import atomic_file
 from .tensor import Tensor
 
-__all__ = ["draw", "render", "GraphvizNotFoundError"]
-
-RANKDIRS = ("TB", "LR", "BT", "RL")
-FORMATS = ("svg", "png", "pdf")
+__all__ = ["trace", "draw", "render", "GraphvizNotFoundError"]
 
 
+@passes.cycle_collector_paused()
+def trace(*outputs):
+    """The graph that computed `outputs`: (vertices, edges). Vertices are the tensors and op
+    nodes themselves, each op after the ops that made its inputs and followed by its inputs
+    not yet listed; edges are (input, op) and (op, output) pairs, two if an op uses an input twice."""
+    vertices, edges, seen = [], [], set()
+
+    def add_tensor(tensor):
+        seen.add(tensor)
+        vertices.append(tensor)
+        maker = tensor.grad_fn  # the op that made it; None for a leaf
+        if maker is not None:
+            edges.append((maker, tensor))
+
+    for op in graph_nodes(*(t.grad_fn for t in outputs if t.grad_fn is not None)):
+        vertices.append(op)
+        for tensor in op.inputs:
+            if tensor not in seen:
+                add_tensor(tensor)
+            edges.append((tensor, op))
+    for tensor in outputs:
+        if tensor not in seen:
+            add_tensor(tensor)
+    return vertices, edges
+
+
+@passes.cycle_collector_paused()
 def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_module=True,
          collapse=None, highlight=None, rankdir="TB", legend=True):
     """The graph that computed `outputs`, as a graphviz.Digraph.
@@ -59,84 +91,79 @@ def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_mod
     Leaves without grad that view one numpy array (an input reshaped or sliced by code that
     is not recorded) are drawn as one node.
     """
-    outputs = _check_outputs(outputs)
+    outputs, names, highlight = _check_outputs(outputs), _tensor_names(params), _check_highlight(highlight)
+    collapse = _collapse_names(collapse)
     if rankdir not in RANKDIRS:
         raise ValueError(f"draw: rankdir must be one of {RANKDIRS}; got {rankdir!r}")
-    names = _tensor_names(params)
-    collapse_names = _collapse_names(collapse)
-    highlight = _check_highlight(highlight)
-
-    picture = _Picture(outputs, names, show_grad, show_values, group_by_module, collapse_names)
-    picture.build(_walk(outputs))
-    highlighted = [picture.tensor_vertex(t, "highlight") for t in highlight]
-    picture.fold_parameters(keep=highlighted)
-    return picture.to_dot(picture.paths_from(highlighted), highlighted, rankdir, legend)
+    output_set, marked, known_calls = set(outputs), set(highlight), {}
+    vertices, edges = passes.merge_views(*trace(*outputs), keep=output_set | marked)
+    if collapse:
+        vertices, edges = passes.collapse(vertices, edges, collapse, known_calls, output_set, names)
+        vertices, edges = passes.list_parameters_in_boxes(vertices, edges, marked, output_set, names)
+    drawn = set(vertices)
+    for tensor in highlight:
+        if tensor not in drawn:
+            raise ValueError(f"draw: highlight tensor {passes.name_of(tensor, names) or f'of shape {tensor.shape}'} "
+                             "is not in the drawn graph (it did not take part in computing the outputs, or it is "
+                             "hidden inside a collapsed module)")
+    kinds = {v: passes.kind_of(v, output_set, names) for v in vertices}
+    paths = passes.clusters(vertices, edges, known_calls, kinds, names) if group_by_module else {}
+    labels = {v: label(v, names, show_values, show_grad) for v in vertices}
+    return to_dot(vertices, edges, kinds, labels, paths, marked, passes.paths_from(highlight, edges), rankdir, legend)
 
 
 # ---------------------------------------------------------------------------------------
 # Checking the arguments
 
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
 
 def _check_outputs(outputs):
     if not outputs:
         raise TypeError("draw() needs at least one output tensor, e.g. draw(loss)")
-    unique = {}
     for index, output in enumerate(outputs):
         if not isinstance(output, Tensor):
             raise TypeError(f"draw: outputs must be Tensors; argument {index} is a {type(output).__name__}")
-        unique.setdefault(id(output), output)
-    return list(unique.values())
+    return list(dict.fromkeys(outputs))
 
 
 def _tensor_names(params):
-    """id(tensor) -> name, from a dict, (name, tensor) pairs or anything with named_parameters()."""
+    """tensor -> name, from a dict, (name, tensor) pairs or anything with named_parameters()."""
     if params is None:
         return {}
     if hasattr(params, "named_parameters"):
         params = params.named_parameters()
-    pairs = params.items() if isinstance(params, dict) else params
     names = {}
-    for entry in pairs:
+    for entry in params.items() if isinstance(params, dict) else params:
         if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], Tensor)):
             raise TypeError("draw: params must be a dict name -> Tensor, (name, Tensor) pairs or an "
                             f"nn.Module; got an entry {entry!r:.60}")
-        names.setdefault(id(entry[1]), str(entry[0]))
+        names.setdefault(entry[1], str(entry[0]))
     return names
 
 
 def _collapse_names(collapse):
-    """The set of module dotted names / class names to collapse."""
-    if collapse is None:
-        return frozenset()
-    if isinstance(collapse, (str, type)):
-        collapse = [collapse]
-    names = set()
-    for entry in collapse:
-        if isinstance(entry, str):
-            names.add(entry)
-        elif isinstance(entry, type):
-            names.add(entry.__name__)  # Node.scope records class names
-        else:
+    """The module dotted names and class names to collapse."""
+    entries = [] if collapse is None else [collapse] if isinstance(collapse, (str, type)) else list(collapse)
+    for entry in entries:
+        if not isinstance(entry, (str, type)):
             raise TypeError("draw: collapse takes module names (\"encoder.lstm\"), class names (\"LSTM\") "
                             f"or classes (nn.LSTM); got {type(entry).__name__} {entry!r:.40}")
-    return frozenset(names)
+    return frozenset(entry if isinstance(entry, str) else entry.__name__ for entry in entries)
 
 
 def _check_highlight(highlight):
-    if highlight is None:
-        return []
-    if isinstance(highlight, Tensor):
-        highlight = [highlight]
-    highlight = list(highlight)
+    highlight = [] if highlight is None else [highlight] if isinstance(highlight, Tensor) else list(highlight)
     for entry in highlight:
         if not isinstance(entry, Tensor):
             raise TypeError(f"draw: highlight takes a list of Tensors; got a {type(entry).__name__}")
-    return highlight
-
+    return list(dict.fromkeys(highlight))
 
 
 # ---------------------------------------------------------------------------------------
 # Rendering
+
+FORMATS = ("svg", "png", "pdf")
 
 
 class GraphvizNotFoundError(RuntimeError):
@@ -169,4 +196,3 @@ def render(graph, path, format=None):
     with atomic_file(path) as file:  # a failed write never replaces a good picture
         file.write(data)
     return path
-

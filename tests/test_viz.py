@@ -1,7 +1,9 @@
-"""mg.viz: the DOT structure of drawn graphs (nodes, edges, clusters, collapse, highlight),
-rendering with and without Graphviz, and the reproducibility of the committed example pictures."""
+"""mg.viz: the traced graph, the DOT structure of drawn graphs (nodes, edges, clusters,
+collapse, highlight), names that try to break the DOT text, rendering with and without
+Graphviz, and the reproducibility of the committed example pictures."""
 
 import collections
+import gc
 import os
 import re
 import xml.etree.ElementTree as ElementTree
@@ -23,7 +25,7 @@ IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
 _ATTRIBUTE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
 _NODE = re.compile(r'^(\w+) \[(.*)\]$')
 _EDGE = re.compile(r'^(\w+) -> (\w+)(?: \[(.*)\])?$')
-_SUBGRAPH = re.compile(r'^subgraph (?:"([^"]*)"|(\w+)) \{$')
+_SUBGRAPH = re.compile(r'^subgraph (?:"((?:[^"\\]|\\.)*)"|(\w+)) \{$')
 
 
 def _attributes(text):
@@ -152,6 +154,36 @@ def small_expression():
 
 
 # ---------------------------------------------------------------------------------------
+# The trace: the graph as plain lists
+
+
+def test_trace_returns_the_tensors_and_ops_in_the_order_they_ran():
+    x, w, b, y = small_expression()
+    vertices, edges = viz.trace(y)
+    hidden = y.grad_fn.inputs[0]
+    total = hidden.grad_fn.inputs[0]
+    product = total.grad_fn.inputs[0]
+    mul, add, tanh, total_sum = product.grad_fn, total.grad_fn, hidden.grad_fn, y.grad_fn
+    assert [type(v).__name__ for v in vertices] == ["Mul", "Tensor", "Tensor", "Add", "Tensor", "Tensor", "Tanh",
+                                                    "Tensor", "Sum", "Tensor", "Tensor"]
+    expected = [mul, x, w, add, product, b, tanh, total, total_sum, hidden, y]
+    assert all(v is e for v, e in zip(vertices, expected, strict=True))
+    expected_edges = [(x, mul), (w, mul), (mul, product), (product, add), (b, add), (add, total), (total, tanh),
+                      (tanh, hidden), (hidden, total_sum), (total_sum, y)]
+    assert len(edges) == len(expected_edges)
+    assert all(t is et and h is eh for (t, h), (et, eh) in zip(edges, expected_edges))
+
+
+def test_trace_of_a_leaf_and_of_an_input_used_twice():
+    leaf = mg.ones(2, requires_grad=True)
+    assert viz.trace(leaf) == ([leaf], [])
+    squared = leaf * leaf
+    vertices, edges = viz.trace(squared)
+    assert vertices == [squared.grad_fn, leaf, squared] and len(edges) == 3
+    assert [(t is leaf, h is squared.grad_fn) for t, h in edges[:2]] == [(True, True), (True, True)]
+
+
+# ---------------------------------------------------------------------------------------
 # Structure of a known expression
 
 
@@ -213,6 +245,20 @@ def test_graph_is_the_same_text_every_time():
         model = Net(3)
         return viz.draw(model(mg.ones(2, 3)), params=model, show_values=True).source
     assert build() == build()
+
+
+def test_parameters_are_found_by_type_not_by_class_name():
+    class Weight(nn.Parameter):  # a subclass is a parameter
+        pass
+
+    class Parameter(mg.Tensor):  # a tensor that only borrows the name is not
+        pass
+
+    weight, impostor = Weight(np.ones(2, np.float32)), Parameter(np.ones(2, np.float32), requires_grad=True)
+    weight.name, impostor.name = "weight", "impostor"
+    dot = parse(viz.draw((weight * impostor).sum(), legend=False).source)
+    assert kind_of(dot.nodes[by_label(dot, "weight")]) == "parameter"
+    assert kind_of(dot.nodes[by_label(dot, "impostor")]) == "input"
 
 
 # ---------------------------------------------------------------------------------------
@@ -466,6 +512,115 @@ def test_errors_name_what_was_expected():
 def test_rankdir_is_passed_to_graphviz():
     x, w, b, y = small_expression()
     assert "rankdir=LR" in viz.draw(y, rankdir="LR").source
+
+
+# ---------------------------------------------------------------------------------------
+# Names that try to break the DOT text (issue 14): read back from what Graphviz draws
+
+HOSTILE_NAMES = ['say "hi"', "back\\slash at the end\\", "\\N \\G \\n \\l", "braces {x|y} <b>bold</b> &amp;",
+                 'evil" fillcolor="red" shape="star', '"] ; injected [label="x', "two\nlines", "bell\x07 and\ttab",
+                 "lone \udcff surrogate"]
+
+
+def drawn_text(text):
+    """The lines Graphviz should draw for a name: control characters shown as \\xNN escapes."""
+    text = re.sub(r"[\x00-\x09\x0b-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", text)
+    return re.sub(r"[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text).split("\n")
+
+
+def svg_shapes(graph):
+    """title -> (fill colour, [text lines]) of every node and cluster Graphviz drew."""
+    svg = "{http://www.w3.org/2000/svg}"
+    shapes = {}
+    for group in ElementTree.fromstring(graph.pipe(format="svg")).iter(f"{svg}g"):
+        if group.get("class") in ("node", "cluster"):
+            outline = next(e for e in group if e.tag in (f"{svg}ellipse", f"{svg}polygon", f"{svg}path"))
+            shapes[group.find(f"{svg}title").text] = (outline.get("fill"), [t.text for t in group.iter(f"{svg}text")])
+    return shapes
+
+
+def test_hostile_tensor_names_are_drawn_as_written():
+    tensors = [mg.tensor([float(i)], requires_grad=True) for i in range(len(HOSTILE_NAMES))]
+    total = tensors[0]
+    for tensor in tensors[1:]:
+        total = total + tensor
+    half = len(HOSTILE_NAMES) // 2
+    for tensor, name in list(zip(tensors, HOSTILE_NAMES))[:half]:
+        tensor.name = name  # half named on the tensor, half through params
+    params = {name: tensor for tensor, name in list(zip(tensors, HOSTILE_NAMES))[half:]}
+    graph = viz.draw(total.sum(), params=params, show_grad=False, legend=False)
+    dot = parse(graph.source)
+    assert len(dot.nodes) == len(tensors) + 2 * (len(tensors) - 1) + 2  # leaves, Adds and their sums, Sum, output
+    shapes = svg_shapes(graph)
+    assert set(shapes) == set(dot.nodes)  # Graphviz read every node, and no other
+    drawn = sorted(lines[:-1] for fill, lines in shapes.values() if fill in ("#f9cb9c", "#d9ead3"))
+    assert drawn == sorted(drawn_text(name) for name in HOSTILE_NAMES)
+    assert {fill for fill, _ in shapes.values()} == {"#f9cb9c", "#d9ead3", "#cfe2f3", "#fff2cc", "#ea9999"}
+
+
+HOSTILE_PARAMETER = 'we"ight\\'
+
+
+class HostileInner(Affine):
+    def __init__(self, size):
+        super().__init__(size)
+        self.register_parameter(HOSTILE_PARAMETER, nn.Parameter(np.ones(size, np.float32)))
+
+    def forward(self, x):
+        return super().forward(x) * self._parameters[HOSTILE_PARAMETER]
+
+
+class HostileOuter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.add_module(HOSTILE_NAMES[4], HostileInner(2))
+
+    def forward(self, x):
+        return self._modules[HOSTILE_NAMES[4]](x).sum()
+
+
+HostileInner.__name__ = 'Inner"] x [fillcolor="red'
+HostileOuter.__name__ = "Outer\\{<b>}\n2nd line"
+
+
+def test_hostile_module_and_class_names_are_drawn_as_written():
+    model = HostileOuter()
+    out = model(mg.ones(1, 2))
+    module_name, inner, outer = HOSTILE_NAMES[4], HostileInner.__name__, HostileOuter.__name__
+    for collapse in (None, HostileInner):
+        graph = viz.draw(out, params=model, collapse=collapse, legend=False)
+        dot, shapes = parse(graph.source), svg_shapes(graph)
+        assert len(shapes) == len(dot.nodes) + len(dot.clusters) and set(dot.nodes) <= set(shapes)
+        clusters = sorted(lines for title, (_, lines) in shapes.items() if title not in dot.nodes)
+        labels = sorted(lines for title, (_, lines) in shapes.items() if title in dot.nodes)
+        assert "red" not in {fill for fill, _ in shapes.values()}
+        if collapse is None:
+            assert clusters == sorted([drawn_text(outer), drawn_text(f"{module_name} ({inner})")])
+            for name in ("weight", "bias", HOSTILE_PARAMETER):
+                assert drawn_text(f"{module_name}.{name}") in [lines[:-1] for lines in labels]
+        else:
+            assert clusters == [drawn_text(outer)]
+            (box,) = [lines for lines in labels if "(3 ops)" in lines]
+            assert box[:-3] == [*drawn_text(module_name), inner, "(3 ops)"]
+            assert sorted(box[-3:]) == sorted(["weight (2, 2)", "bias (2,)", f"{HOSTILE_PARAMETER} (2,)"])
+
+
+def test_drawing_pauses_the_cycle_collector_and_restores_it(monkeypatch):
+    x, w, b, y = small_expression()
+    during, real_label = [], viz.label
+    monkeypatch.setattr(viz, "label", lambda *args: during.append(gc.isenabled()) or real_label(*args))
+    assert gc.isenabled()
+    viz.draw(y)
+    assert during and not any(during) and gc.isenabled()
+    with pytest.raises(ValueError, match="not in the drawn graph"):
+        viz.draw(y, highlight=[mg.ones(1, requires_grad=True)])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        viz.draw(y)
+        assert not gc.isenabled()  # a collector the program switched off stays off
+    finally:
+        gc.enable()
 
 
 # ---------------------------------------------------------------------------------------
