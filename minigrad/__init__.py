@@ -13,33 +13,65 @@ The engine (tensor, ops, optim, viz, io) does not import the layers: `mg.nn` is 
 
 import importlib
 
-from . import dtypes, optim, viz
+from . import dtypes, ops, optim, viz
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .creation import (arange, from_numpy, full, full_like, ones, ones_like, rand, rand_like, randn, randn_like,
-                       tensor, zeros, zeros_like)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+                       multinomial, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
+                       zeros, zeros_like)
 from .dtypes import bool_ as bool, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
 from .errors import DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, save
-from .ops import (abs, argmax, argmin, cat, dropout, exp, expand, flatten, flip, gather, log,
-                  log_softmax, masked_fill, masked_softmax, matmul, max, mean, min, permute, relu, reshape,
-                  sigmoid, softmax, sqrt, squeeze, stack, sum, tanh, transpose, unsqueeze, var, where)
+from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, bmm, cat, ceil, chunk, clamp,
+                  clip, clone, concat, concatenate, cos, cumsum, div, dot, dropout, einsum, equal, erf, exp, expand,
+                  expm1, flatten, flip, floor, floor_divide, fmod, gather, index_select, is_floating_point, isclose,
+                  isfinite, isinf, isnan, log, log1p, log_softmax, logical_and, logical_not, logical_or, logical_xor,
+                  logsumexp, masked_fill, masked_select, masked_softmax, matmul, max, maximum, mean, min, minimum, mm,
+                  movedim, moveaxis, mul, narrow, neg, nonzero, norm, numel, outer, permute, pow, prod, reciprocal,
+                  relu, remainder, repeat_interleave, reshape, roll, round, rsqrt, scatter_add, sigmoid, sign, sin,
+                  softmax, sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, swapaxes, swapdims, t,
+                  tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var, var_mean, where)
 from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
 from .random import manual_seed
 from .tensor import Function, Parameter, Tensor
 
 __version__ = "0.1.0"
 
+# torch's other names of the dtypes (mg.float and mg.int, like mg.bool, are not in __all__)
+long, double, float, int = int64, float64, float32, int32
+
+
+def is_tensor(obj):
+    """True for a minigrad Tensor (Parameters included)."""
+    return isinstance(obj, Tensor)
+
+
 # What `from minigrad import *` gives: no names that shadow Python's builtins (sum, max, min,
-# abs, bool) and no numpy. Those are reached as mg.sum, mg.max, ...
+# abs, all, any, pow, round, bool, float, int) and no numpy. Those are reached as mg.sum, mg.max, ...
 __all__ = [
-    "Tensor", "Parameter", "Function", "tensor", "from_numpy", "zeros", "ones", "full", "arange", "randn",
-    "rand", "zeros_like", "ones_like", "full_like", "randn_like", "rand_like",
-    "float32", "float64", "int64", "int32", "uint8", "get_default_dtype", "set_default_dtype",
-    "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "manual_seed",
-    "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "where", "masked_fill", "matmul", "mean", "var",
-    "argmax", "argmin", "cat", "stack", "reshape", "permute", "transpose", "squeeze", "unsqueeze", "expand",
-    "flatten", "flip", "gather", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "dropout",
+    "Tensor", "Parameter", "Function", "tensor", "as_tensor", "from_numpy", "is_tensor", "numel",
+    "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "zeros_like", "ones_like", "empty_like",
+    "full_like", "randn", "rand", "randint", "randperm", "multinomial", "randn_like", "rand_like", "manual_seed",
+    "float32", "float64", "int64", "int32", "uint8", "long", "double", "get_default_dtype", "set_default_dtype",
+    "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
+    # elementwise
+    "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "cos", "erf",
+    "rsqrt", "square", "log1p", "expm1", "clamp", "clip", "maximum", "minimum", "where", "masked_fill",
+    "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor", "logical_not", "clone",
+    "sign", "floor", "ceil", "trunc", "reciprocal", "remainder", "fmod", "floor_divide",
+    "allclose", "isclose", "equal", "is_floating_point",
+    # reductions
+    "mean", "prod", "amax", "amin", "argmax", "argmin", "cumsum", "var", "std", "var_mean", "std_mean",
+    "logsumexp", "norm",
+    # shape, joining, indexing, order
+    "reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "squeeze",
+    "unsqueeze", "expand", "flatten", "unflatten", "flip", "roll", "narrow", "tril", "triu",
+    "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind", "tile", "repeat_interleave",
+    "gather", "index_select", "masked_select", "scatter_add", "nonzero", "sort", "argsort", "topk",
+    # linear algebra
+    "matmul", "mm", "bmm", "dot", "outer", "einsum",
+    # neural-network ops
+    "softmax", "log_softmax", "masked_softmax", "cross_entropy", "dropout",
     "gradcheck", "GradcheckError", "save", "load", "optim", "viz", "nn",
     "ShapeError", "DTypeError", "DimError",
 ]

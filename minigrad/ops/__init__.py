@@ -1,6 +1,19 @@
 """Differentiable ops by family. Each is a Function (forward + backward on numpy arrays) and a
 lowercase function that checks its arguments and applies it.
 
+    elementwise.py  + - * / **, exp log sqrt abs tanh sigmoid relu, where, masked_fill, casts
+    math.py         sin cos erf rsqrt square log1p expm1, floor round sign %, clamp, maximum, isnan ...
+    reduce.py       sum mean prod max min amax amin argmax argmin any all cumsum
+    statistics.py   var std logsumexp norm
+    shape.py        reshape permute transpose movedim squeeze flatten expand flip roll narrow tril
+    join.py         cat stack split chunk unbind repeat tile repeat_interleave
+    indexing.py     x[index] gather index_select masked_select scatter_add nonzero
+    selection.py    sort argsort topk
+    linalg.py       matmul mm bmm dot outer einsum
+    conversion.py   to type_as contiguous allclose isclose equal
+    nn.py ...       softmax family, cross-entropy, dropout (and the layers' own ops)
+    inplace.py      add_ mul_ ... x[index] = value, with the version counter
+
 This package also gives Tensor its methods (`x.exp()`, `x + y`, `x.sum(1)`): each is the
 function of the same name here, so `x.exp()` and `mg.exp(x)` reach the same Function.
 """
@@ -8,13 +21,22 @@ function of the same name here, so `x.exp()` and `mg.exp(x)` reach the same Func
 import numpy as np
 
 from ..tensor import Tensor
-from .elementwise import (abs, add, bitwise_not, cast, clone, compare, div, exp, log, logical_not, masked_fill,
-                          mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, where)
+from .conversion import allclose, contiguous, element_size, equal, is_floating_point, isclose, numel, to, type_as
+from .elementwise import (abs, add, bitwise_not, cast, clone, compare, div, exp, floor_divide, log, masked_fill, mul,
+                          neg, pow, relu, sigmoid, sqrt, sub, tanh, where)
+from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter_add
 from .inplace import setitem
-from .linalg import matmul
+from .join import cat, chunk, concat, concatenate, repeat, repeat_interleave, split, stack, tile, unbind
+from .linalg import bmm, dot, einsum, matmul, mm, outer
+from .math import (ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfinite, isinf, isnan, log1p, logical_and,
+                   logical_not, logical_or, logical_xor, maximum, minimum, reciprocal, remainder, round, rsqrt, sign,
+                   sin, square, trunc)
 from .nn import cross_entropy, dropout, log_softmax, masked_softmax, softmax
-from .reduce import argmax, argmin, max, mean, min, sum, var
-from .shape import cat, expand, flatten, flip, gather, getitem, permute, reshape, squeeze, stack, transpose, unsqueeze
+from .reduce import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, sum
+from .selection import argsort, sort, topk
+from .shape import (expand, expand_as, flatten, flip, movedim, moveaxis, narrow, permute, reshape, roll, squeeze,
+                    swapaxes, swapdims, t, transpose, tril, triu, unflatten, unsqueeze, view_as)
+from .statistics import logsumexp, norm, std, std_mean, var, var_mean
 from . import inplace
 
 
@@ -30,16 +52,23 @@ def _comparison(ufunc):
     return method
 
 
-# Methods that are the op of the same name.
-for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", "sqrt", "abs", "tanh",
-              "sigmoid", "relu", "clone", "sum", "mean", "max", "min", "var", "argmax", "argmin", "reshape",
-              "permute", "transpose", "unsqueeze", "squeeze", "expand", "flip", "flatten", "gather",
-              "masked_fill", "softmax", "log_softmax"):
+# Methods that are the op of the same name (torch has both spellings).
+for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid",
+              "relu", "clone", "sin", "cos", "erf", "rsqrt", "square", "log1p", "expm1", "clamp", "clip",
+              "maximum", "minimum", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor",
+              "logical_not", "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
+              "cumsum", "var", "std", "logsumexp", "norm", "reshape", "view_as", "permute", "transpose", "swapaxes",
+              "swapdims", "t", "movedim", "moveaxis", "unsqueeze", "squeeze", "expand", "expand_as", "flip", "roll",
+              "narrow", "flatten", "unflatten", "tril", "triu", "split", "chunk", "unbind", "repeat", "tile",
+              "repeat_interleave", "gather", "index_select", "masked_select", "scatter_add", "sort", "argsort",
+              "topk", "masked_fill", "softmax", "log_softmax", "mm", "bmm", "dot", "outer", "to", "type_as",
+              "contiguous", "allclose", "isclose", "equal", "element_size", "is_floating_point", "sign", "floor",
+              "ceil", "round", "trunc", "reciprocal", "remainder", "fmod", "floor_divide", "nonzero"):
     setattr(Tensor, _name, globals()[_name])
 
 # Python's operators.
 for _dunder, _op in (("add", add), ("sub", sub), ("mul", mul), ("truediv", div), ("pow", pow),
-                     ("matmul", matmul)):
+                     ("matmul", matmul), ("floordiv", floor_divide), ("mod", remainder)):
     setattr(Tensor, f"__{_dunder}__", _op)
     setattr(Tensor, f"__r{_dunder}__", _reflected(_op))
 for _dunder, _ufunc in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
@@ -50,13 +79,18 @@ Tensor.__neg__ = neg
 Tensor.__invert__ = bitwise_not
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
-Tensor.div = div
+
+# Other spellings torch has.
 Tensor.view = reshape
-Tensor.contiguous = lambda self: self
-Tensor.to = cast
+Tensor.reshape_as = lambda self, other: reshape(self, other.shape)
+Tensor.where = lambda self, condition, other: where(condition, self, other)
 Tensor.float = lambda self: cast(self, np.float32)
 Tensor.double = lambda self: cast(self, np.float64)
 Tensor.long = lambda self: cast(self, np.int64)
 Tensor.int = lambda self: cast(self, np.int32)
 Tensor.bool = lambda self: cast(self, np.bool_)
+Tensor.cpu = lambda self: self
+Tensor.device = property(lambda self: "cpu", doc="Where the data lives: always the CPU.")
+Tensor.is_contiguous = lambda self: bool(self._data.flags.c_contiguous)
+Tensor.nelement = Tensor.numel
 inplace.attach_methods(Tensor)

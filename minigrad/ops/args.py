@@ -103,3 +103,10 @@ def lengths_to_mask(lengths, batch, steps, op="lengths"):
         raise ValueError(f"{op}: lengths must lie in [0, {steps}] for inputs of {steps} steps; "
                          f"got values in [{lengths.min()}, {lengths.max()}]")
     return np.arange(steps) < lengths[:, None]
+
+
+def check_device(device, op="device"):
+    """Accept the CPU (None, "cpu", "cpu:0"), the one device minigrad runs on; refuse others clearly."""
+    if device is None or str(device) in ("cpu", "cpu:0"):
+        return
+    raise ValueError(f"{op}: minigrad runs on the CPU only; got device {device!r}")

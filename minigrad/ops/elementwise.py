@@ -5,8 +5,10 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import result_type, to_array
+from ..errors import ShapeError
 from ..tensor import Function, Tensor
 from .args import bool_mask, check_broadcast
+from .indexing import nonzero
 
 
 # -- binary -------------------------------------------------------------------------------
@@ -117,7 +119,40 @@ def _binary(function, name, true_division=False):
 add = _binary(Add, "add")
 sub = _binary(Sub, "sub")
 mul = _binary(Mul, "mul")
-div = _binary(Div, "div", true_division=True)
+_true_div = _binary(Div, "div", true_division=True)
+
+
+class RoundedDiv(Function):
+    """a / b rounded down ("floor") or toward zero ("trunc"): piecewise constant, gradient 0."""
+
+    @staticmethod
+    def forward(ctx, a, b, rounding):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if a.dtype.kind in "iu" and rounding == "floor":
+                return np.floor_divide(a, b)
+            quotient = a / b
+            return (np.floor(quotient) if rounding == "floor" else np.trunc(quotient)).astype(a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.zeros_like(grad), np.zeros_like(grad)
+
+
+def div(a, b, rounding_mode=None):
+    """a / b (true division: int / int is a float), or rounded: rounding_mode "floor" or "trunc"
+    (then int / int stays int, as in torch)."""
+    if rounding_mode is None:
+        return _true_div(a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc'; got {rounding_mode!r}")
+    check_broadcast("div", a, b)
+    dtype = result_type(a, b)
+    return RoundedDiv.apply(_as_dtype(a, dtype), _as_dtype(b, dtype), rounding=rounding_mode)
+
+
+def floor_divide(a, b):
+    """a // b, rounded down (torch.floor_divide)."""
+    return div(a, b, rounding_mode="floor")
 
 
 def pow(base, exponent):
@@ -288,8 +323,11 @@ class Where(Function):
         return np.where(ctx.condition, grad, 0), np.where(ctx.condition, 0, grad)
 
 
-def where(condition, x, y):
-    """Elementwise choice with broadcasting among condition, x and y; torch's result dtype."""
+def where(condition, x=None, y=None):
+    """Elementwise choice with broadcasting among condition, x and y; torch's result dtype.
+    where(condition) alone is nonzero(condition, as_tuple=True), as in torch."""
+    if x is None and y is None:
+        return nonzero(condition, as_tuple=True)
     condition = bool_mask(condition, "where")
     check_broadcast("where", condition, x, y)
     dtype = result_type(x, y)
@@ -312,7 +350,7 @@ def masked_fill(x, mask, value):
     mask = bool_mask(mask, "masked_fill", x.shape)
     if isinstance(value, Tensor):
         if value.ndim != 0:
-            raise ValueError(f"masked_fill: value must be a number or a 0-d tensor; got shape {value.shape}")
+            raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor; got shape {value.shape}")
         value = value.item()
     return MaskedFill.apply(x, mask=mask, value=value)
 
@@ -325,10 +363,6 @@ def compare(ufunc, a, b):
     b_data = b._data if isinstance(b, Tensor) else b
     check_broadcast(ufunc.__name__, a_data, b_data)
     return Tensor._wrap(np.asarray(ufunc(a_data, b_data)))
-
-
-def logical_not(x):
-    return Tensor._wrap(np.logical_not(x._data))
 
 
 def bitwise_not(x):

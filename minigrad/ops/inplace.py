@@ -16,6 +16,7 @@ from ..errors import DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import as_array
 from .elementwise import add, cast, clone, div, masked_fill, mul, sub
+from .indexing import assign, select, split_index
 
 
 def _recording(x, operands):
@@ -72,33 +73,23 @@ class IndexPut(Function):
     def forward(ctx, x, value, index):
         ctx.index = index
         out = x.copy()
-        out[index] = value
+        assign(out, *index, value)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         grad_x = grad.copy()
-        grad_x[ctx.index] = 0
-        return grad_x, grad[ctx.index]
-
-
-def _index_arrays(index):
-    if isinstance(index, Tensor):
-        return index._data
-    if isinstance(index, tuple):
-        return tuple(_index_arrays(i) for i in index)
-    if isinstance(index, list):
-        return np.asarray(index)
-    return index
+        assign(grad_x, *ctx.index, 0)
+        return grad_x, select(grad, *ctx.index)
 
 
 def setitem(x, index, value):
-    """x[index] = value with numpy's indexing rules (slices, ints, bool masks, integer arrays);
+    """x[index] = value with torch's indexing rules (slices, ints, bool masks, integer arrays);
     differentiable in x and value like torch's."""
-    index = _index_arrays(index)
+    parts = split_index(index)  # (first, then): torch applies integers before index arrays
     value = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(as_array(value), dtype=x.dtype))
     try:
-        target = np.empty(x.shape, dtype=np.bool_)[index]  # the shape the index selects
+        target = select(np.empty(x.shape, dtype=np.bool_), *parts)  # the shape the index selects
         while value.ndim > target.ndim and value.shape[0] == 1:  # torch drops leading 1s: a[1] = t([5.])
             value = value.reshape(value.shape[1:])
         np.broadcast_to(np.empty(value.shape), target.shape)
@@ -108,10 +99,10 @@ def setitem(x, index, value):
         raise ShapeError(f"setitem: a value of shape {value.shape} does not fit the {target.shape} "
                          f"elements selected in a tensor of shape {x.shape}") from None
     if not _recording(x, (value,)):
-        x._data[index] = value._data  # the common case: no copy of x
+        assign(x._data, *parts, value._data)  # the common case: no copy of x
         x._bump_version()
         return
-    apply_inplace(x, "setitem", lambda x_, v: IndexPut.apply(x_, cast(v, x.dtype), index=index), value)
+    apply_inplace(x, "setitem", lambda x_, v: IndexPut.apply(x_, cast(v, x.dtype), index=parts), value)
 
 
 # -- the named in-place methods ------------------------------------------------------------

@@ -1,8 +1,13 @@
-"""Matrix multiplication (2-D and batched, numpy broadcasting of the batch dims)."""
+"""Matrix products: matmul (2-D, batched with numpy broadcasting of the batch dims, 1-D operands
+promoted as in torch), mm, bmm, dot, outer, and einsum with its backward."""
+
+import math
+import string
 
 import numpy as np
 
 from .. import kernels
+from ..errors import DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .shape import squeeze, unsqueeze
 
@@ -18,14 +23,14 @@ class MatMul(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         if b.ndim == 2 and a.ndim > 2:
-            return kernels.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+            return kernels.matmul(_rows(a), b).reshape(a.shape[:-1] + b.shape[1:])
         return kernels.matmul(a, b)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
         if b.ndim == 2 and a.ndim > 2:
-            rows, grad_rows = a.reshape(-1, a.shape[-1]), grad.reshape(-1, grad.shape[-1])
+            rows, grad_rows = _rows(a), _rows(grad)
             grad_a = kernels.matmul_grad_a(grad_rows, b).reshape(a.shape) if ctx.needs_input_grad[0] else None
             grad_b = kernels.matmul_grad_b(rows, grad_rows) if ctx.needs_input_grad[1] else None
             return grad_a, grad_b
@@ -34,21 +39,36 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+def _rows(x):
+    """(..., k) -> (rows, k); reshape(-1, k) would be ambiguous when there are no rows."""
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+
+
+def _tensor(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _same_dtype(op, a, b):
+    if a.dtype != b.dtype:
+        raise DTypeError(f"{op}: both operands must have the same dtype; got {a.dtype} and {b.dtype}")
+
+
 def matmul(a, b):
-    """a @ b like torch.matmul: 1-D operands are promoted to matrices and the added dim removed."""
-    a = a if isinstance(a, Tensor) else Tensor(a)
-    b = b if isinstance(b, Tensor) else Tensor(b)
+    """a @ b like torch.matmul: 1-D operands are promoted to matrices and the added dim removed;
+    batch dims broadcast. Integer tensors multiply too (without gradient)."""
+    a, b = _tensor(a), _tensor(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dim; got shapes {a.shape} and {b.shape}")
-    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not match "
-                         f"(inner dims {a.shape[-1]} and {b.shape[-2 if b.ndim > 1 else 0]})")
+        raise ShapeError(f"matmul: both operands need at least 1 dim; got shapes {a.shape} and {b.shape}")
+    inner = b.shape[-2 if b.ndim > 1 else 0]
+    if a.shape[-1] != inner:
+        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not match (inner dims {a.shape[-1]} and {inner})")
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise ValueError(f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast") from None
-    if a.dtype != b.dtype:
-        raise TypeError(f"matmul: both operands must have the same dtype; got {a.dtype} and {b.dtype}")
+        raise ShapeError(f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast") from None
+    _same_dtype("matmul", a, b)
+    if a.dtype.kind != "f":
+        return Tensor._wrap(np.asarray(np.matmul(a._data, b._data)))
     if a.ndim == 1 and b.ndim == 1:
         return (a * b).sum()
     if a.ndim == 1:
@@ -56,3 +76,139 @@ def matmul(a, b):
     if b.ndim == 1:
         return squeeze(matmul(a, unsqueeze(b, -1)), -1)
     return MatMul.apply(a, b)
+
+
+def _check_ndim(op, ndim, *tensors):
+    for t in tensors:
+        if t.ndim != ndim:
+            shapes = " and ".join(str(t.shape) for t in tensors)
+            raise ShapeError(f"{op}: expects {ndim}-D tensors; got shapes {shapes}")
+
+
+def mm(a, b):
+    """Product of two matrices, (n, k) @ (k, m)."""
+    a, b = _tensor(a), _tensor(b)
+    _check_ndim("mm", 2, a, b)
+    return matmul(a, b)
+
+
+def bmm(a, b):
+    """Batched product of matrices, (B, n, k) @ (B, k, m), with the same batch size B (no broadcasting)."""
+    a, b = _tensor(a), _tensor(b)
+    _check_ndim("bmm", 3, a, b)
+    if a.shape[0] != b.shape[0]:
+        raise ShapeError(f"bmm: batch sizes differ: shapes {a.shape} and {b.shape}")
+    return matmul(a, b)
+
+
+def dot(a, b):
+    """Inner product of two 1-D tensors of the same size."""
+    a, b = _tensor(a), _tensor(b)
+    _check_ndim("dot", 1, a, b)
+    return matmul(a, b)
+
+
+def outer(a, b):
+    """Outer product of two 1-D tensors: out[i, j] = a[i] * b[j]."""
+    a, b = _tensor(a), _tensor(b)
+    _check_ndim("outer", 1, a, b)
+    return unsqueeze(a, 1) * b
+
+
+# -- einsum -------------------------------------------------------------------------------
+
+class Einsum(Function):
+    """np.einsum over explicit subscripts (letters only: ellipses already spelled out).
+
+    The gradient of operand i is itself an einsum: the output gradient contracted with the
+    other operands, written out in operand i's subscripts. Two cases need one more operand:
+    a label only operand i has (it was summed away: the gradient is constant along it, an
+    operand of ones), and a label repeated in operand i (a diagonal: an identity matrix puts
+    the gradient on the diagonal)."""
+
+    @staticmethod
+    def forward(ctx, *operands, inputs, output):
+        ctx.save_for_backward(*operands)
+        ctx.subscripts, ctx.output = inputs, output
+        return np.einsum(",".join(inputs) + "->" + output, *operands, optimize=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        operands, inputs = ctx.saved, ctx.subscripts
+        used = set("".join(inputs) + ctx.output)
+        fresh = iter(c for c in string.ascii_letters if c not in used)
+        grads = []
+        for i, (subscripts, operand) in enumerate(zip(inputs, operands)):
+            if not ctx.needs_input_grad[i]:
+                grads.append(None)
+                continue
+            others = [(s, a) for j, (s, a) in enumerate(zip(inputs, operands)) if j != i]
+            known = set(ctx.output + "".join(s for s, _ in others))
+            target, extra = "", []
+            for position, label in enumerate(subscripts):
+                size = operand.shape[position]
+                if label in target:  # a repeated label: the diagonal
+                    new = next(fresh)
+                    extra.append((label + new, np.eye(size, dtype=grad.dtype)))
+                    label = new
+                elif label not in known:  # summed inside operand i only
+                    extra.append((label, np.ones(size, dtype=grad.dtype)))
+                target += label
+            terms = [(ctx.output, grad)] + others + extra
+            equation = ",".join(s for s, _ in terms) + "->" + target
+            grads.append(np.einsum(equation, *[a for _, a in terms], optimize=True))
+        return tuple(grads)
+
+
+def _spell_out(equation, operands):
+    """An einsum equation -> (input subscripts, output subscripts), letters only, as torch reads
+    it: spaces ignored, '...' stands for the dims no letter names (aligned right, broadcast),
+    and without '->' the output is '...' then the letters used once, in alphabetical order."""
+    equation = equation.replace(" ", "")
+    left, arrow, output = equation.partition("->")
+    inputs = left.split(",")
+    if len(inputs) != len(operands):
+        raise ValueError(f"einsum: the equation {equation!r} names {len(inputs)} operands; got {len(operands)}")
+    spare = [c for c in string.ascii_letters if c not in equation]
+    broadcast = 0
+    for subscripts, operand in zip(inputs, operands):
+        letters = subscripts.replace("...", "", 1)
+        if (letters and not letters.isalpha()) or not letters.isascii():
+            raise ValueError(f"einsum: subscripts must be letters and at most one '...'; got {subscripts!r}")
+        named = len(letters)
+        if ("..." in subscripts and named > operand.ndim) or ("..." not in subscripts and named != operand.ndim):
+            raise ShapeError(f"einsum: subscripts {subscripts!r} do not fit an operand of shape {operand.shape}")
+        if "..." in subscripts:
+            broadcast = max(broadcast, operand.ndim - named)
+    ellipsis = "".join(spare[:broadcast])
+    spelled = []
+    for subscripts, operand in zip(inputs, operands):
+        if "..." in subscripts:  # the dims it covers take the last of the ellipsis letters
+            covered = operand.ndim - len(subscripts.replace("...", ""))
+            subscripts = subscripts.replace("...", ellipsis[broadcast - covered:])
+        spelled.append(subscripts)
+    if not arrow:
+        counts = "".join(inputs).replace("...", "")
+        output = ("..." if "..." in left else "") + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+    output = output.replace("...", ellipsis)
+    if not output.isalpha() and output or len(set(output)) != len(output) or not set(output) <= set("".join(spelled)):
+        raise ValueError(f"einsum: output subscripts {output!r} must be distinct letters that appear in the inputs")
+    return spelled, output
+
+
+def einsum(equation, *operands):
+    """Einstein summation as torch.einsum(equation, *operands) (operands may also come as one list):
+    'bhqd,bhkd->bhqk', 'ij,jk', '...ij,...jk->...ik', 'ii->i'. Differentiable in every operand."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    operands = [_tensor(x) for x in operands]
+    for x in operands[1:]:
+        _same_dtype("einsum", operands[0], x)
+    inputs, output = _spell_out(equation, operands)
+    sizes = {}
+    for subscripts, x in zip(inputs, operands):
+        for label, size in zip(subscripts, x.shape):
+            if size != 1 and sizes.setdefault(label, size) != size:
+                raise ShapeError(f"einsum: label {label!r} has size {size} in an operand of shape {x.shape} but "
+                                 f"{sizes[label]} elsewhere (equation {equation!r})")
+    return Einsum.apply(*operands, inputs=inputs, output=output)

@@ -1,13 +1,29 @@
-"""Reductions over one or more dims (`dim=None` reduces everything), PyTorch style.
+"""Reductions over one or more dims, and cumsum, with torch's rules.
 
-This module defines sum/max/min; Python's builtins of those names are not used here."""
+`dim=None` (or an empty tuple) reduces every dim. Integer and bool inputs sum to int64; mean
+needs a float input (or dtype=). A reduction that has no identity (max, min, amax, amin,
+argmax) refuses an empty dim with DimError; sum gives 0, prod 1, mean nan, as torch does.
+
+This module defines sum/max/min/any/all; Python's builtins of those names are not used here.
+"""
 
 from collections import namedtuple
 
 import numpy as np
 
+from .. import dtypes
+from ..errors import DimError, DTypeError
 from ..tensor import Function, Tensor
-from .args import normalize_dims
+from .args import normalize_dim, normalize_dims
+from .elementwise import cast
+from .math import maximum, minimum
+from .selection import TakeAlongDim
+from .shape import reshape
+
+
+def _dims(dim, ndim, op):
+    """The dims a reduction covers: None or () means all of them (torch)."""
+    return normalize_dims(None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, ndim, op)
 
 
 def _expand_back(grad, shape, dims, keepdim):
@@ -17,11 +33,31 @@ def _expand_back(grad, shape, dims, keepdim):
     return np.broadcast_to(grad, shape)
 
 
+def _count(shape, dims):
+    return int(np.prod([shape[d] for d in dims]))
+
+
+def _refuse_empty(x, dims, op):
+    for d in dims:
+        if x.shape[d] == 0:
+            raise DimError(f"{op}: cannot reduce over dim {d} of size 0 (shape {x.shape}): the {op} of "
+                           f"no elements is undefined")
+
+
+def _accumulation_dtype(x, dtype):
+    """sum/prod/cumsum: the requested dtype, else int64 for integer and bool inputs (torch)."""
+    if dtype is not None:
+        return dtypes.as_dtype(dtype)
+    return x.dtype if x.dtype.kind == "f" else dtypes.int64
+
+
+# -- sum, mean, prod ----------------------------------------------------------------------
+
 class Sum(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        return x.sum(axis=dims, keepdims=keepdim)
+        return x.sum(axis=dims, keepdims=keepdim, dtype=x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -32,16 +68,73 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        ctx.count = int(np.prod([x.shape[d] for d in dims]))
-        return x.mean(axis=dims, keepdims=keepdim)
+        ctx.count = _count(x.shape, dims)
+        with np.errstate(invalid="ignore", divide="ignore"):  # the mean of no elements is nan
+            return x.sum(axis=dims, keepdims=keepdim) / x.dtype.type(ctx.count)
 
     @staticmethod
     def backward(ctx, grad):
-        return _expand_back(grad / ctx.count, ctx.shape, ctx.dims, ctx.keepdim)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return _expand_back(grad / ctx.count, ctx.shape, ctx.dims, ctx.keepdim)
 
+
+def sum(x, dim=None, keepdim=False, dtype=None):
+    """Sum over `dim` (an int, a tuple, or None for all); ints and bools give int64 (torch)."""
+    x = cast(x, _accumulation_dtype(x, dtype))
+    return Sum.apply(x, dims=_dims(dim, x.ndim, "sum"), keepdim=keepdim)
+
+
+def mean(x, dim=None, keepdim=False, dtype=None):
+    """Mean over `dim`; needs a float tensor or dtype= (as torch), nan over no elements."""
+    if dtype is not None:
+        x = cast(x, dtype)
+    if x.dtype.kind != "f":
+        raise DTypeError(f"mean: the input must be a float tensor, or pass dtype=mg.float32; got dtype {x.dtype}")
+    return Mean.apply(x, dims=_dims(dim, x.ndim, "mean"), keepdim=keepdim)
+
+
+class Prod(Function):
+    """y = prod(x) along one axis; dy/dx_i is the product of the others: of those before i
+    times those after i (exact where some x are 0; no division)."""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdim):
+        ctx.save_for_backward(x)
+        ctx.axis, ctx.keepdim = axis, keepdim
+        return x.prod(axis=axis, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        axis = ctx.axis
+        if not ctx.keepdim:
+            grad = np.expand_dims(grad, axis)
+        before = _exclusive_cumprod(x, axis)
+        after = np.flip(_exclusive_cumprod(np.flip(x, axis), axis), axis)
+        return grad * before * after
+
+
+def _exclusive_cumprod(x, axis):
+    """out_i = x_0 * ... * x_(i-1) along axis (1 at i = 0)."""
+    ones = np.ones_like(x, shape=x.shape[:axis] + (1,) + x.shape[axis + 1:])
+    running = np.concatenate([ones, np.cumprod(x, axis=axis)], axis=axis)
+    return np.delete(running, -1, axis=axis)
+
+
+def prod(x, dim=None, keepdim=False, dtype=None):
+    """Product over one dim, or of every element (dim=None); ints and bools give int64, and the
+    product of no elements is 1 (torch)."""
+    x = cast(x, _accumulation_dtype(x, dtype))
+    if dim is None:
+        return Prod.apply(reshape(x, -1), axis=0, keepdim=False)
+    axis = normalize_dim(dim, x.ndim, "prod")
+    return x.clone() if x.ndim == 0 else Prod.apply(x, axis=axis, keepdim=keepdim)
+
+
+# -- max, min, amax, amin, argmax, argmin -------------------------------------------------
 
 class Extreme(Function):
-    """max or min: the gradient goes to the extreme elements (shared evenly among ties)."""
+    """amax or amin: the gradient goes to the extreme elements, shared evenly among ties (torch)."""
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, reduce):
@@ -58,55 +151,119 @@ class Extreme(Function):
         return grad * hit / hit.sum(axis=ctx.dims, keepdims=True)
 
 
-def sum(x, dim=None, keepdim=False):
-    return Sum.apply(x, dims=normalize_dims(dim, x.ndim), keepdim=keepdim)
+def _extreme(x, dim, keepdim, reduce, op):
+    dims = _dims(dim, x.ndim, op)
+    _refuse_empty(x, dims, op)
+    return Extreme.apply(x, dims=dims, keepdim=keepdim, reduce=reduce)
 
 
-def mean(x, dim=None, keepdim=False):
-    return Mean.apply(x, dims=normalize_dims(dim, x.ndim), keepdim=keepdim)
+def amax(x, dim=(), keepdim=False):
+    """Largest value over `dim` (all by default); ties share the gradient evenly."""
+    return _extreme(x, dim, keepdim, np.max, "amax")
+
+
+def amin(x, dim=(), keepdim=False):
+    """Smallest value over `dim` (all by default); ties share the gradient evenly."""
+    return _extreme(x, dim, keepdim, np.min, "amin")
 
 
 MaxMin = namedtuple("MaxMin", ["values", "indices"])
 
 
-def _extreme(x, dim, keepdim, reduce, arg):
-    if dim is None:  # like torch: the single extreme value, no indices
-        return Extreme.apply(x, dims=normalize_dims(None, x.ndim), keepdim=False, reduce=reduce)
-    if not isinstance(dim, (int, np.integer)):  # indices exist for one dim only, as in torch.max
-        raise TypeError(f"{reduce.__name__}: dim must be one int (values and indices along it); got {dim!r}. "
-                        f"Reduce one dim at a time, or flatten those dims first.")
-    values = Extreme.apply(x, dims=normalize_dims(dim, x.ndim), keepdim=keepdim, reduce=reduce)
-    return MaxMin(values, arg(x, dim, keepdim))
+def _along_dim(x, dim, keepdim, arg, op):
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):  # indices exist for one dim only
+        raise TypeError(f"{op}: dim must be one int (values and indices along it); got {dim!r}. "
+                        f"Use amax/amin to reduce several dims at once.")
+    axis = normalize_dim(dim, x.ndim, op)
+    if x.ndim == 0:
+        return MaxMin(x.clone(), Tensor._wrap(np.zeros((), np.int64)))
+    _refuse_empty(x, (axis,), op)
+    indices = np.expand_dims(arg(x._data, axis=axis), axis)
+    values = TakeAlongDim.apply(x, indices=indices, dim=axis)
+    if not keepdim:
+        values, indices = values.squeeze(axis), np.squeeze(indices, axis)
+    return MaxMin(values, Tensor._wrap(indices))
 
 
 def max(x, dim=None, keepdim=False):
-    """max over everything (a 0-d tensor), or over `dim`: a (values, indices) pair, as in torch."""
-    return _extreme(x, dim, keepdim, np.max, argmax)
+    """max of every element (ties share the gradient); max(x, dim): a (values, indices) pair whose
+    gradient goes to the returned index; max(x, other_tensor): elementwise maximum. As torch."""
+    if isinstance(dim, Tensor):
+        return maximum(x, dim)
+    if dim is None:
+        return _extreme(x, None, False, np.max, "max")
+    return _along_dim(x, dim, keepdim, np.argmax, "max")
 
 
 def min(x, dim=None, keepdim=False):
-    """min over everything (a 0-d tensor), or over `dim`: a (values, indices) pair, as in torch."""
-    return _extreme(x, dim, keepdim, np.min, argmin)
+    """min of every element, min(x, dim) -> (values, indices), or min(x, other): as max."""
+    if isinstance(dim, Tensor):
+        return minimum(x, dim)
+    if dim is None:
+        return _extreme(x, None, False, np.min, "min")
+    return _along_dim(x, dim, keepdim, np.argmin, "min")
 
 
-def var(x, dim=None, keepdim=False, unbiased=True):
-    """Variance, built from differentiable primitives (Bessel-corrected unless unbiased=False)."""
-    dims = normalize_dims(dim, x.ndim)
-    count = int(np.prod([x.shape[d] for d in dims]))
-    centered = x - mean(x, dims, keepdim=True)
-    return sum(centered * centered, dims, keepdim) / (count - 1 if unbiased else count)
+def _arg(function, x, dim, keepdim, op):
+    data = x._data if isinstance(x, Tensor) else np.asarray(x)
+    if dim is None:
+        if data.size == 0:
+            raise DimError(f"{op}: the tensor of shape {data.shape} has no elements; give a dim to reduce over")
+        index = np.asarray(function(data), dtype=np.int64)
+        return Tensor._wrap(index.reshape((1,) * data.ndim) if keepdim else index)
+    axis = normalize_dim(dim, data.ndim, op)
+    if data.ndim == 0:
+        return Tensor._wrap(np.zeros((), np.int64))
+    if data.shape[axis] == 0:
+        raise DimError(f"{op}: cannot reduce over dim {axis} of size 0 (shape {data.shape})")
+    return Tensor._wrap(np.asarray(function(data, axis=axis, keepdims=keepdim), dtype=np.int64))
 
 
 def argmax(x, dim=None, keepdim=False):
-    return _arg(np.argmax, x, dim, keepdim)
+    """Index of the largest value along `dim` (of the flattened tensor for dim=None); first of ties."""
+    return _arg(np.argmax, x, dim, keepdim, "argmax")
 
 
 def argmin(x, dim=None, keepdim=False):
-    return _arg(np.argmin, x, dim, keepdim)
+    """Index of the smallest value along `dim` (of the flattened tensor for dim=None); first of ties."""
+    return _arg(np.argmin, x, dim, keepdim, "argmin")
 
 
-def _arg(function, x, dim, keepdim):
-    data = x.data if isinstance(x, Tensor) else np.asarray(x)
-    if dim is None:
-        return Tensor._wrap(np.asarray(function(data), dtype=np.int64))
-    return Tensor._wrap(np.asarray(function(data, axis=dim, keepdims=keepdim), dtype=np.int64))
+# -- any, all, cumsum ---------------------------------------------------------------------
+
+def _truth(function, x, dim, keepdim, op):
+    data = x._data if isinstance(x, Tensor) else np.asarray(x)
+    result = function(data, axis=_dims(dim, data.ndim, op), keepdims=keepdim)
+    return Tensor._wrap(np.asarray(result, dtype=np.uint8 if data.dtype == np.uint8 else np.bool_))
+
+
+def any(x, dim=None, keepdim=False):
+    """True where some element along `dim` is nonzero (bool; uint8 for a uint8 input, as torch)."""
+    return _truth(np.any, x, dim, keepdim, "any")
+
+
+def all(x, dim=None, keepdim=False):
+    """True where every element along `dim` is nonzero (bool; uint8 for a uint8 input, as torch)."""
+    return _truth(np.all, x, dim, keepdim, "all")
+
+
+class CumSum(Function):
+    """y_i = x_0 + ... + x_i along an axis; dx_i = dy_i + ... + dy_last (a reversed cumsum)."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        ctx.axis = axis
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.flip(np.cumsum(np.flip(grad, ctx.axis), axis=ctx.axis), ctx.axis)
+
+
+def cumsum(x, dim, dtype=None):
+    """Running sum along `dim`; ints and bools give int64 (torch)."""
+    x = cast(x, _accumulation_dtype(x, dtype))
+    axis = normalize_dim(dim, x.ndim, "cumsum")
+    if x.ndim == 0:
+        return x.clone()
+    return CumSum.apply(x, axis=axis)

@@ -1,10 +1,11 @@
-"""Ops that move elements around without changing them: their backward moves the gradient back."""
+"""Ops that rearrange elements without changing them (reshape, permute, flip, roll, narrow ...),
+and tril/triu, which zero some. Each backward moves the gradient back the same way."""
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..tensor import Function, Tensor
-from .args import normalize_dim, shape_args
+from ..errors import DimError, ShapeError
+from ..tensor import Function
+from .args import normalize_dim, normalize_dims, shape_args
 
 
 class Reshape(Function):
@@ -18,20 +19,30 @@ class Reshape(Function):
         return grad.reshape(ctx.shape)
 
 
-def reshape(x, *shape):
-    shape = shape_args(shape)
+def infer_shape(shape, size, op):
+    """A shape with at most one -1, resolved for `size` elements (ShapeError if it cannot be)."""
     known = int(np.prod([s for s in shape if s != -1]))
-    if shape.count(-1) == 1 and known and x.data.size % known == 0:
-        shape = tuple(x.data.size // known if s == -1 else s for s in shape)
-    if shape.count(-1) or int(np.prod(shape)) != x.data.size:
-        raise ValueError(f"reshape: cannot view shape {x.shape} ({x.data.size} elements) as {shape}")
+    if shape.count(-1) == 1 and known and size % known == 0:
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if shape.count(-1) or any(s < 0 for s in shape) or int(np.prod(shape)) != size:
+        raise ShapeError(f"{op}: cannot view {size} elements as shape {shape}")
+    return shape
+
+
+def reshape(x, *shape):
+    """x with another shape of the same number of elements (one size may be -1)."""
+    shape = infer_shape(shape_args(shape), x.numel(), f"reshape of shape {x.shape}")
     return x if shape == x.shape else Reshape.apply(x, shape=shape)
+
+
+def view_as(x, other): return reshape(x, other.shape)
+def expand_as(x, other): return expand(x, other.shape)
 
 
 class Permute(Function):
     @staticmethod
     def forward(ctx, x, dims):
-        ctx.inverse = np.argsort(dims)
+        ctx.inverse = tuple(int(d) for d in np.argsort(dims))
         return np.transpose(x, dims)
 
     @staticmethod
@@ -40,36 +51,83 @@ class Permute(Function):
 
 
 def permute(x, *dims):
-    dims = tuple(normalize_dim(d, x.ndim) for d in shape_args(dims))
+    if not dims:
+        raise TypeError("permute: expects the order of the dims, e.g. x.permute(1, 0)")
+    dims = tuple(normalize_dim(d, x.ndim, "permute") for d in shape_args(dims, "permute"))
     if sorted(dims) != list(range(x.ndim)):
-        raise ValueError(f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {x.shape}")
+        raise DimError(f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {x.shape}")
     return Permute.apply(x, dims=dims)
 
 
 def transpose(x, dim0, dim1):
+    """x with dims dim0 and dim1 swapped (also called swapaxes and swapdims)."""
     dims = list(range(x.ndim))
-    dim0, dim1 = normalize_dim(dim0, x.ndim), normalize_dim(dim1, x.ndim)
+    dim0, dim1 = normalize_dim(dim0, x.ndim, "transpose"), normalize_dim(dim1, x.ndim, "transpose")
+    if x.ndim == 0:
+        return x
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return Permute.apply(x, dims=tuple(dims))
 
 
+swapaxes = swapdims = transpose
+
+
+def t(x):
+    """The transpose of a matrix (a 0-d or 1-D tensor is returned as it is), as torch.t."""
+    if x.ndim > 2:
+        raise DimError(f"t: expects a tensor with at most 2 dims; got shape {x.shape}. Use transpose(dim0, dim1)")
+    return transpose(x, 0, -1) if x.ndim == 2 else x
+
+
+def movedim(x, source, destination):
+    """Move dims `source` to positions `destination` (ints or equal-length sequences), others in order."""
+    source = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    destination = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    if len(source) != len(destination):
+        raise ShapeError(f"movedim: source {source} and destination {destination} must have the same length")
+    source = [normalize_dim(d, x.ndim, "movedim") for d in source]
+    destination = [normalize_dim(d, x.ndim, "movedim") for d in destination]
+    for name, dims in (("source", source), ("destination", destination)):
+        if len(set(dims)) != len(dims):
+            raise DimError(f"movedim: repeated dim in {name} {dims}")
+    if x.ndim == 0:
+        return x
+    order = [d for d in range(x.ndim) if d not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return Permute.apply(x, dims=tuple(order))
+
+
+moveaxis = movedim
+
+
 def unsqueeze(x, dim):
-    dim = normalize_dim(dim, x.ndim + 1)
+    dim = normalize_dim(dim, x.ndim + 1, "unsqueeze")
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
 def squeeze(x, dim=None):
-    if dim is None:
-        return reshape(x, tuple(s for s in x.shape if s != 1))
-    dim = normalize_dim(dim, x.ndim)
-    return x if x.shape[dim] != 1 else reshape(x, x.shape[:dim] + x.shape[dim + 1:])
+    """Drop size-1 dims: all of them, or those of `dim` (an int or a tuple) that have size 1."""
+    dims = range(x.ndim) if dim is None else normalize_dims(dim, x.ndim, "squeeze")
+    drop = {d for d in dims if x.shape[d] == 1}
+    return reshape(x, tuple(s for d, s in enumerate(x.shape) if d not in drop))
 
 
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
-    start, end = normalize_dim(start_dim, x.ndim), normalize_dim(end_dim, x.ndim)
-    return reshape(x, x.shape[:start] + (-1,) + x.shape[end + 1:])
+    start, end = normalize_dim(start_dim, x.ndim, "flatten"), normalize_dim(end_dim, x.ndim, "flatten")
+    if start > end:
+        raise DimError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {x.shape})")
+    return reshape(x, x.shape[:start] + (int(np.prod(x.shape[start:end + 1])),) + x.shape[end + 1:])
+
+
+def unflatten(x, dim, sizes):
+    """Split dim `dim` into several of sizes `sizes` (one may be -1): the inverse of flatten."""
+    dim = normalize_dim(dim, x.ndim, "unflatten")
+    sizes = infer_shape(shape_args((sizes,), "unflatten"), x.shape[dim] if x.ndim else 1,
+                        f"unflatten of dim {dim} (size {x.shape[dim] if x.ndim else 1})")
+    return reshape(x, x.shape[:dim] + sizes + x.shape[dim + 1:])
 
 
 class Expand(Function):
@@ -85,16 +143,21 @@ class Expand(Function):
 
 
 def expand(x, *shape):
-    shape = shape_args(shape)
+    """x broadcast to `shape` (-1 keeps a size); no copy."""
+    shape = shape_args(shape, "expand")
     lead = len(shape) - x.ndim
+    if lead < 0 or any(s == -1 for s in shape[:lead]):
+        raise ShapeError(f"expand: cannot expand shape {x.shape} to {shape}")
     target = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     try:
-        if lead < 0 or np.broadcast_shapes(x.shape, target) != target:
+        if np.broadcast_shapes(x.shape, target) != target:
             raise ValueError
     except ValueError:
-        raise ValueError(f"expand: cannot expand shape {x.shape} to {shape}") from None
+        raise ShapeError(f"expand: cannot expand shape {x.shape} to {shape}") from None
     return Expand.apply(x, shape=target)
 
+
+# -- reversing, rolling, cutting ----------------------------------------------------------
 
 class Flip(Function):
     @staticmethod
@@ -108,137 +171,92 @@ class Flip(Function):
 
 
 def flip(x, dims):
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return Flip.apply(x, dims=tuple(normalize_dim(d, x.ndim) for d in dims))
+    """Reverse the order of elements along each of `dims` (an int or a sequence of distinct dims)."""
+    dims = normalize_dims((dims,) if isinstance(dims, (int, np.integer)) else tuple(dims), x.ndim, "flip")
+    return Flip.apply(x, dims=dims)
 
 
-# -- indexing -----------------------------------------------------------------------------
-
-def _index_arrays(index):
-    """Tensors inside an index become arrays; a lone list becomes an integer array."""
-    if isinstance(index, Tensor):
-        return index.data
-    if isinstance(index, tuple):
-        return tuple(_index_arrays(i) for i in index)
-    if isinstance(index, list):
-        return np.asarray(index)
-    return index
-
-
-def _is_advanced(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(p, np.ndarray) for p in parts)
-
-
-class GetItem(Function):
+class Roll(Function):
     @staticmethod
-    def forward(ctx, x, index):
-        ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
-        return x[index]
+    def forward(ctx, x, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return np.roll(x, shifts, axis=dims)
 
     @staticmethod
     def backward(ctx, grad):
-        full = np.zeros(ctx.shape, dtype=grad.dtype)
-        if _is_advanced(ctx.index):
-            np.add.at(full, ctx.index, grad)  # repeated indices add up
-        else:
-            full[ctx.index] = grad
+        return np.roll(grad, tuple(-s for s in ctx.shifts), axis=ctx.dims)
+
+
+def roll(x, shifts, dims=None):
+    """Shift elements along `dims` by `shifts`, wrapping around; dims=None rolls the flattened tensor."""
+    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise ShapeError(f"roll: without dims, shifts must be one int; got {shifts}")
+        return reshape(Roll.apply(reshape(x, -1), shifts=shifts, dims=(0,)), x.shape)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise ShapeError(f"roll: shifts {shifts} and dims {dims} must have the same length")
+    if x.ndim == 0:
+        raise DimError(f"roll: a 0-d tensor has no dim {dims[0]} (roll it without dims)")
+    dims = tuple(normalize_dim(d, x.ndim, "roll") for d in dims)
+    return Roll.apply(x, shifts=tuple(int(s) for s in shifts), dims=dims)
+
+
+class Narrow(Function):
+    @staticmethod
+    def forward(ctx, x, dim, start, length):
+        ctx.shape, ctx.window = x.shape, (slice(None),) * dim + (slice(start, start + length),)
+        return x[ctx.window]
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.shape, grad.dtype)
+        full[ctx.window] = grad
         return full
 
 
-def getitem(x, index):
-    """t[index] with slices, ints, None, Ellipsis, bool masks and integer arrays (numpy rules)."""
-    index = _index_arrays(index)
-    try:
-        return GetItem.apply(x, index=index)
-    except IndexError as error:
-        raise IndexError(f"index {index!r} does not fit a tensor of shape {x.shape}: {error}") from None
+def narrow(x, dim, start, length):
+    """The `length` elements of dim `dim` from `start` on (start may be negative)."""
+    dim = normalize_dim(dim, x.ndim, "narrow")
+    size = x.shape[dim] if x.ndim else 1
+    start, length = int(start), int(length)
+    first = start + size if start < 0 else start
+    if not 0 <= first <= size or length < 0 or first + length > size:
+        raise ShapeError(f"narrow: start {start} and length {length} do not fit dim {dim} of size {size} "
+                         f"(shape {x.shape})")
+    start = first
+    return x if x.ndim == 0 else Narrow.apply(x, dim=dim, start=start, length=length)
 
 
-class Gather(Function):
-    """out[i][j][k] = x[i][index[i][j][k]][k] for dim=1 (torch.gather)."""
-
-    @staticmethod
-    def forward(ctx, x, index, dim):
-        ctx.shape, ctx.index, ctx.dim = x.shape, index, dim
-        # torch lets index be shorter than x in the other dims: only that corner of x is read
-        corner = tuple(slice(None) if k == dim else slice(0, size) for k, size in enumerate(index.shape))
-        return np.take_along_axis(x[corner], index, axis=dim)
+class TriangleMask(Function):
+    """tril/triu: zero the elements outside a triangle of the last two dims (gradient likewise)."""
 
     @staticmethod
-    def backward(ctx, grad):
-        full = np.zeros(ctx.shape, dtype=grad.dtype)
-        positions = list(np.ogrid[tuple(slice(s) for s in ctx.index.shape)])
-        positions[ctx.dim] = ctx.index
-        np.add.at(full, tuple(positions), grad)
-        return full
-
-
-def gather(x, dim, index):
-    index = np.asarray(index.data if isinstance(index, Tensor) else index)
-    if not np.issubdtype(index.dtype, np.integer):
-        raise TypeError(f"gather: index must be an integer tensor; got dtype {index.dtype}")
-    dim = normalize_dim(dim, x.ndim)
-    if index.ndim != x.ndim or any(i > s for k, (i, s) in enumerate(zip(index.shape, x.shape)) if k != dim):
-        raise ValueError(f"gather: index of shape {index.shape} does not fit input of shape {x.shape} along dim {dim}")
-    if index.size and (index.min() < -x.shape[dim] or index.max() >= x.shape[dim]):
-        raise IndexError(f"gather: index values must be in [0, {x.shape[dim]}); got range "
-                         f"[{index.min()}, {index.max()}]")
-    return Gather.apply(x, index=index, dim=dim)
-
-
-# -- joining ------------------------------------------------------------------------------
-
-class Cat(Function):
-    @staticmethod
-    def forward(ctx, *arrays, dim):
-        ctx.dim = dim
-        ctx.splits = np.cumsum([a.shape[dim] for a in arrays])[:-1]
-        return np.concatenate(arrays, axis=dim)
+    def forward(ctx, x, keep):
+        ctx.keep = keep
+        return np.where(keep, x, np.zeros((), x.dtype))
 
     @staticmethod
     def backward(ctx, grad):
-        return tuple(np.split(grad, ctx.splits, axis=ctx.dim))
+        return np.where(ctx.keep, grad, 0)
 
 
-class Stack(Function):
-    @staticmethod
-    def forward(ctx, *arrays, dim):
-        ctx.dim = dim
-        return np.stack(arrays, axis=dim)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return tuple(np.moveaxis(grad, ctx.dim, 0))
+def _triangle(x, diagonal, lower, op):
+    if x.ndim < 2:
+        raise DimError(f"{op}: the input needs at least 2 dims; got shape {x.shape}")
+    rows, cols = x.shape[-2:]
+    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]  # column - row
+    keep = offset <= diagonal if lower else offset >= diagonal
+    return TriangleMask.apply(x, keep=keep)
 
 
-def _check_join(name, tensors, dim, same_dim_too):
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
-    if not tensors:
-        raise ValueError(f"{name}: expected a non-empty sequence of tensors")
-    first = tensors[0].shape
-    for t in tensors[1:]:
-        rest = [s for k, s in enumerate(t.shape) if same_dim_too or k != dim]
-        expected = [s for k, s in enumerate(first) if same_dim_too or k != dim]
-        if t.ndim != len(first) or rest != expected:
-            raise ValueError(f"{name}: all tensors must have the same shape{'' if same_dim_too else ' except in dim %d' % dim}; "
-                             f"got {first} and {t.shape}")
-    return tensors
+def tril(x, diagonal=0):
+    """The lower triangle of the last two dims (on and below the `diagonal`-th diagonal), zeros above."""
+    return _triangle(x, diagonal, True, "tril")
 
 
-def cat(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("cat: expected a non-empty sequence of tensors")
-    ndim = np.ndim(tensors[0].data if isinstance(tensors[0], Tensor) else tensors[0])
-    dim = normalize_dim(dim, ndim)
-    return Cat.apply(*_check_join("cat", tensors, dim, False), dim=dim)
+def triu(x, diagonal=0):
+    """The upper triangle of the last two dims (on and above the `diagonal`-th diagonal), zeros below."""
+    return _triangle(x, diagonal, False, "triu")
 
-
-def stack(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("stack: expected a non-empty sequence of tensors")
-    ndim = np.ndim(tensors[0].data if isinstance(tensors[0], Tensor) else tensors[0])
-    dim = normalize_dim(dim, ndim + 1)
-    return Stack.apply(*_check_join("stack", tensors, dim, True), dim=dim)

@@ -1,0 +1,258 @@
+"""Reading elements by position: x[index], gather, index_select, masked_select, and scatter_add
+(which adds into positions). Gradients go back to the positions read; repeated positions add up.
+
+x[index] follows torch where it differs from numpy: integers are applied first, so they do not
+count as index arrays (x[1, :, [0, 2]] on shape (2, 3, 3) has shape (3, 2), not numpy's (2, 3));
+a 0-d integer tensor is an integer; a negative slice step is an error.
+"""
+
+import numpy as np
+
+from ..errors import DimError, DTypeError, ShapeError
+from ..tensor import Function, Tensor
+from .args import bool_mask, check_broadcast, integer_array, normalize_dim
+
+
+# -- x[index] -----------------------------------------------------------------------------
+
+def _index_part(part):
+    """One part of an index as numpy takes it: tensors and lists become arrays."""
+    if isinstance(part, Tensor):
+        part = part._data
+        if part.ndim == 0:  # torch treats a 0-d integer tensor as an integer
+            return int(part) if part.dtype.kind in "iu" else bool(part)
+    if isinstance(part, list):
+        part = np.asarray(part) if part else np.zeros(0, np.int64)
+    if isinstance(part, np.ndarray) and part.dtype.kind not in "iub":
+        raise IndexError(f"tensors used as indices must be integer or bool; got dtype {part.dtype}")
+    if isinstance(part, slice) and part.step is not None and part.step <= 0:
+        raise ValueError(f"slice step must be positive (as in torch; use flip to reverse); got {part.step}")
+    return part
+
+
+def index_parts(index):
+    """An index with its tensors and lists made numpy arrays (a tuple stays a tuple)."""
+    return tuple(_index_part(p) for p in index) if isinstance(index, tuple) else _index_part(index)
+
+
+def split_index(index):
+    """torch's index -> (first, then): x[index] in torch is x[first][then] in numpy.
+
+    `first` applies the integers, slices, None and Ellipsis (a view); `then` applies the index
+    arrays to that view, or is None when there are none. Splitting matters only when integers
+    and arrays meet: numpy counts integers as index arrays, torch does not.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    parts = tuple(_index_part(p) for p in parts)
+    arrays = [isinstance(p, np.ndarray) for p in parts]
+    if not any(arrays):
+        return parts, None
+    if not any(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in parts):
+        return (Ellipsis,), parts
+    first, then = [], []
+    for part, is_array in zip(parts, arrays):
+        if is_array:
+            first.extend([slice(None)] * max(part.ndim if part.dtype == np.bool_ else 1, 1))
+            then.append(part)
+        elif isinstance(part, (int, np.integer)) and not isinstance(part, bool):
+            first.append(part)
+        elif part is Ellipsis:
+            first.append(part)
+            then.append(part)
+        else:  # a slice or None: applied by `first`, the dim it leaves is taken whole by `then`
+            first.append(part)
+            then.append(slice(None))
+    return tuple(first), tuple(then)
+
+
+def select(array, first, then):
+    """array[first][then]: torch's x[index] on a numpy array, with (first, then) from split_index."""
+    view = array[first]
+    return view if then is None else view[then]
+
+
+def assign(array, first, then, value):
+    """array[index] = value in torch's order: written through the view array[first]."""
+    if then is None:
+        array[first] = value
+    else:
+        array[first][then] = value
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx, x, index):
+        first, then = split_index(index)
+        ctx.shape, ctx.first, ctx.then = x.shape, first, then
+        return select(x, first, then)
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.shape, dtype=grad.dtype)
+        if ctx.then is None:
+            full[ctx.first] = grad
+            return full
+        view = full[ctx.first]  # a view into full (first keeps a dim for each index array)
+        if any(isinstance(p, np.ndarray) and p.dtype != np.bool_ for p in ctx.then):
+            np.add.at(view, ctx.then, grad)  # repeated indices add up
+        else:
+            view[ctx.then] = grad
+        return full
+
+
+def getitem(x, index):
+    """x[index] with ints, slices, None, Ellipsis, bool masks and integer tensors, as in torch."""
+    parts = index_parts(index)
+    try:
+        return GetItem.apply(x, index=parts)
+    except IndexError as error:
+        raise IndexError(f"index {index!r} does not fit a tensor of shape {x.shape}: {error}") from None
+
+
+# -- gather, index_select, masked_select, scatter_add -------------------------------------
+
+def _positions(index, dim):
+    """Index arrays that address, for every element of `index`, its place with `dim` replaced."""
+    positions = list(np.ogrid[tuple(slice(s) for s in index.shape)])
+    positions[dim] = index
+    return tuple(positions)
+
+
+def _corner(shape, dim):
+    """The leading corner of an array that has `shape` in every dim but `dim`."""
+    return tuple(slice(None) if k == dim else slice(0, size) for k, size in enumerate(shape))
+
+
+class Gather(Function):
+    """out[i][j][k] = x[i][index[i][j][k]][k] for dim=1 (torch.gather)."""
+
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.shape, ctx.index, ctx.dim = x.shape, index, dim
+        # torch lets index be shorter than x in the other dims: only that corner of x is read
+        return np.take_along_axis(x[_corner(index.shape, dim)], index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.shape, dtype=grad.dtype)
+        np.add.at(full, _positions(ctx.index, ctx.dim), grad)
+        return full
+
+
+def _check_index_values(index, size, dim, op):
+    if index.size and (index.min() < 0 or index.max() >= size):
+        raise IndexError(f"{op}: index values must be in [0, {size}) for dim {dim}; got values in "
+                         f"[{index.min()}, {index.max()}]")
+
+
+def _scatter_index(x, dim, index, op, src=None):
+    """Checks shared by gather and scatter_add: an integer index with x's number of dims, no larger
+    than x in the other dims (and than src in every dim), values in range along dim."""
+    index = integer_array(index, op)
+    dim = normalize_dim(dim, x.ndim, op)
+    if index.ndim != x.ndim or any(i > s for k, (i, s) in enumerate(zip(index.shape, x.shape)) if k != dim):
+        raise ShapeError(f"{op}: index of shape {index.shape} does not fit input of shape {x.shape} along dim {dim}")
+    if src is not None and (src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape))):
+        raise ShapeError(f"{op}: index of shape {index.shape} must be no larger than src of shape {src.shape}")
+    _check_index_values(index, x.shape[dim], dim, op)
+    return dim, index
+
+
+def gather(x, dim, index):
+    """Values of x at `index` along dim: out[i][j] = x[i][index[i][j]] for dim=1 (torch.gather)."""
+    if x.ndim == 0:  # one element along dim 0 (torch accepts dim 0 and -1)
+        index = integer_array(index, "gather")
+        normalize_dim(dim, 0, "gather")
+        _check_index_values(index, 1, 0, "gather")
+        return gather(x.reshape(1), 0, index.reshape(-1)).reshape(index.shape)
+    dim, index = _scatter_index(x, dim, index, "gather")
+    return Gather.apply(x, index=index, dim=dim)
+
+
+class IndexSelect(Function):
+    """out = x at positions `index` (1-D) along dim; the gradient is added back at them."""
+
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.shape, ctx.index, ctx.dim = x.shape, index, dim
+        return np.take(x, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.shape, dtype=grad.dtype)
+        np.add.at(full, (slice(None),) * ctx.dim + (ctx.index,), grad)
+        return full
+
+
+def index_select(x, dim, index):
+    """The slices of x at `index` (a 1-D integer tensor) along dim, in that order."""
+    index = integer_array(index, "index_select")
+    if index.ndim > 1:
+        raise DimError(f"index_select: index must be 1-D (or 0-d); got shape {index.shape}")
+    dim = normalize_dim(dim, x.ndim, "index_select")
+    _check_index_values(index, x.shape[dim] if x.ndim else 1, dim, "index_select")
+    if x.ndim == 0:
+        return x.reshape(1)[index.reshape(-1)].reshape(())
+    return IndexSelect.apply(x, index=index.reshape(-1), dim=dim)
+
+
+class MaskedSelect(Function):
+    @staticmethod
+    def forward(ctx, x, mask):
+        ctx.mask = mask
+        return np.broadcast_to(x, mask.shape)[mask]
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.mask.shape, dtype=grad.dtype)  # the walk sums it back to x's shape
+        full[ctx.mask] = grad
+        return full
+
+
+def masked_select(x, mask):
+    """The elements of x where the bool `mask` is True (x and mask broadcast), as a 1-D tensor."""
+    mask = bool_mask(mask, "masked_select")
+    shape = check_broadcast("masked_select", x, mask)
+    return MaskedSelect.apply(x, mask=np.broadcast_to(mask, shape))
+
+
+class ScatterAdd(Function):
+    """out = x, then out[index[i][j]][j] += src[i][j] (dim 0); dx = grad, dsrc = grad gathered at index."""
+
+    @staticmethod
+    def forward(ctx, x, src, index, dim):
+        ctx.index, ctx.dim, ctx.src_shape = index, dim, src.shape
+        out = x.copy()
+        np.add.at(out, _positions(index, dim), src[tuple(slice(0, s) for s in index.shape)])
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_src = None
+        if ctx.needs_input_grad[1]:
+            grad_src = np.zeros(ctx.src_shape, dtype=grad.dtype)
+            picked = np.take_along_axis(grad[_corner(ctx.index.shape, ctx.dim)], ctx.index, axis=ctx.dim)
+            grad_src[tuple(slice(0, s) for s in ctx.index.shape)] = picked
+        return grad, grad_src
+
+
+def scatter_add(x, dim, index, src):
+    """A copy of x with src's values added at `index` along dim (repeats add up), as torch.scatter_add."""
+    src = src if isinstance(src, Tensor) else Tensor._wrap(np.asarray(src, dtype=x.dtype))
+    if src.dtype != x.dtype:
+        raise DTypeError(f"scatter_add: src must have the dtype of the input ({x.dtype}); got {src.dtype}")
+    if x.ndim == 0:
+        raise ShapeError("scatter_add: expects an input with at least 1 dim; got a 0-d tensor")
+    dim, index = _scatter_index(x, dim, index, "scatter_add", src)
+    return ScatterAdd.apply(x, src, index=index, dim=dim)
+
+
+def nonzero(x, as_tuple=False):
+    """Positions of the nonzero elements: an int64 (count, ndim) tensor, or one index tensor per
+    dim (as_tuple=True, usable as x[...]), in row-major order."""
+    data = x._data if isinstance(x, Tensor) else np.asarray(x)
+    if data.ndim == 0:  # as torch: no dims to name (as_tuple: seen as one element of a 1-D tensor)
+        count = int(data.item() != 0)
+        return (Tensor._wrap(np.zeros(count, np.int64)),) if as_tuple else Tensor._wrap(np.zeros((count, 0), np.int64))
+    positions = [p.astype(np.int64) for p in np.nonzero(data)]
+    return tuple(Tensor._wrap(p) for p in positions) if as_tuple else Tensor._wrap(np.stack(positions, axis=1))

@@ -1,0 +1,195 @@
+"""Ops that join tensors or cut one into pieces (cat, stack, split, chunk, unbind) and that
+repeat one (repeat, tile, repeat_interleave). A cut is one graph node with one output per
+piece; its backward joins the pieces' gradients again."""
+
+import numpy as np
+
+from ..dtypes import result_type
+from ..errors import DimError, ShapeError
+from ..tensor import Function, Tensor
+from .args import integer_array, normalize_dim, shape_args
+from .elementwise import cast
+from .indexing import IndexSelect
+from .shape import reshape
+
+
+def _tensors(tensors, op):
+    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+    dtype = result_type(*[t for t in tensors])
+    return [cast(t, dtype) for t in tensors]
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        ctx.splits = np.cumsum([a.shape[dim] for a in arrays])[:-1]
+        return np.concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(np.split(grad, ctx.splits, axis=ctx.dim))
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dim; the others must match. Result dtype as torch promotes."""
+    tensors = _tensors(tensors, "cat")
+    if any(t.ndim > 1 for t in tensors):  # torch skips legacy empty (0,) tensors among n-d ones
+        tensors = [t for t in tensors if t.shape != (0,)] or tensors
+    first = tensors[0]
+    if first.ndim == 0:
+        raise DimError("cat: zero-dimensional tensors cannot be concatenated; use stack")
+    dim = normalize_dim(dim, first.ndim, "cat")
+    for t in tensors[1:]:
+        if t.ndim != first.ndim or t.shape[:dim] + t.shape[dim + 1:] != first.shape[:dim] + first.shape[dim + 1:]:
+            raise ShapeError(f"cat: all tensors must have the same shape except in dim {dim}; "
+                             f"got {first.shape} and {t.shape}")
+    return Cat.apply(*tensors, dim=dim)
+
+
+concat = concatenate = cat
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        return np.stack(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(np.moveaxis(grad, ctx.dim, 0))
+
+
+def stack(tensors, dim=0):
+    """Join same-shaped tensors along a new dim."""
+    tensors = _tensors(tensors, "stack")
+    dim = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    for t in tensors[1:]:
+        if t.shape != tensors[0].shape:
+            raise ShapeError(f"stack: all tensors must have the same shape; got {tensors[0].shape} and {t.shape}")
+    return Stack.apply(*tensors, dim=dim)
+
+
+# -- cutting ------------------------------------------------------------------------------
+
+class Split(Function):
+    @staticmethod
+    def forward(ctx, x, sizes, dim):
+        ctx.dim = dim
+        return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return np.concatenate(grads, axis=ctx.dim)
+
+
+def _cut_dim(x, dim, op):
+    if x.ndim == 0:
+        raise DimError(f"{op}: expects a tensor with at least 1 dim; got a 0-d tensor")
+    return normalize_dim(dim, x.ndim, op)
+
+
+def split(x, split_size_or_sections, dim=0):
+    """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
+    dim = _cut_dim(x, dim, "split")
+    size = x.shape[dim]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        step = int(split_size_or_sections)
+        if step < 0 or (step == 0 and size):
+            raise ShapeError(f"split: split_size must be positive (0 only for an empty dim); got {step} "
+                             f"for dim {dim} of size {size}")
+        sizes = [step] * (size // step) + ([size % step] if size % step else []) if size else [0]
+    else:
+        sizes = list(shape_args((split_size_or_sections,), "split"))
+        if any(s < 0 for s in sizes) or np.sum(sizes) != size:
+            raise ShapeError(f"split: sizes {sizes} must be non-negative and add up to {size}, the size of "
+                             f"dim {dim} (shape {x.shape})")
+    return Split.apply(x, sizes=sizes, dim=dim)
+
+
+def chunk(x, chunks, dim=0):
+    """`chunks` pieces of equal size along dim (size ceil(n / chunks); there may be fewer), as torch."""
+    dim = _cut_dim(x, dim, "chunk")
+    if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive int; got {chunks!r}")
+    size = x.shape[dim]
+    if size == 0:
+        return Split.apply(x, sizes=[0] * int(chunks), dim=dim)
+    return split(x, -(-size // int(chunks)), dim)
+
+
+class Unbind(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return tuple(np.moveaxis(x, dim, 0))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return np.stack(grads, axis=ctx.dim)
+
+
+def unbind(x, dim=0):
+    """The slices of x along dim, as a tuple (dim removed)."""
+    dim = _cut_dim(x, dim, "unbind")
+    if x.shape[dim] == 0:
+        return ()
+    return Unbind.apply(x, dim=dim)
+
+
+# -- repeating ----------------------------------------------------------------------------
+
+class Repeat(Function):
+    """np.tile; the gradient of each input element is the sum over its copies."""
+
+    @staticmethod
+    def forward(ctx, x, repeats):
+        ctx.shape, ctx.repeats = x.shape, repeats
+        return np.tile(x, repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # (r0 * s0, r1 * s1, ...) -> (r0, s0, r1, s1, ...), summed over the r axes
+        padded = (1,) * (len(ctx.repeats) - len(ctx.shape)) + ctx.shape
+        pairs = [n for pair in zip(ctx.repeats, padded) for n in pair]
+        return grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(ctx.shape)
+
+
+def repeat(x, *sizes):
+    """x repeated sizes[i] times along each dim (torch's repeat: as many sizes as dims, or more)."""
+    if not sizes:
+        raise TypeError("repeat: expects the number of repeats of each dim, e.g. x.repeat(2, 1)")
+    sizes = shape_args(sizes, "repeat")
+    if len(sizes) < x.ndim:
+        raise ShapeError(f"repeat: needs at least one size per dim ({x.ndim} for shape {x.shape}); got {sizes}")
+    if any(s < 0 for s in sizes):
+        raise ShapeError(f"repeat: sizes must be non-negative; got {sizes}")
+    return Repeat.apply(x, repeats=sizes)
+
+
+def tile(x, dims):
+    """As repeat, but fewer sizes than dims are padded with 1s on the left (torch.tile)."""
+    dims = shape_args((dims,) if isinstance(dims, (tuple, list)) else (dims,), "tile")
+    return repeat(x, (1,) * (x.ndim - len(dims)) + dims)
+
+
+def repeat_interleave(x, repeats, dim=None):
+    """Each element (slice along dim) repeated `repeats` times in place: [a, b] -> [a, a, b, b].
+    repeats: an int, or one count per element along dim; dim=None works on the flattened tensor."""
+    if dim is None:
+        x, dim = reshape(x, -1), 0
+    dim = _cut_dim(x, dim, "repeat_interleave")
+    size = x.shape[dim]
+    counts = (np.asarray(repeats, dtype=np.int64) if isinstance(repeats, (int, np.integer))
+              else integer_array(repeats, "repeat_interleave", "repeats").reshape(-1))
+    if counts.size == 1:
+        counts = np.full(size, counts.item(), dtype=np.int64)
+    if counts.shape != (size,):
+        raise ShapeError(f"repeat_interleave: expected one repeat count or {size} (the size of dim {dim}); "
+                         f"got {counts.size}")
+    if counts.size and counts.min() < 0:
+        raise ValueError(f"repeat_interleave: repeats must be non-negative; got {counts.min()}")
+    return IndexSelect.apply(x, index=np.repeat(np.arange(size), counts), dim=dim)

@@ -1,0 +1,84 @@
+"""Ops that pick elements by order: sort, argsort, topk (values are differentiable, indices are
+int64 tensors without gradient), and TakeAlongDim, the Function behind them and max(dim).
+
+Order follows torch: NaN counts as larger than every number; a stable sort keeps equal
+elements in their original order, descending too.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..tensor import Function, Tensor
+from .args import normalize_dim
+
+
+class TakeAlongDim(Function):
+    """out = x at `indices` along `dim` (distinct indices within each slice, as a sort or a max
+    gives); the gradient is put back at those indices."""
+
+    @staticmethod
+    def forward(ctx, x, indices, dim):
+        ctx.shape, ctx.indices, ctx.dim = x.shape, indices, dim
+        return np.take_along_axis(x, indices, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.shape, dtype=grad.dtype)
+        np.put_along_axis(full, ctx.indices, grad, axis=ctx.dim)
+        return full
+
+
+def _order(data, axis, descending):
+    """Indices that sort `data` along axis, stably (equal elements keep their order)."""
+    if not descending:
+        return np.argsort(data, axis=axis, kind="stable")
+    # sort the reversed data ascending and reverse the result: descending, and ties still in
+    # their original order (sorting -data would not work for bools, nor put NaN first)
+    backwards = np.argsort(np.flip(data, axis), axis=axis, kind="stable")
+    return data.shape[axis] - 1 - np.flip(backwards, axis)
+
+
+SortResult = namedtuple("SortResult", ["values", "indices"])
+TopKResult = namedtuple("TopKResult", ["values", "indices"])
+
+
+def _as_rows(x, dim, op):
+    """x and its axis; a 0-d tensor is viewed as one element along dim 0 (torch accepts dim 0/-1)."""
+    axis = normalize_dim(dim, x.ndim, op)
+    return (x.reshape(1) if x.ndim == 0 else x), axis
+
+
+def _pick(x, rows, order, axis):
+    values = TakeAlongDim.apply(rows, indices=order, dim=axis)
+    indices = Tensor._wrap(order.astype(np.int64, copy=False))
+    if x.ndim == 0:
+        values, indices = values.reshape(()), Tensor._wrap(order.reshape(()))
+    return values, indices
+
+
+def sort(x, dim=-1, descending=False, stable=False):
+    """(values, indices) of x sorted along `dim`; always stable (stable= is accepted for torch)."""
+    rows, axis = _as_rows(x, dim, "sort")
+    return SortResult(*_pick(x, rows, _order(rows._data, axis, descending), axis))
+
+
+def argsort(x, dim=-1, descending=False, stable=False):
+    """The indices that sort x along `dim` (int64, no gradient); stable."""
+    rows, axis = _as_rows(x, dim, "argsort")
+    order = _order(rows._data, axis, descending).astype(np.int64, copy=False)
+    return Tensor._wrap(order.reshape(x.shape))
+
+
+def topk(x, k, dim=-1, largest=True, sorted=True):
+    """(values, indices) of the k largest (largest=False: smallest) elements along `dim`, in order."""
+    rows, axis = _as_rows(x, dim, "topk")
+    if x.ndim == 0 and k in (0, 1):  # torch gives the element for k = 0 too
+        k = 1
+    size = rows.shape[axis]
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:
+        raise ShapeError(f"topk: k must be an int in [0, {size}] (the size of dim {dim} of shape {x.shape}); "
+                         f"got {k!r}")
+    order = np.take(_order(rows._data, axis, largest), np.arange(k), axis=axis)
+    return TopKResult(*_pick(x, rows, order, axis))
