@@ -35,8 +35,11 @@ from .errors import DimError, DTypeError
 def _scalar_attributes(attrs):
     """The settings of an op worth showing in a drawing (dim=1, scale=0.25): no arrays, which
     would keep masks and index arrays alive for as long as the graph is drawn."""
-    return {key: value for key, value in attrs.items()
-            if isinstance(value, (bool, int, float, str, tuple, type(None))) or isinstance(value, np.generic)}
+    def small(value):
+        if isinstance(value, tuple):
+            return all(small(v) for v in value)
+        return isinstance(value, (bool, int, float, str, slice, type(None), type(Ellipsis), np.generic))
+    return {key: value for key, value in attrs.items() if small(value)}
 
 
 class Function:
