@@ -178,8 +178,10 @@ def main(argv=None):
     ]
     table = "\n".join(lines)
     print(table)
-    if args.markdown:
-        Path(args.markdown).write_text("# LSTM benchmark (`python benchmarks/lstm.py`)\n\n" + table + "\n")
+    if args.markdown:  # the table replaces the old one; hand-written notes after it stay
+        path = Path(args.markdown)
+        notes = path.read_text().partition("\n## Notes")[1:] if path.exists() else ()
+        path.write_text("# LSTM benchmark (`python benchmarks/lstm.py`)\n\n" + table + "\n" + "".join(notes))
 
 
 if __name__ == "__main__":

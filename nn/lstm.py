@@ -204,16 +204,10 @@ class LSTM(Module):
         return array.astype(np.int64)
 
     def extra_repr(self):
-        extras = [f"{self.input_size}, {self.hidden_size}"]
-        if self.num_layers != 1:
-            extras.append(f"num_layers={self.num_layers}")
-        if not self.bias:
-            extras.append("bias=False")
-        if self.batch_first:
-            extras.append("batch_first=True")
-        if self.bidirectional:
-            extras.append("bidirectional=True")
-        return ", ".join(extras)
+        options = [("num_layers", self.num_layers, 1), ("bias", self.bias, True),
+                   ("batch_first", self.batch_first, False), ("bidirectional", self.bidirectional, False)]
+        return ", ".join([f"{self.input_size}, {self.hidden_size}"]
+                         + [f"{name}={value}" for name, value, default in options if value != default])
 
 
 __all__ = ["LSTM", "LSTMCell"]

@@ -315,6 +315,8 @@ def test_state_dict_round_trip_through_torch():
     assert list(lstm.state_dict()) == expected_names
     twin = torch.nn.LSTM(3, 4, 2, batch_first=True, bidirectional=True)
     assert list(twin.state_dict()) == expected_names
+    assert repr(lstm) == repr(twin) == "LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True)"
+    assert repr(nn.LSTM(3, 4, bias=False)) == repr(torch.nn.LSTM(3, 4, bias=False))
     twin.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
     back = nn.LSTM(3, 4, 2, batch_first=True, bidirectional=True)
     back.load_state_dict({k: v.detach().numpy() for k, v in twin.state_dict().items()})

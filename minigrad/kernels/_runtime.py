@@ -12,6 +12,7 @@ threads, and the two ways kernels use threads.
 """
 
 import contextlib
+import functools
 import os
 import sys
 import tempfile
@@ -79,12 +80,10 @@ def _writable_dir(path):
 def configure_cache(package_dir):
     """Make sure @njit(cache=True) has somewhere to write.
 
-    Numba (checked in 0.68, numba/core/caching.py) tries, in order: $NUMBA_CACHE_DIR,
-    the source folder's __pycache__, then a user-wide folder (~/.cache/numba, or
-    $XDG_CACHE_HOME/numba). A read-only install therefore already caches per user.
-    Only when neither of the last two is writable (no home, read-only home) would
-    the decorator raise "no locator available" at import, so then we point
-    NUMBA_CACHE_DIR at a per-user folder in the temp dir. A user's own
+    Numba 0.68 tries $NUMBA_CACHE_DIR, the source folder's __pycache__, then ~/.cache/numba
+    (or $XDG_CACHE_HOME/numba), so a read-only install caches per user. Only when none is
+    writable would the decorator raise "no locator available" at import; then
+    NUMBA_CACHE_DIR points at a per-user folder in the temp dir. A user's own
     NUMBA_CACHE_DIR is never overridden.
     """
     if os.environ.get("NUMBA_CACHE_DIR"):
@@ -105,20 +104,17 @@ def configure_cache(package_dir):
 
 
 def recover_from_damaged_cache():
-    """Make a damaged cache file of one of our kernels a cache miss (recompile), not an error.
+    """Make a damaged cache file of one of our kernels a cache miss, not an error.
 
-    Numba writes its cache files atomically, but a file damaged afterwards (a full disk
-    restored from backup, a bad copy) makes unpickling fail on every later load: each run
-    raises until the folder is deleted by hand. Here a failed load of a minigrad kernel
-    warns, deletes that kernel's index file (so the next save starts a fresh index and
-    overwrites the data file) and recompiles. If the index cannot be deleted, the error
-    names the folder to delete. Other packages' Numba functions keep Numba's behaviour.
+    A cache file damaged after Numba wrote it (a bad copy, a disk error) fails to unpickle
+    on every later load: each run raised until the folder was deleted by hand. Now a failed
+    load of a minigrad kernel warns, deletes that kernel's index file (the next save starts
+    a fresh index and overwrites the data file) and recompiles; if the index cannot be
+    deleted, the error names the folder to delete. Other packages' functions are left alone.
     """
     from numba.core.caching import Cache
 
     load = Cache.load_overload
-    if getattr(load, "recovers_minigrad_kernels", False):
-        return
     package = __name__.split(".")[0]
 
     def load_overload(cache, sig, target_context):
@@ -138,20 +134,14 @@ def recover_from_damaged_cache():
                           f"{cache.cache_path} was damaged ({type(error).__name__}: {error})", RuntimeWarning)
             return None
 
-    load_overload.recovers_minigrad_kernels = True
     Cache.load_overload = load_overload
 
 
-_numba_prepared = False
-
-
+@functools.cache
 def prepare_numba():
     """Cache folder and damaged-cache recovery, once per process (imports Numba)."""
-    global _numba_prepared
-    if not _numba_prepared:
-        _numba_prepared = True
-        configure_cache(os.path.dirname(os.path.abspath(__file__)))
-        recover_from_damaged_cache()
+    configure_cache(os.path.dirname(os.path.abspath(__file__)))
+    recover_from_damaged_cache()
 
 
 def _gomp_loaded():
@@ -170,23 +160,17 @@ _threads_configured = False
 def configure_threads():
     """Start Numba's thread pool with threads that sleep, not spin, when idle.
 
-    Why: numpy's OpenBLAS and Numba's pool both use every core. With Numba's default
-    OpenMP layer, idle workers busy-wait, and each pool then steals the cores the other
-    needs (measurements: benchmarks/README-kernels.md, "Threads"). So both pools keep
-    their full width and the OpenMP workers are passive; that costs ~0.045 ms per
-    parallel launch, hence the serial path below PARALLEL_MIN_SIZE.
+    Why: numpy's OpenBLAS and Numba's pool both use every core, and with Numba's OpenMP
+    layer idle workers busy-wait and steal the cores the other pool needs
+    (benchmarks/README-kernels.md, "Threads"). Passive workers cost ~0.045 ms per parallel
+    launch, hence the serial path below PARALLEL_MIN_SIZE.
 
-    libgomp reads OMP_WAIT_POLICY once, when it is loaded, i.e. when Numba starts its
-    pool. So we set the variable, start the pool now, and restore the environment at
-    once: child processes and a later `import torch` (whose own bundled libgomp would
-    read it too) see the user's environment unchanged. A user's own OMP_WAIT_POLICY /
-    GOMP_SPINCOUNT is respected. If libgomp was loaded before us (by another library),
-    the setting cannot apply; then Numba runs single-threaded, which measured free of
-    interference.
-
-    Called on the first parallel launch, not at import: a process that forks after
-    starting GNU OpenMP cannot use it in the child (Numba aborts it), so
-    `import minigrad` then fork then compute keeps working.
+    libgomp reads OMP_WAIT_POLICY once, when Numba starts its pool: so we set it, start the
+    pool, and restore the environment at once (child processes and a later `import torch`
+    see the user's environment). A user's own OMP_WAIT_POLICY / GOMP_SPINCOUNT is respected.
+    If libgomp was loaded before us, the setting cannot apply; then Numba runs on one
+    thread, which measured free of interference. Called on the first parallel launch, not
+    at import: a child forked after GNU OpenMP started cannot use it (Numba aborts).
     """
     global _threads_configured
     _threads_configured = True

@@ -1,31 +1,18 @@
-"""The LSTM over whole sequences, arrays in and out (its Function is minigrad/ops/lstm.py).
+"""The LSTM over whole sequences, arrays in and out (its Function: minigrad/ops/lstm.py).
 
 Three pieces:
-- layout: `PackedLayout` says where each (sequence, time step) of a right-padded batch
-  sits in packed arrays, so that padded positions never enter the computation;
-- recurrence: `direction_forward` / `direction_backward` run one direction over the packed
-  rows, one GEMM and one step kernel (kernels.lstm_cell_forward / lstm_cell_backward) per step;
+- layout: `PackedLayout` packs a right-padded batch step by step, like PyTorch's
+  PackedSequence: sequences sorted by length, step s holding the batch_sizes[s] still
+  running (a prefix of the previous step's rows), padded positions left out. The reverse
+  direction uses the same layout with other time indices (lengths[b] - 1 - s);
+- recurrence: `direction_forward` / `direction_backward` run one direction. With xh the
+  packed [x_t | h_{t-1}] rows and weight = [weight_ih | weight_hh], each step is one GEMM
+  gates = xh[s] @ weight.T and one step kernel (kernels.lstm_cell_forward) that writes
+  c[s], h[s] and h into the next step's xh; backward runs the steps in reverse (the step
+  kernel, then one GEMM giving dL/dx_t and dL/dh_{t-1}) and ends with one GEMM over all
+  steps, dL/dweight = grad_gates.T @ xh;
 - threads: `layer_forward` / `layer_backward` cut a layer into independent tasks (its two
-  directions, or two halves of the batch for one direction) and hand them to
-  `_runtime.run_tasks`, which runs two at once on two threads.
-
-Packed layout. The sequences are sorted by length (longest first) and laid out step by
-step, like PyTorch's PackedSequence: step s holds the `batch_sizes[s]` sequences still
-running, in rows `offsets[s] : offsets[s] + batch_sizes[s]` of every packed (N, .) array,
-N = sum of the lengths. The sequences still running at step s are the first
-batch_sizes[s] of the sorted order, so the previous step's state for them is a prefix of
-the previous step's rows. For the reverse direction, step s of sequence b reads time step
-lengths[b] - 1 - s: the same layout, other time indices.
-
-Recurrence, per direction, with xh (N, I + H) the packed [x_t | h_{t-1}] rows and
-weight = [weight_ih | weight_hh] (4H, I + H):
-    for each step s:
-        gates[s] = xh[s] @ weight.T                       one GEMM (BLAS)
-        c[s], h[s] = cell(gates[s] + bias, c[s-1])        one step kernel
-        xh[s+1][:, I:] = h[s]
-Backward runs the steps in reverse (one step kernel and one GEMM each, giving dL/dx_t and
-dL/dh_{t-1} together), then one GEMM over all steps for
-dL/d[weight_ih | weight_hh] = grad_gates.T @ xh.
+  directions, or two halves of the batch for one direction) for `_runtime.run_tasks`.
 """
 
 import numpy as np
@@ -227,15 +214,11 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
 
     results = _runtime.run_tasks(run, list(zip(state.tasks, state.saved)))
     grad_weights = []
-    for d in range(directions):  # sum the halves of a direction split over two threads
+    for d in range(directions):  # a direction split over two threads adds up its halves
         shares = [result for (direction, _), result in zip(state.tasks, results) if direction == d]
-        grad_weight, grad_bias = shares[0]
-        for weight_share, bias_share in shares[1:]:
-            grad_weight, grad_bias = grad_weight + weight_share, grad_bias + bias_share
+        grad_weight, grad_bias = (sum(parts) for parts in zip(*shares))
         grad_weights.append((grad_weight[:, :input_size], grad_weight[:, input_size:], grad_bias))
-    grad_x = None
     if need_grad_x:
-        grad_x = grad_xs[0]
         for other in grad_xs[1:]:
-            grad_x += other
-    return grad_x, grad_h0, grad_c0, grad_weights
+            grad_xs[0] += other
+    return (grad_xs[0] if need_grad_x else None), grad_h0, grad_c0, grad_weights

@@ -1,9 +1,5 @@
-"""Embedding lookup: rows of a table picked by integer ids (nn.Embedding and F.embedding).
-
-Forward picks rows; backward adds each output gradient into the row it came from (the
-scatter-add kernel kernels.embedding_backward), instead of multiplying by a dense one-hot
-matrix.
-"""
+"""Embedding lookup: rows of a table picked by integer ids (nn.Embedding, F.embedding). The
+gradient is a scatter-add (kernels.embedding_backward), not a product with a one-hot matrix."""
 
 import numpy as np
 

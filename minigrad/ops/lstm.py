@@ -1,10 +1,5 @@
-"""One LSTM layer over a right-padded batch as one graph node (nn.LSTM stacks them).
-
-The arithmetic, forward and backward, is minigrad.kernels.lstm: the batch is packed step
-by step (padded positions are skipped), each step is one GEMM of [x_t | h_{t-1}] with
-[weight_ih | weight_hh] plus a fused step kernel, and the two directions run on two
-threads. This module only passes arrays in and gradients out.
-"""
+"""One LSTM layer over a right-padded batch as one graph node (nn.LSTM stacks them); its
+arithmetic, forward and backward, is minigrad.kernels.lstm."""
 
 import numpy as np
 
