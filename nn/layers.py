@@ -1,8 +1,6 @@
 """Small layers without weights: Dropout, the activations, softmax and reshaping, as modules for
 Sequential. Each is the function of the same name in nn.functional, with its settings kept."""
 
-import numpy as np
-
 from . import functional as F
 from .module import Module
 
@@ -155,15 +153,7 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = int(dim), tuple(int(size) for size in unflattened_size)
 
     def forward(self, x):
-        if not -x.ndim <= self.dim < x.ndim:
-            raise IndexError(f"Unflatten: dim {self.dim} is out of range for an input of shape {x.shape}")
-        dim, sizes = self.dim % x.ndim, self.unflattened_size
-        known = int(np.prod([size for size in sizes if size != -1]))
-        inferred = sizes.count(-1)
-        if inferred > 1 or (known != x.shape[dim] if not inferred else known == 0 or x.shape[dim] % known):
-            raise ValueError(f"Unflatten: sizes {sizes} do not multiply to the size {x.shape[dim]} of dim {self.dim} "
-                             f"of the input of shape {x.shape}")
-        return x.reshape(x.shape[:dim] + sizes + x.shape[dim + 1:])
+        return x.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

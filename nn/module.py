@@ -143,14 +143,14 @@ class Module:
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """(dotted name, module) for this module and every descendant, depth first; a module reached
         by two paths comes once (unless remove_duplicate=False)."""
-        seen = set() if memo is None else memo
+        seen = set() if memo is None else memo  # modules already listed
         stack = [(prefix, self)]
         while stack:
             name, module = stack.pop()
             if remove_duplicate:
-                if id(module) in seen:
+                if module in seen:
                     continue
-                seen.add(id(module))
+                seen.add(module)
             yield name, module
             children = [(f"{name}.{child_name}" if name else child_name, child)
                         for child_name, child in module._modules.items() if child is not None]
@@ -308,6 +308,9 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):  # the common case: no hooks
+            with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
+                return self.forward(*args, **kwargs)
         for hook, with_kwargs in list(self._forward_pre_hooks.values()):
             result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
             if result is None:
@@ -319,7 +322,7 @@ class Module:
                 args, kwargs = result
             else:
                 args = result if isinstance(result, tuple) else (result,)
-        with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
+        with autograd.module_scope(self):
             output = self.forward(*args, **kwargs)
         for hook, with_kwargs in list(self._forward_hooks.values()):
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)

@@ -248,11 +248,12 @@ def test_module_settings_are_checked_and_used_when_changed():
     layer = nn.LeakyReLU(0.1)
     layer.negative_slope = 0.5  # read at each call, as torch's
     assert layer(mg.tensor([-2.0])).item() == -1.0
-    with pytest.raises(ValueError, match=r"\(4, 2\) do not multiply to the size 6"):
+    with pytest.raises(ValueError, match=r"cannot view 6 elements as shape \(4, 2\)"):
         nn.Unflatten(1, (4, 2))(mg.zeros(2, 6))
     with pytest.raises(IndexError, match="out of range"):
         nn.Unflatten(3, (2, 3))(mg.zeros(2, 6))
     assert nn.Identity(54, unused="ignored")(mg.ones(2)).shape == (2,)
+    assert nn.Flatten()(mg.zeros(0, 2, 3)).shape == (0, 6)
 
 
 def test_dropout_inplace_module_writes_into_its_input():

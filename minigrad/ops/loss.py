@@ -287,17 +287,18 @@ class BinaryCrossEntropyWithLogits(Function):
 
     @staticmethod
     def forward(ctx, x, y, pos_weight):
-        softplus_neg = np.logaddexp(0, -x).astype(x.dtype, copy=False)  # log(1 + e^-x), stable both ways
+        small_exp = np.exp(-np.abs(x))  # e^-|x| in (0, 1]: no overflow either way
+        softplus_neg = np.maximum(-x, 0) + np.log1p(small_exp)  # log(1 + e^-x)
         log_weight = 1 + (pos_weight - 1) * y if pos_weight is not None else np.ones((), x.dtype)
         ctx.save_for_backward(x, y)
-        ctx.softplus_neg, ctx.log_weight, ctx.pos_weight = softplus_neg, log_weight, pos_weight
+        ctx.small_exp, ctx.softplus_neg, ctx.log_weight, ctx.pos_weight = small_exp, softplus_neg, log_weight, pos_weight
         return (1 - y) * x + log_weight * softplus_neg
 
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved
         q = 1 if ctx.pos_weight is None else ctx.pos_weight
-        sigmoid = (np.tanh(x * x.dtype.type(0.5)) + 1) * x.dtype.type(0.5)
+        sigmoid = np.where(x >= 0, 1, ctx.small_exp) / (1 + ctx.small_exp)  # 1 / (1 + e^-x), from e^-|x|
         grad_x = grad * (ctx.log_weight * sigmoid - q * y) if ctx.needs_input_grad[0] else None
         grad_y = grad * ((q - 1) * ctx.softplus_neg - x) if ctx.needs_input_grad[1] else None
         return grad_x, grad_y

@@ -51,18 +51,20 @@ class IndexPad(Function):
     that dim's index map; dx adds every output place's gradient into the place it came from."""
 
     @staticmethod
-    def forward(ctx, x, dims, indices):
-        ctx.shapes, ctx.index_maps = [], list(zip(dims, indices))
-        for dim, index in ctx.index_maps:
-            ctx.shapes.append(x.shape)
+    def forward(ctx, x, dims, widths, indices):
+        ctx.index_maps = list(zip(dims, widths, indices))
+        for dim, _, index in ctx.index_maps:
             x = np.take(x, index, axis=dim)
         return x
 
     @staticmethod
     def backward(ctx, grad):
-        for (dim, index), shape in zip(reversed(ctx.index_maps), reversed(ctx.shapes)):
-            smaller = np.zeros(shape, dtype=grad.dtype)
-            np.add.at(smaller, (slice(None),) * dim + (index,), grad)  # repeated places add up
+        for dim, (before, after), index in reversed(ctx.index_maps):
+            # the middle of the output is the input itself; only the border places were copies
+            size = len(index) - before - after
+            smaller = np.take(grad, np.arange(before, before + size), axis=dim)
+            border = np.r_[0:before, before + size:len(index)]
+            np.add.at(smaller, (slice(None),) * dim + (index[border],), np.take(grad, border, axis=dim))
             grad = smaller
         return grad
 
@@ -96,7 +98,7 @@ def pad(input, pad, mode="constant", value=None):
     if value is not None:
         raise ValueError(f"pad: mode {mode!r} does not take a value argument")
     dims, indices = _index_maps(input.shape, widths, mode)
-    return IndexPad.apply(input, dims=dims, indices=indices)
+    return IndexPad.apply(input, dims=dims, widths=tuple(widths[d] for d in dims), indices=indices)
 
 
 def _index_maps(shape, widths, mode):
