@@ -1,8 +1,8 @@
 """torch.nn.functional's names: `import minigrad.nn.functional as F` (or `from nn import functional as F`).
 
 Each name is the one implementation that exists: engine ops (minigrad.ops: activations,
-softmax, dropout, losses, padding, layer_norm) and the functions behind nn.Linear and
-nn.Embedding. What this file adds is torch's spelling where the engine's differs (inplace=,
+softmax, dropout, losses, padding, layer_norm, the embedding lookup) and the function behind
+nn.Linear. What this file adds is torch's spelling where the engine's differs (inplace=,
 dtype=, the implicit softmax dim) and two short compositions, one_hot and normalize.
 """
 
@@ -21,6 +21,7 @@ from minigrad.ops.activations import gelu, softplus
 from minigrad.ops.activations import leaky_relu as _leaky_relu
 from minigrad.ops.activations import silu as _silu
 from minigrad.ops.args import integer_array
+from minigrad.ops.embedding import embedding
 from minigrad.ops.inplace import apply_inplace
 from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
                                l1_loss, mse_loss, nll_loss, smooth_l1_loss)
@@ -28,7 +29,6 @@ from minigrad.ops.normalization import layer_norm
 from minigrad.ops.pad import pad
 from minigrad.tensor import Tensor
 
-from .embedding import embedding
 from .linear import linear
 
 

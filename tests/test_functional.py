@@ -240,8 +240,8 @@ def test_dropout_inplace_keeps_the_gradient_of_the_kept_elements():
 
 
 def test_functional_names_reach_the_engine_functions():
-    from minigrad.ops import activations, loss, normalization, pad
-    assert F.cross_entropy is mg.cross_entropy is loss.cross_entropy
+    from minigrad.ops import activations, embedding, loss, normalization, pad
+    assert F.cross_entropy is mg.cross_entropy is loss.cross_entropy and F.embedding is embedding.embedding
     assert F.mse_loss is loss.mse_loss and F.gelu is activations.gelu and F.softplus is activations.softplus
     assert F.layer_norm is normalization.layer_norm and F.pad is pad.pad
     assert F.sigmoid is mg.sigmoid and F.tanh is mg.tanh and F.masked_softmax is mg.masked_softmax
