@@ -82,7 +82,7 @@ class Outcome:
             except Exception as error:  # noqa: BLE001 (compared with the other library's)
                 self.error = error
                 return
-            self.outputs = list(result) if isinstance(result, tuple) else [result]
+            self.outputs = flatten(result)
             differentiable = [o for o in self.outputs if is_tensor(o) and o.requires_grad]
             if not differentiable:
                 return
@@ -94,6 +94,13 @@ class Outcome:
                 return
             self.grads = [np.zeros(a.shape) if x.grad is None else as_numpy(x.grad)
                           for a, x in zip(arrays, leaves) if a.dtype.kind == "f"]
+
+
+def flatten(result):
+    """The outputs of a call as a flat list: tuples (also (values, indices) pairs) are opened."""
+    if isinstance(result, tuple) and not isinstance(result, torch.Size):
+        return [item for part in result for item in flatten(part)]
+    return [result]
 
 
 def weights(shape, k, dtype):
@@ -173,7 +180,7 @@ def gradcheck_example(case):
         draw = Draw(seed=zlib.crc32(case.name.encode()) + attempt)
         shapes, _, _, params = case.draw(draw)
         sizes = [int(np.prod(s)) for s in shapes]
-        if not shapes or min(sizes) == 0 or sum(sizes) > 60:
+        if not shapes or min(sizes) == 0 or sum(sizes) > 130:
             continue
         arrays = [make_array(s, "float64", case, params.seed + k) for k, s in enumerate(shapes)]
         try:
@@ -276,3 +283,46 @@ def test_bad_arguments_are_refused_as_torch_does_with_a_clear_message(name):
         call(mg)
     assert_same_error_kind(ours.value, theirs.value, name)
     assert fragment in str(ours.value), f"{name}: {ours.value}"
+
+
+# -- the behaviours issue 11 lists, one fixed example each -------------------------------------
+
+MAX_TIES = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]])
+TORCH_BEHAVIOUR = {  # name -> (call(B, p, *tensors), input arrays)
+    "x[1, :, [0, 2]] on (2, 3, 3) has shape (3, 2)": (lambda B, p, x: x[1, :, [0, 2]], [np.arange(18.0).reshape(2, 3, 3)]),
+    "max(dim) sends the gradient to the returned index": (lambda B, p, x: x.max(1), [MAX_TIES]),
+    "min(dim) too": (lambda B, p, x: x.min(0), [MAX_TIES]),
+    "amax shares it among ties": (lambda B, p, x: x.amax(1), [MAX_TIES]),
+    "max() shares it among ties": (lambda B, p, x: x.max(), [MAX_TIES]),
+    "x ** 0 at x = 0 has gradient 0": (lambda B, p, x: x ** 0, [np.array([0.0, 1.0, -2.0])]),
+    "0 ** x": (lambda B, p, x: B.zeros_like(x) ** x, [np.array([0.0, 1.0, -1.0, 0.5, 2.0])]),
+    "negative bases": (lambda B, p, a, b: a ** b, [np.array([-2.0, -2.0, -0.5, -3.0]), np.array([2.0, 0.5, -1.0, 3.0])]),
+    "unary float ops on an int tensor give float32": (
+        lambda B, p, x: (x.exp(), x.log(), x.sqrt(), x.tanh(), x.sigmoid(), x.sin(), x.rsqrt(), x.erf()),
+        [np.array([1, 2, 3])]),
+    "sigmoid of a bool tensor": (lambda B, p, x: B.sigmoid(x), [np.array([True, False])]),
+    "where(cond, int_tensor, 0.5) is float32": (lambda B, p, x: B.where(x > 1, x, 0.5), [np.array([1, 2, 3])]),
+    "mean of an int tensor raises": (lambda B, p, x: x.mean(), [np.array([1, 2])]),
+    "dim 0 and -1 on a 0-d tensor": (
+        lambda B, p, x: (x.sum(0), x.mean(-1), x.max(0), x.amax(-1), x.cumsum(0), x.argmax(0), x.unsqueeze(-1),
+                         x.squeeze(0), x.flip(0), x.logsumexp(0), x.sort(0), x.topk(1, -1), x.prod(0)),
+        [np.array(2.5)]),
+    "var and std over an empty dim are nan": (lambda B, p, x: (x.var(0), x.std(0), x.var(1)), [np.zeros((0, 3))]),
+    "empty dims: sum 0, prod 1, mean nan, logsumexp -inf": (
+        lambda B, p, x: (x.sum(0), x.prod(0), x.mean(0), x.logsumexp(0), x.amax(1), x.norm(dim=0)), [np.zeros((0, 3))]),
+    "& | ^ ~ on integer tensors are bitwise": (lambda B, p, a, b: (a & b, a | b, a ^ b, ~a),
+                                               [np.array([12, -3, 5]), np.array([10, 6, -1])]),
+    "& | ^ ~ on bool tensors are logical": (lambda B, p, a, b: (a & b, a | b, a ^ b, ~a),
+                                            [np.array([True, True, False]), np.array([True, False, False])]),
+    "clamp with min > max gives max": (lambda B, p, x: x.clamp(1.0, -1.0), [np.array([-2.0, 0.0, 2.0])]),
+    "std of equal values has gradient 0": (lambda B, p, x: x.std(), [np.ones(4)]),
+    "norm of zeros has gradient 0": (lambda B, p, x: (x.norm(), x.norm(3), x.norm(0.5)), [np.zeros(3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(TORCH_BEHAVIOUR))
+def test_torch_behaviour(name):
+    call, arrays = TORCH_BEHAVIOUR[name]
+    case = type("Call", (), {"name": name, "call": staticmethod(call)})
+    compare(Outcome(mg, case, arrays, None, "contiguous"), Outcome(torch, case, arrays, None, "contiguous"),
+            str(arrays[0].dtype), name)

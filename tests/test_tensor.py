@@ -155,6 +155,46 @@ def test_random_distributions():
     assert mg.randn((2, 3)).shape == (2, 3)
 
 
+def test_randint_and_randperm():
+    mg.manual_seed(1)
+    draws = mg.randint(3, 6, (10000,))
+    assert draws.dtype == np.int64 and draws.shape == (10000,)
+    counts = np.bincount(draws.numpy(), minlength=6)
+    assert counts[:3].sum() == 0 and np.abs(counts[3:] / 10000 - 1 / 3).max() < 0.02
+    assert mg.randint(5, (2, 3)).shape == (2, 3) and mg.randint(5, size=(4,)).numpy().max() < 5
+    assert mg.randint(0, 2, (3,), dtype=mg.float32).dtype == np.float32
+    order = mg.randperm(50)
+    assert order.dtype == np.int64 and sorted(order.tolist()) == list(range(50))
+    assert mg.randperm(0).shape == (0,)
+    mg.manual_seed(7)
+    first = (mg.randint(100, (5,)).tolist(), mg.randperm(5).tolist())
+    mg.manual_seed(7)
+    assert (mg.randint(100, (5,)).tolist(), mg.randperm(5).tolist()) == first
+
+
+def test_multinomial_with_replacement_draws_each_category_with_its_probability():
+    mg.manual_seed(2)
+    weights = mg.tensor([0.2, 0.0, 1.2, 0.6])  # need not sum to 1
+    draws = mg.multinomial(weights, 40000, replacement=True)
+    assert draws.dtype == np.int64 and draws.shape == (40000,)
+    np.testing.assert_allclose(np.bincount(draws.numpy(), minlength=4) / 40000, [0.1, 0.0, 0.6, 0.3], atol=0.01)
+    rows = mg.tensor([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]).multinomial(1000, replacement=True)
+    assert rows.shape == (2, 1000) and (rows.numpy()[0] == 0).all() and set(rows.numpy()[1]) == {1, 2}
+
+
+def test_multinomial_without_replacement_is_sequential_sampling():
+    mg.manual_seed(3)
+    p = np.array([0.5, 0.3, 0.2, 0.0])
+    draws = mg.multinomial(mg.tensor(np.tile(p, (30000, 1))), 2).numpy()
+    assert draws.shape == (30000, 2) and (draws[:, 0] != draws[:, 1]).all() and (draws != 3).all()
+    np.testing.assert_allclose(np.bincount(draws[:, 0], minlength=4) / 30000, p, atol=0.01)
+    # draw one, remove it, renormalise, draw again: P(i among the two) = p_i + sum_j p_j p_i / (1 - p_j)
+    included = [p[i] + sum(p[j] * p[i] / (1 - p[j]) for j in range(4) if j != i) for i in range(4)]
+    np.testing.assert_allclose(np.bincount(draws.ravel(), minlength=4) / 30000, included, atol=0.015)
+    everything = mg.multinomial(mg.tensor(p), 4).tolist()  # a weight-0 category comes last
+    assert sorted(everything) == [0, 1, 2, 3] and everything[-1] == 3
+
+
 def test_like_constructors():
     x = mg.tensor(np.ones((2, 3)))  # float64
     for like, expected in [(mg.zeros_like, 0.0), (mg.ones_like, 1.0)]:

@@ -102,9 +102,17 @@ UNARY = {
     "rsub": lambda x: 2 - x,
     "rdiv": lambda x: 2 / (x * x + 1),
     "scale": lambda x: x / 3 * 2,
+    "sin": lambda x: x.sin(),
+    "erf": lambda x: x.erf(),
+    "rsqrt": lambda x: (x * x + 0.5).rsqrt(),
+    "square": lambda x: x.tanh().square(),
+    "log1p": lambda x: (x * x).log1p(),
+    "expm1": lambda x: x.tanh().expm1(),
+    "clamp": lambda x: x.clamp(-0.5, 0.5),
 }
 
-REDUCTIONS = ["sum", "mean", "var", "max", "min", "sum_keepdim", "sum_two_dims"]
+REDUCTIONS = ["sum", "mean", "var", "max", "min", "sum_keepdim", "sum_two_dims", "amax", "std", "logsumexp", "norm",
+              "prod"]
 
 BINARY = {
     "add": lambda a, b: a + b,
@@ -218,13 +226,19 @@ class Expression:
             return (lambda B, L: x(B, L).sum((dim, dim + 1))), f"{text}.sum(({dim}, {dim + 1}))"
         source = shape[:dim] + (self.size(),) + shape[dim:]
         x, text = self.build(source, depth)
-        if name in ("max", "min"):
-            # distinct offsets break the ties that relu, expand and masked_fill make
-            # (torch gives a tie's gradient to one element, minigrad shares it)
+        if name in ("max", "min", "amax"):
+            # distinct offsets break the ties that relu, expand and masked_fill make: both libraries
+            # give a tie's gradient to the first index (max, min) or share it (amax), but rounding
+            # that differs in the last bit could make them see different ties
             offsets = self.rng.permutation(int(np.prod(source))).reshape(source) * 0.01
             self.kinds.add(name)
+            if name == "amax":
+                return (lambda B, L: (x(B, L) + B.const(offsets)).amax(dim)), f"amax({text} + offsets, {dim})"
             return ((lambda B, L: getattr(x(B, L) + B.const(offsets), name)(dim).values),
                     f"{name}({text} + offsets, {dim})")
+        if name == "norm":  # torch's first positional argument of norm is p
+            self.kinds.add(name)
+            return (lambda B, L: x(B, L).norm(dim=dim)), f"{text}.norm(dim={dim})"
         method = "sum" if name == "sum_keepdim" else name  # no size-1 dim to keep: a plain sum
         self.kinds.add(method)
         return (lambda B, L: getattr(x(B, L), method)(dim)), f"{text}.{method}({dim})"
@@ -420,7 +434,7 @@ def test_random_compositions_cover_every_op():
     used = set()
     for seed in range(CASES):
         used |= Expression(seed).kinds
-    expected = (set(UNARY) | set(BINARY) | {"matmul", "sum", "mean", "var", "max", "min", "sum_keepdim",
+    expected = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | {"matmul", "sum_keepdim",
                 "sum_two_dims", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "where",
                 "masked_fill", "reshape", "flatten", "flip", "transpose", "permute", "unsqueeze", "squeeze",
                 "expand", "index", "bool_mask", "gather", "cat", "stack"})

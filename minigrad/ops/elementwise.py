@@ -98,7 +98,8 @@ class PowScalar(Function):
             return grad * c * x ** (c - 1)
 
 
-def _as_dtype(x, dtype):
+def operand_as(x, dtype):
+    """An operand (tensor, array or number) as a tensor of `dtype`: tensors are cast, the rest wrapped."""
     if isinstance(x, Tensor):
         return cast(x, dtype)
     return Tensor._wrap(np.asarray(x if isinstance(x, dtypes.NUMBERS) else to_array(x), dtype=dtype))
@@ -110,7 +111,7 @@ def _binary(function, name, true_division=False):
         dtype = result_type(a, b)
         if true_division:
             dtype = dtypes.float_result(dtype)  # int / int is a float, as in PyTorch
-        return function.apply(_as_dtype(a, dtype), _as_dtype(b, dtype))
+        return function.apply(operand_as(a, dtype), operand_as(b, dtype))
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} with numpy broadcasting and PyTorch's result dtype."
     return op
@@ -147,7 +148,7 @@ def div(a, b, rounding_mode=None):
         raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc'; got {rounding_mode!r}")
     check_broadcast("div", a, b)
     dtype = result_type(a, b)
-    return RoundedDiv.apply(_as_dtype(a, dtype), _as_dtype(b, dtype), rounding=rounding_mode)
+    return RoundedDiv.apply(operand_as(a, dtype), operand_as(b, dtype), rounding=rounding_mode)
 
 
 def floor_divide(a, b):
@@ -161,7 +162,7 @@ def pow(base, exponent):
     if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
         return PowScalar.apply(cast(base, dtype), exponent=exponent)
     check_broadcast("pow", base, exponent)
-    return Pow.apply(_as_dtype(base, dtype), _as_dtype(exponent, dtype))
+    return Pow.apply(operand_as(base, dtype), operand_as(exponent, dtype))
 
 
 # -- unary --------------------------------------------------------------------------------
@@ -286,19 +287,19 @@ class Clone(Function):
         return grad
 
 
-def _floating(x):
+def as_float(x):
     """x as a float tensor: float-valued ops on int or bool tensors give the default float (torch)."""
     x = x if isinstance(x, Tensor) else Tensor._wrap(to_array(x))
     return cast(x, dtypes.float_result(x.dtype))
 
 
 def neg(x): return Neg.apply(x)
-def exp(x): return Exp.apply(_floating(x))
-def log(x): return Log.apply(_floating(x))
-def sqrt(x): return Sqrt.apply(_floating(x))
+def exp(x): return Exp.apply(as_float(x))
+def log(x): return Log.apply(as_float(x))
+def sqrt(x): return Sqrt.apply(as_float(x))
 def abs(x): return Abs.apply(x)
-def tanh(x): return Tanh.apply(_floating(x))
-def sigmoid(x): return Sigmoid.apply(_floating(x))
+def tanh(x): return Tanh.apply(as_float(x))
+def sigmoid(x): return Sigmoid.apply(as_float(x))
 def relu(x): return Relu.apply(x)
 def clone(x): return Clone.apply(x)
 
@@ -331,7 +332,7 @@ def where(condition, x=None, y=None):
     condition = bool_mask(condition, "where")
     check_broadcast("where", condition, x, y)
     dtype = result_type(x, y)
-    return Where.apply(_as_dtype(x, dtype), _as_dtype(y, dtype), condition=condition)
+    return Where.apply(operand_as(x, dtype), operand_as(y, dtype), condition=condition)
 
 
 class MaskedFill(Function):

@@ -12,7 +12,7 @@ import numpy as np
 from ..dtypes import NUMBERS, result_type
 from ..tensor import Function, Tensor
 from .args import as_array, check_broadcast
-from .elementwise import _as_dtype, _floating, cast, div
+from .elementwise import operand_as, as_float, cast, div
 
 # -- float-valued unary ops ---------------------------------------------------------------
 
@@ -127,12 +127,12 @@ def erf_array(x):
     return np.copysign(np.where(size < 2.0, series, 1 - erfc), wide).astype(x.dtype, copy=False)
 
 
-def sin(x): return Sin.apply(_floating(x))
-def cos(x): return Cos.apply(_floating(x))
-def erf(x): return Erf.apply(_floating(x))
-def rsqrt(x): return Rsqrt.apply(_floating(x))
-def log1p(x): return Log1p.apply(_floating(x))
-def expm1(x): return Expm1.apply(_floating(x))
+def sin(x): return Sin.apply(as_float(x))
+def cos(x): return Cos.apply(as_float(x))
+def erf(x): return Erf.apply(as_float(x))
+def rsqrt(x): return Rsqrt.apply(as_float(x))
+def log1p(x): return Log1p.apply(as_float(x))
+def expm1(x): return Expm1.apply(as_float(x))
 
 
 class Square(Function):
@@ -218,7 +218,7 @@ def _remainder(truncate, name):
     def op(input, other):
         check_broadcast(name, input, other)
         dtype = result_type(input, other)
-        return Remainder.apply(_as_dtype(input, dtype), _as_dtype(other, dtype), truncate=truncate)
+        return Remainder.apply(operand_as(input, dtype), operand_as(other, dtype), truncate=truncate)
     op.__name__ = name
     op.__doc__ = (f"Elementwise {name}: the remainder of input / other, with the sign of "
                   f"{'input (C fmod)' if truncate else 'other (Python %)'}.")
@@ -281,8 +281,8 @@ def clamp(x, min=None, max=None):
     check_broadcast("clamp", x, *bounds)
     dtype = result_type(x, *bounds)
     zero = Tensor._wrap(np.zeros((), dtype))  # stands for a missing bound (never read)
-    low = zero if min is None else _as_dtype(min, dtype)
-    high = zero if max is None else _as_dtype(max, dtype)
+    low = zero if min is None else operand_as(min, dtype)
+    high = zero if max is None else operand_as(max, dtype)
     return Clamp.apply(cast(x, dtype), low, high, has_low=min is not None, has_high=max is not None)
 
 

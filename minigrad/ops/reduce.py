@@ -21,12 +21,12 @@ from .selection import TakeAlongDim
 from .shape import reshape
 
 
-def _dims(dim, ndim, op):
+def reduction_dims(dim, ndim, op):
     """The dims a reduction covers: None or () means all of them (torch)."""
     return normalize_dims(None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, ndim, op)
 
 
-def _expand_back(grad, shape, dims, keepdim):
+def expand_back(grad, shape, dims, keepdim):
     """Give a reduced gradient its size-1 dims back so it broadcasts against the input."""
     if not keepdim:
         grad = np.expand_dims(grad, dims)
@@ -37,7 +37,7 @@ def _count(shape, dims):
     return int(np.prod([shape[d] for d in dims]))
 
 
-def _refuse_empty(x, dims, op):
+def refuse_empty(x, dims, op):
     for d in dims:
         if x.shape[d] == 0:
             raise DimError(f"{op}: cannot reduce over dim {d} of size 0 (shape {x.shape}): the {op} of "
@@ -61,7 +61,7 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim)
+        return expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim)
 
 
 class Mean(Function):
@@ -75,13 +75,13 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, grad):
         with np.errstate(invalid="ignore", divide="ignore"):
-            return _expand_back(grad / ctx.count, ctx.shape, ctx.dims, ctx.keepdim)
+            return expand_back(grad / ctx.count, ctx.shape, ctx.dims, ctx.keepdim)
 
 
 def sum(x, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (an int, a tuple, or None for all); ints and bools give int64 (torch)."""
     x = cast(x, _accumulation_dtype(x, dtype))
-    return Sum.apply(x, dims=_dims(dim, x.ndim, "sum"), keepdim=keepdim)
+    return Sum.apply(x, dims=reduction_dims(dim, x.ndim, "sum"), keepdim=keepdim)
 
 
 def mean(x, dim=None, keepdim=False, dtype=None):
@@ -90,7 +90,7 @@ def mean(x, dim=None, keepdim=False, dtype=None):
         x = cast(x, dtype)
     if x.dtype.kind != "f":
         raise DTypeError(f"mean: the input must be a float tensor, or pass dtype=mg.float32; got dtype {x.dtype}")
-    return Mean.apply(x, dims=_dims(dim, x.ndim, "mean"), keepdim=keepdim)
+    return Mean.apply(x, dims=reduction_dims(dim, x.ndim, "mean"), keepdim=keepdim)
 
 
 class Prod(Function):
@@ -152,8 +152,8 @@ class Extreme(Function):
 
 
 def _extreme(x, dim, keepdim, reduce, op):
-    dims = _dims(dim, x.ndim, op)
-    _refuse_empty(x, dims, op)
+    dims = reduction_dims(dim, x.ndim, op)
+    refuse_empty(x, dims, op)
     return Extreme.apply(x, dims=dims, keepdim=keepdim, reduce=reduce)
 
 
@@ -177,12 +177,10 @@ def _along_dim(x, dim, keepdim, arg, op):
     axis = normalize_dim(dim, x.ndim, op)
     if x.ndim == 0:
         return MaxMin(x.clone(), Tensor._wrap(np.zeros((), np.int64)))
-    _refuse_empty(x, (axis,), op)
-    indices = np.expand_dims(arg(x._data, axis=axis), axis)
-    values = TakeAlongDim.apply(x, indices=indices, dim=axis)
-    if not keepdim:
-        values, indices = values.squeeze(axis), np.squeeze(indices, axis)
-    return MaxMin(values, Tensor._wrap(indices))
+    refuse_empty(x, (axis,), op)
+    indices = arg(x._data, axis=axis, keepdims=True)
+    values = TakeAlongDim.apply(x, indices=indices, dim=axis, keepdim=keepdim)
+    return MaxMin(values, Tensor._wrap(indices if keepdim else np.squeeze(indices, axis)))
 
 
 def max(x, dim=None, keepdim=False):
@@ -233,7 +231,7 @@ def argmin(x, dim=None, keepdim=False):
 
 def _truth(function, x, dim, keepdim, op):
     data = x._data if isinstance(x, Tensor) else np.asarray(x)
-    result = function(data, axis=_dims(dim, data.ndim, op), keepdims=keepdim)
+    result = function(data, axis=reduction_dims(dim, data.ndim, op), keepdims=keepdim)
     return Tensor._wrap(np.asarray(result, dtype=np.uint8 if data.dtype == np.uint8 else np.bool_))
 
 

@@ -16,17 +16,18 @@ from .args import normalize_dim
 
 class TakeAlongDim(Function):
     """out = x at `indices` along `dim` (distinct indices within each slice, as a sort or a max
-    gives); the gradient is put back at those indices."""
+    gives; keepdim=False drops dim, of size 1); the gradient is put back at those indices."""
 
     @staticmethod
-    def forward(ctx, x, indices, dim):
-        ctx.shape, ctx.indices, ctx.dim = x.shape, indices, dim
-        return np.take_along_axis(x, indices, axis=dim)
+    def forward(ctx, x, indices, dim, keepdim=True):
+        ctx.shape, ctx.indices, ctx.dim, ctx.keepdim = x.shape, indices, dim, keepdim
+        out = np.take_along_axis(x, indices, axis=dim)
+        return out if keepdim else np.squeeze(out, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
         full = np.zeros(ctx.shape, dtype=grad.dtype)
-        np.put_along_axis(full, ctx.indices, grad, axis=ctx.dim)
+        np.put_along_axis(full, ctx.indices, grad if ctx.keepdim else np.expand_dims(grad, ctx.dim), axis=ctx.dim)
         return full
 
 

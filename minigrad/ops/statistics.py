@@ -6,8 +6,8 @@ import numpy as np
 
 from ..errors import DTypeError
 from ..tensor import Function
-from .elementwise import _floating, cast
-from .reduce import _dims, _expand_back, _refuse_empty, mean
+from .elementwise import as_float, cast
+from .reduce import reduction_dims, expand_back, refuse_empty, mean
 
 
 def _float_input(x, op):
@@ -40,7 +40,7 @@ class Variance(Function):
         with np.errstate(invalid="ignore", divide="ignore"):
             if ctx.root:
                 grad = np.where(y == 0, 0, grad / (2 * y))
-            grad = _expand_back(grad, centered.shape, ctx.dims, ctx.keepdim)
+            grad = expand_back(grad, centered.shape, ctx.dims, ctx.keepdim)
             return grad * (2 / ctx.dof) * centered
 
 
@@ -58,7 +58,7 @@ def _correction(op, dim, unbiased, correction):
 def _spread(x, dim, unbiased, keepdim, correction, root, op):
     _float_input(x, op)
     dim, correction = _correction(op, dim, unbiased, correction)
-    return Variance.apply(x, dims=_dims(dim, x.ndim, op), correction=correction, keepdim=keepdim, root=root)
+    return Variance.apply(x, dims=reduction_dims(dim, x.ndim, op), correction=correction, keepdim=keepdim, root=root)
 
 
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -111,8 +111,8 @@ class LogSumExp(Function):
 
 def logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over `dim` (an int or a tuple), without overflow; -inf over no elements."""
-    x = _floating(x)
-    return LogSumExp.apply(x, dims=_dims(dim, x.ndim, "logsumexp"), keepdim=keepdim)
+    x = as_float(x)
+    return LogSumExp.apply(x, dims=reduction_dims(dim, x.ndim, "logsumexp"), keepdim=keepdim)
 
 
 # -- norm ---------------------------------------------------------------------------------
@@ -174,8 +174,8 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2
     if isinstance(p, str) or not isinstance(p, (int, float, np.number)) or isinstance(p, bool):
         raise ValueError(f"norm: p must be a number, inf, -inf or 'fro' (vector norms); got {p!r}")
-    dims = _dims(dim, x.ndim, "norm")
+    dims = reduction_dims(dim, x.ndim, "norm")
     if (np.isinf(p) or p < 0) and x.numel() == 0:  # no identity: max, min, 1 / sum(|x|^p) of nothing
-        _refuse_empty(x, dims, f"norm(p={p})")
+        refuse_empty(x, dims, f"norm(p={p})")
     return Norm.apply(x, dims=dims, keepdim=keepdim, p=float(p))
 
