@@ -308,3 +308,17 @@ def test_numpy_array_on_the_left_gives_a_tensor():
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [10.0, 20.0])
     np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
+
+
+def test_python_protocols_iterate_abs_pos_and_reflected_bitwise():
+    x = mg.tensor([[1.0, -2.0], [3.0, 4.0]], requires_grad=True)
+    rows = list(x)
+    assert len(rows) == 2 and rows[1].tolist() == [3.0, 4.0]
+    (rows[0].sum() + 2 * rows[1].sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 1.0], [2.0, 2.0]])
+    assert abs(x).tolist() == [[1.0, 2.0], [3.0, 4.0]] and (+x) is x
+    assert (True & mg.tensor([True, False])).tolist() == [True, False]
+    assert (6 | mg.tensor([1, 8])).tolist() == [7, 14] and (5 ^ mg.tensor([1])).tolist() == [4]
+    assert list(mg.zeros(0, 3)) == []
+    with pytest.raises(TypeError, match="0-d"):
+        iter(mg.tensor(1.0))

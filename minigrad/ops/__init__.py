@@ -52,6 +52,13 @@ def _comparison(ufunc):
     return method
 
 
+def _iterate(self):
+    """for row in x: the slices along dim 0 (one graph node for all of them, as torch's unbind)."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(self, 0))
+
+
 # Methods that are the op of the same name (torch has both spellings).
 for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid",
               "relu", "clone", "sin", "cos", "erf", "rsqrt", "square", "log1p", "expm1", "clamp", "clip",
@@ -75,9 +82,14 @@ for _dunder, _ufunc in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                         ("gt", np.greater), ("ge", np.greater_equal),
                         ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
     setattr(Tensor, f"__{_dunder}__", _comparison(_ufunc))
+for _dunder, _ufunc in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
+    setattr(Tensor, f"__r{_dunder}__", _reflected(_comparison(_ufunc)))
 Tensor.__neg__ = neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = abs
 Tensor.__invert__ = bitwise_not
 Tensor.__getitem__ = getitem
+Tensor.__iter__ = _iterate
 Tensor.__setitem__ = setitem
 
 # Other spellings torch has.

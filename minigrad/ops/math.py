@@ -101,30 +101,34 @@ class Erf(Function):
 
 
 def erf_array(x):
-    """erf of a float array, within a few float64 ulps (numpy has no erf).
+    """erf of a float array, within a few ulps of float64 (numpy has no erf).
 
     |x| < 2: erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2 x^2)^n x / (1 * 3 * ... * (2n + 1)), a
     series of positive terms (no cancellation; 32 terms reach float64 precision at |x| = 2).
     |x| >= 2: 1 - erfc(x), with erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + (2/2) / (x +
     (3/2) / (x + ...)))), Laplace's continued fraction (Abramowitz & Stegun 7.1.14), evaluated
-    from 48 levels deep. Both loops run over terms, each a whole-array numpy step.
+    from 48 levels deep. float32 needs 20 terms and 20 levels (error 5e-9). Each loop runs over
+    terms, a whole-array numpy step each, on the elements of its own range only.
     """
+    terms, levels = (32, 48) if x.dtype == np.float64 else (20, 20)
     wide = x.astype(np.float64)
     size = np.abs(wide)
-    small = np.minimum(size, 2.0)  # the series' argument (its values are unused where |x| >= 2)
-    term, total, ratio = small, small, 2 * small * small
-    for n in range(1, 32):
+    result = np.empty_like(wide)
+    small = size < 2.0
+    near = size[small]
+    term, total, ratio = near, near, 2 * near * near
+    for n in range(1, terms):
         term = term * ratio / (2 * n + 1)
         total = total + term
-    series = (2 / math.sqrt(math.pi)) * np.exp(-small * small) * total
-    large = np.maximum(size, 2.0)
-    fraction = large
-    for k in range(48, 0, -1):
-        fraction = large + (k / 2) / fraction
+    result[small] = (2 / math.sqrt(math.pi)) * np.exp(-near * near) * total
+    far = size[~small]  # |x| >= 2, inf and nan
+    fraction = far
+    for k in range(levels, 0, -1):
+        fraction = far + (k / 2) / fraction
     with np.errstate(invalid="ignore"):  # inf / inf where |x| = inf: erfc is 0 there
-        erfc = np.exp(-large * large) / (math.sqrt(math.pi) * fraction)
-    erfc = np.where(np.isinf(large), 0.0, erfc)
-    return np.copysign(np.where(size < 2.0, series, 1 - erfc), wide).astype(x.dtype, copy=False)
+        erfc = np.exp(-far * far) / (math.sqrt(math.pi) * fraction)
+    result[~small] = 1 - np.where(np.isinf(far), 0.0, erfc)
+    return np.copysign(result, wide).astype(x.dtype, copy=False)
 
 
 def sin(x): return Sin.apply(as_float(x))

@@ -81,5 +81,16 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:
         raise ShapeError(f"topk: k must be an int in [0, {size}] (the size of dim {dim} of shape {x.shape}); "
                          f"got {k!r}")
-    order = np.take(_order(rows._data, axis, largest), np.arange(k), axis=axis)
-    return TopKResult(*_pick(x, rows, order, axis))
+    return TopKResult(*_pick(x, rows, _top(rows._data, k, axis, largest), axis))
+
+
+def _top(data, k, axis, largest):
+    """Indices of the k largest (smallest) along axis, in order: a partition, then a sort of those
+    k only (O(n) instead of sorting everything). With NaN (which must come first when largest,
+    and which a negated key cannot place) or k = n, a full stable sort."""
+    if not 0 < k < data.shape[axis] or (data.dtype.kind == "f" and np.isnan(data).any()):
+        return np.take(_order(data, axis, largest), np.arange(k), axis=axis)
+    key = -data.astype(np.int64) if largest and data.dtype.kind in "biu" else (-data if largest else data)
+    candidates = np.take(np.argpartition(key, k - 1, axis=axis), np.arange(k), axis=axis)
+    ranked = np.argsort(np.take_along_axis(key, candidates, axis=axis), axis=axis, kind="stable")
+    return np.take_along_axis(candidates, ranked, axis=axis)
