@@ -195,6 +195,20 @@ def test_command_line_quick_run_then_generate(make_imdb_tarball, tmp_path, capsy
     assert len(samples) == 2 and all(s.startswith("The film") for s in samples) and svg.is_file()
 
 
+def test_time_budget_fits_the_schedule_to_the_measured_pace():
+    now = [100.0]
+    args = train.parse_args(["--time-budget", "2", "--steps", "1000", "--warmup", "10"])
+    plan = train.Plan(args, clock=lambda: now[0])
+    assert plan.steps == 1000 and not plan.over(999)
+    now[0] += 30.0  # 100 steps in 30 s: 0.3 s per step, 90 s left -> 300 more steps
+    plan.replan(100, 0, 0.0)
+    assert plan.steps == 400 and plan.lr_factor(5) == 0.6 and plan.lr_factor(400) == pytest.approx(0.1)
+    assert not plan.over(399) and plan.over(400)
+    now[0] += 90.0  # the budget is spent, whatever the step
+    assert plan.over(10)
+    assert train.Plan(train.parse_args([]), clock=lambda: 0.0).budget is None
+
+
 def test_command_line_errors(tmp_path):
     with pytest.raises(SystemExit):
         train.parse_args(["--generate", "The"])  # no checkpoint

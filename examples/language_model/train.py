@@ -150,26 +150,30 @@ def validation_loss(model, ids, args):
 
 class Plan:
     """How many steps the run takes: --steps, or as many as fit in --time-budget (re-estimated
-    from the measured pace at every evaluation, so the cosine decay ends with the budget)."""
+    from the measured pace at every evaluation, so the cosine decay ends with the budget).
+    clock: seconds as a float (time.perf_counter; a test passes its own)."""
 
-    def __init__(self, args):
+    def __init__(self, args, clock=time.perf_counter):
         self.steps, self.budget = args.steps, None if args.time_budget is None else args.time_budget * 60
-        self.warmup, self.min_ratio = min(args.warmup, args.steps), args.min_lr_ratio
-        self.started = time.perf_counter()
+        self.warmup, self.min_ratio = args.warmup, args.min_lr_ratio
+        self.clock = clock
+        self.started = clock()
+
+    def elapsed(self):
+        return self.clock() - self.started
 
     def lr_factor(self, step):
         return mg.optim.lr_scheduler.warmup_cosine(min(self.warmup, self.steps), self.steps, self.min_ratio)(step)
 
-    def replan(self, done, since_step, since_time):
-        """Fit the remaining budget with the pace since (step, time) `since`."""
+    def replan(self, done, since_step, since_seconds):
+        """Fit the rest of the budget at the pace measured since (step, elapsed seconds) `since`."""
         if self.budget is None or done <= since_step:
             return
-        pace = (time.perf_counter() - since_time) / (done - since_step)
-        remaining = self.budget - (time.perf_counter() - self.started)
-        self.steps = max(done + 1, done + int(remaining / pace))
+        pace = (self.elapsed() - since_seconds) / (done - since_step)
+        self.steps = max(done + 1, done + int((self.budget - self.elapsed()) / pace))
 
     def over(self, step):
-        return step >= self.steps or (self.budget is not None and time.perf_counter() - self.started >= self.budget)
+        return step >= self.steps or (self.budget is not None and self.elapsed() >= self.budget)
 
 
 def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True):
@@ -180,13 +184,13 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
     batches = corpus.random_batches(train_ids, args.batch_size, args.context, seed=args.seed)
     log = {"steps": [], "train_loss": [], "validation": [], "best_validation_loss": math.inf, "best_step": 0}
     step, recent, step_seconds = 0, [], []
-    pace_mark = (0, time.perf_counter())
+    pace_mark = (0, 0.0)
     bar = tqdm(total=plan.steps, desc="training", unit="step", disable=not progress)
 
     def evaluate():
         loss = validation_loss(model, validation_ids, args)
         log["validation"].append({"step": step, "loss": loss, "bits_per_character": loss / LN2,
-                                  "seconds": time.perf_counter() - plan.started})
+                                  "seconds": plan.elapsed()})
         if loss < log["best_validation_loss"]:
             log["best_validation_loss"], log["best_step"] = loss, step
             save_checkpoint(out / "best.npz", model, vocabulary, optimizer, schedule, step, loss)
@@ -211,13 +215,13 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
         bar.update()
         bar.set_postfix(loss=f"{np.mean(recent[-20:]):.3f}", lr=f"{optimizer.lr:.2e}")
         if step == 10:  # the first steps include compiling: pace from here on
-            pace_mark = (step, time.perf_counter())
+            pace_mark = (step, plan.elapsed())
         if step % args.eval_every == 0 or plan.over(step):
             evaluate()
             plan.replan(step, *pace_mark)
             bar.total = plan.steps
     bar.close()
-    log.update(total_steps=step, total_seconds=time.perf_counter() - plan.started,
+    log.update(total_steps=step, total_seconds=plan.elapsed(),
                seconds_per_step=float(np.median(step_seconds)) if step_seconds else 0.0)
     return log
 
