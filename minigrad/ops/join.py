@@ -10,7 +10,7 @@ from ..tensor import Function, Tensor
 from .args import integer_array, normalize_dim, shape_args
 from .elementwise import cast
 from .indexing import IndexSelect
-from .shape import reshape
+from .shape import expand, reshape, unsqueeze
 
 
 def _tensors(tensors, op):
@@ -192,4 +192,8 @@ def repeat_interleave(x, repeats, dim=None):
                          f"got {counts.size}")
     if counts.size and counts.min() < 0:
         raise ValueError(f"repeat_interleave: repeats must be non-negative; got {counts.min()}")
+    if counts.size and (counts == counts[0]).all():  # one count: a broadcast (its gradient: a sum)
+        shape, times = x.shape, int(counts[0])
+        copies = expand(unsqueeze(x, dim + 1), shape[:dim + 1] + (times,) + shape[dim + 1:])
+        return reshape(copies, shape[:dim] + (size * times,) + shape[dim + 1:])
     return IndexSelect.apply(x, index=np.repeat(np.arange(size), counts), dim=dim)

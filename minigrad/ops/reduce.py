@@ -148,7 +148,7 @@ class Extreme(Function):
         (hit,) = ctx.saved
         if not ctx.keepdim:
             grad = np.expand_dims(grad, ctx.dims)
-        return grad * hit / hit.sum(axis=ctx.dims, keepdims=True)
+        return grad * hit / hit.sum(axis=ctx.dims, keepdims=True, dtype=grad.dtype)
 
 
 def _extreme(x, dim, keepdim, reduce, op):
