@@ -1,4 +1,4 @@
-"""Transformer building blocks: LayerNorm, GELU, FeedForward, position information, TransformerBlock.
+"""Transformer building blocks: LayerNorm, FeedForward, position information, TransformerBlock.
 
 A Transformer block (Vaswani et al., 2017, "Attention Is All You Need") adds two things to
 the residual stream x of shape (B, T, model_dim): what self-attention gathers from the other
@@ -21,12 +21,11 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops.activations import gelu
 from minigrad.ops.normalization import layer_norm
 
 from . import init
 from .attention import SelfAttention
-from .layers import Dropout
+from .layers import GELU, Dropout
 from .linear import Linear
 from .module import Module, Parameter
 
@@ -65,22 +64,6 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-
-
-class GELU(Module):
-    """x * Phi(x), Phi the standard normal CDF; approximate="tanh" for GPT-2's tanh form."""
-
-    def __init__(self, approximate="none"):
-        super().__init__()
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh'; got {approximate!r}")
-        self.approximate = approximate
-
-    def forward(self, x):
-        return gelu(x, self.approximate)
-
-    def extra_repr(self):
-        return f"approximate={self.approximate!r}"
 
 
 class FeedForward(Module):
@@ -238,5 +221,5 @@ class TransformerBlock(Module):
                 f"causal={self.causal}, norm_first={self.norm_first}")
 
 
-__all__ = ["LayerNorm", "GELU", "FeedForward", "PositionalEmbedding", "SinusoidalPositionalEncoding",
+__all__ = ["LayerNorm", "FeedForward", "PositionalEmbedding", "SinusoidalPositionalEncoding",
            "sinusoidal_encoding", "TransformerBlock"]
