@@ -326,3 +326,29 @@ def test_torch_behaviour(name):
     case = type("Call", (), {"name": name, "call": staticmethod(call)})
     compare(Outcome(mg, case, arrays, None, "contiguous"), Outcome(torch, case, arrays, None, "contiguous"),
             str(arrays[0].dtype), name)
+
+
+def test_default_dtype_float64_changes_what_torch_changes():
+    calls = {
+        "tensor(1.5)": lambda B: B.tensor(1.5), "tensor([1, 2.5])": lambda B: B.tensor([1, 2.5]),
+        "zeros": lambda B: B.zeros(2), "ones": lambda B: B.ones(2), "empty": lambda B: B.empty(2),
+        "eye": lambda B: B.eye(2), "full(1.5)": lambda B: B.full((2,), 1.5), "full(1)": lambda B: B.full((2,), 1),
+        "arange(0.5, 2)": lambda B: B.arange(0.5, 2), "arange(3)": lambda B: B.arange(3),
+        "linspace": lambda B: B.linspace(0, 1, 3), "rand": lambda B: B.rand(2), "randn": lambda B: B.randn(2),
+        "int * 1.5": lambda B: B.tensor([1, 2]) * 1.5, "int / int": lambda B: B.tensor([1, 2]) / B.tensor([2, 2]),
+        "int.exp()": lambda B: B.tensor([1, 2]).exp(), "where(c, int, 0.5)": lambda B: B.where(
+            B.tensor([True, False]), B.tensor([1, 2]), 0.5),
+        "float32 * 1.5": lambda B: B.ones(2, dtype=B.float32) * 1.5, "int.mean(dtype)": lambda B: B.tensor([1, 2]).float(),
+    }
+    assert mg.get_default_dtype() == mg.float32 and torch.get_default_dtype() == torch.float32
+    try:
+        mg.set_default_dtype(mg.float64)
+        torch.set_default_dtype(torch.float64)
+        assert mg.get_default_dtype() == mg.float64
+        for name, call in calls.items():
+            assert dtype_name(call(mg)) == dtype_name(call(torch)), name
+    finally:
+        mg.set_default_dtype(mg.float32)
+        torch.set_default_dtype(torch.float32)
+    for name, call in calls.items():
+        assert dtype_name(call(mg)) == dtype_name(call(torch)), f"{name} (float32 again)"

@@ -237,9 +237,10 @@ fmod = _remainder(True, "fmod")
 
 
 class Clamp(Function):
-    """y = min(max(x, low), high) with tensor bounds (None: no bound on that side). As torch:
-    x's gradient passes where low <= x <= high; low's where x < low < high... (low wins), high's
-    where x > high or high < low (then every output is high)."""
+    """y = min(max(x, low), high) with tensor bounds (has_low/has_high False: no bound there).
+    The gradient goes where torch sends it: to x where low <= x <= high, to low where
+    x < low < high, to high where x > high or high < low (then every output is high); where
+    x < low == high, to none of them."""
 
     @staticmethod
     def forward(ctx, x, low, high, has_low, has_high):
