@@ -38,7 +38,7 @@ CASES = {
     "norm(dim=1) (256, 1024)": ([ROWS], lambda B, x: x.norm(dim=1)),
     "amax(dim=1) (256, 1024)": ([ROWS], lambda B, x: x.amax(1)),
     "max(dim=1) (256, 1024)": ([ROWS], lambda B, x: x.max(1).values),
-    "prod(dim=1) (256, 1024)": ([(256, 16)], lambda B, x: x.prod(1)),
+    "prod(dim=1) (256, 16)": ([(256, 16)], lambda B, x: x.prod(1)),
     "cumsum(dim=1) (256, 1024)": ([ROWS], lambda B, x: x.cumsum(1)),
     "split + cat (256, 1024)": ([ROWS], lambda B, x: B.cat(x.split(100, 1)[::-1], 1)),
     "repeat_interleave(2, 0) (256, 1024)": ([ROWS], lambda B, x: x.repeat_interleave(2, 0)),
