@@ -33,8 +33,8 @@ from examples.language_model.generate import generate  # noqa: E402
 from examples.language_model.model import CONFIG_KEYS, CharTransformer, parameter_count  # noqa: E402
 from examples.sentiment.data import DataNotFoundError  # noqa: E402
 
-QUICK = dict(steps=300, batch_size=16, context=64, model_dim=64, num_heads=4, num_layers=2, ff_dim=256,
-             eval_every=50, eval_batches=4, warmup=30)
+QUICK = dict(steps=600, batch_size=32, context=64, model_dim=64, num_heads=4, num_layers=2, ff_dim=256,
+             eval_every=100, eval_batches=4, warmup=50, lr=3e-3)
 ATTENTION_PROMPT = "This movie was not bad at all."
 LN2 = math.log(2)
 
@@ -62,7 +62,7 @@ def parse_args(argv=None):
     parser.add_argument("--eval-every", type=int, default=100)
     parser.add_argument("--eval-batches", type=int, default=20, help="validation batches per evaluation")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="one-minute demo: a small model, 300 steps")
+    parser.add_argument("--quick", action="store_true", help="one-minute demo: a small model, 600 steps")
     parser.add_argument("--generate", metavar="PROMPT", help="sample from --checkpoint instead of training")
     parser.add_argument("--checkpoint", help="a best.npz written by training")
     parser.add_argument("--samples", type=int, default=3)
@@ -94,7 +94,7 @@ def parse_args(argv=None):
 def prepare_data(args, progress=True):
     """(vocabulary, train ids, validation ids); ids as compact unsigned arrays."""
     train_text, validation_text = corpus.load_texts(args.data, progress=progress)
-    if args.quick:  # a slice is plenty for 300 small steps, and encodes in a blink
+    if args.quick:  # a slice is plenty for 600 small steps, and encodes in a blink
         train_text, validation_text = train_text[:3_000_000], validation_text[:200_000]
     vocabulary = corpus.Vocabulary.from_text(train_text)
     dtype = np.uint8 if len(vocabulary) <= 256 else np.uint16
@@ -255,8 +255,8 @@ def main(argv=None):
               f"nats/char ({info['validation_loss'] / LN2:.4f} bits/char)")
         return show_model(model, vocabulary, args, out, args.generate)
     if args.quick:
-        print("QUICK DEMO: a 2-block model of 64 features, 300 steps on a slice of the reviews; "
-              "drop --quick for the real run.")
+        print(f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, {args.steps} steps on "
+              f"3 million characters of the reviews; drop --quick for the real run.")
     started = time.perf_counter()
     try:
         vocabulary, train_ids, validation_ids = prepare_data(args, progress)
