@@ -73,7 +73,7 @@ class AttentionClassifier(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.attention = nn.SelfAttention(FEATURES)
+        self.attention = nn.SelfAttention(FEATURES, fused=False)  # drawn step by step (MatMul, Softmax, MatMul)
         self.pool = nn.MeanPooling()
         self.classifier = nn.Linear(FEATURES, 2)
 

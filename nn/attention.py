@@ -4,11 +4,16 @@ Conventions used throughout this file
 - Inputs are batch-first: x has shape (B, T, D) = (batch, time steps, features).
 - Weights are applied as x @ W, with W of shape (in, out), the way the textbook writes X W.
   (PyTorch's nn.Linear stores the transpose, (out, in), and computes x @ W^T.)
-- Padding: `lengths` (B,) integers says how many leading positions of each row are real
-  tokens; the positions after them are padding. Their scores get -1e9 before the softmax
-  (`mg.masked_softmax`), so their attention weight is exactly 0.
-- A row that may attend to nothing (a sequence of length 0) gets all-zero weights, so its
-  pooled vector or attention output is 0 (plus the output bias, if any): no NaN, and no
+- Masks, one rule: a mask says where attention may go, True = may attend (a real token).
+  So are mg.masked_softmax's `mask`, scaled_dot_product_attention's bool `attn_mask` (torch's
+  meaning) and the pooling modules' `mask`. The one exception keeps PyTorch's name and
+  meaning: `key_padding_mask` (SelfAttention, as torch.nn.MultiheadAttention) is True at
+  PADDING. `lengths` (B,) integers is the simplest way to say it: the first lengths[b]
+  positions of row b are real tokens, the rest padding.
+- Masked positions get weight exactly 0 whatever their scores hold (NaN and inf included):
+  the softmax kernels leave them out of the max and the sum, no large negative number is
+  added. A row that may attend to nothing (a sequence of length 0) gets all-zero weights, so
+  its pooled vector or attention output is 0 (plus the output bias, if any): no NaN, and no
   gradient flows through that row.
 - Linear-like weights start Xavier-uniform (Paddle's default, which the textbook relies on);
   learned query vectors start Uniform(-0.5, 0.5) as in the textbook.
@@ -22,6 +27,9 @@ import math
 import numpy as np
 
 import minigrad as mg
+
+from minigrad.ops.args import lengths_to_mask
+from minigrad.ops.attention import attention
 
 from . import init
 from .module import Module, Parameter
@@ -44,20 +52,6 @@ def _as_array(value):
     return np.asarray(value.data if isinstance(value, mg.Tensor) else value)
 
 
-def _lengths_to_mask(name, lengths, batch, steps):
-    """lengths (B,) integers in [0, T] -> bool (B, T), True at the real tokens."""
-    lengths = _as_array(lengths)
-    if lengths.shape != (batch,):
-        raise ValueError(f"{name}: expected lengths of shape ({batch},) for a batch of {batch}; "
-                         f"got shape {lengths.shape}")
-    if not np.issubdtype(lengths.dtype, np.integer):
-        raise TypeError(f"{name}: lengths must be integers; got dtype {lengths.dtype}")
-    if lengths.size and (lengths.min() < 0 or lengths.max() > steps):
-        raise ValueError(f"{name}: lengths must lie in [0, {steps}] for inputs of {steps} steps; "
-                         f"got values in [{lengths.min()}, {lengths.max()}]")
-    return np.arange(steps) < lengths[:, None]
-
-
 def _check_mask(name, mask_name, mask, batch, steps):
     mask = _as_array(mask)
     if mask.shape != (batch, steps):
@@ -67,22 +61,15 @@ def _check_mask(name, mask_name, mask, batch, steps):
     return mask
 
 
-def _zero_rows_without_keys(weights, allowed):
-    """Set the weights of rows where `allowed` is all False to exactly 0.
-
-    masked_softmax would give such a row some distribution over the masked positions; a
-    sequence with no tokens should contribute nothing instead. Adds no op to the graph when
-    every row has at least one allowed position (the usual case).
-    """
-    if allowed is None:
-        return weights
-    empty = ~allowed.any(axis=-1, keepdims=True)
-    return weights.masked_fill(empty, 0.0) if empty.any() else weights
+def _check_lengths(name, lengths, batch, steps):
+    """lengths (B,) integers in [0, T], checked (ops.args.lengths_to_mask says what is wrong)."""
+    lengths_to_mask(lengths, batch, steps, op=name)
+    return _as_array(lengths).astype(np.int64)
 
 
 def _pooling_mask(owner, x, lengths, mask):
-    """Check a pooling input x (B, T, D) and turn `lengths` or `mask` into a (B, T) bool mask
-    (None when neither is given). Returns (B, T, mask)."""
+    """Check a pooling input x (B, T, D) and its padding. Returns (B, T, lengths, mask): lengths
+    (B,) int64 or None, mask (B, T) bool or None (at most one of them is given)."""
     if not isinstance(x, mg.Tensor) or x.ndim != 3:
         raise ValueError(f"{owner}: expected input of shape (batch, time, features); "
                          f"got shape {getattr(x, 'shape', type(x).__name__)}")
@@ -90,10 +77,22 @@ def _pooling_mask(owner, x, lengths, mask):
     if lengths is not None and mask is not None:
         raise ValueError(f"{owner}: pass lengths or mask, not both")
     if lengths is not None:
-        mask = _lengths_to_mask(owner, lengths, batch, steps)
+        lengths = _check_lengths(owner, lengths, batch, steps)
     elif mask is not None:
         mask = _check_mask(owner, "mask", mask, batch, steps)
-    return batch, steps, mask
+    return batch, steps, lengths, mask
+
+
+def _without_junk_in_padding(x, lengths, mask):
+    """x (B, T, D), or x with its padded positions set to 0 when x holds inf or NaN somewhere.
+
+    Padding gets weight exactly 0, but 0 * inf and 0 * NaN are NaN: junk there would still
+    reach the pooled vector and the gradients. A finite x (the usual case) costs one sum and
+    no extra op in the graph."""
+    if (lengths is None and mask is None) or np.isfinite(x.data.sum()):
+        return x
+    real = np.arange(x.shape[1]) < lengths[:, None] if mask is None else mask
+    return x.masked_fill(mg.tensor(~real[:, :, None]), 0.0)
 
 
 def _read_only(array):
@@ -204,12 +203,13 @@ class AttentionPooling(Module):
         self.last_weights = None
 
     def forward(self, x, lengths=None, mask=None):
-        batch, steps, mask = _pooling_mask("AttentionPooling", x, lengths, mask)
+        batch, steps, lengths, mask = _pooling_mask("AttentionPooling", x, lengths, mask)
+        x = _without_junk_in_padding(x, lengths, mask)
         scores = self.score(x)
         if scores.shape != (batch, steps):
             raise ValueError(f"AttentionPooling: the score module must return shape ({batch}, {steps}); "
                              f"got {scores.shape}")
-        weights = _zero_rows_without_keys(mg.masked_softmax(scores, mask), mask)  # (B, T)
+        weights = mg.masked_softmax(scores, mask, key_lengths=lengths, empty_rows="zero")  # (B, T)
         self.last_weights = _read_only(weights.data)
         return (weights.unsqueeze(1) @ x).squeeze(1)  # (B, 1, T) @ (B, T, D) -> (B, D)
 
@@ -222,7 +222,10 @@ class MeanPooling(Module):
     """
 
     def forward(self, x, lengths=None, mask=None):
-        _, _, mask = _pooling_mask("MeanPooling", x, lengths, mask)
+        _, steps, lengths, mask = _pooling_mask("MeanPooling", x, lengths, mask)
+        x = _without_junk_in_padding(x, lengths, mask)
+        if lengths is not None:
+            mask = np.arange(steps) < lengths[:, None]
         if mask is None:
             return x.mean(dim=1)
         counts = np.maximum(mask.sum(axis=1, keepdims=True), 1)
@@ -232,6 +235,43 @@ class MeanPooling(Module):
 
 # ---------------------------------------------------------------------------------------
 # Self-attention: every position attends to every (allowed) position of the same sequence
+
+
+class KVCache:
+    """The keys and values a SelfAttention layer has computed so far, for generating one token
+    at a time: each call appends the new positions' keys and values instead of recomputing
+    those of the whole prefix.
+
+        cache = nn.KVCache()                   # one per SelfAttention layer (per block)
+        out = attention(prompt, cache=cache)   # (B, T0, D); the cache now holds T0 positions
+        out = attention(token, cache=cache)    # (B, 1, D) attends to the T0 + 1 positions
+        len(cache)                             # positions held; cache.reset() empties it
+
+    keys, values: Tensors (B, H, positions, head_dim), or None while empty. Generate under
+    mg.no_grad(): with gradients on, the cached tensors keep every step's graph alive.
+    """
+
+    def __init__(self):
+        self.keys = self.values = None
+
+    def __len__(self):
+        return 0 if self.keys is None else self.keys.shape[2]
+
+    def reset(self):
+        self.keys = self.values = None
+
+    def append(self, keys, values):
+        """Add keys and values (B, H, T, head_dim) of T new positions; returns all of them."""
+        if self.keys is not None and (keys.shape[:2] != self.keys.shape[:2] or keys.shape[3] != self.keys.shape[3]):
+            raise ValueError(f"KVCache: holds keys of shape {self.keys.shape} (batch, heads, positions, head_dim); "
+                             f"cannot append keys of shape {keys.shape}")
+        self.keys = keys if self.keys is None else mg.cat([self.keys, keys], dim=2)
+        self.values = values if self.values is None else mg.cat([self.values, values], dim=2)
+        return self.keys, self.values
+
+    def __repr__(self):
+        shape = None if self.keys is None else tuple(self.keys.shape)
+        return f"KVCache(positions={len(self)}, keys={shape})"
 
 
 class SelfAttention(Module):
@@ -247,20 +287,31 @@ class SelfAttention(Module):
     With bias=True also query_bias, key_bias, value_bias, output_bias (model_dim,), zeros;
     the textbook uses none (bias=False), and then these attributes are None.
 
-    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None) -> (B, T, model_dim)
+    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None) -> (B, T, model_dim)
         lengths:          (B,) integers, the number of real tokens at the start of each row;
-        key_padding_mask: (B, T) bool, True at PADDING positions (PyTorch's convention).
+        key_padding_mask: (B, T) bool, True at PADDING positions (PyTorch's convention);
+        cache:            an nn.KVCache, for generation (below).
     Only key columns are masked (as in the textbook): every query position, padded or not,
     attends to the real tokens only; outputs at padded positions are left for the caller to
     ignore (e.g. MeanPooling with the same lengths). causal=True also forbids attending to
     later positions. A query row that may attend to nothing (a sequence of length 0) gets
     all-zero weights, so its output is 0 (or output_bias).
 
-    The heads are merged into the batch axis, (B*H, T, head_dim), so all heads' scores are one
-    batched matmul. After each call, `last_weights` holds the weights as numpy (B, H, T, T).
+    Generation with a cache: the keys and values of x's positions are appended to the cache;
+    x's queries attend to every cached position and to the new ones (with causal=True, within
+    the new chunk only to the earlier ones), and the output is for x's positions only. One
+    token at a time this gives what the whole prefix would give. lengths and key_padding_mask
+    cannot be combined with a cache.
+
+    fused=True (the default) computes softmax(Q K^T / sqrt(head_dim)) V as one graph node,
+    ScaledDotProductAttention (mg.ops.attention; masks passed to the kernel, the heads'
+    scores kept in cache). fused=False runs the textbook's steps as separate nodes (MatMul,
+    Softmax, MatMul, with the heads merged into the batch axis, (B*H, T, head_dim)): the same
+    numbers, slower, drawn step by step by mg.viz. After each call, `last_weights` holds the
+    weights as numpy (B, H, T, positions attended), read-only.
     """
 
-    def __init__(self, model_dim, num_heads=1, causal=False, bias=False):
+    def __init__(self, model_dim, num_heads=1, causal=False, bias=False, fused=True):
         super().__init__()
         if num_heads < 1 or model_dim % num_heads != 0:
             raise ValueError(f"SelfAttention: model_dim must be divisible by num_heads; got model_dim="
@@ -269,6 +320,7 @@ class SelfAttention(Module):
         self.num_heads = num_heads
         self.head_dim = model_dim // num_heads
         self.causal = causal
+        self.fused = fused
         for name in ("query", "key", "value", "output"):
             setattr(self, f"{name}_weight", Parameter(np.empty((model_dim, model_dim), np.float32)))
         for name in ("query", "key", "value", "output"):
@@ -287,27 +339,58 @@ class SelfAttention(Module):
         bias = getattr(self, f"{name}_bias")
         return y if bias is None else y + bias
 
-    def _allowed(self, lengths, key_padding_mask, batch, steps):
-        """Bool mask broadcastable to (B, H, T_query, T_key), True where attending is allowed; or None."""
+    def _padding(self, lengths, key_padding_mask, cache, batch, steps):
+        """(lengths (B,) int64 or None, keys allowed (B, T) bool or None) from forward's arguments."""
         name = type(self).__name__
         if lengths is not None and key_padding_mask is not None:
             raise ValueError(f"{name}: pass lengths or key_padding_mask, not both")
-        keys = None
+        if cache is not None and (lengths is not None or key_padding_mask is not None):
+            raise ValueError(f"{name}: lengths and key_padding_mask cannot be combined with a cache")
+        if cache is not None and not isinstance(cache, KVCache):
+            raise TypeError(f"{name}: cache must be an nn.KVCache; got {type(cache).__name__}")
         if lengths is not None:
-            keys = _lengths_to_mask(name, lengths, batch, steps)
-        elif key_padding_mask is not None:
-            keys = ~_check_mask(name, "key_padding_mask", key_padding_mask, batch, steps)
-        allowed = None if keys is None else keys[:, None, None, :]  # (B, 1, 1, T_key)
-        if self.causal:
-            earlier = np.tril(np.ones((steps, steps), dtype=bool))  # query t sees keys 0..t
-            allowed = earlier if allowed is None else allowed & earlier
-        return allowed
+            return _check_lengths(name, lengths, batch, steps), None
+        if key_padding_mask is not None:
+            return None, ~_check_mask(name, "key_padding_mask", key_padding_mask, batch, steps)
+        return None, None
 
-    def forward(self, x, lengths=None, key_padding_mask=None):
+    def forward(self, x, lengths=None, key_padding_mask=None, cache=None):
         _check_input(type(self).__name__, x, self.model_dim)
         batch, steps, _ = x.shape
+        lengths, keys_allowed = self._padding(lengths, key_padding_mask, cache, batch, steps)
+        self.last_weights = None  # let the kernel reuse the previous call's weights array
+        if self.fused:
+            context = self._fused_attention(x, lengths, keys_allowed, cache)
+        elif cache is not None:
+            raise ValueError(f"{type(self).__name__}: a cache needs fused=True")
+        else:
+            context = self._step_by_step_attention(x, lengths, keys_allowed)
+        return self._project(context, "output")
+
+    def _fused_attention(self, x, lengths, keys_allowed, cache):
+        """concat_h(softmax(Q_h K_h^T / sqrt(head_dim)) V_h) as one ScaledDotProductAttention node."""
+        batch, steps, _ = x.shape
+
+        def split_heads(y):  # (B, T, H*dh) -> (B, H, T, dh)
+            return y.reshape(batch, steps, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
+
+        queries, keys, values = (split_heads(self._project(x, name)) for name in ("query", "key", "value"))
+        cached = 0
+        if cache is not None:
+            cached = len(cache)
+            keys, values = cache.append(keys, values)
+        context, weights = attention(
+            queries, keys, values, scale=1.0 / math.sqrt(self.head_dim),
+            key_lengths=None if lengths is None else lengths[:, None],  # one per (batch, head)
+            attn_mask=None if keys_allowed is None else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
+            causal=self.causal, causal_offset=cached, need_weights=True)
+        self.last_weights = _read_only(weights)  # (B, H, T, positions)
+        return context.permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
+
+    def _step_by_step_attention(self, x, lengths, keys_allowed):
+        """The textbook's steps, each its own node: Q K^T, masked softmax, weights V."""
+        batch, steps, _ = x.shape
         heads, head_dim = self.num_heads, self.head_dim
-        allowed = self._allowed(lengths, key_padding_mask, batch, steps)
 
         def split_heads(y):  # (B, T, H*dh) -> (B*H, T, dh)
             return y.reshape(batch, steps, heads, head_dim).permute(0, 2, 1, 3).reshape(batch * heads, steps, head_dim)
@@ -318,29 +401,22 @@ class SelfAttention(Module):
                            .permute(0, 2, 3, 1).reshape(batch * heads, head_dim, steps))  # (B*H, dh, T)
 
         scores = (queries @ keys_transposed).reshape(batch, heads, steps, steps)  # Q K^T, one batched matmul
-        weights = mg.masked_softmax(scores, allowed, scale=1.0 / math.sqrt(head_dim))
-        weights = _zero_rows_without_keys(weights, allowed)  # (B, H, T, T)
+        weights = mg.masked_softmax(
+            scores, None if keys_allowed is None else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
+            scale=1.0 / math.sqrt(head_dim), key_lengths=None if lengths is None else lengths[:, None, None],
+            causal=self.causal, empty_rows="zero")  # (B, H, T, T)
         self.last_weights = _read_only(weights.data)
 
         context = weights.reshape(batch * heads, steps, steps) @ values  # (B*H, T, dh)
-        merged = context.reshape(batch, heads, steps, head_dim).permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
-        return self._project(merged, "output")
+        return context.reshape(batch, heads, steps, head_dim).permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
 
     def extra_repr(self):
         return (f"model_dim={self.model_dim}, num_heads={self.num_heads}, causal={self.causal}, "
-                f"bias={self.query_bias is not None}")
+                f"bias={self.query_bias is not None}" + ("" if self.fused else ", fused=False"))
 
 
-class MultiHeadSelfAttention(SelfAttention):
-    """SelfAttention with the number of heads spelled out (8 heads of 32 in the textbook's MHSA).
-
-    MultiHeadSelfAttention(model_dim, num_heads, causal=False, bias=False); everything else,
-    parameters and forward included, is SelfAttention's.
-    """
-
-    def __init__(self, model_dim, num_heads, causal=False, bias=False):
-        super().__init__(model_dim, num_heads=num_heads, causal=causal, bias=bias)
+MultiHeadSelfAttention = SelfAttention  # the textbook's name for it: MultiHeadSelfAttention(256, 8)
 
 
 __all__ = ["AdditiveScore", "DotProductScore", "AttentionPooling", "MeanPooling", "SelfAttention",
-           "MultiHeadSelfAttention"]
+           "MultiHeadSelfAttention", "KVCache"]

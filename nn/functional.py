@@ -21,6 +21,7 @@ from minigrad.ops.activations import gelu, softplus
 from minigrad.ops.activations import leaky_relu as _leaky_relu
 from minigrad.ops.activations import silu as _silu
 from minigrad.ops.args import integer_array
+from minigrad.ops.attention import scaled_dot_product_attention
 from minigrad.ops.embedding import embedding
 from minigrad.ops.inplace import apply_inplace
 from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
@@ -123,4 +124,4 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
-           "l1_loss", "smooth_l1_loss", "huber_loss"]
+           "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention"]

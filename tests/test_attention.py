@@ -89,7 +89,8 @@ def test_self_attention_parameters_and_init():
     assert [name for name, _ in with_bias.named_parameters()][4:] == [
         "query_bias", "key_bias", "value_bias", "output_bias"]
     assert all(np.all(getattr(with_bias, f"{n}_bias").data == 0) for n in ("query", "key", "value", "output"))
-    assert repr(attention) == "MultiHeadSelfAttention(model_dim=256, num_heads=8, causal=False, bias=False)"
+    assert nn.MultiHeadSelfAttention is nn.SelfAttention  # a plain alias
+    assert repr(attention) == "SelfAttention(model_dim=256, num_heads=8, causal=False, bias=False)"
 
 
 def test_attention_pooling_registers_the_score_module():
@@ -432,3 +433,276 @@ def test_bad_shapes_raise_clear_errors():
         attention(mg.zeros(2, 3, 8), key_padding_mask=np.zeros((3, 2), dtype=bool))
     with pytest.raises(ValueError, match=r"lengths must lie in \[0, 3\].*\[-1, 2\]"):
         attention(mg.zeros(2, 3, 8), lengths=[-1, 2])
+
+
+# ---------------------------------------------------------------------------------------
+# scaled_dot_product_attention against torch.nn.functional's, values and gradients
+
+from minigrad.ops.attention import attention, scaled_dot_product_attention  # noqa: E402
+
+# (query, key, value shapes, attn_mask: None / "bool" / "float" and its shape, is_causal, scale)
+SDPA_CASES = [
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), None, None, False, None),
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), "bool", (2, 1, 4, 6), False, None),
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), "bool", (6,), True, 0.3),
+    ((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4), None, None, True, None),
+    ((4, 5), (6, 5), (6, 3), "float", (4, 6), False, None),
+    ((2, 1, 4, 5), (3, 6, 5), (3, 6, 2), "float", (1, 6), True, 2.0),  # batch dims broadcast
+    ((3, 4, 2), (3, 4, 2), (3, 4, 2), "bool", (3, 4, 4), False, None),  # some rows fully masked
+    ((2, 0, 5), (2, 3, 5), (2, 3, 2), None, None, True, None),  # no queries
+    ((2, 4, 5), (2, 0, 5), (2, 0, 2), None, None, False, None),  # no keys: output 0
+    ((0, 4, 5), (0, 4, 5), (0, 4, 3), "bool", (4, 4), False, None),  # empty batch
+]
+
+
+def _torch_sdpa(torch, q, k, v, mask, is_causal, scale):
+    """torch's SDPA; a mask together with is_causal is combined by hand (torch's math kernel
+    refuses the pair in float64, its CPU kernel combines them)."""
+    if is_causal and mask is not None:
+        causal = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        mask = mask & causal if mask.dtype == torch.bool else mask.masked_fill(~causal, float("-inf"))
+        is_causal = False
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal,
+                                                            scale=scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", SDPA_CASES, ids=[f"case{i}" for i in range(len(SDPA_CASES))])
+def test_scaled_dot_product_attention_matches_torch(case, dtype):
+    torch = pytest.importorskip("torch")
+    q_shape, k_shape, v_shape, mask_kind, mask_shape, is_causal, scale = case
+    rng = np.random.default_rng(20)
+    q, k, v = (rng.normal(size=shape).astype(dtype) for shape in (q_shape, k_shape, v_shape))
+    mask = None
+    if mask_kind == "bool":
+        mask = rng.random(mask_shape) < 0.6
+    elif mask_kind == "float":
+        mask = np.where(rng.random(mask_shape) < 0.7, rng.normal(size=mask_shape), -np.inf).astype(dtype)
+    tensors = [mg.tensor(a, requires_grad=True) for a in (q, k, v)]
+    mask_tensor = None if mask is None else mg.tensor(mask, requires_grad=mask_kind == "float")
+    out = scaled_dot_product_attention(*tensors, attn_mask=mask_tensor, is_causal=is_causal, scale=scale)
+    upstream = rng.normal(size=out.shape).astype(dtype)
+    (out * mg.tensor(upstream)).sum().backward()
+
+    leaves = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    mask_torch = None if mask is None else torch.tensor(mask, requires_grad=mask_kind == "float")
+    out_torch = _torch_sdpa(torch, *leaves, mask_torch, is_causal, scale)
+    out_torch.backward(torch.tensor(upstream))
+
+    close = dict(rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
+    assert out.shape == tuple(out_torch.shape) and out.dtype == dtype
+    np.testing.assert_allclose(out.data, out_torch.detach().numpy(), **close)
+    for ours, theirs, name in zip(tensors + [mask_tensor], leaves + [mask_torch], ["query", "key", "value", "mask"]):
+        if name != "mask" or mask_kind == "float":
+            np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), err_msg=name, **close)
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_scaled_dot_product_attention_gradcheck(is_causal):
+    rng = np.random.default_rng(21)
+    q, k, v = rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 3, 5))
+    mask = np.array([[True, False, True], [True, True, True], [False, False, False]])  # a row with no key
+    assert mg.gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal), [q, k, v])
+    assert mg.gradcheck(lambda q, k, v: attention(q, k, v, key_lengths=[[3, 1], [0, 2]], causal=is_causal,
+                                                  causal_offset=1), [q, k, v])
+
+
+def test_scaled_dot_product_attention_dropout():
+    rng = np.random.default_rng(22)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
+
+    def dropped(q, k, v):
+        mg.manual_seed(7)  # the same dropped weights on every call
+        return scaled_dot_product_attention(q, k, v, dropout_p=0.4)
+
+    assert mg.gradcheck(dropped, [q, k, v])
+    # each weight is kept with probability 0.6 and the kept ones are scaled by 1 / 0.6
+    out, weights = attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), need_weights=True)
+    mg.manual_seed(7)
+    out_dropped = dropped(mg.tensor(q), mg.tensor(k), mg.tensor(v))
+    mg.manual_seed(7)
+    keep = mg.random.generator().random(weights.shape, dtype=np.float32) >= 0.4
+    np.testing.assert_allclose(out_dropped.data, (weights * keep / 0.6) @ v, rtol=1e-12)
+    many = attention(mg.tensor(np.zeros((1, 200, 4))), mg.tensor(np.zeros((1, 200, 4))), mg.tensor(np.ones((1, 200, 1))),
+                     dropout_p=0.25)
+    np.testing.assert_allclose(many.data.mean(), 1.0, atol=0.01)  # E[kept / 0.75] = 1 over 40,000 draws
+    assert np.all(scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0).data == 0)
+
+
+def test_scaled_dot_product_attention_errors():
+    q, k, v = mg.zeros(2, 3, 4), mg.zeros(2, 5, 4), mg.zeros(2, 5, 6)
+    with pytest.raises(ValueError, match=r"query \(\.\.\., L, E\).*\(2, 3, 4\), \(2, 5, 3\)"):
+        scaled_dot_product_attention(q, mg.zeros(2, 5, 3), v)
+    with pytest.raises(ValueError, match=r"attn_mask of shape \(3, 4\) does not broadcast to \(2, 3, 5\)"):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 4), bool))
+    with pytest.raises(TypeError, match="attn_mask must be bool.*or float.*int64"):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 5), np.int64))
+    with pytest.raises(TypeError, match="one dtype.*float32, float64"):
+        scaled_dot_product_attention(q, k.double(), v)
+    with pytest.raises(ValueError, match="dropout_p must be in"):
+        scaled_dot_product_attention(q, k, v, dropout_p=1.5)
+    with pytest.raises(ValueError, match="batch dims.*cannot be broadcast"):
+        scaled_dot_product_attention(q, mg.zeros(3, 5, 4), mg.zeros(3, 5, 6))
+    with pytest.raises(ValueError, match="key_lengths must be >= 0"):
+        attention(q, k, v, key_lengths=[-1, 2])
+
+
+def test_two_graphs_alive_at_once_keep_their_own_weights():
+    # the kernel reuses the weights array of an earlier call only once nothing refers to it
+    rng = np.random.default_rng(23)
+    attention_layer = nn.SelfAttention(8, num_heads=2)
+    _set_weights(attention_layer, np.float64, seed=24)
+    first, second = rng.normal(size=(2, 2, 5, 8))
+    grads = []
+    for x in (first, second):  # one at a time
+        leaf = mg.tensor(x, requires_grad=True)
+        attention_layer(leaf).sum().backward()
+        grads.append(leaf.grad.data.copy())
+    leaves = [mg.tensor(x, requires_grad=True) for x in (first, second)]
+    losses = [attention_layer(leaf).sum() for leaf in leaves]  # both graphs alive
+    for loss in reversed(losses):
+        loss.backward()
+    for leaf, grad in zip(leaves, grads):
+        np.testing.assert_allclose(leaf.grad.data, grad, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# The fused path and the textbook's steps agree
+
+
+@pytest.mark.parametrize("causal, bias, padding", [(False, False, "lengths"), (True, False, "key_padding_mask"),
+                                                   (True, True, None), (False, True, "lengths")])
+def test_fused_and_step_by_step_self_attention_agree(causal, bias, padding):
+    fused = nn.SelfAttention(8, num_heads=4, causal=causal, bias=bias)
+    steps = nn.SelfAttention(8, num_heads=4, causal=causal, bias=bias, fused=False)
+    _set_weights(fused, np.float64, seed=25)
+    _set_weights(steps, np.float64, seed=25)  # the same numbers: parameters are drawn in the same order
+    x = _random((3, 6, 8), seed=26)
+    lengths = np.array([6, 0, 3])
+    kwargs = {"lengths": lengths} if padding == "lengths" else \
+        {"key_padding_mask": np.arange(6)[None, :] >= lengths[:, None]} if padding else {}
+    results = []
+    for module in (fused, steps):
+        leaf = mg.tensor(x, requires_grad=True)
+        out = module(leaf, **kwargs)
+        (out * mg.tensor(_random(out.shape, seed=27))).sum().backward()
+        results.append((out.data, module.last_weights, leaf.grad.data,
+                        [p.grad.data for p in module.parameters()]))
+    (out_a, weights_a, grad_a, params_a), (out_b, weights_b, grad_b, params_b) = results
+    np.testing.assert_allclose(out_a, out_b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(weights_a, weights_b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grad_a, grad_b, rtol=1e-12, atol=1e-14)
+    for a, b in zip(params_a, params_b):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert repr(steps).endswith("fused=False)")
+
+
+def test_fused_self_attention_is_one_named_node():
+    attention_layer = nn.SelfAttention(4, num_heads=2, causal=True)
+    out = attention_layer(mg.randn(1, 3, 4, requires_grad=True))
+    context = out.grad_fn.inputs[0]  # output projection: context @ W_O
+    names = set()
+    stack = [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        names.add(node.name)
+        stack.extend(t.grad_fn for t in node.inputs if t.grad_fn is not None)
+    assert "ScaledDotProductAttention" in names and "Softmax" not in names, names
+    assert context.shape == (1, 3, 4)
+
+
+# ---------------------------------------------------------------------------------------
+# Key/value cache: one token at a time gives what the whole prefix gives
+
+
+@pytest.mark.parametrize("num_heads", [1, 4])
+@pytest.mark.parametrize("causal", [True, False])
+def test_cached_generation_equals_recomputing_the_prefix(num_heads, causal):
+    attention_layer = nn.SelfAttention(8, num_heads=num_heads, causal=causal, bias=True)
+    _set_weights(attention_layer, np.float64, seed=28)
+    x = _random((2, 7, 8), seed=29)
+    cache = nn.KVCache()
+    with mg.no_grad():
+        pieces = [attention_layer(mg.tensor(x[:, :3]), cache=cache)]  # a prompt of 3, then one at a time
+        assert len(cache) == 3
+        for t in range(3, 7):
+            pieces.append(attention_layer(mg.tensor(x[:, t:t + 1]), cache=cache))
+            assert len(cache) == t + 1 and attention_layer.last_weights.shape == (2, num_heads, 1, t + 1)
+        cached = np.concatenate([p.data for p in pieces], axis=1)
+        for t in range(1, 8):  # recompute each prefix from scratch: its last output is that step's
+            whole = attention_layer(mg.tensor(x[:, :t])).data
+            if causal:
+                np.testing.assert_allclose(cached[:, t - 1], whole[:, t - 1], rtol=1e-10, atol=1e-10)
+        if causal:
+            np.testing.assert_allclose(cached, whole, rtol=1e-10, atol=1e-10)
+        else:  # without the causal mask each chunk sees the prefix cached so far (and itself)
+            np.testing.assert_allclose(cached[:, :3], attention_layer(mg.tensor(x[:, :3])).data, rtol=1e-10)
+            np.testing.assert_allclose(cached[:, 6], whole[:, 6], rtol=1e-10, atol=1e-10)
+    cache.reset()
+    assert len(cache) == 0 and cache.keys is None
+
+
+def test_cache_in_chunks_matches_the_whole_sequence_with_gradients():
+    attention_layer = nn.SelfAttention(6, num_heads=2, causal=True)
+    _set_weights(attention_layer, np.float64, seed=30)
+    x = _random((1, 5, 6), seed=31)
+    cache = nn.KVCache()
+    chunks = [attention_layer(mg.tensor(x[:, :2]), cache=cache), attention_layer(mg.tensor(x[:, 2:]), cache=cache)]
+    np.testing.assert_allclose(np.concatenate([c.data for c in chunks], axis=1), attention_layer(mg.tensor(x)).data,
+                               rtol=1e-12)
+    assert mg.gradcheck(lambda x: attention_layer(x, cache=nn.KVCache()), [x])
+
+
+def test_cache_errors():
+    attention_layer = nn.SelfAttention(4, num_heads=2)
+    cache = nn.KVCache()
+    attention_layer(mg.zeros(2, 3, 4), cache=cache)
+    with pytest.raises(ValueError, match=r"KVCache: holds keys of shape \(2, 2, 3, 2\).*\(1, 2, 1, 2\)"):
+        attention_layer(mg.zeros(1, 1, 4), cache=cache)
+    with pytest.raises(ValueError, match="cannot be combined with a cache"):
+        attention_layer(mg.zeros(2, 1, 4), lengths=[1, 1], cache=cache)
+    with pytest.raises(TypeError, match="cache must be an nn.KVCache"):
+        attention_layer(mg.zeros(2, 1, 4), cache={})
+    with pytest.raises(ValueError, match="a cache needs fused=True"):
+        nn.SelfAttention(4, fused=False)(mg.zeros(2, 1, 4), cache=nn.KVCache())
+
+
+# ---------------------------------------------------------------------------------------
+# Junk in padded positions: no NaN out, no NaN gradients
+
+
+@pytest.mark.parametrize("junk", [np.nan, np.inf, -np.inf, 1e38])
+@pytest.mark.parametrize("pool", ["additive", "dot", "mean"])
+def test_pooling_ignores_junk_in_padded_positions(pool, junk):
+    mg.manual_seed(32)
+    module = nn.MeanPooling() if pool == "mean" else \
+        nn.AttentionPooling(nn.AdditiveScore(4) if pool == "additive" else nn.DotProductScore(4))
+    clean = _random((3, 5, 4), seed=33, dtype=np.float32)
+    lengths = np.array([5, 2, 0])
+    dirty = clean.copy()
+    dirty[1, 2:] = junk
+    dirty[2] = junk
+    results = []
+    for x in (clean, dirty):
+        for kwargs in ({"lengths": lengths}, {"mask": np.arange(5)[None, :] < lengths[:, None]}):
+            leaf = mg.tensor(x, requires_grad=True)
+            module.zero_grad()
+            module(leaf, **kwargs).sum().backward()
+            results.append([module(leaf, **kwargs).data, np.where(np.isfinite(x), leaf.grad.data, 0)]
+                           + [p.grad.data.copy() for p in module.parameters()])
+    for clean_result, dirty_result in zip(results[:2], results[2:]):
+        for a, b in zip(clean_result, dirty_result):
+            assert np.all(np.isfinite(b))
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+
+
+def test_self_attention_ignores_junk_in_padded_keys():
+    attention_layer = nn.SelfAttention(4, num_heads=2)
+    _set_weights(attention_layer, np.float64, seed=34)
+    x = _random((2, 4, 4), seed=35)
+    dirty = x.copy()
+    dirty[1, 2:] = np.nan
+    out_clean = attention_layer(mg.tensor(x), lengths=[4, 2]).data
+    out_dirty = attention_layer(mg.tensor(dirty), lengths=[4, 2]).data
+    np.testing.assert_array_equal(out_dirty[:, :2], out_clean[:, :2])  # the real positions
+    np.testing.assert_array_equal(out_dirty[0], out_clean[0])

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import minigrad.kernels as kernels
 from minigrad.kernels import adam as numba_adam
+from minigrad.kernels import attention as numba_attention
 from minigrad.kernels import embedding as numba_embedding
 from minigrad.kernels import batched_matmul as numba_matmul
 from minigrad.kernels import reference
@@ -29,11 +30,10 @@ def close(actual, expected, dtype):
     np.testing.assert_allclose(actual, expected, **tol)
 
 
-def padding_mask(rng, batch, length, fill, dtype, shape):
-    """Key-padding mask (0 keep, `fill` drop) with at least one kept key per row."""
+def padding_mask(rng, batch, length, shape):
+    """Key-padding mask (True = keep) with at least one kept key per row."""
     lengths = rng.integers(1, length + 1, batch)
-    keep = np.arange(length)[None, :] < lengths[:, None]
-    return np.where(keep, 0.0, fill).astype(dtype).reshape(shape)
+    return (np.arange(length)[None, :] < lengths[:, None]).reshape(shape)
 
 
 # ============================================================ twins vs formulas written here
@@ -41,13 +41,22 @@ def padding_mask(rng, batch, length, fill, dtype, shape):
 def test_softmax_twin_matches_exp_over_sum():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 4, 6))
-    mask = np.zeros((3, 1, 6))
-    mask[0, 0, 4:] = -np.inf
-    mask[1, 0, :2] = -1e9
-    e = np.exp(x * 0.5 + mask)
-    np.testing.assert_allclose(reference.softmax_forward(x, 0.5, mask), e / e.sum(-1, keepdims=True), rtol=1e-13)
-    assert (reference.softmax_forward(x, 0.5, mask)[0, :, 4:] == 0).all()
-    np.testing.assert_allclose(reference.softmax_forward(x), np.exp(x) / np.exp(x).sum(-1, keepdims=True), rtol=1e-13)
+    mask = np.ones((3, 1, 6), bool)
+    mask[0, 0, 4:] = False
+    mask[1, 0, :2] = False
+    key_stop = np.array([[6, 5, 6, 3]])  # per row (broadcast over the first dim)
+    allowed = mask & (np.arange(6) < key_stop[..., None])
+    e = np.where(allowed, np.exp(x * 0.5), 0)
+    x[~allowed] = np.nan  # what masked keys hold does not matter
+    empty = np.zeros((3, 4), bool)
+    y = reference.softmax_forward(x, 0.5, mask, key_stop, empty=empty)
+    np.testing.assert_allclose(y, e / e.sum(-1, keepdims=True), rtol=1e-13)
+    assert (y[~allowed] == 0).all() and not empty.any()
+    np.testing.assert_allclose(reference.softmax_forward(x[2]), np.exp(x[2]) / np.exp(x[2]).sum(-1, keepdims=True),
+                               rtol=1e-13)
+    # a row with no allowed key holds empty_value and is reported in `empty`
+    y = reference.softmax_forward(x, 0.5, mask, np.array([[0], [6], [6]]), empty_value=0.25, empty=empty)
+    assert (y[0] == 0.25).all() and empty[0].all() and not empty[1:].any()
 
 
 def test_softmax_and_log_softmax_backward_twins_match_jacobians():
@@ -163,23 +172,100 @@ def test_backend_exposes_every_kernel():
 
 @few
 @given(seed=st.integers(0, 2**32 - 1), lead=st.lists(st.integers(1, 4), min_size=0, max_size=3),
-       length=st.integers(1, 40), dtype=st.sampled_from(FLOATS), scale=st.floats(0.1, 3.0),
-       fill=st.sampled_from([None, -1e9, -np.inf]), mask_dims=st.integers(0, 3))
-def test_softmax_matches_twin(seed, lead, length, dtype, scale, fill, mask_dims):
+       length=st.integers(0, 40), dtype=st.sampled_from(FLOATS), scale=st.floats(0.1, 3.0),
+       masked=st.booleans(), stopped=st.booleans(), mask_dims=st.integers(0, 3), empty_value=st.sampled_from([0.0, 0.5]))
+def test_softmax_matches_twin(seed, lead, length, dtype, scale, masked, stopped, mask_dims, empty_value):
     rng = np.random.default_rng(seed)
     shape = tuple(lead) + (length,)
     x = (rng.standard_normal(shape) * 4).astype(dtype)
-    mask = None
-    if fill is not None:  # mask broadcast over some leading dims, as (B,1,1,L) or (B,1,L) masks are
+    mask = key_stop = None
+    if masked:  # mask broadcast over some leading dims, as (B,1,1,L) or (B,1,L) masks are
         mask_shape = tuple(1 if i < len(lead) - mask_dims else d for i, d in enumerate(lead)) + (length,)
-        mask = np.where(rng.random(mask_shape) < 0.4, fill, 0.0).astype(dtype)
-        mask[..., rng.integers(length)] = 0  # every row keeps a key
-    y = numba_softmax.softmax_forward(x, scale, mask)
-    close(y, reference.softmax_forward(x, scale, mask), dtype)
-    if mask is not None:
-        assert (y[np.broadcast_to(mask, shape) < -1e8] == 0).all()
+        mask = rng.random(mask_shape) < 0.6
+    if stopped:
+        key_stop = rng.integers(0, length + 2, shape[:-1])
+    allowed = reference._allowed_keys(shape, mask, key_stop)
+    x[~allowed] = rng.choice([np.nan, np.inf, -np.inf, 1e30], size=int((~allowed).sum()))
+    empties = [np.ones(shape[:-1], bool), np.ones(shape[:-1], bool)]
+    y = numba_softmax.softmax_forward(x, scale, mask, key_stop, empty_value, empties[0])
+    close(y, reference.softmax_forward(x, scale, mask, key_stop, empty_value, empties[1]), dtype)
+    np.testing.assert_array_equal(empties[0], empties[1])
+    assert (y[~allowed & allowed.any(-1, keepdims=True)] == 0).all()
     grad_y = rng.standard_normal(shape).astype(dtype)
-    close(numba_softmax.softmax_backward(y, grad_y, scale), reference.softmax_backward(y, grad_y, scale), dtype)
+    close(numba_softmax.softmax_backward(y, grad_y, scale, mask, key_stop, empties[0]),
+          reference.softmax_backward(y, grad_y, scale, mask, key_stop, empties[1]), dtype)
+
+
+@few
+@given(seed=st.integers(0, 2**32 - 1), batch=st.lists(st.integers(0, 5), min_size=1, max_size=2),
+       queries=st.integers(0, 9), keys=st.integers(0, 9), features=st.integers(0, 5), dtype=st.sampled_from(FLOATS),
+       lengths=st.booleans(), causal_offset=st.sampled_from([None, 0, 2]), masked=st.booleans(), dropout=st.booleans())
+def test_attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout):
+    rng = np.random.default_rng(seed)
+    batch = tuple(batch)
+    q = rng.standard_normal(batch + (queries, features)).astype(dtype)
+    k = rng.standard_normal(batch + (keys, features)).astype(dtype)
+    v = rng.standard_normal(batch + (keys, 3)).astype(dtype)
+    key_lengths = rng.integers(0, keys + 1, batch[:1] + (1,) * (len(batch) - 1)) if lengths else None
+    mask = rng.random(batch[-1:] + (1, keys)) < 0.7 if masked else None
+    keep = rng.random(batch + (queries, keys)) < 0.8 if dropout else None
+    settings = dict(key_lengths=key_lengths, causal_offset=causal_offset, mask=mask, keep=keep, keep_scale=1.25)
+    out, weights = numba_attention.attention_forward(q, k, v, 0.7, **settings)
+    twin_out, twin_weights = reference.attention_forward(q, k, v, 0.7, **settings)
+    close(weights, twin_weights, dtype)
+    close(out, twin_out, dtype)
+    grad_out = rng.standard_normal(out.shape).astype(dtype)
+    for ours, theirs in zip(numba_attention.attention_backward(q, k, v, weights, grad_out, 0.7, **settings),
+                            reference.attention_backward(q, k, v, twin_weights, grad_out, 0.7, **settings)):
+        close(ours, theirs, dtype)
+
+
+def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
+    """q, k, v as (B, H, T, dh) views of (B, T, H, dh) arrays (how SelfAttention splits heads):
+    same numbers as the twin, and the results come back in that layout (no copies needed)."""
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((3, 7, 4, 5)).transpose(0, 2, 1, 3) for _ in range(3))
+    out, weights = numba_attention.attention_forward(q, k, v, 0.5, np.array([[7], [3], [0]]), causal_offset=0)
+    twin_out, twin_weights = reference.attention_forward(q, k, v, 0.5, np.array([[7], [3], [0]]), causal_offset=0)
+    close(out, twin_out, np.float64)
+    close(weights, twin_weights, np.float64)
+    assert out.transpose(0, 2, 1, 3).flags.c_contiguous
+    grad_out = rng.standard_normal((3, 7, 4, 5)).transpose(0, 2, 1, 3)
+    grads = numba_attention.attention_backward(q, k, v, weights, grad_out, 0.5, np.array([[7], [3], [0]]), 0)
+    for ours, theirs in zip(grads, reference.attention_backward(q, k, v, weights, grad_out, 0.5,
+                                                                np.array([[7], [3], [0]]), 0)):
+        close(ours, theirs, np.float64)
+        assert ours.transpose(0, 2, 1, 3).flags.c_contiguous
+
+
+def test_attention_twin_matches_the_composition_and_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    q, k, v = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 2))
+    key_lengths = np.array([[6], [2]])
+    allowed = (np.arange(6) < key_lengths[..., None, None]) & (np.arange(6) <= np.arange(4)[:, None] + 2)
+    out, weights = reference.attention_forward(q, k, v, 0.4, key_lengths, causal_offset=2)
+    leaves = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    expected = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=torch.tensor(allowed), scale=0.4)
+    np.testing.assert_allclose(out, expected.detach().numpy(), rtol=1e-12)
+    scores = np.where(allowed, q @ np.swapaxes(k, -1, -2) * 0.4, -np.inf)
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    np.testing.assert_allclose(weights, e / e.sum(-1, keepdims=True), rtol=1e-12)
+    grad_out = rng.standard_normal(out.shape)
+    expected.backward(torch.tensor(grad_out))
+    for ours, leaf in zip(reference.attention_backward(q, k, v, weights, grad_out, 0.4, key_lengths, 2), leaves):
+        np.testing.assert_allclose(ours, leaf.grad.numpy(), rtol=1e-11, atol=1e-13)
+
+
+def test_attention_reuses_the_weights_array_only_when_it_is_free():
+    q = np.random.default_rng(4).standard_normal((64, 64, 8)).astype(np.float32)  # weights of 1 MiB
+    _, first = numba_attention.attention_forward(q, q, q, 0.5)
+    _, second = numba_attention.attention_forward(q, q, q, 0.5)
+    assert not np.shares_memory(first, second)  # `first` is still held here
+    address = first.__array_interface__["data"][0]
+    del first
+    _, third = numba_attention.attention_forward(q, q, q, 0.5)
+    assert third.__array_interface__["data"][0] == address  # now free: reused, no fresh pages to fault in
 
 
 @few
@@ -303,10 +389,11 @@ def test_parallel_paths_match_twins():
     dtype = np.float32
     x = rng.standard_normal((4, 2, 64, 150)).astype(dtype)
     assert x.size >= PARALLEL_MIN_SIZE
-    mask = padding_mask(rng, 4, 150, -np.inf, dtype, (4, 1, 1, 150))
-    y = numba_softmax.softmax_forward(x, 0.125, mask)
-    close(y, reference.softmax_forward(x, 0.125, mask), dtype)
-    close(numba_softmax.softmax_backward(y, x, 0.125), reference.softmax_backward(y, x, 0.125), dtype)
+    mask = padding_mask(rng, 4, 150, (4, 1, 1, 150))
+    y = numba_softmax.softmax_forward(x, 0.125, mask, np.arange(1, 65))  # and causal-like key limits
+    close(y, reference.softmax_forward(x, 0.125, mask, np.arange(1, 65)), dtype)
+    close(numba_softmax.softmax_backward(y, x, 0.125, mask, np.arange(1, 65)),
+          reference.softmax_backward(y, x, 0.125, mask, np.arange(1, 65)), dtype)
     logits = x.reshape(-1, 150)
     log_y = numba_softmax.log_softmax_forward(logits)
     close(log_y, reference.log_softmax_forward(logits), dtype)
@@ -324,16 +411,33 @@ def test_parallel_paths_match_twins():
     close(state[0], twin[0], dtype)
 
 
-def test_softmax_row_with_one_finite_entry_is_one_hot():
-    x = np.array([[1.0, 2.0, 3.0], [5.0, -7.0, 0.5]], np.float32)
-    mask = np.array([[-np.inf, 0.0, -np.inf], [0.0, -1e9, -1e9]], np.float32)
+def test_softmax_row_with_one_allowed_entry_is_one_hot():
+    x = np.array([[1.0, 2.0, np.inf], [5.0, np.nan, 1e30]], np.float32)
+    mask = np.array([[False, True, False], [True, False, False]])
     for module in (numba_softmax, reference):
         np.testing.assert_array_equal(module.softmax_forward(x, 1.0, mask), [[0, 1, 0], [1, 0, 0]])
 
 
 def test_exp_is_accurate_over_the_whole_range():
-    """The vectorised exp inside the softmax kernels, probed through log_softmax_backward
-    (grad - exp(y) * sum(grad)) with grad = [-1, 0]: output[1] = exp(y[1])."""
+    """kernels._exp.fast_exp (the exp of every Numba kernel), called directly and probed through
+    log_softmax_backward (grad - exp(y) * sum(grad)) with grad = [-1, 0]: output[1] = exp(y[1])."""
+    from numba import njit
+
+    from minigrad.kernels._exp import fast_exp
+
+    @njit
+    def exp_all(x, out):
+        for i in range(x.shape[0]):
+            out[i] = fast_exp(x[i])
+
+    for dtype, low, high in ((np.float32, -87.3, 88.72), (np.float64, -708.0, 709.78)):
+        x = np.linspace(low, high, 200_001).astype(dtype)
+        out = np.empty_like(x)
+        exp_all(x, out)
+        assert (np.abs(out - np.exp(x)) <= 2 * np.spacing(np.exp(x))).all()
+        special = np.array([-np.inf, low - 1, np.inf, high + 1, np.nan, 0.0], dtype)
+        exp_all(special, out[:6])
+        np.testing.assert_array_equal(out[:6], [0, 0, np.inf, np.inf, np.nan, 1])
     for dtype, ulps in ((np.float32, 2), (np.float64, 2)):
         y = np.linspace(-700 if dtype == np.float64 else -87, 0, 5001).astype(dtype)
         pairs = np.stack([np.zeros_like(y), y], axis=1)
@@ -368,7 +472,11 @@ def test_embedding_rejects_indices_out_of_range(module):
 
 def test_numba_kernels_reject_bad_shapes_and_dtypes():
     with pytest.raises(ValueError, match=r"does not broadcast to x of shape \(2, 3\)"):
-        numba_softmax.softmax_forward(np.zeros((2, 3)), 1.0, np.zeros((2, 2)))
+        numba_softmax.softmax_forward(np.zeros((2, 3)), 1.0, np.zeros((2, 2), bool))
+    with pytest.raises(TypeError, match="mask must be bool.*float64"):
+        numba_softmax.softmax_forward(np.zeros((2, 3)), 1.0, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"q \(\.\.\., L, E\), k \(\.\.\., S, E\).*\(2, 3, 4\), \(2, 5, 3\)"):
+        numba_attention.attention_forward(np.zeros((2, 3, 4)), np.zeros((2, 5, 3)), np.zeros((2, 5, 3)), 1.0)
     with pytest.raises(TypeError, match="int64"):
         numba_softmax.log_softmax_forward(np.zeros((2, 3), np.int64))
     with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4, 5\)"):

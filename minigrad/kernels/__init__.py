@@ -27,6 +27,7 @@ KERNELS = (
     "cross_entropy_forward", "cross_entropy_backward",
     "adam_update", "embedding_backward", "lstm_cell_forward", "lstm_cell_backward",
     "layer_norm_forward", "layer_norm_backward", "gelu_forward", "gelu_backward",
+    "attention_forward", "attention_backward",
 )
 
 BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
@@ -44,6 +45,7 @@ if BACKEND == "numba":
     from .gelu import gelu_backward, gelu_forward
     from .layer_norm import layer_norm_backward, layer_norm_forward
     from .lstm_cell import lstm_cell_backward, lstm_cell_forward
+    from .attention import attention_backward, attention_forward
     from .batched_matmul import matmul, matmul_grad_a, matmul_grad_b
     from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
                           log_softmax_forward, softmax_backward, softmax_forward)
@@ -53,5 +55,6 @@ else:
                             lstm_cell_backward, lstm_cell_forward, matmul, matmul_grad_a, matmul_grad_b,
                             softmax_backward, softmax_forward)
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
+    from .reference import attention_backward, attention_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

@@ -35,28 +35,114 @@ def matmul_grad_b(a, grad):
 
 # ---------------------------------------------------------------- softmax family
 
-def softmax_forward(x, scale=1.0, mask=None):
-    """y = softmax(x * scale + mask) along the last axis.
+def _allowed_keys(shape, mask, key_stop):
+    """bool array of `shape`: True where a row may attend to a key (see softmax_forward)."""
+    allowed = np.ones(shape, np.bool_) if mask is None else np.broadcast_to(np.asarray(mask, np.bool_), shape)
+    if key_stop is not None:
+        allowed = allowed & (np.arange(shape[-1]) < np.asarray(key_stop)[..., None])
+    return allowed
 
-    mask is None or an additive float array broadcastable to x (0 keeps, -1e9 or
-    -inf drops); every row needs at least one finite entry.
+
+def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, empty=None):
+    """y = softmax of x * scale along the last axis over the allowed keys of each row, exactly
+    0 at the other keys whatever x holds there.
+
+    Key j of a row is allowed where `mask` (bool, broadcastable to x, True = may attend; None:
+    every key) is True and j < key_stop (integers broadcastable to x.shape[:-1]; None: no
+    limit), so a causal mask or sequence lengths need no (..., L, L) array. A row with no
+    allowed score above -inf (and no NaN) is filled with empty_value; if `empty` (a bool
+    array of shape x.shape[:-1]) is given, it receives True for those rows and False for the
+    others. A NaN or +inf score at an allowed key makes the row's allowed weights NaN, as in
+    torch.
     """
-    z = x * x.dtype.type(scale)
-    if mask is not None:
-        z = z + mask.astype(x.dtype, copy=False)
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    allowed = _allowed_keys(x.shape, mask, key_stop)
+    z = np.where(allowed, x * x.dtype.type(scale), -np.inf)
+    top = z.max(axis=-1, keepdims=True) if x.shape[-1] else np.full(x.shape[:-1] + (1,), -np.inf, x.dtype)
+    empty_rows = ~(top[..., 0] > -np.inf) & ~np.isnan(z).any(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        e = np.exp(z - np.where(empty_rows[..., None], 0, top))
+        y = e / e.sum(axis=-1, keepdims=True)
+    if empty is not None:
+        empty[...] = empty_rows
+    y = np.where(empty_rows[..., None], empty_value, np.where(allowed, y, 0))
+    return y.astype(x.dtype, copy=False)
 
 
-def softmax_backward(y, grad_y, scale=1.0):
-    """Gradient w.r.t. x of y = softmax(x * scale + mask): scale * y * (grad_y - sum(grad_y * y))."""
+def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None):
+    """Gradient w.r.t. x of softmax_forward(x, scale, mask, key_stop): at the allowed keys
+    scale * y * (grad_y - sum(grad_y * y)) with the sum over the allowed keys; exactly 0 at
+    the others and in the rows marked `empty` (their output does not depend on x)."""
+    allowed = _allowed_keys(y.shape, mask, key_stop)
+    if empty is not None:
+        allowed = allowed & ~np.asarray(empty, np.bool_)[..., None]
+    grad_y = np.where(allowed, grad_y, 0)
     dot = (grad_y * y).sum(axis=-1, keepdims=True)
-    return y.dtype.type(scale) * y * (grad_y - dot)
+    return np.where(allowed, y.dtype.type(scale) * y * (grad_y - dot), 0).astype(y.dtype, copy=False)
+
+
+# ---------------------------------------------------------------- attention
+
+def attention_key_stops(batch, queries, keys, key_lengths=None, causal_offset=None):
+    """int64 of shape batch + (queries,): query i of matrix n may attend only to keys j < stops[n, i].
+
+    key_lengths: integers in [0, keys] broadcastable to `batch` (a shape), or None: matrix n
+    has key_lengths[n] keys. causal_offset: an int or None: query i sees keys j <= i +
+    causal_offset (0: the usual causal mask; the number of cached keys when the queries are
+    the last positions of the sequence).
+    """
+    stops = np.full(tuple(batch) + (queries,), keys, np.int64)
+    if key_lengths is not None:
+        stops = np.minimum(stops, np.asarray(key_lengths, np.int64)[..., None])
+    if causal_offset is not None:
+        stops = np.minimum(stops, np.arange(1, queries + 1) + int(causal_offset))
+    return np.maximum(stops, 0)
+
+
+def _drop_past_lengths(k, v, key_lengths):
+    """k and v with the keys at or past each matrix's length set to 0."""
+    if key_lengths is None:
+        return k, v
+    real = (np.arange(k.shape[-2]) < np.asarray(key_lengths)[..., None])[..., None]
+    return np.where(real, k, 0).astype(k.dtype, copy=False), np.where(real, v, 0).astype(v.dtype, copy=False)
+
+
+def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask=None, keep=None, keep_scale=1.0):
+    """(out, weights): weights = softmax(q @ k^T * scale) over the keys each query may attend
+    to, out = (weights * keep * keep_scale) @ v (no dropout when keep is None).
+
+    q (..., L, E), k (..., S, E), v (..., S, Ev) with the same batch dims (...), one float
+    dtype; out (..., L, Ev), weights (..., L, S). A query may attend to key j where j <
+    attention_key_stops(...) and mask (bool, broadcastable to (..., L, S), True = may attend;
+    None: everywhere) is True. A query that may attend to no key gets all-zero weights (and
+    output 0), as in torch's scaled_dot_product_attention. Keys and values at or past a
+    matrix's key_lengths are never read: whatever they hold (NaN, inf) changes nothing.
+    keep: bool (..., L, S), the weights the dropout keeps, or None.
+    """
+    k, v = _drop_past_lengths(k, v, key_lengths)
+    stops = attention_key_stops(q.shape[:-2], q.shape[-2], k.shape[-2], key_lengths, causal_offset)
+    scores = np.matmul(q, np.swapaxes(k, -1, -2))
+    weights = softmax_forward(scores, scale, mask, stops, empty_value=0.0)
+    dropped = weights if keep is None else weights * keep * weights.dtype.type(keep_scale)
+    return np.matmul(dropped, v), weights
+
+
+def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, causal_offset=None, mask=None,
+                       keep=None, keep_scale=1.0):
+    """(grad_q, grad_k, grad_v) of attention_forward with the same arguments, given its
+    weights and grad_out (..., L, Ev)."""
+    k, v = _drop_past_lengths(k, v, key_lengths)
+    stops = attention_key_stops(q.shape[:-2], q.shape[-2], k.shape[-2], key_lengths, causal_offset)
+    dropout = 1 if keep is None else keep * weights.dtype.type(keep_scale)
+    grad_v = np.matmul(np.swapaxes(weights * dropout, -1, -2), grad_out)
+    grad_weights = np.matmul(grad_out, np.swapaxes(v, -1, -2)) * dropout
+    grad_scores = softmax_backward(weights, grad_weights, scale, mask, stops)
+    return np.matmul(grad_scores, k), np.matmul(np.swapaxes(grad_scores, -1, -2), q), grad_v.astype(v.dtype)
 
 
 def log_softmax_forward(x):
     """y = x - logsumexp(x) along the last axis (max-shifted, so stable)."""
+    if x.size == 0:
+        return x.copy()
     z = x - x.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 

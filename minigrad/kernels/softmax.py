@@ -1,26 +1,19 @@
-"""Numba kernels for softmax, log-softmax and cross-entropy over the last axis.
+"""Numba kernels for softmax (masked), log-softmax and cross-entropy over the last axis.
 
-Every kernel works on C-contiguous 2-D (rows, L) arrays; the Python wrappers at
-the bottom reshape, broadcast the mask and choose a serial or a parallel driver.
-Each row is read once from memory and then stays in L1 cache for the remaining
-steps (max, exp, sum, scale), where the numpy composition makes 5-7 passes over
-the whole array. Contracts are in reference.py (the numpy twins); the functions
-here have the same names and signatures.
+Why: one pass per row each way. A row is read from memory once and stays in L1 cache for
+the max, exp, sum and scale steps, where numpy's composition makes 5-7 passes over the whole
+array; masked keys are skipped, never computed (benchmarks/README-kernels.md has the numbers).
+Contracts are in reference.py (the numpy twins, same names and signatures).
 
-exp over a row is written so LLVM vectorises it. The pip build of llvmlite has
-no SVML, so `math.exp` inside a Numba loop is a scalar libm call: a masked
-softmax over (1024, 256, 256) float32 took 245 ms with it, the same as numpy's
-composition. `exp_shifted` is plain arithmetic (Cody-Waite range reduction, a
-polynomial, 2**n built from exponent bits) that LLVM turns into AVX-512 code:
-27 ms for the same softmax (kernel only). float32 is within 2 ulp of np.exp (Cephes expf
-polynomial); float64 uses a degree-13 Taylor polynomial on |r| <= ln2/2 (error
-< 1e-16 relative). Arguments below the normal range (-87.3 for float32, -708
-for float64; np.exp would give subnormals there) give exactly 0, so -1e9 and
--inf masks vanish; NaN propagates. The exp helpers say fastmath=False
-explicitly (Numba would otherwise give them the fastmath flags of the kernel that
-first calls them): reassociating `c - n*ln2_hi - n*ln2_lo` into `c - n*ln2` undoes
-the range reduction (measured: 114 ulp at exp(-700)). exp lives in this file
-because Numba's cache is invalidated only by changes to the caller's own file.
+Every row kernel takes C-contiguous 2-D (rows, L) arrays and a row range [start, stop) and
+writes only those rows of its outputs, so chunks of rows can run on different threads
+(`_runtime.launch`); all are nogil, so kernels/attention.py can also call them from its own
+two threads. exp is `_exp.fast_exp`.
+
+Fast math: reductions (max, sums) may be reassociated, which changes a result only by
+rounding. The per-element steps whose rewriting would lose precision, x - max - log(sum) of
+log-softmax and the negative log-likelihood of cross-entropy, run in helpers without
+fastmath: reassociated to x - (max + log(sum)) they lost 1e-6 at logits of 1e10 in float64.
 """
 
 import math
@@ -29,176 +22,148 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
+from . import _runtime
 from ._checks import check_targets
-from ._runtime import PARALLEL_MIN_SIZE, chunk_count
 
-# Reassociation lets LLVM vectorise the row sums. No nnan/ninf: -inf is a valid mask value.
+_runtime.prepare_numba()  # before the first @njit(cache=True)
+
+from ._exp import fast_exp  # noqa: E402
+
+# Reassociation lets LLVM vectorise the row sums. No nnan/ninf: -inf marks a masked key.
 REDUCE = {"reassoc", "contract", "nsz", "arcp"}
 
 
-LOG2E = 1.4426950408889634
+def _minus_inf(array):
+    """-inf in the dtype of `array` (so that float32 code stays float32); Numba only."""
+    raise NotImplementedError
 
 
-def exp_shifted(row, shift, scratch):
-    """row[j] = exp(row[j] - shift), in place on a 1-D row; scratch is a work row of the
-    same length and dtype. Callable from jitted code only.
-
-    In place on purpose: with separate source and destination arrays LLVM must
-    assume they may overlap, and its runtime overlap check sends an aliased call
-    down the scalar path (6x slower)."""
-    raise NotImplementedError("exp_shifted is only available inside Numba kernels")
-
-
-@njit(cache=True, fastmath=False)  # explicit, so it is not inherited from a fastmath caller
-def _exp_shifted_f32(row, shift, scratch):
-    """exp_shifted for float32 rows (Cephes expf polynomial)."""
-    two_to_n = scratch.view(np.int32)
-    for j in range(row.shape[0]):
-        t = row[j] - shift
-        underflow = t < np.float32(-87.3)
-        c = max(t, np.float32(-87.3))
-        n = np.floor(c * np.float32(LOG2E) + np.float32(0.5))
-        r = c - n * np.float32(0.693359375) - n * np.float32(-2.12194440e-4)
-        p = np.float32(1.9875691500e-4)
-        p = p * r + np.float32(1.3981999507e-3)
-        p = p * r + np.float32(8.3334519073e-3)
-        p = p * r + np.float32(4.1665795894e-2)
-        p = p * r + np.float32(1.6666665459e-1)
-        p = p * r + np.float32(5.0000001201e-1)
-        p = p * r * r + r + np.float32(1.0)
-        row[j] = np.float32(0.0) if underflow else (p if t == t else t)
-        two_to_n[j] = (np.int32(n) + np.int32(127)) << 23
-    for j in range(row.shape[0]):
-        row[j] *= scratch[j]
-
-
-@njit(cache=True, fastmath=False)
-def _exp_shifted_f64(row, shift, scratch):
-    """exp_shifted for float64 rows (degree-13 Taylor polynomial)."""
-    two_to_n = scratch.view(np.int64)
-    for j in range(row.shape[0]):
-        t = row[j] - shift
-        underflow = t < -708.0
-        c = max(t, -708.0)
-        n = np.floor(c * LOG2E + 0.5)
-        r = c - n * 6.93145751953125e-1 - n * 1.42860682030941723212e-6
-        p = 1.0 / 6227020800.0
-        p = p * r + 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r * r + r + 1.0
-        row[j] = 0.0 if underflow else (p if t == t else t)
-        two_to_n[j] = (np.int64(n) + np.int64(1023)) << 52
-    for j in range(row.shape[0]):
-        row[j] *= scratch[j]
-
-
-@overload(exp_shifted)
-def _exp_shifted_overload(row, shift, scratch):
-    # Numba compiles a callee with its caller's fastmath flags unless the callee sets
-    # fastmath itself; the two @njit(fastmath=False) helpers do, the forwarders are trivial.
-    if row.dtype == types.float32:
-        return lambda row, shift, scratch: _exp_shifted_f32(row, shift, scratch)
-    if row.dtype == types.float64:
-        return lambda row, shift, scratch: _exp_shifted_f64(row, shift, scratch)
-    return None
+@overload(_minus_inf)
+def _minus_inf_overload(array):
+    if array.dtype == types.float32:
+        return lambda array: np.float32(-np.inf)
+    return lambda array: -np.inf
 
 
 # ---------------------------------------------------------------- row kernels
-# Each takes C-contiguous 2-D arrays and a row range [start, stop); it writes only
-# rows start..stop-1 of its output, so chunks of rows can run on different threads.
 
-@njit(cache=True, fastmath=REDUCE)
-def _softmax_rows(x, mask, mask_row, scale, out, start, stop):
-    """out[r] = softmax(x[r] * scale + mask[mask_row[r]]); x, out (R, L), mask (M, L)."""
-    scratch = np.empty(x.shape[1], x.dtype)
+@njit(cache=True, nogil=True, fastmath=REDUCE)
+def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, start, stop):
+    """out[r] = softmax of x[r] * scale over the allowed keys of row r, exactly 0 at the others.
+
+    Key j of row r is allowed when j < key_stop[r] and allowed[allowed_row[r], j]: key_stop
+    (R,) int64, or (1,) for every row; allowed (M, >= L) bool, allowed_row (R,) int64, or
+    (1,) for every row. A row with no allowed score above -inf (and no NaN) is filled with
+    empty_value and gets empty[r] = True, else False. x, out (R, L); out may be x (in place);
+    empty (R,) bool.
+    """
+    width, minus_inf = x.shape[1], _minus_inf(x)
     for r in range(start, stop):
-        row, mask_values = out[r], mask[mask_row[r]]
-        top = x[r, 0] * scale + mask_values[0]
-        for j in range(x.shape[1]):
-            z = x[r, j] * scale + mask_values[j]
+        n = min(key_stop[r if key_stop.shape[0] > 1 else 0], width)
+        keep = allowed[allowed_row[r if allowed_row.shape[0] > 1 else 0]]
+        row = out[r]
+        top, has_nan = minus_inf, False
+        for j in range(n):
+            z = x[r, j] * scale if keep[j] else minus_inf
             row[j] = z
-            top = max(top, z)
-        exp_shifted(row, top, scratch)
+            top = z if z > top else top
+            has_nan = has_nan or z != z
+        if not top > minus_inf and not has_nan:
+            for j in range(width):
+                row[j] = empty_value
+            empty[r] = True
+            continue
+        empty[r] = False
+        for j in range(n):
+            row[j] = fast_exp(row[j] - top)  # a masked key: exp(-inf) = 0 exactly
         total = scale * 0
-        for j in range(row.shape[0]):
+        for j in range(n):
             total += row[j]
         inverse = np.float32(1) / total  # float32 stays float32, float64 stays float64
-        for j in range(row.shape[0]):
+        for j in range(n):
             row[j] *= inverse
+        if not total < np.inf:  # NaN or inf from an allowed key spread over the row: not to masked keys
+            for j in range(n):
+                row[j] = row[j] if keep[j] else 0
+        for j in range(n, width):
+            row[j] = 0
 
 
-@njit(cache=True, fastmath=REDUCE)
-def _softmax_backward_rows(y, grad_y, scale, out, start, stop):
-    """out[r] = scale * y[r] * (grad_y[r] - <grad_y[r], y[r]>); all (R, L)."""
+@njit(cache=True, nogil=True, fastmath=REDUCE)
+def _softmax_backward_rows(y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, start, stop):
+    """out[r] = scale * y[r] * (grad_y[r] - <grad_y[r], y[r]>) over the allowed keys of row r
+    (as in _softmax_rows), exactly 0 at the others and in rows marked empty. y, grad_y, out
+    (R, L); empty (R,) bool, or (1,) for every row."""
+    width = y.shape[1]
     for r in range(start, stop):
+        n = 0 if empty[r if empty.shape[0] > 1 else 0] else min(key_stop[r if key_stop.shape[0] > 1 else 0], width)
+        keep = allowed[allowed_row[r if allowed_row.shape[0] > 1 else 0]]
         dot = scale * 0
-        for j in range(y.shape[1]):
-            dot += grad_y[r, j] * y[r, j]
-        for j in range(y.shape[1]):
-            out[r, j] = scale * y[r, j] * (grad_y[r, j] - dot)
+        for j in range(n):
+            dot += grad_y[r, j] * y[r, j] if keep[j] else scale * 0  # junk gradients at masked keys stay out
+        for j in range(n):
+            out[r, j] = scale * y[r, j] * (grad_y[r, j] - dot) if keep[j] else scale * 0
+        for j in range(n, width):
+            out[r, j] = 0
 
 
-@njit(cache=True, fastmath=REDUCE)
+@njit(cache=True, nogil=True, fastmath=False)  # explicit: a callee left unset inherits its caller's flags
+def _minus_shift(x, top, log_total, out):
+    """out[j] = (x[j] - top) - log_total, in this order (no fastmath: see the module docstring)."""
+    for j in range(x.shape[0]):
+        out[j] = (x[j] - top) - log_total
+
+
+@njit(cache=True, nogil=True, fastmath=False)
+def _nll(log_total, target_logit, top):
+    """-log softmax(logits)[t] = log(sum exp(logits - top)) - (logits[t] - top), in this order."""
+    return log_total - (target_logit - top)
+
+
+@njit(cache=True, nogil=True, fastmath=REDUCE)
 def _log_softmax_rows(x, out, start, stop):
     """out[r] = (x[r] - max) - log(sum(exp(x[r] - max))); x, out (R, L)."""
-    scratch = np.empty(x.shape[1], x.dtype)
     for r in range(start, stop):
         top = x[r, 0]
         for j in range(x.shape[1]):
             top = max(top, x[r, j])
         row = out[r]
-        for j in range(row.shape[0]):  # explicit loops: slice assignment costs ~3 s of compile time
-            row[j] = x[r, j]
-        exp_shifted(row, top, scratch)
+        for j in range(row.shape[0]):
+            row[j] = fast_exp(x[r, j] - top)
         total = top * 0
         for j in range(row.shape[0]):
             total += row[j]
-        log_total = math.log(total)
-        for j in range(x.shape[1]):
-            out[r, j] = (x[r, j] - top) - log_total
+        _minus_shift(x[r], top, math.log(total), row)
 
 
-@njit(cache=True, fastmath=REDUCE)
+@njit(cache=True, nogil=True, fastmath=REDUCE)
 def _log_softmax_backward_rows(y, grad_y, out, start, stop):
     """out[r] = grad_y[r] - exp(y[r]) * sum(grad_y[r]); all (R, L)."""
-    scratch = np.empty(y.shape[1], y.dtype)
     for r in range(start, stop):
         total = grad_y[r, 0] * 0
         for j in range(y.shape[1]):
             total += grad_y[r, j]
         row = out[r]
         for j in range(row.shape[0]):
-            row[j] = y[r, j]
-        exp_shifted(row, total * 0, scratch)
+            row[j] = fast_exp(y[r, j])
         for j in range(row.shape[0]):
             row[j] = grad_y[r, j] - row[j] * total
 
 
-@njit(cache=True, fastmath=REDUCE)
+@njit(cache=True, nogil=True, fastmath=REDUCE)
 def _cross_entropy_rows(logits, target, ignore_index, probs, nll, start, stop):
     """probs[r] = softmax(logits[r]); nll[r] = -log probs[r, target[r]] (0 if ignored).
 
     logits, probs (N, C); target (N,) int64, already checked to be in [0, C) or
     ignore_index; nll (N,) float64.
     """
-    scratch = np.empty(logits.shape[1], logits.dtype)
     for r in range(start, stop):
         top = logits[r, 0]
         for j in range(logits.shape[1]):
             top = max(top, logits[r, j])
         row = probs[r]
         for j in range(row.shape[0]):
-            row[j] = logits[r, j]
-        exp_shifted(row, top, scratch)
+            row[j] = fast_exp(logits[r, j] - top)
         total = top * 0
         for j in range(row.shape[0]):
             total += row[j]
@@ -206,10 +171,10 @@ def _cross_entropy_rows(logits, target, ignore_index, probs, nll, start, stop):
         for j in range(row.shape[0]):
             row[j] *= inverse
         t = target[r]
-        nll[r] = 0.0 if t == ignore_index else math.log(total) - (logits[r, t] - top)
+        nll[r] = 0.0 if t == ignore_index else _nll(math.log(total), logits[r, t], top)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, stop):
     """out[r] = (probs[r] - onehot(target[r])) * coef, or 0 where target[r] == ignore_index."""
     for r in range(start, stop):
@@ -224,64 +189,46 @@ def _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, 
 
 
 # ---------------------------------------------------------------- parallel drivers
-# One per kernel (Numba cannot cache a driver that takes the row kernel as an argument).
-# `chunks` comes from chunk_count().
+# One per row kernel (Numba cannot cache a driver that takes the kernel as an argument);
+# chunk c is rows bounds[c]:bounds[c + 1] (_runtime.chunk_bounds).
 
-@njit(cache=True)
-def _chunk(c, chunks, rows):
-    """Row range [start, stop) of chunk c out of `chunks` over `rows` rows."""
-    return c * rows // chunks, (c + 1) * rows // chunks
+@njit(cache=True, parallel=True)
+def _softmax_parallel(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, bounds):
+    for c in prange(bounds.shape[0] - 1):
+        _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, bounds[c], bounds[c + 1])
 
 
 @njit(cache=True, parallel=True)
-def _softmax_parallel(x, mask, mask_row, scale, out, chunks):
-    """_softmax_rows over all rows, split into `chunks` ranges run on the thread pool."""
-    for c in prange(chunks):
-        start, stop = _chunk(c, chunks, x.shape[0])
-        _softmax_rows(x, mask, mask_row, scale, out, start, stop)
+def _softmax_backward_parallel(y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, bounds):
+    for c in prange(bounds.shape[0] - 1):
+        _softmax_backward_rows(y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, bounds[c], bounds[c + 1])
 
 
 @njit(cache=True, parallel=True)
-def _softmax_backward_parallel(y, grad_y, scale, out, chunks):
-    """_softmax_backward_rows over all rows, split into `chunks` ranges run on the thread pool."""
-    for c in prange(chunks):
-        start, stop = _chunk(c, chunks, y.shape[0])
-        _softmax_backward_rows(y, grad_y, scale, out, start, stop)
+def _log_softmax_parallel(x, out, bounds):
+    for c in prange(bounds.shape[0] - 1):
+        _log_softmax_rows(x, out, bounds[c], bounds[c + 1])
 
 
 @njit(cache=True, parallel=True)
-def _log_softmax_parallel(x, out, chunks):
-    """_log_softmax_rows over all rows, split into `chunks` ranges run on the thread pool."""
-    for c in prange(chunks):
-        start, stop = _chunk(c, chunks, x.shape[0])
-        _log_softmax_rows(x, out, start, stop)
+def _log_softmax_backward_parallel(y, grad_y, out, bounds):
+    for c in prange(bounds.shape[0] - 1):
+        _log_softmax_backward_rows(y, grad_y, out, bounds[c], bounds[c + 1])
 
 
 @njit(cache=True, parallel=True)
-def _log_softmax_backward_parallel(y, grad_y, out, chunks):
-    """_log_softmax_backward_rows over all rows, split into `chunks` ranges run on the thread pool."""
-    for c in prange(chunks):
-        start, stop = _chunk(c, chunks, y.shape[0])
-        _log_softmax_backward_rows(y, grad_y, out, start, stop)
+def _cross_entropy_parallel(logits, target, ignore_index, probs, nll, bounds):
+    for c in prange(bounds.shape[0] - 1):
+        _cross_entropy_rows(logits, target, ignore_index, probs, nll, bounds[c], bounds[c + 1])
 
 
 @njit(cache=True, parallel=True)
-def _cross_entropy_parallel(logits, target, ignore_index, probs, nll, chunks):
-    """_cross_entropy_rows over all rows, split into `chunks` ranges run on the thread pool."""
-    for c in prange(chunks):
-        start, stop = _chunk(c, chunks, logits.shape[0])
-        _cross_entropy_rows(logits, target, ignore_index, probs, nll, start, stop)
+def _cross_entropy_backward_parallel(probs, target, ignore_index, coef, out, bounds):
+    for c in prange(bounds.shape[0] - 1):
+        _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, bounds[c], bounds[c + 1])
 
 
-@njit(cache=True, parallel=True)
-def _cross_entropy_backward_parallel(probs, target, ignore_index, coef, out, chunks):
-    """_cross_entropy_backward_rows over all rows, split into `chunks` ranges run on the thread pool."""
-    for c in prange(chunks):
-        start, stop = _chunk(c, chunks, probs.shape[0])
-        _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, stop)
-
-
-# ---------------------------------------------------------------- public wrappers
+# ---------------------------------------------------------------- arguments
 
 def _rows(array, name):
     """array as a C-contiguous float32/float64 (R, L) array; raises on other dtypes."""
@@ -298,12 +245,16 @@ def _same_shape(a, b, name):
         raise ValueError(f"{name} expects y and grad_y of the same shape, got {np.shape(a)} and {np.shape(b)}")
 
 
-def _broadcast_mask(mask, shape, dtype):
-    """Return (mask (M, L) contiguous, mask_row (R,) int64) so that row r of x uses mask[mask_row[r]]."""
-    rows = int(np.prod(shape[:-1]))
+def row_mask(mask, shape):
+    """(allowed (M, L) bool, allowed_row (R,) or (1,) int64) so that row r of an x of `shape`
+    uses allowed[allowed_row[r]]; a mask that broadcasts along rows is not copied out to them.
+    mask None allows every key (one all-True row)."""
+    rows = math.prod(shape[:-1])
     if mask is None:
-        return np.zeros((1, shape[-1]), dtype), np.zeros(rows, np.int64)
-    mask = np.asarray(mask, dtype=dtype)
+        return np.ones((1, shape[-1]), np.bool_), np.zeros(1, np.int64)
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"softmax mask must be bool (True = may attend), got dtype {mask.dtype}")
     try:
         fits = mask.ndim <= len(shape) and np.broadcast_shapes(mask.shape, shape) == tuple(shape)
     except ValueError:
@@ -312,37 +263,65 @@ def _broadcast_mask(mask, shape, dtype):
         raise ValueError(f"softmax mask of shape {mask.shape} does not broadcast to x of shape {tuple(shape)}")
     mask = mask.reshape((1,) * (len(shape) - mask.ndim) + mask.shape)
     lead = mask.shape[:-1]
-    mask2d = np.ascontiguousarray(np.broadcast_to(mask, lead + (shape[-1],))).reshape(-1, shape[-1])
-    mask_row = np.broadcast_to(np.arange(mask2d.shape[0]).reshape(lead), tuple(shape[:-1]))
-    return mask2d, np.ascontiguousarray(mask_row, dtype=np.int64).reshape(rows)
+    allowed = np.ascontiguousarray(np.broadcast_to(mask, lead + (shape[-1],))).reshape(math.prod(lead), shape[-1])
+    if allowed.shape[0] == 1:
+        return allowed, np.zeros(1, np.int64)
+    allowed_row = np.broadcast_to(np.arange(allowed.shape[0]).reshape(lead), tuple(shape[:-1]))
+    return allowed, np.ascontiguousarray(allowed_row, dtype=np.int64).reshape(rows)
 
 
-def softmax_forward(x, scale=1.0, mask=None):
-    """y = softmax(x * scale + mask) along the last axis (contract: reference.softmax_forward)."""
+def row_key_stop(key_stop, shape):
+    """key_stop (None, or integers broadcastable to shape[:-1]) as int64 (R,), or (1,) when
+    one number serves every row."""
+    if key_stop is None:
+        return np.array([shape[-1]], np.int64)
+    key_stop = np.asarray(key_stop)
+    if key_stop.dtype.kind not in "iu":
+        raise TypeError(f"softmax key_stop must hold integers, got dtype {key_stop.dtype}")
+    if key_stop.size == 1:
+        return key_stop.astype(np.int64).reshape(1)
+    try:
+        full = np.broadcast_to(key_stop, tuple(shape[:-1]))
+    except ValueError:
+        raise ValueError(f"softmax key_stop of shape {key_stop.shape} does not broadcast to the rows "
+                         f"{tuple(shape[:-1])} of x") from None
+    return np.ascontiguousarray(full, dtype=np.int64).reshape(-1)
+
+
+# ---------------------------------------------------------------- public wrappers
+
+def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, empty=None):
+    """Softmax over the allowed keys of each row (contract: reference.softmax_forward)."""
     x2 = _rows(x, "softmax_forward")
-    mask2d, mask_row = _broadcast_mask(mask, np.shape(x), x2.dtype)
+    allowed, allowed_row = row_mask(mask, np.shape(x))
+    stops = row_key_stop(key_stop, np.shape(x))
     out = np.empty_like(x2)
+    empty_rows = np.empty(x2.shape[0], np.bool_)
     if x2.size:
-        scale = x2.dtype.type(scale)
-        if x2.size >= PARALLEL_MIN_SIZE:
-            _softmax_parallel(x2, mask2d, mask_row, scale, out, chunk_count(x2.shape[0]))
-        else:
-            _softmax_rows(x2, mask2d, mask_row, scale, out, 0, x2.shape[0])
+        dtype = x2.dtype.type
+        _runtime.launch(_softmax_rows, _softmax_parallel,
+                        (x2, dtype(scale), stops, allowed, allowed_row, dtype(empty_value), out, empty_rows),
+                        x2.shape[0], x2.size)
+    else:
+        empty_rows[:] = x2.shape[1] == 0  # rows without keys
+    if empty is not None:
+        empty[...] = empty_rows.reshape(np.shape(x)[:-1])
     return out.reshape(np.shape(x))
 
 
-def softmax_backward(y, grad_y, scale=1.0):
-    """scale * y * (grad_y - sum(grad_y * y, -1)) (contract: reference.softmax_backward)."""
+def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None):
+    """Gradient w.r.t. x of softmax_forward (contract: reference.softmax_backward)."""
     _same_shape(y, grad_y, "softmax_backward")
     y2 = _rows(y, "softmax_backward")
     g2 = _rows(np.asarray(grad_y, dtype=y2.dtype), "softmax_backward")
+    allowed, allowed_row = row_mask(mask, np.shape(y))
+    stops = row_key_stop(key_stop, np.shape(y))
+    empty = np.zeros(1, np.bool_) if empty is None else np.ascontiguousarray(empty, np.bool_).reshape(-1)
     out = np.empty_like(y2)
     if y2.size:
-        scale = y2.dtype.type(scale)
-        if y2.size >= PARALLEL_MIN_SIZE:
-            _softmax_backward_parallel(y2, g2, scale, out, chunk_count(y2.shape[0]))
-        else:
-            _softmax_backward_rows(y2, g2, scale, out, 0, y2.shape[0])
+        _runtime.launch(_softmax_backward_rows, _softmax_backward_parallel,
+                        (y2, g2, y2.dtype.type(scale), stops, allowed, allowed_row, empty, out),
+                        y2.shape[0], y2.size)
     return out.reshape(np.shape(y))
 
 
@@ -351,10 +330,7 @@ def log_softmax_forward(x):
     x2 = _rows(x, "log_softmax_forward")
     out = np.empty_like(x2)
     if x2.size:
-        if x2.size >= PARALLEL_MIN_SIZE:
-            _log_softmax_parallel(x2, out, chunk_count(x2.shape[0]))
-        else:
-            _log_softmax_rows(x2, out, 0, x2.shape[0])
+        _runtime.launch(_log_softmax_rows, _log_softmax_parallel, (x2, out), x2.shape[0], x2.size)
     return out.reshape(np.shape(x))
 
 
@@ -365,10 +341,8 @@ def log_softmax_backward(y, grad_y):
     g2 = _rows(np.asarray(grad_y, dtype=y2.dtype), "log_softmax_backward")
     out = np.empty_like(y2)
     if y2.size:
-        if y2.size >= PARALLEL_MIN_SIZE:
-            _log_softmax_backward_parallel(y2, g2, out, chunk_count(y2.shape[0]))
-        else:
-            _log_softmax_backward_rows(y2, g2, out, 0, y2.shape[0])
+        _runtime.launch(_log_softmax_backward_rows, _log_softmax_backward_parallel, (y2, g2, out),
+                        y2.shape[0], y2.size)
     return out.reshape(np.shape(y))
 
 
@@ -380,10 +354,8 @@ def cross_entropy_forward(logits, target, ignore_index=-100):
     probs = np.empty_like(logits)
     nll = np.empty(logits.shape[0], np.float64)
     if logits.size:
-        if logits.size >= PARALLEL_MIN_SIZE:
-            _cross_entropy_parallel(logits, target, ignore_index, probs, nll, chunk_count(logits.shape[0]))
-        else:
-            _cross_entropy_rows(logits, target, ignore_index, probs, nll, 0, logits.shape[0])
+        _runtime.launch(_cross_entropy_rows, _cross_entropy_parallel,
+                        (logits, target, ignore_index, probs, nll), logits.shape[0], logits.size)
     count = int(np.count_nonzero(target != ignore_index))
     loss = nll.sum() / count if count else 0.0
     return np.asarray(loss, dtype=logits.dtype), probs, count
@@ -396,8 +368,6 @@ def cross_entropy_backward(probs, target, ignore_index, count, grad_loss):
     if count and probs.size:
         target = np.ascontiguousarray(target, dtype=np.int64)
         coef = probs.dtype.type(float(grad_loss) / count)
-        if probs.size >= PARALLEL_MIN_SIZE:
-            _cross_entropy_backward_parallel(probs, target, ignore_index, coef, out, chunk_count(probs.shape[0]))
-        else:
-            _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, 0, probs.shape[0])
+        _runtime.launch(_cross_entropy_backward_rows, _cross_entropy_backward_parallel,
+                        (probs, target, ignore_index, coef, out), probs.shape[0], probs.size)
     return out

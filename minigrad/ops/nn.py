@@ -6,13 +6,10 @@ import numpy as np
 from .. import kernels
 from ..dtypes import to_array as _to_array
 from ..random import generator
+from ..errors import ShapeError
 from ..tensor import Function, Tensor
-from .args import bool_mask as _bool_mask, normalize_dim as _dim
+from .args import bool_mask as _bool_mask, integer_array, normalize_dim as _dim
 from .elementwise import mul
-
-# Added to masked scores before softmax. The textbook uses -1e9; -1e30 also swamps every real
-# score in float64 (s - 1e30 == -1e30 exactly), so a fully masked row is uniform in both dtypes.
-MASKED_SCORE = -1e30
 
 
 def _last(x, dim):
@@ -24,28 +21,39 @@ def _back(y, dim):
     return y if dim == y.ndim - 1 else np.moveaxis(y, -1, dim)
 
 
-class Softmax(Function):
-    """y = softmax(x * scale + additive_mask) along `dim`; dx = scale * y * (dy - sum(dy * y)).
+def _empty_value(empty_rows, length):
+    """What a row with no allowed position holds: NaN (None, as torch.softmax gives for a row
+    of -inf), 1/L ("uniform") or 0 ("zero", as torch's scaled_dot_product_attention)."""
+    if empty_rows == "uniform":
+        return 1.0 / length if length else 0.0
+    return 0.0 if empty_rows == "zero" else np.nan
 
-    dead_rows (bool, broadcastable to x with `dim` of size 1): rows whose every position is
-    masked. Their output does not depend on x (every score became MASKED_SCORE), so their
-    gradient is 0, not what the formula above gives for a uniform row.
+
+class Softmax(Function):
+    """y = softmax(x * scale) along `dim` over the allowed positions, exactly 0 at the others;
+    dx = scale * y * (dy - sum(dy * y)) at the allowed positions, 0 elsewhere.
+
+    With dim last, position j of a row is allowed where `mask` (bool, broadcastable to x) is
+    True and j < key_stop (integers broadcastable to x's rows); None allows every position.
+    A row with no allowed position (or only -inf scores) is filled as `empty_rows` says
+    (_empty_value) and passes no gradient back: its output does not depend on x. `causal`
+    only labels the node in drawings (key_stop already holds the causal limit).
     """
 
     @staticmethod
-    def forward(ctx, x, dim, scale=1.0, additive_mask=None, dead_rows=None):
-        y = kernels.softmax_forward(_last(x, dim), scale, additive_mask)
+    def forward(ctx, x, dim, scale=1.0, mask=None, key_stop=None, empty_rows=None, causal=False):
+        x = _last(x, dim)
+        empty = np.empty(x.shape[:-1], np.bool_)
+        y = kernels.softmax_forward(x, scale, mask, key_stop, _empty_value(empty_rows, x.shape[-1]), empty)
         ctx.save_for_backward(y)
-        ctx.dim, ctx.scale, ctx.dead_rows = dim, scale, dead_rows
+        ctx.dim, ctx.scale, ctx.mask, ctx.key_stop, ctx.empty = dim, scale, mask, key_stop, empty
         return _back(y, dim)
 
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved
-        grad_x = _back(kernels.softmax_backward(y, _last(grad, ctx.dim), ctx.scale), ctx.dim)
-        if ctx.dead_rows is not None:
-            grad_x = np.where(ctx.dead_rows, 0, grad_x).astype(grad_x.dtype, copy=False)
-        return grad_x
+        grad_x = kernels.softmax_backward(y, _last(grad, ctx.dim), ctx.scale, ctx.mask, ctx.key_stop, ctx.empty)
+        return _back(grad_x, ctx.dim)
 
 
 class LogSoftmax(Function):
@@ -72,28 +80,48 @@ def log_softmax(x, dim=-1):
     return LogSoftmax.apply(x, dim=_dim(dim, x.ndim))
 
 
-def masked_softmax(scores, mask=None, scale=1.0):
-    """softmax(scores * scale) over the last dim, where positions with mask == False get weight 0.
+def masked_softmax(scores, mask=None, scale=1.0, *, key_lengths=None, causal=False, empty_rows="uniform"):
+    """softmax(scores * scale) over the last dim, over the positions each row may attend to;
+    every other position gets weight exactly 0, whatever its score holds (NaN and inf too).
 
-    mask: bool, broadcastable to scores (True = may attend). Masked scores get MASKED_SCORE
-    (-1e30) added before the softmax, so their weights are exactly 0; a row with every
-    position masked comes out uniform (all its scores become equal), never NaN, and passes no
-    gradient back (its output does not depend on its scores). Forward and backward are one
-    kernel pass each.
+    mask:        bool, broadcastable to scores; True = may attend (torch's attn_mask meaning).
+    key_lengths: integers >= 0, broadcastable to scores.shape[:-1] (one per row): a row may
+                 attend only to its first key_lengths positions (sequence lengths, without
+                 building a mask). For scores (B, H, T, T) and lengths (B,): lengths[:, None, None].
+    causal:      row i (counted along dim -2) may attend only to positions j <= i.
+    Given together, a position must pass all of them. A row that may attend to nothing (or
+    whose allowed scores are all -inf) comes out uniform (1/L; empty_rows="zero": all 0),
+    never NaN, and passes no gradient back: its output does not depend on its scores.
+    Without any mask this is softmax(scores * scale), NaN for a row of -inf as in torch; a
+    NaN or +inf score at an allowed position makes its row NaN, as in torch. Forward and backward are one kernel pass each; the masks are
+    passed to the kernel, so no (..., L, L) array is built for lengths or causality.
     """
-    additive = dead_rows = None
+    if not isinstance(scores, Tensor):
+        raise TypeError(f"masked_softmax: scores must be a Tensor; got {type(scores).__name__}")
+    if empty_rows not in ("uniform", "zero"):
+        raise ValueError(f"masked_softmax: empty_rows must be 'uniform' or 'zero'; got {empty_rows!r}")
     if mask is not None:
-        mask = _bool_mask(mask, "masked_softmax")
+        mask = _bool_mask(mask, "masked_softmax", scores.shape)
+    key_stop = None
+    if key_lengths is not None:
+        key_stop = integer_array(key_lengths, "masked_softmax", "key_lengths")
         try:
-            np.broadcast_shapes(mask.shape, scores.shape)
+            fits = np.broadcast_shapes(key_stop.shape, scores.shape[:-1]) == scores.shape[:-1]
         except ValueError:
-            raise ValueError(f"masked_softmax: mask of shape {mask.shape} does not broadcast to scores "
-                             f"of shape {scores.shape}") from None
-        additive = np.where(mask, 0, MASKED_SCORE).astype(scores.dtype)
-        dead = ~mask.any(axis=-1, keepdims=True)
-        dead_rows = dead if dead.any() else None
-    return Softmax.apply(scores, dim=scores.ndim - 1, scale=float(scale), additive_mask=additive,
-                         dead_rows=dead_rows)
+            fits = False
+        if scores.ndim == 0 or not fits:
+            raise ShapeError(f"masked_softmax: key_lengths of shape {key_stop.shape} do not broadcast to the "
+                             f"rows {scores.shape[:-1]} of scores of shape {scores.shape}")
+        if key_stop.size and key_stop.min() < 0:
+            raise ValueError(f"masked_softmax: key_lengths must be >= 0; got {key_stop.min()}")
+    if causal:
+        if scores.ndim < 2:
+            raise ShapeError(f"masked_softmax: causal=True needs scores of shape (..., L, S); got {scores.shape}")
+        earlier = np.arange(1, scores.shape[-2] + 1)  # row i may attend to positions 0..i
+        key_stop = earlier if key_stop is None else np.minimum(key_stop, earlier)
+    masked = mask is not None or key_stop is not None  # without masks: plain softmax, drawn as such
+    return Softmax.apply(scores, dim=scores.ndim - 1, scale=float(scale), mask=mask, key_stop=key_stop,
+                         empty_rows=empty_rows if masked else None, causal=bool(causal))
 
 
 class CrossEntropy(Function):

@@ -1,0 +1,218 @@
+"""Fused attention: out = dropout(softmax(q k^T * scale, masked)) @ v, forward and backward
+(contracts: reference.attention_forward and reference.attention_backward).
+
+Why: written as separate ops, attention makes four (..., L, S) arrays per step (scores,
+weights and their two gradients) and passes over them eleven times; for the sentiment
+model's 8 heads over 128 reviews of 256 tokens each array is 268 MB, and the operating
+system also zeroes every fresh page of them. Here the matrices are taken a few at a time,
+so that their scores stay in cache from the product through the softmax to the product with
+v: the weights are written to memory once (forward) and read once (backward), keys past a
+matrix's length are never computed, the weights array of the previous call is reused once
+nothing refers to it, and q, k, v and the results keep the caller's memory layout (heads
+split off by a permute are not copied). The products are OpenBLAS calls, the row softmax is
+softmax.py's; the chunks are dealt to two threads with one OpenBLAS thread each
+(_runtime.run_tasks).
+"""
+
+import math
+import sys
+import threading
+
+import numpy as np
+
+from . import _runtime
+from .reference import attention_key_stops
+from .softmax import _softmax_backward_rows, _softmax_rows, row_mask
+
+CHUNK_BYTES = 1 << 21  # scores of one chunk of matrices: small enough to stay in L2/L3 cache
+
+
+# ---------------------------------------------------------------- reusing the weights array
+
+class _WeightsPool:
+    """Hands out (..., L, S) weights arrays, reusing one from an earlier call when nothing else
+    refers to it any more (its graph was freed, its module dropped `last_weights`).
+
+    A numpy view keeps its base array alive, so a base whose only references are this pool's
+    is unused. Keeps at most `size` arrays."""
+
+    def __init__(self, size=2):
+        self.size = size
+        self.arrays = []
+        self.lock = threading.Lock()
+
+    def _free(self, index):
+        return sys.getrefcount(self.arrays[index]) == 2  # the list's reference and the argument's
+
+    def take(self, shape, dtype):
+        with self.lock:
+            for index in range(len(self.arrays)):
+                if self.arrays[index].shape == shape and self.arrays[index].dtype == dtype and self._free(index):
+                    self.arrays.append(self.arrays.pop(index))  # most recently used last
+                    return self.arrays[-1]
+            array = np.empty(shape, dtype)
+            if array.nbytes >= CHUNK_BYTES:
+                free = [index for index in range(len(self.arrays)) if self._free(index)]
+                if len(self.arrays) >= self.size and free:
+                    del self.arrays[free[0]]
+                if len(self.arrays) < self.size:
+                    self.arrays.append(array)
+            return array
+
+
+weights_pool = _WeightsPool()
+
+
+# ---------------------------------------------------------------- layout and chunks
+
+def _as_heads(array):
+    """array (..., L, E) as a 4-D view (M, H, L, E): H the last batch dim, M the others
+    (a copy only when the leading batch dims cannot be merged without one)."""
+    batch = array.shape[:-2]
+    heads = batch[-1] if batch else 1
+    return array.reshape((math.prod(batch[:-1]), heads) + array.shape[-2:])
+
+
+def _empty_like_layout(array, shape):
+    """An empty array of `shape` laid out in memory as `array` is (same ndim): results that keep
+    the layout of a permuted input can be permuted back without a copy."""
+    return np.empty_like(array, shape=shape)
+
+
+def _chunks(stops, queries, keys, itemsize):
+    """[(m, first, last, width)]: heads first..last-1 of batch entry m, whose queries need keys
+    [0, width) only, each chunk at most ~CHUNK_BYTES of scores. A new chunk starts where the
+    width changes (the heads of one padded review make one chunk). stops: (M, H, L)."""
+    needed = stops.max(axis=2) if stops.shape[2] else np.zeros(stops.shape[:2], np.int64)
+    most = max(1, CHUNK_BYTES // max(1, queries * keys * itemsize))
+    chunks = []
+    for m in range(needed.shape[0]):
+        first = 0
+        for h in range(1, needed.shape[1] + 1):
+            if h == needed.shape[1] or needed[m, h] != needed[m, first] or h - first >= most:
+                chunks.append((m, first, h, int(needed[m, first:h].max())))
+                first = h
+    return chunks
+
+
+def _halves(chunks, queries, depth):
+    """The chunks in two lists of about equal work (for two threads)."""
+    work = np.cumsum([(last - first) * width * queries * depth for _, first, last, width in chunks])
+    middle = int(np.searchsorted(work, work[-1] / 2)) + 1 if len(work) else 0
+    return [chunks[:middle], chunks[middle:]]
+
+
+class _Problem:
+    """The arguments of one call, checked and viewed as (M, H, L, .) arrays; row r of the
+    softmax (matrix n = m * H + h, query i) is r = n * L + i."""
+
+    def __init__(self, q, k, v, key_lengths, causal_offset, mask, keep, name):
+        if not (q.ndim == k.ndim == v.ndim >= 2 and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
+                and q.shape[-1] == k.shape[-1] and k.shape[-2] == v.shape[-2]):
+            raise ValueError(f"{name} expects q (..., L, E), k (..., S, E), v (..., S, Ev) with the same batch "
+                             f"dims; got shapes {q.shape}, {k.shape}, {v.shape}")
+        if not (q.dtype == k.dtype == v.dtype) or q.dtype not in (np.float32, np.float64):
+            raise TypeError(f"{name} expects float32 or float64 q, k, v of one dtype; got {q.dtype}, {k.dtype}, "
+                            f"{v.dtype}")
+        self.batch, self.queries, self.keys = q.shape[:-2], q.shape[-2], k.shape[-2]
+        self.q, self.k, self.v = _as_heads(q), _as_heads(k), _as_heads(v)
+        self.dtype = q.dtype.type
+        heads_shape = self.q.shape[:2]
+        lengths = None if key_lengths is None else np.broadcast_to(key_lengths, self.batch).reshape(heads_shape)
+        self.stops = attention_key_stops(heads_shape, self.queries, self.keys, lengths, causal_offset)
+        self.flat_stops = self.stops.reshape(-1)
+        self.allowed, self.allowed_row = row_mask(mask, self.batch + (self.queries, self.keys))
+        self.keep = None if keep is None else np.asarray(keep).reshape(heads_shape + (self.queries, self.keys))
+        self.chunks = _chunks(self.stops, self.queries, self.keys, q.dtype.itemsize)
+
+    def rows(self, m, first, last):
+        """The softmax rows of heads first..last-1 of batch entry m."""
+        heads = self.q.shape[1]
+        return slice((m * heads + first) * self.queries, (m * heads + last) * self.queries)
+
+    def allowed_rows(self, rows):
+        return self.allowed_row if self.allowed_row.shape[0] == 1 else self.allowed_row[rows]
+
+    def run(self, work):
+        """work(part) over two halves of the chunks, on two threads."""
+        if self.chunks:
+            _runtime.run_tasks(work, _halves(self.chunks, self.queries, self.q.shape[3] + self.v.shape[3]))
+
+
+def _work_array(part, queries, keys, dtype):
+    """A function giving (heads, queries, width) arrays carved from one flat array big enough for
+    the largest chunk of `part` (one allocation per thread, not per chunk)."""
+    largest = max((last - first for _, first, last, _ in part), default=0)
+    flat = np.empty(largest * queries * keys, dtype)
+    return lambda heads, width: flat[:heads * queries * width].reshape(heads, queries, width)
+
+
+# ---------------------------------------------------------------- forward and backward
+
+def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask=None, keep=None, keep_scale=1.0):
+    """(out, weights) (contract: reference.attention_forward)."""
+    p = _Problem(q, k, v, key_lengths, causal_offset, mask, keep, "attention_forward")
+    scale, keep_scale = p.dtype(scale), p.dtype(keep_scale)
+    weights = weights_pool.take(p.q.shape[:2] + (p.queries, p.keys), q.dtype)
+    flat_weights = weights.reshape(math.prod(weights.shape[:3]), p.keys)
+    out = _empty_like_layout(p.q, p.q.shape[:3] + (p.v.shape[3],))
+    if p.keys == 0:
+        out[...] = 0
+    empty = np.empty(flat_weights.shape[0], np.bool_)
+
+    def work(part):
+        dropped = _work_array(part, p.queries, p.keys, q.dtype) if keep is not None else None
+        for m, first, last, width in part:
+            rows = p.rows(m, first, last)
+            block = weights[m, first:last, :, :width]
+            np.matmul(p.q[m, first:last], p.k[m, first:last, :width].transpose(0, 2, 1), out=block)
+            # the softmax runs over whole rows: it also writes the zeros past `width`
+            _softmax_rows(flat_weights[rows], scale, p.flat_stops[rows], p.allowed, p.allowed_rows(rows),
+                          p.dtype(0), flat_weights[rows], empty[rows], 0, rows.stop - rows.start)
+            if keep is not None:
+                block = np.multiply(block, p.keep[m, first:last, :, :width], out=dropped(last - first, width))
+                block *= keep_scale
+            np.matmul(block, p.v[m, first:last, :width], out=out[m, first:last])
+
+    p.run(work)
+    return out.reshape(p.batch + out.shape[2:]), weights.reshape(p.batch + weights.shape[2:])
+
+
+def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, causal_offset=None, mask=None,
+                       keep=None, keep_scale=1.0):
+    """(grad_q, grad_k, grad_v) (contract: reference.attention_backward)."""
+    p = _Problem(q, k, v, key_lengths, causal_offset, mask, keep, "attention_backward")
+    scale, keep_scale = p.dtype(scale), p.dtype(keep_scale)
+    weights = np.ascontiguousarray(weights, dtype=q.dtype).reshape(p.q.shape[:2] + (p.queries, p.keys))
+    flat_weights = weights.reshape(math.prod(weights.shape[:3]), p.keys)
+    grad_out = _as_heads(np.asarray(grad_out, dtype=q.dtype))
+    grad_q, grad_k, grad_v = (_empty_like_layout(a, a.shape) for a in (p.q, p.k, p.v))
+    if p.keys == 0:
+        grad_q[...] = 0
+    no_empty_rows = np.zeros(1, np.bool_)  # an empty row has weights 0, so its gradient is 0 anyway
+
+    def work(part):
+        grad_weights_of = _work_array(part, p.queries, p.keys, q.dtype)
+        dropped = _work_array(part, p.queries, p.keys, q.dtype) if keep is not None else None
+        for m, first, last, width in part:
+            rows = p.rows(m, first, last)
+            block = weights[m, first:last, :, :width]
+            grad_weights = grad_weights_of(last - first, p.keys)
+            grad_block = grad_weights[:, :, :width]
+            np.matmul(grad_out[m, first:last], p.v[m, first:last, :width].transpose(0, 2, 1), out=grad_block)
+            if keep is not None:
+                block = np.multiply(block, p.keep[m, first:last, :, :width], out=dropped(last - first, width))
+                block *= keep_scale
+                grad_block *= p.keep[m, first:last, :, :width]
+                grad_block *= keep_scale
+            np.matmul(block.transpose(0, 2, 1), grad_out[m, first:last], out=grad_v[m, first:last, :width])
+            flat_grad = grad_weights.reshape((last - first) * p.queries, p.keys)  # softmax backward in place
+            _softmax_backward_rows(flat_weights[rows], flat_grad, scale, p.flat_stops[rows], p.allowed,
+                                   p.allowed_rows(rows), no_empty_rows, flat_grad, 0, rows.stop - rows.start)
+            np.matmul(grad_block, p.k[m, first:last, :width], out=grad_q[m, first:last])
+            np.matmul(grad_block.transpose(0, 2, 1), p.q[m, first:last], out=grad_k[m, first:last, :width])
+            grad_k[m, first:last, width:] = 0  # keys past the chunk's width take no part
+            grad_v[m, first:last, width:] = 0
+
+    p.run(work)
+    return tuple(grad.reshape(shape) for grad, shape in zip((grad_q, grad_k, grad_v), (q.shape, k.shape, v.shape)))

@@ -1,0 +1,173 @@
+"""Scaled dot-product attention, with torch's semantics: one node forward and backward.
+
+    weights = softmax(query @ key^T * scale) over the keys each query may attend to
+    out     = dropout(weights) @ value
+
+`scaled_dot_product_attention` is torch.nn.functional's (same arguments, same results);
+`attention` is the same op with what the layers need besides: sequence lengths and a causal
+mask that starts after cached keys, both passed to the kernel instead of as (L, S) masks,
+and the weights for drawing. The work is kernels.attention_forward / attention_backward:
+the scores of a few heads at a time stay in cache, and the (..., L, S) weights are written
+once and read once (the step-by-step composition passes over four such arrays eleven
+times). A float mask, which torch lets take a gradient, goes through the step-by-step ops.
+"""
+
+import math
+
+import numpy as np
+
+from .. import kernels
+from ..errors import DTypeError, ShapeError
+from ..random import generator
+from ..tensor import Function, Tensor
+from .args import as_array, integer_array
+from .linalg import matmul
+from .nn import Softmax, dropout
+from .shape import transpose
+
+
+class ScaledDotProductAttention(Function):
+    """out = dropout(softmax(q k^T * scale over the allowed keys)) @ v, in one node.
+
+    q (..., L, E), k (..., S, E), v (..., S, Ev) with the same batch dims; out (..., L, Ev).
+    A query may attend to key j where `mask` (bool, broadcastable to (..., L, S)) is True,
+    j < key_lengths (integers broadcastable to the batch dims) and, with causal, j <= i +
+    causal_offset for query i. A query with no such key gets weights 0 and output 0. keep:
+    the weights dropout keeps (bool (..., L, S)) or None; the kept ones are scaled by
+    1 / (1 - dropout_p). weights_sink: a list that receives the weights array, or None.
+
+    backward: d v = dropped^T @ d out; d weights = d out @ v^T (times the dropout mask);
+    d scores = scale * weights * (d weights - sum(d weights * weights)); d q = d scores @ k;
+    d k = d scores^T @ q.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, scale, causal=False, dropout_p=None, causal_offset=None, mask=None,
+                key_lengths=None, keep=None, weights_sink=None):
+        keep_scale = 0.0 if dropout_p == 1 else 1.0 / (1.0 - (dropout_p or 0.0))
+        settings = dict(key_lengths=key_lengths, causal_offset=(causal_offset or 0) if causal else None,
+                        mask=mask, keep=keep, keep_scale=keep_scale)
+        out, weights = kernels.attention_forward(q, k, v, scale, **settings)
+        ctx.save_for_backward(q, k, v, weights)
+        ctx.scale, ctx.settings = scale, settings
+        if weights_sink is not None:
+            weights_sink.append(weights)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k, v, weights = ctx.saved
+        return kernels.attention_backward(q, k, v, weights, grad, ctx.scale, **ctx.settings)
+
+
+def _check_inputs(op, query, key, value):
+    for name, tensor in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor; got {type(tensor).__name__}")
+        if tensor.ndim < 2:
+            raise ShapeError(f"{op}: {name} must have shape (..., length, features); got {tensor.shape}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ShapeError(f"{op}: expected query (..., L, E), key (..., S, E), value (..., S, Ev); got shapes "
+                         f"{query.shape}, {key.shape}, {value.shape}")
+    if not query.dtype == key.dtype == value.dtype or query.dtype.kind != "f":
+        raise DTypeError(f"{op}: query, key and value must be float tensors of one dtype; got "
+                         f"{query.dtype}, {key.dtype}, {value.dtype}")
+    try:
+        return np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except ValueError:
+        raise ShapeError(f"{op}: the batch dims of query {query.shape}, key {key.shape} and value {value.shape} "
+                         f"cannot be broadcast together") from None
+
+
+def _expand(tensor, batch):
+    """tensor with its batch dims expanded to `batch` (the backward walk sums the gradient back)."""
+    shape = batch + tensor.shape[-2:]
+    return tensor if tensor.shape == shape else tensor.expand(*shape)
+
+
+def attention(query, key, value, *, scale=None, attn_mask=None, key_lengths=None, causal=False, causal_offset=0,
+              dropout_p=0.0, need_weights=False, op="attention"):
+    """scaled_dot_product_attention with two more ways to mask and the weights on request.
+
+    key_lengths: integers >= 0 broadcastable to the batch dims: the queries of a batch entry
+                 attend only to its first key_lengths keys (padding; no (..., L, S) mask built).
+    causal, causal_offset: query i attends only to keys j <= i + causal_offset; the offset is
+                 the number of keys before the first query (cached positions), 0 otherwise.
+    need_weights: also return the attention weights as a numpy array (..., L, S) (after
+                 masking, before dropout); rows with no key to attend to are all 0.
+    The masks combine: a key must pass every one given. Returns out, or (out, weights).
+    """
+    batch = _check_inputs(op, query, key, value)
+    length, keys, features = query.shape[-2], key.shape[-2], query.shape[-1]
+    scale = (1.0 / math.sqrt(features) if features else 1.0) if scale is None else float(scale)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"{op}: dropout_p must be in [0, 1]; got {dropout_p}")
+    if key_lengths is not None:
+        key_lengths = integer_array(key_lengths, op, "key_lengths")
+        try:
+            np.broadcast_shapes(key_lengths.shape, batch)
+        except ValueError:
+            raise ShapeError(f"{op}: key_lengths of shape {key_lengths.shape} do not broadcast to the batch dims "
+                             f"{batch}") from None
+        if key_lengths.size and key_lengths.min() < 0:
+            raise ValueError(f"{op}: key_lengths must be >= 0; got {key_lengths.min()}")
+    mask = None
+    if attn_mask is not None:
+        mask_shape = getattr(attn_mask, "shape", np.shape(attn_mask))
+        try:
+            fits = np.broadcast_shapes(mask_shape, batch + (length, keys))
+        except ValueError:
+            fits = None
+        if fits != batch + (length, keys):
+            raise ShapeError(f"{op}: attn_mask of shape {tuple(mask_shape)} does not broadcast to "
+                             f"{batch + (length, keys)} (batch dims, L = {length} queries, S = {keys} keys)")
+        mask = as_array(attn_mask)
+        if mask.dtype != np.bool_:
+            if mask.dtype.kind != "f":
+                raise DTypeError(f"{op}: attn_mask must be bool (True = take part) or float (added to the "
+                                 f"scores); got {mask.dtype}")
+            return _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, causal_offset,
+                                    dropout_p, need_weights, batch)
+    query, key, value = (_expand(t, batch) for t in (query, key, value))
+    keep = None
+    if dropout_p > 0:
+        keep = generator().random(batch + (length, keys), dtype=np.float32) >= dropout_p
+    sink = [] if need_weights else None
+    out = ScaledDotProductAttention.apply(
+        query, key, value, scale=scale, causal=bool(causal), dropout_p=dropout_p or None,
+        causal_offset=int(causal_offset) if causal and causal_offset else None, mask=mask,
+        key_lengths=key_lengths, keep=keep, weights_sink=sink)
+    return (out, sink[0]) if need_weights else out
+
+
+def _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, causal_offset, dropout_p,
+                     need_weights, batch):
+    """attention with a float mask added to the scores, step by step (the mask may take a gradient)."""
+    length = query.shape[-2]
+    scores = matmul(query, transpose(key, -2, -1)) * scale + attn_mask
+    limits = None  # per row of scores: the keys j < limits it may attend to
+    if key_lengths is not None:
+        limits = np.broadcast_to(key_lengths, batch)[..., None]
+    if causal:
+        earlier = np.maximum(np.arange(1, length + 1) + int(causal_offset), 0)
+        limits = earlier if limits is None else np.minimum(limits, earlier)
+    # every row counts as masked (limits of S keys at most), so a row of -inf gets weights 0, as in torch
+    limits = key.shape[-2] if limits is None else limits
+    weights = Softmax.apply(scores, dim=scores.ndim - 1, key_stop=limits, empty_rows="zero", causal=bool(causal))
+    out = matmul(dropout(weights, dropout_p) if dropout_p else weights, value)
+    return (out, weights.data) if need_weights else out
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """torch.nn.functional.scaled_dot_product_attention: softmax(query key^T * scale + mask) @ value.
+
+    query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev); the batch dims
+    broadcast. scale defaults to 1 / sqrt(E). attn_mask, broadcastable to (..., L, S): bool,
+    True = the query may attend to that key (torch's meaning), or float, added to the scores
+    (it may require grad). is_causal: query i attends to keys j <= i only (the top-left
+    triangle, as in torch); with attn_mask too, a key must pass both. dropout_p: the chance
+    of dropping each weight (pass 0 when not training, as with torch). A query that may attend
+    to no key gets output 0 (torch's CPU kernels do the same).
+    """
+    return attention(query, key, value, scale=scale, attn_mask=attn_mask, causal=is_causal, dropout_p=dropout_p,
+                     op="scaled_dot_product_attention")
