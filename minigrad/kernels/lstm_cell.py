@@ -4,63 +4,24 @@ reference.lstm_cell_backward; kernels/lstm.py runs them over whole sequences.
 
 Why a kernel: numpy's composition makes ~12 passes over a step's gates with temporaries;
 this makes one. Its loops vectorise because each gate is a slice indexed from 0, the error
-model is numpy's, and float32 exp is plain arithmetic (`fast_exp`; math.exp would be a
+model is numpy's, and float32 exp is `_exp.fast_exp` (plain arithmetic; math.exp would be a
 scalar libm call). Measurements: benchmarks/README-kernels.md, "LSTM".
 """
 
 import math
 
 import numpy as np
-from llvmlite import ir
 from numba import njit, types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from . import _runtime
 
 _runtime.prepare_numba()  # before the first @njit(cache=True)
 
-# FMA contraction only: no reassociation, which could fold the two-part ln2 of
-# the range reduction below back into one constant and lose accuracy.
+from ._exp import fast_exp  # noqa: E402
+
+# FMA contraction only: a cell's few operations gain nothing from reassociation.
 _FLAGS = {"contract"}
-
-
-@intrinsic
-def _float32_from_bits(typingctx, bits):
-    """Reinterpret an int32's bits as a float32 (a no-op the vectoriser understands)."""
-    if bits != types.int32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
-
-
-@njit(cache=True, fastmath=_FLAGS)
-def fast_exp(x):
-    """exp(x) for float32 x in plain arithmetic, so that loops calling it vectorise.
-
-    exp(x) = 2**n * exp(r) with n = round(x / ln2), r = x - n * ln2 in [-ln2/2, ln2/2]
-    (ln2 split in a high part with few mantissa bits, so n * ln2_high is exact, and
-    the rest); exp(r) by its Taylor series to r**7 (truncation error < 6e-9
-    relative); 2**n written straight into the exponent bits. x is clamped to
-    [-87.3, 88.3] so that 2**n stays a normal float: exp of anything below gives
-    ~1e-38 instead of 0, of anything above ~2e38 instead of inf, which is all that
-    sigmoid and tanh need. Within 2 ulp of np.exp on that range; NaN propagates.
-    """
-    x = min(max(x, np.float32(-87.3)), np.float32(88.3))
-    n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
-    r = x - n * np.float32(0.693145751953125)
-    r = r - n * np.float32(1.4286068203094173e-06)
-    p = np.float32(1 / 5040)
-    p = p * r + np.float32(1 / 720)
-    p = p * r + np.float32(1 / 120)
-    p = p * r + np.float32(1 / 24)
-    p = p * r + np.float32(1 / 6)
-    p = p * r + np.float32(1 / 2)
-    p = p * r + np.float32(1)
-    p = p * r + np.float32(1)
-    return p * _float32_from_bits(np.int32((np.int32(n) + np.int32(127)) << np.int32(23)))
 
 
 def _sigmoid(x):
