@@ -30,7 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from minigrad.kernels import adam, batched_matmul, embedding, reference, softmax  # noqa: E402
+from minigrad.kernels import adam, attention, batched_matmul, embedding, reference, softmax  # noqa: E402
+
+# Start Numba's thread pool before torch loads its own OpenMP runtime (otherwise Numba runs on
+# one thread, see kernels/_runtime.configure_threads).
+softmax.softmax_forward(np.zeros((512, 128), np.float32))
 
 try:
     import torch
@@ -85,24 +89,66 @@ def case_masked_softmax(rng):
     batch, heads, length, scale = 128, 8, 256, 1 / np.sqrt(32)
     scores = rng.standard_normal((batch, heads, length, length), dtype=F32)
     lengths = rng.integers(1, length + 1, batch)
-    keep = np.arange(length)[None, :] < lengths[:, None]
-    mask = np.where(keep, 0.0, -1e9).astype(F32).reshape(batch, 1, 1, length)
+    mask = (np.arange(length)[None, :] < lengths[:, None]).reshape(batch, 1, 1, length)  # True = keep
     grad = rng.standard_normal(scores.shape, dtype=F32)
 
+    def run(module, key_stop=None, mask=mask):
+        empty = np.empty(scores.shape[:-1], bool)
+        y = module.softmax_forward(scores, scale, mask, key_stop, 0.0, empty)
+        return module.softmax_backward(y, grad, scale, mask, key_stop, empty)
+
+    causal = np.arange(1, length + 1)  # row i may attend to keys 0..i: per-row limits, no (L, L) mask
+    torch_mask = torch_causal = None
+    if torch:
+        ts, tgrad = torch.from_numpy(scores), torch.from_numpy(grad)
+        torch_mask = torch.from_numpy(~mask)
+        torch_causal = torch.ones(length, length, dtype=torch.bool).triu(1)
+
+        def autograd(masked_out):
+            x = ts.detach().requires_grad_()
+            torch.softmax((x * scale).masked_fill(masked_out, float("-inf")), dim=-1).backward(tgrad)
+            return x.grad
+    yield ("masked softmax fwd+bwd (1024,256,256)", lambda: run(softmax), lambda: run(reference),
+           (lambda: autograd(torch_mask)) if torch else None, "autograd softmax(masked_fill(x*s, -inf))")
+    yield ("  causal (per-row key limits)", lambda: run(softmax, causal, None), lambda: run(reference, causal, None),
+           (lambda: autograd(torch_causal)) if torch else None, "autograd softmax(masked_fill(x*s, -inf))")
+
+
+def case_attention(rng):
+    """The MHSA layer's attention: 128 reviews, 8 heads of 32, 256 tokens, IMDB-like lengths."""
+    batch, heads, length, depth = 128, 8, 256, 32
+    q, k, v, grad = (rng.standard_normal((batch, heads, length, depth), dtype=F32) for _ in range(4))
+    lengths = np.clip(rng.lognormal(5.4, 0.6, batch).astype(int), 5, length)
+    scale = 1 / np.sqrt(depth)
+
     def run(module):
-        y = module.softmax_forward(scores, scale, mask)
-        return module.softmax_backward(y, grad, scale)
+        out, weights = module.attention_forward(q, k, v, scale, lengths[:, None])
+        return module.attention_backward(q, k, v, weights, grad, scale, lengths[:, None])
+
+    def steps():  # the same with the step-by-step kernels (what fused=False runs)
+        mask = (np.arange(length) < lengths[:, None])[:, None, None, :]
+        scores = batched_matmul.matmul(q, k.transpose(0, 1, 3, 2))
+        empty = np.empty(scores.shape[:-1], bool)
+        weights = softmax.softmax_forward(scores, scale, mask, None, 0.0, empty)
+        batched_matmul.matmul(weights, v)
+        grad_weights = batched_matmul.matmul_grad_a(grad, v)
+        batched_matmul.matmul_grad_b(weights, grad)
+        grad_scores = softmax.softmax_backward(weights, grad_weights, scale, mask, None, empty)
+        batched_matmul.matmul(grad_scores, k)
+        batched_matmul.matmul_grad_b(grad_scores, q)
 
     tfn = None
     if torch:
-        ts, tm, tgrad = torch.from_numpy(scores), torch.from_numpy(mask), torch.from_numpy(grad)
+        tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+        tmask, tgrad = torch.from_numpy((np.arange(length) < lengths[:, None])[:, None, None, :]), torch.from_numpy(grad)
 
         def tfn():
-            x = ts.detach().requires_grad_()
-            torch.softmax(x * scale + tm, dim=-1).backward(tgrad)
-            return x.grad
-    yield ("masked softmax fwd+bwd (1024,256,256)", lambda: run(softmax), lambda: run(reference), tfn,
-           "autograd softmax(x*s+mask)")
+            leaves = [t.detach().requires_grad_() for t in (tq, tk, tv)]
+            torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=tmask).backward(tgrad)
+    yield ("attention fwd+bwd (128,8,256,32), lengths", lambda: run(attention), lambda: run(reference), tfn,
+           "F.scaled_dot_product_attention + backward")
+    yield ("  the same in separate kernels (fused=False)", steps, lambda: run(reference), tfn,
+           "F.scaled_dot_product_attention + backward")
 
 
 def case_cross_entropy(rng):
@@ -159,7 +205,8 @@ def case_embedding(rng):
            lambda: reference.embedding_backward(indices, grad, rows), tfn, "aten.embedding_dense_backward")
 
 
-CASES = [case_matmul_2d, case_attention_matmuls, case_masked_softmax, case_cross_entropy, case_adam, case_embedding]
+CASES = [case_matmul_2d, case_attention_matmuls, case_masked_softmax, case_attention, case_cross_entropy, case_adam,
+         case_embedding]
 
 
 def run_cases():
@@ -193,8 +240,11 @@ for dtype in [np.dtype(name) for name in sys.argv[1].split(",")]:
     for rows in (4, 1024):  # serial, then parallel drivers (1024 x 128 >= PARALLEL_MIN_SIZE)
         x = rng.standard_normal((rows, 128)).astype(dtype)
         target = rng.integers(0, 128, rows)
-        y = k.softmax_forward(x, 0.5, np.zeros((1, 128), dtype))
-        k.softmax_backward(y, x, 0.5)
+        y = k.softmax_forward(x, 0.5, np.ones((1, 128), bool), np.arange(1, rows + 1))
+        k.softmax_backward(y, x, 0.5, np.ones((1, 128), bool), np.arange(1, rows + 1))
+        q = x.reshape(rows // 4, 4, 8, 16)
+        out, weights = k.attention_forward(q, q, q, 0.25, np.full(rows // 4, 8)[:, None], 0)
+        k.attention_backward(q, q, q, weights, out, 0.25, np.full(rows // 4, 8)[:, None], 0)
         k.log_softmax_backward(k.log_softmax_forward(x), x)
         loss, probs, count = k.cross_entropy_forward(x, target)
         k.cross_entropy_backward(probs, target, -100, count, 1.0)
@@ -228,7 +278,6 @@ def main():
     args = parser.parse_args()
     import numba
 
-    softmax.softmax_forward(np.zeros((512, 128), F32))  # a parallel kernel: starts Numba's pool
     print(f"numpy {np.__version__}, numba {numba.__version__} ({numba.threading_layer()} layer, "
           f"{numba.get_num_threads()} threads), torch {torch.__version__ if torch else 'not installed'}"
           f"{f' ({torch.get_num_threads()} threads)' if torch else ''}, {os.cpu_count()} CPUs, "

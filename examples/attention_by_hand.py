@@ -171,8 +171,8 @@ def main():
     print(f"largest difference from the hand computation: {difference:.1e} (float32 rounding)")
 
     # 5b. Causal: a word may only look at itself and the words before it, as when generating
-    # text left to right. The forbidden scores become -1e9, so their weights are exactly 0
-    # and the remaining weights of the row are renormalised.
+    # text left to right. The softmax leaves the forbidden scores out, so their weights are
+    # exactly 0 and the remaining weights of the row are renormalised.
     causal_weights, causal_outputs = run_module(attention_module(causal=True))
     print_table("causal=True: weights (above the diagonal exactly 0)", causal_weights, WORDS, WORDS)
     print_table("causal=True: outputs", causal_outputs, WORDS, ["out[0]", "out[1]"])

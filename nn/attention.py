@@ -4,12 +4,12 @@ Conventions used throughout this file
 - Inputs are batch-first: x has shape (B, T, D) = (batch, time steps, features).
 - Weights are applied as x @ W, with W of shape (in, out), the way the textbook writes X W.
   (PyTorch's nn.Linear stores the transpose, (out, in), and computes x @ W^T.)
-- Masks, one rule: a mask says where attention may go, True = may attend (a real token).
-  So are mg.masked_softmax's `mask`, scaled_dot_product_attention's bool `attn_mask` (torch's
-  meaning) and the pooling modules' `mask`. The one exception keeps PyTorch's name and
-  meaning: `key_padding_mask` (SelfAttention, as torch.nn.MultiheadAttention) is True at
-  PADDING. `lengths` (B,) integers is the simplest way to say it: the first lengths[b]
-  positions of row b are real tokens, the rest padding.
+- Masks, one rule: a mask marks where attention may go, True = may attend (a real token).
+  mg.masked_softmax's `mask`, scaled_dot_product_attention's bool `attn_mask` (torch's
+  meaning) and the pooling modules' `mask` all read this way. The one exception keeps
+  PyTorch's name and meaning, and its name says it: `key_padding_mask` (SelfAttention, as in
+  torch.nn.MultiheadAttention) marks the padding, True = pad. `lengths` (B,) integers is the
+  simplest way to say it: the first lengths[b] positions of row b are real, the rest padding.
 - Masked positions get weight exactly 0 whatever their scores hold (NaN and inf included):
   the softmax kernels leave them out of the max and the sum, no large negative number is
   added. A row that may attend to nothing (a sequence of length 0) gets all-zero weights, so
@@ -27,7 +27,6 @@ import math
 import numpy as np
 
 import minigrad as mg
-
 from minigrad.ops.args import lengths_to_mask
 from minigrad.ops.attention import attention
 

@@ -4,10 +4,12 @@ Why the Numba loop exists: for a stack of tiny matrices (<= SMALL_MATRIX_WORK mu
 each, n, m >= 2, at least SMALL_MATRIX_MIN_BATCH of them) numpy's per-matrix BLAS call costs
 more than the arithmetic; for anything bigger OpenBLAS's packed AVX-512 kernels beat a Numba
 loop by 2-6x, so `matmul` calls np.matmul (which passes transposed views as transpose flags,
-without copies). A stack with enough work is dealt out in two halves of its first batch axis
-to two threads with one OpenBLAS thread each (_runtime.run_tasks): OpenBLAS's own threads
-meet after every call of a stack, and when another process holds a core those meetings made
-the MHSA scores 5-20x slower. Measurements: benchmarks/README-kernels.md ("Matrix products").
+without copies). A product with enough work is dealt out in two halves (of a stack's first
+batch axis, else of the longer side of the result) to two threads with one OpenBLAS thread
+each (_runtime.run_tasks): OpenBLAS's own two threads wait for each other, and when another
+process holds a core that made the MHSA scores 5-20x slower and a projection's weight
+gradient, (256, 32768) @ (32768, 256), 13x slower. Measurements: benchmarks/README-kernels.md
+("Matrix products").
 Contracts: reference.py.
 """
 
@@ -99,24 +101,37 @@ def _small(a, b, batch):
     return out.reshape(batch + (n, m))
 
 
-def _split_stack(a, b):
-    """np.matmul(a, b) for a stack of products, its first batch axis dealt out in two halves
-    to two threads with one OpenBLAS thread each (_runtime.run_tasks); None when a @ b is not
-    such a stack, or when OpenBLAS runs on one thread anyway."""
-    if _runtime.openblas_threads is None or (a.ndim < 3 and b.ndim < 3):
+def _split(a, b):
+    """np.matmul(a, b) dealt out in two halves to two threads with one OpenBLAS thread each
+    (_runtime.run_tasks): a stack of products by its first batch axis, one product by the
+    longer side of its result. None when the product is too small to be worth it, or when
+    OpenBLAS runs on one thread anyway."""
+    if _runtime.openblas_threads is None or not _runtime.use_two_threads:
         return None
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # raises on mismatched batch dims
-    work = math.prod(batch) * a.shape[-2] * a.shape[-1] * b.shape[-1]
-    if batch[0] < 2 or work < SPLIT_MIN_WORK or _runtime.openblas_threads[1]() < 2:
+    rows, columns = a.shape[-2], b.shape[-1]
+    work = math.prod(batch) * rows * a.shape[-1] * columns
+    if work < SPLIT_MIN_WORK or _runtime.openblas_threads[1]() < 2:
         return None
-    out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=a.dtype)
-    half = batch[0] // 2
+    out = np.empty(batch + (rows, columns), dtype=a.dtype)
+    if batch and batch[0] > 1:
+        def pick(x, part):  # an operand without the first batch axis, or with size 1 there, is shared
+            return x[part] if x.ndim - 2 == len(batch) and x.shape[0] > 1 else x
 
-    def part(rows):  # an operand without the first batch axis, or with size 1 there, is shared
-        pick = lambda x: x[rows] if x.ndim - 2 == len(batch) and x.shape[0] > 1 else x  # noqa: E731
-        np.matmul(pick(a), pick(b), out=out[rows])
-
-    _runtime.run_tasks(part, [slice(0, half), slice(half, None)])
+        def multiply(part):
+            np.matmul(pick(a, part), pick(b, part), out=out[part])
+        size = batch[0]
+    elif rows >= columns:
+        def multiply(part):
+            np.matmul(a[..., part, :], b, out=out[..., part, :])
+        size = rows
+    else:
+        def multiply(part):
+            np.matmul(a, b[..., part], out=out[..., part])
+        size = columns
+    if size < 2:
+        return None
+    _runtime.run_tasks(multiply, [slice(0, size // 2), slice(size // 2, None)])
     return out
 
 
@@ -124,7 +139,7 @@ def _multiply(a, b):
     batch = _small_batch(a, b)
     if batch is not None:
         return _small(a, b, batch)
-    out = _split_stack(a, b)
+    out = _split(a, b)
     return np.matmul(a, b) if out is None else out
 
 
