@@ -19,7 +19,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        multinomial, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
                        zeros, zeros_like)
 from .dtypes import bool_ as bool, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
-from .errors import DimError, DTypeError, ShapeError
+from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, save
 from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, bmm, cat, ceil, chunk, clamp,
@@ -73,7 +73,7 @@ __all__ = [
     # neural-network ops
     "softmax", "log_softmax", "masked_softmax", "cross_entropy", "dropout",
     "gradcheck", "GradcheckError", "save", "load", "optim", "viz", "nn",
-    "ShapeError", "DTypeError", "DimError",
+    "ShapeError", "DTypeError", "DimError", "ArgumentError",
 ]
 
 

@@ -7,7 +7,7 @@ Every maker takes `device=` as torch's do, so ported code runs; the CPU is the o
 import numpy as np
 
 from . import dtypes
-from .errors import DTypeError, ShapeError
+from .errors import ArgumentError, DTypeError, ShapeError
 from .ops.args import as_array, check_device, shape_args
 from .random import generator
 from .tensor import Tensor
@@ -88,7 +88,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise ValueError("arange: step must be nonzero")
+        raise ArgumentError("arange: step must be nonzero")
     if dtype is None:
         integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = dtypes.int64 if integral else None
@@ -98,7 +98,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     """`steps` evenly spaced values from start to end, both included (float32 unless told)."""
     if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"linspace: steps must be a non-negative int; got {steps!r}")
+        raise ArgumentError(f"linspace: steps must be a non-negative int; got {steps!r}")
     values = np.linspace(float(start), float(end), int(steps))
     return _new(values.astype(_dtype(dtype)), requires_grad, device, "linspace")
 
@@ -127,7 +127,7 @@ def randint(*bounds, size=None, low=None, high=None, dtype=None, requires_grad=F
         low, high = (0 if low is None else low, bounds[0]) if len(bounds) == 1 else bounds
     low = 0 if low is None else low
     if low >= high:
-        raise ValueError(f"randint: low must be less than high; got low={low}, high={high}")
+        raise ArgumentError(f"randint: low must be less than high; got low={low}, high={high}")
     shape = _shape((size,) if isinstance(size, (int, np.integer)) else (tuple(size),), "randint")
     draws = generator().integers(low, high, size=shape)
     return _new(draws.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)), requires_grad, device,
@@ -137,7 +137,7 @@ def randint(*bounds, size=None, low=None, high=None, dtype=None, requires_grad=F
 def randperm(n, dtype=None, requires_grad=False, device=None):
     """A random permutation of 0 .. n-1 (int64)."""
     if n < 0:
-        raise ValueError(f"randperm: n must be non-negative; got {n}")
+        raise ArgumentError(f"randperm: n must be non-negative; got {n}")
     order = generator().permutation(int(n))
     return _new(order.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)), requires_grad, device,
                 "randperm")
@@ -158,11 +158,11 @@ def multinomial(input, num_samples, replacement=False):
     rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)
     categories = rows.shape[1]
     if rows.size and (not np.isfinite(rows).all() or rows.min() < 0):
-        raise ValueError("multinomial: weights must be finite and non-negative")
+        raise ArgumentError("multinomial: weights must be finite and non-negative")
     if rows.shape[0] and (rows.sum(axis=1) <= 0).any():
-        raise ValueError("multinomial: every row of weights needs a positive sum")
+        raise ArgumentError("multinomial: every row of weights needs a positive sum")
     if num_samples <= 0 or (not replacement and num_samples > categories):
-        raise ValueError(f"multinomial: num_samples must be in [1, {categories}] without replacement (any "
+        raise ArgumentError(f"multinomial: num_samples must be in [1, {categories}] without replacement (any "
                          f"positive number with it); got {num_samples}")
     if replacement:
         offsets = np.arange(rows.shape[0])[:, None]

@@ -16,3 +16,7 @@ class DTypeError(TypeError, ValueError, RuntimeError):
 
 class DimError(IndexError, ValueError, RuntimeError):
     """A dim out of range for the tensor (names the dim and the tensor's number of dims)."""
+
+
+class ArgumentError(ValueError, RuntimeError):
+    """An argument value the operation cannot take (chunk(0), a bad einsum equation, ...)."""

@@ -8,7 +8,7 @@ ranges that protect their unchecked Numba loops.
 import numpy as np
 
 from ..dtypes import to_array
-from ..errors import DimError, DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Tensor
 
 
@@ -100,7 +100,7 @@ def lengths_to_mask(lengths, batch, steps, op="lengths"):
     if lengths.dtype.kind not in "iu":
         raise DTypeError(f"{op}: lengths must be integers; got dtype {lengths.dtype}")
     if lengths.size and (lengths.min() < 0 or lengths.max() > steps):
-        raise ValueError(f"{op}: lengths must lie in [0, {steps}] for inputs of {steps} steps; "
+        raise ArgumentError(f"{op}: lengths must lie in [0, {steps}] for inputs of {steps} steps; "
                          f"got values in [{lengths.min()}, {lengths.max()}]")
     return np.arange(steps) < lengths[:, None]
 
@@ -109,4 +109,4 @@ def check_device(device, op="device"):
     """Accept the CPU (None, "cpu", "cpu:0"), the one device minigrad runs on; refuse others clearly."""
     if device is None or str(device) in ("cpu", "cpu:0"):
         return
-    raise ValueError(f"{op}: minigrad runs on the CPU only; got device {device!r}")
+    raise ArgumentError(f"{op}: minigrad runs on the CPU only; got device {device!r}")

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import result_type, to_array
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Function, Tensor
 from .args import bool_mask, check_broadcast
 from .indexing import nonzero
@@ -145,7 +145,7 @@ def div(a, b, rounding_mode=None):
     if rounding_mode is None:
         return _true_div(a, b)
     if rounding_mode not in ("floor", "trunc"):
-        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc'; got {rounding_mode!r}")
+        raise ArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc'; got {rounding_mode!r}")
     check_broadcast("div", a, b)
     dtype = result_type(a, b)
     return RoundedDiv.apply(operand_as(a, dtype), operand_as(b, dtype), rounding=rounding_mode)

@@ -4,7 +4,7 @@ gradient is a scatter-add (kernels.embedding_backward), not a product with a one
 import numpy as np
 
 from .. import kernels
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Function
 from .args import integer_array
 
@@ -29,7 +29,7 @@ def padding_index(padding_idx, num_embeddings):
     if padding_idx is None:
         return None
     if not -num_embeddings <= padding_idx < num_embeddings:
-        raise ValueError(f"padding_idx must be in [-{num_embeddings}, {num_embeddings}); got {padding_idx}")
+        raise ArgumentError(f"padding_idx must be in [-{num_embeddings}, {num_embeddings}); got {padding_idx}")
     return int(padding_idx) % num_embeddings
 
 

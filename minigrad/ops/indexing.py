@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..errors import DimError, DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Function, Tensor
 from .args import bool_mask, check_broadcast, integer_array, normalize_dim
 
@@ -28,7 +28,7 @@ def _index_part(part):
     if isinstance(part, np.ndarray) and part.dtype.kind not in "iub":
         raise IndexError(f"tensors used as indices must be integer or bool; got dtype {part.dtype}")
     if isinstance(part, slice) and part.step is not None and part.step <= 0:
-        raise ValueError(f"slice step must be positive (as in torch; use flip to reverse); got {part.step}")
+        raise ArgumentError(f"slice step must be positive (as in torch; use flip to reverse); got {part.step}")
     return part
 
 

@@ -12,7 +12,7 @@ Either way x's version goes up, and a backward that needs x's old values raises.
 import numpy as np
 
 from .. import autograd
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import as_array
 from .elementwise import add, cast, clone, div, masked_fill, mul, sub
@@ -110,7 +110,7 @@ def setitem(x, index, value):
 def _fill(x, value):
     value = as_array(value)
     if value.ndim:
-        raise ValueError(f"fill_: value must be a number or a 0-d tensor; got shape {value.shape}")
+        raise ArgumentError(f"fill_: value must be a number or a 0-d tensor; got shape {value.shape}")
     return masked_fill(x, np.ones((), np.bool_), value.item())
 
 

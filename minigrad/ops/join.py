@@ -5,7 +5,7 @@ piece; its backward joins the pieces' gradients again."""
 import numpy as np
 
 from ..dtypes import result_type
-from ..errors import DimError, ShapeError
+from ..errors import ArgumentError, DimError, ShapeError
 from ..tensor import Function, Tensor
 from .args import integer_array, normalize_dim, shape_args
 from .elementwise import cast
@@ -16,7 +16,7 @@ from .shape import expand, reshape, unsqueeze
 def _tensors(tensors, op):
     tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
     if not tensors:
-        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+        raise ArgumentError(f"{op}: expected a non-empty sequence of tensors")
     dtype = result_type(*[t for t in tensors])
     return [cast(t, dtype) for t in tensors]
 
@@ -114,7 +114,7 @@ def chunk(x, chunks, dim=0):
     """`chunks` pieces of equal size along dim (size ceil(n / chunks); there may be fewer), as torch."""
     dim = _cut_dim(x, dim, "chunk")
     if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
-        raise ValueError(f"chunk: chunks must be a positive int; got {chunks!r}")
+        raise ArgumentError(f"chunk: chunks must be a positive int; got {chunks!r}")
     size = x.shape[dim]
     if size == 0:
         return Split.apply(x, sizes=[0] * int(chunks), dim=dim)
@@ -191,7 +191,7 @@ def repeat_interleave(x, repeats, dim=None):
         raise ShapeError(f"repeat_interleave: expected one repeat count or {size} (the size of dim {dim}); "
                          f"got {counts.size}")
     if counts.size and counts.min() < 0:
-        raise ValueError(f"repeat_interleave: repeats must be non-negative; got {counts.min()}")
+        raise ArgumentError(f"repeat_interleave: repeats must be non-negative; got {counts.min()}")
     if counts.size and (counts == counts[0]).all():  # one count: a broadcast (its gradient: a sum)
         shape, times = x.shape, int(counts[0])
         copies = expand(unsqueeze(x, dim + 1), shape[:dim + 1] + (times,) + shape[dim + 1:])

@@ -7,7 +7,7 @@ import string
 import numpy as np
 
 from .. import kernels
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .shape import squeeze, unsqueeze
 
@@ -208,13 +208,13 @@ def _spell_out(equation, operands):
     left, arrow, output = equation.partition("->")
     inputs = left.split(",")
     if len(inputs) != len(operands):
-        raise ValueError(f"einsum: the equation {equation!r} names {len(inputs)} operands; got {len(operands)}")
+        raise ArgumentError(f"einsum: the equation {equation!r} names {len(inputs)} operands; got {len(operands)}")
     spare = [c for c in string.ascii_letters if c not in equation]
     broadcast = 0
     for subscripts, operand in zip(inputs, operands):
         letters = subscripts.replace("...", "", 1)
         if (letters and not letters.isalpha()) or not letters.isascii():
-            raise ValueError(f"einsum: subscripts must be letters and at most one '...'; got {subscripts!r}")
+            raise ArgumentError(f"einsum: subscripts must be letters and at most one '...'; got {subscripts!r}")
         named = len(letters)
         if ("..." in subscripts and named > operand.ndim) or ("..." not in subscripts and named != operand.ndim):
             raise ShapeError(f"einsum: subscripts {subscripts!r} do not fit an operand of shape {operand.shape}")
@@ -232,7 +232,7 @@ def _spell_out(equation, operands):
         output = ("..." if "..." in left else "") + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
     output = output.replace("...", ellipsis)
     if not output.isalpha() and output or len(set(output)) != len(output) or not set(output) <= set("".join(spelled)):
-        raise ValueError(f"einsum: output subscripts {output!r} must be distinct letters that appear in the inputs")
+        raise ArgumentError(f"einsum: output subscripts {output!r} must be distinct letters that appear in the inputs")
     return spelled, output
 
 

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from . import nn as _fused
 from .args import as_array
@@ -39,7 +39,7 @@ REDUCTIONS = ("mean", "sum", "none")
 
 def _check_reduction(reduction):
     if reduction not in REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction (expected 'mean', 'sum' or 'none')")
+        raise ArgumentError(f"{reduction} is not a valid value for reduction (expected 'mean', 'sum' or 'none')")
     return reduction
 
 
@@ -204,7 +204,7 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     """
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0; got {label_smoothing}")
+        raise ArgumentError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0; got {label_smoothing}")
     logits = _batched("cross_entropy", input)
     classes = logits.shape[1]
     target_array = as_array(target)
@@ -243,7 +243,7 @@ def _cross_entropy_probabilities(logits, target, weight, ignore_index, reduction
     positions. target has the shape of the input (logits is that input as one row if unbatched)."""
     op = "cross_entropy"
     if ignore_index >= 0:
-        raise ValueError(f"{op}: ignore_index is not supported for class-probability targets; got ignore_index="
+        raise ArgumentError(f"{op}: ignore_index is not supported for class-probability targets; got ignore_index="
                          f"{ignore_index}")
     target = target.reshape(logits.shape)
     dtype = dtypes.promote_types(logits.dtype, target.dtype)
@@ -329,7 +329,7 @@ def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
     input = _float_input("binary_cross_entropy", input)
     input, target = _same_shape_target("binary_cross_entropy", input, target, broadcast=False)
     if input.numel() and not (input.data.min() >= 0 and input.data.max() <= 1):
-        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1 "
+        raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1 "
                          f"(got values in [{input.data.min()}, {input.data.max()}]); apply sigmoid first, "
                          "or use binary_cross_entropy_with_logits")
     loss = BinaryCrossEntropy.apply(input, target)
@@ -371,7 +371,7 @@ def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, for d = input - target (l1 at beta=0)."""
     _check_reduction(reduction)
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss does not support negative values for beta; got beta={beta}")
+        raise ArgumentError(f"smooth_l1_loss does not support negative values for beta; got beta={beta}")
     input, target = _same_shape_target("smooth_l1_loss", _float_input("smooth_l1_loss", input), target,
                                        broadcast=True)
     return _reduce(_smooth_l1(sub(input, target), float(beta)), reduction)
@@ -381,7 +381,7 @@ def huber_loss(input, target, *, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta times smooth_l1 with beta=delta."""
     _check_reduction(reduction)
     if not delta > 0:
-        raise ValueError(f"huber_loss does not support non-positive values for delta; got delta={delta}")
+        raise ArgumentError(f"huber_loss does not support non-positive values for delta; got delta={delta}")
     input, target = _same_shape_target("huber_loss", _float_input("huber_loss", input), target, broadcast=True)
     return _reduce(_smooth_l1(sub(input, target), float(delta)) * float(delta), reduction)
 

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..dtypes import NUMBERS, result_type
 from ..tensor import Function, Tensor
 from .args import as_array, check_broadcast
@@ -280,7 +281,7 @@ def clamp(x, min=None, max=None):
     """Elementwise min(max(x, min), max); either bound may be None, a number or a tensor that
     broadcasts with x. Where min > max every element is max, as in torch."""
     if min is None and max is None:
-        raise ValueError("clamp: at least one of min and max must be given (not None)")
+        raise ArgumentError("clamp: at least one of min and max must be given (not None)")
     x = _tensor(x)
     bounds = [b for b in (min, max) if b is not None]
     check_broadcast("clamp", x, *bounds)

@@ -16,7 +16,7 @@ so their gradient adds each output place's gradient back into the place it was r
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Function, Tensor
 
 _NUMPY_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -78,7 +78,7 @@ def pad(input, pad, mode="constant", value=None):
     if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in amounts):
         raise TypeError(f"pad: expected pad to be a tuple of ints; got {pad!r}")
     if len(amounts) % 2:
-        raise ValueError(f"pad: padding length must be divisible by 2 (a before and an after per dim); "
+        raise ArgumentError(f"pad: padding length must be divisible by 2 (a before and an after per dim); "
                          f"got {len(amounts)} amounts")
     if len(amounts) // 2 > input.ndim:
         raise ShapeError(f"pad: padding length should be at most two times the input dimension; got padding "
@@ -94,9 +94,9 @@ def pad(input, pad, mode="constant", value=None):
         fill = input.dtype.type(0 if value is None else value)  # in input's dtype (2.5 -> 2 for ints), as torch
         return ConstantPad.apply(input, widths=tuple(widths), value=fill)
     if mode not in _NUMPY_MODES:
-        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'; got {mode!r}")
+        raise ArgumentError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'; got {mode!r}")
     if value is not None:
-        raise ValueError(f"pad: mode {mode!r} does not take a value argument")
+        raise ArgumentError(f"pad: mode {mode!r} does not take a value argument")
     dims, indices = _index_maps(input.shape, widths, mode)
     return IndexPad.apply(input, dims=dims, widths=tuple(widths[d] for d in dims), indices=indices)
 
@@ -108,7 +108,7 @@ def _index_maps(shape, widths, mode):
         if before == after == 0:
             continue
         if before < 0 or after < 0:
-            raise ValueError(f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim {dim}")
+            raise ArgumentError(f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim {dim}")
         limit = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
         if size == 0 or (limit is not None and max(before, after) > limit):
             raise ShapeError(f"pad: {mode} padding of ({before}, {after}) does not fit dim {dim} of size {size} "

@@ -4,7 +4,7 @@ divides by zero (std and norm of all-zero inputs have gradient 0, not nan)."""
 
 import numpy as np
 
-from ..errors import DTypeError
+from ..errors import ArgumentError, DTypeError
 from ..tensor import Function
 from .elementwise import as_float, cast
 from .reduce import reduction_dims, expand_back, refuse_empty, mean
@@ -173,7 +173,7 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str) or not isinstance(p, (int, float, np.number)) or isinstance(p, bool):
-        raise ValueError(f"norm: p must be a number, inf, -inf or 'fro' (vector norms); got {p!r}")
+        raise ArgumentError(f"norm: p must be a number, inf, -inf or 'fro' (vector norms); got {p!r}")
     dims = reduction_dims(dim, x.ndim, "norm")
     if (np.isinf(p) or p < 0) and x.numel() == 0:  # no identity: max, min, 1 / sum(|x|^p) of nothing
         refuse_empty(x, dims, f"norm(p={p})")
