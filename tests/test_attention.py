@@ -706,3 +706,17 @@ def test_self_attention_ignores_junk_in_padded_keys():
     out_dirty = attention_layer(mg.tensor(dirty), lengths=[4, 2]).data
     np.testing.assert_array_equal(out_dirty[:, :2], out_clean[:, :2])  # the real positions
     np.testing.assert_array_equal(out_dirty[0], out_clean[0])
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("shape, lengths", [((2, 0, 8), [0, 0]), ((0, 3, 8), np.zeros(0, np.int64)), ((0, 0, 8), None)])
+def test_zero_size_batches_and_sequences(shape, lengths, fused):
+    # issue 14: attention on length-0 input with lengths crashed ("cannot reshape array of size 0")
+    modules = [nn.SelfAttention(8, num_heads=2, causal=True, fused=fused), nn.MeanPooling(),
+               nn.AttentionPooling(nn.AdditiveScore(8)), nn.AttentionPooling(nn.DotProductScore(8))]
+    for module in modules:
+        x = mg.tensor(np.ones(shape, np.float32), requires_grad=True)
+        out = module(x) if lengths is None else module(x, lengths)
+        out.sum().backward()
+        assert out.shape == (shape if isinstance(module, nn.SelfAttention) else (shape[0], 8))
+        assert np.all(out.data == 0) and x.grad.shape == shape
