@@ -17,6 +17,7 @@ from ..tensor import Function, Tensor
 from .args import as_array
 from .elementwise import add, cast, clone, div, masked_fill, mul, sub
 from .indexing import assign, select, split_index
+from .math import clamp
 
 
 def _recording(x, operands):
@@ -119,11 +120,6 @@ def _copy(x, source):
     return add(Tensor._wrap(np.zeros(x.shape, x.dtype)), cast(source, x.dtype))  # broadcast; grad to source
 
 
-def _clamp(x, min=None, max=None):
-    from . import clamp  # added with the clamp op
-    return clamp(x, min, max)
-
-
 METHODS = {
     "add_": lambda x, other, alpha=1: apply_inplace(x, "add_", lambda a, b: add(a, b if alpha == 1 else mul(b, alpha)), other),
     "sub_": lambda x, other, alpha=1: apply_inplace(x, "sub_", lambda a, b: sub(a, b if alpha == 1 else mul(b, alpha)), other),
@@ -133,7 +129,7 @@ METHODS = {
     "fill_": lambda x, value: apply_inplace(x, "fill_", _fill, value),
     "copy_": lambda x, source: apply_inplace(x, "copy_", _copy, source),
     "masked_fill_": lambda x, mask, value: apply_inplace(x, "masked_fill_", masked_fill, mask, value),
-    "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", _clamp, min, max),
+    "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", clamp, min, max),
 }
 
 
