@@ -26,25 +26,6 @@ def _set_weights(module, dtype, seed=0):
         parameter.data = (0.5 * rng.normal(size=parameter.shape)).astype(dtype)
 
 
-def _gradcheck_module(module, x, *args, **kwargs):
-    """mg.gradcheck of module(x, *args, **kwargs) with respect to x and every parameter.
-
-    gradcheck makes its own float64 leaves, so they are put in the module in place of its
-    Parameters before every call (the module is not usable as before afterwards).
-    """
-    names = [name for name, _ in module.named_parameters()]
-    values = [parameter.data.astype(np.float64) for parameter in module.parameters()]
-
-    def run(x, *parameters):
-        for name, tensor in zip(names, parameters):
-            *path, leaf = name.split(".")
-            owner = module
-            for part in path:
-                owner = getattr(owner, part)
-            owner._parameters[leaf] = tensor
-        return module(x, *args, **kwargs)
-
-    assert mg.gradcheck(run, [x.astype(np.float64)] + values)
 
 
 # ---------------------------------------------------------------------------------------
@@ -173,19 +154,19 @@ def test_self_attention_by_hand():
 
 @pytest.mark.parametrize("make_score", [lambda: nn.AdditiveScore(3, hidden_size=4), lambda: nn.DotProductScore(3)],
                          ids=["additive", "dot"])
-def test_attention_pooling_gradcheck(make_score):
+def test_attention_pooling_gradcheck(make_score, gradcheck_module):
     pooling = nn.AttentionPooling(make_score())
     _set_weights(pooling, np.float64)
     x = _random((3, 4, 3), seed=1)
-    _gradcheck_module(pooling, x, lengths=np.array([4, 2, 0]))
-    _gradcheck_module(pooling, x, mask=np.array([[True, False, True, True]] * 3))
-    _gradcheck_module(pooling, x)
+    gradcheck_module(pooling, x, lengths=np.array([4, 2, 0]))
+    gradcheck_module(pooling, x, mask=np.array([[True, False, True, True]] * 3))
+    gradcheck_module(pooling, x)
 
 
-def test_additive_score_with_its_own_query_size_gradcheck():
+def test_additive_score_with_its_own_query_size_gradcheck(gradcheck_module):
     score = nn.AdditiveScore(3, query_size=2, hidden_size=5)
     _set_weights(score, np.float64)
-    _gradcheck_module(score, _random((2, 3, 3), seed=2))
+    gradcheck_module(score, _random((2, 3, 3), seed=2))
 
 
 def test_mean_pooling_gradcheck():
@@ -196,12 +177,12 @@ def test_mean_pooling_gradcheck():
 
 
 @pytest.mark.parametrize("num_heads, causal, bias", [(1, False, False), (2, True, False), (2, False, True)])
-def test_self_attention_gradcheck(num_heads, causal, bias):
+def test_self_attention_gradcheck(num_heads, causal, bias, gradcheck_module):
     attention = nn.SelfAttention(4, num_heads=num_heads, causal=causal, bias=bias)
     _set_weights(attention, np.float64)
     x = _random((3, 3, 4), seed=4)
-    _gradcheck_module(attention, x, lengths=[3, 1, 0])
-    _gradcheck_module(attention, x, key_padding_mask=np.array([[False, True, False]] * 3))
+    gradcheck_module(attention, x, lengths=[3, 1, 0])
+    gradcheck_module(attention, x, key_padding_mask=np.array([[False, True, False]] * 3))
 
 
 # ---------------------------------------------------------------------------------------
@@ -527,6 +508,8 @@ def test_scaled_dot_product_attention_dropout():
                      dropout_p=0.25)
     np.testing.assert_allclose(many.data.mean(), 1.0, atol=0.01)  # E[kept / 0.75] = 1 over 40,000 draws
     assert np.all(scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0).data == 0)
+    float_mask = mg.tensor(np.zeros((3, 5)))
+    assert np.all(scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), float_mask, 1.0).data == 0)
 
 
 def test_scaled_dot_product_attention_errors():

@@ -154,7 +154,8 @@ def _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, c
     # every row counts as masked (limits of S keys at most), so a row of -inf gets weights 0, as in torch
     limits = key.shape[-2] if limits is None else limits
     weights = Softmax.apply(scores, dim=scores.ndim - 1, key_stop=limits, empty_rows="zero", causal=bool(causal))
-    out = matmul(dropout(weights, dropout_p) if dropout_p else weights, value)
+    dropped = weights * 0.0 if dropout_p == 1 else dropout(weights, dropout_p) if dropout_p else weights
+    out = matmul(dropped, value)
     return (out, weights.data) if need_weights else out
 
 
