@@ -11,7 +11,10 @@ import lzma
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import minigrad as mg
 
 COMPRESSIONS = {"": lambda raw: raw, "gz": lambda raw: gzip.compress(raw, mtime=0),
                 "bz2": bz2.compress, "xz": lzma.compress}
@@ -68,3 +71,33 @@ def make_imdb_tarball(tmp_path):
     def make(reviews, name="tiny.tar.gz", **options):
         return write_imdb_tarball(tmp_path / name, reviews, **options)
     return make
+
+
+# -- gradients of a whole module ----------------------------------------------------------
+
+def check_module_gradients(module, x, *args, **kwargs):
+    """mg.gradcheck of module(x, *args, **kwargs) with respect to x and every parameter.
+
+    gradcheck makes its own float64 leaves, so they are put in the module in place of its
+    Parameters before every call (the module is not usable as before afterwards).
+    """
+    names = [name for name, _ in module.named_parameters()]
+    values = [parameter.data.astype(np.float64) for parameter in module.parameters()]
+
+    def run(x, *parameters):
+        for name, tensor in zip(names, parameters):
+            *path, leaf = name.split(".")
+            owner = module
+            for part in path:
+                owner = getattr(owner, part)
+            owner._parameters[leaf] = tensor
+        return module(x, *args, **kwargs)
+
+    assert mg.gradcheck(run, [x.astype(np.float64)] + values)
+
+
+@pytest.fixture
+def gradcheck_module():
+    """check_module_gradients: mg.gradcheck of a module's output with respect to its input and
+    every parameter, in float64."""
+    return check_module_gradients

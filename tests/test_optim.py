@@ -213,26 +213,6 @@ def test_optimizer_argument_errors():
         mg.optim.SGD([mg.zeros(2)], lr=0.1)
 
 
-def test_two_layer_mlp_learns_quadrants_with_adam():
-    mg.manual_seed(0)
-    rng = np.random.default_rng(0)
-    points = rng.uniform(-1, 1, size=(400, 2)).astype(np.float32)
-    labels = (points[:, 0] * points[:, 1] > 0).astype(np.int64)  # XOR of the signs: not linearly separable
-    model = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 2))
-    optimizer = mg.optim.Adam(model.parameters(), lr=0.05)
-    x = mg.tensor(points)
-    for _ in range(300):
-        optimizer.zero_grad()
-        loss = mg.cross_entropy(model(x), labels)
-        loss.backward()
-        optimizer.step()
-    with mg.no_grad():
-        accuracy = (model(x).data.argmax(axis=1) == labels).mean()
-    assert accuracy > 0.95, f"accuracy {accuracy:.3f}, final loss {loss.item():.4f}"
-
-
-# -- parameters that are not C-contiguous, or share memory ----------------------------------
-
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
 @pytest.mark.parametrize("layout", ["transposed view", "fortran copy"])
 def test_parameters_that_are_not_c_contiguous_match_torch_in_their_own_memory(name, layout):
