@@ -11,8 +11,8 @@ class Dropout(Module):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0 <= p < 1:
-            raise ValueError(f"Dropout: p must be in [0, 1); got {p}")
+        if not 0 <= p <= 1:
+            raise ValueError(f"Dropout: p must be in [0, 1]; got {p}")
         self.p, self.inplace = float(p), bool(inplace)
 
     def forward(self, x):

@@ -80,3 +80,26 @@ def test_set_default_dtype_refuses_integers_and_round_trips():
     finally:
         mg.set_default_dtype(mg.float32)
     assert mg.tensor([1.5]).dtype == mg.float32
+
+
+def test_softmax_of_a_0d_tensor_is_one_as_in_torch():
+    torch = pytest.importorskip("torch")
+    for ours, theirs in ((mg.softmax, torch.softmax), (mg.log_softmax, torch.log_softmax)):
+        x = mg.tensor(3.0, requires_grad=True)
+        t = torch.tensor(3.0, requires_grad=True)
+        y, u = ours(x, 0), theirs(t, 0)
+        y.backward()
+        u.backward()
+        assert y.shape == () and y.item() == u.item()
+        assert x.grad.item() == t.grad.item()
+
+
+def test_dropout_with_p_one_drops_everything_as_in_torch():
+    x = mg.ones(2, 3, requires_grad=True)
+    y = nn.functional.dropout(x, p=1.0)
+    y.sum().backward()
+    np.testing.assert_array_equal(y.numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(nn.Dropout(1.0)(mg.ones(4)).numpy(), np.zeros(4))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        nn.Dropout(1.5)

@@ -178,7 +178,7 @@ def test_dropout_scales_kept_elements_and_is_identity_in_eval():
     assert abs(kept.mean() - 0.75) < 0.01  # 20000 draws
     layer.eval()
     assert layer(x) is x
-    with pytest.raises(ValueError, match=r"\[0, 1\).*1.5"):
+    with pytest.raises(ValueError, match=r"\[0, 1\].*1.5"):
         nn.Dropout(1.5)
 
 

@@ -73,10 +73,14 @@ class LogSoftmax(Function):
 
 
 def softmax(x, dim=-1):
+    if x.ndim == 0:  # torch: a 0-d tensor is a row of one (softmax 1)
+        return Softmax.apply(x.reshape(1), dim=_dim(dim, 0)).reshape(())
     return Softmax.apply(x, dim=_dim(dim, x.ndim))
 
 
 def log_softmax(x, dim=-1):
+    if x.ndim == 0:
+        return LogSoftmax.apply(x.reshape(1), dim=_dim(dim, 0)).reshape(())
     return LogSoftmax.apply(x, dim=_dim(dim, x.ndim))
 
 
@@ -157,9 +161,11 @@ def cross_entropy(logits, target, ignore_index=-100):
 
 def dropout(x, p=0.5, training=True):
     """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not training)."""
-    if not 0 <= p < 1:
-        raise ValueError(f"dropout: p must be in [0, 1); got {p}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1]; got {p}")
     if not training or p == 0:
         return x
+    if p == 1:  # torch: every element dropped
+        return mul(x, Tensor._wrap(np.zeros(x.shape, x.dtype)))
     keep = generator().random(x.shape) >= p
     return mul(x, Tensor._wrap((keep / (1 - p)).astype(x.dtype)))
