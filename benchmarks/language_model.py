@@ -6,7 +6,7 @@
 
 The twin (benchmarks/torch_language_model.py) starts from minigrad's initial weights (copied
 by name) and trains on the same batches with the recipe of train.py's default run: AdamW
-(lr 2e-3, weight decay 0.01), clipping at norm 1.0, 100 warm-up steps then cosine decay to
+(lr 3e-3, weight decay 0.01), clipping at norm 1.0, 100 warm-up steps then cosine decay to
 0.1 lr at step 1000 (the same Python function sets both learning rates). Each framework runs
 in its own process; all are alive at once and driven in turn (benchmarks/workers.py), so a
 change in machine load hits them alike. Parts:
@@ -40,7 +40,7 @@ from examples.language_model import corpus  # noqa: E402  (numpy only: imports n
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "aclImdb-labelled.tar.gz"
 EVALUATION_BATCHES = 20  # as train.py: 20 x 32 x 128 characters of held-out text
-RECIPE = dict(lr=2e-3, weight_decay=0.01, warmup=100, total_steps=1000, min_ratio=0.1, clip=1.0,
+RECIPE = dict(lr=3e-3, weight_decay=0.01, warmup=100, total_steps=1000, min_ratio=0.1, clip=1.0,
               batch_size=32, seed=0)
 
 
@@ -55,6 +55,10 @@ def parse_args(argv=None):
     parser.add_argument("--repeats", type=int, default=10, help="timed steps on the fixed batch, interleaved")
     parser.add_argument("--generate", type=int, default=200, help="characters to generate")
     parser.add_argument("--torch-attention", default="sdpa", help="comma-separated: sdpa, explicit")
+    parser.add_argument("--threads", choices=("default", "1"), default="default",
+                        help="1: every framework on one thread (OpenBLAS, Numba, torch.set_num_threads)")
+    parser.add_argument("--single-blas", action="store_true",
+                        help="also time minigrad with OpenBLAS on one thread (OPENBLAS_NUM_THREADS=1)")
     parser.add_argument("--markdown", help="also write the report to this file")
     # internal: the workers
     parser.add_argument("--worker", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
@@ -69,6 +73,12 @@ def lr_factor(step):
         return (step + 1) / RECIPE["warmup"]
     progress = min(1.0, (step - RECIPE["warmup"]) / (RECIPE["total_steps"] - RECIPE["warmup"]))
     return RECIPE["min_ratio"] + (1 - RECIPE["min_ratio"]) * 0.5 * (1 + np.cos(np.pi * progress))
+
+
+def openblas_threads():
+    from minigrad.kernels import _runtime
+
+    return _runtime.openblas_threads[1]() if _runtime.openblas_threads else "?"
 
 
 def memory_mib():
@@ -114,15 +124,17 @@ class MinigradRunner:
     def threads(self):
         import numba
 
-        return f"numba {numba.get_num_threads()} ({numba.threading_layer()})"
+        return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {openblas_threads()}"
 
 
 class TorchRunner:
-    def __init__(self, state, config, attention):
+    def __init__(self, state, config, attention, threads="default"):
         import torch
         from torch_language_model import from_minigrad
 
         self.torch = torch
+        if threads != "default":
+            torch.set_num_threads(int(threads))
         self.model = from_minigrad(state, config, attention)
         self.parameters = list(self.model.parameters())
         self.optimizer = torch.optim.AdamW(self.parameters, lr=RECIPE["lr"], weight_decay=RECIPE["weight_decay"])
@@ -169,7 +181,8 @@ def run_worker(args):
     state = {key[len("state_"):]: saved[key] for key in saved.files if key.startswith("state_")}
     vocabulary = corpus.Vocabulary.from_code_points(saved["vocabulary"])
     tick = time.perf_counter()
-    runner = MinigradRunner(state, config) if args.worker == "minigrad" else TorchRunner(state, config, args.attention)
+    runner = (MinigradRunner(state, config) if args.worker == "minigrad"
+              else TorchRunner(state, config, args.attention, args.threads))
     setup = time.perf_counter() - tick
     batches = corpus.random_batches(saved["train_ids"], RECIPE["batch_size"], config["context"], RECIPE["seed"])
     fixed = next(corpus.random_batches(saved["train_ids"], RECIPE["batch_size"], config["context"], seed=12345))
@@ -224,10 +237,15 @@ def prepare(args, workdir):
 
 
 def start_workers(args, workdir):
-    command = [sys.executable, __file__, "--workdir", workdir, "--worker"]
-    workers = {"minigrad": Worker(command + ["minigrad"])}
+    """The worker processes: minigrad (and with --single-blas minigrad with one OpenBLAS thread),
+    PyTorch with each --torch-attention. --threads 1 puts every framework on one thread."""
+    command = [sys.executable, __file__, "--workdir", workdir, "--threads", args.threads, "--worker"]
+    one = {"OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"} if args.threads == "1" else {}
+    workers = {"minigrad": Worker(command + ["minigrad"], one)}
+    if args.single_blas:  # OpenBLAS on one thread (Numba's threads unchanged)
+        workers["minigrad, OpenBLAS 1 thread"] = Worker(command + ["minigrad"], {"OPENBLAS_NUM_THREADS": "1"})
     for attention in args.torch_attention.split(","):
-        workers[f"torch ({attention})"] = Worker(command + ["torch", "--attention", attention])
+        workers[f"torch ({attention})"] = Worker(command + ["torch", "--attention", attention], one)
     return workers
 
 
@@ -264,7 +282,7 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
                   f"(steps taken {args.chunk} at a time in turn); loss difference |minigrad - PyTorch| per step", "",
                   "| PyTorch twin | " + " | ".join(f"largest, steps 1-{n}" for n in spans)
                   + " | loss at step 1 (minigrad, torch) |", "|---|" + "---|" * (len(spans) + 1)]
-        for name in names[1:]:
+        for name in [n for n in names if n.startswith("torch")]:
             difference = np.abs(mine - np.array(runs[name]["losses"]))
             lines.append(f"| {name} | " + " | ".join(f"{difference[:n].max():.2e}" for n in spans)
                          + f" | {mine[0]:.6f}, {runs[name]['losses'][0]:.6f} |")
@@ -289,7 +307,8 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
         lines.append(f"| {name} | {workers[name].info['threads']} | {fixed} | {peak} |")
     if fixed_times:
         lines += ["", "minigrad / PyTorch step time: " + ", ".join(
-            f"{np.median(fixed_times['minigrad']) / np.median(fixed_times[name]):.2f} ({name})" for name in names[1:])]
+            f"{np.median(fixed_times['minigrad']) / np.median(fixed_times[name]):.2f} ({name})"
+            for name in names if name.startswith("torch"))]
     if generation:
         lines += ["", f"generation: {args.generate} characters after \"This movie\" (batch 1, sampling "
                   "from the full softmax)", "", "| framework | cache | seconds | characters/s |", "|---|---|---|---|"]

@@ -34,7 +34,7 @@ from examples.language_model.model import CONFIG_KEYS, CharTransformer, paramete
 from examples.sentiment.data import DataNotFoundError  # noqa: E402
 
 QUICK = dict(steps=600, batch_size=32, context=64, model_dim=64, num_heads=4, num_layers=2, ff_dim=256,
-             eval_every=100, eval_batches=4, warmup=50, lr=3e-3)
+             eval_every=100, eval_batches=4, warmup=50)
 ATTENTION_PROMPT = "This movie was not bad at all."
 LN2 = math.log(2)
 
@@ -54,7 +54,7 @@ def parse_args(argv=None):
     parser.add_argument("--ff-dim", type=int, default=512)
     parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--positions", choices=("learned", "sinusoidal"), default="learned")
-    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (after the warm-up)")
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--warmup", type=int, default=100, help="warm-up steps (linear, then cosine decay)")
     parser.add_argument("--min-lr-ratio", type=float, default=0.1, help="the cosine decays to lr * this")
