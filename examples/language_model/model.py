@@ -50,7 +50,7 @@ class CharTransformer(nn.Module):
         self.head = nn.Linear(model_dim, vocab_size)
         # Small embeddings, as GPT-2: N(0, 0.02) instead of nn.Embedding's N(0, 1). With N(0, 1) the
         # learned position vectors start as loud as the characters, and the default run ends at
-        # 1.73 nats/char instead of 1.61 (benchmarks/README-language-model.md, "Recipe").
+        # 1.73 nats/char instead of 1.61 (README.md, the language model results).
         nn.init.normal_(self.token_embedding.weight, std=EMBEDDING_STD)
         if positions == "learned":
             nn.init.normal_(self.positions.weight, std=EMBEDDING_STD)
