@@ -7,60 +7,22 @@ model's 8 heads over 128 reviews of 256 tokens each array is 268 MB, and the ope
 system also zeroes every fresh page of them. Here the matrices are taken a few at a time,
 so that their scores stay in cache from the product through the softmax to the product with
 v: the weights are written to memory once (forward) and read once (backward), keys past a
-matrix's length are never computed, the weights array of the previous call is reused once
-nothing refers to it, and q, k, v and the results keep the caller's memory layout (heads
-split off by a permute are not copied). The products are OpenBLAS calls, the row softmax is
+matrix's length are never computed, output arrays come from _buffers (reused, no fresh pages
+to fault in), and the results keep the memory layout of q, k, v (heads split off by a
+permute are not copied). The products are OpenBLAS calls, the row softmax is
 softmax.py's; the chunks are dealt to two threads with one OpenBLAS thread each
 (_runtime.run_tasks).
 """
 
 import math
-import sys
-import threading
 
 import numpy as np
 
-from . import _runtime
+from . import _buffers, _runtime
 from .reference import attention_key_stops
 from .softmax import _softmax_backward_rows, _softmax_rows, row_mask
 
 CHUNK_BYTES = 1 << 21  # scores of one chunk of matrices: small enough to stay in L2/L3 cache
-
-
-# ---------------------------------------------------------------- reusing the weights array
-
-class _WeightsPool:
-    """Hands out (..., L, S) weights arrays, reusing one from an earlier call when nothing else
-    refers to it any more (its graph was freed, its module dropped `last_weights`).
-
-    A numpy view keeps its base array alive, so a base whose only references are this pool's
-    is unused. Keeps at most `size` arrays."""
-
-    def __init__(self, size=2):
-        self.size = size
-        self.arrays = []
-        self.lock = threading.Lock()
-
-    def _free(self, index):
-        return sys.getrefcount(self.arrays[index]) == 2  # the list's reference and the argument's
-
-    def take(self, shape, dtype):
-        with self.lock:
-            for index in range(len(self.arrays)):
-                if self.arrays[index].shape == shape and self.arrays[index].dtype == dtype and self._free(index):
-                    self.arrays.append(self.arrays.pop(index))  # most recently used last
-                    return self.arrays[-1]
-            array = np.empty(shape, dtype)
-            if array.nbytes >= CHUNK_BYTES:
-                free = [index for index in range(len(self.arrays)) if self._free(index)]
-                if len(self.arrays) >= self.size and free:
-                    del self.arrays[free[0]]
-                if len(self.arrays) < self.size:
-                    self.arrays.append(array)
-            return array
-
-
-weights_pool = _WeightsPool()
 
 
 # ---------------------------------------------------------------- layout and chunks
@@ -71,12 +33,6 @@ def _as_heads(array):
     batch = array.shape[:-2]
     heads = batch[-1] if batch else 1
     return array.reshape((math.prod(batch[:-1]), heads) + array.shape[-2:])
-
-
-def _empty_like_layout(array, shape):
-    """An empty array of `shape` laid out in memory as `array` is (same ndim): results that keep
-    the layout of a permuted input can be permuted back without a copy."""
-    return np.empty_like(array, shape=shape)
 
 
 def _chunks(stops, queries, keys, itemsize):
@@ -143,7 +99,7 @@ def _work_array(part, queries, keys, dtype):
     """A function giving (heads, queries, width) arrays carved from one flat array big enough for
     the largest chunk of `part` (one allocation per thread, not per chunk)."""
     largest = max((last - first for _, first, last, _ in part), default=0)
-    flat = np.empty(largest * queries * keys, dtype)
+    flat = _buffers.empty((largest * queries * keys,), dtype)
     return lambda heads, width: flat[:heads * queries * width].reshape(heads, queries, width)
 
 
@@ -153,9 +109,9 @@ def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask
     """(out, weights) (contract: reference.attention_forward)."""
     p = _Problem(q, k, v, key_lengths, causal_offset, mask, keep, "attention_forward")
     scale, keep_scale = p.dtype(scale), p.dtype(keep_scale)
-    weights = weights_pool.take(p.q.shape[:2] + (p.queries, p.keys), q.dtype)
+    weights = _buffers.empty(p.q.shape[:2] + (p.queries, p.keys), q.dtype)
     flat_weights = weights.reshape(math.prod(weights.shape[:3]), p.keys)
-    out = _empty_like_layout(p.q, p.q.shape[:3] + (p.v.shape[3],))
+    out = _buffers.empty_like_layout(p.q, p.q.shape[:3] + (p.v.shape[3],))
     if p.keys == 0:
         out[...] = 0
     empty = np.empty(flat_weights.shape[0], np.bool_)
@@ -186,7 +142,7 @@ def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, caus
     weights = np.ascontiguousarray(weights, dtype=q.dtype).reshape(p.q.shape[:2] + (p.queries, p.keys))
     flat_weights = weights.reshape(math.prod(weights.shape[:3]), p.keys)
     grad_out = _as_heads(np.asarray(grad_out, dtype=q.dtype))
-    grad_q, grad_k, grad_v = (_empty_like_layout(a, a.shape) for a in (p.q, p.k, p.v))
+    grad_q, grad_k, grad_v = (_buffers.empty_like_layout(a) for a in (p.q, p.k, p.v))
     if p.keys == 0:
         grad_q[...] = 0
     no_empty_rows = np.zeros(1, np.bool_)  # an empty row has weights 0, so its gradient is 0 anyway

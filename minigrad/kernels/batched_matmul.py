@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import _runtime
+from . import _buffers, _runtime
 
 _runtime.prepare_numba()  # before the first @njit(cache=True)
 
@@ -93,7 +93,7 @@ def _small(a, b, batch):
     n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
     a3 = np.ascontiguousarray(a).reshape(math.prod(a.shape[:-2]), n, k)  # not -1: k may be 0
     b3 = np.ascontiguousarray(b).reshape(math.prod(b.shape[:-2]), k, m)
-    out = np.empty((int(np.prod(batch)), n, m), dtype=a.dtype)
+    out = _buffers.empty((math.prod(batch), n, m), a.dtype)
     a_index, b_index = _batch_index(a.shape[:-2], batch), _batch_index(b.shape[:-2], batch)
     if out.size:
         _runtime.launch(_small_matmul_rows, _small_matmul_parallel, (a3, b3, a_index, b_index, out),
@@ -113,7 +113,7 @@ def _split(a, b):
     work = math.prod(batch) * rows * a.shape[-1] * columns
     if work < SPLIT_MIN_WORK or _runtime.openblas_threads[1]() < 2:
         return None
-    out = np.empty(batch + (rows, columns), dtype=a.dtype)
+    out = _buffers.empty(batch + (rows, columns), a.dtype)
     if batch and batch[0] > 1:
         def pick(x, part):  # an operand without the first batch axis, or with size 1 there, is shared
             return x[part] if x.ndim - 2 == len(batch) and x.shape[0] > 1 else x
@@ -140,7 +140,10 @@ def _multiply(a, b):
     if batch is not None:
         return _small(a, b, batch)
     out = _split(a, b)
-    return np.matmul(a, b) if out is None else out
+    if out is None:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        out = np.matmul(a, b, out=_buffers.empty(shape, a.dtype))
+    return out
 
 
 def matmul(a, b):

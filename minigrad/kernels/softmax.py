@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from . import _runtime
+from . import _buffers, _runtime
 from ._checks import check_targets
 
 _runtime.prepare_numba()  # before the first @njit(cache=True)
@@ -295,7 +295,7 @@ def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, 
     x2 = _rows(x, "softmax_forward")
     allowed, allowed_row = row_mask(mask, np.shape(x))
     stops = row_key_stop(key_stop, np.shape(x))
-    out = np.empty_like(x2)
+    out = _buffers.empty(x2.shape, x2.dtype)
     empty_rows = np.empty(x2.shape[0], np.bool_)
     if x2.size:
         dtype = x2.dtype.type
@@ -317,7 +317,7 @@ def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None)
     allowed, allowed_row = row_mask(mask, np.shape(y))
     stops = row_key_stop(key_stop, np.shape(y))
     empty = np.zeros(1, np.bool_) if empty is None else np.ascontiguousarray(empty, np.bool_).reshape(-1)
-    out = np.empty_like(y2)
+    out = _buffers.empty(y2.shape, y2.dtype)
     if y2.size:
         _runtime.launch(_softmax_backward_rows, _softmax_backward_parallel,
                         (y2, g2, y2.dtype.type(scale), stops, allowed, allowed_row, empty, out),
@@ -328,7 +328,7 @@ def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None)
 def log_softmax_forward(x):
     """x - logsumexp(x) along the last axis (contract: reference.log_softmax_forward)."""
     x2 = _rows(x, "log_softmax_forward")
-    out = np.empty_like(x2)
+    out = _buffers.empty(x2.shape, x2.dtype)
     if x2.size:
         _runtime.launch(_log_softmax_rows, _log_softmax_parallel, (x2, out), x2.shape[0], x2.size)
     return out.reshape(np.shape(x))
@@ -339,7 +339,7 @@ def log_softmax_backward(y, grad_y):
     _same_shape(y, grad_y, "log_softmax_backward")
     y2 = _rows(y, "log_softmax_backward")
     g2 = _rows(np.asarray(grad_y, dtype=y2.dtype), "log_softmax_backward")
-    out = np.empty_like(y2)
+    out = _buffers.empty(y2.shape, y2.dtype)
     if y2.size:
         _runtime.launch(_log_softmax_backward_rows, _log_softmax_backward_parallel, (y2, g2, out),
                         y2.shape[0], y2.size)
@@ -351,7 +351,7 @@ def cross_entropy_forward(logits, target, ignore_index=-100):
     logits = np.asarray(logits)
     target = check_targets(logits, target, ignore_index)
     logits = _rows(logits, "cross_entropy_forward")
-    probs = np.empty_like(logits)
+    probs = _buffers.empty(logits.shape, logits.dtype)
     nll = np.empty(logits.shape[0], np.float64)
     if logits.size:
         _runtime.launch(_cross_entropy_rows, _cross_entropy_parallel,
