@@ -278,8 +278,9 @@ def main():
     args = parser.parse_args()
     import numba
 
-    print(f"numpy {np.__version__}, numba {numba.__version__} ({numba.threading_layer()} layer, "
-          f"{numba.get_num_threads()} threads), torch {torch.__version__ if torch else 'not installed'}"
+    from minigrad.kernels import _runtime
+
+    print(f"numpy {np.__version__}, numba {numba.__version__} ({_runtime.thread_summary()}), torch {torch.__version__ if torch else 'not installed'}"
           f"{f' ({torch.get_num_threads()} threads)' if torch else ''}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f}\n")
     run_cases()

@@ -75,12 +75,6 @@ def lr_factor(step):
     return RECIPE["min_ratio"] + (1 - RECIPE["min_ratio"]) * 0.5 * (1 + np.cos(np.pi * progress))
 
 
-def openblas_threads():
-    from minigrad.kernels import _runtime
-
-    return _runtime.openblas_threads[1]() if _runtime.openblas_threads else "?"
-
-
 def memory_mib():
     """(current RSS, peak RSS) of this process in MiB."""
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
@@ -122,9 +116,9 @@ class MinigradRunner:
                         use_cache=use_cache)
 
     def threads(self):
-        import numba
+        from minigrad.kernels import _runtime
 
-        return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {openblas_threads()}"
+        return _runtime.thread_summary()
 
 
 class TorchRunner:

@@ -74,15 +74,13 @@ class MinigradWorker:
         output.sum().backward()
 
     def threads(self):
-        import numba
         from minigrad.kernels import _runtime
 
-        blas_threads = _runtime.openblas_threads[1]() if _runtime.openblas_threads else "?"
         if _runtime.use_two_threads:
             layer = "each LSTM layer on 2 threads (the 2 directions, or 2 halves of the batch) x 1 OpenBLAS thread"
         else:
             layer = "LSTM directions one after the other"
-        return f"OpenBLAS {blas_threads}, numba {numba.get_num_threads()}; {layer}"
+        return f"{_runtime.thread_summary()}; {layer}"
 
 
 class TorchWorker:

@@ -156,11 +156,9 @@ class MinigradRunner:
 
     @staticmethod
     def threads():
-        import numba
         from minigrad.kernels import _runtime
 
-        blas = _runtime.openblas_threads[1]() if _runtime.openblas_threads else "?"
-        return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {blas}"
+        return _runtime.thread_summary()
 
 
 class TorchRunner:

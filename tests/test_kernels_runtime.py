@@ -111,6 +111,30 @@ def test_thread_pool_starts_on_first_parallel_kernel_and_leaves_environment_alon
     assert report == {"at_import": False, "after_kernel": True, "env_left": False, "threads": True}
 
 
+def test_thread_summary_starts_the_pool_with_sleeping_threads():
+    """A benchmark prints its threads before the first step: that must not start Numba's pool
+    with spinning threads (numba.get_num_threads() would)."""
+    report = run_python("""
+        import json, os
+        import numba
+        from numba.np.ufunc import parallel
+        from minigrad.kernels import _runtime
+        policies = []
+        launch = parallel._launch_threads
+        def recording_launch():
+            policies.append(os.environ.get("OMP_WAIT_POLICY"))
+            launch()
+        parallel._launch_threads = recording_launch
+        summary = _runtime.thread_summary()
+        again = _runtime.thread_summary()
+        print(json.dumps({"policies": policies, "same": summary == again, "summary": summary,
+                          "threads": numba.get_num_threads()}))
+    """)
+    assert report["policies"][:1] == ["PASSIVE"] and report["same"]
+    assert report["summary"].startswith(f"numba {report['threads']} (")
+    assert ", OpenBLAS " in report["summary"]
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_fork_after_import_can_run_parallel_kernels():
     """GNU OpenMP cannot be used in a child forked after it started; the pool starts lazily."""
