@@ -199,8 +199,20 @@ def test_softmax_matches_twin(seed, lead, length, dtype, scale, masked, stopped,
 @few
 @given(seed=st.integers(0, 2**32 - 1), batch=st.lists(st.integers(0, 5), min_size=1, max_size=2),
        queries=st.integers(0, 9), keys=st.integers(0, 9), features=st.integers(0, 5), dtype=st.sampled_from(FLOATS),
-       lengths=st.booleans(), causal_offset=st.sampled_from([None, 0, 2]), masked=st.booleans(), dropout=st.booleans())
-def test_attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout):
+       lengths=st.booleans(), causal_offset=st.sampled_from([None, 0, 2]), masked=st.booleans(), dropout=st.booleans(),
+       two_threads=st.booleans())
+def test_attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout,
+                                two_threads):
+    """two_threads: also small problems are dealt to two threads (else they stay on one)."""
+    saved = numba_attention.TWO_THREADS_MIN_WORK
+    numba_attention.TWO_THREADS_MIN_WORK = 0 if two_threads else saved
+    try:
+        _attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout)
+    finally:
+        numba_attention.TWO_THREADS_MIN_WORK = saved
+
+
+def _attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout):
     rng = np.random.default_rng(seed)
     batch = tuple(batch)
     q = rng.standard_normal(batch + (queries, features)).astype(dtype)

@@ -14,6 +14,7 @@ be written again. The pool keeps at most MAX_BYTES of arrays (least recently use
 first). `empty` is thread-safe.
 """
 
+import math
 import sys
 import threading
 
@@ -57,7 +58,7 @@ _pool = _Pool()
 def empty(shape, dtype):
     """np.empty(shape, dtype), C-contiguous, possibly an array used before (see the module docstring)."""
     shape, dtype = tuple(shape), np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < MIN_BYTES:
         return np.empty(shape, dtype)
     return _pool.take(nbytes).view(dtype).reshape(shape)

@@ -23,6 +23,7 @@ from .reference import attention_key_stops
 from .softmax import _softmax_backward_rows, _softmax_rows, row_mask
 
 CHUNK_BYTES = 1 << 21  # scores of one chunk of matrices: small enough to stay in L2/L3 cache
+TWO_THREADS_MIN_WORK = 1 << 18  # multiply-adds (~0.05 ms) below which a call stays on one thread
 
 
 # ---------------------------------------------------------------- layout and chunks
@@ -90,9 +91,17 @@ class _Problem:
         return self.allowed_row if self.allowed_row.shape[0] == 1 else self.allowed_row[rows]
 
     def run(self, work):
-        """work(part) over two halves of the chunks, on two threads."""
-        if self.chunks:
-            _runtime.run_tasks(work, _halves(self.chunks, self.queries, self.q.shape[3] + self.v.shape[3]))
+        """work(part) over two halves of the chunks, on two threads; small problems (one
+        generated token against its cache) on this thread, where handing half of them to
+        the other thread cost more than the arithmetic."""
+        if not self.chunks:
+            return
+        depth = self.q.shape[3] + self.v.shape[3]
+        work_size = sum((last - first) * width for _, first, last, width in self.chunks) * self.queries * depth
+        if work_size < TWO_THREADS_MIN_WORK:
+            work(self.chunks)
+        else:
+            _runtime.run_tasks(work, _halves(self.chunks, self.queries, depth))
 
 
 def _work_array(part, queries, keys, dtype):

@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from . import _buffers
 from ._runtime import PARALLEL_MIN_SIZE, chunk_count
 
 # No reassociation is needed (no sums); error_model="numpy" drops Numba's division-by-zero
@@ -182,7 +183,7 @@ def _run(x, grad, approximate, backward, name):
         raise TypeError(f"{name} expects a float32 or float64 array, got dtype {x.dtype}")
     flat = np.ascontiguousarray(x).reshape(-1)
     grad_flat = flat if grad is None else np.ascontiguousarray(grad, dtype=x.dtype).reshape(-1)
-    out = np.empty_like(flat)
+    out = _buffers.empty(flat.shape, flat.dtype)  # reused: no fresh pages to fault in
     args = (flat, grad_flat, out, approximate == "tanh", backward)
     single, parallel = (_gelu_f32, _gelu_f32_parallel) if x.dtype == np.float32 else (_gelu_f64, _gelu_f64_parallel)
     if flat.size >= PARALLEL_MIN_SIZE:

@@ -17,6 +17,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from . import _buffers
 from ._runtime import PARALLEL_MIN_SIZE, chunk_count
 
 # Reassociation lets LLVM vectorise the row sums; error_model="numpy" drops Numba's
@@ -127,7 +128,7 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     rows = _rows(x, "layer_norm_forward")
     dtype, width = rows.dtype, rows.shape[1]
     weight, bias = _affine(weight, bias, width, dtype, "layer_norm_forward")
-    out = np.empty_like(rows)
+    out = _buffers.empty(rows.shape, dtype)  # reused: no fresh pages to fault in
     mean = np.empty(rows.shape[0], dtype)
     rstd = np.empty(rows.shape[0], dtype)
     if rows.size:
@@ -153,7 +154,7 @@ def layer_norm_backward(grad_y, x, mean, rstd, weight=None):
         raise ValueError(f"layer_norm_backward expects mean and rstd of shape {np.shape(x)[:-1]}, "
                          f"got {np.shape(mean)} and {np.shape(rstd)}")
     weight = _affine(weight, None, width, dtype, "layer_norm_backward")[0]
-    grad_x = np.empty_like(rows)
+    grad_x = _buffers.empty(rows.shape, dtype)
     chunks = chunk_count(rows.shape[0]) if rows.size >= PARALLEL_MIN_SIZE else 1
     grad_weight = np.zeros((chunks, width), dtype)
     grad_bias = np.zeros((chunks, width), dtype)

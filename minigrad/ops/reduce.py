@@ -7,6 +7,7 @@ argmax) refuses an empty dim with DimError; sum gives 0, prod 1, mean nan, as to
 This module defines sum/max/min/any/all; Python's builtins of those names are not used here.
 """
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -34,7 +35,7 @@ def expand_back(grad, shape, dims, keepdim):
 
 
 def _count(shape, dims):
-    return int(np.prod([shape[d] for d in dims]))
+    return math.prod(shape[d] for d in dims)
 
 
 def refuse_empty(x, dims, op):

@@ -1,6 +1,8 @@
 """Ops that rearrange elements without changing them (reshape, permute, flip, roll, narrow ...),
 and tril/triu, which zero some. Each backward moves the gradient back the same way."""
 
+import math
+
 import numpy as np
 
 from ..errors import DimError, ShapeError
@@ -21,10 +23,10 @@ class Reshape(Function):
 
 def infer_shape(shape, size, op):
     """A shape with at most one -1, resolved for `size` elements (ShapeError if it cannot be)."""
-    known = int(np.prod([s for s in shape if s != -1]))
+    known = math.prod(s for s in shape if s != -1)
     if shape.count(-1) == 1 and known and size % known == 0:
         shape = tuple(size // known if s == -1 else s for s in shape)
-    if shape.count(-1) or any(s < 0 for s in shape) or int(np.prod(shape)) != size:
+    if shape.count(-1) or any(s < 0 for s in shape) or math.prod(shape) != size:
         raise ShapeError(f"{op}: cannot view {size} elements as shape {shape}")
     return shape
 
@@ -119,7 +121,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     start, end = normalize_dim(start_dim, x.ndim, "flatten"), normalize_dim(end_dim, x.ndim, "flatten")
     if start > end:
         raise DimError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {x.shape})")
-    return reshape(x, x.shape[:start] + (int(np.prod(x.shape[start:end + 1])),) + x.shape[end + 1:])
+    return reshape(x, x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:])
 
 
 def unflatten(x, dim, sizes):

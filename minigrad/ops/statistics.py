@@ -2,6 +2,8 @@
 and norm. Each is one Function whose backward is torch's, including where the formula
 divides by zero (std and norm of all-zero inputs have gradient 0, not nan)."""
 
+import math
+
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError
@@ -23,7 +25,7 @@ class Variance(Function):
 
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim, root):
-        count = int(np.prod([x.shape[d] for d in dims]))
+        count = math.prod(x.shape[d] for d in dims)
         dof = x.dtype.type(np.maximum(count - correction, 0))
         with np.errstate(invalid="ignore", divide="ignore"):  # no elements, or N <= correction: nan/inf
             centered = x - x.sum(axis=dims, keepdims=True) / x.dtype.type(count)
