@@ -232,6 +232,31 @@ def _attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths
         close(ours, theirs, dtype)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("queries, keys, causal_offset, lengths", [
+    (130, 130, 0, False),   # causal
+    (128, 128, 0, True),    # causal and key lengths
+    (70, 200, 130, False),  # the last 70 positions against a cache of 130 earlier keys
+    (150, 150, None, True),  # key lengths only
+])
+def test_attention_of_model_sized_problems_matches_twin(dtype, queries, keys, causal_offset, lengths):
+    """Problems big enough for two threads and several chunks, causal and with a cache offset."""
+    rng = np.random.default_rng(queries + keys)
+    q = rng.standard_normal((2, 3, queries, 8)).astype(dtype)
+    k = rng.standard_normal((2, 3, keys, 8)).astype(dtype)
+    v = rng.standard_normal((2, 3, keys, 5)).astype(dtype)
+    key_lengths = np.array([[keys], [keys // 3]]) if lengths else None
+    settings = dict(key_lengths=key_lengths, causal_offset=causal_offset)
+    out, weights = numba_attention.attention_forward(q, k, v, 0.3, **settings)
+    twin_out, twin_weights = reference.attention_forward(q, k, v, 0.3, **settings)
+    close(weights, twin_weights, dtype)
+    close(out, twin_out, dtype)
+    grad_out = rng.standard_normal(out.shape).astype(dtype)
+    for ours, theirs in zip(numba_attention.attention_backward(q, k, v, weights, grad_out, 0.3, **settings),
+                            reference.attention_backward(q, k, v, twin_weights, grad_out, 0.3, **settings)):
+        close(ours, theirs, dtype)
+
+
 def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
     """q, k, v as (B, H, T, dh) views of (B, T, H, dh) arrays (how SelfAttention splits heads):
     same numbers as the twin, and the results come back in that layout (no copies needed)."""
