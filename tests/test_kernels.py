@@ -395,6 +395,41 @@ def test_big_stacks_split_over_two_threads_with_broadcast_batch(dtype, monkeypat
         set_threads(saved)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n, k, m, transposed", [(0, 3, 4, False), (5, 0, 2, False), (3, 4, 0, False),
+                                                  (7, 5, 3, False), (256, 32, 48, False), (256, 32, 48, True)])
+def test_matmul_grads_match_twin(dtype, threads, n, k, m, transposed):
+    """Both gradients at once: each product whole on its own thread when big enough (and
+    OpenBLAS's thread count can be set), else one after the other; b may be a transposed view
+    (nn.Linear's weight.T)."""
+    if threads == 2 and kernels._runtime.openblas_threads is None:
+        pytest.skip("numpy's OpenBLAS thread count cannot be set")
+    rng = np.random.default_rng(n * 100 + k * 10 + m)
+    a = rng.standard_normal((n, k)).astype(dtype)
+    b = rng.standard_normal((m, k)).astype(dtype).T if transposed else rng.standard_normal((k, m)).astype(dtype)
+    grad = rng.standard_normal((n, m)).astype(dtype)
+    saved_work = numba_matmul.SPLIT_MIN_WORK
+    saved_threads = kernels._runtime.openblas_threads[1]() if kernels._runtime.openblas_threads else None
+    try:
+        if saved_threads is not None:
+            kernels._runtime.openblas_threads[0](threads)
+        numba_matmul.SPLIT_MIN_WORK = 1 << 10
+        grad_a, grad_b = numba_matmul.matmul_grads(a, b, grad)
+    finally:
+        numba_matmul.SPLIT_MIN_WORK = saved_work
+        if saved_threads is not None:
+            kernels._runtime.openblas_threads[0](saved_threads)
+    expected_a, expected_b = reference.matmul_grads(a, b, grad)
+    assert grad_a.shape == (n, k) and grad_b.shape == (k, m)
+    close(grad_a, expected_a, dtype)
+    close(grad_b, expected_b, dtype)
+    np.testing.assert_allclose(expected_a, grad @ b.T, rtol=1e-5)  # the twin against the formula
+    np.testing.assert_allclose(expected_b, a.T @ grad, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"matmul_grads expects a \(n, k\), b \(k, m\) and grad \(n, m\)"):
+        numba_matmul.matmul_grads(a, b, np.zeros((n + 1, m), dtype))
+
+
 @few
 @given(seed=st.integers(0, 2**32 - 1), shape=st.lists(st.integers(1, 7), min_size=1, max_size=3),
        dtype=st.sampled_from(FLOATS), decay=st.sampled_from([0.0, 0.01]), steps=st.integers(1, 3))

@@ -33,6 +33,11 @@ def matmul_grad_b(a, grad):
     return np.matmul(np.swapaxes(a, -1, -2), grad)
 
 
+def matmul_grads(a, b, grad):
+    """Both gradients of a (n, k) @ b (k, m): (grad @ b^T (n, k), a^T @ grad (k, m))."""
+    return matmul_grad_a(grad, b), matmul_grad_b(a, grad)
+
+
 # ---------------------------------------------------------------- softmax family
 
 def _allowed_keys(shape, mask, key_stop):

@@ -29,8 +29,11 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        if b.ndim == 2 and a.ndim > 2:
-            rows, grad_rows = _rows(a), _rows(grad)
+        if b.ndim == 2:
+            rows, grad_rows = (_rows(a), _rows(grad)) if a.ndim > 2 else (a, grad)
+            if all(ctx.needs_input_grad):
+                grad_a, grad_b = kernels.matmul_grads(rows, b, grad_rows)  # the two at once
+                return grad_a.reshape(a.shape), grad_b
             grad_a = kernels.matmul_grad_a(grad_rows, b).reshape(a.shape) if ctx.needs_input_grad[0] else None
             grad_b = kernels.matmul_grad_b(rows, grad_rows) if ctx.needs_input_grad[1] else None
             return grad_a, grad_b
