@@ -445,6 +445,22 @@ def test_adam_matches_twin(seed, shape, dtype, decay, steps):
         close(mine, theirs, dtype)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("size", [numba_adam.PARALLEL_MIN_SIZE - 1, numba_adam.PARALLEL_MIN_SIZE + 3])
+def test_adam_serial_and_parallel_paths_match_twin(dtype, size):
+    """Both sides of the parallel threshold, the same numbers as the twin (to rounding:
+    both compute in the parameter's dtype, vectorised or not)."""
+    rng = np.random.default_rng(size)
+    state = [rng.standard_normal(size).astype(dtype), np.zeros(size, dtype), np.zeros(size, dtype)]
+    twin = [array.copy() for array in state]
+    for step in (1, 2):
+        grad = rng.standard_normal(size).astype(dtype)
+        numba_adam.adam_update(state[0], grad, state[1], state[2], step, 1e-2, 0.9, 0.999, 1e-8, 0.01)
+        reference.adam_update(twin[0], grad, twin[1], twin[2], step, 1e-2, 0.9, 0.999, 1e-8, 0.01)
+    for mine, theirs in zip(state, twin):
+        close(mine, theirs, dtype)
+
+
 @few
 @given(seed=st.integers(0, 2**32 - 1), index_shape=st.lists(st.integers(0, 6), min_size=1, max_size=3),
        num_embeddings=st.integers(1, 12), dim=st.integers(1, 9), dtype=st.sampled_from(FLOATS),

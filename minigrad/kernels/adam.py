@@ -10,8 +10,14 @@ from . import _runtime
 
 _runtime.prepare_numba()  # before the first @njit(cache=True)
 
+# At 0.7 ns per float32 element on one thread, a parallel launch pays only from about a
+# million elements (65,536: 45 us serial, 122 us parallel; 262,144: 168 vs 186 us).
+PARALLEL_MIN_SIZE = 1 << 20
 
-@njit(cache=True)
+
+# error_model="numpy": no division-by-zero check, which kept the loop scalar (7 ns per element,
+# now 1-2 ns); the arithmetic is unchanged (no fastmath: IEEE division and sqrt, no FMA).
+@njit(cache=True, error_model="numpy")
 def _adam_range(param, grad, exp_avg, exp_avg_sq, step_size, beta1, beta2, one_minus_beta1,
                 one_minus_beta2, eps, weight_decay, sqrt_bias_correction2, start, stop):
     """Adam on elements start..stop-1 of 1-D arrays of one dtype; scalars are of that dtype.
@@ -21,7 +27,11 @@ def _adam_range(param, grad, exp_avg, exp_avg_sq, step_size, beta1, beta2, one_m
     param -= step_size * exp_avg / (sqrt(exp_avg_sq) / sqrt_bias_correction2 + eps).
     Writes param, exp_avg, exp_avg_sq in place, nothing else.
     """
-    for i in range(start, stop):
+    # Slices and a loop from 0: an index that cannot be negative needs no wraparound check,
+    # so the loop vectorises.
+    param, grad = param[start:stop], grad[start:stop]
+    exp_avg, exp_avg_sq = exp_avg[start:stop], exp_avg_sq[start:stop]
+    for i in range(param.shape[0]):
         g = grad[i] + weight_decay * param[i]
         m = beta1 * exp_avg[i] + one_minus_beta1 * g
         v = beta2 * exp_avg_sq[i] + one_minus_beta2 * (g * g)
@@ -69,4 +79,7 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, w
             scalar(lr / (1 - beta1 ** step)), scalar(beta1), scalar(beta2),
             scalar(1 - beta1), scalar(1 - beta2), scalar(eps), scalar(weight_decay),
             scalar(np.sqrt(1 - beta2 ** step)))
-    _runtime.launch(_adam_range, _adam_parallel, args, flat_param.size)
+    if flat_param.size < PARALLEL_MIN_SIZE:
+        _adam_range(*args, 0, flat_param.size)
+    else:
+        _adam_parallel(*args, _runtime.chunk_bounds(flat_param.size))
