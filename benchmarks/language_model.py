@@ -38,7 +38,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: make `minigrad`, `nn` and `examples` importable
 from examples.language_model import corpus  # noqa: E402  (numpy only: imports neither framework)
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "aclImdb-labelled.tar.gz"
 EVALUATION_BATCHES = 20  # as train.py: 20 x 32 x 128 characters of held-out text
 RECIPE = dict(lr=3e-3, weight_decay=0.01, warmup=100, total_steps=1000, min_ratio=0.1, clip=1.0,
               batch_size=32, seed=0)
@@ -46,7 +45,7 @@ RECIPE = dict(lr=3e-3, weight_decay=0.01, warmup=100, total_steps=1000, min_rati
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA), help="IMDB tarball or folder (default: %(default)s)")
+    parser.add_argument("--data", help="IMDB tarball or folder (default: the examples' cache folder, else download)")
     parser.add_argument("--parts", default="training,speed,memory,generation")
     parser.add_argument("--steps", type=int, default=1000, help="training steps (train.py's default run: 1000)")
     parser.add_argument("--eval-every", type=int, default=100, help="validation loss every this many steps")

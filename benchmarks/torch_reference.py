@@ -30,14 +30,13 @@ import minigrad as mg  # noqa: E402  (before torch: see README, "Threads")
 from examples.sentiment import data, preprocess, train  # noqa: E402
 from examples.sentiment.model import POOLINGS, SentimentModel  # noqa: E402
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "aclImdb-labelled.tar.gz"
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", default="dot", choices=POOLINGS)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--data", help="IMDB tarball or folder (default: the examples' cache folder)")
     parser.add_argument("--out", default="runs/torch-reference")
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: PyTorch's default)")
     return parser.parse_args(argv)
