@@ -5,21 +5,16 @@ with phi(x) = exp(-x^2 / 2) / sqrt(2 pi). numpy has no erf, and Numba's math.erf
 scalar libm call (11 ns per element measured: 23 ms for the (32, 128, 512) activations of
 one feed-forward layer, where PyTorch takes 9 ms on 2 threads).
 
-float32 therefore uses plain arithmetic that LLVM vectorises (2.2 ms for the same array,
-one thread): Phi from Abramowitz & Stegun's formula 7.1.26 (Handbook of Mathematical
-Functions, 1964), erfc(z) = t (a1 + t (a2 + ... + t a5)) exp(-z^2) with t = 1 / (1 + p z)
-for z >= 0, absolute error <= 1.5e-7 (PyTorch's vectorised float32 erf uses the same
-formula). Phi(x) = erfc(-x / sqrt 2) / 2 is evaluated from whichever tail is small, so
-there is no cancellation for negative x. exp(-x^2 / 2) is also phi's, so forward and
-backward make one exp each, computed in blocks by exp_nonpositive below. The tanh form
-uses 1 + tanh(u) = 2 / (1 + e) or 2 e / (1 + e) with e = exp(-2 |u|), whichever has no
-cancellation (u >= 0 or u < 0).
+float32 therefore uses plain arithmetic that LLVM vectorises (1.3 ms for the same array
+on 2 threads, forward or backward): Phi from Abramowitz & Stegun's formula 7.1.26 (Handbook
+of Mathematical Functions, 1964), erfc(z) = t (a1 + t (a2 + ... + t a5)) exp(-z^2) with
+t = 1 / (1 + p z) for z >= 0, absolute error <= 1.5e-7 (PyTorch's vectorised float32 erf uses
+the same formula). Phi(x) = erfc(-x / sqrt 2) / 2 is evaluated from whichever tail is small,
+so there is no cancellation for negative x. exp(-x^2 / 2) is also phi's, so forward and
+backward make one exp each, kernels/_exp.py's fast_exp inside the loop (a separate pass of
+exps over blocks of 512 took 1.5x as long). The tanh form uses 1 + tanh(u) = 2 / (1 + e) or
+2 e / (1 + e) with e = exp(-2 |u|), whichever has no cancellation (u >= 0 or u < 0).
 float64 (gradient checks, reference runs) uses math.erfc / math.tanh: exact to rounding.
-
-exp_nonpositive is the Cephes expf polynomial also used in softmax.py. It is repeated
-here, not imported, because Numba's on-disk cache of a kernel is invalidated only by
-changes to the kernel's own file: a kernel compiled against softmax.py's exp would keep
-an old copy of it after softmax.py changed.
 """
 
 import math
@@ -28,45 +23,21 @@ import numpy as np
 from numba import njit, prange
 
 from . import _buffers
+from ._exp import fast_exp
 from ._runtime import PARALLEL_MIN_SIZE, chunk_count
 
 # No reassociation is needed (no sums); error_model="numpy" drops Numba's division-by-zero
 # check, which would keep the loops scalar.
 FAST = {"contract", "nsz", "arcp"}
-BLOCK = 512  # elements per exp block: the work arrays stay in L1 cache
+BLOCK = 512  # the parallel chunks are multiples of this many elements
 
 SQRT_HALF = 0.7071067811865476
 INV_SQRT_2PI = 0.3989422804014327
 TANH_SCALE = 0.7978845608028654  # sqrt(2 / pi)
 TANH_CUBIC = 0.044715
-LOG2E = 1.4426950408889634
 # Abramowitz & Stegun 7.1.26
 ERFC_P = 0.3275911
 ERFC_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-
-
-@njit(cache=True, fastmath=False)  # explicit: the range reduction must not be reassociated
-def _exp_nonpositive(values, scratch):
-    """values[j] = exp(values[j]) in place for float32 values <= 0 (NaN propagates);
-    below -87.3 the result is 0. scratch: a float32 work row at least as long."""
-    two_to_n = scratch.view(np.int32)
-    for j in range(values.shape[0]):
-        t = values[j]
-        underflow = t < np.float32(-87.3)
-        c = max(t, np.float32(-87.3))
-        n = np.floor(c * np.float32(LOG2E) + np.float32(0.5))
-        r = c - n * np.float32(0.693359375) - n * np.float32(-2.12194440e-4)
-        p = np.float32(1.9875691500e-4)
-        p = p * r + np.float32(1.3981999507e-3)
-        p = p * r + np.float32(8.3334519073e-3)
-        p = p * r + np.float32(4.1665795894e-2)
-        p = p * r + np.float32(1.6666665459e-1)
-        p = p * r + np.float32(5.0000001201e-1)
-        p = p * r * r + r + np.float32(1.0)
-        values[j] = np.float32(0.0) if underflow else (p if t == t else t)
-        two_to_n[j] = (np.int32(n) + np.int32(127)) << 23
-    for j in range(values.shape[0]):
-        values[j] *= scratch[j]
 
 
 @njit(cache=True, fastmath=FAST, error_model="numpy")
@@ -95,42 +66,34 @@ def _tanh_terms_f32(v, e):
 def _gelu_f32(x, grad, out, tanh_form, backward, start, stop):
     """float32, elements start..stop-1 of 1-D x: out = gelu(x), or with backward=True
     out = grad * gelu'(x). tanh_form selects the tanh approximation. The four cases are four
-    separate loops: a branch inside the loop would keep LLVM from vectorising it (2.5x slower)."""
-    e = np.empty(BLOCK, np.float32)
-    scratch = np.empty(BLOCK, np.float32)
+    separate loops, each from 0 over slices: a branch inside the loop, or an index that might
+    be negative, would keep LLVM from vectorising it."""
+    x, grad, out = x[start:stop], grad[start:stop], out[start:stop]
     half = np.float32(0.5)
-    for block in range(start, stop, BLOCK):
-        size = min(BLOCK, stop - block)
-        values, exps = x[block:block + size], e[:size]
-        result, gradient = out[block:block + size], grad[block:block + size]
-        if tanh_form:
-            for j in range(size):
-                v = values[j]
-                exps[j] = np.float32(-2 * TANH_SCALE) * abs(v + np.float32(TANH_CUBIC) * v * v * v)
-        else:
-            for j in range(size):
-                exps[j] = -half * values[j] * values[j]
-        _exp_nonpositive(exps, scratch[:size])
-        if tanh_form and backward:
-            for j in range(size):
-                v = values[j]
-                one_plus, one_minus_squared = _tanh_terms_f32(v, exps[j])
-                slope = np.float32(TANH_SCALE) * (np.float32(1) + np.float32(3 * TANH_CUBIC) * v * v)
-                result[j] = gradient[j] * (half * one_plus + half * v * one_minus_squared * slope)
-        elif tanh_form:
-            for j in range(size):
-                result[j] = half * values[j] * _tanh_terms_f32(values[j], exps[j])[0]
-        elif backward:
-            for j in range(size):
-                v = values[j]
-                tail = _normal_tail_f32(v, exps[j])
-                cdf = np.float32(1) - tail if v >= 0 else tail
-                result[j] = gradient[j] * (cdf + v * exps[j] * np.float32(INV_SQRT_2PI))
-        else:
-            for j in range(size):
-                v = values[j]
-                tail = _normal_tail_f32(v, exps[j])
-                result[j] = v * (np.float32(1) - tail if v >= 0 else tail)
+    if tanh_form and backward:
+        for j in range(x.shape[0]):
+            v = x[j]
+            e = fast_exp(np.float32(-2 * TANH_SCALE) * abs(v + np.float32(TANH_CUBIC) * v * v * v))
+            one_plus, one_minus_squared = _tanh_terms_f32(v, e)
+            slope = np.float32(TANH_SCALE) * (np.float32(1) + np.float32(3 * TANH_CUBIC) * v * v)
+            out[j] = grad[j] * (half * one_plus + half * v * one_minus_squared * slope)
+    elif tanh_form:
+        for j in range(x.shape[0]):
+            v = x[j]
+            e = fast_exp(np.float32(-2 * TANH_SCALE) * abs(v + np.float32(TANH_CUBIC) * v * v * v))
+            out[j] = half * v * _tanh_terms_f32(v, e)[0]
+    elif backward:
+        for j in range(x.shape[0]):
+            v = x[j]
+            gaussian = fast_exp(-half * v * v)
+            tail = _normal_tail_f32(v, gaussian)
+            cdf = np.float32(1) - tail if v >= 0 else tail
+            out[j] = grad[j] * (cdf + v * gaussian * np.float32(INV_SQRT_2PI))
+    else:
+        for j in range(x.shape[0]):
+            v = x[j]
+            tail = _normal_tail_f32(v, fast_exp(-half * v * v))
+            out[j] = v * (np.float32(1) - tail if v >= 0 else tail)
 
 
 @njit(cache=True)
