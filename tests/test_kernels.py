@@ -233,19 +233,26 @@ def _attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("one_matrix_chunks", [False, True])
 @pytest.mark.parametrize("queries, keys, causal_offset, lengths", [
-    (130, 130, 0, False),   # causal
-    (128, 128, 0, True),    # causal and key lengths
-    (70, 200, 130, False),  # the last 70 positions against a cache of 130 earlier keys
-    (150, 150, None, True),  # key lengths only
+    (130, 130, 0, None),          # causal: chunks of whole batch entries
+    (128, 128, 0, "entries"),     # causal and a key length per batch entry
+    (70, 200, 130, None),         # the last 70 positions against a cache of 130 earlier keys
+    (150, 150, None, "heads"),    # a key length per head: an entry's heads split into chunks
 ])
-def test_attention_of_model_sized_problems_matches_twin(dtype, queries, keys, causal_offset, lengths):
-    """Problems big enough for two threads and several chunks, causal and with a cache offset."""
+def test_attention_of_model_sized_problems_matches_twin(dtype, one_matrix_chunks, queries, keys, causal_offset,
+                                                        lengths, monkeypatch):
+    """Problems big enough for two threads and chunks of several batch entries, causal, with a
+    cache offset, key lengths per entry or per head; also with one matrix per chunk."""
+    if one_matrix_chunks:
+        monkeypatch.setattr(numba_attention, "CHUNK_BYTES", 1)
+        monkeypatch.setattr(numba_attention, "BACKWARD_CHUNK_BYTES", 1)
     rng = np.random.default_rng(queries + keys)
-    q = rng.standard_normal((2, 3, queries, 8)).astype(dtype)
-    k = rng.standard_normal((2, 3, keys, 8)).astype(dtype)
-    v = rng.standard_normal((2, 3, keys, 5)).astype(dtype)
-    key_lengths = np.array([[keys], [keys // 3]]) if lengths else None
+    q = rng.standard_normal((4, 3, queries, 8)).astype(dtype)
+    k = rng.standard_normal((4, 3, keys, 8)).astype(dtype)
+    v = rng.standard_normal((4, 3, keys, 5)).astype(dtype)
+    key_lengths = {None: None, "entries": np.array([[keys], [keys], [keys // 3], [keys]]),
+                   "heads": np.array([[keys, keys // 2, 7], [3, keys, keys], [0, 0, 0], [keys] * 3])}[lengths]
     settings = dict(key_lengths=key_lengths, causal_offset=causal_offset)
     out, weights = numba_attention.attention_forward(q, k, v, 0.3, **settings)
     twin_out, twin_weights = reference.attention_forward(q, k, v, 0.3, **settings)
@@ -255,6 +262,15 @@ def test_attention_of_model_sized_problems_matches_twin(dtype, queries, keys, ca
     for ours, theirs in zip(numba_attention.attention_backward(q, k, v, weights, grad_out, 0.3, **settings),
                             reference.attention_backward(q, k, v, twin_weights, grad_out, 0.3, **settings)):
         close(ours, theirs, dtype)
+
+
+def test_attention_chunks_merge_whole_entries_of_one_width():
+    """Chunks: whole batch entries while their heads need the same keys (up to the size limit),
+    heads of an entry apart where they differ."""
+    stops = np.full((5, 2, 4), 4)
+    stops[2, 1] = 2  # entry 2: its two heads need 4 and 2 keys
+    chunks = numba_attention._chunks(stops, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4)  # at most 4 matrices
+    assert chunks == [(0, 2, 0, 2, 4), (2, 3, 0, 1, 4), (2, 3, 1, 2, 2), (3, 5, 0, 2, 4)]
 
 
 def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
