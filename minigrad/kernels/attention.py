@@ -24,8 +24,9 @@ from .softmax import _softmax_backward_rows, _softmax_rows, row_mask
 
 # Scores of one chunk of matrices, small enough to stay in cache. The backward pass keeps two
 # such arrays (the weights and their gradient) through five passes: smaller chunks measured
-# best there (the causal LM's attention, (32, 4, 128, 32): backward 7.5 ms with 512 KB chunks,
-# 9.3 with 2 MB ones; forward 5.3 ms with 2 MB, 7.2 with 256 KB).
+# a little better there (the causal LM's attention, (32, 4, 128, 32), median of 25 interleaved
+# calls: backward 9.95 ms with 512 KB chunks, 10.25 with 2 MB; forward 6.87 ms with 2 MB,
+# 7.12 with 512 KB).
 CHUNK_BYTES = 1 << 21
 BACKWARD_CHUNK_BYTES = 1 << 19
 TWO_THREADS_MIN_WORK = 1 << 18  # multiply-adds (~0.05 ms) below which a call stays on one thread
