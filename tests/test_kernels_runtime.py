@@ -38,6 +38,10 @@ def test_launch_runs_serial_below_the_threshold_and_chunks_above():
     _runtime.launch(serial, parallel, ("c",), 10, size=_runtime.PARALLEL_MIN_SIZE)
     assert calls[:2] == [("serial", "a", 0, 10), ("serial", "b", 0, 10)]
     assert calls[2][:2] == ("parallel", "c") and calls[2][2] == _runtime.chunk_bounds(10).tolist()
+    threshold = _runtime.PARALLEL_MIN_SIZE
+    _runtime.launch(serial, parallel, ("d",), 10, size=threshold, min_size=threshold + 1)
+    _runtime.launch(serial, parallel, ("e",), 10, size=99, min_size=99)  # a kernel's own threshold
+    assert calls[3] == ("serial", "d", 0, 10) and calls[4][:2] == ("parallel", "e")
 
 
 def test_run_tasks_gives_results_in_order_and_restores_openblas(monkeypatch):

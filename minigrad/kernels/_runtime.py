@@ -44,14 +44,14 @@ def chunk_bounds(rows):
     return np.arange(chunks + 1, dtype=np.int64) * rows // chunks
 
 
-def launch(serial, parallel, args, rows, size=None):
+def launch(serial, parallel, args, rows, size=None, min_size=PARALLEL_MIN_SIZE):
     """Run a row kernel over rows 0..rows-1: `serial(*args, 0, rows)` when the work is small
-    (size elements, default rows, below PARALLEL_MIN_SIZE), else `parallel(*args, bounds)`,
-    whose prange loop runs `serial(*args, bounds[c], bounds[c + 1])` for each chunk c.
+    (size elements, default rows, below min_size), else `parallel(*args, bounds)`, whose
+    prange loop runs `serial(*args, bounds[c], bounds[c + 1])` for each chunk c.
 
     The two are separate kernels because Numba cannot cache a driver that takes the
     row kernel as an argument."""
-    if (rows if size is None else size) < PARALLEL_MIN_SIZE:
+    if (rows if size is None else size) < min_size:
         serial(*args, 0, rows)
     else:
         parallel(*args, chunk_bounds(rows))

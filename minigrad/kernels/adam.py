@@ -79,7 +79,4 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, w
             scalar(lr / (1 - beta1 ** step)), scalar(beta1), scalar(beta2),
             scalar(1 - beta1), scalar(1 - beta2), scalar(eps), scalar(weight_decay),
             scalar(np.sqrt(1 - beta2 ** step)))
-    if flat_param.size < PARALLEL_MIN_SIZE:
-        _adam_range(*args, 0, flat_param.size)
-    else:
-        _adam_parallel(*args, _runtime.chunk_bounds(flat_param.size))
+    _runtime.launch(_adam_range, _adam_parallel, args, flat_param.size, min_size=PARALLEL_MIN_SIZE)

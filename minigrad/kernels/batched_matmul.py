@@ -101,17 +101,20 @@ def _small(a, b, batch):
     return out.reshape(batch + (n, m))
 
 
+def _worth_two_threads(work):
+    """True when `work` multiply-adds are enough to deal out to two threads with one OpenBLAS
+    thread each, and OpenBLAS's thread count can be set and is not one anyway."""
+    return (_runtime.openblas_threads is not None and _runtime.use_two_threads and work >= SPLIT_MIN_WORK
+            and _runtime.openblas_threads[1]() >= 2)
+
+
 def _split(a, b):
     """np.matmul(a, b) dealt out in two halves to two threads with one OpenBLAS thread each
     (_runtime.run_tasks): a stack of products by its first batch axis, one product by the
-    longer side of its result. None when the product is too small to be worth it, or when
-    OpenBLAS runs on one thread anyway."""
-    if _runtime.openblas_threads is None or not _runtime.use_two_threads:
-        return None
+    longer side of its result. None unless _worth_two_threads."""
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # raises on mismatched batch dims
     rows, columns = a.shape[-2], b.shape[-1]
-    work = math.prod(batch) * rows * a.shape[-1] * columns
-    if work < SPLIT_MIN_WORK or _runtime.openblas_threads[1]() < 2:
+    if not _worth_two_threads(math.prod(batch) * rows * a.shape[-1] * columns):
         return None
     out = _buffers.empty(batch + (rows, columns), a.dtype)
     if batch and batch[0] > 1:
@@ -180,8 +183,7 @@ def matmul_grads(a, b, grad):
     if a.ndim != 2 or b.ndim != 2 or grad.shape != (a.shape[0], b.shape[1]):
         raise ValueError(f"matmul_grads expects a (n, k), b (k, m) and grad (n, m); got shapes {a.shape}, "
                          f"{b.shape}, {grad.shape}")
-    if (_runtime.openblas_threads is None or not _runtime.use_two_threads
-            or a.size * b.shape[1] < SPLIT_MIN_WORK or _runtime.openblas_threads[1]() < 2):
+    if not _worth_two_threads(a.size * b.shape[1]):
         return matmul_grad_a(grad, b), matmul_grad_b(a, grad)
     grad_a, grad_b = _buffers.empty(a.shape, a.dtype), _buffers.empty(b.shape, a.dtype)
 

@@ -22,7 +22,7 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        if b.ndim == 2 and a.ndim > 2:
+        if b.ndim == 2:
             return kernels.matmul(_rows(a), b).reshape(a.shape[:-1] + b.shape[1:])
         return kernels.matmul(a, b)
 
@@ -30,7 +30,7 @@ class MatMul(Function):
     def backward(ctx, grad):
         a, b = ctx.saved
         if b.ndim == 2:
-            rows, grad_rows = (_rows(a), _rows(grad)) if a.ndim > 2 else (a, grad)
+            rows, grad_rows = _rows(a), _rows(grad)
             if all(ctx.needs_input_grad):
                 grad_a, grad_b = kernels.matmul_grads(rows, b, grad_rows)  # the two at once
                 return grad_a.reshape(a.shape), grad_b
