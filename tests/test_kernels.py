@@ -221,14 +221,20 @@ def _attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths
     key_lengths = rng.integers(0, keys + 1, batch[:1] + (1,) * (len(batch) - 1)) if lengths else None
     mask = rng.random(batch[-1:] + (1, keys)) < 0.7 if masked else None
     keep = rng.random(batch + (queries, keys)) < 0.8 if dropout else None
-    settings = dict(key_lengths=key_lengths, causal_offset=causal_offset, mask=mask, keep=keep, keep_scale=1.25)
-    out, weights = numba_attention.attention_forward(q, k, v, 0.7, **settings)
-    twin_out, twin_weights = reference.attention_forward(q, k, v, 0.7, **settings)
+    attention_matches_twin(rng, q, k, v, 0.7, dtype, key_lengths=key_lengths, causal_offset=causal_offset,
+                           mask=mask, keep=keep, keep_scale=1.25)
+
+
+def attention_matches_twin(rng, q, k, v, scale, dtype, **settings):
+    """The Numba attention kernels give the twin's weights, output and gradients (for a random
+    output gradient drawn from rng)."""
+    out, weights = numba_attention.attention_forward(q, k, v, scale, **settings)
+    twin_out, twin_weights = reference.attention_forward(q, k, v, scale, **settings)
     close(weights, twin_weights, dtype)
     close(out, twin_out, dtype)
     grad_out = rng.standard_normal(out.shape).astype(dtype)
-    for ours, theirs in zip(numba_attention.attention_backward(q, k, v, weights, grad_out, 0.7, **settings),
-                            reference.attention_backward(q, k, v, twin_weights, grad_out, 0.7, **settings)):
+    for ours, theirs in zip(numba_attention.attention_backward(q, k, v, weights, grad_out, scale, **settings),
+                            reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings)):
         close(ours, theirs, dtype)
 
 
@@ -253,15 +259,7 @@ def test_attention_of_model_sized_problems_matches_twin(dtype, one_matrix_chunks
     v = rng.standard_normal((4, 3, keys, 5)).astype(dtype)
     key_lengths = {None: None, "entries": np.array([[keys], [keys], [keys // 3], [keys]]),
                    "heads": np.array([[keys, keys // 2, 7], [3, keys, keys], [0, 0, 0], [keys] * 3])}[lengths]
-    settings = dict(key_lengths=key_lengths, causal_offset=causal_offset)
-    out, weights = numba_attention.attention_forward(q, k, v, 0.3, **settings)
-    twin_out, twin_weights = reference.attention_forward(q, k, v, 0.3, **settings)
-    close(weights, twin_weights, dtype)
-    close(out, twin_out, dtype)
-    grad_out = rng.standard_normal(out.shape).astype(dtype)
-    for ours, theirs in zip(numba_attention.attention_backward(q, k, v, weights, grad_out, 0.3, **settings),
-                            reference.attention_backward(q, k, v, twin_weights, grad_out, 0.3, **settings)):
-        close(ours, theirs, dtype)
+    attention_matches_twin(rng, q, k, v, 0.3, dtype, key_lengths=key_lengths, causal_offset=causal_offset)
 
 
 def test_attention_chunks_merge_whole_entries_of_one_width():
