@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workers import Worker, interleaved_times, serve, timed  # noqa: E402
+from workers import serve, side_by_side, timed  # noqa: E402
 
 CALLS_PER_TIMING = 10
 ROWS = (256, 1024)
@@ -91,20 +91,9 @@ def main():
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker, args.torch_threads)
-    workers = {name: Worker([sys.executable, __file__, "--worker", name, "--torch-threads", str(args.torch_threads)])
-               for name in ("minigrad", "torch")}
     rows = ["| op (forward + backward, float32) | minigrad ms | torch ms | torch / minigrad |", "|---|---|---|---|"]
-    try:
-        print(f"{'case':40s} {'minigrad ms':>12s} {'torch ms':>10s} {'torch/minigrad':>15s}")
-        for case in CASES:
-            times = interleaved_times({name: (w, {"case": case}) for name, w in workers.items()}, warmup=2,
-                                      repeats=args.rounds)
-            ours, theirs = (np.median(times[name]) * 1e3 / CALLS_PER_TIMING for name in ("minigrad", "torch"))
-            print(f"{case:40s} {ours:12.3f} {theirs:10.3f} {theirs / ours:15.2f}", flush=True)
-            rows.append(f"| {case} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f} |")
-    finally:
-        for w in workers.values():
-            w.close()
+    for case, ours, theirs in side_by_side(__file__, CASES, args.rounds, args.torch_threads, CALLS_PER_TIMING, 40):
+        rows.append(f"| {case} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f} |")
     if args.markdown:
         Path(args.markdown).write_text("\n".join(rows) + "\n")
 

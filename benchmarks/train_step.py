@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workers import Worker, interleaved_times, serve, timed
+from workers import Worker, interleaved_times, save_report, serve, timed
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: make `minigrad`, `nn` and `examples` importable
@@ -417,8 +417,7 @@ def main(argv=None):
     table = report(args, source, batch, check, timings, memory)
     print("\n" + table + f"\n({time.perf_counter() - started:.0f} s in all)")
     if args.markdown:
-        command = f"python benchmarks/{Path(__file__).name} {' '.join(argv or sys.argv[1:])}"
-        Path(args.markdown).write_text(f"`{command}`\n\n{table}")
+        save_report(args.markdown, __file__, argv or sys.argv[1:], table)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,11 @@ Requests and answers are JSON objects, one per line on the child's stdin and std
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 
 class Worker:
@@ -75,3 +77,31 @@ def interleaved_times(requests, warmup, repeats, progress=None):
         if progress:
             progress({name: seconds[-1] for name, seconds in times.items()})
     return times
+
+
+def side_by_side(script, cases, rounds, torch_threads, calls_per_timing, width):
+    """The parent of a per-case benchmark (ops.py, losses.py): a minigrad and a torch worker of
+    `script` (its --worker and --torch-threads options), each case's timed calls interleaved
+    between them. Prints a line per case as it goes; returns [(case, minigrad ms, torch ms)],
+    per call of the case (a worker's timed call runs it calls_per_timing times)."""
+    workers = {name: Worker([sys.executable, script, "--worker", name, "--torch-threads", str(torch_threads)])
+               for name in ("minigrad", "torch")}
+    results = []
+    try:
+        print(f"{'case':{width}s} {'minigrad ms':>12s} {'torch ms':>10s} {'torch/minigrad':>15s}")
+        for case in cases:
+            times = interleaved_times({name: (w, {"case": case}) for name, w in workers.items()}, warmup=2,
+                                      repeats=rounds)
+            ours, theirs = (statistics.median(times[name]) * 1e3 / calls_per_timing for name in ("minigrad", "torch"))
+            print(f"{case:{width}s} {ours:12.3f} {theirs:10.3f} {theirs / ours:15.2f}", flush=True)
+            results.append((case, ours, theirs))
+    finally:
+        for worker in workers.values():
+            worker.close()
+    return results
+
+
+def save_report(path, script, argv, table):
+    """Write a benchmark's markdown `table` to path, under the command that made it."""
+    command = f"python benchmarks/{Path(script).name} {' '.join(argv)}"
+    Path(path).write_text(f"`{command}`\n\n{table}")
