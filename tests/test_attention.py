@@ -512,6 +512,22 @@ def test_scaled_dot_product_attention_dropout():
     assert np.all(scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), float_mask, 1.0).data == 0)
 
 
+@pytest.mark.parametrize("causal, causal_offset", [(False, 0), (True, 0), (True, 2)])
+def test_float_mask_path_applies_key_lengths_and_causal_offset_as_the_kernel_does(causal, causal_offset):
+    """A float mask goes through the step-by-step ops; with key lengths and a causal offset it
+    must give the fused kernel's numbers (an all-True bool mask) and the same zero rows."""
+    rng = np.random.default_rng(11)
+    q, k, v = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 2))
+    settings = dict(key_lengths=np.array([[6], [0]]), causal=causal, causal_offset=causal_offset, need_weights=True)
+    fused, fused_weights = attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=np.ones((4, 6), bool),
+                                     **settings)
+    stepwise, weights = attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=mg.tensor(np.zeros((4, 6))),
+                                  **settings)
+    np.testing.assert_allclose(stepwise.data, fused.data, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(weights, fused_weights, rtol=1e-12, atol=1e-14)
+    assert np.all(weights[1] == 0)  # the entry with no keys
+
+
 def test_scaled_dot_product_attention_errors():
     q, k, v = mg.zeros(2, 3, 4), mg.zeros(2, 5, 4), mg.zeros(2, 5, 6)
     with pytest.raises(ValueError, match=r"query \(\.\.\., L, E\).*\(2, 3, 4\), \(2, 5, 3\)"):

@@ -143,16 +143,11 @@ def attention(query, key, value, *, scale=None, attn_mask=None, key_lengths=None
 def _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, causal_offset, dropout_p,
                      need_weights, batch):
     """attention with a float mask added to the scores, step by step (the mask may take a gradient)."""
-    length = query.shape[-2]
     scores = matmul(query, transpose(key, -2, -1)) * scale + attn_mask
-    limits = None  # per row of scores: the keys j < limits it may attend to
-    if key_lengths is not None:
-        limits = np.broadcast_to(key_lengths, batch)[..., None]
-    if causal:
-        earlier = np.maximum(np.arange(1, length + 1) + int(causal_offset), 0)
-        limits = earlier if limits is None else np.minimum(limits, earlier)
-    # every row counts as masked (limits of S keys at most), so a row of -inf gets weights 0, as in torch
-    limits = key.shape[-2] if limits is None else limits
+    # per row of scores: the keys j < limits it may attend to (the fused kernel's rule). Every
+    # row counts as masked (limits of S keys at most), so a row of -inf gets weights 0, as in torch
+    limits = kernels.reference.attention_key_stops(batch, query.shape[-2], key.shape[-2], key_lengths,
+                                                   int(causal_offset) if causal else None)
     weights = Softmax.apply(scores, dim=scores.ndim - 1, key_stop=limits, empty_rows="zero", causal=bool(causal))
     dropped = weights * 0.0 if dropout_p == 1 else dropout(weights, dropout_p) if dropout_p else weights
     out = matmul(dropped, value)
