@@ -15,6 +15,7 @@ softmax.py's; the chunks are dealt to two threads with one OpenBLAS thread each
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,9 +43,21 @@ def _as_heads(array):
     return array.reshape((math.prod(batch[:-1]), heads) + array.shape[-2:])
 
 
+class _Chunk(NamedTuple):
+    """Heads first..last-1 of batch entries m0..m1-1, whose queries need keys [0, width) only."""
+    m0: int
+    m1: int
+    first: int
+    last: int
+    width: int
+
+    @property
+    def matrices(self):
+        return (self.m1 - self.m0) * (self.last - self.first)
+
+
 def _chunks(stops, queries, keys, itemsize, chunk_bytes):
-    """[(m0, m1, first, last, width)]: heads first..last-1 of batch entries m0..m1-1, whose
-    queries need keys [0, width) only, each chunk at most ~chunk_bytes of scores. A chunk of
+    """[_Chunk]: the problem's matrices in chunks of at most ~chunk_bytes of scores. A chunk of
     several entries takes all their heads; a new chunk starts where the width changes (the
     heads of one padded review make one chunk; a causal model's whole batch makes chunks of
     entries). Fewer, bigger chunks: fewer calls from Python. stops: (M, H, L)."""
@@ -55,29 +68,24 @@ def _chunks(stops, queries, keys, itemsize, chunk_bytes):
     for m in range(entries):
         width = int(needed[m, 0]) if heads else 0
         if heads <= most and (needed[m] == width).all():  # the entry's heads alike: whole entries
-            if chunks and chunks[-1][1] == m and chunks[-1][2:] == (0, heads, width) \
-                    and (m + 1 - chunks[-1][0]) * heads <= most:
-                chunks[-1] = (chunks[-1][0], m + 1, 0, heads, width)
+            previous = chunks[-1] if chunks else None
+            if (previous and previous.m1 == m and (previous.first, previous.last, previous.width) == (0, heads, width)
+                    and (m + 1 - previous.m0) * heads <= most):
+                chunks[-1] = previous._replace(m1=m + 1)  # whole entries of the same width: one more
             else:
-                chunks.append((m, m + 1, 0, heads, width))
+                chunks.append(_Chunk(m, m + 1, 0, heads, width))
             continue
         first = 0
         for h in range(1, heads + 1):
             if h == heads or needed[m, h] != needed[m, first] or h - first >= most:
-                chunks.append((m, m + 1, first, h, int(needed[m, first:h].max())))
+                chunks.append(_Chunk(m, m + 1, first, h, int(needed[m, first:h].max())))
                 first = h
     return chunks
 
 
-def _size(chunk):
-    """The number of matrices of a chunk."""
-    m0, m1, first, last, _ = chunk
-    return (m1 - m0) * (last - first)
-
-
 def _halves(chunks, queries, depth):
     """The chunks in two lists of about equal work (for two threads)."""
-    work = np.cumsum([_size(chunk) * chunk[4] * queries * depth for chunk in chunks])
+    work = np.cumsum([chunk.matrices * chunk.width * queries * depth for chunk in chunks])
     middle = int(np.searchsorted(work, work[-1] / 2)) + 1 if len(work) else 0
     return [chunks[:middle], chunks[middle:]]
 
@@ -121,7 +129,7 @@ class _Problem:
         if not self.chunks:
             return
         depth = self.q.shape[3] + self.v.shape[3]
-        work_size = sum(_size(chunk) * chunk[4] for chunk in self.chunks) * self.queries * depth
+        work_size = sum(chunk.matrices * chunk.width for chunk in self.chunks) * self.queries * depth
         if work_size < TWO_THREADS_MIN_WORK:
             work(self.chunks)
         else:
@@ -131,7 +139,7 @@ class _Problem:
 def _work_array(part, queries, keys, dtype):
     """A function giving (entries, heads, queries, width) arrays carved from one flat array big
     enough for the largest chunk of `part` (one allocation per thread, not per chunk)."""
-    largest = max((_size(chunk) for chunk in part), default=0)
+    largest = max((chunk.matrices for chunk in part), default=0)
     flat = _buffers.empty((largest * queries * keys,), dtype)
     return lambda entries, heads, width: flat[:entries * heads * queries * width].reshape(entries, heads, queries,
                                                                                           width)
