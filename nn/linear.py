@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+from minigrad.ops import linalg
 
 from . import init
 from .module import Module, Parameter
@@ -13,7 +14,8 @@ from .module import Module, Parameter
 def linear(x, weight, bias=None):
     """x (..., in) @ weight (out, in)^T + bias (out,) -> (..., out), like torch.nn.functional.linear.
 
-    Leading dims are flattened into one matrix product (a single GEMM, not a batched one).
+    One graph node, Linear (minigrad.ops.linalg.Linear, the op): leading dims are flattened into one
+    matrix product (a single GEMM, not a batched one) and the bias is added in place.
     """
     x = x if isinstance(x, mg.Tensor) else mg.Tensor(x)
     if weight.ndim != 2:
@@ -24,12 +26,13 @@ def linear(x, weight, bias=None):
                          f"got input of shape {x.shape}")
     if x.dtype != weight.dtype:
         raise TypeError(f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}")
-    leading = x.shape[:-1]
-    rows = x if x.ndim == 2 else x.reshape(int(np.prod(leading)), in_features)  # not -1: in_features may be 0
-    y = rows @ weight.T
-    if bias is not None:
-        y = y + bias
-    return y if x.ndim == 2 else y.reshape(*leading, out_features)
+    if bias is not None and (bias.shape != (out_features,) or bias.dtype != weight.dtype):
+        raise ValueError(f"linear: bias must have shape ({out_features},) and dtype {weight.dtype}; "
+                         f"got {bias.shape} {bias.dtype}")
+    if weight.dtype.kind != "f":  # integer tensors multiply too, without gradient (as matmul)
+        y = x @ weight.T
+        return y if bias is None else y + bias
+    return linalg.Linear.apply(x, weight) if bias is None else linalg.Linear.apply(x, weight, bias)
 
 
 class Linear(Module):

@@ -3,6 +3,7 @@ formula written out here (or PyTorch, or finite differences), so the twins are n
 only checked against themselves. The backend switch, threads and the on-disk cache:
 tests/test_kernels_runtime.py."""
 
+import contextlib
 import os
 
 import numpy as np
@@ -409,6 +410,23 @@ def test_big_stacks_split_over_two_threads_with_broadcast_batch(dtype, monkeypat
         set_threads(saved)
 
 
+@contextlib.contextmanager
+def _small_products_split(threads):
+    """Inside: OpenBLAS on `threads` threads (when its count can be set) and products from 2^10
+    multiply-adds worth two threads, so small test shapes take the two-thread paths."""
+    saved_work = numba_matmul.SPLIT_MIN_WORK
+    saved_threads = kernels._runtime.openblas_threads[1]() if kernels._runtime.openblas_threads else None
+    try:
+        if saved_threads is not None:
+            kernels._runtime.openblas_threads[0](threads)
+        numba_matmul.SPLIT_MIN_WORK = 1 << 10
+        yield
+    finally:
+        numba_matmul.SPLIT_MIN_WORK = saved_work
+        if saved_threads is not None:
+            kernels._runtime.openblas_threads[0](saved_threads)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("n, k, m, transposed", [(0, 3, 4, False), (5, 0, 2, False), (3, 4, 0, False),
@@ -423,17 +441,8 @@ def test_matmul_grads_match_twin(dtype, threads, n, k, m, transposed):
     a = rng.standard_normal((n, k)).astype(dtype)
     b = rng.standard_normal((m, k)).astype(dtype).T if transposed else rng.standard_normal((k, m)).astype(dtype)
     grad = rng.standard_normal((n, m)).astype(dtype)
-    saved_work = numba_matmul.SPLIT_MIN_WORK
-    saved_threads = kernels._runtime.openblas_threads[1]() if kernels._runtime.openblas_threads else None
-    try:
-        if saved_threads is not None:
-            kernels._runtime.openblas_threads[0](threads)
-        numba_matmul.SPLIT_MIN_WORK = 1 << 10
+    with _small_products_split(threads):
         grad_a, grad_b = numba_matmul.matmul_grads(a, b, grad)
-    finally:
-        numba_matmul.SPLIT_MIN_WORK = saved_work
-        if saved_threads is not None:
-            kernels._runtime.openblas_threads[0](saved_threads)
     expected_a, expected_b = reference.matmul_grads(a, b, grad)
     assert grad_a.shape == (n, k) and grad_b.shape == (k, m)
     close(grad_a, expected_a, dtype)
@@ -442,6 +451,62 @@ def test_matmul_grads_match_twin(dtype, threads, n, k, m, transposed):
     np.testing.assert_allclose(expected_b, a.T @ grad, rtol=1e-5)
     with pytest.raises(ValueError, match=r"matmul_grads expects a \(n, k\), b \(k, m\) and grad \(n, m\)"):
         numba_matmul.matmul_grads(a, b, np.zeros((n + 1, m), dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n, k, m", [(0, 3, 4), (5, 0, 2), (3, 4, 0), (7, 5, 3), (256, 32, 48), (3, 32, 300)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
+    """linear_forward (rows split when n >= m, else columns; the bias added by each half) and
+    linear_backward (grad_x and grad_weight at once, grad_bias with grad_weight), each part
+    on or off, against the numpy twin and the formula; x may be a non-contiguous view."""
+    if threads == 2 and kernels._runtime.openblas_threads is None:
+        pytest.skip("numpy's OpenBLAS thread count cannot be set")
+    rng = np.random.default_rng(n * 100 + k * 10 + m)
+    x = rng.standard_normal((k, n)).astype(dtype).T  # a transposed view
+    weight = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal(m).astype(dtype) if bias else None
+    grad = rng.standard_normal((n, m)).astype(dtype)
+    with _small_products_split(threads):
+        out = numba_matmul.linear_forward(x, weight, b)
+        grads = [numba_matmul.linear_backward(x, weight, grad, needs) for needs in
+                 ((True, True, True), (False, True, False), (True, False, False), (False, False, True))]
+    expected = reference.linear_forward(x, weight, b)
+    np.testing.assert_allclose(expected, x @ weight.T + (0 if b is None else b), rtol=1e-5, atol=1e-5)
+    assert out.shape == (n, m) and out.dtype == dtype
+    close(out, expected, dtype)
+    full = reference.linear_backward(x, weight, grad)
+    np.testing.assert_allclose(full[0], grad @ weight, rtol=1e-5, atol=1e-5)  # the twin against the formula
+    np.testing.assert_allclose(full[1], grad.T @ x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(full[2], grad.sum(axis=0), rtol=1e-5, atol=1e-5)
+    for needs, got in zip(((True, True, True), (False, True, False), (True, False, False), (False, False, True)), grads):
+        for wanted, value, twin in zip(needs, got, full):
+            if wanted:
+                assert value.shape == twin.shape and value.dtype == dtype
+                close(value, twin, dtype)
+            else:
+                assert value is None
+    assert grads[0][1].flags.c_contiguous  # weight's layout, for the optimizer
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32)),
+     r"linear_forward expects x \(n, k\) and weight \(m, k\); got shapes \(2, 3\) and \(4, 5\)"),
+    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float64)),
+     r"linear_forward expects x and weight of one float dtype .*float32 and float64"),
+    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.int64), np.zeros((4, 3), np.int64)),
+     r"linear_forward expects x and weight of one float dtype .*int64 and int64"),
+    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float32),
+                                         np.zeros(5, np.float32)),
+     r"linear_forward expects bias of shape \(4,\) and dtype float32; got \(5,\) float32"),
+    (lambda: numba_matmul.linear_backward(np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float32),
+                                          np.zeros((2, 5), np.float32)),
+     r"linear_backward expects grad of shape \(2, 4\); got \(2, 5\)"),
+])
+def test_linear_kernels_name_what_was_expected(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
 
 
 @few

@@ -93,6 +93,59 @@ def test_linear_matches_torch_values_and_grads(dtype):
     np.testing.assert_allclose(layer.bias.grad.data, reference.bias.grad.numpy(), rtol=tol, atol=tol)
 
 
+
+@pytest.mark.parametrize("x_shape, out_features, bias, needs", [
+    ((5,), 3, True, (True, True, True)),             # 1-D input
+    ((2, 4, 5), 3, False, (True, True)),
+    ((4096, 32), 64, True, (True, True, True)),      # big enough for the two-thread path
+    ((3, 8), 600, True, (False, True, True)),         # more columns than rows; x needs no grad
+    ((6, 8), 4, True, (True, False, False)),          # frozen weight and bias
+    ((0, 5), 3, True, (True, True, True)),            # no rows: zero gradients for weight and bias
+    ((2, 3, 0, 5), 3, True, (True, True, True)),
+])
+def test_functional_linear_matches_torch(x_shape, out_features, bias, needs):
+    """F.linear as a torch user calls it, one graph node (Linear), gradients of every input that
+    asks for one; the weight gradient comes out C-contiguous (the optimizer's layout)."""
+    torch = _torch()
+    rng = np.random.default_rng(len(x_shape) * 1000 + out_features)
+    arrays = [rng.standard_normal(x_shape).astype(np.float32),
+              rng.standard_normal((out_features, x_shape[-1])).astype(np.float32),
+              rng.standard_normal(out_features).astype(np.float32)][:3 if bias else 2]
+    ours = [mg.tensor(a, requires_grad=need) for a, need in zip(arrays, needs)]
+    theirs = [torch.tensor(a, requires_grad=need) for a, need in zip(arrays, needs)]
+    y, y_torch = F.linear(*ours), torch.nn.functional.linear(*theirs)
+    assert y.grad_fn.name == "Linear" and y.shape == tuple(y_torch.shape)
+    upstream = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(upstream)
+    y_torch.backward(torch.from_numpy(upstream))
+    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=1e-5, atol=1e-4)
+    for mine, reference, need in zip(ours, theirs, needs):
+        if not need:
+            assert mine.grad is None
+            continue
+        assert mine.grad.shape == mine.shape
+        np.testing.assert_allclose(mine.grad.data, reference.grad.numpy(), rtol=1e-5, atol=1e-3)
+    if needs[1]:
+        assert ours[1].grad.data.flags.c_contiguous
+
+
+def test_functional_linear_errors_and_in_place_changes():
+    x, weight = mg.randn(4, 3, requires_grad=True), mg.randn(2, 3, requires_grad=True)
+    with pytest.raises(ValueError, match=r"linear: bias must have shape \(2,\) and dtype float32; got \(3,\) float32"):
+        F.linear(x, weight, mg.randn(3))
+    with pytest.raises(ValueError, match=r"linear: bias must have shape \(2,\) and dtype float32; got \(2,\) float64"):
+        F.linear(x, weight, mg.randn(2, dtype=np.float64))
+    with pytest.raises(ValueError, match=r"weight must have shape \(out_features, in_features\); got \(3,\)"):
+        F.linear(x, mg.randn(3))
+    y = F.linear(x, weight)
+    with mg.no_grad():
+        weight.add_(1.0)  # backward needs the weight as it was
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
+    integer = F.linear(mg.tensor(np.arange(6).reshape(2, 3)), mg.tensor(np.ones((4, 3), np.int64)))
+    np.testing.assert_array_equal(integer.data, np.arange(6).reshape(2, 3) @ np.ones((3, 4), np.int64))
+
+
 # -- Embedding ------------------------------------------------------------------------------
 
 def test_embedding_init_is_standard_normal_with_zero_padding_row():

@@ -22,7 +22,7 @@ dtype of its input (float32 or float64).
 import os
 
 KERNELS = (
-    "matmul", "matmul_grad_a", "matmul_grad_b", "matmul_grads",
+    "matmul", "matmul_grad_a", "matmul_grad_b", "matmul_grads", "linear_forward", "linear_backward",
     "softmax_forward", "softmax_backward", "log_softmax_forward", "log_softmax_backward",
     "cross_entropy_forward", "cross_entropy_backward",
     "adam_update", "embedding_backward", "lstm_cell_forward", "lstm_cell_backward",
@@ -46,13 +46,14 @@ if BACKEND == "numba":
     from .layer_norm import layer_norm_backward, layer_norm_forward
     from .lstm_cell import lstm_cell_backward, lstm_cell_forward
     from .attention import attention_backward, attention_forward
-    from .batched_matmul import matmul, matmul_grad_a, matmul_grad_b, matmul_grads
+    from .batched_matmul import linear_backward, linear_forward, matmul, matmul_grad_a, matmul_grad_b, matmul_grads
     from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
                           log_softmax_forward, softmax_backward, softmax_forward)
 else:
     from .reference import (adam_update, cross_entropy_backward, cross_entropy_forward,
                             embedding_backward, log_softmax_backward, log_softmax_forward,
-                            lstm_cell_backward, lstm_cell_forward, matmul, matmul_grad_a, matmul_grad_b, matmul_grads,
+                            linear_backward, linear_forward, lstm_cell_backward, lstm_cell_forward, matmul, matmul_grad_a,
+                            matmul_grad_b, matmul_grads,
                             softmax_backward, softmax_forward)
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
     from .reference import attention_backward, attention_forward

@@ -194,3 +194,78 @@ def matmul_grads(a, b, grad):
             np.matmul(a.T, grad, out=grad_b)
     _runtime.run_pair(multiply, [True, False])
     return grad_a, grad_b
+
+
+# ---------------------------------------------------------------- a linear layer
+
+def _linear_operands(x, weight, bias, name):
+    """x (n, k), weight (m, k), bias (m,) or None, checked: float arrays of one dtype."""
+    x, weight = np.asarray(x), np.asarray(weight)
+    if x.dtype != weight.dtype or x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name} expects x and weight of one float dtype (float32 or float64); "
+                        f"got {x.dtype} and {weight.dtype}")
+    if x.ndim != 2 or weight.ndim != 2 or x.shape[1] != weight.shape[1]:
+        raise ValueError(f"{name} expects x (n, k) and weight (m, k); got shapes {x.shape} and {weight.shape}")
+    if bias is not None:
+        bias = np.asarray(bias)
+        if bias.shape != (weight.shape[0],) or bias.dtype != x.dtype:
+            raise ValueError(f"{name} expects bias of shape ({weight.shape[0]},) and dtype {x.dtype}; "
+                             f"got {bias.shape} {bias.dtype}")
+    return x, weight, bias
+
+
+def linear_forward(x, weight, bias=None):
+    """x (n, k) @ weight (m, k)^T + bias (m,) -> (n, m) (contract: reference.linear_forward).
+
+    Dealt out in two halves of the rows (of the columns when there are more of them) when
+    _worth_two_threads; each thread adds the bias to the part it has just computed, in place.
+    A separate `y + bias` made a fresh (n, m) array and passed over it again: 1.6 ms for the
+    (4096, 512) output of the language model's feed-forward expansion, against 0.4 in place."""
+    x, weight, bias = _linear_operands(x, weight, bias, "linear_forward")
+    rows, columns = x.shape[0], weight.shape[0]
+    out = _buffers.empty((rows, columns), x.dtype)
+
+    def multiply(part):
+        if rows >= columns:
+            np.matmul(x[part], weight.T, out=out[part])
+            if bias is not None:
+                out[part] += bias
+        else:
+            np.matmul(x, weight[part].T, out=out[:, part])
+            if bias is not None:
+                out[:, part] += bias[part]
+    size = max(rows, columns)
+    if size >= 2 and _worth_two_threads(x.size * columns):
+        _runtime.run_tasks(multiply, [slice(0, size // 2), slice(size // 2, size)])
+    else:
+        multiply(slice(0, size))
+    return out
+
+
+def linear_backward(x, weight, grad, needs=(True, True, True)):
+    """(grad_x, grad_weight, grad_bias) of linear_forward (contract: reference.linear_backward).
+
+    grad_x = grad @ weight and grad_weight = grad^T @ x (C-contiguous, weight's layout) have the
+    same work: when it is enough they run at once on two threads, each whole, and grad_bias
+    (the sum of grad's rows) is taken by the thread that makes grad_weight."""
+    x, weight, _ = _linear_operands(x, weight, None, "linear_backward")
+    grad = np.asarray(grad, dtype=x.dtype)
+    if grad.shape != (x.shape[0], weight.shape[0]):
+        raise ValueError(f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; got {grad.shape}")
+    results = [None, None, None]
+
+    def task(which):
+        if which == 0:
+            results[0] = np.matmul(grad, weight, out=_buffers.empty(x.shape, x.dtype))
+        else:
+            if needs[1]:
+                results[1] = np.matmul(grad.T, x, out=_buffers.empty(weight.shape, x.dtype))
+            if needs[2]:
+                results[2] = grad.sum(axis=0)
+    tasks = ([0] if needs[0] else []) + ([1] if needs[1] or needs[2] else [])
+    if len(tasks) == 2 and _worth_two_threads(x.size * weight.shape[0]):
+        _runtime.run_pair(task, tasks)
+    else:
+        for which in tasks:
+            task(which)
+    return tuple(results)

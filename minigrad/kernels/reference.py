@@ -38,6 +38,19 @@ def matmul_grads(a, b, grad):
     return matmul_grad_a(grad, b), matmul_grad_b(a, grad)
 
 
+def linear_forward(x, weight, bias=None):
+    """x (n, k) @ weight (m, k)^T + bias (m,) (or no bias) -> (n, m), a new array."""
+    out = np.matmul(x, weight.T)
+    return out if bias is None else out + bias
+
+
+def linear_backward(x, weight, grad, needs=(True, True, True)):
+    """Gradients of linear_forward for grad (n, m): (grad @ weight (n, k), grad^T @ x (m, k),
+    grad summed over its rows (m,)), each None where needs (three bools) says False."""
+    return (np.matmul(grad, weight) if needs[0] else None, np.matmul(grad.T, x) if needs[1] else None,
+            grad.sum(axis=0) if needs[2] else None)
+
+
 # ---------------------------------------------------------------- softmax family
 
 def _allowed_keys(shape, mask, key_stop):

@@ -42,6 +42,28 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+class Linear(Function):
+    """y = x W^T + b over the last dim of x, as one node (torch's AddmmBackward does the same):
+    dx = dy W, dW = dy^T x, db = dy summed over every leading position.
+
+    One node instead of the four of the composition (x @ W.T, + b, and the reshapes around
+    them): the bias is added in place (kernels.linear_forward), and backward makes dW in W's
+    own layout, so the optimizer reads a C-contiguous gradient."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        ctx.save_for_backward(x, weight)
+        return kernels.linear_forward(_rows(x), weight, bias).reshape(x.shape[:-1] + weight.shape[:1])
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved
+        needs = tuple(ctx.needs_input_grad) + (False,) * (3 - len(ctx.needs_input_grad))  # no bias: never
+        grad_x, grad_weight, grad_bias = kernels.linear_backward(_rows(x), weight, _rows(grad), needs)
+        grads = (None if grad_x is None else grad_x.reshape(x.shape), grad_weight, grad_bias)
+        return grads[:len(ctx.needs_input_grad)]
+
+
 def _rows(x):
     """(..., k) -> (rows, k); reshape(-1, k) would be ambiguous when there are no rows."""
     return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
