@@ -120,7 +120,7 @@ class Function:
                 "arrays were freed after the first backward. Pass retain_graph=True to the first "
                 "backward() if you need to call it twice.")
         for box, version, array, sample in self._versions:
-            if box[0] != version or (sample is not None and not np.array_equal(_sample(array), sample, equal_nan=True)):
+            if box[0] != version or (sample is not None and _sample(array) != sample):
                 how = (f"is at version {box[0]}; expected version {version}" if box[0] != version
                        else "was changed through .data")
                 raise RuntimeError(
@@ -139,8 +139,12 @@ class Function:
 
 
 def _sample(array):
-    """Up to 16 values spread over the array: a cheap fingerprint of its contents."""
-    return array.flat[np.arange(0, array.size, max(1, array.size // 16))[:16]]
+    """Up to 16 values spread over the array, as bytes: a cheap fingerprint of its contents
+    (bytes compare NaN with itself and cost ~1 us; np.array_equal(equal_nan=True) cost ~15)."""
+    step = max(1, array.size // 16)
+    if array.flags.c_contiguous:  # a strided view of 16 values, no index array
+        return array.reshape(-1)[:16 * step:step].tobytes()
+    return array.flat[np.arange(0, array.size, step)[:16]].tobytes()
 
 
 def _as_constant(value, inputs):

@@ -96,6 +96,28 @@ def test_the_issue_example_changing_data_behind_autograd_raises_instead_of_zero_
         loss.backward()
 
 
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+def test_changes_through_data_are_seen_in_every_layout_and_nan_is_not_a_change(layout):
+    """The fingerprint of a saved input reads values spread over the whole array, whatever its
+    memory layout (here a view of a leaf); an unchanged NaN is no change, a value written over
+    a sampled position is."""
+    base = np.arange(64, dtype=np.float32).reshape(8, 8)
+    base[1, 1] = np.nan
+    w = mg.tensor(base, requires_grad=True)
+
+    def view():
+        return {"contiguous": w * 1, "transposed": w.T, "strided": w[::2, ::2]}[layout]
+    assert view().data.flags.c_contiguous == (layout == "contiguous")
+    v = view()
+    (v * v).sum().backward()  # a NaN inside, untouched: backward runs
+    v = view()
+    loss = (v * v).sum()
+    w.data[0, 0] = 1000.0  # the first value of every layout: always in the fingerprint
+    with pytest.raises(RuntimeError, match="was changed through .data"):
+        loss.backward()
+
+
 @pytest.mark.parametrize("change", ["add_", "setitem", "data=", "optimizer", "init", "load_state_dict"])
 def test_every_in_place_path_bumps_the_version_and_backward_raises(change):
     layer = nn.Linear(3, 2)

@@ -208,7 +208,8 @@ def clip_grad_norm_(parameters, max_norm):
     if not max_norm >= 0:  # inf is allowed: no clipping
         raise ValueError(f"clip_grad_norm_: max_norm must be >= 0; got {max_norm}")
     grads = [p.grad.data for p in parameters if p.grad is not None]
-    total = math.sqrt(sum(float(np.dot(g.ravel(), g.ravel())) for g in grads if g.size))
+    flats = [g.ravel(order="K") for g in grads]  # memory order: no copy of a transposed gradient
+    total = math.sqrt(sum(float(np.dot(flat, flat)) for flat in flats if flat.size))
     scale = max_norm / (total + 1e-6)
     if scale < 1:
         for g in grads:
