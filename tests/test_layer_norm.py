@@ -10,7 +10,6 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.kernels import layer_norm as numba_layer_norm
 from minigrad.kernels import reference
-from minigrad.kernels._runtime import PARALLEL_MIN_SIZE
 from minigrad.ops.normalization import layer_norm
 
 few = settings(max_examples=20, deadline=None)  # no wall-clock limits (first calls compile)
@@ -77,7 +76,7 @@ def test_kernels_match_twin(seed, lead, width, dtype, affine):
 
 
 def test_parallel_path_matches_serial_path():
-    rows = PARALLEL_MIN_SIZE // 64 + 37  # above the threshold, not a multiple of the chunk count
+    rows = numba_layer_norm.PARALLEL_MIN_SIZE // 64 + 37  # above the threshold, not a multiple of the chunk count
     x = random_rows(0, (rows, 64), np.float64)
     weight, bias = random_rows(1, 64, np.float64), random_rows(2, 64, np.float64)
     grad_y = random_rows(3, (rows, 64), np.float64)
