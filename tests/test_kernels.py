@@ -269,7 +269,10 @@ def test_attention_chunks_merge_whole_entries_of_one_width():
     stops = np.full((5, 2, 4), 4)
     stops[2, 1] = 2  # entry 2: its two heads need 4 and 2 keys
     chunks = numba_attention._chunks(stops, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4)  # at most 4 matrices
-    assert chunks == [(0, 2, 0, 2, 4), (2, 3, 0, 1, 4), (2, 3, 1, 2, 2), (3, 5, 0, 2, 4)]
+    assert chunks == [(0, 2, 0, 2, 4, 4), (2, 3, 0, 1, 4, 4), (2, 3, 1, 2, 2, 2), (3, 5, 0, 2, 4, 4)]
+    causal = np.broadcast_to(np.arange(1, 5), (5, 2, 4))  # query i sees keys 0..i
+    chunks = numba_attention._chunks(causal, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4)
+    assert chunks == [(0, 2, 0, 2, 4, 2), (2, 4, 0, 2, 4, 2), (4, 5, 0, 2, 4, 2)]  # the first 2 queries: 2 keys
 
 
 def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
