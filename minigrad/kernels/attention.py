@@ -229,9 +229,11 @@ def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, caus
             grad_weights = grad_weights_of(m1 - m0, last - first, p.keys)
             grad_block = grad_weights[..., :width]
             halves = _halves_of_queries(p.queries, width, top)
-            for upper, lower in halves:  # (with top < width the upper right of grad_block stays junk:
+            for upper, lower in halves:
                 np.matmul(g[..., upper, :], value[..., lower, :].swapaxes(-1, -2), out=grad_block[..., upper, lower])
-            if keep is not None:  # the softmax backward reads no further than each row's stop)
+            if top < width:  # the quarter the products skipped (reused memory: it may hold anything)
+                grad_block[..., :p.queries // 2, top:] = 0
+            if keep is not None:
                 block = np.multiply(block, p.keep[m, h, :, :width], out=dropped(m1 - m0, last - first, width))
                 block *= keep_scale
                 grad_block *= p.keep[m, h, :, :width]
@@ -241,7 +243,7 @@ def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, caus
             flat_grad = grad_weights.reshape(rows.stop - rows.start, p.keys)  # softmax backward in place
             _softmax_backward_rows(flat_weights[rows], flat_grad, scale, p.flat_stops[rows], p.allowed,
                                    p.allowed_rows(rows), no_empty_rows, flat_grad, 0, rows.stop - rows.start)
-            for upper, lower in halves:  # grad_block is now 0 past each row's stop
+            for upper, lower in halves:
                 np.matmul(grad_block[..., upper, lower], key[..., lower, :], out=grad_q[m, h][..., upper, :])
             for columns, below in _halves_of_keys(p.queries, width, top):
                 np.matmul(grad_block[..., below, columns].swapaxes(-1, -2), query[..., below, :],
