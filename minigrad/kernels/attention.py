@@ -191,7 +191,8 @@ def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask
             rows, m, h = p.rows(m0, m1, first, last), slice(m0, m1), slice(first, last)
             query, key, value = p.q[m, h], p.k[m, h, :width], p.v[m, h, :width]
             block = weights[m, h, :, :width]
-            for upper, lower in _halves_of_queries(p.queries, width, top):
+            halves = _halves_of_queries(p.queries, width, top)
+            for upper, lower in halves:
                 np.matmul(query[..., upper, :], key[..., lower, :].swapaxes(-1, -2), out=block[..., upper, lower])
             # the softmax reads each row up to its stop and writes the zeros past it, to the end
             _softmax_rows(flat_weights[rows], scale, p.flat_stops[rows], p.allowed, p.allowed_rows(rows),
@@ -199,7 +200,7 @@ def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask
             if keep is not None:
                 block = np.multiply(block, p.keep[m, h, :, :width], out=dropped(m1 - m0, last - first, width))
                 block *= keep_scale
-            for upper, lower in _halves_of_queries(p.queries, width, top):
+            for upper, lower in halves:
                 np.matmul(block[..., upper, lower], value[..., lower, :], out=out[m, h][..., upper, :])
 
     p.run(work)
@@ -228,7 +229,7 @@ def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, caus
             block = weights[m, h, :, :width]
             grad_weights = grad_weights_of(m1 - m0, last - first, p.keys)
             grad_block = grad_weights[..., :width]
-            halves = _halves_of_queries(p.queries, width, top)
+            halves, key_halves = _halves_of_queries(p.queries, width, top), _halves_of_keys(p.queries, width, top)
             for upper, lower in halves:
                 np.matmul(g[..., upper, :], value[..., lower, :].swapaxes(-1, -2), out=grad_block[..., upper, lower])
             if top < width:  # the quarter the products skipped (reused memory: it may hold anything)
@@ -238,14 +239,14 @@ def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, caus
                 block *= keep_scale
                 grad_block *= p.keep[m, h, :, :width]
                 grad_block *= keep_scale
-            for columns, below in _halves_of_keys(p.queries, width, top):  # block is 0 past each row's stop
+            for columns, below in key_halves:  # block is 0 past each row's stop
                 np.matmul(block[..., below, columns].swapaxes(-1, -2), g[..., below, :], out=grad_v[m, h, columns])
             flat_grad = grad_weights.reshape(rows.stop - rows.start, p.keys)  # softmax backward in place
             _softmax_backward_rows(flat_weights[rows], flat_grad, scale, p.flat_stops[rows], p.allowed,
                                    p.allowed_rows(rows), no_empty_rows, flat_grad, 0, rows.stop - rows.start)
             for upper, lower in halves:
                 np.matmul(grad_block[..., upper, lower], key[..., lower, :], out=grad_q[m, h][..., upper, :])
-            for columns, below in _halves_of_keys(p.queries, width, top):
+            for columns, below in key_halves:
                 np.matmul(grad_block[..., below, columns].swapaxes(-1, -2), query[..., below, :],
                           out=grad_k[m, h, columns])
             grad_k[m, h, width:] = 0  # keys past the chunk's width take no part

@@ -183,17 +183,21 @@ def matmul_grads(a, b, grad):
     if a.ndim != 2 or b.ndim != 2 or grad.shape != (a.shape[0], b.shape[1]):
         raise ValueError(f"matmul_grads expects a (n, k), b (k, m) and grad (n, m); got shapes {a.shape}, "
                          f"{b.shape}, {grad.shape}")
-    if not _worth_two_threads(a.size * b.shape[1]):
-        return matmul_grad_a(grad, b), matmul_grad_b(a, grad)
     grad_a, grad_b = _buffers.empty(a.shape, a.dtype), _buffers.empty(b.shape, a.dtype)
-
-    def multiply(first):
-        if first:
-            np.matmul(grad, b.T, out=grad_a)
-        else:
-            np.matmul(a.T, grad, out=grad_b)
-    _runtime.run_pair(multiply, [True, False])
+    _at_once([lambda: np.matmul(grad, b.T, out=grad_a), lambda: np.matmul(a.T, grad, out=grad_b)],
+             a.size * b.shape[1])
     return grad_a, grad_b
+
+
+def _at_once(tasks, work):
+    """Call each of `tasks` (functions of no argument): two at once on two threads with one
+    OpenBLAS thread each when `work` multiply-adds (each) are _worth_two_threads, else one
+    after the other."""
+    if len(tasks) == 2 and _worth_two_threads(work):
+        _runtime.run_pair(lambda task: task(), tasks)
+    else:
+        for task in tasks:
+            task()
 
 
 # ---------------------------------------------------------------- a linear layer
@@ -254,18 +258,14 @@ def linear_backward(x, weight, grad, needs=(True, True, True)):
         raise ValueError(f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; got {grad.shape}")
     results = [None, None, None]
 
-    def task(which):
-        if which == 0:
-            results[0] = np.matmul(grad, weight, out=_buffers.empty(x.shape, x.dtype))
-        else:
-            if needs[1]:
-                results[1] = np.matmul(grad.T, x, out=_buffers.empty(weight.shape, x.dtype))
-            if needs[2]:
-                results[2] = grad.sum(axis=0)
-    tasks = ([0] if needs[0] else []) + ([1] if needs[1] or needs[2] else [])
-    if len(tasks) == 2 and _worth_two_threads(x.size * weight.shape[0]):
-        _runtime.run_pair(task, tasks)
-    else:
-        for which in tasks:
-            task(which)
+    def input_grad():
+        results[0] = np.matmul(grad, weight, out=_buffers.empty(x.shape, x.dtype))
+
+    def parameter_grads():
+        if needs[1]:
+            results[1] = np.matmul(grad.T, x, out=_buffers.empty(weight.shape, x.dtype))
+        if needs[2]:
+            results[2] = grad.sum(axis=0)
+    _at_once([task for task, needed in ((input_grad, needs[0]), (parameter_grads, needs[1] or needs[2])) if needed],
+             x.size * weight.shape[0])
     return tuple(results)
