@@ -99,9 +99,8 @@ class MinigradRunner:
             return float(np.mean([self.model.loss(inputs, targets).item() for inputs, targets in batches]))
 
     def step(self, inputs, targets):
-        loss = self.model.loss(inputs, targets)
         self.optimizer.zero_grad()
-        loss.backward()
+        loss = self.mg.parallel.forward_backward(self.model.loss, inputs, targets)  # as train.py
         self.mg.optim.clip_grad_norm_(self.parameters, RECIPE["clip"])
         self.optimizer.step()
         self.schedule.step()

@@ -13,7 +13,7 @@ The engine (tensor, ops, optim, viz, io) does not import the layers: `mg.nn` is 
 
 import importlib
 
-from . import dtypes, ops, optim, viz
+from . import dtypes, ops, optim, parallel, viz
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                        multinomial, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
@@ -72,7 +72,7 @@ __all__ = [
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
     # neural-network ops
     "softmax", "log_softmax", "masked_softmax", "cross_entropy", "dropout",
-    "gradcheck", "GradcheckError", "save", "load", "optim", "viz", "nn",
+    "gradcheck", "GradcheckError", "save", "load", "optim", "parallel", "viz", "nn",
     "ShapeError", "DTypeError", "DimError", "ArgumentError",
 ]
 

@@ -27,6 +27,9 @@ class _ThreadState(threading.local):
         # The innermost nn.Module call running in this thread, as a frame (module, outer frame);
         # None outside any module. Each call makes a new frame, so two calls of one module differ.
         self.module_frame = None
+        # Inside holding_grads(): the HeldGrads that this thread's backward passes fill instead
+        # of the leaves' `.grad`.
+        self.held = None
 
 
 _state = _ThreadState()
@@ -158,6 +161,43 @@ def graph_nodes(*roots):
 # Gradients accumulate into leaves shared between threads (two models training at once
 # may share an embedding): the read-add-write of `.grad` must not interleave.
 _accumulate_lock = threading.Lock()
+
+
+class HeldGrads:
+    """Gradients that backward passes on one thread would have added to `.grad`, held back
+    until `release()` adds them, in the order they first arrived. mg.parallel runs the parts of
+    a batch on threads with one of these each and releases them in part order: the sums are
+    then the same whichever thread finishes first, and a part that fails adds nothing."""
+
+    def __init__(self):
+        self.grads = {}  # id(tensor) -> [tensor, gradient array]
+
+    def add(self, tensor, grad):
+        entry = self.grads.get(id(tensor))
+        if entry is None:
+            self.grads[id(tensor)] = [tensor, np.array(grad, dtype=tensor.dtype, copy=True)]
+        else:
+            entry[1] += grad
+
+    def release(self):
+        for tensor, grad in self.grads.values():
+            tensor._accumulate_grad(grad, _accumulate_lock)
+        self.grads.clear()
+
+
+def held_grads():
+    """The HeldGrads of this thread's holding_grads() block, or None."""
+    return _state.held
+
+
+@contextlib.contextmanager
+def holding_grads(held):
+    """Backward passes on this thread inside the block add to `held` (a HeldGrads), not to `.grad`."""
+    previous, _state.held = _state.held, held
+    try:
+        yield held
+    finally:
+        _state.held = previous
 
 
 def run_backward(output, grad, retain_graph):

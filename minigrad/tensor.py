@@ -315,6 +315,10 @@ class Tensor:
             autograd.run_backward(self, grad, retain_graph)
 
     def _accumulate_grad(self, grad, lock):
+        held = autograd.held_grads()
+        if held is not None:  # mg.parallel: added later, in the order of the batch's parts
+            held.add(self, grad)
+            return
         with lock:
             if self.grad is None:
                 self.grad = Tensor._wrap(np.array(grad, dtype=self.dtype, copy=True))

@@ -391,8 +391,9 @@ def test_big_stacks_split_over_two_threads_with_broadcast_batch(dtype, monkeypat
     set_threads, get_threads = kernels._runtime.openblas_threads
     monkeypatch.setattr(numba_matmul, "SPLIT_MIN_WORK", 1 << 12)
     split_calls = []
-    real_run_pair = kernels._runtime.run_pair
-    monkeypatch.setattr(kernels._runtime, "run_pair", lambda run, tasks: split_calls.append(1) or real_run_pair(run, tasks))
+    real_run_threads = kernels._runtime.run_threads
+    monkeypatch.setattr(kernels._runtime, "run_threads",
+                        lambda run, tasks: split_calls.append(1) or real_run_threads(run, tasks))
     saved = get_threads()
     set_threads(2)
     try:

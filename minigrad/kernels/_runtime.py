@@ -8,7 +8,9 @@ threads, and the two ways kernels use threads.
   elements and on Numba's thread pool above, in the chunks of `chunk_bounds`.
 - `run_tasks(run, tasks)`: two independent halves of BLAS-heavy work (an LSTM's two
   directions, a stack of matrix products) on two Python threads with one OpenBLAS
-  thread each (`run_pair`).
+  thread each.
+- `run_threads(run, tasks)`: each task on its own thread, every kernel inside on that
+  thread alone (`one_thread`): how `mg.parallel.forward_backward` runs the parts of a batch.
 """
 
 import contextlib
@@ -44,14 +46,39 @@ def chunk_bounds(rows):
     return np.arange(chunks + 1, dtype=np.int64) * rows // chunks
 
 
+class _ThreadState(threading.local):
+    alone = False  # True inside one_thread(): kernels called from this thread use no other
+
+
+_state = _ThreadState()
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Kernels called from this thread inside the block run on it alone: no Numba pool, no
+    second thread (run_tasks runs its tasks one after the other). For work that is already
+    spread over the cores one level up (run_threads)."""
+    previous, _state.alone = _state.alone, True
+    try:
+        yield
+    finally:
+        _state.alone = previous
+
+
+def may_use_threads():
+    """False on a thread inside one_thread(): a kernel must then not start others."""
+    return not _state.alone
+
+
 def launch(serial, parallel, args, rows, size=None, min_size=PARALLEL_MIN_SIZE):
     """Run a row kernel over rows 0..rows-1: `serial(*args, 0, rows)` when the work is small
-    (size elements, default rows, below min_size), else `parallel(*args, bounds)`, whose
-    prange loop runs `serial(*args, bounds[c], bounds[c + 1])` for each chunk c.
+    (size elements, default rows, below min_size) or this thread is in one_thread(), else
+    `parallel(*args, bounds)`, whose prange loop runs `serial(*args, bounds[c], bounds[c + 1])`
+    for each chunk c.
 
     The two are separate kernels because Numba cannot cache a driver that takes the
     row kernel as an argument."""
-    if (rows if size is None else size) < min_size:
+    if (rows if size is None else size) < min_size or _state.alone:
         serial(*args, 0, rows)
     else:
         parallel(*args, chunk_bounds(rows))
@@ -272,38 +299,71 @@ def single_threaded_openblas():
 # count can be set (False: one task after the other, each BLAS call on OpenBLAS's threads).
 use_two_threads = openblas_threads is not None
 
-_worker = None  # a one-thread pool for the second task of run_pair, made on first use
-_worker_pid = None
+
+def two_threads():
+    """True when run_tasks would give two tasks two threads (use_two_threads, and this thread
+    is not in one_thread())."""
+    return use_two_threads and not _state.alone
 
 
-def run_pair(run, tasks):
-    """[run(tasks[0]), run(tasks[1])] on two threads (this one and a worker), with OpenBLAS
-    on one thread inside: each task gets a core. Needs openblas_threads (not None).
+_workers = None  # a pool of threads for run_threads, made (or grown) on first use
+_workers_size = 0
+_workers_pid = None
+_workers_lock = threading.Lock()
 
-    For work that splits into two independent halves of many small BLAS calls (an LSTM's two
-    directions, a stack of matrix products): each call is too small to share between
-    OpenBLAS's threads, which synchronise after every call. When another process holds a
-    core, that synchronisation waits for the scheduler and a step can take 4-40x longer
-    (benchmarks/README-kernels.md); two independent halves just finish later. numpy's
-    matmul and the Numba kernels release the GIL.
+
+def _pool(size):
+    """A thread pool with at least `size` workers (a forked child makes its own: it has none)."""
+    global _workers, _workers_size, _workers_pid
+    with _workers_lock:
+        if _workers is None or _workers_pid != os.getpid() or _workers_size < size:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _workers = ThreadPoolExecutor(max_workers=size, thread_name_prefix="minigrad")
+            _workers_size, _workers_pid = size, os.getpid()
+        return _workers
+
+
+def run_threads(run, tasks):
+    """[run(task) for task in tasks], each task on its own thread (the first on this one, the
+    others on pool workers), every kernel inside on its task's thread alone (one_thread) and
+    OpenBLAS on one thread: each task gets a core. Waits for every task; if any raised, raises
+    the first one's exception (in task order). Needs openblas_threads (not None).
+
+    For independent work that is too small for OpenBLAS's threads, which synchronise after
+    every call: when another process holds a core, that synchronisation waits for the
+    scheduler and a step can take 4-40x longer (benchmarks/README-kernels.md); independent
+    tasks just finish later. numpy's matmul and the Numba kernels release the GIL.
     """
-    global _worker, _worker_pid
-    if _worker is None or _worker_pid != os.getpid():  # a forked child has no worker thread
-        from concurrent.futures import ThreadPoolExecutor
+    def alone(task):
+        with one_thread():
+            return run(task)
 
-        _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minigrad")
-        _worker_pid = os.getpid()
+    if len(tasks) < 2 or _state.alone:  # nested in a task: its workers may all be busy
+        return [alone(task) for task in tasks]
+    pool = _pool(len(tasks) - 1)
     with single_threaded_openblas():
-        second = _worker.submit(run, tasks[1])
+        others = [pool.submit(alone, task) for task in tasks[1:]]
+        results, errors = [], []
         try:
-            first = run(tasks[0])
-        finally:
-            second_result = second.result()  # wait for it even if the first task failed
-    return [first, second_result]
+            results.append(alone(tasks[0]))
+        except BaseException as error:
+            errors.append(error)
+        for future in others:  # wait for every task, even if an earlier one failed
+            try:
+                results.append(future.result())
+            except BaseException as error:
+                errors.append(error)
+    if errors:
+        raise errors[0]
+    return results
 
 
 def run_tasks(run, tasks):
-    """[run(task) for task in tasks]; two tasks run at once (run_pair) when use_two_threads."""
-    if len(tasks) == 2 and use_two_threads:
-        return run_pair(run, tasks)
+    """[run(task) for task in tasks]; two tasks run at once (run_threads) when two_threads():
+    for work that splits into two independent halves of many small BLAS calls (an LSTM's two
+    directions, a stack of matrix products), each call too small to share between OpenBLAS's
+    threads."""
+    if len(tasks) == 2 and two_threads():
+        return run_threads(run, tasks)
     return [run(task) for task in tasks]

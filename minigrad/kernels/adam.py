@@ -17,7 +17,7 @@ PARALLEL_MIN_SIZE = 1 << 20
 
 # error_model="numpy": no division-by-zero check, which kept the loop scalar (7 ns per element,
 # now 1-2 ns); the arithmetic is unchanged (no fastmath: IEEE division and sqrt, no FMA).
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _adam_range(param, grad, exp_avg, exp_avg_sq, step_size, beta1, beta2, one_minus_beta1,
                 one_minus_beta2, eps, weight_decay, sqrt_bias_correction2, start, stop):
     """Adam on elements start..stop-1 of 1-D arrays of one dtype; scalars are of that dtype.

@@ -138,7 +138,7 @@ class _Problem:
             return
         depth = self.q.shape[3] + self.v.shape[3]
         work_size = sum(chunk.matrices * chunk.width for chunk in self.chunks) * self.queries * depth
-        if work_size < TWO_THREADS_MIN_WORK:
+        if work_size < TWO_THREADS_MIN_WORK or not _runtime.two_threads():
             work(self.chunks)
         else:
             _runtime.run_tasks(work, _halves(self.chunks, self.queries, depth))

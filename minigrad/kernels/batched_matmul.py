@@ -104,7 +104,7 @@ def _small(a, b, batch):
 def _worth_two_threads(work):
     """True when `work` multiply-adds are enough to deal out to two threads with one OpenBLAS
     thread each, and OpenBLAS's thread count can be set and is not one anyway."""
-    return (_runtime.openblas_threads is not None and _runtime.use_two_threads and work >= SPLIT_MIN_WORK
+    return (_runtime.openblas_threads is not None and _runtime.two_threads() and work >= SPLIT_MIN_WORK
             and _runtime.openblas_threads[1]() >= 2)
 
 
@@ -194,7 +194,7 @@ def _at_once(tasks, work):
     OpenBLAS thread each when `work` multiply-adds (each) are _worth_two_threads, else one
     after the other."""
     if len(tasks) == 2 and _worth_two_threads(work):
-        _runtime.run_pair(lambda task: task(), tasks)
+        _runtime.run_threads(lambda task: task(), tasks)
     else:
         for task in tasks:
             task()

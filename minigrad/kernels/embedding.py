@@ -13,7 +13,7 @@ from ._checks import check_embedding_indices
 _runtime.prepare_numba()  # before the first @njit(cache=True)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scatter_add(indices, grad_rows, skip_row, out):
     """out[indices[n]] += grad_rows[n] for every n with indices[n] != skip_row.
 

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _buffers
-from ._runtime import chunk_count
+from ._runtime import chunk_count, may_use_threads
 
 # Elements from which the thread pool pays: a row costs ~0.1 us, a parallel launch with sleeping
 # workers ~0.2 ms. The language model's (4096, 128) rows, median after 0.5 ms idle: forward 0.41 ms
@@ -31,7 +31,7 @@ PARALLEL_MIN_SIZE = 1 << 20
 REDUCE = {"reassoc", "contract", "nsz", "arcp"}
 
 
-@njit(cache=True, fastmath=REDUCE, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
 def _forward_rows(x, weight, bias, eps, inverse_width, out, mean, rstd, start, stop):
     """For rows start..stop-1 of x (R, D): mean[r], rstd[r] = 1/sqrt(var[r] + eps) (biased
     variance, computed from the centred row) and out[r] = (x[r] - mean[r]) * rstd[r] * weight
@@ -52,7 +52,7 @@ def _forward_rows(x, weight, bias, eps, inverse_width, out, mean, rstd, start, s
         rstd[r] = scale
 
 
-@njit(cache=True, fastmath=REDUCE, error_model="numpy")
+@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
 def _backward_rows(grad_out, x, mean, rstd, weight, inverse_width, grad_x, grad_weight, grad_bias,
                    start, stop):
     """Rows start..stop-1: with xhat = (x - mean) * rstd and g = grad_out * weight,
@@ -76,7 +76,7 @@ def _backward_rows(grad_out, x, mean, rstd, weight, inverse_width, grad_x, grad_
             grad_x[r, j] = scale * (grad_out[r, j] * weight[j] - mean_g - xhat * mean_g_xhat)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chunk(c, chunks, rows):
     """Row range [start, stop) of chunk c out of `chunks` over `rows` rows."""
     return c * rows // chunks, (c + 1) * rows // chunks
@@ -139,7 +139,7 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     rstd = np.empty(rows.shape[0], dtype)
     if rows.size:
         args = (rows, weight, bias, dtype.type(eps), dtype.type(1 / width), out, mean, rstd)
-        if rows.size >= PARALLEL_MIN_SIZE:
+        if rows.size >= PARALLEL_MIN_SIZE and may_use_threads():
             _forward_parallel(*args, chunk_count(rows.shape[0]))
         else:
             _forward_rows(*args, 0, rows.shape[0])
@@ -161,7 +161,7 @@ def layer_norm_backward(grad_y, x, mean, rstd, weight=None):
                          f"got {np.shape(mean)} and {np.shape(rstd)}")
     weight = _affine(weight, None, width, dtype, "layer_norm_backward")[0]
     grad_x = _buffers.empty(rows.shape, dtype)
-    chunks = chunk_count(rows.shape[0]) if rows.size >= PARALLEL_MIN_SIZE else 1
+    chunks = chunk_count(rows.shape[0]) if rows.size >= PARALLEL_MIN_SIZE and may_use_threads() else 1
     grad_weight = np.zeros((chunks, width), dtype)
     grad_bias = np.zeros((chunks, width), dtype)
     if rows.size:

@@ -148,7 +148,7 @@ def _plan(lengths, directions):
     """The independent tasks of a layer as (direction, PackedLayout): one per direction,
     or, for one direction on two threads, the batch dealt out in two halves (alternate
     sequences in length order, so that both halves get the same amount of work)."""
-    if directions == 2 or not _runtime.use_two_threads or len(lengths) < 2:
+    if directions == 2 or not _runtime.two_threads() or len(lengths) < 2:
         return [(d, PackedLayout(lengths, reverse=(d == 1))) for d in range(directions)]
     by_length = np.argsort(-lengths, kind="stable")
     return [(0, PackedLayout(lengths, members=by_length[half::2])) for half in (0, 1)]

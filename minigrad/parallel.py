@@ -1,0 +1,128 @@
+"""Data parallelism on the CPU's cores: the forward and backward pass of each part of a batch on
+its own thread.
+
+    loss = mg.parallel.forward_backward(model.loss, inputs, targets)   # instead of:
+    # loss = model.loss(inputs, targets); loss.backward()
+
+The gradient of a mean over a batch is the weighted sum of the gradients of the means over its
+parts, so the batch can be cut along its first axis, each part's loss computed and
+differentiated on a core of its own, and the gradients added up. Each part's kernels run on
+its thread alone: no hand-over between threads inside an op, and one thread's Python runs
+while the other's kernels run (they release the GIL). The language model's training step is
+about 20% faster this way on 2 cores than with each op split in two (README, "Speed").
+
+What stays the same: each leaf's `.grad` gets the gradient of the whole batch's loss (to
+float rounding: the sums over the batch are made in parts), added in the order of the parts
+whichever thread finishes first, and nothing at all if any part raises. Dropout in part k
+draws from a generator of its own, spawned from minigrad's seeded one (so runs repeat).
+"""
+
+import os
+
+import numpy as np
+
+from . import autograd
+from . import random as _random
+from .errors import ShapeError
+from .kernels import _runtime
+from .tensor import Tensor
+
+REDUCTIONS = ("mean", "sum")
+
+
+def default_parts():
+    """How many parts forward_backward cuts a batch into by default: one per core this process
+    may use, or 1 when numpy's OpenBLAS thread count cannot be set (the parts would then have
+    to share OpenBLAS's threads)."""
+    if _runtime.openblas_threads is None or not _runtime.use_two_threads:
+        return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS and Windows have no sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
+def _rows(batch):
+    """The batch's arrays and tensors (lists become arrays) and their common first-axis length."""
+    items, lengths = [], []
+    for position, item in enumerate(batch):
+        if not isinstance(item, (Tensor, np.ndarray)):
+            try:
+                item = np.asarray(item)
+            except Exception as error:
+                raise TypeError(f"forward_backward: batch argument {position} must be a Tensor or an array; "
+                                f"got {type(item).__name__}") from error
+            if item.dtype == object:
+                raise TypeError(f"forward_backward: batch argument {position} must be a Tensor or an array; "
+                                f"got {type(batch[position]).__name__} that numpy makes an object array of")
+        if item.ndim == 0:
+            raise ShapeError(f"forward_backward: batch argument {position} must have a batch axis (first axis); "
+                             f"got a 0-d {type(item).__name__}")
+        items.append(item)
+        lengths.append(item.shape[0])
+    if len(set(lengths)) > 1:
+        raise ShapeError(f"forward_backward: every batch argument must have the same length along the first "
+                         f"axis; got lengths {lengths}")
+    return items, lengths[0]
+
+
+def _part_loss(loss_fn, part, weight):
+    """loss_fn(*part), differentiated with weight as d(total)/d(loss); returns the loss as a float."""
+    loss = loss_fn(*part)
+    if not isinstance(loss, Tensor):
+        raise TypeError(f"forward_backward: loss_fn must return a Tensor; got {type(loss).__name__}")
+    if loss.numel() != 1:
+        raise ShapeError(f"forward_backward: loss_fn must return a single number (a scalar Tensor); got shape "
+                         f"{loss.shape}. Reduce it first (.mean() or .sum()).")
+    loss.backward(np.full(loss.shape, weight, dtype=loss.dtype))
+    return loss.item(), loss.dtype
+
+
+def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
+    """`loss = loss_fn(*batch); loss.backward()` with the batch cut into `parts` along its first
+    axis, each part's forward and backward pass on its own thread. Returns the loss of the
+    whole batch as a 0-d tensor without a graph (`.item()` gives the number).
+
+    loss_fn: called as loss_fn(*part) with each batch argument cut to the part's rows; it must
+        return a scalar Tensor that is the mean (reduction="mean") or the sum ("sum") of
+        per-example terms. Each part's gradient is weighted by its share of the rows (mean) or
+        by 1 (sum), so the result is the whole batch's gradient. A loss that is not such a
+        mean (a mean over a varying number of unmasked tokens, batch statistics) is not cut
+        exactly: use plain backward() for it.
+    batch: Tensors or arrays (lists are made arrays), all of one length along the first axis.
+    parts: how many parts (default: default_parts(), one per core); at most one per row.
+        Without a second core to use, or nested inside another part, the parts run one after
+        the other on this thread (as gradient accumulation over micro-batches: less memory).
+    """
+    if not callable(loss_fn):
+        raise TypeError(f"forward_backward: loss_fn must be callable; got {type(loss_fn).__name__}")
+    if not batch:
+        raise TypeError("forward_backward: give the batch after loss_fn (forward_backward(loss_fn, inputs, targets))")
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"forward_backward: reduction must be 'mean' or 'sum'; got {reduction!r}")
+    if parts is None:
+        parts = default_parts()
+    elif isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
+        raise ValueError(f"forward_backward: parts must be a positive integer; got {parts!r}")
+    if not autograd.is_grad_enabled():
+        raise RuntimeError("forward_backward: called under no_grad(); gradients need graph recording")
+    items, rows = _rows(batch)
+    parts = max(1, min(int(parts), rows))
+    bounds = [rows * k // parts for k in range(parts + 1)]
+    slices = [slice(bounds[k], bounds[k + 1]) for k in range(parts)]
+    weights = [(s.stop - s.start) / rows if reduction == "mean" and rows else 1.0 for s in slices]
+    generators = _random.generator().spawn(parts) if parts > 1 else [_random.generator()]
+    held = [autograd.HeldGrads() for _ in range(parts)]
+
+    def run(k):
+        with autograd.holding_grads(held[k]), _random.using_generator(generators[k]):
+            return _part_loss(loss_fn, [item[slices[k]] for item in items], weights[k])
+
+    if parts > 1 and _runtime.use_two_threads and _runtime.may_use_threads():
+        results = _runtime.run_threads(run, list(range(parts)))
+    else:
+        results = [run(k) for k in range(parts)]
+    for grads in held:
+        grads.release()
+    total = sum(weight * value for weight, (value, _) in zip(weights, results))
+    return Tensor._wrap(np.asarray(total, dtype=results[0][1]))
