@@ -52,9 +52,9 @@ def _rows(batch):
             except Exception as error:
                 raise TypeError(f"forward_backward: batch argument {position} must be a Tensor or an array; "
                                 f"got {type(item).__name__}") from error
-            if item.dtype == object:
-                raise TypeError(f"forward_backward: batch argument {position} must be a Tensor or an array; "
-                                f"got {type(batch[position]).__name__} that numpy makes an object array of")
+        if item.dtype == object:
+            raise TypeError(f"forward_backward: batch argument {position} must be a Tensor or an array of "
+                            f"numbers; got an object array (from {type(batch[position]).__name__})")
         if item.ndim == 0:
             raise ShapeError(f"forward_backward: batch argument {position} must have a batch axis (first axis); "
                              f"got a 0-d {type(item).__name__}")
@@ -107,6 +107,12 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
     if not autograd.is_grad_enabled():
         raise RuntimeError("forward_backward: called under no_grad(); gradients need graph recording")
     items, rows = _rows(batch)
+    # A batch tensor computed from parameters (an encoder's output) is cut as a leaf of its own:
+    # the parts' backward passes stop there, and its gradient, once summed, goes through the
+    # graph that made it once, here (two parts walking that shared graph would each free it).
+    upstream = {k: item for k, item in enumerate(items) if isinstance(item, Tensor) and not item.is_leaf}
+    for k, item in upstream.items():
+        items[k] = item.detach().requires_grad_()
     parts = max(1, min(int(parts), rows))
     bounds = [rows * k // parts for k in range(parts + 1)]
     slices = [slice(bounds[k], bounds[k + 1]) for k in range(parts)]
@@ -124,5 +130,8 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
         results = [run(k) for k in range(parts)]
     for grads in held:
         grads.release()
+    for k, item in upstream.items():
+        if items[k].grad is not None:
+            item.backward(items[k].grad)
     total = sum(weight * value for weight, (value, _) in zip(weights, results))
     return Tensor._wrap(np.asarray(total, dtype=results[0][1]))

@@ -319,14 +319,17 @@ def _pool(size):
         if _workers is None or _workers_pid != os.getpid() or _workers_size < size:
             from concurrent.futures import ThreadPoolExecutor
 
+            # Threads start as tasks need them, so room for one per core costs nothing. A pool
+            # outgrown is dropped, not shut down: another thread may be about to submit to it.
+            size = max(size, os.cpu_count() or 1)
             _workers = ThreadPoolExecutor(max_workers=size, thread_name_prefix="minigrad")
             _workers_size, _workers_pid = size, os.getpid()
         return _workers
 
 
 def run_threads(run, tasks):
-    """[run(task) for task in tasks], each task on its own thread (the first on this one, the
-    others on pool workers), every kernel inside on its task's thread alone (one_thread) and
+    """[run(task) for task in tasks], at once on several threads (the first task on this one,
+    the others on pool workers), every kernel inside on its task's thread alone (one_thread) and
     OpenBLAS on one thread: each task gets a core. Waits for every task; if any raised, raises
     the first one's exception (in task order). Needs openblas_threads (not None).
 
