@@ -17,8 +17,6 @@ whichever thread finishes first, and nothing at all if any part raises. Dropout 
 draws from a generator of its own, spawned from minigrad's seeded one (so runs repeat).
 """
 
-import os
-
 import numpy as np
 
 from . import autograd
@@ -31,15 +29,12 @@ REDUCTIONS = ("mean", "sum")
 
 
 def default_parts():
-    """How many parts forward_backward cuts a batch into by default: one per core this process
-    may use, or 1 when numpy's OpenBLAS thread count cannot be set (the parts would then have
-    to share OpenBLAS's threads)."""
+    """How many parts forward_backward cuts a batch into by default: one per thread minigrad may
+    run (NUMBA_NUM_THREADS, by default one per core), or 1 when numpy's OpenBLAS thread count
+    cannot be set (the parts would then have to share OpenBLAS's threads)."""
     if _runtime.openblas_threads is None or not _runtime.use_two_threads:
         return 1
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS and Windows have no sched_getaffinity
-        return max(1, os.cpu_count() or 1)
+    return max(1, _runtime.cores())
 
 
 def _rows(batch):

@@ -19,6 +19,9 @@ What this file checks:
 """
 
 import os
+import pathlib
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -34,6 +37,7 @@ from minigrad.kernels import _runtime
 from examples.language_model.model import CharTransformer
 
 forward_backward = mg.parallel.forward_backward
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 RTOL, ATOL = 1e-10, 1e-13  # float64: the parts only change the order of the sums over the batch
 
@@ -169,6 +173,23 @@ def test_the_same_whether_parts_run_on_threads_or_one_after_the_other(name, monk
     loss_serial, one_by_one = parallel(model, loss_fn, *batch, parts=3)
     assert_grads_close(on_threads, one_by_one)
     np.testing.assert_allclose(loss_threads.item(), loss_serial.item(), rtol=RTOL)
+
+
+@pytest.mark.parametrize("setting, parts, two", [("1", 1, False), ("3", 3, True), ("junk", None, None)])
+def test_default_parts_follows_numba_num_threads(setting, parts, two):
+    """NUMBA_NUM_THREADS=1 (how a user asks for one thread) gives one part and no second thread;
+    an unreadable value falls back to the cores this process may use."""
+    code = ("import minigrad as mg; from minigrad.kernels import _runtime; "
+            "print(mg.parallel.default_parts(), _runtime.two_threads(), _runtime.cores())")
+    environment = dict(os.environ, NUMBA_NUM_THREADS=setting, PYTHONPATH=str(ROOT))
+    answer = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True,
+                            timeout=300, check=True).stdout.split()
+    blas = _runtime.openblas_threads is not None
+    if parts is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        assert int(answer[2]) == cores
+    else:
+        assert answer == [str(parts if blas else 1), str(two and blas), str(parts)]
 
 
 def test_default_parts_is_used_and_clipped_to_the_rows():

@@ -300,10 +300,24 @@ def single_threaded_openblas():
 use_two_threads = openblas_threads is not None
 
 
+@functools.cache
+def cores():
+    """How many threads minigrad runs work on at once: NUMBA_NUM_THREADS if set (Numba's own
+    setting, read here without importing Numba), else the cores this process may use."""
+    try:
+        return max(1, int(os.environ["NUMBA_NUM_THREADS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS and Windows have no sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
 def two_threads():
-    """True when run_tasks would give two tasks two threads (use_two_threads, and this thread
-    is not in one_thread())."""
-    return use_two_threads and not _state.alone
+    """True when run_tasks would give two tasks two threads: use_two_threads, at least two
+    cores(), and this thread is not in one_thread()."""
+    return use_two_threads and not _state.alone and cores() >= 2
 
 
 _workers = None  # a pool of threads for run_threads, made (or grown) on first use
