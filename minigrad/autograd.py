@@ -170,18 +170,22 @@ class HeldGrads:
     then the same whichever thread finishes first, and a part that fails adds nothing."""
 
     def __init__(self):
-        self.grads = {}  # id(tensor) -> [tensor, gradient array]
+        # id(tensor) -> [tensor, gradient, owned]: owned when the array is a sum made here, which
+        # nothing else refers to; the first gradient may be an array the backward pass shares.
+        self.grads = {}
 
     def add(self, tensor, grad):
         entry = self.grads.get(id(tensor))
         if entry is None:
-            self.grads[id(tensor)] = [tensor, np.array(grad, dtype=tensor.dtype, copy=True)]
-        else:
+            self.grads[id(tensor)] = [tensor, grad, False]
+        elif entry[2]:
             entry[1] += grad
+        else:
+            entry[1], entry[2] = np.add(entry[1], grad, dtype=tensor.dtype), True
 
     def release(self):
-        for tensor, grad in self.grads.values():
-            tensor._accumulate_grad(grad, _accumulate_lock)
+        for tensor, grad, owned in self.grads.values():
+            tensor._accumulate_grad(grad, _accumulate_lock, owned)
         self.grads.clear()
 
 

@@ -314,14 +314,16 @@ class Tensor:
         else:
             autograd.run_backward(self, grad, retain_graph)
 
-    def _accumulate_grad(self, grad, lock):
+    def _accumulate_grad(self, grad, lock, owned=False):
+        """Add grad to self.grad; owned: grad is an array of self's dtype that nothing else
+        refers to, so it can become self.grad without a copy."""
         held = autograd.held_grads()
         if held is not None:  # mg.parallel: added later, in the order of the batch's parts
             held.add(self, grad)
             return
         with lock:
             if self.grad is None:
-                self.grad = Tensor._wrap(np.array(grad, dtype=self.dtype, copy=True))
+                self.grad = Tensor._wrap(grad if owned else np.array(grad, dtype=self.dtype, copy=True))
             else:
                 self.grad._data = self.grad._data + grad
 
