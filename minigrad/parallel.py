@@ -119,7 +119,7 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
         with autograd.holding_grads(held[k]), _random.using_generator(generators[k]):
             return _part_loss(loss_fn, [item[slices[k]] for item in items], weights[k])
 
-    if parts > 1 and _runtime.use_two_threads and _runtime.may_use_threads():
+    if parts > 1 and _runtime.two_threads():
         results = _runtime.run_threads(run, list(range(parts)))
     else:
         results = [run(k) for k in range(parts)]

@@ -65,7 +65,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(KERNELS_DIR))
 def run_python(code, env=None, cwd=None):
     """Run code in a fresh interpreter; return its last stdout line as JSON."""
     full_env = {key: value for key, value in os.environ.items()
-                if key not in ("MINIGRAD_KERNELS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_CACHE_DIR")}
+                if key not in ("MINIGRAD_KERNELS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_CACHE_DIR",
+                               "GLIBC_TUNABLES", *_runtime._MALLOC_ENVIRONMENT)}
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd or REPO_ROOT, os.environ.get("PYTHONPATH")]))
     full_env.update(env or {})
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, cwd=cwd or REPO_ROOT,
@@ -97,6 +98,48 @@ def test_unknown_backend_is_an_error():
                             text=True, env=dict(os.environ, MINIGRAD_KERNELS="cuda", PYTHONPATH=REPO_ROOT))
     assert result.returncode != 0
     assert "MINIGRAD_KERNELS must be 'numba' or 'numpy', got 'cuda'" in result.stderr
+
+
+MALLOC_PROBE = """
+    import json, resource, threading
+    import numpy as np
+    import minigrad.kernels
+    from minigrad.kernels import _runtime
+
+    def churn():  # a step's pattern in small: arrays of a few sizes made and dropped, on a thread
+        for _ in range(40):
+            arrays = [np.ones(size, np.float32) for size in (1 << 18, 1 << 19, 1 << 20, 3 << 18)]
+            arrays[0] += arrays[0]
+            del arrays
+
+    def measured(counts):  # the first round may take fresh pages either way (a new thread, a new heap)
+        churn()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        churn()
+        counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+
+    counts = []
+    measured(counts)
+    thread = threading.Thread(target=measured, args=(counts,))
+    thread.start()
+    thread.join()
+    print(json.dumps({"tuned": _runtime.malloc_tuned, "faults": sum(counts)}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt is Linux only")
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_malloc_keeps_freed_arrays_for_reuse_unless_the_user_configured_it(backend):
+    """At import, glibc's malloc is told to keep freed memory (no fresh pages, which the system
+    zeroes on first touch, for each new array); a user's own malloc setting is left alone. The
+    user's setting here is glibc's default threshold (128 KiB) made fixed: every array above it
+    then comes as fresh pages, ~1 fault per 4 KiB page."""
+    tuned = run_python(MALLOC_PROBE, env={"MINIGRAD_KERNELS": backend})
+    untuned = run_python(MALLOC_PROBE, env={"MINIGRAD_KERNELS": backend, "MALLOC_MMAP_THRESHOLD_": "131072"})
+    pages = 80 * ((1 << 20) + (1 << 21) + (1 << 22) + (3 << 20)) // 4096  # 80 rounds of the four arrays
+    assert tuned["tuned"] is True and untuned["tuned"] is False
+    assert untuned["faults"] > pages // 2, untuned  # the probe does see fresh pages when untuned
+    assert tuned["faults"] < pages // 50, (tuned, pages)
 
 
 def test_thread_pool_starts_on_first_parallel_kernel_and_leaves_environment_alone():

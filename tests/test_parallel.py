@@ -370,7 +370,7 @@ class _FinishLast(mg.Function):
 def test_gradients_are_added_in_part_order_whichever_part_finishes_first(rows, expected):
     # In float64, (1 + 1e-16) + 1e-16 == 1 but (1e-16 + 1e-16) + 1 == 1 + 2**-52: the sum shows
     # the order in which the parts' gradients were added to w.grad.
-    threaded = _runtime.use_two_threads
+    threaded = _runtime.two_threads()
     _FinishLast.events = {k: threading.Event() for k in range(3)}
     if not threaded:  # one after the other: part 0 cannot wait for the later ones
         for event in _FinishLast.events.values():
@@ -528,7 +528,7 @@ def test_the_first_part_in_part_order_is_the_exception_raised(threads, monkeypat
     def loss_fn(x):
         start = int(np.asarray(x)[0, 0])
         if start == 0:
-            if threads and _runtime.use_two_threads:
+            if threads and _runtime.two_threads():
                 second_failed.wait(30)  # let a later part fail first in time
             raise Marker("part 0")
         if start == 3:
@@ -626,7 +626,7 @@ def test_kernels_in_a_part_run_on_its_thread_alone(parts):
     forward_backward(loss_fn, np.repeat(np.arange(8.0)[:, None], 3, axis=1), parts=parts)
     assert _runtime.may_use_threads()  # back on the calling thread
     assert len(seen) == parts
-    threaded = parts > 1 and _runtime.use_two_threads
+    threaded = parts > 1 and _runtime.two_threads()
     assert all(may is not threaded for _, may, _ in seen.values())
     if threaded:
         assert not any(two for _, _, two in seen.values())

@@ -34,11 +34,11 @@ BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
 if BACKEND not in ("numba", "numpy"):
     raise ValueError(f"MINIGRAD_KERNELS must be 'numba' or 'numpy', got {BACKEND!r}")
 
-from . import reference  # noqa: E402
+from . import _runtime, reference  # noqa: E402
+
+_runtime.tune_malloc()  # freed arrays kept for the next ones: no fresh pages to fault in
 
 if BACKEND == "numba":
-    from . import _runtime
-
     _runtime.prepare_numba()  # before the first @njit(cache=True)
     from .adam import adam_update
     from .embedding import embedding_backward

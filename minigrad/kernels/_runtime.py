@@ -1,5 +1,5 @@
 """Process-wide settings and launches: Numba's cache and thread pool, numpy's OpenBLAS
-threads, and the two ways kernels use threads.
+threads, glibc's malloc (`tune_malloc`), and the ways kernels use threads.
 
 - `prepare_numba()`: every Numba kernel module calls it before its first
   @njit(cache=True): a cache folder that works from a read-only install, and recovery
@@ -88,6 +88,45 @@ def chunk_count(rows):
     """Number of chunks for a parallel driver that splits rows itself (softmax.py and
     batched_matmul.py, until they take chunk_bounds)."""
     return chunk_bounds(rows).shape[0] - 1
+
+
+# ---------------------------------------------------------------------------------------
+# glibc's malloc: freed arrays kept for reuse, not handed back to the system
+
+MMAP_THRESHOLD = 32 << 20  # allocations below this come from malloc's heaps (glibc's own cap)
+TRIM_THRESHOLD = 256 << 20  # free memory a heap keeps before it gives any back
+# Set by the user (environment or GLIBC_TUNABLES): then malloc is left as configured.
+_MALLOC_ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_")
+malloc_tuned = False
+
+
+def tune_malloc():
+    """Make glibc's malloc keep freed memory for the next arrays (Linux; once, at import).
+
+    Why: by default glibc serves allocations from about 128 KB up with fresh pages from the
+    system (its threshold adapts, but not for every pattern) and gives freed memory back, so
+    a training step of the character model took ~6,600 page faults (26 MB of fresh pages,
+    each zeroed by the system on first touch): 15-25 ms of system time per step, and the
+    faults of two threads wait for each other on the process's memory map lock. With the
+    thresholds below: ~12 faults per step and the step 3-20% faster
+    (benchmarks/README-language-model.md, "Speed"). The cost: a process keeps up to
+    TRIM_THRESHOLD of freed memory instead of returning it at once. Skipped when the user set
+    any of glibc's malloc settings, and on systems without glibc."""
+    global malloc_tuned
+    if malloc_tuned or not sys.platform.startswith("linux"):
+        return
+    if any(name in os.environ for name in _MALLOC_ENVIRONMENT) or "glibc.malloc" in os.environ.get(
+            "GLIBC_TUNABLES", ""):
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # <malloc.h>
+    malloc_tuned = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
 
 # ---------------------------------------------------------------------------------------
