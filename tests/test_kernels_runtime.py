@@ -56,6 +56,71 @@ def test_run_tasks_gives_results_in_order_and_restores_openblas(monkeypatch):
             assert _runtime.openblas_threads[1]() == before
 
 
+# ============================================================ reused output arrays (kernels/_buffers.py)
+
+from minigrad.kernels import _buffers  # noqa: E402
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    fresh = _buffers._Pool()
+    monkeypatch.setattr(_buffers, "_pool", fresh)
+    return fresh
+
+
+def test_a_buffer_is_handed_out_again_only_when_nothing_refers_to_it(pool):
+    first = _buffers.empty((512, 1024), np.float32)  # 2 MiB: kept
+    view = first[3:, ::2]
+    del first
+    second = _buffers.empty((1024, 512), np.float32)  # same bytes, but the view still holds the first
+    assert not np.shares_memory(view, second) and len(pool.buffers[2 << 20]) == 2
+    del view
+    third = _buffers.empty((2048, 256), np.float32)  # the first is free again: handed out, no new one
+    assert third.flags.c_contiguous and third.shape == (2048, 256) and third.dtype == np.float32
+    assert not np.shares_memory(third, second) and len(pool.buffers[2 << 20]) == 2
+
+
+def test_buffers_of_other_sizes_are_not_handed_out_and_small_ones_not_kept(pool):
+    big = _buffers.empty((1 << 19,), np.float32)  # 2 MiB
+    big_address = big.__array_interface__["data"][0]
+    del big
+    other = _buffers.empty((1 << 19,), np.float64)  # 4 MiB: another size
+    assert other.__array_interface__["data"][0] != big_address
+    small = _buffers.empty((10,), np.float32)
+    assert small.nbytes < _buffers.MIN_BYTES and set(pool.buffers) == {1 << 21, 1 << 22}
+
+
+def test_the_pool_keeps_at_most_max_bytes_of_free_buffers(pool, monkeypatch):
+    monkeypatch.setattr(_buffers, "MAX_BYTES", 5 << 20)
+    held = [_buffers.empty((1 << 20,), np.uint8) for _ in range(3)]  # 3 MiB in use
+    for size in (2, 3, 4, 2, 3):  # MiB, each dropped at once
+        _buffers.empty((size << 20,), np.uint8)
+    kept = sum(b.nbytes for same in pool.buffers.values() for b in same)
+    assert kept == pool.kept and kept <= max(_buffers.MAX_BYTES, 3 << 20) + (4 << 20)
+    assert all(any(np.shares_memory(b, h) for same in pool.buffers.values() for b in same)
+               for h in held)  # in use: never dropped
+
+
+def test_two_threads_never_get_the_same_buffer_at_once(pool):
+    import threading
+
+    errors = []
+
+    def work(value):
+        for _ in range(200):
+            a = _buffers.empty((1 << 18,), np.float32)
+            a.fill(value)
+            if not (a == value).all():
+                errors.append(value)
+
+    threads = [threading.Thread(target=work, args=(v,)) for v in (1.0, 2.0)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
 # ============================================================ backend switch, threads, cache (subprocesses)
 
 KERNELS_DIR = os.path.dirname(kernels.__file__)

@@ -10,7 +10,7 @@ kept here after use and handed out again.
 
 When is an array free? A numpy view keeps its base array alive, so a kept array whose only
 references are this pool's own is referred to by no tensor, no view, no graph node: it can
-be written again. The pool keeps at most MAX_BYTES of arrays (least recently used ones go
+be written again. The pool keeps at most MAX_BYTES of arrays (least recently used ones of each size go
 first). `empty` is thread-safe.
 """
 
@@ -26,30 +26,44 @@ MAX_BYTES = 1 << 30
 
 class _Pool:
     def __init__(self):
-        self.buffers = []  # flat uint8 arrays, least recently used first
+        self.buffers = {}  # nbytes -> flat uint8 arrays of that size, least recently used first
+        self.kept = 0  # bytes in self.buffers
         self.lock = threading.Lock()
 
-    def _free(self, index):
-        return sys.getrefcount(self.buffers[index]) == 2  # the list's reference and the argument's
+    @staticmethod
+    def _free(same, index):
+        return sys.getrefcount(same[index]) == 2  # the list's reference and the argument's
 
     def take(self, nbytes):
-        """A flat uint8 array of nbytes: a free kept one, or a new one (kept if big enough)."""
+        """A flat uint8 array of nbytes: a free kept one, or a new one (kept if big enough).
+        Only the arrays of that size are looked at (with two threads making arrays, a scan of
+        every kept one was a few ms of GIL-holding Python per training step)."""
         with self.lock:
-            for index in range(len(self.buffers)):
-                if self.buffers[index].nbytes == nbytes and self._free(index):
-                    self.buffers.append(self.buffers.pop(index))
-                    return self.buffers[-1]
+            same = self.buffers.get(nbytes)
+            if same:
+                for index in range(len(same)):
+                    if self._free(same, index):
+                        same.append(same.pop(index))
+                        return same[-1]
             buffer = np.empty(nbytes, np.uint8)
             if nbytes >= MIN_BYTES:
-                self.buffers.append(buffer)
-                kept = sum(b.nbytes for b in self.buffers)
-                index = 0
-                while kept > MAX_BYTES and index < len(self.buffers) - 1:
-                    if self._free(index):
-                        kept -= self.buffers.pop(index).nbytes
-                    else:
-                        index += 1
+                self.buffers.setdefault(nbytes, []).append(buffer)
+                self.kept += nbytes
+                if self.kept > MAX_BYTES:
+                    self._shrink(buffer)
             return buffer
+
+    def _shrink(self, keep):
+        """Drop free arrays (least recently used first in each size) until MAX_BYTES is kept."""
+        for size, same in list(self.buffers.items()):
+            index = 0
+            while self.kept > MAX_BYTES and index < len(same):
+                if same[index] is not keep and self._free(same, index):
+                    self.kept -= same.pop(index).nbytes
+                else:
+                    index += 1
+            if not same:
+                del self.buffers[size]
 
 
 _pool = _Pool()

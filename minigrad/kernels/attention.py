@@ -17,6 +17,7 @@ The products are OpenBLAS calls, the row softmax is softmax.py's; the chunks are
 two threads with one OpenBLAS thread each (_runtime.run_tasks).
 """
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -65,7 +66,19 @@ def _chunks(stops, queries, keys, itemsize, chunk_bytes):
     """[_Chunk]: the problem's matrices in chunks of at most ~chunk_bytes of scores. A chunk of
     several entries takes all their heads; a new chunk starts where the width changes (the
     heads of one padded review make one chunk; a causal model's whole batch makes chunks of
-    entries). Fewer, bigger chunks: fewer calls from Python. stops: (M, H, L)."""
+    entries). Fewer, bigger chunks: fewer calls from Python. stops: (M, H, L).
+
+    Remembered for the last few stops seen: a model's every call in training has the same
+    stops (a causal mask, or one batch's lengths in forward and backward), and working them
+    out again was ~0.7 ms of Python per call, holding the GIL that mg.parallel's other thread
+    needs."""
+    stops = np.ascontiguousarray(stops, np.int64)
+    return list(_chunk_plan(stops.shape, stops.tobytes(), queries, keys, itemsize, chunk_bytes))
+
+
+@functools.lru_cache(maxsize=64)
+def _chunk_plan(shape, stop_bytes, queries, keys, itemsize, chunk_bytes):
+    stops = np.frombuffer(stop_bytes, np.int64).reshape(shape)
     needed = stops.max(axis=2) if stops.shape[2] else np.zeros(stops.shape[:2], np.int64)
     needed_top = stops[:, :, :queries // 2].max(axis=2) if queries >= 2 else needed
     entries, heads = needed.shape
@@ -88,7 +101,7 @@ def _chunks(stops, queries, keys, itemsize, chunk_bytes):
                 chunks.append(_Chunk(m, m + 1, first, h, int(needed[m, first:h].max()),
                                      int(needed_top[m, first:h].max())))
                 first = h
-    return chunks
+    return tuple(chunks)
 
 
 def _halves(chunks, queries, depth):
