@@ -657,3 +657,43 @@ def test_numba_kernels_reject_bad_shapes_and_dtypes():
     param = np.zeros((4, 4))[:, ::2]
     with pytest.raises(ValueError, match="C-contiguous"):
         numba_adam.adam_update(param, param, param.copy(), param.copy(), 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
+
+
+# ---------------------------------------------------------------- the row kernels' unmasked path
+
+def test_every_key_allowed_only_for_one_all_true_row():
+    check = numba_softmax._every_key_allowed
+    assert check(np.ones((1, 8), np.bool_), 8) and check(np.array([[True] * 5 + [False] * 3]), 5)
+    assert not check(np.array([[True] * 5 + [False] * 3]), 6)
+    assert not check(np.ones((2, 8), np.bool_), 8)  # a row per matrix: the masked path
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_row_kernels_give_the_same_rows_with_and_without_the_mask_path(dtype):
+    """Causal rows (key_stop) with no mask take the loops without the mask; an all-True mask of
+    two rows forces the masked loops: both give the same softmax and gradient (to rounding),
+    NaN rows and all -inf rows included."""
+    rng = np.random.default_rng(31)
+    rows, width = 64, 40
+    x = rng.standard_normal((rows, width)).astype(dtype) * 4
+    x[5, :3] = np.nan
+    x[9] = -np.inf
+    stops = (np.arange(rows) % width + 1).astype(np.int64)
+    grad = rng.standard_normal((rows, width)).astype(dtype)
+    scale, zero = dtype(0.3), dtype(0)
+    results = []
+    for allowed, allowed_row in ((np.ones((1, width), np.bool_), np.zeros(1, np.int64)),
+                                 (np.ones((2, width), np.bool_), np.arange(rows, dtype=np.int64) % 2)):
+        out, empty = np.empty_like(x), np.empty(rows, np.bool_)
+        numba_softmax._softmax_rows(x, scale, stops, allowed, allowed_row, zero, out, empty, 0, rows)
+        grad_x = np.empty_like(x)
+        numba_softmax._softmax_backward_rows(out, grad, scale, stops, allowed, allowed_row, empty, grad_x, 0, rows)
+        results.append((out, empty, grad_x))
+    (out, empty, grad_x), (out_masked, empty_masked, grad_masked) = results
+    np.testing.assert_array_equal(empty, empty_masked)
+    tolerance = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(out, out_masked, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(grad_x, grad_masked, rtol=tolerance, atol=tolerance)
+    assert empty[9] and not empty[5] and np.isnan(out[5, 0])  # all -inf: empty; NaN spreads over its row
+    assert (out[np.arange(width)[None, :] >= stops[:, None]] == 0).all()  # past each row's stop
+    np.testing.assert_allclose(np.delete(out, [5, 9], axis=0).sum(axis=1), 1, rtol=1e-5)
