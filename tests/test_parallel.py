@@ -614,19 +614,24 @@ def test_nested_failure_in_an_inner_part_changes_nothing():
 
 
 @pytest.mark.parametrize("parts", [1, 2, 4])
-def test_kernels_in_a_part_run_on_its_thread_alone(parts):
+def test_kernels_in_a_part_run_on_its_thread_alone_while_another_part_runs(parts):
     w = mg.tensor(np.ones(3), requires_grad=True)
     seen = {}
+    threaded = parts > 1 and _runtime.two_threads()
+    together = threading.Barrier(parts, timeout=30) if threaded else None
 
     def loss_fn(x):
+        if together is not None:
+            together.wait()  # every part is running now
         seen[int(np.asarray(x)[0, 0])] = (threading.get_ident(), _runtime.may_use_threads(), _runtime.two_threads())
+        if together is not None:
+            together.wait()  # ... and still running while each one looked
         return (x * w).sum()
 
     assert _runtime.may_use_threads()
     forward_backward(loss_fn, np.repeat(np.arange(8.0)[:, None], 3, axis=1), parts=parts)
     assert _runtime.may_use_threads()  # back on the calling thread
     assert len(seen) == parts
-    threaded = parts > 1 and _runtime.two_threads()
     assert all(may is not threaded for _, may, _ in seen.values())
     if threaded:
         assert not any(two for _, _, two in seen.values())
@@ -635,6 +640,28 @@ def test_kernels_in_a_part_run_on_its_thread_alone(parts):
         assert threading.get_ident() not in idents[1:]  # the others on pool workers
     else:
         assert all(ident == threading.get_ident() for ident, _, _ in seen.values())
+
+
+def test_the_last_part_running_gets_the_other_cores_back():
+    """Once the other parts have finished, the one still running may use every thread again
+    for its kernels (the cores of the finished parts would otherwise sit idle)."""
+    if not _runtime.two_threads():
+        pytest.skip("needs two threads: numpy's OpenBLAS thread count settable and two cores")
+    w = mg.tensor(np.ones(3), requires_grad=True)
+    seen = {}
+
+    def loss_fn(x):
+        first = int(np.asarray(x)[0, 0]) == 0
+        if first:  # wait until the other part has finished its forward and backward
+            deadline = time.monotonic() + 30
+            while not _runtime.may_use_threads() and time.monotonic() < deadline:
+                time.sleep(0.001)
+        seen[first] = _runtime.two_threads()
+        return (x * w).sum()
+
+    forward_backward(loss_fn, np.repeat(np.arange(8.0)[:, None], 3, axis=1), parts=2)
+    assert seen == {True: True, False: False}
+    np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 28.0 / 2))  # mean weights: (0+..+7) / 2
 
 
 def test_without_threads_every_part_runs_on_the_calling_thread(sequential):

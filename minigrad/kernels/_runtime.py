@@ -10,7 +10,8 @@ threads, glibc's malloc (`tune_malloc`), and the ways kernels use threads.
   directions, a stack of matrix products) on two Python threads with one OpenBLAS
   thread each.
 - `run_threads(run, tasks)`: each task on its own thread, every kernel inside on that
-  thread alone (`one_thread`): how `mg.parallel.forward_backward` runs the parts of a batch.
+  thread alone while another task runs: how `mg.parallel.forward_backward` runs the parts of
+  a batch.
 """
 
 import contextlib
@@ -46,28 +47,49 @@ def chunk_bounds(rows):
     return np.arange(chunks + 1, dtype=np.int64) * rows // chunks
 
 
+class _Tasks:
+    """The tasks of one run_threads call. While two or more of them run, each keeps to its own
+    thread; the last one running may use every thread again (the cores of the finished ones)."""
+
+    def __init__(self, count):
+        self.running = count
+        self.lock = threading.Lock()
+
+    def finished(self):
+        with self.lock:
+            self.running -= 1
+
+
+_ALWAYS_ALONE = _Tasks(2)  # one_thread(): as if another task were always running
+
+
 class _ThreadState(threading.local):
-    alone = False  # True inside one_thread(): kernels called from this thread use no other
+    tasks = None  # the _Tasks whose task this thread runs (None: free to use every thread)
 
 
 _state = _ThreadState()
 
 
 @contextlib.contextmanager
-def one_thread():
-    """Kernels called from this thread inside the block run on it alone: no Numba pool, no
-    second thread (run_tasks runs its tasks one after the other). For work that is already
-    spread over the cores one level up (run_threads)."""
-    previous, _state.alone = _state.alone, True
+def _in(tasks):
+    previous, _state.tasks = _state.tasks, tasks
     try:
         yield
     finally:
-        _state.alone = previous
+        _state.tasks = previous
+
+
+def one_thread():
+    """Kernels called from this thread inside the block run on it alone: no Numba pool, no
+    second thread (run_tasks runs its tasks one after the other). For work that is already
+    spread over the cores one level up."""
+    return _in(_ALWAYS_ALONE)
 
 
 def may_use_threads():
-    """False on a thread inside one_thread(): a kernel must then not start others."""
-    return not _state.alone
+    """False while this thread runs one of several tasks of run_threads that are still running
+    (or is in one_thread()): a kernel must then not start other threads."""
+    return _state.tasks is None or _state.tasks.running < 2
 
 
 def launch(serial, parallel, args, rows, size=None, min_size=PARALLEL_MIN_SIZE):
@@ -78,7 +100,7 @@ def launch(serial, parallel, args, rows, size=None, min_size=PARALLEL_MIN_SIZE):
 
     The two are separate kernels because Numba cannot cache a driver that takes the
     row kernel as an argument."""
-    if (rows if size is None else size) < min_size or _state.alone:
+    if (rows if size is None else size) < min_size or not may_use_threads():
         serial(*args, 0, rows)
     else:
         parallel(*args, chunk_bounds(rows))
@@ -356,7 +378,7 @@ def cores():
 def two_threads():
     """True when run_tasks would give two tasks two threads: use_two_threads, at least two
     cores(), and this thread is not in one_thread()."""
-    return use_two_threads and not _state.alone and cores() >= 2
+    return use_two_threads and may_use_threads() and cores() >= 2
 
 
 _workers = None  # a pool of threads for run_threads, made (or grown) on first use
@@ -382,21 +404,29 @@ def _pool(size):
 
 def run_threads(run, tasks):
     """[run(task) for task in tasks], at once on several threads (the first task on this one,
-    the others on pool workers), every kernel inside on its task's thread alone (one_thread) and
-    OpenBLAS on one thread: each task gets a core. Waits for every task; if any raised, raises
-    the first one's exception (in task order). Needs openblas_threads (not None).
+    the others on pool workers), OpenBLAS on one thread, and every kernel inside on its task's
+    thread alone as long as another task is running: each task gets a core, and the last one
+    running gets the cores of the finished ones for its kernels (two tasks of equal work do not
+    finish at the same time: 10-20 ms apart in the language model's step). Waits for every
+    task; if any raised, raises the first one's exception (in task order). Needs
+    openblas_threads (not None).
 
     For independent work that is too small for OpenBLAS's threads, which synchronise after
     every call: when another process holds a core, that synchronisation waits for the
     scheduler and a step can take 4-40x longer (benchmarks/README-kernels.md); independent
     tasks just finish later. numpy's matmul and the Numba kernels release the GIL.
     """
-    def alone(task):
-        with one_thread():
-            return run(task)
+    if len(tasks) < 2 or not may_use_threads():  # nested in a task: its workers may all be busy
+        return [run(task) for task in tasks]
+    group = _Tasks(len(tasks))
 
-    if len(tasks) < 2 or _state.alone:  # nested in a task: its workers may all be busy
-        return [alone(task) for task in tasks]
+    def alone(task):
+        try:
+            with _in(group):
+                return run(task)
+        finally:
+            group.finished()
+
     pool = _pool(len(tasks) - 1)
     with single_threaded_openblas():
         others = [pool.submit(alone, task) for task in tasks[1:]]
