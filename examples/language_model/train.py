@@ -1,6 +1,6 @@
 """Train a small GPT-style character language model on the IMDB review texts with minigrad.
 
-    python examples/language_model/train.py                      # the default run (~8 min, 1,000 steps)
+    python examples/language_model/train.py                      # the default run (~5 min, 1,000 steps)
     python examples/language_model/train.py --quick              # a one-minute demo (small model)
     python examples/language_model/train.py --time-budget 20     # train for 20 minutes
     python examples/language_model/train.py --generate "This movie" --checkpoint runs/language_model/best.npz
