@@ -394,9 +394,11 @@ def _pool(size):
         if _workers is None or _workers_pid != os.getpid() or _workers_size < size:
             from concurrent.futures import ThreadPoolExecutor
 
-            # Threads start as tasks need them, so room for one per core costs nothing. A pool
-            # outgrown is dropped, not shut down: another thread may be about to submit to it.
-            size = max(size, os.cpu_count() or 1)
+            # Threads start as tasks need them, so room for one per core costs nothing; at least
+            # two, so that a worker's task left running last can hand half its kernels to another
+            # worker. A pool outgrown is dropped, not shut down: another thread may be about to
+            # submit to it.
+            size = max(size, os.cpu_count() or 1, 2)
             _workers = ThreadPoolExecutor(max_workers=size, thread_name_prefix="minigrad")
             _workers_size, _workers_pid = size, os.getpid()
         return _workers

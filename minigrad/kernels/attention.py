@@ -76,7 +76,7 @@ def _chunks(stops, queries, keys, itemsize, chunk_bytes):
     return list(_chunk_plan(stops.shape, stops.tobytes(), queries, keys, itemsize, chunk_bytes))
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)  # keys hold the stops: up to 1 MB each for a batch of 128 x 256 tokens
 def _chunk_plan(shape, stop_bytes, queries, keys, itemsize, chunk_bytes):
     stops = np.frombuffer(stop_bytes, np.int64).reshape(shape)
     needed = stops.max(axis=2) if stops.shape[2] else np.zeros(stops.shape[:2], np.int64)
