@@ -12,6 +12,7 @@ import minigrad as mg
 import minigrad.io  # noqa: F401  (mg.io)
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
+from thread_helpers import run_in_threads
 
 
 def _model():
@@ -184,24 +185,13 @@ def test_atomic_file_keeps_the_old_file_when_the_block_fails(tmp_path):
 def test_saves_of_one_path_from_several_threads_never_take_each_others_temporaries(tmp_path):
     """Each save cleans up abandoned temporaries of its path first; live ones (locked by a save
     in progress) must survive, or that save's rename would fail."""
-    import threading
-
     path = tmp_path / "model.npz"
-    errors = []
 
     def saver(value):
-        try:
-            for _ in range(15):
-                mg.io.save({"w": np.full(20_000, float(value))}, path)
-        except Exception as error:  # noqa: BLE001  (collected for the assertion below)
-            errors.append(error)
+        for _ in range(15):
+            mg.io.save({"w": np.full(20_000, float(value))}, path)
 
-    threads = [threading.Thread(target=saver, args=(value,)) for value in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    run_in_threads(*(lambda value=value: saver(value) for value in range(4)))  # raises what a saver raised
     assert os.listdir(tmp_path) == ["model.npz"]
     w = mg.io.load(path)["w"]
     assert w.shape == (20_000,) and np.all(w == w[0]) and w[0] in range(4)

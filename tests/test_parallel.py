@@ -35,6 +35,7 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.kernels import _runtime
 from examples.language_model.model import CharTransformer
+from thread_helpers import run_in_threads
 
 forward_backward = mg.parallel.forward_backward
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -761,22 +762,14 @@ def test_two_user_threads_at_once_give_the_sequential_results():
     for k in range(2):
         train(k, one_after_the_other[k])
 
-    concurrent, errors = [[], []], []
-    barrier = threading.Barrier(2)
+    concurrent = [[], []]
+    barrier = threading.Barrier(2, timeout=30)
 
-    def worker(k):
-        try:
-            barrier.wait()
-            train(k, concurrent[k])
-        except BaseException as error:
-            errors.append(error)
+    def together(k):
+        barrier.wait()
+        train(k, concurrent[k])
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
+    run_in_threads(lambda: together(0), lambda: together(1))
     for k in range(2):
         assert concurrent[k][:-1] == one_after_the_other[k][:-1]
         assert_grads_equal(concurrent[k][-1], one_after_the_other[k][-1])

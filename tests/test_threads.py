@@ -8,25 +8,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-
-
-def run_in_threads(*functions):
-    errors, threads = [], []
-
-    def guard(function):
-        try:
-            function()
-        except BaseException as error:  # reported in the main thread
-            errors.append(error)
-
-    for function in functions:
-        threads.append(threading.Thread(target=guard, args=(function,)))
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+from thread_helpers import run_in_threads
 
 
 def test_no_grad_in_one_thread_does_not_stop_recording_in_another():
