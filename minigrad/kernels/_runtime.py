@@ -92,15 +92,21 @@ def may_use_threads():
     return _state.tasks is None or _state.tasks.running < 2
 
 
+def use_pool(size, min_size=PARALLEL_MIN_SIZE):
+    """True when a row kernel over `size` elements should run on Numba's thread pool: at least
+    min_size elements, and this thread may use other threads (may_use_threads). The one rule
+    of launch and of the kernels that split their rows themselves (gelu, layer_norm)."""
+    return size >= min_size and may_use_threads()
+
+
 def launch(serial, parallel, args, rows, size=None, min_size=PARALLEL_MIN_SIZE):
-    """Run a row kernel over rows 0..rows-1: `serial(*args, 0, rows)` when the work is small
-    (size elements, default rows, below min_size) or this thread is in one_thread(), else
-    `parallel(*args, bounds)`, whose prange loop runs `serial(*args, bounds[c], bounds[c + 1])`
-    for each chunk c.
+    """Run a row kernel over rows 0..rows-1: `serial(*args, 0, rows)` unless use_pool (size
+    elements, default rows), else `parallel(*args, bounds)`, whose prange loop runs
+    `serial(*args, bounds[c], bounds[c + 1])` for each chunk c.
 
     The two are separate kernels because Numba cannot cache a driver that takes the
     row kernel as an argument."""
-    if (rows if size is None else size) < min_size or not may_use_threads():
+    if not use_pool(rows if size is None else size, min_size):
         serial(*args, 0, rows)
     else:
         parallel(*args, chunk_bounds(rows))

@@ -24,7 +24,7 @@ from numba import njit, prange
 
 from . import _buffers
 from ._exp import fast_exp
-from ._runtime import PARALLEL_MIN_SIZE, chunk_count, may_use_threads
+from ._runtime import chunk_count, use_pool
 
 # No reassociation is needed (no sums); error_model="numpy" drops Numba's division-by-zero
 # check, which would keep the loops scalar.
@@ -149,7 +149,7 @@ def _run(x, grad, approximate, backward, name):
     out = _buffers.empty(flat.shape, flat.dtype)  # reused: no fresh pages to fault in
     args = (flat, grad_flat, out, approximate == "tanh", backward)
     single, parallel = (_gelu_f32, _gelu_f32_parallel) if x.dtype == np.float32 else (_gelu_f64, _gelu_f64_parallel)
-    if flat.size >= PARALLEL_MIN_SIZE and may_use_threads():
+    if use_pool(flat.size):
         parallel(*args, chunk_count(flat.size // BLOCK))
     elif flat.size:
         single(*args, 0, flat.size)

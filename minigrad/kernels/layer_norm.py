@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _buffers
-from ._runtime import chunk_count, may_use_threads
+from ._runtime import chunk_count, use_pool
 
 # Elements from which the thread pool pays: a row costs ~0.1 us, a parallel launch with sleeping
 # workers ~0.2 ms. The language model's (4096, 128) rows, median after 0.5 ms idle: forward 0.41 ms
@@ -139,7 +139,7 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     rstd = np.empty(rows.shape[0], dtype)
     if rows.size:
         args = (rows, weight, bias, dtype.type(eps), dtype.type(1 / width), out, mean, rstd)
-        if rows.size >= PARALLEL_MIN_SIZE and may_use_threads():
+        if use_pool(rows.size, PARALLEL_MIN_SIZE):
             _forward_parallel(*args, chunk_count(rows.shape[0]))
         else:
             _forward_rows(*args, 0, rows.shape[0])
@@ -161,7 +161,7 @@ def layer_norm_backward(grad_y, x, mean, rstd, weight=None):
                          f"got {np.shape(mean)} and {np.shape(rstd)}")
     weight = _affine(weight, None, width, dtype, "layer_norm_backward")[0]
     grad_x = _buffers.empty(rows.shape, dtype)
-    chunks = chunk_count(rows.shape[0]) if rows.size >= PARALLEL_MIN_SIZE and may_use_threads() else 1
+    chunks = chunk_count(rows.shape[0]) if use_pool(rows.size, PARALLEL_MIN_SIZE) else 1
     grad_weight = np.zeros((chunks, width), dtype)
     grad_bias = np.zeros((chunks, width), dtype)
     if rows.size:
