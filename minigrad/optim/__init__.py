@@ -10,10 +10,10 @@
         schedule.step()
 
 Updates happen in place on each parameter's array (modules, state dicts and the optimizer
-keep pointing at the same memory). Parameters whose .grad is None are skipped. There are no
-param_groups: one optimizer has one set of hyper-parameters, kept as attributes
-(opt.lr = 1e-4 changes the learning rate). optimizer.py holds what they share, sgd.py and
-adam.py the update rules, lr_scheduler.py the schedules.
+keep pointing at the same memory). Parameters whose .grad is None are skipped. Parameter
+groups work as in torch (a list of dicts, each with "params" and its own settings; the
+optimizer's `param_groups`); `opt.lr = 1e-4` sets the rate of every group. optimizer.py
+holds what they share, sgd.py and adam.py the update rules, lr_scheduler.py the schedules.
 """
 
 from . import lr_scheduler

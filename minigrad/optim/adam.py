@@ -31,24 +31,23 @@ class Adam(Optimizer):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
     def step(self):
-        beta1, beta2 = self.betas
-        l2_decay = 0.0 if self.decoupled_weight_decay else self.weight_decay
-        for index, p in enumerate(self.params):
+        for index, p, group in self._each_parameter():
             if p.grad is None:
                 continue
             if p.grad.shape != p.shape:  # before anything changes
                 raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} but its "
                                  f"grad has shape {p.grad.shape}")
+            lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
             state = self.state.setdefault(index, {})
             if not state:
                 state.update(step=0, exp_avg=np.zeros(p.shape, p.dtype), exp_avg_sq=np.zeros(p.shape, p.dtype))
             state["step"] += 1
             param = p.data
             work = param if param.flags.c_contiguous else np.ascontiguousarray(param)
-            if self.decoupled_weight_decay and self.weight_decay:
-                work *= work.dtype.type(1 - self.lr * self.weight_decay)
+            if self.decoupled_weight_decay and weight_decay:
+                work *= work.dtype.type(1 - lr * weight_decay)
             kernels.adam_update(work, p.grad.data, state["exp_avg"], state["exp_avg_sq"], state["step"],
-                                self.lr, beta1, beta2, self.eps, l2_decay)
+                                lr, beta1, beta2, group["eps"], 0.0 if self.decoupled_weight_decay else weight_decay)
             if work is not param:
                 param[...] = work
             changed_in_place(p)

@@ -1,5 +1,6 @@
-"""Learning-rate schedules (torch.optim.lr_scheduler semantics): a scheduler sets
-optimizer.lr = base_lr * lr_lambda(step) and is stepped once after each optimizer.step().
+"""Learning-rate schedules (torch.optim.lr_scheduler semantics): a scheduler sets each
+parameter group's lr = base_lr * lr_lambda(step) and is stepped once after each
+optimizer.step().
 
     schedule = LambdaLR(optimizer, warmup_cosine(warmup_steps=100, total_steps=1000))
 
@@ -27,9 +28,11 @@ def _whole_number(name, value, low):
 
 
 class LambdaLR:
-    """lr = base_lr * lr_lambda(last_epoch), as torch.optim.lr_scheduler.LambdaLR.
+    """lr = base_lr * lr_lambda(last_epoch) in each parameter group, as
+    torch.optim.lr_scheduler.LambdaLR.
 
-    base_lr is the optimizer's lr when the scheduler is made. Making it already applies
+    base_lrs are the groups' rates when the scheduler is made. lr_lambda is one function for
+    every group or a list of them, one per group. Making the scheduler already applies
     lr_lambda(0) (last_epoch 0); each step() moves to the next count. lr_lambda takes an
     int >= 0 and returns a finite number >= 0. ("epoch" is torch's name: one step() per
     optimizer step is the usual use.)
@@ -38,35 +41,62 @@ class LambdaLR:
     def __init__(self, optimizer, lr_lambda):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"LambdaLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
-        if not callable(lr_lambda):
-            raise TypeError(f"LambdaLR expects lr_lambda to be a function of the step count; "
-                            f"got {type(lr_lambda).__name__}")
-        self.optimizer, self.lr_lambda = optimizer, lr_lambda
-        self.base_lr = optimizer.lr
+        groups = len(optimizer.param_groups)
+        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
+        if len(lambdas) != groups:
+            raise ValueError(f"LambdaLR expects one lr_lambda, or a list of one per parameter group ({groups}); "
+                             f"got a list of {len(lambdas)}")
+        for function in lambdas:
+            if not callable(function):
+                raise TypeError(f"LambdaLR expects lr_lambda to be a function of the step count; "
+                                f"got {type(function).__name__}")
+        self.optimizer, self.lr_lambda, self.lr_lambdas = optimizer, lr_lambda, lambdas
+        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
         self.last_epoch = -1
         self.step()
 
     def step(self):
-        """Advance one count and set the optimizer's lr for the next optimizer step."""
-        factor = self.lr_lambda(self.last_epoch + 1)
-        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
-            raise ValueError(f"LambdaLR: lr_lambda({self.last_epoch + 1}) must return a finite number >= 0; "
-                             f"got {factor!r}")
+        """Advance one count and set each group's lr for the next optimizer step (all or none)."""
+        factors = []
+        for function in self.lr_lambdas:
+            factor = function(self.last_epoch + 1)
+            if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
+                raise ValueError(f"LambdaLR: lr_lambda({self.last_epoch + 1}) must return a finite number >= 0; "
+                                 f"got {factor!r}")
+            factors.append(float(factor))
         self.last_epoch += 1
-        self.optimizer.lr = self.last_lr = self.base_lr * float(factor)
+        self.last_lrs = [base * factor for base, factor in zip(self.base_lrs, factors)]
+        for group, lr in zip(self.optimizer.param_groups, self.last_lrs):
+            group["lr"] = lr
 
     def get_last_lr(self):
-        """[the lr set by the last step()] (a list, one entry per parameter group, as in torch)."""
-        return [self.last_lr]
+        """The lr each group got from the last step() (a list, one entry per parameter group)."""
+        return list(self.last_lrs)
+
+    # one group (the usual case): single numbers, as the state dict stores them
+    base_lr = property(lambda self: self._single(self.base_lrs))
+    last_lr = property(lambda self: self._single(self.last_lrs))
+
+    def _single(self, values):
+        return values[0] if len(values) == 1 else list(values)
 
     def state_dict(self):
-        return OrderedDict(base_lr=self.base_lr, last_epoch=self.last_epoch, last_lr=self.last_lr)
+        """base_lr, last_epoch and last_lr: numbers (with several groups, base_lr and last_lr are
+        arrays, one entry per group)."""
+        pack = (lambda values: values[0]) if len(self.base_lrs) == 1 else (lambda values: np.array(values))
+        return OrderedDict(base_lr=pack(self.base_lrs), last_epoch=self.last_epoch, last_lr=pack(self.last_lrs))
 
     def load_state_dict(self, state_dict):
         """Restore base_lr, last_epoch and last_lr (checked; one ValueError lists each wrong
-        entry). As in torch, the optimizer's lr is restored by the optimizer's own state dict."""
-        checks = {"base_lr": non_negative, "last_epoch": lambda name, value: _whole_number(name, value, 0),
-                  "last_lr": non_negative}
+        entry). As in torch, the groups' lr is restored by the optimizer's own state dict."""
+        groups = len(self.base_lrs)
+
+        def rates(name, value):
+            values = np.asarray(value).reshape(-1).tolist() if isinstance(value, (np.ndarray, list, tuple)) else [value]
+            if len(values) != groups:
+                raise ValueError(f"{name} must hold one rate per parameter group ({groups}); got {len(values)}")
+            return [non_negative(name, v) for v in values]
+        checks = {"base_lr": rates, "last_epoch": lambda name, value: _whole_number(name, value, 0), "last_lr": rates}
         problems, values = [], {}
         for key, check in checks.items():
             if key not in state_dict:
@@ -80,7 +110,7 @@ class LambdaLR:
         problems += [f"unexpected key {key!r}" for key in state_dict if key not in checks]
         if problems:
             raise ValueError("LambdaLR.load_state_dict failed: " + "; ".join(problems))
-        self.__dict__.update(values)
+        self.base_lrs, self.last_epoch, self.last_lrs = values["base_lr"], values["last_epoch"], values["last_lr"]
 
     def __repr__(self):
         return f"LambdaLR(base_lr={self.base_lr}, last_epoch={self.last_epoch}, last_lr={self.last_lr})"

@@ -82,24 +82,54 @@ def changed_in_place(param):
 
 
 class Optimizer:
-    """Holds the parameters, per-parameter state and hyper-parameters; subclasses define step().
+    """Holds the parameters in groups, per-parameter state and hyper-parameters; subclasses
+    define step().
 
-    `hyper_parameters` maps each hyper-parameter to its check; they are attributes
-    (opt.lr = 1e-4 changes the learning rate; schedulers do that). `state[i]` is a dict for
-    the i-th parameter, created on its first step, whose entries are named in `state_checks`
-    (name -> check(name, value, parameter)). state_dict() and load_state_dict() save and
-    restore both, as plain numbers and arrays that mg.save can store.
+    As in torch, `params` is an iterable of tensors (one group) or of dicts, each with a
+    "params" entry and any hyper-parameters that differ from the constructor's (the usual
+    case: no weight decay on biases and LayerNorm weights). `param_groups` is the list of those
+    dicts, each holding every hyper-parameter; `defaults` the constructor's values. Changing
+    `param_groups[i]["lr"]` changes that group's rate; `opt.lr = 1e-4` sets it in every group,
+    and `opt.lr` reads it when all groups agree. `hyper_parameters` maps each hyper-parameter
+    to its check. `state[i]` is a dict for the i-th parameter (counting through the groups in
+    order), created on its first step, whose entries are named in `state_checks` (name ->
+    check(name, value, parameter)). state_dict() and load_state_dict() save and restore both,
+    as plain numbers and arrays that mg.save can store.
     """
 
     hyper_parameters = {}
     state_checks = {}
 
-    def __init__(self, params, **hyper_parameters):
-        params = [params] if isinstance(params, Tensor) else list(params)
+    def __init__(self, params, **defaults):
         name = type(self).__name__
-        if not params:
+        object.__setattr__(self, "param_groups", [])
+        self.defaults = {key: check(key, defaults[key]) for key, check in self.hyper_parameters.items()}
+        self.params = []  # every parameter, group after group: state[i] belongs to params[i]
+        self.state = {}
+        for group in _as_groups(name, params):
+            self.add_param_group(group)
+        if not self.params:
             raise ValueError(f"{name} got an empty parameter list")
-        for index, p in enumerate(params):
+
+    def add_param_group(self, param_group):
+        """Add a group (a dict with "params" and optional hyper-parameters) to optimize too, as
+        torch's add_param_group: a layer unfrozen while fine-tuning, say."""
+        name = type(self).__name__
+        where = f"parameter group {len(self.param_groups)}"
+        if not isinstance(param_group, dict) or "params" not in param_group:
+            raise TypeError(f"{name}: a {where} must be a dict with a 'params' entry; got {param_group!r:.80}")
+        params = param_group["params"]
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(f"{name}: the parameters of {where} are a set, whose order changes from run to "
+                            "run; give a list")
+        params = [params] if isinstance(params, Tensor) else list(params)
+        group = {"params": params}
+        for key, check in self.hyper_parameters.items():
+            group[key] = check(f"{where}: {key}", param_group[key]) if key in param_group else self.defaults[key]
+        group.update((key, value) for key, value in param_group.items() if key not in group)  # names, notes: kept
+        everyone = self.params + params
+        for offset, p in enumerate(params):
+            index = len(self.params) + offset
             if not isinstance(p, Tensor):
                 raise TypeError(f"{name} optimizes Tensors; parameter {index} is a {type(p).__name__}")
             if not p.requires_grad or not p.is_leaf:
@@ -109,56 +139,110 @@ class Optimizer:
                 raise ValueError(f"{name}: parameter {index} (shape {p.shape}) holds a read-only array; "
                                  f"an optimizer updates parameters in place")
             for earlier in range(index):
-                _check_not_shared(name, params, earlier, index)
-        self.params = params
-        self.state = {}
-        for key, check in self.hyper_parameters.items():
-            setattr(self, key, check(key, hyper_parameters[key]))
+                _check_not_shared(name, everyone, earlier, index)
+        self.params.extend(params)
+        self.param_groups.append(group)
 
-    def zero_grad(self):
-        """Forget the gradients (sets .grad to None, as torch does by default)."""
+    def _each_parameter(self):
+        """(index, parameter, its group) for every parameter, in the order of self.params."""
+        index = 0
+        for group in self.param_groups:
+            for p in group["params"]:
+                yield index, p, group
+                index += 1
+
+    # -- hyper-parameters as attributes: opt.lr ----------------------------------------------------
+    def __getattr__(self, key):  # only for names not found the usual way
+        if key in type(self).hyper_parameters and self.__dict__.get("param_groups"):
+            values = [group[key] for group in self.param_groups]
+            if all(value == values[0] for value in values):
+                return values[0]
+            raise AttributeError(f"{type(self).__name__}.{key}: the parameter groups have different values "
+                                 f"{values}; read param_groups[i][{key!r}]")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {key!r}")
+
+    def __setattr__(self, key, value):
+        if key in type(self).hyper_parameters:  # opt.lr = 1e-4: every group's
+            value = self.hyper_parameters[key](key, value)
+            for group in self.param_groups:
+                group[key] = value
+        else:
+            object.__setattr__(self, key, value)
+
+    def zero_grad(self, set_to_none=True):
+        """Forget the gradients: set .grad to None (torch's default), or with set_to_none=False
+        fill the gradient arrays with zeros in place."""
         for p in self.params:
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad.data[...] = 0
 
     def step(self):
         raise NotImplementedError
 
     # -- state --------------------------------------------------------------------------------
+    def _hyper_keys(self):
+        """{state dict key: (group index, hyper-parameter)}: the plain names ("lr") with one
+        group, "param_groups.<g>.<name>" with several."""
+        if len(self.param_groups) == 1:
+            return {key: (0, key) for key in self.hyper_parameters}
+        return {f"param_groups.{g}.{key}": (g, key) for g in range(len(self.param_groups))
+                for key in self.hyper_parameters}
+
     def state_dict(self):
-        """A flat OrderedDict that mg.save can store: hyper-parameters by name (numbers; betas as
-        a 2-element array) and 'state.<param index>.<name>' -> copies of the per-parameter arrays."""
+        """A flat OrderedDict that mg.save can store: the hyper-parameters by name (numbers; betas
+        as a 2-element array), with several groups as 'param_groups.<g>.<name>' plus each group's
+        parameter count 'param_groups.<g>.params', and 'state.<param index>.<name>' -> copies of
+        the per-parameter arrays. (A group's other entries, such as a name, are not saved.)"""
         result = OrderedDict()
-        for key in self.hyper_parameters:
-            value = getattr(self, key)
+        for key, (g, name) in self._hyper_keys().items():
+            value = self.param_groups[g][name]
             result[key] = np.array(value, dtype=np.float64) if isinstance(value, tuple) else value
+        if len(self.param_groups) > 1:
+            for g, group in enumerate(self.param_groups):
+                result[f"param_groups.{g}.params"] = len(group["params"])
         for index in sorted(self.state):
             for key, value in self.state[index].items():
                 result[f"state.{index}.{key}"] = value if isinstance(value, numbers.Number) else np.array(value)
         return result
 
     def load_state_dict(self, state_dict):
-        """Restore hyper-parameters and per-parameter state from state_dict() (or mg.load of it).
+        """Restore hyper-parameters and per-parameter state from state_dict() (or mg.load of it),
+        into an optimizer built with the same parameter groups.
 
         Every entry gets the check the constructor or step() would give it (lr >= 0, betas in
         [0, 1), steps integers >= 1, second moments >= 0, buffers of the parameter's shape), and
-        the optimizer must hold as many parameters. Nothing changes unless all entries pass;
-        otherwise one ValueError lists each wrong entry by its key.
+        the optimizer must hold as many parameters, grouped alike. Nothing changes unless all
+        entries pass; otherwise one ValueError lists each wrong entry by its key.
         """
         problems, hyper, state = [], {}, {}
-        for key, check in self.hyper_parameters.items():
+        hyper_keys = self._hyper_keys()
+        for key, (g, name) in hyper_keys.items():
             if key not in state_dict:
                 problems.append(f"missing key {key!r}")
                 continue
             try:
-                hyper[key] = check(key, _plain(state_dict[key]))
+                hyper[g, name] = self.hyper_parameters[name](key, _plain(state_dict[key]))
             except (TypeError, ValueError) as error:
                 problems.append(str(error))
+        sizes = {f"param_groups.{g}.params": len(group["params"]) for g, group in enumerate(self.param_groups)}
+        if len(self.param_groups) > 1:
+            for key, size in sizes.items():
+                if key not in state_dict:
+                    problems.append(f"missing key {key!r}")
+                elif _plain(state_dict[key]) != size:
+                    problems.append(f"{key}: this optimizer's group holds {size} parameters; the state dict's "
+                                    f"holds {_plain(state_dict[key])!r}")
         for key, value in state_dict.items():
-            if key in self.hyper_parameters:
+            if key in hyper_keys or (len(self.param_groups) > 1 and key in sizes):
                 continue
             parts = key.split(".")
             if len(parts) != 3 or parts[0] != "state" or not parts[1].isdigit() or parts[2] not in self.state_checks:
-                problems.append(f"unexpected key {key!r}")
+                groups = len({part.split(".")[1] for part in state_dict if part.startswith("param_groups.")}) or 1
+                hint = (f" (the state dict is of an optimizer with {groups} parameter group(s); this one has "
+                        f"{len(self.param_groups)})" if groups != len(self.param_groups) else "")
+                problems.append(f"unexpected key {key!r}{hint}")
                 continue
             index = int(parts[1])
             if index >= len(self.params):
@@ -174,13 +258,34 @@ class Optimizer:
                 problems.append(f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or nothing)")
         if problems:
             raise ValueError(f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems))
-        for key, value in hyper.items():
-            setattr(self, key, value)
+        for (g, name), value in hyper.items():
+            self.param_groups[g][name] = value
         self.state = {index: {name: entries[name] for name in self.state_checks} for index, entries in state.items()}
 
     def __repr__(self):
-        settings = ", ".join(f"{key}={getattr(self, key)}" for key in self.hyper_parameters)
-        return f"{type(self).__name__}({len(self.params)} parameters, {settings})"
+        if len(self.param_groups) == 1:
+            settings = ", ".join(f"{key}={self.param_groups[0][key]}" for key in self.hyper_parameters)
+            return f"{type(self).__name__}({len(self.params)} parameters, {settings})"
+        groups = "; ".join(f"group {g}: {len(group['params'])} parameters, "
+                           + ", ".join(f"{key}={group[key]}" for key in self.hyper_parameters)
+                           for g, group in enumerate(self.param_groups))
+        return f"{type(self).__name__}({groups})"
+
+
+def _as_groups(name, params):
+    """The constructor's params as a list of group dicts: tensors make one group."""
+    if isinstance(params, Tensor):
+        return [{"params": [params]}]
+    if isinstance(params, (set, frozenset)):
+        raise TypeError(f"{name}: the parameters are a set, whose order changes from run to run; give a list")
+    if isinstance(params, dict):
+        raise TypeError(f"{name}: params must be an iterable of Tensors or of dicts (parameter groups); got a "
+                        "dict. For one group, wrap it in a list: [{'params': ...}]")
+    params = list(params)
+    dicts = [isinstance(p, dict) for p in params]
+    if any(dicts) and not all(dicts):
+        raise TypeError(f"{name}: params must be all Tensors or all dicts (parameter groups), not a mix")
+    return params if params and all(dicts) else [{"params": params}]
 
 
 def _check_not_shared(name, params, earlier, later):

@@ -21,21 +21,21 @@ class SGD(Optimizer):
         super().__init__(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
 
     def step(self):
-        for index, p in enumerate(self.params):
+        for index, p, group in self._each_parameter():
             if p.grad is None:
                 continue
             param, g = p.data, p.grad.data
             scalar = param.dtype.type
-            if self.weight_decay:
-                g = g + scalar(self.weight_decay) * param
-            if self.momentum:
+            if group["weight_decay"]:
+                g = g + scalar(group["weight_decay"]) * param
+            if group["momentum"]:
                 state = self.state.setdefault(index, {})
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = np.array(g, dtype=param.dtype, order="C")
                 else:
                     momentum_buffer = state["momentum_buffer"]
-                    momentum_buffer *= scalar(self.momentum)
+                    momentum_buffer *= scalar(group["momentum"])
                     momentum_buffer += g
                 g = state["momentum_buffer"]
-            param -= scalar(self.lr) * g  # on the array itself: `p.data -=` would also reassign it
+            param -= scalar(group["lr"]) * g  # on the array itself: `p.data -=` would also reassign it
             changed_in_place(p)

@@ -1,0 +1,301 @@
+"""Parameter groups, as a torch user writes them: per-group settings in the optimizers,
+param_groups read and changed between steps, add_param_group, LambdaLR over several groups,
+zero_grad(set_to_none=False), and state dicts of grouped optimizers. Every update is compared
+with torch.optim on the same float64 numbers."""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigrad as mg
+import nn
+
+OPTIMIZERS = {
+    "SGD": dict(lr=0.1, momentum=0.9, weight_decay=0.01),
+    "Adam": dict(lr=0.01, betas=(0.8, 0.99), eps=1e-8, weight_decay=0.05),
+    "AdamW": dict(lr=0.01, betas=(0.9, 0.95), eps=1e-6, weight_decay=0.1),
+}
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _values(seed, shapes):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape) for shape in shapes]
+
+
+def _twins(shapes, seed=0):
+    """The same float64 numbers as minigrad parameters and as torch leaf tensors."""
+    torch = _torch()
+    values = _values(seed, shapes)
+    return ([nn.Parameter(v.copy()) for v in values],
+            [torch.tensor(v.copy(), requires_grad=True) for v in values])
+
+
+def _set_grads(ours, theirs, seed):
+    torch = _torch()
+    for p, q, g in zip(ours, theirs, _values(seed, [p.shape for p in ours])):
+        p.grad = mg.tensor(g)
+        q.grad = torch.tensor(g)
+
+
+def _groups(params, splits, settings):
+    """params cut at `splits` into groups; settings[k] is group k's own dict of settings."""
+    bounds = [0, *splits, len(params)]
+    return [{"params": params[a:b], **extra} for (a, b), extra in zip(zip(bounds, bounds[1:]), settings)]
+
+
+def _assert_same(ours, theirs, rtol=1e-12):
+    for p, q in zip(ours, theirs):
+        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=rtol, atol=1e-14)
+
+
+SHAPES = [(3, 4), (4,), (2, 2), (5,)]
+GROUP_SETTINGS = {
+    "SGD": [{}, {"lr": 0.05, "weight_decay": 0.0}, {"momentum": 0.0}],
+    "Adam": [{"weight_decay": 0.0}, {"lr": 0.003}, {"betas": (0.5, 0.9), "eps": 1e-4}],
+    "AdamW": [{}, {"weight_decay": 0.0}, {"lr": 0.02, "betas": (0.7, 0.999)}],
+}
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_groups_with_their_own_settings_match_torch(name):
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer = getattr(mg.optim, name)(_groups(ours, [1, 3], GROUP_SETTINGS[name]), **OPTIMIZERS[name])
+    reference = getattr(torch.optim, name)(_groups(theirs, [1, 3], GROUP_SETTINGS[name]), **OPTIMIZERS[name])
+    for step in range(6):
+        _set_grads(ours, theirs, seed=100 + step)
+        optimizer.step()
+        reference.step()
+        _assert_same(ours, theirs)
+    for group, torch_group in zip(optimizer.param_groups, reference.param_groups):
+        for key in OPTIMIZERS[name]:
+            assert group[key] == pytest.approx(torch_group[key]), key
+
+
+def test_param_groups_hold_every_setting_and_keep_extra_entries():
+    ours, _ = _twins(SHAPES)
+    optimizer = mg.optim.AdamW([{"params": ours[:2], "name": "decay"},
+                                {"params": ours[2:], "weight_decay": 0.0, "name": "no decay"}], lr=0.002)
+    first, second = optimizer.param_groups
+    assert first == {"params": ours[:2], "lr": 0.002, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01,
+                     "name": "decay"}
+    assert second["weight_decay"] == 0.0 and second["lr"] == 0.002 and second["name"] == "no decay"
+    assert optimizer.defaults == {"lr": 0.002, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
+    assert optimizer.params == ours
+
+
+def test_changing_a_groups_lr_between_steps_matches_torch():
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer = mg.optim.SGD(_groups(ours, [2], [{}, {}]), lr=0.1, momentum=0.5)
+    reference = torch.optim.SGD(_groups(theirs, [2], [{}, {}]), lr=0.1, momentum=0.5)
+    for step in range(5):
+        for k, (group, torch_group) in enumerate(zip(optimizer.param_groups, reference.param_groups)):
+            group["lr"] = torch_group["lr"] = 0.1 / (1 + step + k)  # each group its own rate, as a torch loop does
+        _set_grads(ours, theirs, seed=step)
+        optimizer.step()
+        reference.step()
+        _assert_same(ours, theirs)
+
+
+def test_lr_attribute_reads_a_shared_value_and_sets_every_group():
+    ours, _ = _twins(SHAPES)
+    optimizer = mg.optim.Adam(_groups(ours, [2], [{}, {"lr": 0.5}]), lr=0.1)
+    with pytest.raises(AttributeError, match=re.escape("Adam.lr: the parameter groups have different values "
+                                                       "[0.1, 0.5]; read param_groups[i]['lr']")):
+        optimizer.lr
+    assert optimizer.betas == (0.9, 0.999)  # the same in both groups
+    optimizer.lr = 0.25
+    assert [group["lr"] for group in optimizer.param_groups] == [0.25, 0.25] and optimizer.lr == 0.25
+    with pytest.raises(ValueError, match=r"lr must be in \[0, inf\); got -1.0"):
+        optimizer.lr = -1
+    assert optimizer.lr == 0.25
+    with pytest.raises(AttributeError, match="no attribute 'learning_rate'"):
+        optimizer.learning_rate
+
+
+def test_add_param_group_matches_torch():
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer = mg.optim.AdamW(ours[:2], lr=0.01)
+    reference = torch.optim.AdamW(theirs[:2], lr=0.01)
+    for step in range(6):
+        if step == 3:  # unfreeze the rest, with their own rate
+            optimizer.add_param_group({"params": ours[2:], "lr": 0.001})
+            reference.add_param_group({"params": theirs[2:], "lr": 0.001})
+        count = 2 if step < 3 else 4
+        _set_grads(ours[:count], theirs[:count], seed=step)
+        optimizer.step()
+        reference.step()
+        _assert_same(ours, theirs)
+    assert [g["lr"] for g in optimizer.param_groups] == [g["lr"] for g in reference.param_groups] == [0.01, 0.001]
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad_matches_torch(set_to_none):
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer, reference = mg.optim.SGD(ours, lr=0.1), torch.optim.SGD(theirs, lr=0.1)
+    _set_grads(ours, theirs, seed=1)
+    kept = ours[0].grad.data
+    optimizer.zero_grad(set_to_none=set_to_none)
+    reference.zero_grad(set_to_none=set_to_none)
+    for p, q in zip(ours, theirs):
+        assert (p.grad is None) == (q.grad is None) == set_to_none
+        if not set_to_none:
+            np.testing.assert_array_equal(p.grad.data, q.grad.numpy())
+    if not set_to_none:
+        assert kept is ours[0].grad.data and not kept.any()  # zeroed in place, as torch's grad.zero_()
+
+
+def test_lambda_lr_with_one_function_per_group_matches_torch():
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    warm = mg.optim.lr_scheduler.warmup_cosine(3, 10)
+    decay = lambda step: 0.9 ** step  # noqa: E731
+    optimizer = mg.optim.AdamW(_groups(ours, [2], [{}, {"lr": 0.02}]), lr=0.01)
+    reference = torch.optim.AdamW(_groups(theirs, [2], [{}, {"lr": 0.02}]), lr=0.01)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, [warm, decay])
+    torch_schedule = torch.optim.lr_scheduler.LambdaLR(reference, [warm, decay])
+    assert schedule.base_lrs == torch_schedule.base_lrs == [0.01, 0.02]
+    for step in range(12):
+        assert schedule.get_last_lr() == pytest.approx(torch_schedule.get_last_lr(), rel=1e-15)
+        _set_grads(ours, theirs, seed=step)
+        optimizer.step()
+        reference.step()
+        schedule.step()
+        torch_schedule.step()
+        _assert_same(ours, theirs)
+    assert [g["lr"] for g in optimizer.param_groups] == pytest.approx([g["lr"] for g in reference.param_groups])
+
+
+def test_lambda_lr_with_one_function_sets_every_group():
+    ours, _ = _twins(SHAPES)
+    optimizer = mg.optim.SGD(_groups(ours, [1, 2], [{}, {"lr": 0.2}, {"lr": 0.0}]), lr=0.1)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5 ** step)
+    schedule.step()
+    schedule.step()
+    assert schedule.get_last_lr() == [0.025, 0.05, 0.0]
+    assert [g["lr"] for g in optimizer.param_groups] == [0.025, 0.05, 0.0]
+
+
+def test_lambda_lr_refuses_a_wrong_number_of_functions_and_a_bad_factor_changes_nothing():
+    ours, _ = _twins(SHAPES)
+    optimizer = mg.optim.SGD(_groups(ours, [2], [{}, {}]), lr=0.1)
+    with pytest.raises(ValueError, match=r"one lr_lambda, or a list of one per parameter group \(2\); got a list of 3"):
+        mg.optim.lr_scheduler.LambdaLR(optimizer, [abs, abs, abs])
+    with pytest.raises(TypeError, match="function of the step count; got int"):
+        mg.optim.lr_scheduler.LambdaLR(optimizer, [abs, 3])
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, [lambda s: 1.0, lambda s: 1.0 if s < 1 else -1.0])
+    with pytest.raises(ValueError, match=r"lr_lambda\(1\) must return a finite number >= 0; got -1.0"):
+        schedule.step()
+    assert schedule.last_epoch == 0 and [g["lr"] for g in optimizer.param_groups] == [0.1, 0.1]
+
+
+def test_grouped_state_dicts_round_trip_through_a_file(tmp_path):
+    def build():
+        params = [nn.Parameter(np.ones(shape)) for shape in SHAPES]
+        optimizer = mg.optim.AdamW(_groups(params, [1], [{"weight_decay": 0.0}, {"lr": 0.003}]), lr=0.01)
+        return params, optimizer, mg.optim.lr_scheduler.LambdaLR(optimizer, [lambda s: 1 / (s + 1), abs])
+
+    params, optimizer, schedule = build()
+    for step in range(3):
+        for p in params:
+            p.grad = mg.tensor(np.full(p.shape, 0.5 + step))
+        optimizer.step()
+        schedule.step()
+    mg.io.save({**{f"optim.{k}": v for k, v in optimizer.state_dict().items()},
+                **{f"schedule.{k}": v for k, v in schedule.state_dict().items()}}, tmp_path / "ckpt.npz")
+    loaded = mg.io.load(tmp_path / "ckpt.npz")
+    _, restored, restored_schedule = build()
+    restored.load_state_dict({k[6:]: v for k, v in loaded.items() if k.startswith("optim.")})
+    restored_schedule.load_state_dict({k[9:]: v for k, v in loaded.items() if k.startswith("schedule.")})
+    for group, saved in zip(restored.param_groups, optimizer.param_groups):
+        assert {k: group[k] for k in restored.defaults} == {k: saved[k] for k in optimizer.defaults}
+    assert restored_schedule.get_last_lr() == schedule.get_last_lr() and restored_schedule.last_epoch == 3
+    assert restored_schedule.base_lrs == schedule.base_lrs == [0.01, 0.003]
+    for index, state in optimizer.state.items():
+        for key, value in state.items():
+            np.testing.assert_array_equal(restored.state[index][key], value)
+
+
+def test_grouped_state_dict_must_fit_the_optimizers_groups():
+    params = [nn.Parameter(np.ones(shape)) for shape in SHAPES]
+    two = mg.optim.Adam(_groups(params, [1], [{}, {}]), lr=0.1)
+    saved = two.state_dict()
+    assert saved["param_groups.0.params"] == 1 and saved["param_groups.1.params"] == 3 and "lr" not in saved
+    other = mg.optim.Adam(_groups(params, [2], [{}, {}]), lr=0.1)
+    with pytest.raises(ValueError, match=r"param_groups.0.params: this optimizer's group holds 2 parameters; "
+                                         r"the state dict's holds 1"):
+        other.load_state_dict(saved)
+    single = mg.optim.Adam(params, lr=0.1)
+    with pytest.raises(ValueError, match=r"unexpected key 'param_groups.0.lr' \(the state dict is of an optimizer "
+                                         r"with 2 parameter group\(s\); this one has 1\)"):
+        single.load_state_dict(saved)
+    with pytest.raises(ValueError, match=r"missing key 'param_groups.0.lr'"):
+        two.load_state_dict(single.state_dict())
+    bad = {**saved, "param_groups.1.betas": np.array([0.9, 1.5])}
+    before = [dict(group) for group in two.param_groups]
+    with pytest.raises(ValueError, match=r"param_groups.1.betas\[1\] must be in \[0, 1\); got 1.5"):
+        two.load_state_dict(bad)
+    assert two.param_groups == before
+
+
+@pytest.mark.parametrize("params, error, message", [
+    ([{"lr": 0.1}], TypeError, "parameter group 0 must be a dict with a 'params' entry"),
+    (["not a group"], TypeError, "optimizes Tensors; parameter 0 is a str"),
+    ({"params": []}, TypeError, "got a dict. For one group, wrap it in a list"),
+    ([{"params": []}, {"params": []}], ValueError, "got an empty parameter list"),
+])
+def test_bad_groups_are_refused_by_name(params, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        mg.optim.SGD(params, lr=0.1)
+
+
+def test_a_parameter_in_two_groups_or_a_mix_or_a_set_is_refused():
+    p, q = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
+    with pytest.raises(ValueError, match=r"parameter 1 \(shape \(2,\)\) appears more than once .*first as parameter 0"):
+        mg.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1)
+    with pytest.raises(TypeError, match="all Tensors or all dicts"):
+        mg.optim.SGD([p, {"params": [q]}], lr=0.1)
+    with pytest.raises(TypeError, match="are a set, whose order changes"):
+        mg.optim.SGD([{"params": {p, q}}], lr=0.1)
+    optimizer = mg.optim.SGD([p], lr=0.1)
+    with pytest.raises(ValueError, match="appears more than once"):
+        optimizer.add_param_group({"params": [q, p]})
+    assert len(optimizer.param_groups) == 1 and optimizer.params == [p]  # the failed group was not added
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("lr", -0.1, r"parameter group 1: lr must be in \[0, inf\); got -0.1"),
+    ("betas", (0.9, 1.0), r"parameter group 1: betas\[1\] must be in \[0, 1\); got 1.0"),
+    ("weight_decay", "0.1", "parameter group 1: weight_decay must be a number; got '0.1'"),
+])
+def test_a_bad_setting_in_a_group_names_the_group(key, value, message):
+    p, q = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
+    with pytest.raises((TypeError, ValueError), match=message):
+        mg.optim.Adam([{"params": [p]}, {"params": [q], key: value}])
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(sorted(OPTIMIZERS)), cut=st.integers(0, 4),
+       lrs=st.lists(st.floats(0.0, 0.5), min_size=2, max_size=2),
+       decays=st.lists(st.floats(0.0, 0.2), min_size=2, max_size=2), seed=st.integers(0, 1000))
+def test_any_split_into_two_groups_matches_torch(name, cut, lrs, decays, seed):
+    torch = _torch()
+    ours, theirs = _twins(SHAPES, seed=seed)
+    settings_ = [{"lr": lr, "weight_decay": decay} for lr, decay in zip(lrs, decays)]
+    optimizer = getattr(mg.optim, name)(_groups(ours, [cut], settings_), **OPTIMIZERS[name])
+    reference = getattr(torch.optim, name)(_groups(theirs, [cut], settings_), **OPTIMIZERS[name])
+    for step in range(3):
+        _set_grads(ours, theirs, seed=seed + step)
+        optimizer.step()
+        reference.step()
+    _assert_same(ours, theirs, rtol=1e-10)
