@@ -36,13 +36,14 @@ class LayerNorm(Module):
         y = (x - mean) / sqrt(var + eps) * weight + bias
 
     mean and the biased variance over the normalised dims, per leading position. Parameters
-    (with elementwise_affine=True): weight of normalized_shape, ones; bias, zeros. One fused
-    op forward and backward (minigrad.ops.normalization.layer_norm).
+    (with elementwise_affine=True): weight of normalized_shape, ones; bias, zeros (none with
+    bias=False, as torch). One fused op forward and backward
+    (minigrad.ops.normalization.layer_norm).
 
     forward(x: (..., *normalized_shape)) -> same shape
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else normalized_shape
         self.normalized_shape = tuple(int(size) for size in shape)
@@ -52,18 +53,17 @@ class LayerNorm(Module):
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         dtype = np.dtype(np.float32 if dtype is None else dtype)
-        if self.elementwise_affine:
-            self.weight = Parameter(np.ones(self.normalized_shape, dtype))
-            self.bias = Parameter(np.zeros(self.normalized_shape, dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
+                                if self.elementwise_affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
+                                if self.elementwise_affine and bias else None)
 
     def forward(self, x):
         return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+                + (", bias=False" if self.elementwise_affine and self.bias is None else ""))
 
 
 class FeedForward(Module):

@@ -215,3 +215,23 @@ def test_module_without_affine_has_no_parameters():
     rows = y.numpy().reshape(5, 12)
     np.testing.assert_allclose(rows.mean(1), 0, atol=1e-6)
     np.testing.assert_allclose(rows.std(1), 1, atol=1e-4)
+
+
+def test_module_without_bias_matches_torch_forward_and_backward():
+    torch = pytest.importorskip("torch")
+    norm, reference_norm = nn.LayerNorm((4, 8), bias=False), torch.nn.LayerNorm((4, 8), bias=False)
+    assert [name for name, _ in norm.named_parameters()] == ["weight"] and norm.bias is None
+    assert repr(norm) == "LayerNorm((4, 8), eps=1e-05, elementwise_affine=True, bias=False)"
+    norm.weight.data[...] = random_rows(11, (4, 8), np.float32)
+    reference_norm.load_state_dict({"weight": torch.from_numpy(norm.weight.numpy().copy())})
+    x = random_rows(12, (3, 4, 8), np.float32)
+    ours, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, reference_out = norm(ours), reference_norm(theirs)
+    np.testing.assert_allclose(out.numpy(), reference_out.detach().numpy(), rtol=1e-5, atol=1e-5)
+    grad = random_rows(13, (3, 4, 8), np.float32)
+    out.backward(grad)
+    reference_out.backward(torch.tensor(grad))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(norm.weight.grad.numpy(), reference_norm.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+    # without affine, bias=False changes nothing
+    assert list(nn.LayerNorm(8, elementwise_affine=False, bias=False).parameters()) == []
