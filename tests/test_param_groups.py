@@ -299,3 +299,91 @@ def test_any_split_into_two_groups_matches_torch(name, cut, lrs, decays, seed):
         optimizer.step()
         reference.step()
     _assert_same(ours, theirs, rtol=1e-10)
+
+
+# -- the other schedules, against torch's, with one group and with two ------------------------
+
+SCHEDULES = {
+    "StepLR": lambda lr, opt: lr.StepLR(opt, step_size=4, gamma=0.5),
+    "MultiStepLR": lambda lr, opt: lr.MultiStepLR(opt, milestones=[3, 7, 8], gamma=0.3),
+    "ExponentialLR": lambda lr, opt: lr.ExponentialLR(opt, gamma=0.9),
+    "LinearLR": lambda lr, opt: lr.LinearLR(opt, start_factor=0.1, end_factor=0.8, total_iters=6),
+    "LinearLR-defaults": lambda lr, opt: lr.LinearLR(opt),
+    "CosineAnnealingLR": lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=10, eta_min=1e-4),
+    "warm-up then cosine": lambda lr, opt: lr.SequentialLR(
+        opt, [lr.LinearLR(opt, start_factor=0.01, total_iters=5), lr.CosineAnnealingLR(opt, T_max=15)],
+        milestones=[5]),
+    "three in a row": lambda lr, opt: lr.SequentialLR(
+        opt, [lr.ExponentialLR(opt, gamma=0.5), lr.StepLR(opt, 2), lr.ExponentialLR(opt, gamma=0.8)],
+        milestones=[3, 9]),
+}
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("name", SCHEDULES)
+def test_schedules_match_torch_step_by_step(name, groups):
+    import warnings
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    settings_ = [{}, {"lr": 0.02}][:groups]
+    optimizer = mg.optim.SGD(_groups(ours, [2][:groups - 1], settings_), lr=0.1, momentum=0.9)
+    reference = torch.optim.SGD(_groups(theirs, [2][:groups - 1], settings_), lr=0.1, momentum=0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's SequentialLR warns about its own step(0)
+        schedule = SCHEDULES[name](mg.optim.lr_scheduler, optimizer)
+        torch_schedule = SCHEDULES[name](torch.optim.lr_scheduler, reference)
+        for step in range(25):
+            assert schedule.get_last_lr() == pytest.approx(torch_schedule.get_last_lr(), rel=1e-12, abs=1e-15), step
+            assert ([g["lr"] for g in optimizer.param_groups]
+                    == pytest.approx([g["lr"] for g in reference.param_groups], rel=1e-12, abs=1e-15)), step
+            _set_grads(ours, theirs, seed=step)
+            optimizer.step()
+            reference.step()
+            schedule.step()
+            torch_schedule.step()
+    _assert_same(ours, theirs, rtol=1e-10)
+
+
+def test_a_schedule_resumes_from_its_state_dict(tmp_path):
+    def build():
+        p = nn.Parameter(np.ones(2))
+        optimizer = mg.optim.SGD([p], lr=0.5)
+        lr = mg.optim.lr_scheduler
+        return optimizer, lr.SequentialLR(optimizer, [lr.LinearLR(optimizer, 0.2, total_iters=3),
+                                                      lr.CosineAnnealingLR(optimizer, 8)], [3])
+    optimizer, schedule = build()
+    straight = []
+    for _ in range(10):
+        straight.append(schedule.get_last_lr()[0])
+        schedule.step()
+    optimizer, schedule = build()
+    for _ in range(4):
+        schedule.step()
+    mg.io.save({**schedule.state_dict()}, tmp_path / "schedule.npz")
+    _, resumed = build()
+    resumed.load_state_dict(mg.io.load(tmp_path / "schedule.npz"))
+    later = []
+    for _ in range(6):
+        later.append(resumed.get_last_lr()[0])
+        resumed.step()
+    assert later == straight[4:]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda lr, opt: lr.StepLR(opt, step_size=0), "step_size must be an integer >= 1; got 0"),
+    (lambda lr, opt: lr.StepLR(opt, step_size=2, gamma=-0.5), r"gamma must be in \[0, inf\); got -0.5"),
+    (lambda lr, opt: lr.MultiStepLR(opt, milestones=[5, 2]), r"milestones must be increasing; got \[5, 2\]"),
+    (lambda lr, opt: lr.LinearLR(opt, start_factor=0), "start_factor must be > 0; got 0.0"),
+    (lambda lr, opt: lr.LinearLR(opt, start_factor=2.0), r"start_factor must be in \(0, 1\]"),
+    (lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=0), "T_max must be an integer >= 1; got 0"),
+    (lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=2.5), "T_max must be an integer >= 1; got 2.5"),
+    (lambda lr, opt: lr.SequentialLR(opt, [lr.ExponentialLR(opt, 0.5)], milestones=[3]),
+     "one milestone fewer than schedulers; got 1 schedulers and 1 milestones"),
+    (lambda lr, opt: lr.SequentialLR(opt, [lr.ExponentialLR(opt, 0.5), lr.ExponentialLR(mg.optim.SGD(
+        [nn.Parameter(np.ones(1))], lr=1.0), 0.5)], milestones=[3]), "schedulers made on the optimizer it is given"),
+    (lambda lr, opt: lr.ExponentialLR("sgd", 0.5), "ExponentialLR expects an mg.optim optimizer; got str"),
+])
+def test_schedule_settings_are_checked(make, message):
+    optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.1)
+    with pytest.raises((TypeError, ValueError), match=message):
+        make(mg.optim.lr_scheduler, optimizer)

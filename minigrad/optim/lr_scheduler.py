@@ -9,6 +9,7 @@ mg.save next to the model's and the optimizer's. The lambda itself is code and i
 rebuild the scheduler with the same lambda, then load its state (as in torch).
 """
 
+import bisect
 import math
 import numbers
 from collections import OrderedDict
@@ -27,45 +28,34 @@ def _whole_number(name, value, low):
     return int(value)
 
 
-class LambdaLR:
-    """lr = base_lr * lr_lambda(last_epoch) in each parameter group, as
-    torch.optim.lr_scheduler.LambdaLR.
+class LRScheduler:
+    """What every schedule shares (torch.optim.lr_scheduler semantics): `base_lrs`, the groups'
+    rates when the first scheduler on the optimizer was made (kept in each group as
+    "initial_lr", as torch does, so that a second scheduler starts from them too); `last_epoch`, the count of step() calls (0 right after
+    making it, which already sets the rates for count 0); each group's lr = `_rate(count,
+    base_lr, group index)`, a closed form of the count (torch computes most of these step by
+    step from the current lr; the numbers are the same, but a rate set by hand between steps
+    is overwritten here, not scaled). Subclasses define _rate. ("epoch" is torch's name: one
+    step() per optimizer step is the usual use.)"""
 
-    base_lrs are the groups' rates when the scheduler is made. lr_lambda is one function for
-    every group or a list of them, one per group. Making the scheduler already applies
-    lr_lambda(0) (last_epoch 0); each step() moves to the next count. lr_lambda takes an
-    int >= 0 and returns a finite number >= 0. ("epoch" is torch's name: one step() per
-    optimizer step is the usual use.)
-    """
-
-    def __init__(self, optimizer, lr_lambda):
+    def __init__(self, optimizer):
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"LambdaLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
-        groups = len(optimizer.param_groups)
-        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
-        if len(lambdas) != groups:
-            raise ValueError(f"LambdaLR expects one lr_lambda, or a list of one per parameter group ({groups}); "
-                             f"got a list of {len(lambdas)}")
-        for function in lambdas:
-            if not callable(function):
-                raise TypeError(f"LambdaLR expects lr_lambda to be a function of the step count; "
-                                f"got {type(function).__name__}")
-        self.optimizer, self.lr_lambda, self.lr_lambdas = optimizer, lr_lambda, lambdas
-        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
+            raise TypeError(f"{type(self).__name__} expects an mg.optim optimizer; got {type(optimizer).__name__}")
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:  # the first scheduler notes the rates it started from
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = -1
         self.step()
 
+    def _rate(self, count, base_lr, group):
+        raise NotImplementedError
+
     def step(self):
         """Advance one count and set each group's lr for the next optimizer step (all or none)."""
-        factors = []
-        for function in self.lr_lambdas:
-            factor = function(self.last_epoch + 1)
-            if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
-                raise ValueError(f"LambdaLR: lr_lambda({self.last_epoch + 1}) must return a finite number >= 0; "
-                                 f"got {factor!r}")
-            factors.append(float(factor))
+        rates = [self._rate(self.last_epoch + 1, base, g) for g, base in enumerate(self.base_lrs)]
         self.last_epoch += 1
-        self.last_lrs = [base * factor for base, factor in zip(self.base_lrs, factors)]
+        self.last_lrs = [float(rate) for rate in rates]
         for group, lr in zip(self.optimizer.param_groups, self.last_lrs):
             group["lr"] = lr
 
@@ -82,7 +72,8 @@ class LambdaLR:
 
     def state_dict(self):
         """base_lr, last_epoch and last_lr: numbers (with several groups, base_lr and last_lr are
-        arrays, one entry per group)."""
+        arrays, one entry per group). The settings (gamma, T_max ...) are not saved: make the
+        scheduler with the same ones, then load its state (as in torch)."""
         pack = (lambda values: values[0]) if len(self.base_lrs) == 1 else (lambda values: np.array(values))
         return OrderedDict(base_lr=pack(self.base_lrs), last_epoch=self.last_epoch, last_lr=pack(self.last_lrs))
 
@@ -109,11 +100,139 @@ class LambdaLR:
                 problems.append(str(error))
         problems += [f"unexpected key {key!r}" for key in state_dict if key not in checks]
         if problems:
-            raise ValueError("LambdaLR.load_state_dict failed: " + "; ".join(problems))
+            raise ValueError(f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems))
         self.base_lrs, self.last_epoch, self.last_lrs = values["base_lr"], values["last_epoch"], values["last_lr"]
 
     def __repr__(self):
-        return f"LambdaLR(base_lr={self.base_lr}, last_epoch={self.last_epoch}, last_lr={self.last_lr})"
+        return f"{type(self).__name__}(base_lr={self.base_lr}, last_epoch={self.last_epoch}, last_lr={self.last_lr})"
+
+
+class LambdaLR(LRScheduler):
+    """lr = base_lr * lr_lambda(count) in each group, as torch's LambdaLR. lr_lambda is one
+    function for every group or a list of them, one per group; it takes an int >= 0 and
+    returns a finite number >= 0."""
+
+    def __init__(self, optimizer, lr_lambda):
+        groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 1
+        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
+        if len(lambdas) != groups:
+            raise ValueError(f"LambdaLR expects one lr_lambda, or a list of one per parameter group ({groups}); "
+                             f"got a list of {len(lambdas)}")
+        for function in lambdas:
+            if not callable(function):
+                raise TypeError(f"LambdaLR expects lr_lambda to be a function of the step count; "
+                                f"got {type(function).__name__}")
+        self.lr_lambda, self.lr_lambdas = lr_lambda, lambdas
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        factor = self.lr_lambdas[group](count)
+        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
+            raise ValueError(f"LambdaLR: lr_lambda({count}) must return a finite number >= 0; got {factor!r}")
+        return base_lr * float(factor)
+
+
+def _positive_number(name, value):
+    value = non_negative(name, value)
+    if value == 0:
+        raise ValueError(f"{name} must be > 0; got {value}")
+    return value
+
+
+class StepLR(LRScheduler):
+    """lr = base_lr * gamma ** (count // step_size), as torch's StepLR."""
+
+    def __init__(self, optimizer, step_size, gamma=0.1):
+        self.step_size = _whole_number("step_size", step_size, 1)
+        self.gamma = non_negative("gamma", gamma)
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        return base_lr * self.gamma ** (count // self.step_size)
+
+
+class MultiStepLR(LRScheduler):
+    """lr = base_lr * gamma ** (how many milestones are <= count), as torch's MultiStepLR."""
+
+    def __init__(self, optimizer, milestones, gamma=0.1):
+        milestones = [_whole_number("milestones", m, 0) for m in milestones]
+        if milestones != sorted(milestones):
+            raise ValueError(f"milestones must be increasing; got {milestones}")
+        self.milestones, self.gamma = milestones, non_negative("gamma", gamma)
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        return base_lr * self.gamma ** bisect.bisect_right(self.milestones, count)
+
+
+class ExponentialLR(LRScheduler):
+    """lr = base_lr * gamma ** count, as torch's ExponentialLR."""
+
+    def __init__(self, optimizer, gamma):
+        self.gamma = non_negative("gamma", gamma)
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        return base_lr * self.gamma ** count
+
+
+class LinearLR(LRScheduler):
+    """lr = base_lr * factor, the factor going linearly from start_factor at count 0 to
+    end_factor at count total_iters and staying there, as torch's LinearLR (a warm-up when
+    start_factor < 1)."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5):
+        self.start_factor = _positive_number("start_factor", start_factor)
+        self.end_factor = non_negative("end_factor", end_factor)
+        if self.start_factor > 1 or self.end_factor > 1:
+            raise ValueError(f"start_factor must be in (0, 1] and end_factor in [0, 1]; got {self.start_factor} "
+                             f"and {self.end_factor}")
+        self.total_iters = _whole_number("total_iters", total_iters, 0)
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        done = min(count, self.total_iters) / self.total_iters if self.total_iters else 1.0
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+
+class CosineAnnealingLR(LRScheduler):
+    """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * count / T_max)) / 2, as torch's
+    CosineAnnealingLR (past T_max the cosine goes on, back up, as torch's does)."""
+
+    def __init__(self, optimizer, T_max, eta_min=0.0):  # noqa: N803 (torch's argument name)
+        self.T_max = _whole_number("T_max", T_max, 1)
+        self.eta_min = non_negative("eta_min", eta_min)
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * count / self.T_max)) / 2
+
+
+class SequentialLR(LRScheduler):
+    """The schedulers one after the other, switching at the milestones (counts), as torch's
+    SequentialLR: scheduler k runs from milestone k-1 with its count starting again at 0, e.g.
+    a LinearLR warm-up for 100 steps, then CosineAnnealingLR. Each scheduler keeps the base
+    rates, the groups' "initial_lr"."""
+
+    def __init__(self, optimizer, schedulers, milestones):
+        schedulers, milestones = list(schedulers), [_whole_number("milestones", m, 1) for m in milestones]
+        if len(milestones) != len(schedulers) - 1 or not schedulers:
+            raise ValueError(f"SequentialLR expects one milestone fewer than schedulers; got {len(schedulers)} "
+                             f"schedulers and {len(milestones)} milestones")
+        if milestones != sorted(milestones):
+            raise ValueError(f"milestones must be increasing; got {milestones}")
+        for scheduler in schedulers:
+            if not isinstance(scheduler, LRScheduler) or scheduler.optimizer is not optimizer:
+                raise ValueError("SequentialLR expects schedulers made on the optimizer it is given")
+        self.schedulers, self.milestones = schedulers, milestones
+        for group, lr in zip(optimizer.param_groups, schedulers[0].base_lrs):
+            group["lr"] = lr  # making the schedulers has moved it; start from the first's rates
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        k = bisect.bisect_right(self.milestones, count)
+        scheduler = self.schedulers[k]
+        return scheduler._rate(count - (self.milestones[k - 1] if k else 0), scheduler.base_lrs[group], group)
 
 
 def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
@@ -146,4 +265,5 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
     return factor
 
 
-__all__ = ["LambdaLR", "warmup_cosine"]
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR", "CosineAnnealingLR",
+           "SequentialLR", "warmup_cosine"]
