@@ -12,6 +12,7 @@ from .layers import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .lstm import *  # noqa: F401,F403
+from .multihead import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .module import Module, Parameter
 
