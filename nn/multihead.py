@@ -1,5 +1,7 @@
-"""nn.MultiheadAttention with PyTorch's layout, arguments and results, for code written
-against torch.nn.MultiheadAttention (and for loading its state dicts).
+"""nn.MultiheadAttention, nn.TransformerEncoderLayer and nn.TransformerEncoder with PyTorch's
+layout, arguments and results, for code written against torch.nn (and for loading its state
+dicts). The chapter's own Transformer block is nn.TransformerBlock (nn/transformer.py), with
+the textbook's names and layout.
 
 It is the chapter's four matrices in torch's packed form: `in_proj_weight` (3E, E) stacks
 W_Q, W_K, W_V as rows [0, E), [E, 2E), [2E, 3E), each applied as x @ W^T (nn.Linear's
@@ -15,6 +17,7 @@ back as a tensor with a graph (averaged over the heads unless average_attn_weigh
 with need_weights=False the fused attention kernel does the work.
 """
 
+import copy
 import math
 
 import numpy as np
@@ -24,8 +27,11 @@ from minigrad.errors import DTypeError, ShapeError
 
 from . import functional as F
 from . import init
+from .containers import ModuleList
+from .layers import Dropout
 from .linear import Linear
 from .module import Module, Parameter
+from .transformer import LayerNorm
 
 
 class MultiheadAttention(Module):
@@ -187,6 +193,79 @@ class MultiheadAttention(Module):
                 f"batch_first={self.batch_first}")
 
 
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class TransformerEncoderLayer(Module):
+    """torch.nn.TransformerEncoderLayer: self_attn (MultiheadAttention), then linear1 ->
+    activation -> dropout -> linear2, each with dropout, a residual connection and a LayerNorm
+    (norm1, norm2): post-norm by default, as torch (norm_first=True for pre-norm). torch's
+    names, so state dicts move both ways. activation: "relu", "gelu" or a function.
+
+    forward(src (S, N, E), or (N, S, E) with batch_first, or (S, E); src_mask=None,
+    src_key_padding_mask=None, is_causal=False) -> same shape; the masks as in
+    MultiheadAttention.
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(activation, str) and activation not in ACTIVATIONS:
+            raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a function; got "
+                             f"{activation!r}")
+        if not isinstance(activation, str) and not callable(activation):
+            raise TypeError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a function; got "
+                            f"{type(activation).__name__}")
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            device=device, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = bool(norm_first)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        self.activation = ACTIVATIONS[activation] if isinstance(activation, str) else activation
+
+    def _attend(self, x, mask, padding, is_causal):
+        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
+                                            is_causal=is_causal)[0])
+
+    def _feed_forward(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._attend(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._feed_forward(self.norm2(x))
+        x = self.norm1(x + self._attend(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._feed_forward(x))
+
+
+class TransformerEncoder(Module):
+    """torch.nn.TransformerEncoder: num_layers copies of encoder_layer (`layers.0`, `layers.1`
+    ..., each with its own parameters), then `norm` if given.
+
+    forward(src, mask=None, src_key_padding_mask=None, is_causal=None) -> same shape as src.
+    """
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        if not isinstance(encoder_layer, Module):
+            raise TypeError(f"TransformerEncoder: encoder_layer must be a Module; got {type(encoder_layer).__name__}")
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(int(num_layers))])
+        self.num_layers = int(num_layers)
+        self.norm = norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        output = src
+        for layer in self.layers:
+            output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                           is_causal=bool(is_causal))
+        return output if self.norm is None else self.norm(output)
+
+
 def _as_mask(mask):
     """A mask as numpy (bool or float): masks take no gradient here."""
     array = mask.numpy() if isinstance(mask, mg.Tensor) else np.asarray(mask)
@@ -196,4 +275,4 @@ def _as_mask(mask):
     return array
 
 
-__all__ = ["MultiheadAttention"]
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]

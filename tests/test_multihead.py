@@ -190,3 +190,69 @@ def test_bad_calls_name_what_was_expected(call, error, message):
 def test_bad_settings_are_refused(settings, message):
     with pytest.raises(ValueError, match=message):
         nn.MultiheadAttention(**settings)
+
+
+# -- TransformerEncoderLayer and TransformerEncoder, torch's names and results -----------------
+
+def _encoder_pair(make, seed=0):
+    torch = _torch()
+    mg.manual_seed(seed)
+    ours, theirs = make(nn), make(torch.nn)
+    rng = np.random.default_rng(seed)
+    for p in ours.parameters():
+        p.data[...] = (rng.standard_normal(p.shape) * 0.3).astype(p.dtype)
+    state = ours.state_dict()
+    assert set(state) == set(theirs.state_dict())
+    theirs.load_state_dict({name: torch.from_numpy(value.numpy().copy()) for name, value in state.items()})
+    return ours, theirs
+
+
+CAUSAL_FLOAT = np.triu(np.full((L, L), -np.inf, np.float32), k=1)  # nn.Transformer.generate_square_subsequent_mask
+ENCODERS = {
+    "post-norm relu, seq-first": (lambda nn_: nn_.TransformerEncoderLayer(E, HEADS, 16, dropout=0.0), (L, N, E), {}),
+    "pre-norm gelu, batch-first, causal": (
+        lambda nn_: nn_.TransformerEncoderLayer(E, HEADS, 16, dropout=0.0, activation="gelu", batch_first=True,
+                                                norm_first=True), (N, L, E),
+        {"src_mask": CAUSAL_FLOAT, "is_causal": True}),
+    "padding, no bias": (lambda nn_: nn_.TransformerEncoderLayer(E, HEADS, 12, dropout=0.0, batch_first=True,
+                                                                 bias=False), (N, L, E),
+                         {"src_key_padding_mask": PADDING[:, :L]}),
+    "two layers and a norm": (lambda nn_: nn_.TransformerEncoder(
+        nn_.TransformerEncoderLayer(E, HEADS, 16, dropout=0.0, batch_first=True), 2, norm=nn_.LayerNorm(E)),
+        (N, L, E), {"mask": CAUSAL_FLOAT, "src_key_padding_mask": PADDING[:, :L]}),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's notes on nested tensors and mixed mask types
+@pytest.mark.parametrize("case", ENCODERS)
+def test_encoder_layers_match_torch(case):
+    torch = _torch()
+    make, shape, kwargs = ENCODERS[case]
+    ours, theirs = _encoder_pair(make)
+    x = _inputs([shape], 4)[0]
+    ours_x, theirs_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    torch_kwargs = {k: (torch.from_numpy(v) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+    out, reference = ours(ours_x, **kwargs), theirs(theirs_x, **torch_kwargs)
+    np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-4, atol=1e-5)
+    grad = _inputs([shape], 5)[0]
+    (out * mg.tensor(grad)).sum().backward()
+    (reference * torch.from_numpy(grad)).sum().backward()
+    np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-4, atol=1e-5)
+    torch_params = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+
+
+def test_encoder_copies_are_independent_and_bad_activations_are_refused():
+    layer = nn.TransformerEncoderLayer(E, HEADS, 16)
+    encoder = nn.TransformerEncoder(layer, 3)
+    weights = [m.self_attn.in_proj_weight for m in encoder.layers]
+    assert len({id(w) for w in weights}) == 3 and all(w is not layer.self_attn.in_proj_weight for w in weights)
+    assert len(list(encoder.parameters())) == 3 * len(list(layer.parameters()))
+    with pytest.raises(ValueError, match="activation must be 'relu', 'gelu' or a function; got 'tanh'"):
+        nn.TransformerEncoderLayer(E, HEADS, activation="tanh")
+    custom = nn.TransformerEncoderLayer(E, HEADS, 16, dropout=0.0, bias=False, activation=lambda x: x * 0.0)
+    x = mg.tensor(_inputs([(L, N, E)], 6)[0])
+    np.testing.assert_allclose(custom(x).numpy(), custom.norm2(custom.norm1(x + custom._attend(x, None, None, False)))
+                               .numpy(), rtol=1e-6)  # a zero feed-forward leaves the attention half
