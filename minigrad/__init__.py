@@ -14,7 +14,7 @@ The engine (tensor, ops, optim, viz, io) does not import the layers: `mg.nn` is 
 import importlib
 
 from . import dtypes, ops, optim, parallel, viz
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                        multinomial, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
                        zeros, zeros_like)
@@ -25,8 +25,8 @@ from .io import load, save
 from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, bmm, cat, ceil, chunk, clamp,
                   clip, clone, concat, concatenate, cos, cumsum, div, dot, dropout, einsum, equal, erf, exp, expand,
                   expm1, flatten, flip, floor, floor_divide, fmod, gather, index_select, is_floating_point, isclose,
-                  isfinite, isinf, isnan, log, log1p, log_softmax, logical_and, logical_not, logical_or, logical_xor,
-                  logsumexp, masked_fill, masked_select, masked_softmax, matmul, max, maximum, mean, min, minimum, mm,
+                  isfinite, isinf, isnan, log, log1p, log2, log10, log_softmax, logical_and, logical_not, logical_or,
+                  logical_xor, logsumexp, masked_fill, masked_select, masked_softmax, matmul, max, maximum, mean, min, minimum, mm,
                   movedim, moveaxis, mul, narrow, neg, nonzero, norm, numel, outer, permute, pow, prod, reciprocal,
                   relu, remainder, repeat_interleave, reshape, roll, round, rsqrt, scatter_add, sigmoid, sign, sin,
                   softmax, sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, swapaxes, swapdims, t,
@@ -53,10 +53,10 @@ __all__ = [
     "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "zeros_like", "ones_like", "empty_like",
     "full_like", "randn", "rand", "randint", "randperm", "multinomial", "randn_like", "rand_like", "manual_seed",
     "float32", "float64", "int64", "int32", "uint8", "long", "double", "get_default_dtype", "set_default_dtype",
-    "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
+    "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",
     # elementwise
     "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "cos", "erf",
-    "rsqrt", "square", "log1p", "expm1", "clamp", "clip", "maximum", "minimum", "where", "masked_fill",
+    "rsqrt", "square", "log1p", "log2", "log10", "expm1", "clamp", "clip", "maximum", "minimum", "where", "masked_fill",
     "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor", "logical_not", "clone",
     "sign", "floor", "ceil", "trunc", "reciprocal", "remainder", "fmod", "floor_divide",
     "allclose", "isclose", "equal", "is_floating_point",

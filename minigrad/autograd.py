@@ -39,10 +39,37 @@ def is_grad_enabled():
     return _state.grad_enabled
 
 
-def set_grad_enabled(mode):
+def _switch(mode):
     """Switch graph recording on or off for this thread; returns the previous setting."""
     previous, _state.grad_enabled = _state.grad_enabled, bool(mode)
     return previous
+
+
+class set_grad_enabled(contextlib.ContextDecorator):
+    """Graph recording on or off for this thread, as torch.set_grad_enabled: called, it switches
+    now (`mg.set_grad_enabled(False)`); in a `with` block, it switches for the block and restores
+    the previous setting after it (`with mg.set_grad_enabled(is_training):`); as a decorator,
+    for each call of the function."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self.previous = _switch(self.mode)
+
+    def __call__(self, function):  # a decorator: nothing switches until the function runs
+        _switch(self.previous)
+        return super().__call__(function)
+
+    def _recreate_cm(self):  # each call of a decorated function switches, and restores, anew
+        return set_grad_enabled(self.mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _switch(self.previous)
+
+    def __repr__(self):
+        return f"set_grad_enabled(mode={self.mode})"
 
 
 class _GradMode(contextlib.ContextDecorator):
@@ -56,10 +83,10 @@ class _GradMode(contextlib.ContextDecorator):
         return super().__new__(cls)
 
     def __enter__(self):
-        self._previous = set_grad_enabled(self.enabled)
+        self._previous = _switch(self.enabled)
 
     def __exit__(self, *exc):
-        set_grad_enabled(self._previous)
+        _switch(self._previous)
         return False
 
     def __call__(self, func):
@@ -99,6 +126,20 @@ class enable_grad(_GradMode):
     """Turn graph recording back on inside a `no_grad` block."""
 
     enabled = True
+
+
+class inference_mode(_GradMode):
+    """torch.inference_mode: here no_grad (minigrad has no tensors reserved for inference), and
+    inference_mode(False) records as usual. A context manager or a decorator, as no_grad."""
+
+    enabled = False
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # used bare, as `@mg.inference_mode`
+            return super().__new__(cls, mode)
+        self = super().__new__(cls)
+        self.enabled = not mode
+        return self
 
 
 def module_frame():

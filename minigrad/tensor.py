@@ -344,6 +344,15 @@ class Tensor:
     def __int__(self):
         return int(self.item())
 
+    def __format__(self, spec):
+        """f"{loss:.4f}": a 0-d tensor formats as its number, as in torch (others need an empty spec)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape {self.shape}; only a "
+                            f"0-d tensor formats as a number (use .item() or .tolist())")
+        return str(self)
+
     def __index__(self):
         if self.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError(f"only integer tensors of a single element can be used as an index; "

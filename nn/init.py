@@ -93,5 +93,33 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
     return uniform_(tensor, -bound, bound)
 
 
+def xavier_normal_(tensor, gain=1.0):
+    """Glorot: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _fans(tensor, "xavier_normal_")
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+    """He: N(0, std^2) with std = gain / sqrt(fan), gain = calculate_gain(nonlinearity, a)."""
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming_normal_: mode must be 'fan_in' or 'fan_out'; got {mode!r}")
+    fan_in, fan_out = _fans(tensor, "kaiming_normal_")
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan_in if mode == "fan_in" else fan_out))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    """N(mean, std^2) with every value outside [a, b] drawn again (a, b are values, not multiples
+    of std, as in torch), until all are inside."""
+    if not a < b:
+        raise ValueError(f"trunc_normal_: expected a < b; got a={a}, b={b}")
+    values = generator().normal(mean, std, size=tensor.shape)
+    for _ in range(1000):
+        outside = (values < a) | (values > b)
+        if not outside.any():
+            return _fill(tensor, values)
+        values[outside] = generator().normal(mean, std, size=int(outside.sum()))
+    raise ValueError(f"trunc_normal_: [a, b] = [{a}, {b}] holds almost none of N({mean}, {std}^2); widen it")
+
+
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
-           "kaiming_uniform_"]
+           "kaiming_uniform_", "xavier_normal_", "kaiming_normal_", "trunc_normal_"]

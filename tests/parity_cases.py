@@ -157,7 +157,7 @@ def cases(*items):
 
 
 UNARY_DOMAINS = {"sin": None, "cos": None, "erf": None, "rsqrt": (0.2, 3), "square": None, "log1p": (-0.9, 3),
-                 "expm1": None, "exp": None, "log": (0.2, 3), "sqrt": (0.2, 3), "tanh": None, "sigmoid": None,
+                 "log2": (0.2, 3), "log10": (0.2, 3), "expm1": None, "exp": None, "log": (0.2, 3), "sqrt": (0.2, 3), "tanh": None, "sigmoid": None,
                  "abs": None, "neg": None, "relu": None}
 NORMS = [2, 1, 3, 0.5, -1, float("inf"), float("-inf"), 0, "fro"]
 EINSUMS = ["ij,jk->ik", "bhqd,bhkd->bhqk", "bqk,bkd->bqd", "bi,bi->b", "i,j->ij", "ij->ji", "ij,jk", "ba",

@@ -135,7 +135,7 @@ def test_clip_grad_norm_matches_torch(dtype, max_norm):
         p.grad, q.grad = mg.tensor(g), torch.tensor(g)
     total = mg.optim.clip_grad_norm_(iter(ours), max_norm)  # the last parameter has no grad
     total_torch = torch.nn.utils.clip_grad_norm_(theirs, max_norm)
-    assert isinstance(total, float)
+    assert isinstance(total, mg.Tensor) and total.shape == () and total.dtype == dtype  # a 0-d tensor, as torch's
     tol = TOLERANCE[dtype]
     np.testing.assert_allclose(total, total_torch.item(), rtol=tol)
     np.testing.assert_allclose(total, np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)), rtol=1e-6)
@@ -150,6 +150,37 @@ def test_clip_grad_norm_by_hand():
     assert nn.utils.clip_grad_norm_(p, 1.0) == 5.0
     np.testing.assert_allclose(p.grad.data, [0.6, 0.8], rtol=1e-6)
     assert nn.utils.clip_grad_norm_([nn.Parameter(np.zeros(2))], 1.0) == 0.0  # no grads at all
+
+
+@pytest.mark.parametrize("norm_type", [1, 3.5, math.inf, "inf"])
+def test_clip_grad_norm_of_other_orders_and_clip_grad_value_match_torch(norm_type):
+    torch = _torch()
+    rng = np.random.default_rng(4)
+    grads = [rng.standard_normal(shape) for shape in SHAPES]
+    ours = [nn.Parameter(np.zeros(shape)) for shape in SHAPES]
+    theirs = [torch.zeros(shape, dtype=torch.float64, requires_grad=True) for shape in SHAPES]
+    for p, q, g in zip(ours, theirs, grads):
+        p.grad, q.grad = mg.tensor(g), torch.tensor(g)
+    total = nn.utils.clip_grad_norm_(ours, 0.7, norm_type=norm_type)
+    assert total.item() == pytest.approx(torch.nn.utils.clip_grad_norm_(theirs, 0.7, norm_type=norm_type).item(),
+                                         rel=1e-12)
+    assert f"{total:.3f}" == f"{total.item():.3f}"
+    nn.utils.clip_grad_value_(ours, 0.05)
+    torch.nn.utils.clip_grad_value_(theirs, 0.05)
+    for p, q in zip(ours, theirs):
+        np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-12)
+
+
+def test_clip_grad_norm_refuses_a_non_finite_norm_when_asked():
+    p = nn.Parameter(np.zeros(3))
+    p.grad = mg.tensor(np.array([1.0, np.inf, 0.0]))
+    with pytest.raises(RuntimeError, match="total norm of order 2.0 of the gradients is inf"):
+        nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
+    assert nn.utils.clip_grad_norm_(p, 1.0).item() == math.inf  # without asking: reported, not raised
+    with pytest.raises(ValueError, match="norm_type must be > 0"):
+        nn.utils.clip_grad_norm_(p, 1.0, norm_type=0)
+    with pytest.raises(ValueError, match="clip_value must be >= 0; got -1.0"):
+        nn.utils.clip_grad_value_(p, -1)
 
 
 def test_adam_state_dict_round_trip_through_a_file(tmp_path):
@@ -209,8 +240,27 @@ def test_optimizer_argument_errors():
         mg.optim.SGD([p, np.zeros(2)], lr=0.1)
     with pytest.raises(ValueError, match="more than once"):
         mg.optim.SGD([p, p], lr=0.1)
-    with pytest.raises(ValueError, match="requires_grad"):
-        mg.optim.SGD([mg.zeros(2)], lr=0.1)
+    leaf = mg.zeros(2, requires_grad=True)
+    with pytest.raises(ValueError, match=r"parameter 0 \(shape \(2,\)\) must be a leaf tensor .*not the result of an op"):
+        mg.optim.SGD([leaf * 2], lr=0.1)
+
+
+def test_frozen_parameters_are_accepted_and_skipped_as_in_torch():
+    torch = _torch()
+    frozen, trained = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
+    frozen.requires_grad_(False)
+    optimizer = mg.optim.AdamW([frozen, trained], lr=0.1)
+    reference = torch.optim.AdamW([torch.ones(2), torch.ones(3, dtype=torch.float64, requires_grad=True)], lr=0.1)
+    trained.grad = mg.tensor(np.full(3, 0.5))
+    reference.param_groups[0]["params"][1].grad = torch.full((3,), 0.5, dtype=torch.float64)
+    optimizer.step()
+    reference.step()
+    np.testing.assert_array_equal(frozen.data, np.ones(2))
+    np.testing.assert_allclose(trained.data, reference.param_groups[0]["params"][1].detach().numpy(), rtol=1e-12)
+    frozen.requires_grad_(True)  # unfrozen later: stepped from then on
+    frozen.grad = mg.tensor(np.full(2, 1.0))
+    optimizer.step()
+    assert (frozen.data < 1).all()
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])

@@ -309,6 +309,7 @@ SCHEDULES = {
     "ExponentialLR": lambda lr, opt: lr.ExponentialLR(opt, gamma=0.9),
     "LinearLR": lambda lr, opt: lr.LinearLR(opt, start_factor=0.1, end_factor=0.8, total_iters=6),
     "LinearLR-defaults": lambda lr, opt: lr.LinearLR(opt),
+    "ConstantLR": lambda lr, opt: lr.ConstantLR(opt, factor=0.25, total_iters=4),
     "CosineAnnealingLR": lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=10, eta_min=1e-4),
     "warm-up then cosine": lambda lr, opt: lr.SequentialLR(
         opt, [lr.LinearLR(opt, start_factor=0.01, total_iters=5), lr.CosineAnnealingLR(opt, T_max=15)],

@@ -28,9 +28,9 @@ from .indexing import gather, getitem, index_select, masked_select, nonzero, sca
 from .inplace import setitem
 from .join import cat, chunk, concat, concatenate, repeat, repeat_interleave, split, stack, tile, unbind
 from .linalg import bmm, dot, einsum, matmul, mm, outer
-from .math import (ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfinite, isinf, isnan, log1p, logical_and,
-                   logical_not, logical_or, logical_xor, maximum, minimum, reciprocal, remainder, round, rsqrt, sign,
-                   sin, square, trunc)
+from .math import (ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfinite, isinf, isnan, log1p, log2, log10,
+                   logical_and, logical_not, logical_or, logical_xor, maximum, minimum, reciprocal, remainder, round,
+                   rsqrt, sign, sin, square, trunc)
 from .nn import cross_entropy, dropout, log_softmax, masked_softmax, softmax
 from .reduce import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, sum
 from .selection import argsort, sort, topk
@@ -61,7 +61,8 @@ def _iterate(self):
 
 # Methods that are the op of the same name (torch has both spellings).
 for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid",
-              "relu", "clone", "sin", "cos", "erf", "rsqrt", "square", "log1p", "expm1", "clamp", "clip",
+              "relu", "clone", "sin", "cos", "erf", "rsqrt", "square", "log1p", "log2", "log10", "expm1", "clamp",
+              "clip",
               "maximum", "minimum", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor",
               "logical_not", "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
               "cumsum", "var", "std", "logsumexp", "norm", "reshape", "view_as", "permute", "transpose", "swapaxes",
@@ -105,4 +106,13 @@ Tensor.cpu = lambda self: self
 Tensor.device = property(lambda self: "cpu", doc="Where the data lives: always the CPU.")
 Tensor.is_contiguous = lambda self: bool(self._data.flags.c_contiguous)
 Tensor.nelement = Tensor.numel
+Tensor.mT = property(lambda self: transpose(self, -2, -1), doc="The last two dims swapped (torch's x.mT).")
+
+
+def _type(self, dtype=None):
+    """x.type(): the dtype's name; x.type(dtype): x cast to dtype (torch's Tensor.type)."""
+    return str(self.dtype) if dtype is None else cast(self, dtype)
+
+
+Tensor.type = _type
 inplace.attach_methods(Tensor)

@@ -136,6 +136,23 @@ def sin(x): return Sin.apply(as_float(x))
 def cos(x): return Cos.apply(as_float(x))
 def erf(x): return Erf.apply(as_float(x))
 def rsqrt(x): return Rsqrt.apply(as_float(x))
+class LogBase(Function):
+    """y = log(x) / log(base) (log2, log10); dy/dx = 1 / (x log(base))."""
+
+    @staticmethod
+    def forward(ctx, x, base):
+        ctx.save_for_backward(x)
+        ctx.log_base = np.log(x.dtype.type(base))
+        return np.log2(x) if base == 2 else np.log10(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad / (x * ctx.log_base)
+
+
+def log2(x): return LogBase.apply(as_float(x), base=2)
+def log10(x): return LogBase.apply(as_float(x), base=10)
 def log1p(x): return Log1p.apply(as_float(x))
 def expm1(x): return Expm1.apply(as_float(x))
 

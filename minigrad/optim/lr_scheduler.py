@@ -176,6 +176,20 @@ class ExponentialLR(LRScheduler):
         return base_lr * self.gamma ** count
 
 
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor for the first total_iters counts, then base_lr, as torch's ConstantLR."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5):
+        self.factor = non_negative("factor", factor)
+        if self.factor > 1:
+            raise ValueError(f"factor must be in [0, 1]; got {self.factor}")
+        self.total_iters = _whole_number("total_iters", total_iters, 0)
+        super().__init__(optimizer)
+
+    def _rate(self, count, base_lr, group):
+        return base_lr * (self.factor if count < self.total_iters else 1.0)
+
+
 class LinearLR(LRScheduler):
     """lr = base_lr * factor, the factor going linearly from start_factor at count 0 to
     end_factor at count total_iters and staying there, as torch's LinearLR (a warm-up when
@@ -265,5 +279,5 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
     return factor
 
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR", "CosineAnnealingLR",
-           "SequentialLR", "warmup_cosine"]
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR",
+           "CosineAnnealingLR", "SequentialLR", "warmup_cosine"]
