@@ -28,7 +28,7 @@ from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, args
                   isfinite, isinf, isnan, log, log1p, log2, log10, log_softmax, logical_and, logical_not, logical_or,
                   logical_xor, logsumexp, masked_fill, masked_select, masked_softmax, matmul, max, maximum, mean, min, minimum, mm,
                   movedim, moveaxis, mul, narrow, neg, nonzero, norm, numel, outer, permute, pow, prod, reciprocal,
-                  relu, remainder, repeat_interleave, reshape, roll, round, rsqrt, scatter_add, sigmoid, sign, sin,
+                  relu, remainder, repeat_interleave, reshape, roll, round, rsqrt, scatter, scatter_add, sigmoid, sign, sin,
                   softmax, sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, swapaxes, swapdims, t,
                   tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var, var_mean, where)
 from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
@@ -67,7 +67,7 @@ __all__ = [
     "reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "squeeze",
     "unsqueeze", "expand", "flatten", "unflatten", "flip", "roll", "narrow", "tril", "triu",
     "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind", "tile", "repeat_interleave",
-    "gather", "index_select", "masked_select", "scatter_add", "nonzero", "sort", "argsort", "topk",
+    "gather", "index_select", "masked_select", "scatter", "scatter_add", "nonzero", "sort", "argsort", "topk",
     # linear algebra
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
     # neural-network ops

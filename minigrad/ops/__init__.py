@@ -24,7 +24,7 @@ from ..tensor import Tensor
 from .conversion import allclose, contiguous, element_size, equal, is_floating_point, isclose, numel, to, type_as
 from .elementwise import (abs, add, bitwise_not, cast, clone, compare, div, exp, floor_divide, log, masked_fill, mul,
                           neg, pow, relu, sigmoid, sqrt, sub, tanh, where)
-from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter_add
+from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add
 from .inplace import setitem
 from .join import cat, chunk, concat, concatenate, repeat, repeat_interleave, split, stack, tile, unbind
 from .linalg import bmm, dot, einsum, matmul, mm, outer
@@ -68,7 +68,7 @@ for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", 
               "cumsum", "var", "std", "logsumexp", "norm", "reshape", "view_as", "permute", "transpose", "swapaxes",
               "swapdims", "t", "movedim", "moveaxis", "unsqueeze", "squeeze", "expand", "expand_as", "flip", "roll",
               "narrow", "flatten", "unflatten", "tril", "triu", "split", "chunk", "unbind", "repeat", "tile",
-              "repeat_interleave", "gather", "index_select", "masked_select", "scatter_add", "sort", "argsort",
+              "repeat_interleave", "gather", "index_select", "masked_select", "scatter", "scatter_add", "sort", "argsort",
               "topk", "masked_fill", "softmax", "log_softmax", "mm", "bmm", "dot", "outer", "to", "type_as",
               "contiguous", "allclose", "isclose", "equal", "element_size", "is_floating_point", "sign", "floor",
               "ceil", "round", "trunc", "reciprocal", "remainder", "fmod", "floor_divide", "nonzero"):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Function, Tensor
-from .args import bool_mask, check_broadcast, integer_array, normalize_dim
+from .args import as_array, bool_mask, check_broadcast, integer_array, normalize_dim
 
 
 # -- x[index] -----------------------------------------------------------------------------
@@ -243,12 +243,17 @@ class ScatterAdd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad_src = None
-        if ctx.needs_input_grad[1]:
-            grad_src = np.zeros(ctx.src_shape, dtype=grad.dtype)
-            picked = np.take_along_axis(grad[_corner(ctx.index.shape, ctx.dim)], ctx.index, axis=ctx.dim)
-            grad_src[tuple(slice(0, s) for s in ctx.index.shape)] = picked
-        return grad, grad_src
+        return grad, _src_grad(ctx, grad)
+
+
+def _src_grad(ctx, grad):
+    """The gradient of a scatter's src: grad gathered at index (zeros where src reaches past it)."""
+    if not ctx.needs_input_grad[1]:
+        return None
+    grad_src = np.zeros(ctx.src_shape, dtype=grad.dtype)
+    picked = np.take_along_axis(grad[_corner(ctx.index.shape, ctx.dim)], ctx.index, axis=ctx.dim)
+    grad_src[tuple(slice(0, s) for s in ctx.index.shape)] = picked
+    return grad_src
 
 
 def scatter_add(x, dim, index, src):
@@ -260,6 +265,45 @@ def scatter_add(x, dim, index, src):
         raise ShapeError("scatter_add: expects an input with at least 1 dim; got a 0-d tensor")
     dim, index = _scatter_index(x, dim, index, "scatter_add", src)
     return ScatterAdd.apply(x, src, index=index, dim=dim)
+
+
+class Scatter(Function):
+    """out = x, then out[index[i][j]][j] = src[i][j] (dim 0); at a place written twice the last
+    write wins (torch leaves that order open). dx = grad with the written places 0; dsrc = grad
+    gathered at index (for every src element, as torch's)."""
+
+    @staticmethod
+    def forward(ctx, x, src, index, dim):
+        places = np.take_along_axis(_places(x.shape)[_corner(index.shape, dim)], index, axis=dim)
+        ctx.index, ctx.dim, ctx.src_shape, ctx.places = index, dim, src.shape, places
+        out = np.array(x, order="C")
+        out.reshape(-1)[places.ravel()] = src[tuple(slice(0, s) for s in index.shape)].ravel()
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_x = np.array(grad, order="C")
+        grad_x.reshape(-1)[ctx.places.ravel()] = 0
+        return grad_x, _src_grad(ctx, grad)
+
+
+def scatter(x, dim, index, src=None, value=None):
+    """A copy of x with src's values (or the number `value`) written at `index` along dim:
+    out[index[i][j]][j] = src[i][j] for dim=0 (torch.scatter). Differentiable in x and src."""
+    if (src is None) == (value is None):
+        raise ArgumentError("scatter: give src (a tensor) or value (a number), not both or neither")
+    if x.ndim == 0:
+        raise ShapeError("scatter: expects an input with at least 1 dim; got a 0-d tensor")
+    if src is None or not isinstance(src, Tensor) and np.ndim(src) == 0:  # scatter(dim, index, 2.0)
+        number = as_array(value if src is None else src)
+        if number.ndim:
+            raise ArgumentError(f"scatter: value must be a number; got shape {number.shape}")
+        src = Tensor._wrap(np.full(np.shape(integer_array(index, "scatter")), number.item(), dtype=x.dtype))
+    src = src if isinstance(src, Tensor) else Tensor._wrap(np.asarray(src, dtype=x.dtype))
+    if src.dtype != x.dtype:
+        raise DTypeError(f"scatter: src must have the dtype of the input ({x.dtype}); got {src.dtype}")
+    dim, index = _scatter_index(x, dim, index, "scatter", src)
+    return Scatter.apply(x, src, index=index, dim=dim)
 
 
 def nonzero(x, as_tuple=False):

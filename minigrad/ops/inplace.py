@@ -16,7 +16,7 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import as_array
 from .elementwise import add, cast, clone, div, masked_fill, mul, sub
-from .indexing import assign, select, split_index
+from .indexing import assign, scatter, scatter_add, select, split_index
 from .math import clamp
 
 
@@ -130,6 +130,10 @@ METHODS = {
     "copy_": lambda x, source: apply_inplace(x, "copy_", _copy, source),
     "masked_fill_": lambda x, mask, value: apply_inplace(x, "masked_fill_", masked_fill, mask, value),
     "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", clamp, min, max),
+    "scatter_": lambda x, dim, index, src=None, value=None: apply_inplace(
+        x, "scatter_", lambda a, s: scatter(a, dim, index, s, value), src),
+    "scatter_add_": lambda x, dim, index, src: apply_inplace(
+        x, "scatter_add_", lambda a, s: scatter_add(a, dim, index, s), src),
 }
 
 
