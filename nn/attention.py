@@ -31,7 +31,7 @@ from minigrad.ops.args import lengths_to_mask
 from minigrad.ops.attention import attention
 
 from . import init
-from .module import Module, Parameter
+from .module import Module, Parameter, parameter_dtype
 
 QUERY_INIT_RANGE = 0.5  # learned queries start Uniform(-0.5, 0.5), as in the textbook
 
@@ -125,10 +125,10 @@ class AdditiveScore(Module):
         self.input_size = input_size
         self.query_size = input_size if query_size is None else query_size
         self.hidden_size = input_size if hidden_size is None else hidden_size
-        self.input_weight = Parameter(np.empty((self.input_size, self.hidden_size), np.float32))
-        self.query_weight = Parameter(np.empty((self.query_size, self.hidden_size), np.float32))
-        self.score_vector = Parameter(np.empty(self.hidden_size, np.float32))
-        self.query = Parameter(np.empty(self.query_size, np.float32))
+        self.input_weight = Parameter(np.empty((self.input_size, self.hidden_size), parameter_dtype()))
+        self.query_weight = Parameter(np.empty((self.query_size, self.hidden_size), parameter_dtype()))
+        self.score_vector = Parameter(np.empty(self.hidden_size, parameter_dtype()))
+        self.query = Parameter(np.empty(self.query_size, parameter_dtype()))
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -160,7 +160,7 @@ class DotProductScore(Module):
     def __init__(self, input_size):
         super().__init__()
         self.input_size = input_size
-        self.query = Parameter(np.empty(input_size, np.float32))
+        self.query = Parameter(np.empty(input_size, parameter_dtype()))
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -321,9 +321,9 @@ class SelfAttention(Module):
         self.causal = causal
         self.fused = fused
         for name in ("query", "key", "value", "output"):
-            setattr(self, f"{name}_weight", Parameter(np.empty((model_dim, model_dim), np.float32)))
+            setattr(self, f"{name}_weight", Parameter(np.empty((model_dim, model_dim), parameter_dtype())))
         for name in ("query", "key", "value", "output"):
-            self.register_parameter(f"{name}_bias", Parameter(np.empty(model_dim, np.float32)) if bias else None)
+            self.register_parameter(f"{name}_bias", Parameter(np.empty(model_dim, parameter_dtype())) if bias else None)
         self.last_weights = None
         self.reset_parameters()
 

@@ -5,7 +5,7 @@ import numpy as np
 from minigrad.ops.embedding import embedding, padding_index
 
 from . import init
-from .module import Module, Parameter
+from .module import Module, Parameter, parameter_dtype
 
 
 class Embedding(Module):
@@ -22,7 +22,7 @@ class Embedding(Module):
                              f"got {num_embeddings} and {embedding_dim}")
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.padding_idx = padding_index(padding_idx, num_embeddings)
-        dtype = np.dtype(np.float32 if dtype is None else dtype)
+        dtype = parameter_dtype(dtype)
         self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype))
         init.normal_(self.weight)
         if self.padding_idx is not None:

@@ -8,7 +8,7 @@ import minigrad as mg
 from minigrad.ops import linalg
 
 from . import init
-from .module import Module, Parameter
+from .module import Module, Parameter, parameter_dtype
 
 
 def linear(x, weight, bias=None):
@@ -49,7 +49,7 @@ class Linear(Module):
         if in_features < 1 or out_features < 1:
             raise ValueError(f"Linear: in_features and out_features must be >= 1; "
                              f"got {in_features} and {out_features}")
-        dtype = np.dtype(np.float32 if dtype is None else dtype)
+        dtype = parameter_dtype(dtype)
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))

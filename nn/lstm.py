@@ -28,14 +28,7 @@ from minigrad.ops.lstm import lstm_layer
 
 from . import init
 from .linear import linear
-from .module import Module, Parameter
-
-
-def _float_dtype(dtype):
-    dtype = np.dtype(np.float32 if dtype is None else dtype)
-    if dtype not in (np.float32, np.float64):
-        raise TypeError(f"LSTM parameters are float32 or float64; got dtype {dtype}")
-    return dtype
+from .module import Module, Parameter, parameter_dtype
 
 
 def _uniform_parameter(shape, bound, dtype):
@@ -69,7 +62,7 @@ class LSTMCell(Module):
         super().__init__()
         if input_size < 1 or hidden_size < 1:
             raise ValueError(f"LSTMCell: input_size and hidden_size must be >= 1; got {input_size} and {hidden_size}")
-        dtype = _float_dtype(dtype)
+        dtype = parameter_dtype(dtype)
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         bound = 1 / math.sqrt(hidden_size)
         self.weight_ih = _uniform_parameter((4 * hidden_size, input_size), bound, dtype)
@@ -130,7 +123,7 @@ class LSTM(Module):
         if input_size < 1 or hidden_size < 1 or num_layers < 1:
             raise ValueError(f"LSTM: input_size, hidden_size and num_layers must be >= 1; "
                              f"got {input_size}, {hidden_size}, {num_layers}")
-        dtype = _float_dtype(dtype)
+        dtype = parameter_dtype(dtype)
         self.input_size, self.hidden_size, self.num_layers = int(input_size), int(hidden_size), int(num_layers)
         self.bias, self.batch_first, self.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
         self.num_directions = 2 if bidirectional else 1

@@ -40,6 +40,15 @@ class RemovableHandle:
         self.remove()
 
 
+def parameter_dtype(dtype=None):
+    """The dtype of a new layer's parameters: `dtype` if given, else the default float dtype
+    (float32 unless mg.set_default_dtype changed it), as torch makes them."""
+    dtype = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
+    if dtype not in (np.float32, np.float64):
+        raise DTypeError(f"layer parameters must be float32 or float64; got dtype {dtype}")
+    return dtype
+
+
 class Module:
     """Base class of layers and models: subclasses set attributes in __init__ and define forward()."""
 

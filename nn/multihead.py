@@ -30,7 +30,7 @@ from . import init
 from .containers import ModuleList
 from .layers import Dropout
 from .linear import Linear
-from .module import Module, Parameter
+from .module import Module, Parameter, parameter_dtype
 from .transformer import LayerNorm
 
 
@@ -63,7 +63,7 @@ class MultiheadAttention(Module):
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1]; got {dropout}")
         if device is not None and str(device).split(":")[0] != "cpu":
             raise ValueError(f"minigrad runs on the CPU only; got device {device!r}")
-        dtype = np.dtype(np.float32 if dtype is None else dtype)
+        dtype = parameter_dtype(dtype)
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim

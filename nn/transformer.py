@@ -27,7 +27,7 @@ from . import init
 from .attention import SelfAttention
 from .layers import GELU, Dropout
 from .linear import Linear
-from .module import Module, Parameter
+from .module import Module, Parameter, parameter_dtype
 
 
 class LayerNorm(Module):
@@ -52,7 +52,7 @@ class LayerNorm(Module):
                              f"got {normalized_shape!r}")
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
-        dtype = np.dtype(np.float32 if dtype is None else dtype)
+        dtype = parameter_dtype(dtype)
         self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
                                 if self.elementwise_affine else None)
         self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
@@ -115,7 +115,7 @@ class PositionalEmbedding(Module):
             raise ValueError(f"PositionalEmbedding: max_length and model_dim must be >= 1; "
                              f"got {max_length} and {model_dim}")
         self.max_length, self.model_dim = int(max_length), int(model_dim)
-        self.weight = Parameter(np.empty((self.max_length, self.model_dim), np.dtype(dtype or np.float32)))
+        self.weight = Parameter(np.empty((self.max_length, self.model_dim), parameter_dtype(dtype)))
         init.normal_(self.weight)
 
     def forward(self, x, offset=0):
