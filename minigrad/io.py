@@ -3,9 +3,11 @@
     mg.save(model.state_dict(), "model.npz")
     model.load_state_dict(mg.load("model.npz"))
 
-Values may be Tensors, numpy arrays (numeric or bool) or Python numbers. A nested dict is
-flattened with dotted keys, so {"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}
-is stored as "model.fc.weight", ..., "optim.lr", ..., "epoch"; load returns that flat form.
+Values may be Tensors, numpy arrays (numeric, bool or text), Python numbers, strings, and
+lists or tuples of numbers or of strings. A nested dict is flattened with dotted keys, so
+{"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3} is stored as
+"model.fc.weight", ..., "optim.lr", ..., "epoch"; load returns that flat form, in which
+ckpt["model"] also gives the "model.*" entries back as a dict, as torch.load would.
 
 Saving goes through atomic_file: the archive is written to a temporary file next to the
 target and renamed over it only once it is complete and on disk, so a failed or killed save
@@ -200,13 +202,20 @@ def _flatten(state_dict, prefix, out, where):
 def _as_array(name, value, where):
     if isinstance(value, Tensor):
         value = value.data
-    elif isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, np.ndarray):
+    elif isinstance(value, (numbers.Number, np.generic, str)) and not isinstance(value, np.ndarray):
+        value = np.asarray(value)
+    elif isinstance(value, (list, tuple)):
+        kinds = {"str" if isinstance(v, str) else "number" if isinstance(v, numbers.Number) else "other"
+                 for v in value}
+        if len(kinds) > 1 or "other" in kinds:
+            raise TypeError(f"{where}: {name!r} is a list or tuple, which can be saved when it holds only numbers "
+                            f"or only strings; got {[type(v).__name__ for v in value][:8]}")
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
-        raise TypeError(f"{where}: {name!r} must be a Tensor, a numpy array or a number; "
-                        f"got {type(value).__name__}")
-    if value.dtype.kind not in "biufc":
-        raise TypeError(f"{where}: {name!r} has dtype {value.dtype}; only numeric and bool arrays can be "
+        raise TypeError(f"{where}: {name!r} must be a Tensor, a numpy array, a number, a string or a list of "
+                        f"numbers or strings; got {type(value).__name__}")
+    if value.dtype.kind not in "biufcU":
+        raise TypeError(f"{where}: {name!r} has dtype {value.dtype}; only numeric, bool and text arrays can be "
                         f"saved (no pickled objects)")
     return value
 
@@ -297,10 +306,33 @@ def _entry_data(archive, info, header, path):
     return array.reshape(shape, order="F" if fortran_order else "C")
 
 
-def load(path):
-    """Read an archive written by mg.save (or np.savez of numeric arrays) -> OrderedDict name -> array.
+class Checkpoint(OrderedDict):
+    """What mg.load returns: name -> array, flat. A name under which a nested dict was saved
+    reads back as that dict too: ckpt["model"] (and ckpt.get("model"), "model" in ckpt) give
+    the "model.*" entries with the prefix taken off, as a new Checkpoint."""
 
-    Numbers come back as 0-d arrays. Refused, each with a message naming the file and the
+    def __missing__(self, key):
+        prefix = f"{key}."
+        part = Checkpoint((name[len(prefix):], value) for name, value in self.items() if name.startswith(prefix))
+        if not part:
+            raise KeyError(key)
+        return part
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except (KeyError, TypeError):
+            return default
+
+    def __contains__(self, key):
+        return super().__contains__(key) or (isinstance(key, str) and any(name.startswith(f"{key}.") for name in self))
+
+
+def load(path):
+    """Read an archive written by mg.save (or np.savez of numeric arrays) -> a Checkpoint (an
+    OrderedDict name -> array, where ckpt["model"] also gives back a nested dict saved as "model").
+
+    Numbers and strings come back as 0-d arrays (int(...), float(...), str(...) give them back). Refused, each with a message naming the file and the
     problem: a missing file (FileNotFoundError), a folder (IsADirectoryError), anything that is
     not an .npz archive, an entry holding pickled objects (nothing is unpickled), an entry that
     is damaged or whose header declares another size than it holds (ValueError), and arrays
@@ -336,7 +368,7 @@ def load(path):
             if available is not None and needed > available:
                 raise MemoryError(f"mg.load: {path!r} holds {needed:,} bytes of arrays, more than the "
                                   f"{available:,} bytes of memory available")
-            result = OrderedDict()
+            result = Checkpoint()
             for info, header in zip(infos, headers):
                 try:
                     result[header[0]] = _entry_data(archive, info, header, path)
@@ -347,4 +379,4 @@ def load(path):
     return result
 
 
-__all__ = ["save", "load", "atomic_file"]
+__all__ = ["save", "load", "atomic_file", "Checkpoint"]

@@ -51,12 +51,42 @@ def test_values_may_be_tensors_arrays_numbers_and_nested_dicts(tmp_path):
     np.testing.assert_array_equal(loaded["mask"], [True, False])
 
 
+def test_a_torch_style_checkpoint_round_trips_and_reads_back_nested(tmp_path):
+    """The dict a PyTorch training script saves (nanoGPT's layout), strings and tuples included;
+    ckpt["model"] gives the model's entries back as a dict, as torch.load would."""
+    mg.manual_seed(0)
+    model, path = _model(), tmp_path / "ckpt.npz"
+    optimizer = mg.optim.AdamW(model.parameters(), lr=1e-3)
+    mg.io.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iter_num": 250,
+                "best_val_loss": 1.4712, "config": {"dataset": "imdb_char", "betas": (0.9, 0.95),
+                                                     "names": ["train", "val"], "compile": False}}, path)
+    checkpoint = mg.io.load(path)
+    restored = _model()
+    restored.load_state_dict(checkpoint["model"])
+    ids = np.random.default_rng(0).integers(0, 20, size=(2, 5))
+    np.testing.assert_array_equal(restored(ids).data, model(ids).data)
+    mg.optim.AdamW(restored.parameters()).load_state_dict(checkpoint["optimizer"])
+    assert int(checkpoint["iter_num"]) == 250 and float(checkpoint["best_val_loss"]) == 1.4712
+    config = checkpoint["config"]
+    assert str(config["dataset"]) == "imdb_char" and config["names"].tolist() == ["train", "val"]
+    assert config["betas"].tolist() == [0.9, 0.95] and not bool(config["compile"])
+    assert "model" in checkpoint and "optimizer" in checkpoint and "model.1.weight" in checkpoint
+    assert "mode" not in checkpoint and checkpoint.get("scheduler") is None and checkpoint.get("iter_num") == 250
+    with pytest.raises(KeyError):
+        checkpoint["scheduler"]
+    assert list(checkpoint)[0] == "model.0.weight"  # still the flat form when iterated
+
+
 def test_save_rejects_values_that_would_need_pickle(tmp_path):
     path = tmp_path / "bad.npz"
     with pytest.raises(TypeError, match="'names'.*object"):
         mg.io.save({"names": np.array(["a", None], dtype=object)}, path)
-    with pytest.raises(TypeError, match="'config'.*str"):
-        mg.io.save({"config": "text"}, path)
+    with pytest.raises(TypeError, match="'config' must be a Tensor, a numpy array, a number, a string .*NoneType"):
+        mg.io.save({"config": None}, path)
+    with pytest.raises(TypeError, match=r"'layers' is a list .* only numbers or only strings; got \['int', 'str'\]"):
+        mg.io.save({"layers": [1, "two"]}, path)
+    with pytest.raises(TypeError, match=r"'nested' is a list .*got \['list'\]"):
+        mg.io.save({"nested": [[1, 2]]}, path)
     with pytest.raises(TypeError, match="keys must be non-empty strings"):
         mg.io.save({("a", 1): np.zeros(1)}, path)
     with pytest.raises(ValueError, match="'a.b' appears twice"):
