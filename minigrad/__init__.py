@@ -32,7 +32,7 @@ from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, args
                   softmax, sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, swapaxes, swapdims, t,
                   tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var, var_mean, where)
 from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
-from .random import manual_seed
+from .random import Generator, default_generator, manual_seed
 from .tensor import Function, Parameter, Tensor
 
 __version__ = "0.1.0"
@@ -51,7 +51,7 @@ def is_tensor(obj):
 __all__ = [
     "Tensor", "Parameter", "Function", "tensor", "as_tensor", "from_numpy", "is_tensor", "numel",
     "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "zeros_like", "ones_like", "empty_like",
-    "full_like", "randn", "rand", "randint", "randperm", "multinomial", "randn_like", "rand_like", "manual_seed",
+    "full_like", "randn", "rand", "randint", "randperm", "multinomial", "randn_like", "rand_like", "manual_seed", "Generator", "default_generator",
     "float32", "float64", "int64", "int32", "uint8", "long", "double", "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",
     # elementwise

@@ -9,7 +9,7 @@ import numpy as np
 from . import dtypes
 from .errors import ArgumentError, DTypeError, ShapeError
 from .ops.args import as_array, check_device, shape_args
-from .random import generator
+from .random import generator as _draw
 from .tensor import Tensor
 
 
@@ -105,18 +105,18 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
 
 # -- random draws (from minigrad's generator: see mg.manual_seed) --------------------------
 
-def randn(*shape, dtype=None, requires_grad=False, device=None):
-    """Standard normal draws."""
-    draws = generator().standard_normal(_shape(shape, "randn"))
+def randn(*shape, generator=None, dtype=None, requires_grad=False, device=None):
+    """Standard normal draws (from `generator`, an mg.Generator, when given)."""
+    draws = _draw(generator).standard_normal(_shape(shape, "randn"))
     return _new(draws.astype(_dtype(dtype)), requires_grad, device, "randn")
 
 
-def rand(*shape, dtype=None, requires_grad=False, device=None):
+def rand(*shape, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform [0, 1) draws."""
-    return _new(generator().random(_shape(shape, "rand")).astype(_dtype(dtype)), requires_grad, device, "rand")
+    return _new(_draw(generator).random(_shape(shape, "rand")).astype(_dtype(dtype)), requires_grad, device, "rand")
 
 
-def randint(*bounds, size=None, low=None, high=None, dtype=None, requires_grad=False, device=None):
+def randint(*bounds, size=None, low=None, high=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform integers in [low, high): randint(high, size), randint(low, high, size) or with keywords,
     as torch.randint. int64 unless dtype says otherwise."""
     if size is None and bounds:
@@ -129,21 +129,21 @@ def randint(*bounds, size=None, low=None, high=None, dtype=None, requires_grad=F
     if low >= high:
         raise ArgumentError(f"randint: low must be less than high; got low={low}, high={high}")
     shape = _shape((size,) if isinstance(size, (int, np.integer)) else (tuple(size),), "randint")
-    draws = generator().integers(low, high, size=shape)
+    draws = _draw(generator).integers(low, high, size=shape)
     return _new(draws.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)), requires_grad, device,
                 "randint")
 
 
-def randperm(n, dtype=None, requires_grad=False, device=None):
+def randperm(n, generator=None, dtype=None, requires_grad=False, device=None):
     """A random permutation of 0 .. n-1 (int64)."""
     if n < 0:
         raise ArgumentError(f"randperm: n must be non-negative; got {n}")
-    order = generator().permutation(int(n))
+    order = _draw(generator).permutation(int(n))
     return _new(order.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)), requires_grad, device,
                 "randperm")
 
 
-def multinomial(input, num_samples, replacement=False):
+def multinomial(input, num_samples, replacement=False, generator=None):
     """Category indices drawn from each row of `input` (1-D or 2-D non-negative weights, not
     necessarily summing to 1): (num_samples,) or (rows, num_samples), int64.
 
@@ -168,12 +168,12 @@ def multinomial(input, num_samples, replacement=False):
         offsets = np.arange(rows.shape[0])[:, None]
         cdf = np.cumsum(rows, axis=1)
         cdf = cdf / cdf[:, -1:] + offsets  # rows laid end to end: one searchsorted for all of them
-        draws = generator().random((rows.shape[0], num_samples)) + offsets
+        draws = _draw(generator).random((rows.shape[0], num_samples)) + offsets
         samples = np.searchsorted(cdf.ravel(), draws.ravel(), side="right").reshape(draws.shape)
         samples = np.minimum(samples - offsets * categories, categories - 1)
     else:
         with np.errstate(divide="ignore"):  # weight 0: key inf, drawn only after every other
-            keys = generator().exponential(size=rows.shape) / rows
+            keys = _draw(generator).exponential(size=rows.shape) / rows
         samples = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     samples = samples.astype(np.int64)
     return Tensor._wrap(samples if weights.ndim == 2 else samples[0])

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from minigrad.random import generator
+from minigrad.random import generator as _draw
 
 
 def _fill(tensor, values):
@@ -46,18 +46,18 @@ def calculate_gain(nonlinearity, param=None):
                      f"got {nonlinearity!r}")
 
 
-def uniform_(tensor, a=0.0, b=1.0):
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b)."""
     if not a <= b:
         raise ValueError(f"uniform_: expected a <= b; got a={a}, b={b}")
-    return _fill(tensor, generator().uniform(a, b, size=tensor.shape))
+    return _fill(tensor, _draw(generator).uniform(a, b, size=tensor.shape))
 
 
-def normal_(tensor, mean=0.0, std=1.0):
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std^2)."""
     if std < 0:
         raise ValueError(f"normal_: std must be >= 0; got {std}")
-    return _fill(tensor, generator().normal(mean, std, size=tensor.shape))
+    return _fill(tensor, _draw(generator).normal(mean, std, size=tensor.shape))
 
 
 def constant_(tensor, value):
@@ -73,14 +73,14 @@ def ones_(tensor):
     return constant_(tensor, 1)
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0, generator=None):
     """Glorot: U(-bound, bound) with bound = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _fans(tensor, "xavier_uniform_")
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He: U(-bound, bound) with bound = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a).
 
     nn.Linear calls it with a=sqrt(5), which makes bound = 1 / sqrt(fan_in) (torch's default).
@@ -90,34 +90,36 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
     fan_in, fan_out = _fans(tensor, "kaiming_uniform_")
     fan = fan_in if mode == "fan_in" else fan_out
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain=1.0):
+def xavier_normal_(tensor, gain=1.0, generator=None):
     """Glorot: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _fans(tensor, "xavier_normal_")
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
-def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He: N(0, std^2) with std = gain / sqrt(fan), gain = calculate_gain(nonlinearity, a)."""
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"kaiming_normal_: mode must be 'fan_in' or 'fan_out'; got {mode!r}")
     fan_in, fan_out = _fans(tensor, "kaiming_normal_")
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan_in if mode == "fan_in" else fan_out))
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan_in if mode == "fan_in" else fan_out)
+    return normal_(tensor, 0.0, std, generator)
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """N(mean, std^2) with every value outside [a, b] drawn again (a, b are values, not multiples
     of std, as in torch), until all are inside."""
     if not a < b:
         raise ValueError(f"trunc_normal_: expected a < b; got a={a}, b={b}")
-    values = generator().normal(mean, std, size=tensor.shape)
+    draw = _draw(generator)
+    values = draw.normal(mean, std, size=tensor.shape)
     for _ in range(1000):
         outside = (values < a) | (values > b)
         if not outside.any():
             return _fill(tensor, values)
-        values[outside] = generator().normal(mean, std, size=int(outside.sum()))
+        values[outside] = draw.normal(mean, std, size=int(outside.sum()))
     raise ValueError(f"trunc_normal_: [a, b] = [{a}, {b}] holds almost none of N({mean}, {std}^2); widen it")
 
 

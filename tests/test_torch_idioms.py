@@ -191,3 +191,79 @@ def test_new_layers_take_the_default_dtype_as_in_torch():
     assert nn.Linear(2, 2, dtype=np.float64).weight.dtype == np.float64
     with pytest.raises(mg.errors.DTypeError, match="layer parameters must be float32 or float64; got dtype float16"):
         nn.Linear(2, 2, dtype=np.float16)
+
+
+DRAWS = {
+    "randn": lambda g: mg.randn(4, 3, generator=g),
+    "rand": lambda g: mg.rand(5, generator=g),
+    "randint": lambda g: mg.randint(0, 27, (6,), generator=g),
+    "randperm": lambda g: mg.randperm(9, generator=g),
+    "multinomial": lambda g: mg.multinomial(mg.tensor([0.1, 0.6, 0.3]), 4, replacement=True, generator=g),
+    "multinomial without replacement": lambda g: mg.multinomial(mg.tensor([0.1, 0.6, 0.3]), 3, generator=g),
+    "init.normal_": lambda g: nn.init.normal_(nn.Parameter(np.empty((3, 3), np.float32)), generator=g),
+    "init.uniform_": lambda g: nn.init.uniform_(nn.Parameter(np.empty(4, np.float32)), -1, 1, generator=g),
+    "init.xavier_uniform_": lambda g: nn.init.xavier_uniform_(nn.Parameter(np.empty((3, 2), np.float32)), generator=g),
+    "init.kaiming_uniform_": lambda g: nn.init.kaiming_uniform_(nn.Parameter(np.empty((3, 2), np.float32)),
+                                                                 generator=g),
+    "init.xavier_normal_": lambda g: nn.init.xavier_normal_(nn.Parameter(np.empty((3, 2), np.float32)), generator=g),
+    "init.kaiming_normal_": lambda g: nn.init.kaiming_normal_(nn.Parameter(np.empty((3, 2), np.float32)), generator=g),
+    "init.trunc_normal_": lambda g: nn.init.trunc_normal_(nn.Parameter(np.empty(5, np.float32)), generator=g),
+}
+
+
+@pytest.mark.parametrize("name", DRAWS)
+def test_a_generator_of_its_own_repeats_and_leaves_the_global_one_alone(name):
+    draw = DRAWS[name]
+    first = draw(mg.Generator().manual_seed(2147483647)).numpy()
+    again = draw(mg.Generator().manual_seed(2147483647)).numpy()
+    other = draw(mg.Generator().manual_seed(7)).numpy()
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other) or first.size <= 3  # a short permutation may repeat by chance
+    mg.manual_seed(0)
+    expected = mg.randn(3).numpy()
+    mg.manual_seed(0)
+    draw(mg.Generator().manual_seed(1))
+    np.testing.assert_array_equal(mg.randn(3).numpy(), expected)  # the global generator did not move
+
+
+def test_manual_seed_returns_the_global_generator_and_takes_torchs_seeds():
+    g = mg.manual_seed(123)
+    assert isinstance(g, mg.Generator) and g is mg.default_generator and g.initial_seed() == 123
+    first = mg.randn(3, generator=g).numpy()
+    mg.manual_seed(123)
+    np.testing.assert_array_equal(mg.randn(3).numpy(), first)  # drawing through it is drawing from the global one
+    for seed in (-1, 2 ** 64 - 1, 0):
+        assert mg.Generator().manual_seed(seed).initial_seed() == seed % 2 ** 64
+    fresh = mg.Generator()
+    assert fresh.seed() == fresh.initial_seed() and fresh.device == "cpu"
+    with pytest.raises(ValueError, match=r"seed must be in \[-2\*\*63, 2\*\*64\)"):
+        mg.manual_seed(2 ** 64)
+    with pytest.raises(TypeError, match="seed must be an integer; got 1.5"):
+        mg.Generator().manual_seed(1.5)
+    with pytest.raises(TypeError, match="generator must be an mg.Generator; got Generator"):
+        mg.randn(2, generator=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="CPU only"):
+        mg.Generator(device="cuda")
+
+
+def test_makemore_style_sampling_runs_under_torch_and_minigrad():
+    """Karpathy's makemore draws everything from one explicit generator; the same code runs here."""
+    torch = pytest.importorskip("torch")
+
+    def sample(B, count=5):
+        g = B.Generator().manual_seed(2147483647)
+        counts = B.randint(1, 10, (27, 27), generator=g).float()
+        probs = counts / counts.sum(1, keepdim=True)
+        names = []
+        for _ in range(count):
+            index, out = 0, []
+            while len(out) < 20:
+                index = B.multinomial(probs[index], num_samples=1, replacement=True, generator=g).item()
+                if index == 0:
+                    break
+                out.append(index)
+            names.append(out)
+        return names, probs.shape
+    ours, theirs = sample(mg), sample(torch)
+    assert ours[1] == tuple(theirs[1]) and len(ours[0]) == len(theirs[0])
+    assert all(0 < i < 27 for name in ours[0] for i in name)
