@@ -83,6 +83,9 @@ class Function:
         outputs = cls.forward(ctx, *[t._data for t in tensors], **attrs)
         multiple = isinstance(outputs, tuple)
         results = tuple(Tensor._wrap(np.asarray(o)) for o in (outputs if multiple else (outputs,)))
+        for out in results:  # an output that views an input's memory (reshape, transpose, x[0] ...) knows it
+            if out._data.base is not None:
+                out._view_of = next((t for t in tensors if np.may_share_memory(out._data, t._data)), None)
         if autograd.is_grad_enabled() and any(ctx.needs_input_grad):
             ctx._record(tensors, results, attrs)
         return results if multiple else results[0]
@@ -96,10 +99,8 @@ class Function:
         self.module_frame = autograd.module_frame()
         self.attrs = _scalar_attributes(attrs) if attrs else {}
         for index, out in enumerate(results):
-            for t in tensors:  # a view shares its base's version counter, as in torch
-                if out._data.base is not None and np.may_share_memory(out._data, t._data):
-                    out._version = t._version
-                    break
+            if out._view_of is not None:  # a view shares its base's version counter, as in torch
+                out._version = out._view_of._version
             if out.dtype.kind == "f":
                 out._requires_grad = True
                 out._node = self
@@ -170,7 +171,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "grad", "name", "_node", "_output_index", "_retains_grad",
-                 "_version", "__weakref__")
+                 "_version", "_view_of", "__weakref__")
     __array_priority__ = 1000  # numpy array (op) Tensor -> Tensor's reflected method
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
@@ -189,6 +190,7 @@ class Tensor:
         self._output_index = 0
         self._retains_grad = False
         self._version = [0]  # a box: tensors that share an array (detach) share its version
+        self._view_of = None  # the tensor whose array this one views (ops/inplace.py writes through it)
 
     @classmethod
     def _wrap(cls, array, requires_grad=False):

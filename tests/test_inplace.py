@@ -205,3 +205,56 @@ def test_requires_grad_attribute_on_an_integer_tensor_raises_like_requires_grad_
     f = mg.tensor([1.0])
     f.requires_grad = True
     assert f.requires_grad and f.is_leaf
+
+
+# -- in place through a view: the tensor it views changes too, as in torch ---------------------
+
+# name -> f(lib, x, other): x (3, 4) non-leaf; changes a view of x in place; returns what the loss reads
+VIEW_CASES = {
+    "row of x": lambda lib, x, o: (x[0].mul_(3), x)[1],
+    "column of x": lambda lib, x, o: (x[:, 1].add_(o[:, 2]), x)[1],
+    "transposed row": lambda lib, x, o: (x.t()[1].zero_(), x)[1],
+    "view then setitem": lambda lib, x, o: (x.view(4, 3).__setitem__((0, 0), 100.0), x)[1],
+    "view of a view": lambda lib, x, o: (x.view(2, 6)[1:].mul_(o.view(2, 6)[:1]), x)[1],
+    "slice of the transpose": lambda lib, x, o: (x.t()[1:].add_(o.t()[1:]), x)[1],
+    "the view read afterwards": lambda lib, x, o: (lambda v: v.mul_(10) * v.sum())(x[:, 2]),
+    "the base and the view both read": lambda lib, x, o: (lambda v: (v.add_(o[2]), x * v.sum())[1])(x[2]),
+    "flipped then changed": lambda lib, x, o: (lambda y: (y[0].mul_(2), y)[1])(x.flip(1)),
+    "masked_fill_ on a view": lambda lib, x, o: (x[1:].masked_fill_(o[1:] > 0, -1.0), x * o)[1],
+    "a buffer without grad": lambda lib, x, o: (lambda buf: (buf[1].add_(x[0] * o[1]), buf)[1])(lib.zeros(3, 4)),
+}
+
+
+def run_view_case(lib, case):
+    base = lib.tensor(A, requires_grad=True)
+    other = lib.tensor(B, requires_grad=True)
+    out = VIEW_CASES[case](lib, base * 1.0, other)
+    weights = lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)) * 0.1 + 1)
+    (out * weights).sum().backward()
+    return np.asarray(out.detach()), [np.zeros_like(A) if t.grad is None else np.asarray(t.grad) for t in (base, other)]
+
+
+@pytest.mark.parametrize("case", sorted(VIEW_CASES))
+def test_in_place_changes_of_views_reach_the_tensor_they_view_as_in_torch(case):
+    ours, our_grads = run_view_case(mg, case)
+    theirs, their_grads = run_view_case(torch, case)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    for got, want in zip(our_grads, their_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_view_of_a_leaf_that_requires_grad_cannot_be_changed_in_place_while_recording():
+    w = mg.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf tensor that requires grad cannot be changed in place"):
+        w[0].mul_(2)
+    with mg.no_grad():
+        w[0].mul_(2)  # as initialisers do: written into w's own array
+    np.testing.assert_array_equal(w.numpy()[0], A[0] * 2)
+
+
+def test_views_without_a_graph_still_write_into_the_shared_array():
+    x = mg.tensor(A.copy())
+    row = x[1]
+    row.add_(1.0)
+    np.testing.assert_array_equal(x.numpy()[1], A[1] + 1)
+    assert row._node is None and x._node is None  # no graph was made

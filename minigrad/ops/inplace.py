@@ -4,7 +4,10 @@ An in-place op computes its result with the out-of-place op, then puts the resul
 - when a graph is recorded (grad mode on and x or an operand requires grad), x takes over the
   result's array and graph node, so gradients flow through the change as in PyTorch. A leaf
   that requires grad cannot be changed this way (its gradient would lose its meaning): do it
-  under `mg.no_grad()`, as optimizers and initialisers do.
+  under `mg.no_grad()`, as optimizers and initialisers do. When x views another tensor's
+  memory (y[0], y.view(...), y.t() ...), the tensor it views takes the change instead, as a
+  node of its own (WriteIntoView: y with that region replaced), and x and the views between
+  become views of y's new array (ViewOf), so that y and x both see the change, as in PyTorch.
 - otherwise the result is written into x's own array (every view of it sees the change).
 Either way x's version goes up, and a backward that needs x's old values raises.
 """
@@ -32,13 +35,92 @@ def _alias(x):
     return alias
 
 
+# -- a view changed in place while a graph is recorded ---------------------------------------
+
+def _viewed(x):
+    """[x, the tensor x views, the tensor that one views, ..., the root], the root viewing none."""
+    chain = [x]
+    while chain[-1]._view_of is not None:
+        chain.append(chain[-1]._view_of)
+    return chain
+
+
+def _region(array, spec):
+    """The view described by spec = (byte offset, shape, strides) into a dense array laid out
+    like the root the spec was taken from."""
+    offset, shape, strides = spec
+    memory = array.ravel(order="K")  # a dense array: a view of its memory in order
+    return np.lib.stride_tricks.as_strided(memory[offset // array.itemsize:], shape, strides)
+
+
+def _spec(view, root):
+    return (view.__array_interface__["data"][0] - root.__array_interface__["data"][0], view.shape, view.strides)
+
+
+class WriteIntoView(Function):
+    """out = root with the region a view of it covers replaced by value; d root = grad with that
+    region 0, d value = grad's region."""
+
+    @staticmethod
+    def forward(ctx, root, value, spec):
+        ctx.spec, ctx.order = spec, "C" if root.flags.c_contiguous else "F"
+        out = np.array(root, order=ctx.order)
+        _region(out, spec)[...] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_root = np.array(grad, order=ctx.order)
+        region = _region(grad_root, ctx.spec)
+        grad_value = region.copy()
+        region[...] = 0
+        return grad_root, grad_value
+
+
+class ViewOf(Function):
+    """A view of root's array (the region spec describes); d root = grad placed in that region."""
+
+    @staticmethod
+    def forward(ctx, root, spec):
+        ctx.spec, ctx.order, ctx.shape = spec, "C" if root.flags.c_contiguous else "F", root.shape
+        return _region(root, spec)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_root = np.zeros(ctx.shape, grad.dtype, order=ctx.order)
+        _region(grad_root, ctx.spec)[...] = grad
+        return grad_root
+
+
+def _write_into_root(chain, result, name):
+    """Give the root of chain (x, ..., root) the in-place result of its view x, and make every
+    tensor of the chain a view of the root's new array."""
+    root = chain[-1]
+    if not (root._data.flags.c_contiguous or root._data.flags.f_contiguous):
+        raise RuntimeError(f"{name}: this tensor views an array that is itself strided (not made by minigrad); "
+                           f"clone() the tensor it comes from before changing a view of it in place")
+    specs = [_spec(t._data, root._data) for t in chain[:-1]]
+    if 0 in chain[0]._data.strides and chain[0]._data.size > 1:
+        raise RuntimeError(f"{name}: an expanded view repeats elements and cannot be changed in place; clone() it")
+    updated = WriteIntoView.apply(_alias(root), result, spec=specs[0])
+    root._data, root._node, root._output_index = updated._data, updated._node, updated._output_index
+    root._requires_grad = True
+    for tensor, spec in zip(chain[:-1], specs):
+        view = ViewOf.apply(root, spec=spec)
+        tensor._data, tensor._node, tensor._output_index = view._data, view._node, view._output_index
+        tensor._requires_grad, tensor._view_of = True, root
+
+
 def apply_inplace(x, name, op, *operands):
     """x <- op(x, *operands), in place; returns x."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor; got {type(x).__name__}")
+    chain = [x]
     if _recording(x, operands):
-        if x.is_leaf and x.requires_grad:
-            raise RuntimeError(f"{name}: a leaf tensor that requires grad cannot be changed in place while "
+        chain = _viewed(x)
+        if chain[-1].is_leaf and chain[-1].requires_grad:
+            what = "a leaf tensor" if len(chain) == 1 else "a view of a leaf tensor"
+            raise RuntimeError(f"{name}: {what} that requires grad cannot be changed in place while "
                                f"gradients are recorded; wrap the change in `with mg.no_grad():`, or use the "
                                f"out-of-place op")
         result = op(_alias(x), *operands)
@@ -53,7 +135,9 @@ def apply_inplace(x, name, op, *operands):
             raise DTypeError(f"{name}: a result of dtype {result.dtype} cannot be written into a tensor of "
                              f"dtype {x.dtype}")
         result = cast(result, x.dtype)
-    if result._node is not None:
+    if result._node is not None and len(chain) > 1:
+        _write_into_root(chain, result, name)
+    elif result._node is not None:
         x._data, x._node, x._output_index = result._data, result._node, result._output_index
         x._requires_grad = True
     else:
