@@ -21,13 +21,21 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops.normalization import layer_norm
+from minigrad.ops.normalization import layer_norm, rms_norm
 
 from . import init
 from .attention import SelfAttention
 from .layers import GELU, Dropout
 from .linear import Linear
 from .module import Module, Parameter, parameter_dtype
+
+
+def _normalized_shape(name, value):
+    """A normalized_shape (a size or a tuple of them) as a tuple of positive ints."""
+    shape = tuple(int(size) for size in ((value,) if isinstance(value, (int, np.integer)) else value))
+    if not shape or min(shape) < 1:
+        raise ValueError(f"{name}: normalized_shape must be a positive size or a tuple of them; got {value!r}")
+    return shape
 
 
 class LayerNorm(Module):
@@ -45,11 +53,7 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else normalized_shape
-        self.normalized_shape = tuple(int(size) for size in shape)
-        if not self.normalized_shape or min(self.normalized_shape) < 1:
-            raise ValueError(f"LayerNorm: normalized_shape must be a positive size or a tuple of them; "
-                             f"got {normalized_shape!r}")
+        self.normalized_shape = _normalized_shape("LayerNorm", normalized_shape)
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         dtype = parameter_dtype(dtype)
@@ -64,6 +68,28 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
                 + (", bias=False" if self.elementwise_affine and self.bias is None else ""))
+
+
+class RMSNorm(Module):
+    """torch.nn.RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight over the trailing dims
+    normalized_shape (no mean taken away, no bias; Llama's normalisation). eps None: the input
+    dtype's machine epsilon. weight: ones (none with elementwise_affine=False)."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise ValueError(f"minigrad runs on the CPU only; got device {device!r}")
+        self.eps = None if eps is None else float(eps)
+        self.elementwise_affine = bool(elementwise_affine)
+        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, parameter_dtype(dtype)))
+                                if self.elementwise_affine else None)
+
+    def forward(self, x):
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class FeedForward(Module):
@@ -221,5 +247,5 @@ class TransformerBlock(Module):
                 f"causal={self.causal}, norm_first={self.norm_first}")
 
 
-__all__ = ["LayerNorm", "FeedForward", "PositionalEmbedding", "SinusoidalPositionalEncoding",
+__all__ = ["LayerNorm", "RMSNorm", "FeedForward", "PositionalEmbedding", "SinusoidalPositionalEncoding",
            "sinusoidal_encoding", "TransformerBlock"]

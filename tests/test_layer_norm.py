@@ -235,3 +235,41 @@ def test_module_without_bias_matches_torch_forward_and_backward():
     np.testing.assert_allclose(norm.weight.grad.numpy(), reference_norm.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
     # without affine, bias=False changes nothing
     assert list(nn.LayerNorm(8, elementwise_affine=False, bias=False).parameters()) == []
+
+
+# ============================================================ RMSNorm
+
+@pytest.mark.parametrize("shape, normalized_shape, eps, affine", [
+    ((2, 5, 16), 16, None, True), ((3, 4, 6), (4, 6), 1e-6, True), ((7, 8), 8, 0.1, False), ((8,), (8,), None, True)])
+def test_rms_norm_matches_torch_forward_and_backward(shape, normalized_shape, eps, affine):
+    torch = pytest.importorskip("torch")
+    norm = nn.RMSNorm(normalized_shape, eps=eps, elementwise_affine=affine)
+    reference = torch.nn.RMSNorm(normalized_shape, eps=eps, elementwise_affine=affine)
+    if affine:
+        norm.weight.data[...] = random_rows(20, norm.weight.shape, np.float32)
+        reference.load_state_dict({"weight": torch.from_numpy(norm.weight.numpy().copy())})
+    x = random_rows(21, shape, np.float32, shift=0.3)
+    ours, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, reference_out = norm(ours), reference(theirs)
+    np.testing.assert_allclose(out.numpy(), reference_out.detach().numpy(), rtol=1e-5, atol=1e-6)
+    grad = random_rows(22, shape, np.float32)
+    out.backward(grad)
+    reference_out.backward(torch.tensor(grad))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-5)
+    if affine:
+        np.testing.assert_allclose(norm.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_rms_norm_gradcheck_float64_and_bad_arguments():
+    import nn.functional as F
+    x = mg.tensor(random_rows(23, (3, 5), np.float64), requires_grad=True)
+    w = mg.tensor(random_rows(24, 5, np.float64), requires_grad=True)
+    assert mg.gradcheck(lambda a, b: F.rms_norm(a, 5, b, eps=1e-3), (x, w))
+    with pytest.raises(ValueError, match=r"rms_norm: expected input with shape \(\*, 4\)"):
+        F.rms_norm(x, 4)
+    with pytest.raises(ValueError, match="rms_norm: eps must be > 0; got 0"):
+        F.rms_norm(x, 5, eps=0)
+    with pytest.raises(TypeError, match="rms_norm: expected a float32 or float64 input; got dtype int64"):
+        F.rms_norm(mg.tensor([[1, 2]]), 2)
+    with pytest.raises(ValueError, match="RMSNorm: normalized_shape must be a positive size"):
+        nn.RMSNorm(0)

@@ -388,3 +388,62 @@ def test_schedule_settings_are_checked(make, message):
     optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.1)
     with pytest.raises((TypeError, ValueError), match=message):
         make(mg.optim.lr_scheduler, optimizer)
+
+
+PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.97, 0.96, 0.95, 0.949, 0.9489, 0.99, 1.2, 0.5, 0.6, 0.61, 0.7, 0.8, 0.45, 0.46,
+                   0.47, 0.48, 0.49, 0.5, 0.51, 0.52, 0.53]
+
+
+@pytest.mark.parametrize("settings", [
+    {},
+    {"patience": 1, "factor": 0.5},
+    {"mode": "max", "patience": 2, "factor": 0.3, "cooldown": 2},
+    {"patience": 0, "threshold": 0.05, "threshold_mode": "abs", "min_lr": [0.01, 0.004]},
+    {"patience": 2, "threshold_mode": "abs", "cooldown": 1, "min_lr": 0.005, "eps": 1e-3},
+])
+def test_reduce_lr_on_plateau_matches_torch(settings):
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer = mg.optim.SGD(_groups(ours, [2], [{}, {"lr": 0.02}]), lr=0.1)
+    reference = torch.optim.SGD(_groups(theirs, [2], [{}, {"lr": 0.02}]), lr=0.1)
+    settings = {"patience": 3, **settings}
+    schedule = mg.optim.lr_scheduler.ReduceLROnPlateau(optimizer, **settings)
+    torch_schedule = torch.optim.lr_scheduler.ReduceLROnPlateau(reference, **settings)
+    for step, metric in enumerate(PLATEAU_METRICS):
+        schedule.step(mg.tensor(metric, dtype=mg.float64) if step % 2 else metric)  # a 0-d tensor works too
+        torch_schedule.step(metric)
+        assert schedule.get_last_lr() == pytest.approx(torch_schedule.get_last_lr(), rel=1e-12), step
+        assert [g["lr"] for g in optimizer.param_groups] == pytest.approx([g["lr"] for g in reference.param_groups])
+        assert (schedule.best, schedule.num_bad_epochs, schedule.cooldown_counter) == (
+            torch_schedule.best, torch_schedule.num_bad_epochs, torch_schedule.cooldown_counter)
+
+
+def test_reduce_lr_on_plateau_resumes_and_checks_its_settings(tmp_path):
+    def build():
+        optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=1.0)
+        return mg.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=1, factor=0.5)
+    straight = build()
+    for metric in PLATEAU_METRICS:
+        straight.step(metric)
+    first = build()
+    for metric in PLATEAU_METRICS[:9]:
+        first.step(metric)
+    mg.io.save({"optim": first.optimizer.state_dict(), "schedule": first.state_dict()}, tmp_path / "ckpt.npz")
+    resumed = build()
+    checkpoint = mg.io.load(tmp_path / "ckpt.npz")
+    resumed.optimizer.load_state_dict(checkpoint["optim"])
+    resumed.load_state_dict(checkpoint["schedule"])
+    for metric in PLATEAU_METRICS[9:]:
+        resumed.step(metric)
+    assert resumed.get_last_lr() == straight.get_last_lr() and resumed.best == straight.best
+    optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=1.0)
+    plateau = mg.optim.lr_scheduler.ReduceLROnPlateau
+    with pytest.raises(ValueError, match="mode must be 'min' or 'max'"):
+        plateau(optimizer, mode="lowest")
+    with pytest.raises(ValueError, match="factor must be < 1"):
+        plateau(optimizer, factor=1.0)
+    with pytest.raises(ValueError, match=r"one per parameter group \(1\); got 2"):
+        plateau(optimizer, min_lr=[0.1, 0.2])
+    with pytest.raises(ValueError, match="num_bad_epochs must be an integer >= 0; got -1"):
+        plateau(optimizer).load_state_dict({"best": 1.0, "num_bad_epochs": -1, "cooldown_counter": 0,
+                                            "last_epoch": 3})

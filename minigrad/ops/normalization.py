@@ -11,6 +11,9 @@ is one node (LayerNorm in a drawing) whose backward is
     dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dweight = sum dy * xhat,  dbias = sum dy
 
 (the means over the normalised features, the sums over every other position).
+
+rms_norm (RMSNorm, as in Llama) leaves out the mean and the bias: y = x / sqrt(mean(x^2) + eps)
+* weight; it is composed of the engine's ops.
 """
 
 import numpy as np
@@ -39,34 +42,41 @@ class LayerNorm(Function):
         return (grad_x,) + ((grad_weight,) if ctx.has_weight else ()) + ((grad_bias,) if ctx.has_bias else ())
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalise x over its trailing dims `normalized_shape` (an int or a tuple), then scale by
-    weight and shift by bias (each of shape normalized_shape, or None), like
-    torch.nn.functional.layer_norm. x (..., *normalized_shape) -> same shape and dtype."""
+def _checked(op, x, normalized_shape, weight, bias, eps):
+    """(normalized shape as a tuple, [weight and bias that are given]), after checking every
+    argument of layer_norm or rms_norm against x."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"layer_norm: expected a Tensor; got {type(x).__name__}")
+        raise TypeError(f"{op}: expected a Tensor; got {type(x).__name__}")
     shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if not shape or any(size < 1 for size in shape):
-        raise ValueError(f"layer_norm: normalized_shape must be a non-empty tuple of positive sizes; "
+        raise ValueError(f"{op}: normalized_shape must be a non-empty tuple of positive sizes; "
                          f"got {normalized_shape!r}")
     if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
-        raise ValueError(f"layer_norm: expected input with shape (*, {', '.join(map(str, shape))}) "
+        raise ValueError(f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
                          f"(normalized_shape={shape}); got input of shape {x.shape}")
     if x.dtype.kind != "f":
-        raise TypeError(f"layer_norm: expected a float32 or float64 input; got dtype {x.dtype}")
+        raise TypeError(f"{op}: expected a float32 or float64 input; got dtype {x.dtype}")
     if not eps > 0:
-        raise ValueError(f"layer_norm: eps must be > 0; got {eps}")
+        raise ValueError(f"{op}: eps must be > 0; got {eps}")
     affine = []
     for name, value in (("weight", weight), ("bias", bias)):
         if value is None:
             continue
         if not isinstance(value, Tensor):
-            raise TypeError(f"layer_norm: {name} must be a Tensor or None; got {type(value).__name__}")
+            raise TypeError(f"{op}: {name} must be a Tensor or None; got {type(value).__name__}")
         if value.shape != shape:
-            raise ValueError(f"layer_norm: {name} must have shape normalized_shape={shape}; got {value.shape}")
+            raise ValueError(f"{op}: {name} must have shape normalized_shape={shape}; got {value.shape}")
         if value.dtype != x.dtype:
-            raise TypeError(f"layer_norm: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
+            raise TypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
         affine.append(value)
+    return shape, affine
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise x over its trailing dims `normalized_shape` (an int or a tuple), then scale by
+    weight and shift by bias (each of shape normalized_shape, or None), like
+    torch.nn.functional.layer_norm. x (..., *normalized_shape) -> same shape and dtype."""
+    shape, affine = _checked("layer_norm", x, normalized_shape, weight, bias, eps)
     if len(shape) == 1:
         return LayerNorm.apply(x, *affine, eps=float(eps), has_weight=weight is not None, has_bias=bias is not None)
     # several normalised dims: one row of prod(shape) features each, and back
@@ -74,3 +84,14 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     y = LayerNorm.apply(rows, *(value.reshape(-1) for value in affine), eps=float(eps),
                         has_weight=weight is not None, has_bias=bias is not None)
     return y.reshape(x.shape)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing dims normalized_shape, as
+    torch.nn.functional.rms_norm (eps None: the dtype's machine epsilon). Made of the engine's
+    ops (square, mean, rsqrt, mul), each a node in the graph."""
+    shape, affine = _checked("rms_norm", x, normalized_shape, weight, None, 1.0 if eps is None else eps)
+    eps = float(np.finfo(x.dtype).eps) if eps is None else float(eps)
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    y = x * ((x * x).mean(dim=dims, keepdim=True) + eps).rsqrt()
+    return y * affine[0] if affine else y

@@ -249,6 +249,96 @@ class SequentialLR(LRScheduler):
         return scheduler._rate(count - (self.milestones[k - 1] if k else 0), scheduler.base_lrs[group], group)
 
 
+class ReduceLROnPlateau:
+    """Cut each group's lr by `factor` when a metric has not improved for `patience` steps, as
+    torch.optim.lr_scheduler.ReduceLROnPlateau: call step(metric) after each evaluation.
+
+    mode "min" (a loss) or "max" (an accuracy); an improvement beats the best so far by more than
+    threshold, relative (threshold_mode "rel") or absolute ("abs"). After a cut, `cooldown`
+    steps pass before bad steps count again. No rate goes below min_lr (a number, or one per
+    group), and a cut smaller than eps is not made.
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"ReduceLROnPlateau expects an mg.optim optimizer; got {type(optimizer).__name__}")
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs'; "
+                             f"got {mode!r} and {threshold_mode!r}")
+        self.factor = non_negative("factor", factor)
+        if self.factor >= 1:
+            raise ValueError(f"factor must be < 1 (a cut); got {self.factor}")
+        groups = len(optimizer.param_groups)
+        min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * groups
+        if len(min_lrs) != groups:
+            raise ValueError(f"min_lr must be a number or a list of one per parameter group ({groups}); "
+                             f"got {len(min_lrs)}")
+        self.optimizer, self.mode, self.threshold_mode = optimizer, mode, threshold_mode
+        self.min_lrs = [non_negative("min_lr", value) for value in min_lrs]
+        self.patience = _whole_number("patience", patience, 0)
+        self.cooldown = _whole_number("cooldown", cooldown, 0)
+        self.threshold, self.eps = non_negative("threshold", threshold), non_negative("eps", eps)
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs, self.cooldown_counter, self.last_epoch = 0, 0, 0
+        self.last_lrs = [group["lr"] for group in optimizer.param_groups]
+
+    def _better(self, value):
+        if self.mode == "min":
+            return value < (self.best * (1 - self.threshold) if self.threshold_mode == "rel" else self.best - self.threshold)
+        return value > (self.best * (1 + self.threshold) if self.threshold_mode == "rel" else self.best + self.threshold)
+
+    def step(self, metrics):
+        """Count one evaluation with its metric (a number or a 0-d tensor)."""
+        value = float(metrics)
+        self.last_epoch += 1
+        if self._better(value):
+            self.best, self.num_bad_epochs = value, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                cut = max(group["lr"] * self.factor, floor)
+                if group["lr"] - cut > self.eps:
+                    group["lr"] = cut
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self.last_lrs = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self):
+        return list(self.last_lrs)
+
+    def state_dict(self):
+        """best, num_bad_epochs, cooldown_counter and last_epoch (numbers; the settings are rebuilt)."""
+        return OrderedDict(best=self.best, num_bad_epochs=self.num_bad_epochs, cooldown_counter=self.cooldown_counter,
+                           last_epoch=self.last_epoch)
+
+    def load_state_dict(self, state_dict):
+        problems, values = [], {}
+        for key in ("best", "num_bad_epochs", "cooldown_counter", "last_epoch"):
+            if key not in state_dict:
+                problems.append(f"missing key {key!r}")
+                continue
+            value = state_dict[key]
+            value = value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+            try:
+                if key == "best":
+                    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+                        raise ValueError(f"best must be a number; got {value!r}")
+                    values[key] = float(value)
+                else:
+                    values[key] = _whole_number(key, value, 0)
+            except (TypeError, ValueError) as error:
+                problems.append(str(error))
+        problems += [f"unexpected key {key!r}" for key in state_dict
+                     if key not in ("best", "num_bad_epochs", "cooldown_counter", "last_epoch")]
+        if problems:
+            raise ValueError("ReduceLROnPlateau.load_state_dict failed: " + "; ".join(problems))
+        self.__dict__.update(values)
+
+
 def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
     """A lr_lambda for LambdaLR: a linear warm-up, then a cosine decay (the schedule of the
     Transformer language models, e.g. GPT-3's; same shape as torch's LinearLR then
@@ -280,4 +370,4 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
 
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR",
-           "CosineAnnealingLR", "SequentialLR", "warmup_cosine"]
+           "CosineAnnealingLR", "SequentialLR", "ReduceLROnPlateau", "warmup_cosine"]
