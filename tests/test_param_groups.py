@@ -447,3 +447,25 @@ def test_reduce_lr_on_plateau_resumes_and_checks_its_settings(tmp_path):
     with pytest.raises(ValueError, match="num_bad_epochs must be an integer >= 0; got -1"):
         plateau(optimizer).load_state_dict({"best": 1.0, "num_bad_epochs": -1, "cooldown_counter": 0,
                                             "last_epoch": 3})
+
+
+def test_state_reads_by_parameter_as_torch_code_does():
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer = mg.optim.Adam(_groups(ours, [2], [{}, {"lr": 0.02}]), lr=0.1)
+    reference = torch.optim.Adam(_groups(theirs, [2], [{}, {"lr": 0.02}]), lr=0.1)
+    assert optimizer.state[ours[3]] == {} and ours[3] not in optimizer.state  # nothing before the first step
+    for step in range(3):
+        _set_grads(ours[:3], theirs[:3], seed=step)  # the last parameter never gets a gradient
+        optimizer.step()
+        reference.step()
+    for p, q in zip(ours[:3], theirs[:3]):
+        assert p in optimizer.state and optimizer.state[p]["step"] == int(reference.state[q]["step"])
+        np.testing.assert_allclose(optimizer.state[p]["exp_avg_sq"], reference.state[q]["exp_avg_sq"].numpy(),
+                                   rtol=1e-12)
+    assert optimizer.state[ours[3]] == {} and optimizer.state.get(ours[3]) is None
+    assert optimizer.state[1] is optimizer.state[ours[1]]  # the index still works
+    stranger = nn.Parameter(np.ones(2))
+    assert stranger not in optimizer.state
+    with pytest.raises(KeyError, match="not one of the optimizer's parameters"):
+        optimizer.state[stranger]

@@ -105,7 +105,7 @@ class Optimizer:
         object.__setattr__(self, "param_groups", [])
         self.defaults = {key: check(key, defaults[key]) for key, check in self.hyper_parameters.items()}
         self.params = []  # every parameter, group after group: state[i] belongs to params[i]
-        self.state = {}
+        self.state = _State(self)
         for group in _as_groups(name, params):
             self.add_param_group(group)
         if not self.params:
@@ -260,7 +260,8 @@ class Optimizer:
             raise ValueError(f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems))
         for (g, name), value in hyper.items():
             self.param_groups[g][name] = value
-        self.state = {index: {name: entries[name] for name in self.state_checks} for index, entries in state.items()}
+        self.state = _State(self, {index: {name: entries[name] for name in self.state_checks}
+                                   for index, entries in state.items()})
 
     def __repr__(self):
         if len(self.param_groups) == 1:
@@ -270,6 +271,39 @@ class Optimizer:
                            + ", ".join(f"{key}={group[key]}" for key in self.hyper_parameters)
                            for g, group in enumerate(self.param_groups))
         return f"{type(self).__name__}({groups})"
+
+
+class _State(dict):
+    """The optimizer's per-parameter state, {index in optimizer.params: {name: value}}; reading it
+    with the parameter itself works too, as torch code does (opt.state[p]["exp_avg"]; a
+    parameter without state yet gives {})."""
+
+    def __init__(self, optimizer, entries=()):
+        super().__init__(entries)
+        self._optimizer = optimizer
+
+    def _index(self, key):
+        if isinstance(key, Tensor):
+            for index, p in enumerate(self._optimizer.params):
+                if p is key:
+                    return index
+            raise KeyError("this tensor is not one of the optimizer's parameters")
+        return key
+
+    def __getitem__(self, key):
+        index = self._index(key)
+        if isinstance(key, Tensor) and not super().__contains__(index):
+            return {}
+        return super().__getitem__(index)
+
+    def __contains__(self, key):
+        try:
+            return super().__contains__(self._index(key))
+        except KeyError:
+            return False
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
 
 
 def _as_groups(name, params):
