@@ -245,6 +245,17 @@ def holding_grads(held):
         _state.held = previous
 
 
+class HookHandle:
+    """What register_hook returns: remove() takes the hook off (again: nothing happens)."""
+
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
 def run_backward(output, grad, retain_graph):
     """Accumulate d(output)/d(leaf) into every leaf that requires grad (and every tensor that
     called retain_grad()). `grad` is an array of output's shape; output has a node."""
@@ -253,19 +264,26 @@ def run_backward(output, grad, retain_graph):
     pending[id(root)][output._output_index] = grad
     if output._retains_grad:  # the output is never an input in its own graph: record its grad here
         output._accumulate_grad(grad, _accumulate_lock)
+    hooked_leaves = {}
     for node in reversed(graph_nodes(root)):
         out_grads = pending.pop(id(node), None)
         if out_grads is None:  # unreachable from the output through differentiable paths
             continue
         out_grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype)
                      in zip(out_grads, node.output_meta)]
+        out_grads = node._hooked_grads(out_grads)  # register_hook on the tensors this node made
         in_grads = node.run_backward(out_grads, retain_graph)
         for tensor, (child, index), needed, g in zip(node.inputs, node.input_edges, node.needs_input_grad, in_grads):
             if g is None or not needed:
                 continue
             g = sum_to(np.asarray(g, dtype=tensor.dtype), tensor.shape)
-            if child is None or (tensor._retains_grad and tensor._node is child):
+            if child is None and tensor._hooks:  # a hooked leaf: summed over its uses, hooked once at the end
+                entry = hooked_leaves.get(id(tensor))
+                hooked_leaves[id(tensor)] = (tensor, g if entry is None else entry[1] + g)
+            elif child is None or (tensor._retains_grad and tensor._node is child):
                 tensor._accumulate_grad(g, _accumulate_lock)
             if child is not None:
                 slots = pending.setdefault(id(child), [None] * len(child.output_meta))
                 slots[index] = g if slots[index] is None else slots[index] + g
+    for tensor, g in hooked_leaves.values():
+        tensor._accumulate_grad(tensor._hooked_grad(g), _accumulate_lock)

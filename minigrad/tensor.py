@@ -113,6 +113,14 @@ class Function:
         self._versions = [(t._version, t._version[0], t._data, _sample(t._data) if k < len(tensors) else None)
                           for k, t in enumerate(tensors + results) if id(t._data) in saved_ids] if saved_ids else ()
 
+    def _hooked_grads(self, out_grads):
+        """The gradients of this node's outputs after the hooks registered on them (register_hook)."""
+        hooks = self.__dict__.get("_hooks")
+        if not hooks:
+            return out_grads
+        return [_run_hooks(hooks.get(k), g, meta[0], f"an output of {self.name}")
+                for k, (g, meta) in enumerate(zip(out_grads, self.output_meta))]
+
     def run_backward(self, out_grads, retain_graph):
         """Gradients for the inputs, given one per output (called by the backward walk)."""
         if self.saved is None:
@@ -137,6 +145,18 @@ class Function:
             self.__dict__.update(kept)
             self.saved, self._versions = None, ()
         return grads if isinstance(grads, tuple) else (grads,)
+
+
+def _run_hooks(hooks, grad, shape, what):
+    """grad after the hooks (functions of a Tensor returning None or a replacement), in order."""
+    for hook in list(hooks or ()):
+        result = hook(Tensor._wrap(grad))
+        if result is not None:
+            result = np.asarray(result._data if isinstance(result, Tensor) else result)
+            if result.shape != tuple(shape):
+                raise RuntimeError(f"a gradient hook on {what} returned shape {result.shape}; expected {tuple(shape)}")
+            grad = result.astype(grad.dtype, copy=False)
+    return grad
 
 
 def _sample(array):
@@ -171,7 +191,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "grad", "name", "_node", "_output_index", "_retains_grad",
-                 "_version", "_view_of", "__weakref__")
+                 "_version", "_view_of", "_hooks", "__weakref__")
     __array_priority__ = 1000  # numpy array (op) Tensor -> Tensor's reflected method
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
@@ -191,6 +211,7 @@ class Tensor:
         self._retains_grad = False
         self._version = [0]  # a box: tensors that share an array (detach) share its version
         self._view_of = None  # the tensor whose array this one views (ops/inplace.py writes through it)
+        self._hooks = None  # a leaf's gradient hooks (register_hook); a non-leaf's live on its node
 
     @classmethod
     def _wrap(cls, array, requires_grad=False):
@@ -292,6 +313,27 @@ class Tensor:
         self._requires_grad = bool(requires_grad)
         return self
 
+    def register_hook(self, hook):
+        """Call hook(grad) with this tensor's gradient each time backward computes it (for a leaf,
+        once per backward, with the sum over its uses); a tensor it returns replaces the
+        gradient. Returns a handle whose remove() takes the hook off, as in torch."""
+        if not self._requires_grad:
+            raise RuntimeError("register_hook: this tensor does not require grad, so it gets no gradient to hook")
+        if not callable(hook):
+            raise TypeError(f"register_hook: expected a function of the gradient; got {type(hook).__name__}")
+        if self._node is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:  # the gradient of a non-leaf arrives at the node that made it
+            hooks = self._node.__dict__.setdefault("_hooks", {}).setdefault(self._output_index, [])
+        hooks.append(hook)
+        return autograd.HookHandle(hooks, hook)
+
+    def _hooked_grad(self, grad):
+        """A leaf's gradient after its hooks (register_hook)."""
+        return _run_hooks(self._hooks, grad, self.shape, "a leaf")
+
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (leaves always keep it)."""
         self._retains_grad = True
@@ -312,7 +354,7 @@ class Tensor:
             if grad.shape != self.shape:
                 raise ValueError(f"backward(): gradient shape {grad.shape} does not match output shape {self.shape}")
         if self._node is None:  # a leaf: d self / d self = 1
-            self._accumulate_grad(grad, autograd._accumulate_lock)
+            self._accumulate_grad(self._hooked_grad(grad), autograd._accumulate_lock)
         else:
             autograd.run_backward(self, grad, retain_graph)
 
