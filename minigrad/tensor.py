@@ -85,7 +85,7 @@ class Function:
         results = tuple(Tensor._wrap(np.asarray(o)) for o in (outputs if multiple else (outputs,)))
         for out in results:  # an output that views an input's memory (reshape, transpose, x[0] ...) knows it
             if out._data.base is not None:
-                out._view_of = next((t for t in tensors if np.may_share_memory(out._data, t._data)), None)
+                out._view_of = next((t for t in tensors if _views(out._data, t._data)), None)
         if autograd.is_grad_enabled() and any(ctx.needs_input_grad):
             ctx._record(tensors, results, attrs)
         return results if multiple else results[0]
@@ -145,6 +145,16 @@ class Function:
             self.__dict__.update(kept)
             self.saved, self._versions = None, ()
         return grads if isinstance(grads, tuple) else (grads,)
+
+
+def _views(view, array):
+    """True when `view` shares memory with `array` (bounds that overlap are checked exactly)."""
+    if not np.may_share_memory(view, array):
+        return False
+    try:
+        return bool(np.shares_memory(view, array, max_work=10_000))
+    except np.exceptions.TooHardError:  # interleaved strides too costly to settle: count it as shared
+        return True
 
 
 def _run_hooks(hooks, grad, shape, what):
