@@ -107,7 +107,7 @@ def test_changes_through_data_are_seen_in_every_layout_and_nan_is_not_a_change(l
     w = mg.tensor(base, requires_grad=True)
 
     def view():
-        return {"contiguous": w * 1, "transposed": w.T, "strided": w[::2, ::2]}[layout]
+        return {"contiguous": w * w, "transposed": w.T, "strided": w[::2, ::2]}[layout]  # w * w keeps w for backward
     assert view().data.flags.c_contiguous == (layout == "contiguous")
     v = view()
     (v * v).sum().backward()  # a NaN inside, untouched: backward runs
@@ -258,3 +258,41 @@ def test_views_without_a_graph_still_write_into_the_shared_array():
     row.add_(1.0)
     np.testing.assert_array_equal(x.numpy()[1], A[1] + 1)
     assert row._node is None and x._node is None  # no graph was made
+
+
+@pytest.mark.parametrize("change", [lambda e: e.fill_(9.0), lambda e: e.mul_(5), lambda e: e.zero_(),
+                                    lambda e: e.add_(1.5)])
+@pytest.mark.parametrize("recording", [False, True])
+def test_in_place_on_a_single_element_writes_into_the_tensor_as_torch(change, recording):
+    results = []
+    for lib in (mg, torch):
+        base = lib.tensor(A, requires_grad=recording)
+        x = base * 1.0 if recording else base
+        change(x[1, 2])
+        if recording:
+            (x * x).sum().backward()
+        results.append((np.asarray(x.detach()), None if not recording else np.asarray(base.grad)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    if recording:
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+
+
+def test_flip_returns_a_copy_as_torch():
+    x = mg.tensor(A.copy())
+    flipped = x.flip(0)
+    flipped[0].mul_(2)
+    np.testing.assert_array_equal(x.numpy(), A)  # torch's flip copies: x is as it was
+    np.testing.assert_array_equal(flipped.numpy()[0], A[-1] * 2)
+
+
+def test_a_product_with_a_constant_keeps_only_what_its_gradient_needs():
+    """y[2] * 2 needs only the 2 for its gradient: changing y afterwards is fine, as in torch."""
+    for lib in (mg, torch):
+        base = lib.tensor(A, requires_grad=True)
+        y = base * 1.0
+        y[0].copy_(y[2] * 2)
+        (y * y).sum().backward()
+        expected = 2 * A.copy()
+        expected[0] = 0
+        expected[2] = 2 * A[2] + 2 * (2 * A[2]) * 2
+        np.testing.assert_allclose(np.asarray(base.grad), expected, rtol=1e-12)

@@ -469,3 +469,30 @@ def test_state_reads_by_parameter_as_torch_code_does():
     assert stranger not in optimizer.state
     with pytest.raises(KeyError, match="not one of the optimizer's parameters"):
         optimizer.state[stranger]
+
+
+@pytest.mark.parametrize("name, key, value, error, message", [
+    ("SGD", "lr", None, TypeError, r"param_groups\[0\]\['lr'\] must be a number; got None"),
+    ("SGD", "momentum", -0.5, ValueError, r"param_groups\[0\]\['momentum'\] must be in \[0, inf\)"),
+    ("Adam", "betas", (0.9, 2.0), ValueError, r"param_groups\[0\]\['betas'\]\[1\] must be in \[0, 1\); got 2.0"),
+    ("Adam", "eps", None, TypeError, r"param_groups\[0\]\['eps'\] must be a number"),
+    ("AdamW", "weight_decay", "0.1", TypeError, r"param_groups\[0\]\['weight_decay'\] must be a number"),
+])
+def test_a_bad_setting_put_into_param_groups_is_refused_at_step_before_any_change(name, key, value, error, message):
+    params = [nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))]
+    optimizer = getattr(mg.optim, name)(params, lr=0.1)
+    for p in params:
+        p.grad = mg.tensor(np.full(p.shape, 0.5))
+    optimizer.param_groups[0][key] = value
+    with pytest.raises(error, match=message):
+        optimizer.step()
+    assert all((p.data == 1).all() for p in params)
+
+
+def test_a_zero_dim_tensor_as_a_rate_is_taken_as_its_number():
+    p = nn.Parameter(np.ones(2))
+    optimizer = mg.optim.SGD([p], lr=mg.tensor(0.5))
+    p.grad = mg.tensor(np.ones(2))
+    optimizer.param_groups[0]["lr"] = np.array(0.25)
+    optimizer.step()
+    np.testing.assert_allclose(p.data, [0.75, 0.75])

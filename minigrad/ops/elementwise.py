@@ -35,14 +35,14 @@ class Sub(Function):
 
 class Mul(Function):
     @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+    def forward(ctx, a, b):  # each gradient needs only the other operand: keep only what is needed
+        ctx.save_for_backward(b if ctx.needs_input_grad[0] else None, a if ctx.needs_input_grad[1] else None)
         return a * b
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved
-        return grad * b, grad * a
+        b, a = ctx.saved
+        return None if b is None else grad * b, None if a is None else grad * a
 
 
 class Div(Function):

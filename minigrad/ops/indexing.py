@@ -67,10 +67,19 @@ def split_index(index):
     return tuple(first), tuple(then)
 
 
+def _index(array, index):
+    """array[index], as an array: a single element comes back as a 0-d view of it, not as a
+    numpy scalar (a copy), so that x[0, 1].fill_(9) writes into x, as in torch."""
+    picked = array[index]
+    if isinstance(picked, np.ndarray):
+        return picked
+    return array[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+
+
 def select(array, first, then):
     """array[first][then]: torch's x[index] on a numpy array, with (first, then) from split_index."""
-    view = array[first]
-    return view if then is None else view[then]
+    view = _index(array, first)
+    return view if then is None else _index(view, then)
 
 
 def assign(array, first, then, value):

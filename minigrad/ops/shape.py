@@ -165,7 +165,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return np.flip(x, dims)
+        return np.flip(x, dims).copy()  # a copy, as torch's flip: writing into it leaves x as it was
 
     @staticmethod
     def backward(ctx, grad):

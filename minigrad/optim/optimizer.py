@@ -16,7 +16,9 @@ from ..tensor import Tensor
 # -- checks: each takes (name, value) and returns the value to keep, or raises naming `name` --
 
 def non_negative(name, value):
-    """A real number >= 0 (lr, eps, weight decay, momentum)."""
+    """A real number >= 0 (lr, eps, weight decay, momentum); a 0-d tensor or array gives its number."""
+    if isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number; got {value!r} of type {type(value).__name__}")
     value = float(value)
@@ -144,7 +146,12 @@ class Optimizer:
         self.param_groups.append(group)
 
     def _each_parameter(self):
-        """(index, parameter, its group) for every parameter, in the order of self.params."""
+        """(index, parameter, its group) for every parameter, in the order of self.params, after
+        checking every group's settings (a value put into param_groups by hand is checked here,
+        before any parameter changes)."""
+        for g, group in enumerate(self.param_groups):
+            for key, check in self.hyper_parameters.items():
+                group[key] = check(f"param_groups[{g}][{key!r}]", group[key])
         index = 0
         for group in self.param_groups:
             for p in group["params"]:
