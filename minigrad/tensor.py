@@ -26,6 +26,8 @@ The arithmetic methods (`x + y`, `x.exp()`, `x.sum(dim)` ...) are thin doors int
 `minigrad.ops`; ops/__init__.py attaches them, so this file needs nothing from the ops.
 """
 
+import weakref
+
 import numpy as np
 
 from . import autograd, dtypes
@@ -86,6 +88,8 @@ class Function:
         for out in results:  # an output that views an input's memory (reshape, transpose, x[0] ...) knows it
             if out._data.base is not None:
                 out._view_of = next((t for t in tensors if _views(out._data, t._data)), None)
+                if out._view_of is not None:
+                    _register_view(out)
         if autograd.is_grad_enabled() and any(ctx.needs_input_grad):
             ctx._record(tensors, results, attrs)
         return results if multiple else results[0]
@@ -147,6 +151,19 @@ class Function:
         return grads if isinstance(grads, tuple) else (grads,)
 
 
+def _register_view(view):
+    """Note `view` on the tensor at the end of its chain of views (the one that views none), so
+    that an in-place change of that tensor while recording can bring every view up to date."""
+    root = view._view_of
+    while root._view_of is not None:
+        root = root._view_of
+    if root._views is None:
+        root._views = []
+    elif len(root._views) >= 16 and len(root._views) & (len(root._views) - 1) == 0:  # now and then: drop the dead
+        root._views[:] = [ref for ref in root._views if ref() is not None]
+    root._views.append(weakref.ref(view))
+
+
 def _views(view, array):
     """True when `view` shares memory with `array` (bounds that overlap are checked exactly)."""
     if not np.may_share_memory(view, array):
@@ -201,7 +218,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "grad", "name", "_node", "_output_index", "_retains_grad",
-                 "_version", "_view_of", "_hooks", "__weakref__")
+                 "_version", "_view_of", "_views", "_hooks", "__weakref__")
     __array_priority__ = 1000  # numpy array (op) Tensor -> Tensor's reflected method
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
@@ -221,6 +238,7 @@ class Tensor:
         self._retains_grad = False
         self._version = [0]  # a box: tensors that share an array (detach) share its version
         self._view_of = None  # the tensor whose array this one views (ops/inplace.py writes through it)
+        self._views = None  # on a tensor that views none: weak references to the views of its array
         self._hooks = None  # a leaf's gradient hooks (register_hook); a non-leaf's live on its node
 
     @classmethod

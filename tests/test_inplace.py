@@ -222,6 +222,16 @@ VIEW_CASES = {
     "flipped then changed": lambda lib, x, o: (lambda y: (y[0].mul_(2), y)[1])(x.flip(1)),
     "masked_fill_ on a view": lambda lib, x, o: (x[1:].masked_fill_(o[1:] > 0, -1.0), x * o)[1],
     "a buffer without grad": lambda lib, x, o: (lambda buf: (buf[1].add_(x[0] * o[1]), buf)[1])(lib.zeros(3, 4)),
+    # the other way: views taken earlier see a change of the tensor they view, or of a sibling view
+    "a row, then the whole changed": lambda lib, x, o: (lambda w: (x.mul_(o), w)[1])(x[1]),
+    "a flat view, then the whole changed": lambda lib, x, o: (lambda w: (x.add_(1.5), w * o.view(12))[1])(x.view(12)),
+    "the transpose, then a row changed": lambda lib, x, o: (lambda w: (x[0].mul_(10), w)[1])(x.t()),
+    "a row, then the same row changed": lambda lib, x, o: (lambda w: (x[1].mul_(o[1]), w)[1])(x[1]),
+    "a row, then setitem on the whole": lambda lib, x, o: (lambda w: (x.__setitem__(1, o[2]), w)[1])(x[1]),
+    "an expanded row, then the row changed": lambda lib, x, o: (lambda w: (x[0].mul_(2), w + x.sum())[1])(
+        x[0:1].expand(2, 4)),
+    "two views, one changed": lambda lib, x, o: (lambda w, u: (x[2].add_(o[0]), w * u.sum())[1])(x.view(4, 3),
+                                                                                                  x[:, 1]),
 }
 
 

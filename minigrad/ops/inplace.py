@@ -6,8 +6,9 @@ An in-place op computes its result with the out-of-place op, then puts the resul
   that requires grad cannot be changed this way (its gradient would lose its meaning): do it
   under `mg.no_grad()`, as optimizers and initialisers do. When x views another tensor's
   memory (y[0], y.view(...), y.t() ...), the tensor it views takes the change instead, as a
-  node of its own (WriteIntoView: y with that region replaced), and x and the views between
-  become views of y's new array (ViewOf), so that y and x both see the change, as in PyTorch.
+  node of its own (WriteIntoView: y with that region replaced). Either way every live view of
+  the changed tensor (x among them) becomes a view of its new array (ViewOf), so that y, x and
+  views taken earlier all see the change, as in PyTorch.
 - otherwise the result is written into x's own array (every view of it sees the change).
 Either way x's version goes up, and a backward that needs x's old values raises.
 """
@@ -88,27 +89,52 @@ class ViewOf(Function):
     @staticmethod
     def backward(ctx, grad):
         grad_root = np.zeros(ctx.shape, grad.dtype, order=ctx.order)
-        _region(grad_root, ctx.spec)[...] = grad
+        offset, shape, strides = ctx.spec
+        repeated = tuple(k for k, (size, stride) in enumerate(zip(shape, strides)) if stride == 0 and size > 1)
+        if repeated:  # an expanded view: its copies of an element add up
+            grad = grad.sum(axis=repeated, keepdims=True)
+            shape = tuple(1 if k in repeated else size for k, size in enumerate(shape))
+        _region(grad_root, (offset, shape, strides))[...] = grad
         return grad_root
 
 
+def _dense_order(array):
+    return "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
+
+
+def _live_views(root):
+    """[(view, spec)] of the views of root's current array still alive, taken before it changes."""
+    if root._views is None or _dense_order(root._data) is None:
+        return []
+    live = []
+    for ref in root._views:
+        view = ref()
+        if view is not None and np.may_share_memory(view._data, root._data) and np.shares_memory(view._data,
+                                                                                                  root._data):
+            live.append((view, _spec(view._data, root._data)))
+    return live
+
+
+def _rebind(root, views):
+    """Make each (view, spec) a ViewOf view of root's new array: every view sees the change."""
+    for view, spec in views:
+        fresh = ViewOf.apply(root, spec=spec)
+        view._data, view._node, view._output_index = fresh._data, fresh._node, fresh._output_index
+        view._requires_grad, view._view_of = fresh._requires_grad, root
+
+
 def _write_into_root(chain, result, name):
-    """Give the root of chain (x, ..., root) the in-place result of its view x, and make every
-    tensor of the chain a view of the root's new array."""
+    """Give the root of chain (x, ..., root) the in-place result of its view x, as a
+    WriteIntoView node; the caller then rebinds the views of the root."""
     root = chain[-1]
-    if not (root._data.flags.c_contiguous or root._data.flags.f_contiguous):
+    if _dense_order(root._data) is None:
         raise RuntimeError(f"{name}: this tensor views an array that is itself strided (not made by minigrad); "
                            f"clone() the tensor it comes from before changing a view of it in place")
-    specs = [_spec(t._data, root._data) for t in chain[:-1]]
     if 0 in chain[0]._data.strides and chain[0]._data.size > 1:
         raise RuntimeError(f"{name}: an expanded view repeats elements and cannot be changed in place; clone() it")
-    updated = WriteIntoView.apply(_alias(root), result, spec=specs[0])
+    updated = WriteIntoView.apply(_alias(root), result, spec=_spec(chain[0]._data, root._data))
     root._data, root._node, root._output_index = updated._data, updated._node, updated._output_index
     root._requires_grad = True
-    for tensor, spec in zip(chain[:-1], specs):
-        view = ViewOf.apply(root, spec=spec)
-        tensor._data, tensor._node, tensor._output_index = view._data, view._node, view._output_index
-        tensor._requires_grad, tensor._view_of = True, root
 
 
 def apply_inplace(x, name, op, *operands):
@@ -135,11 +161,18 @@ def apply_inplace(x, name, op, *operands):
             raise DTypeError(f"{name}: a result of dtype {result.dtype} cannot be written into a tensor of "
                              f"dtype {x.dtype}")
         result = cast(result, x.dtype)
-    if result._node is not None and len(chain) > 1:
-        _write_into_root(chain, result, name)
-    elif result._node is not None:
-        x._data, x._node, x._output_index = result._data, result._node, result._output_index
-        x._requires_grad = True
+    if result._node is not None:  # a recorded change: x (or the tensor x views) takes a new array and node
+        root = chain[-1]
+        views = _live_views(root)  # where they sit in root's array, before it changes
+        if len(chain) > 1:
+            _write_into_root(chain, result, name)
+        else:
+            order = _dense_order(x._data)
+            data = result._data if not views or _dense_order(result._data) == order else np.array(result._data,
+                                                                                                order=order)
+            x._data, x._node, x._output_index = data, result._node, result._output_index
+            x._requires_grad = True
+        _rebind(root, views)
     else:
         if not x._data.flags.writeable:
             raise RuntimeError(f"{name}: this tensor's array is read-only (an expanded or broadcast view); "
