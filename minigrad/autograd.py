@@ -52,6 +52,8 @@ class set_grad_enabled(contextlib.ContextDecorator):
     for each call of the function."""
 
     def __init__(self, mode):
+        if not isinstance(mode, (bool, np.bool_)):
+            raise TypeError(f"set_grad_enabled: mode must be a bool (True or False); got {mode!r}")
         self.mode = bool(mode)
         self.previous = _switch(self.mode)
 

@@ -36,7 +36,7 @@ def get_default_dtype():
 def set_default_dtype(dtype):
     """Make float64 (or back float32) the dtype of Python floats and new float tensors."""
     global _default
-    dtype = np.dtype(dtype)
+    dtype = as_dtype(dtype)
     if dtype not in FLOAT_DTYPES:
         raise DTypeError(f"set_default_dtype: expected float32 or float64; got {dtype}")
     _default = dtype

@@ -178,11 +178,14 @@ def _run_hooks(hooks, grad, shape, what):
     """grad after the hooks (functions of a Tensor returning None or a replacement), in order."""
     for hook in list(hooks or ()):
         result = hook(Tensor._wrap(grad))
-        if result is not None:
-            result = np.asarray(result._data if isinstance(result, Tensor) else result)
-            if result.shape != tuple(shape):
-                raise RuntimeError(f"a gradient hook on {what} returned shape {result.shape}; expected {tuple(shape)}")
-            grad = result.astype(grad.dtype, copy=False)
+        if result is None:
+            continue
+        if not isinstance(result, Tensor):
+            raise TypeError(f"a gradient hook on {what} must return None or a Tensor; got {type(result).__name__}")
+        if result.shape != tuple(shape) or result.dtype != grad.dtype:
+            raise RuntimeError(f"a gradient hook on {what} returned a {result.dtype} tensor of shape {result.shape}; "
+                               f"expected {grad.dtype} of shape {tuple(shape)}")
+        grad = result._data
     return grad
 
 

@@ -51,6 +51,9 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()
+        for label, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"MultiheadAttention: {label} must be an integer; got {value!r}")
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be > 0; got embed_dim={embed_dim} "
                              f"and num_heads={num_heads}")
@@ -254,6 +257,8 @@ class TransformerEncoder(Module):
         super().__init__()
         if not isinstance(encoder_layer, Module):
             raise TypeError(f"TransformerEncoder: encoder_layer must be a Module; got {type(encoder_layer).__name__}")
+        if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)) or num_layers < 0:
+            raise TypeError(f"TransformerEncoder: num_layers must be an integer >= 0; got {num_layers!r}")
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(int(num_layers))])
         self.num_layers = int(num_layers)
         self.norm = norm

@@ -186,10 +186,13 @@ def test_bad_calls_name_what_was_expected(call, error, message):
     ({"embed_dim": 8, "num_heads": 2, "add_bias_kv": True}, "add_bias_kv and add_zero_attn are not supported"),
     ({"embed_dim": 8, "num_heads": 2, "dropout": 1.5}, r"dropout must be in \[0, 1\]"),
     ({"embed_dim": 8, "num_heads": 2, "device": "cuda"}, "CPU only"),
+    ({"embed_dim": 8.0, "num_heads": 2}, "embed_dim must be an integer; got 8.0"),
 ])
 def test_bad_settings_are_refused(settings, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((TypeError, ValueError), match=message):
         nn.MultiheadAttention(**settings)
+    with pytest.raises(TypeError, match=r"num_layers must be an integer >= 0; got 2.5"):
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 2.5)
 
 
 # -- TransformerEncoderLayer and TransformerEncoder, torch's names and results -----------------

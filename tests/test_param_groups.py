@@ -306,6 +306,9 @@ def test_any_split_into_two_groups_matches_torch(name, cut, lrs, decays, seed):
 SCHEDULES = {
     "StepLR": lambda lr, opt: lr.StepLR(opt, step_size=4, gamma=0.5),
     "MultiStepLR": lambda lr, opt: lr.MultiStepLR(opt, milestones=[3, 7, 8], gamma=0.3),
+    "MultiStepLR, unsorted, a repeat": lambda lr, opt: lr.MultiStepLR(opt, milestones=[8, 3, 8], gamma=0.5),
+    "LambdaLR returning 0-d tensors": lambda lr, opt: lr.LambdaLR(
+        opt, lambda step: (mg.tensor(0.9, dtype=mg.float64) if lr is mg.optim.lr_scheduler else 0.9) ** step),
     "ExponentialLR": lambda lr, opt: lr.ExponentialLR(opt, gamma=0.9),
     "LinearLR": lambda lr, opt: lr.LinearLR(opt, start_factor=0.1, end_factor=0.8, total_iters=6),
     "LinearLR-defaults": lambda lr, opt: lr.LinearLR(opt),
@@ -373,7 +376,7 @@ def test_a_schedule_resumes_from_its_state_dict(tmp_path):
 @pytest.mark.parametrize("make, message", [
     (lambda lr, opt: lr.StepLR(opt, step_size=0), "step_size must be an integer >= 1; got 0"),
     (lambda lr, opt: lr.StepLR(opt, step_size=2, gamma=-0.5), r"gamma must be in \[0, inf\); got -0.5"),
-    (lambda lr, opt: lr.MultiStepLR(opt, milestones=[5, 2]), r"milestones must be increasing; got \[5, 2\]"),
+    (lambda lr, opt: lr.MultiStepLR(opt, milestones=[5, -2]), "milestones must be an integer >= 0; got -2"),
     (lambda lr, opt: lr.LinearLR(opt, start_factor=0), "start_factor must be > 0; got 0.0"),
     (lambda lr, opt: lr.LinearLR(opt, start_factor=2.0), r"start_factor must be in \(0, 1\]"),
     (lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=0), "T_max must be an integer >= 1; got 0"),
@@ -444,6 +447,8 @@ def test_reduce_lr_on_plateau_resumes_and_checks_its_settings(tmp_path):
         plateau(optimizer, factor=1.0)
     with pytest.raises(ValueError, match=r"one per parameter group \(1\); got 2"):
         plateau(optimizer, min_lr=[0.1, 0.2])
+    with pytest.raises(TypeError, match="expected the metric as a number or a 0-d tensor; got 'abc'"):
+        plateau(optimizer).step("abc")
     with pytest.raises(ValueError, match="num_bad_epochs must be an integer >= 0; got -1"):
         plateau(optimizer).load_state_dict({"best": 1.0, "num_bad_epochs": -1, "cooldown_counter": 0,
                                             "last_epoch": 3})

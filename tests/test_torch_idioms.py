@@ -40,6 +40,13 @@ def test_set_grad_enabled_as_a_call_switches_until_switched_back():
     assert _records()
 
 
+@pytest.mark.parametrize("mode", [None, "yes", 1, 0.0])
+def test_set_grad_enabled_wants_a_bool_as_torch(mode):
+    with pytest.raises(TypeError, match="mode must be a bool"):
+        mg.set_grad_enabled(mode)
+    assert mg.is_grad_enabled()
+
+
 def test_set_grad_enabled_as_a_decorator_switches_only_inside_each_call():
     @mg.set_grad_enabled(False)
     def evaluate():
@@ -306,6 +313,25 @@ def test_register_hook_errors():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(TypeError, match="expected a function of the gradient; got int"):
         x.register_hook(3)
-    x.register_hook(lambda g: mg.ones(3))
-    with pytest.raises(RuntimeError, match=r"a gradient hook on a leaf returned shape \(3,\); expected \(2,\)"):
+    handle = x.register_hook(lambda g: mg.ones(3))
+    with pytest.raises(RuntimeError, match=r"returned a float32 tensor of shape \(3,\); expected float32 of shape \(2,\)"):
         (x * 2).sum().backward()
+    handle.remove()
+    handle = x.register_hook(lambda g: g.double())
+    with pytest.raises(RuntimeError, match=r"returned a float64 tensor of shape \(2,\); expected float32"):
+        (x * 2).sum().backward()
+    handle.remove()
+    x.register_hook(lambda g: [1.0, 2.0])
+    with pytest.raises(TypeError, match="must return None or a Tensor; got list"):
+        (x * 2).sum().backward()
+
+
+def test_clear_messages_for_torch_values_given_where_minigrad_needs_its_own():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(mg.errors.DTypeError, match="expected a dtype such as mg.float32; got torch.float64"):
+        mg.set_default_dtype(torch.float64)
+    assert mg.get_default_dtype() == np.float32
+    p = nn.Parameter(np.ones(2))
+    p.grad = mg.ones(2, dtype=mg.float64)
+    with pytest.raises(ValueError, match="norm_type must be a number > 0 or inf; got 'fro'"):
+        nn.utils.clip_grad_norm_([p], 1.0, norm_type="fro")

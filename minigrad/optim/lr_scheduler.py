@@ -127,6 +127,8 @@ class LambdaLR(LRScheduler):
 
     def _rate(self, count, base_lr, group):
         factor = self.lr_lambdas[group](count)
+        if getattr(factor, "ndim", None) == 0 and getattr(factor, "dtype", np.dtype(object)).kind in "iuf":
+            factor = factor.item()  # a 0-d tensor or array
         if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
             raise ValueError(f"LambdaLR: lr_lambda({count}) must return a finite number >= 0; got {factor!r}")
         return base_lr * float(factor)
@@ -155,9 +157,7 @@ class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (how many milestones are <= count), as torch's MultiStepLR."""
 
     def __init__(self, optimizer, milestones, gamma=0.1):
-        milestones = [_whole_number("milestones", m, 0) for m in milestones]
-        if milestones != sorted(milestones):
-            raise ValueError(f"milestones must be increasing; got {milestones}")
+        milestones = sorted(_whole_number("milestones", m, 0) for m in milestones)  # any order; a repeat cuts twice
         self.milestones, self.gamma = milestones, non_negative("gamma", gamma)
         super().__init__(optimizer)
 
@@ -290,7 +290,11 @@ class ReduceLROnPlateau:
 
     def step(self, metrics):
         """Count one evaluation with its metric (a number or a 0-d tensor)."""
-        value = float(metrics)
+        try:
+            value = float(metrics)
+        except (TypeError, ValueError):
+            raise TypeError(f"ReduceLROnPlateau.step: expected the metric as a number or a 0-d tensor; "
+                            f"got {metrics!r}") from None
         self.last_epoch += 1
         if self._better(value):
             self.best, self.num_bad_epochs = value, 0

@@ -360,7 +360,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     max_norm = float(max_norm)
     if not max_norm >= 0:  # inf is allowed: no clipping
         raise ValueError(f"clip_grad_norm_: max_norm must be >= 0; got {max_norm}")
-    norm_type = float(norm_type)
+    try:
+        norm_type = float(norm_type)
+    except (TypeError, ValueError):
+        raise ValueError(f"clip_grad_norm_: norm_type must be a number > 0 or inf; got {norm_type!r}") from None
     if not norm_type > 0:
         raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or inf); got {norm_type}")
     grads = _with_grads(parameters)
