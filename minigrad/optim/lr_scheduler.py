@@ -29,14 +29,17 @@ def _whole_number(name, value, low):
 
 
 class LRScheduler:
-    """What every schedule shares (torch.optim.lr_scheduler semantics): `base_lrs`, the groups'
-    rates when the first scheduler on the optimizer was made (kept in each group as
-    "initial_lr", as torch does, so that a second scheduler starts from them too); `last_epoch`, the count of step() calls (0 right after
-    making it, which already sets the rates for count 0); each group's lr = `_rate(count,
-    base_lr, group index)`, a closed form of the count (torch computes most of these step by
-    step from the current lr; the numbers are the same, but a rate set by hand between steps
-    is overwritten here, not scaled). Subclasses define _rate. ("epoch" is torch's name: one
-    step() per optimizer step is the usual use.)"""
+    """What every schedule shares (torch.optim.lr_scheduler semantics).
+
+    base_lrs: the groups' rates when the first scheduler on the optimizer was made (kept in
+    each group as "initial_lr", as torch does, so that a second scheduler starts from them
+    too). last_epoch: the count of step() calls (0 right after making it, which already sets
+    the rates for count 0). Each group's lr = _rate(count, base_lr, group index), a closed form
+    of the count: torch computes most schedules step by step from the current lr, which gives
+    the same numbers for one schedule, but here a rate set by hand between steps is
+    overwritten, not scaled, and two schedules stepped together do not compound (use
+    SequentialLR). Subclasses define _rate. ("epoch" is torch's name: one step() per optimizer
+    step is the usual use.)"""
 
     def __init__(self, optimizer):
         if not isinstance(optimizer, Optimizer):
