@@ -363,9 +363,11 @@ def test_a_schedule_resumes_from_its_state_dict(tmp_path):
     optimizer, schedule = build()
     for _ in range(4):
         schedule.step()
-    mg.io.save({**schedule.state_dict()}, tmp_path / "schedule.npz")
-    _, resumed = build()
-    resumed.load_state_dict(mg.io.load(tmp_path / "schedule.npz"))
+    mg.io.save({"optim": optimizer.state_dict(), "schedule": schedule.state_dict()}, tmp_path / "ckpt.npz")
+    resumed_optimizer, resumed = build()
+    checkpoint = mg.io.load(tmp_path / "ckpt.npz")
+    resumed_optimizer.load_state_dict(checkpoint["optim"])  # the groups' current rates, as in torch
+    resumed.load_state_dict(checkpoint["schedule"])
     later = []
     for _ in range(6):
         later.append(resumed.get_last_lr()[0])
@@ -501,3 +503,38 @@ def test_a_zero_dim_tensor_as_a_rate_is_taken_as_its_number():
     optimizer.param_groups[0]["lr"] = np.array(0.25)
     optimizer.step()
     np.testing.assert_allclose(p.data, [0.75, 0.75])
+
+
+STACKED = {
+    "two stepped together": lambda lr, opt: [lr.LinearLR(opt, 0.1, 1.0, 5), lr.ExponentialLR(opt, 0.9)],
+    "a second made after the first stepped": lambda lr, opt: (lambda first: (first.step(), first.step(),
+                                                                          [first, lr.CosineAnnealingLR(opt, 6)])[2])(
+        lr.StepLR(opt, 2, 0.5)),
+    "ConstantLR and MultiStepLR": lambda lr, opt: [lr.ConstantLR(opt, 0.5, 3), lr.MultiStepLR(opt, [2, 5, 5], 0.5)],
+}
+
+
+@pytest.mark.filterwarnings("ignore:Detected call of")  # torch's: no optimizer step between, on purpose
+@pytest.mark.parametrize("name", STACKED)
+def test_stacked_schedules_and_hand_set_rates_follow_torch(name):
+    """torch's schedules take each group's current rate to the next: they compound when stepped
+    together, carry on from a rate set by hand, and scale a group added later."""
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer = mg.optim.SGD(_groups(ours[:3], [1], [{}, {"lr": 0.03}]), lr=0.1)
+    reference = torch.optim.SGD(_groups(theirs[:3], [1], [{}, {"lr": 0.03}]), lr=0.1)
+    schedules = STACKED[name](mg.optim.lr_scheduler, optimizer)
+    torch_schedules = STACKED[name](torch.optim.lr_scheduler, reference)
+    for step in range(14):
+        if step == 4:  # a rate set by hand
+            optimizer.param_groups[0]["lr"] = reference.param_groups[0]["lr"] = 0.2
+        if step == 6 and name != "a second made after the first stepped":  # a group added later (torch's
+            # CosineAnnealingLR raises on one: zip() of its base rates and the groups, strict)
+            optimizer.add_param_group({"params": ours[3:], "lr": 0.05})
+            reference.add_param_group({"params": theirs[3:], "lr": 0.05})
+        for ours_, theirs_ in zip(schedules, torch_schedules):
+            ours_.step()
+            theirs_.step()
+        assert ([g["lr"] for g in optimizer.param_groups]
+                == pytest.approx([g["lr"] for g in reference.param_groups], rel=1e-12)), step
+        assert schedules[-1].get_last_lr() == pytest.approx(torch_schedules[-1].get_last_lr(), rel=1e-12), step

@@ -1,12 +1,12 @@
 """Learning-rate schedules (torch.optim.lr_scheduler semantics): a scheduler sets each
-parameter group's lr = base_lr * lr_lambda(step) and is stepped once after each
-optimizer.step().
+parameter group's lr and is stepped once after each optimizer.step().
 
     schedule = LambdaLR(optimizer, warmup_cosine(warmup_steps=100, total_steps=1000))
 
 Its state (base_lr, last_epoch, last_lr) is plain numbers, so it goes into a checkpoint with
-mg.save next to the model's and the optimizer's. The lambda itself is code and is not saved:
-rebuild the scheduler with the same lambda, then load its state (as in torch).
+mg.save next to the model's and the optimizer's (whose state dict holds the groups' current
+rates). A lambda is code and is not saved: rebuild the scheduler with the same settings, then
+load its state (as in torch).
 """
 
 import bisect
@@ -34,12 +34,12 @@ class LRScheduler:
     base_lrs: the groups' rates when the first scheduler on the optimizer was made (kept in
     each group as "initial_lr", as torch does, so that a second scheduler starts from them
     too). last_epoch: the count of step() calls (0 right after making it, which already sets
-    the rates for count 0). Each group's lr = _rate(count, base_lr, group index), a closed form
-    of the count: torch computes most schedules step by step from the current lr, which gives
-    the same numbers for one schedule, but here a rate set by hand between steps is
-    overwritten, not scaled, and two schedules stepped together do not compound (use
-    SequentialLR). Subclasses define _rate. ("epoch" is torch's name: one step() per optimizer
-    step is the usual use.)"""
+    the rates for count 0). As in torch, step() takes each group's current rate to the next
+    one (_next: StepLR multiplies it by gamma at each step_size-th count ...), so schedules
+    stepped together compound and a rate set by hand between steps is carried on; _rate is the
+    same schedule as a closed form of the count, from the base rate (LambdaLR's only form;
+    SequentialLR starts each schedule from it). ("epoch" is torch's name: one step() per
+    optimizer step is the usual use.)"""
 
     def __init__(self, optimizer):
         if not isinstance(optimizer, Optimizer):
@@ -54,13 +54,29 @@ class LRScheduler:
     def _rate(self, count, base_lr, group):
         raise NotImplementedError
 
+    def _next(self, count, lr, base_lr, group):
+        """The rate for `count` from the group's current rate `lr` (torch's chainable form)."""
+        return self._rate(count, base_lr, group)
+
+    def _set(self, count, rate_of):
+        """Set every group's lr to rate_of(group index, group) (all computed first: a failure
+        changes nothing); a group added since the scheduler was made has no base rate: None."""
+        groups = self.optimizer.param_groups
+        rates = [rate_of(g, group, self.base_lrs[g] if g < len(self.base_lrs) else None)
+                 for g, group in enumerate(groups)]
+        self.last_epoch = count
+        for group, rate in zip(groups, rates):
+            group["lr"] = float(rate)
+        self.last_lrs = [group["lr"] for group in groups]
+
     def step(self):
         """Advance one count and set each group's lr for the next optimizer step (all or none)."""
-        rates = [self._rate(self.last_epoch + 1, base, g) for g, base in enumerate(self.base_lrs)]
-        self.last_epoch += 1
-        self.last_lrs = [float(rate) for rate in rates]
-        for group, lr in zip(self.optimizer.param_groups, self.last_lrs):
-            group["lr"] = lr
+        count = self.last_epoch + 1
+        self._set(count, lambda g, group, base: self._next(count, group["lr"], base, g))
+
+    def _jump(self, count):
+        """Set the rates of `count` by the closed form (SequentialLR's switch to this schedule)."""
+        self._set(count, lambda g, group, base: group["lr"] if base is None else self._rate(count, base, g))
 
     def get_last_lr(self):
         """The lr each group got from the last step() (a list, one entry per parameter group)."""
@@ -128,6 +144,9 @@ class LambdaLR(LRScheduler):
         self.lr_lambda, self.lr_lambdas = lr_lambda, lambdas
         super().__init__(optimizer)
 
+    def _next(self, count, lr, base_lr, group):
+        return lr if base_lr is None else self._rate(count, base_lr, group)
+
     def _rate(self, count, base_lr, group):
         factor = self.lr_lambdas[group](count)
         if getattr(factor, "ndim", None) == 0 and getattr(factor, "dtype", np.dtype(object)).kind in "iuf":
@@ -155,6 +174,9 @@ class StepLR(LRScheduler):
     def _rate(self, count, base_lr, group):
         return base_lr * self.gamma ** (count // self.step_size)
 
+    def _next(self, count, lr, base_lr, group):
+        return lr if count == 0 or count % self.step_size else lr * self.gamma
+
 
 class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (how many milestones are <= count), as torch's MultiStepLR."""
@@ -167,6 +189,10 @@ class MultiStepLR(LRScheduler):
     def _rate(self, count, base_lr, group):
         return base_lr * self.gamma ** bisect.bisect_right(self.milestones, count)
 
+    def _next(self, count, lr, base_lr, group):
+        cuts = self.milestones.count(count)
+        return lr * self.gamma ** cuts if cuts else lr
+
 
 class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** count, as torch's ExponentialLR."""
@@ -177,6 +203,9 @@ class ExponentialLR(LRScheduler):
 
     def _rate(self, count, base_lr, group):
         return base_lr * self.gamma ** count
+
+    def _next(self, count, lr, base_lr, group):
+        return lr if count == 0 else lr * self.gamma
 
 
 class ConstantLR(LRScheduler):
@@ -191,6 +220,13 @@ class ConstantLR(LRScheduler):
 
     def _rate(self, count, base_lr, group):
         return base_lr * (self.factor if count < self.total_iters else 1.0)
+
+    def _next(self, count, lr, base_lr, group):
+        if count == 0:
+            return lr * self.factor
+        if count != self.total_iters or self.factor == 0:  # factor 0: torch would divide by it
+            return lr
+        return lr / self.factor
 
 
 class LinearLR(LRScheduler):
@@ -211,6 +247,14 @@ class LinearLR(LRScheduler):
         done = min(count, self.total_iters) / self.total_iters if self.total_iters else 1.0
         return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
 
+    def _next(self, count, lr, base_lr, group):
+        if count == 0:
+            return lr * self.start_factor
+        if count > self.total_iters:
+            return lr
+        change = self.end_factor - self.start_factor
+        return lr * (1 + change / (self.total_iters * self.start_factor + (count - 1) * change))
+
 
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * count / T_max)) / 2, as torch's
@@ -224,14 +268,24 @@ class CosineAnnealingLR(LRScheduler):
     def _rate(self, count, base_lr, group):
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * count / self.T_max)) / 2
 
+    def _next(self, count, lr, base_lr, group):
+        if count == 0 or base_lr is None:
+            return lr
+        if (count - 1 - self.T_max) % (2 * self.T_max) == 0:  # the bottom of a period: start back up
+            return lr + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+        return ((1 + math.cos(math.pi * count / self.T_max)) / (1 + math.cos(math.pi * (count - 1) / self.T_max))
+                * (lr - self.eta_min) + self.eta_min)
+
 
 class SequentialLR(LRScheduler):
     """The schedulers one after the other, switching at the milestones (counts), as torch's
-    SequentialLR: scheduler k runs from milestone k-1 with its count starting again at 0, e.g.
-    a LinearLR warm-up for 100 steps, then CosineAnnealingLR. Each scheduler keeps the base
-    rates, the groups' "initial_lr"."""
+    SequentialLR: scheduler k takes over at milestone k-1, starting again from count 0 with
+    its closed form (from the groups' "initial_lr"), then steps on. E.g. a LinearLR warm-up
+    for 100 steps, then CosineAnnealingLR."""
 
     def __init__(self, optimizer, schedulers, milestones):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"SequentialLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
         schedulers, milestones = list(schedulers), [_whole_number("milestones", m, 1) for m in milestones]
         if len(milestones) != len(schedulers) - 1 or not schedulers:
             raise ValueError(f"SequentialLR expects one milestone fewer than schedulers; got {len(schedulers)} "
@@ -241,15 +295,39 @@ class SequentialLR(LRScheduler):
         for scheduler in schedulers:
             if not isinstance(scheduler, LRScheduler) or scheduler.optimizer is not optimizer:
                 raise ValueError("SequentialLR expects schedulers made on the optimizer it is given")
-        self.schedulers, self.milestones = schedulers, milestones
-        for group, lr in zip(optimizer.param_groups, schedulers[0].base_lrs):
-            group["lr"] = lr  # making the schedulers has moved it; start from the first's rates
-        super().__init__(optimizer)
+        self.optimizer, self.schedulers, self.milestones = optimizer, schedulers, milestones
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        for group in optimizer.param_groups:  # making the schedulers has moved the rates: start again
+            group["lr"] = group["initial_lr"]
+        for scheduler in schedulers:
+            scheduler.last_epoch -= 1
+        schedulers[0].step()  # the first one's count 0
+        self.last_epoch, self.last_lrs = 0, schedulers[0].get_last_lr()
+
+    def _active(self, count):
+        """(the scheduler running at `count`, True when it takes over just then)."""
+        k = bisect.bisect_right(self.milestones, count)
+        return self.schedulers[k], k > 0 and self.milestones[k - 1] == count
+
+    def step(self):
+        count = self.last_epoch + 1
+        scheduler, starting = self._active(count)
+        if starting:
+            scheduler._jump(0)
+        else:
+            scheduler.step()
+        self.last_epoch, self.last_lrs = count, scheduler.get_last_lr()
 
     def _rate(self, count, base_lr, group):
         k = bisect.bisect_right(self.milestones, count)
         scheduler = self.schedulers[k]
         return scheduler._rate(count - (self.milestones[k - 1] if k else 0), scheduler.base_lrs[group], group)
+
+    def load_state_dict(self, state_dict):
+        """As LRScheduler's, and the scheduler running at the restored count gets its own count."""
+        super().load_state_dict(state_dict)
+        k = bisect.bisect_right(self.milestones, self.last_epoch)
+        self.schedulers[k].last_epoch = self.last_epoch - (self.milestones[k - 1] if k else 0)
 
 
 class ReduceLROnPlateau:
