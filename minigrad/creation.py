@@ -179,6 +179,40 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     return Tensor._wrap(samples if weights.ndim == 2 else samples[0])
 
 
+def bernoulli(input, p=None, generator=None):
+    """0 or 1 in each place, 1 with the probability input holds there (or p, when given), in
+    input's dtype (torch.bernoulli). No gradient flows through the draw."""
+    probabilities = as_array(input)
+    if probabilities.dtype.kind != "f":
+        raise DTypeError(f"bernoulli: expects float probabilities; got dtype {probabilities.dtype}")
+    if p is not None:
+        probabilities = np.full(probabilities.shape, float(p), probabilities.dtype)
+    if probabilities.size and not ((probabilities >= 0) & (probabilities <= 1)).all():
+        raise ArgumentError("bernoulli: probabilities must be in [0, 1]")
+    draws = _draw(generator).random(probabilities.shape) < probabilities
+    return Tensor._wrap(draws.astype(probabilities.dtype))
+
+
+def normal(mean, std=1.0, size=None, generator=None, dtype=None):
+    """Normal draws with the given mean and standard deviation (tensors broadcast against each
+    other, or numbers with `size`), as torch.normal. No gradient flows through the draw."""
+    mean_array, std_array = as_array(mean), as_array(std)
+    if size is not None:
+        if mean_array.ndim or std_array.ndim:
+            raise ArgumentError("normal: give size only with a number for mean and for std")
+        shape = _shape((size,) if isinstance(size, (int, np.integer)) else (tuple(size),), "normal")
+    else:
+        if not (mean_array.ndim or std_array.ndim):
+            raise ArgumentError("normal: with numbers for mean and std, give size (normal(0.0, 1.0, size=(3,)))")
+        shape = np.broadcast_shapes(mean_array.shape, std_array.shape)
+    if std_array.size and not (std_array >= 0).all():
+        raise ArgumentError("normal: std must be >= 0")
+    kinds = [a.dtype for a in (mean_array, std_array) if a.ndim and a.dtype.kind == "f"]
+    out_dtype = dtypes.as_dtype(dtype) if dtype is not None else (kinds[0] if kinds else _dtype(None))
+    draws = _draw(generator).normal(size=shape) * std_array + mean_array
+    return Tensor._wrap(draws.astype(out_dtype))
+
+
 # -- like another tensor ------------------------------------------------------------------
 
 def _like(maker):

@@ -335,3 +335,44 @@ def test_clear_messages_for_torch_values_given_where_minigrad_needs_its_own():
     p.grad = mg.ones(2, dtype=mg.float64)
     with pytest.raises(ValueError, match="norm_type must be a number > 0 or inf; got 'fro'"):
         nn.utils.clip_grad_norm_([p], 1.0, norm_type="fro")
+
+
+@pytest.mark.parametrize("name, domain", [("exp", None), ("log", (0.1, 3)), ("sqrt", (0.1, 3)), ("rsqrt", (0.1, 3)),
+                                          ("tanh", None), ("sigmoid", None), ("relu", None), ("neg", None),
+                                          ("abs", None), ("square", None), ("reciprocal", (0.5, 3))])
+def test_in_place_unary_methods_match_torch(name, domain):
+    torch = pytest.importorskip("torch")
+    low, high = domain or (-2, 2)
+    values = np.random.default_rng(len(name)).uniform(low, high, (3, 4))
+    results = []
+    for lib in (mg, torch):
+        base = lib.tensor(values, requires_grad=True)
+        x = base * 1.0
+        out = getattr(x, f"{name}_")()
+        assert out is x
+        (x * lib.tensor(np.arange(12.0).reshape(3, 4))).sum().backward()
+        results.append((np.asarray(x.detach()), np.asarray(base.grad)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+
+
+def test_select_pow_bernoulli_and_normal():
+    torch = pytest.importorskip("torch")
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for dim, index in ((0, 1), (1, -1), (-1, 2)):
+        np.testing.assert_array_equal(mg.tensor(x).select(dim, index).numpy(), torch.tensor(x).select(dim, index).numpy())
+    y = mg.tensor([1.0, 2.0, 3.0])
+    y.pow_(2)
+    np.testing.assert_array_equal(y.numpy(), [1.0, 4.0, 9.0])
+    g = mg.Generator().manual_seed(0)
+    draws = mg.bernoulli(mg.full((200, 100), 0.3), generator=g)
+    assert draws.dtype == np.float32 and set(np.unique(draws.numpy())) <= {0.0, 1.0}
+    assert draws.numpy().mean() == pytest.approx(0.3, abs=0.01)
+    assert mg.bernoulli(mg.zeros(5), p=1.0).numpy().tolist() == [1.0] * 5
+    spread = mg.normal(mg.full((300, 100), 2.0), 0.5, generator=g).numpy()
+    assert spread.mean() == pytest.approx(2.0, abs=0.01) and spread.std() == pytest.approx(0.5, rel=0.02)
+    assert mg.normal(0.0, 1.0, size=(2, 3)).shape == (2, 3)
+    with pytest.raises(mg.errors.ArgumentError, match="give size"):
+        mg.normal(0.0, 1.0)
+    with pytest.raises(mg.errors.ArgumentError, match="probabilities must be in"):
+        mg.bernoulli(mg.tensor([1.5]))

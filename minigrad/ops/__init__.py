@@ -38,6 +38,7 @@ from .shape import (expand, expand_as, flatten, flip, movedim, moveaxis, narrow,
                     swapaxes, swapdims, t, transpose, tril, triu, unflatten, unsqueeze, view_as)
 from .statistics import logsumexp, norm, std, std_mean, var, var_mean
 from . import inplace
+from .args import normalize_dim
 
 
 def _reflected(op):
@@ -115,4 +116,13 @@ def _type(self, dtype=None):
 
 
 Tensor.type = _type
+
+
+def _select(self, dim, index):
+    """x.select(dim, i): the slice at position i along dim, that dim gone (torch's Tensor.select)."""
+    dim = normalize_dim(dim, self.ndim, "select")
+    return getitem(self, (slice(None),) * dim + (index,))
+
+
+Tensor.select = _select
 inplace.attach_methods(Tensor)

@@ -19,9 +19,10 @@ from .. import autograd
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import as_array
+from . import elementwise
 from .elementwise import add, cast, clone, div, masked_fill, mul, sub
 from .indexing import assign, scatter, scatter_add, select, split_index
-from .math import clamp
+from .math import clamp, reciprocal, rsqrt, square
 
 
 def _recording(x, operands):
@@ -247,6 +248,11 @@ METHODS = {
     "copy_": lambda x, source: apply_inplace(x, "copy_", _copy, source),
     "masked_fill_": lambda x, mask, value: apply_inplace(x, "masked_fill_", masked_fill, mask, value),
     "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", clamp, min, max),
+    "pow_": lambda x, exponent: apply_inplace(x, "pow_", elementwise.pow, exponent),
+    **{f"{name}_": (lambda name, op: lambda x: apply_inplace(x, f"{name}_", op))(name, op)
+       for name, op in (*((n, getattr(elementwise, n)) for n in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu",
+                                                                 "neg", "abs")),
+                        ("rsqrt", rsqrt), ("square", square), ("reciprocal", reciprocal))},
     "scatter_": lambda x, dim, index, src=None, value=None: apply_inplace(
         x, "scatter_", lambda a, s: scatter(a, dim, index, s, value), src),
     "scatter_add_": lambda x, dim, index, src: apply_inplace(
