@@ -28,6 +28,29 @@ def _whole_number(name, value, low):
     return int(value)
 
 
+def _count(name, value):
+    return _whole_number(name, value, 0)
+
+
+def _checked_state(scheduler, state_dict, checks):
+    """{key: check(key, value)} for every key of checks (0-d arrays, as mg.load gives numbers, read
+    as numbers); one ValueError naming the scheduler lists every missing, wrong or unexpected key."""
+    problems, values = [], {}
+    for key, check in checks.items():
+        if key not in state_dict:
+            problems.append(f"missing key {key!r}")
+            continue
+        value = state_dict[key]
+        try:
+            values[key] = check(key, value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value)
+        except (TypeError, ValueError) as error:
+            problems.append(str(error))
+    problems += [f"unexpected key {key!r}" for key in state_dict if key not in checks]
+    if problems:
+        raise ValueError(f"{type(scheduler).__name__}.load_state_dict failed: " + "; ".join(problems))
+    return values
+
+
 class LRScheduler:
     """What every schedule shares (torch.optim.lr_scheduler semantics).
 
@@ -106,20 +129,7 @@ class LRScheduler:
             if len(values) != groups:
                 raise ValueError(f"{name} must hold one rate per parameter group ({groups}); got {len(values)}")
             return [non_negative(name, v) for v in values]
-        checks = {"base_lr": rates, "last_epoch": lambda name, value: _whole_number(name, value, 0), "last_lr": rates}
-        problems, values = [], {}
-        for key, check in checks.items():
-            if key not in state_dict:
-                problems.append(f"missing key {key!r}")
-                continue
-            value = state_dict[key]
-            try:
-                values[key] = check(key, value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value)
-            except (TypeError, ValueError) as error:
-                problems.append(str(error))
-        problems += [f"unexpected key {key!r}" for key in state_dict if key not in checks]
-        if problems:
-            raise ValueError(f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems))
+        values = _checked_state(self, state_dict, {"base_lr": rates, "last_epoch": _count, "last_lr": rates})
         self.base_lrs, self.last_epoch, self.last_lrs = values["base_lr"], values["last_epoch"], values["last_lr"]
 
     def __repr__(self):
@@ -401,27 +411,12 @@ class ReduceLROnPlateau:
                            last_epoch=self.last_epoch)
 
     def load_state_dict(self, state_dict):
-        problems, values = [], {}
-        for key in ("best", "num_bad_epochs", "cooldown_counter", "last_epoch"):
-            if key not in state_dict:
-                problems.append(f"missing key {key!r}")
-                continue
-            value = state_dict[key]
-            value = value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
-            try:
-                if key == "best":
-                    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-                        raise ValueError(f"best must be a number; got {value!r}")
-                    values[key] = float(value)
-                else:
-                    values[key] = _whole_number(key, value, 0)
-            except (TypeError, ValueError) as error:
-                problems.append(str(error))
-        problems += [f"unexpected key {key!r}" for key in state_dict
-                     if key not in ("best", "num_bad_epochs", "cooldown_counter", "last_epoch")]
-        if problems:
-            raise ValueError("ReduceLROnPlateau.load_state_dict failed: " + "; ".join(problems))
-        self.__dict__.update(values)
+        def best(name, value):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+                raise ValueError(f"best must be a number; got {value!r}")
+            return float(value)
+        self.__dict__.update(_checked_state(self, state_dict, {"best": best, "num_bad_epochs": _count,
+                                                               "cooldown_counter": _count, "last_epoch": _count}))
 
 
 def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):

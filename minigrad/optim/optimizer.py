@@ -104,7 +104,7 @@ class Optimizer:
 
     def __init__(self, params, **defaults):
         name = type(self).__name__
-        object.__setattr__(self, "param_groups", [])
+        self.param_groups = []
         self.defaults = {key: check(key, defaults[key]) for key, check in self.hyper_parameters.items()}
         self.params = []  # every parameter, group after group: state[i] belongs to params[i]
         self.state = _State(self)
@@ -120,11 +120,7 @@ class Optimizer:
         where = f"parameter group {len(self.param_groups)}"
         if not isinstance(param_group, dict) or "params" not in param_group:
             raise TypeError(f"{name}: a {where} must be a dict with a 'params' entry; got {param_group!r:.80}")
-        params = param_group["params"]
-        if isinstance(params, (set, frozenset)):
-            raise TypeError(f"{name}: the parameters of {where} are a set, whose order changes from run to "
-                            "run; give a list")
-        params = [params] if isinstance(params, Tensor) else list(params)
+        params = _listed(name, param_group["params"], f"the parameters of {where}")
         group = {"params": params}
         for key, check in self.hyper_parameters.items():
             group[key] = check(f"{where}: {key}", param_group[key]) if key in param_group else self.defaults[key]
@@ -313,16 +309,19 @@ class _State(dict):
         return self[key] if key in self else default
 
 
+def _listed(name, params, what):
+    """params (a Tensor, or an iterable in a fixed order) as a list."""
+    if isinstance(params, (set, frozenset)):
+        raise TypeError(f"{name}: {what} are a set, whose order changes from run to run; give a list")
+    return [params] if isinstance(params, Tensor) else list(params)
+
+
 def _as_groups(name, params):
     """The constructor's params as a list of group dicts: tensors make one group."""
-    if isinstance(params, Tensor):
-        return [{"params": [params]}]
-    if isinstance(params, (set, frozenset)):
-        raise TypeError(f"{name}: the parameters are a set, whose order changes from run to run; give a list")
     if isinstance(params, dict):
         raise TypeError(f"{name}: params must be an iterable of Tensors or of dicts (parameter groups); got a "
                         "dict. For one group, wrap it in a list: [{'params': ...}]")
-    params = list(params)
+    params = _listed(name, params, "the parameters")
     dicts = [isinstance(p, dict) for p in params]
     if any(dicts) and not all(dicts):
         raise TypeError(f"{name}: params must be all Tensors or all dicts (parameter groups), not a mix")
