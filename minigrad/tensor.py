@@ -87,7 +87,7 @@ class Function:
         results = tuple(Tensor._wrap(np.asarray(o)) for o in (outputs if multiple else (outputs,)))
         for out in results:  # an output that views an input's memory (reshape, transpose, x[0] ...) knows it
             if out._data.base is not None:
-                out._view_of = next((t for t in tensors if _views(out._data, t._data)), None)
+                out._view_of = next((t for t in tensors if shares_memory(out._data, t._data)), None)
                 if out._view_of is not None:
                     _register_view(out)
         if autograd.is_grad_enabled() and any(ctx.needs_input_grad):
@@ -164,7 +164,7 @@ def _register_view(view):
     root._views.append(weakref.ref(view))
 
 
-def _views(view, array):
+def shares_memory(view, array):
     """True when `view` shares memory with `array` (bounds that overlap are checked exactly)."""
     if not np.may_share_memory(view, array):
         return False

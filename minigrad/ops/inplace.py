@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import autograd
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
+from ..tensor import Function, Tensor, shares_memory
 from .args import as_array
 from . import elementwise
 from .elementwise import add, cast, clone, div, masked_fill, mul, sub
@@ -110,8 +110,7 @@ def _live_views(root):
     live = []
     for ref in root._views:
         view = ref()
-        if view is not None and np.may_share_memory(view._data, root._data) and np.shares_memory(view._data,
-                                                                                                  root._data):
+        if view is not None and shares_memory(view._data, root._data):
             live.append((view, _spec(view._data, root._data)))
     return live
 
@@ -238,6 +237,12 @@ def _copy(x, source):
     return add(Tensor._wrap(np.zeros(x.shape, x.dtype)), cast(source, x.dtype))  # broadcast; grad to source
 
 
+def _unary_in_place(op):
+    """x.exp_() and its kind: op's result written into x."""
+    name = f"{op.__name__}_"
+    return lambda x: apply_inplace(x, name, op)
+
+
 METHODS = {
     "add_": lambda x, other, alpha=1: apply_inplace(x, "add_", lambda a, b: add(a, b if alpha == 1 else mul(b, alpha)), other),
     "sub_": lambda x, other, alpha=1: apply_inplace(x, "sub_", lambda a, b: sub(a, b if alpha == 1 else mul(b, alpha)), other),
@@ -249,10 +254,9 @@ METHODS = {
     "masked_fill_": lambda x, mask, value: apply_inplace(x, "masked_fill_", masked_fill, mask, value),
     "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", clamp, min, max),
     "pow_": lambda x, exponent: apply_inplace(x, "pow_", elementwise.pow, exponent),
-    **{f"{name}_": (lambda name, op: lambda x: apply_inplace(x, f"{name}_", op))(name, op)
-       for name, op in (*((n, getattr(elementwise, n)) for n in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu",
-                                                                 "neg", "abs")),
-                        ("rsqrt", rsqrt), ("square", square), ("reciprocal", reciprocal))},
+    **{f"{op.__name__}_": _unary_in_place(op)
+       for op in (elementwise.exp, elementwise.log, elementwise.sqrt, rsqrt, elementwise.tanh, elementwise.sigmoid,
+                  elementwise.relu, elementwise.neg, elementwise.abs, square, reciprocal)},
     "scatter_": lambda x, dim, index, src=None, value=None: apply_inplace(
         x, "scatter_", lambda a, s: scatter(a, dim, index, s, value), src),
     "scatter_add_": lambda x, dim, index, src: apply_inplace(
