@@ -24,6 +24,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.errors import DTypeError, ShapeError
+from minigrad.ops.args import check_device
 
 from . import functional as F
 from . import init
@@ -64,8 +65,7 @@ class MultiheadAttention(Module):
             raise ValueError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported by minigrad")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1]; got {dropout}")
-        if device is not None and str(device).split(":")[0] != "cpu":
-            raise ValueError(f"minigrad runs on the CPU only; got device {device!r}")
+        check_device(device, "MultiheadAttention")
         dtype = parameter_dtype(dtype)
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+from minigrad.ops.args import check_device
 from minigrad.ops.normalization import layer_norm, rms_norm
 
 from . import init
@@ -78,8 +79,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
         self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
-        if device is not None and str(device).split(":")[0] != "cpu":
-            raise ValueError(f"minigrad runs on the CPU only; got device {device!r}")
+        check_device(device, "RMSNorm")
         self.eps = None if eps is None else float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, parameter_dtype(dtype)))
