@@ -247,12 +247,29 @@ class ScatterAdd(Function):
     @staticmethod
     def forward(ctx, x, src, index, dim):
         ctx.index, ctx.dim, ctx.src_shape = index, dim, src.shape
-        places = np.take_along_axis(_places(x.shape)[_corner(index.shape, dim)], index, axis=dim)
-        return x + add_at(x.shape, places, src[tuple(slice(0, s) for s in index.shape)])
+        return x + add_at(x.shape, *_scatter_targets(x.shape, src, index, dim))
 
     @staticmethod
     def backward(ctx, grad):
         return grad, _src_grad(ctx, grad)
+
+
+def _scatter_targets(shape, src, index, dim):
+    """(the flat positions in an array of `shape` that index points at along dim, the values of
+    src that go there): src cut to index's shape, as torch reads it."""
+    places = np.take_along_axis(_places(shape)[_corner(index.shape, dim)], index, axis=dim)
+    return places, src[tuple(slice(0, s) for s in index.shape)]
+
+
+def _scatter_operands(x, dim, index, src, op):
+    """(dim, index, src) of scatter or scatter_add, checked: src a Tensor of x's dtype."""
+    if x.ndim == 0:
+        raise ShapeError(f"{op}: expects an input with at least 1 dim; got a 0-d tensor")
+    src = src if isinstance(src, Tensor) else Tensor._wrap(np.asarray(src, dtype=x.dtype))
+    if src.dtype != x.dtype:
+        raise DTypeError(f"{op}: src must have the dtype of the input ({x.dtype}); got {src.dtype}")
+    dim, index = _scatter_index(x, dim, index, op, src)
+    return dim, index, src
 
 
 def _src_grad(ctx, grad):
@@ -267,12 +284,7 @@ def _src_grad(ctx, grad):
 
 def scatter_add(x, dim, index, src):
     """A copy of x with src's values added at `index` along dim (repeats add up), as torch.scatter_add."""
-    src = src if isinstance(src, Tensor) else Tensor._wrap(np.asarray(src, dtype=x.dtype))
-    if src.dtype != x.dtype:
-        raise DTypeError(f"scatter_add: src must have the dtype of the input ({x.dtype}); got {src.dtype}")
-    if x.ndim == 0:
-        raise ShapeError("scatter_add: expects an input with at least 1 dim; got a 0-d tensor")
-    dim, index = _scatter_index(x, dim, index, "scatter_add", src)
+    dim, index, src = _scatter_operands(x, dim, index, src, "scatter_add")
     return ScatterAdd.apply(x, src, index=index, dim=dim)
 
 
@@ -283,10 +295,10 @@ class Scatter(Function):
 
     @staticmethod
     def forward(ctx, x, src, index, dim):
-        places = np.take_along_axis(_places(x.shape)[_corner(index.shape, dim)], index, axis=dim)
+        places, values = _scatter_targets(x.shape, src, index, dim)
         ctx.index, ctx.dim, ctx.src_shape, ctx.places = index, dim, src.shape, places
         out = np.array(x, order="C")
-        out.reshape(-1)[places.ravel()] = src[tuple(slice(0, s) for s in index.shape)].ravel()
+        out.reshape(-1)[places.ravel()] = values.ravel()
         return out
 
     @staticmethod
@@ -301,17 +313,12 @@ def scatter(x, dim, index, src=None, value=None):
     out[index[i][j]][j] = src[i][j] for dim=0 (torch.scatter). Differentiable in x and src."""
     if (src is None) == (value is None):
         raise ArgumentError("scatter: give src (a tensor) or value (a number), not both or neither")
-    if x.ndim == 0:
-        raise ShapeError("scatter: expects an input with at least 1 dim; got a 0-d tensor")
     if src is None or not isinstance(src, Tensor) and np.ndim(src) == 0:  # scatter(dim, index, 2.0)
         number = as_array(value if src is None else src)
         if number.ndim:
             raise ArgumentError(f"scatter: value must be a number; got shape {number.shape}")
         src = Tensor._wrap(np.full(np.shape(integer_array(index, "scatter")), number.item(), dtype=x.dtype))
-    src = src if isinstance(src, Tensor) else Tensor._wrap(np.asarray(src, dtype=x.dtype))
-    if src.dtype != x.dtype:
-        raise DTypeError(f"scatter: src must have the dtype of the input ({x.dtype}); got {src.dtype}")
-    dim, index = _scatter_index(x, dim, index, "scatter", src)
+    dim, index, src = _scatter_operands(x, dim, index, src, "scatter")
     return Scatter.apply(x, src, index=index, dim=dim)
 
 
