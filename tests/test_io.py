@@ -44,7 +44,8 @@ def test_values_may_be_tensors_arrays_numbers_and_nested_dicts(tmp_path):
     mg.io.save({"weights": {"w": mg.tensor(np.eye(2))}, "optim": optimizer.state_dict(), "epoch": 3,
                 "mask": np.array([True, False]), "ids": np.arange(3, dtype=np.int32)}, path)
     loaded = mg.io.load(path)
-    assert list(loaded) == ["weights.w", "optim.lr", "optim.momentum", "optim.weight_decay", "epoch", "mask", "ids"]
+    assert list(loaded) == ["weights.w", "optim.lr", "optim.momentum", "optim.dampening", "optim.weight_decay",
+                            "optim.nesterov", "optim.maximize", "epoch", "mask", "ids"]
     np.testing.assert_array_equal(loaded["weights.w"], np.eye(2))
     assert loaded["weights.w"].dtype == np.float64 and loaded["ids"].dtype == np.int32
     assert loaded["epoch"].shape == () and int(loaded["epoch"]) == 3 and float(loaded["optim.lr"]) == 0.1

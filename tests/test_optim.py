@@ -64,7 +64,10 @@ def _assert_same_history(ours, theirs, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("settings", [dict(lr=0.1), dict(lr=0.05, momentum=0.9, weight_decay=0.01)])
+@pytest.mark.parametrize("settings", [
+    dict(lr=0.1), dict(lr=0.05, momentum=0.9, weight_decay=0.01), dict(), dict(lr=0.1, momentum=0.9, nesterov=True),
+    dict(lr=0.1, momentum=0.9, dampening=0.3), dict(lr=0.1, momentum=0.5, dampening=-0.5, weight_decay=0.1),
+    dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1, maximize=True), dict(lr=0.1, maximize=True)])
 def test_sgd_matches_torch(dtype, settings):
     torch = _torch()
     start, grads = _trajectory(dtype)
@@ -74,7 +77,8 @@ def test_sgd_matches_torch(dtype, settings):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("settings", [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)])
+@pytest.mark.parametrize("settings", [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1),
+                                      dict(lr=0.01, weight_decay=0.1, maximize=True)])
 @pytest.mark.parametrize("name", ["Adam", "AdamW"])
 def test_adam_and_adamw_match_torch(name, dtype, settings):
     """AdamW without weight_decay in `settings` uses its default, 0.01 in both libraries."""
@@ -213,12 +217,47 @@ def test_sgd_state_dict_holds_the_momentum_buffer():
     p.grad = mg.tensor(np.array([2.0, 2.0]))
     optimizer.step()
     state = optimizer.state_dict()
-    assert list(state) == ["lr", "momentum", "weight_decay", "state.0.momentum_buffer"]
+    assert list(state) == ["lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize",
+                           "state.0.momentum_buffer"]
     np.testing.assert_array_equal(state["state.0.momentum_buffer"], [2.0, 2.0])
     with pytest.raises(ValueError, match=r"state.0.momentum_buffer.*shape \(2,\).*got float64 of shape \(3,\)"):
         optimizer.load_state_dict({**state, "state.0.momentum_buffer": np.zeros(3)})
     with pytest.raises(ValueError, match="missing key 'betas'.*unexpected key 'momentum'"):
         mg.optim.Adam([p]).load_state_dict(state)
+
+
+def test_sgd_nesterov_needs_momentum_and_no_dampening_as_in_torch():
+    p = nn.Parameter(np.zeros(2))
+    for settings in (dict(nesterov=True), dict(momentum=0.9, dampening=0.1, nesterov=True)):
+        with pytest.raises(ValueError, match="Nesterov momentum needs momentum > 0 and dampening 0"):
+            mg.optim.SGD([p], lr=0.1, **settings)
+    optimizer = mg.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True)
+    with pytest.raises(ValueError, match="Nesterov"):
+        optimizer.add_param_group({"params": [nn.Parameter(np.zeros(1))], "momentum": 0.0})
+    with pytest.raises(TypeError, match="nesterov must be True or False; got 1"):
+        mg.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=1)
+    with pytest.raises(ValueError, match="dampening must be finite; got nan"):
+        mg.optim.SGD([p], lr=0.1, dampening=float("nan"))
+    with pytest.raises(TypeError, match="maximize must be True or False"):
+        mg.optim.Adam([p], maximize="yes")
+
+
+def test_state_dicts_from_before_nesterov_dampening_and_maximize_still_load(tmp_path):
+    """Settings added later are optional on load (they keep the optimizer's own value), as torch
+    fills in the settings an older checkpoint lacks."""
+    p = nn.Parameter(np.array([1.0, -1.0]))
+    old = {"lr": 0.5, "momentum": 0.9, "weight_decay": 0.0, "state.0.momentum_buffer": np.array([1.0, 2.0])}
+    optimizer = mg.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True)
+    optimizer.load_state_dict(old)
+    assert optimizer.lr == 0.5 and optimizer.param_groups[0]["nesterov"] is True
+    path = str(tmp_path / "sgd.npz")
+    mg.io.save(optimizer.state_dict(), path)
+    again = mg.optim.SGD([p], lr=0.1, momentum=0.9)
+    again.load_state_dict(mg.io.load(path))
+    assert again.param_groups[0]["nesterov"] is True and again.param_groups[0]["maximize"] is False
+    adam = mg.optim.Adam([p])
+    adam.load_state_dict({"lr": 0.01, "betas": np.array([0.9, 0.999]), "eps": 1e-8, "weight_decay": 0.0})
+    assert adam.lr == 0.01 and adam.param_groups[0]["maximize"] is False
 
 
 def test_optimizer_argument_errors():

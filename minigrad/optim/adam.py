@@ -11,24 +11,27 @@ One fused kernel pass per parameter (kernels.adam_update) does the rest.
 import numpy as np
 
 from .. import kernels
-from .optimizer import Optimizer, betas, buffer, changed_in_place, non_negative, non_negative_buffer, step_count
+from .optimizer import Optimizer, betas, buffer, changed_in_place, flag, non_negative, non_negative_buffer, step_count
 
 
 class Adam(Optimizer):
     """Adam (torch.optim.Adam): L2 weight decay added to the gradient. See AdamW for decoupled decay.
+    maximize=True climbs the objective (steps along +grad), as in torch.
 
     State per parameter: step (an int), exp_avg, exp_avg_sq (arrays of its shape and dtype).
     Parameters that are not C-contiguous (a transposed view, say) are updated through a
     contiguous copy that is written back into their own memory.
     """
 
-    hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative}
+    hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
+                        "maximize": flag}
+    optional_hyper_parameters = ("maximize",)  # older state dicts lack it
     state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer}
     decoupled_weight_decay = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, *, maximize=False):
         # lr = 0 is allowed, as in torch (a warm-up may start at 0)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
 
     def step(self):
         for index, p, group in self._each_parameter():
@@ -46,7 +49,8 @@ class Adam(Optimizer):
             work = param if param.flags.c_contiguous else np.ascontiguousarray(param)
             if self.decoupled_weight_decay and weight_decay:
                 work *= work.dtype.type(1 - lr * weight_decay)
-            kernels.adam_update(work, p.grad.data, state["exp_avg"], state["exp_avg_sq"], state["step"],
+            grad = -p.grad.data if group["maximize"] else p.grad.data
+            kernels.adam_update(work, grad, state["exp_avg"], state["exp_avg_sq"], state["step"],
                                 lr, beta1, beta2, group["eps"], 0.0 if self.decoupled_weight_decay else weight_decay)
             if work is not param:
                 param[...] = work
@@ -62,5 +66,5 @@ class AdamW(Adam):
 
     decoupled_weight_decay = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, *, maximize=False):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)

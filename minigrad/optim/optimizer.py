@@ -27,6 +27,26 @@ def non_negative(name, value):
     return value
 
 
+def finite(name, value):
+    """A finite real number, negative too (SGD's dampening); a 0-d tensor or array gives its number."""
+    if isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number; got {value!r} of type {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    return float(value)
+
+
+def flag(name, value):
+    """True or False (nesterov, maximize); a 0-d bool array, as mg.load gives it, is read as one."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype == np.bool_:
+        value = value.item()
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r} of type {type(value).__name__}")
+    return bool(value)
+
+
 def betas(name, value):
     """Two decay rates, each in [0, 1)."""
     if isinstance(value, np.ndarray):
@@ -93,13 +113,15 @@ class Optimizer:
     dicts, each holding every hyper-parameter; `defaults` the constructor's values. Changing
     `param_groups[i]["lr"]` changes that group's rate; `opt.lr = 1e-4` sets it in every group,
     and `opt.lr` reads it when all groups agree. `hyper_parameters` maps each hyper-parameter
-    to its check. `state[i]` is a dict for the i-th parameter (counting through the groups in
+    to its check; those in `optional_hyper_parameters` came later, and a state dict without
+    them loads (they keep their current value). `state[i]` is a dict for the i-th parameter (counting through the groups in
     order), created on its first step, whose entries are named in `state_checks` (name ->
     check(name, value, parameter)). state_dict() and load_state_dict() save and restore both,
     as plain numbers and arrays that mg.save can store.
     """
 
     hyper_parameters = {}
+    optional_hyper_parameters = ()  # added in a later version: a state dict without them keeps the current value
     state_checks = {}
 
     def __init__(self, params, **defaults):
@@ -223,7 +245,8 @@ class Optimizer:
         hyper_keys = self._hyper_keys()
         for key, (g, name) in hyper_keys.items():
             if key not in state_dict:
-                problems.append(f"missing key {key!r}")
+                if name not in self.optional_hyper_parameters:
+                    problems.append(f"missing key {key!r}")
                 continue
             try:
                 hyper[g, name] = self.hyper_parameters[name](key, _plain(state_dict[key]))
