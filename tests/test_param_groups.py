@@ -321,7 +321,25 @@ SCHEDULES = {
     "three in a row": lambda lr, opt: lr.SequentialLR(
         opt, [lr.ExponentialLR(opt, gamma=0.5), lr.StepLR(opt, 2), lr.ExponentialLR(opt, gamma=0.8)],
         milestones=[3, 9]),
+    "CosineAnnealingWarmRestarts": lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, T_0=4, T_mult=2, eta_min=1e-3),
+    "CosineAnnealingWarmRestarts, T_mult 1": lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, T_0=6),
+    "warm-up then warm restarts": lambda lr, opt: lr.SequentialLR(
+        opt, [lr.LinearLR(opt, start_factor=0.1, total_iters=4), lr.CosineAnnealingWarmRestarts(opt, 5)],
+        milestones=[4]),
+    "OneCycleLR (momentum cycled)": lambda lr, opt: lr.OneCycleLR(opt, max_lr=0.5, total_steps=25),
+    "OneCycleLR, three phases, linear": lambda lr, opt: lr.OneCycleLR(
+        opt, max_lr=0.3, total_steps=30, pct_start=0.4, anneal_strategy="linear", three_phase=True,
+        base_momentum=0.8, max_momentum=0.9, div_factor=10.0, final_div_factor=100.0),
+    "OneCycleLR, epochs x steps, no momentum": lambda lr, opt: lr.OneCycleLR(
+        opt, max_lr=0.4, epochs=5, steps_per_epoch=5, cycle_momentum=False),
 }
+
+
+def _train_step(ours, theirs, seed, *stepped):
+    """The same gradients for both twins, then step() of each optimizer and schedule given, in order."""
+    _set_grads(ours, theirs, seed=seed)
+    for each in stepped:
+        each.step()
 
 
 @pytest.mark.parametrize("groups", [1, 2])
@@ -341,11 +359,7 @@ def test_schedules_match_torch_step_by_step(name, groups):
             assert schedule.get_last_lr() == pytest.approx(torch_schedule.get_last_lr(), rel=1e-12, abs=1e-15), step
             assert ([g["lr"] for g in optimizer.param_groups]
                     == pytest.approx([g["lr"] for g in reference.param_groups], rel=1e-12, abs=1e-15)), step
-            _set_grads(ours, theirs, seed=step)
-            optimizer.step()
-            reference.step()
-            schedule.step()
-            torch_schedule.step()
+            _train_step(ours, theirs, step, optimizer, reference, schedule, torch_schedule)
     _assert_same(ours, theirs, rtol=1e-10)
 
 
@@ -389,11 +403,100 @@ def test_a_schedule_resumes_from_its_state_dict(tmp_path):
     (lambda lr, opt: lr.SequentialLR(opt, [lr.ExponentialLR(opt, 0.5), lr.ExponentialLR(mg.optim.SGD(
         [nn.Parameter(np.ones(1))], lr=1.0), 0.5)], milestones=[3]), "schedulers made on the optimizer it is given"),
     (lambda lr, opt: lr.ExponentialLR("sgd", 0.5), "ExponentialLR expects an mg.optim optimizer; got str"),
+    (lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, T_0=0), "T_0 must be an integer >= 1; got 0"),
+    (lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=1.5), "T_mult must be an integer >= 1"),
+    (lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, 3).step(-1), "epoch must be a number >= 0; got -1"),
+    (lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, 3).step(float("nan")), "epoch must be a number >= 0"),
+    (lambda lr, opt: lr.OneCycleLR(opt, 0.1), "give total_steps, or epochs and steps_per_epoch"),
+    (lambda lr, opt: lr.OneCycleLR(opt, 0.1, total_steps=0), "total_steps must be an integer >= 1; got 0"),
+    (lambda lr, opt: lr.OneCycleLR(opt, 0.1, epochs=2, steps_per_epoch=2.5), "steps_per_epoch must be an integer"),
+    (lambda lr, opt: lr.OneCycleLR(opt, 0.1, 10, pct_start=1.5), r"pct_start must be in \[0, 1\]; got 1.5"),
+    (lambda lr, opt: lr.OneCycleLR(opt, 0.1, 10, anneal_strategy="exp"), "anneal_strategy must be 'cos' or 'linear'"),
+    (lambda lr, opt: lr.OneCycleLR(opt, [0.1, 0.2], 10), "max_lr must be one number or a list of one per parameter"),
+    (lambda lr, opt: lr.OneCycleLR(opt, -0.1, 10), r"max_lr must be in \[0, inf\)"),
+    (lambda lr, opt: lr.OneCycleLR(mg.optim.Adam(opt.params), 0.1, 10, max_momentum=1.0),
+     r"the momentum is beta1, which must be in \[0, 1\)"),
 ])
 def test_schedule_settings_are_checked(make, message):
     optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.1)
     with pytest.raises((TypeError, ValueError), match=message):
         make(mg.optim.lr_scheduler, optimizer)
+
+
+@pytest.mark.filterwarnings("ignore:Detected call of")
+def test_warm_restarts_at_fractional_epochs_follow_torch():
+    """step(epoch + i / batches), the way torch's documentation steps it inside an epoch, then
+    plain steps on from there, and a jump back (steps "can be called in an interleaved way")."""
+    torch = _torch()
+    optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.2)
+    reference = torch.optim.SGD([torch.ones(2, requires_grad=True)], lr=0.2)
+    ours = mg.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=2, T_mult=2, eta_min=0.01)
+    theirs = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(reference, T_0=2, T_mult=2, eta_min=0.01)
+    epochs = [epoch + i / 5 for epoch in range(9) for i in range(5)] + [None] * 6 + [3.5] + [None] * 4
+    for epoch in epochs:
+        for schedule in (ours, theirs):
+            schedule.step() if epoch is None else schedule.step(epoch)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12), epoch
+        assert (ours.last_epoch, ours.T_i) == (theirs.last_epoch, theirs.T_i) and ours.T_cur == pytest.approx(theirs.T_cur)
+
+
+@pytest.mark.filterwarnings("ignore:Detected call of")
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_one_cycle_cycles_adams_beta1_as_torch(name):
+    torch = _torch()
+    ours, theirs = _twins(SHAPES)
+    optimizer = getattr(mg.optim, name)(_groups(ours, [2], [{}, {"lr": 0.002}]), lr=0.01)
+    reference = getattr(torch.optim, name)(_groups(theirs, [2], [{}, {"lr": 0.002}]), lr=0.01)
+    schedule = mg.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=[0.05, 0.01], total_steps=12)
+    torch_schedule = torch.optim.lr_scheduler.OneCycleLR(reference, max_lr=[0.05, 0.01], total_steps=12)
+    for step in range(12):
+        assert ([g["betas"] for g in optimizer.param_groups]
+                == [pytest.approx(g["betas"], rel=1e-12) for g in reference.param_groups]), step
+        _train_step(ours, theirs, step, optimizer, reference, schedule, torch_schedule)
+    _assert_same(ours, theirs, rtol=1e-10)
+    with pytest.raises(ValueError, match="stepped 13 times, more than total_steps=12"):
+        schedule.step()
+    assert schedule.last_epoch == 12  # the refused step changed nothing
+
+
+RESUMABLE = {
+    "OneCycleLR": (lambda lr, opt: lr.OneCycleLR(opt, 1.0, total_steps=20), {}),
+    "CosineAnnealingWarmRestarts": (lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, 3, 2), {5: 5.5}),
+}
+
+
+@pytest.mark.parametrize("name", RESUMABLE)
+def test_one_cycle_and_warm_restarts_resume_from_their_state_dicts(name, tmp_path):
+    make, jumps = RESUMABLE[name]  # jumps: step number -> the epoch given to step() there
+
+    def build():
+        optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.5, momentum=0.9)
+        return optimizer, make(mg.optim.lr_scheduler, optimizer)
+
+    def run(optimizer, schedule, steps):
+        rates = []
+        for step in steps:
+            schedule.step(jumps[step]) if step in jumps else schedule.step()
+            rates.append((optimizer.param_groups[0]["lr"], optimizer.param_groups[0]["momentum"]))
+        return rates
+    straight = run(*build(), range(14))
+    optimizer, schedule = build()
+    run(optimizer, schedule, range(7))
+    mg.io.save({"optim": optimizer.state_dict(), "schedule": schedule.state_dict()}, tmp_path / "ckpt.npz")
+    optimizer, schedule = build()
+    checkpoint = mg.io.load(tmp_path / "ckpt.npz")
+    optimizer.load_state_dict(checkpoint["optim"])
+    schedule.load_state_dict(checkpoint["schedule"])
+    assert run(optimizer, schedule, range(7, 14)) == straight[7:]
+
+
+def test_warm_restarts_check_their_own_state():
+    optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.5)
+    schedule = mg.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, 3)
+    broken = {key: value for key, value in schedule.state_dict().items() if key != "T_cur"}
+    with pytest.raises(ValueError, match="missing key 'T_cur'; T_i must be an integer >= 1; got 0"):
+        schedule.load_state_dict({**broken, "T_i": 0})
+    assert (schedule.T_cur, schedule.T_i) == (0, 3)
 
 
 PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.97, 0.96, 0.95, 0.949, 0.9489, 0.99, 1.2, 0.5, 0.6, 0.61, 0.7, 0.8, 0.45, 0.46,

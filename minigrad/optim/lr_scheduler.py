@@ -64,6 +64,8 @@ class LRScheduler:
     SequentialLR starts each schedule from it). ("epoch" is torch's name: one step() per
     optimizer step is the usual use.)"""
 
+    extra_state = {}  # a schedule's own state beyond the count: attribute name -> check(name, value)
+
     def __init__(self, optimizer):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(self).__name__} expects an mg.optim optimizer; got {type(optimizer).__name__}")
@@ -117,7 +119,8 @@ class LRScheduler:
         arrays, one entry per group). The settings (gamma, T_max ...) are not saved: make the
         scheduler with the same ones, then load its state (as in torch)."""
         pack = (lambda values: values[0]) if len(self.base_lrs) == 1 else (lambda values: np.array(values))
-        return OrderedDict(base_lr=pack(self.base_lrs), last_epoch=self.last_epoch, last_lr=pack(self.last_lrs))
+        return OrderedDict(base_lr=pack(self.base_lrs), last_epoch=self.last_epoch, last_lr=pack(self.last_lrs),
+                           **{key: getattr(self, key) for key in self.extra_state})
 
     def load_state_dict(self, state_dict):
         """Restore base_lr, last_epoch and last_lr (checked; one ValueError lists each wrong
@@ -129,8 +132,11 @@ class LRScheduler:
             if len(values) != groups:
                 raise ValueError(f"{name} must hold one rate per parameter group ({groups}); got {len(values)}")
             return [non_negative(name, v) for v in values]
-        values = _checked_state(self, state_dict, {"base_lr": rates, "last_epoch": _count, "last_lr": rates})
+        values = _checked_state(self, state_dict, {"base_lr": rates, "last_epoch": _count, "last_lr": rates,
+                                                   **self.extra_state})
         self.base_lrs, self.last_epoch, self.last_lrs = values["base_lr"], values["last_epoch"], values["last_lr"]
+        for key in self.extra_state:
+            setattr(self, key, values[key])
 
     def __repr__(self):
         return f"{type(self).__name__}(base_lr={self.base_lr}, last_epoch={self.last_epoch}, last_lr={self.last_lr})"
@@ -164,6 +170,15 @@ class LambdaLR(LRScheduler):
         if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
             raise ValueError(f"LambdaLR: lr_lambda({count}) must return a finite number >= 0; got {factor!r}")
         return base_lr * float(factor)
+
+
+def _epoch(name, value):
+    """A count that may be a fraction (CosineAnnealingWarmRestarts.step(epoch + i / batches)): a real >= 0."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
+        raise ValueError(f"{name} must be a number >= 0; got {value!r}")
+    return value
 
 
 def _positive_number(name, value):
@@ -285,6 +300,172 @@ class CosineAnnealingLR(LRScheduler):
             return lr + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
         return ((1 + math.cos(math.pi * count / self.T_max)) / (1 + math.cos(math.pi * (count - 1) / self.T_max))
                 * (lr - self.eta_min) + self.eta_min)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from base_lr to eta_min over T_i counts, then a restart at base_lr, each
+    period T_mult times longer than the last (SGDR, Loshchilov & Hutter 2017), as torch's
+    CosineAnnealingWarmRestarts:
+
+        lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2
+
+    T_cur counts from the last restart. step() advances one count; step(epoch) jumps to
+    `epoch`, which may be a fraction (step(epoch + i / batches) inside an epoch, as torch's
+    documentation shows). Like torch's, the rate comes from base_lr each time: a rate set by
+    hand is not carried on. T_cur and T_i are in the state dict."""
+
+    extra_state = {"T_cur": lambda name, value: _epoch(name, value),
+                   "T_i": lambda name, value: _whole_number(name, value, 1)}
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0):  # noqa: N803 (torch's argument names)
+        self.T_0 = _whole_number("T_0", T_0, 1)
+        self.T_mult = _whole_number("T_mult", T_mult, 1)
+        self.eta_min = non_negative("eta_min", eta_min)
+        self.T_i, self.T_cur = self.T_0, -1
+        super().__init__(optimizer)
+
+    def _period(self, epoch):
+        """(T_cur, T_i) at `epoch` (a number >= 0) from the start."""
+        if epoch < self.T_0:
+            return epoch, self.T_0
+        if self.T_mult == 1:
+            return epoch % self.T_0, self.T_0
+        start, length = 0, self.T_0  # whole periods in integers: no rounding at a restart
+        while epoch >= start + length:
+            start, length = start + length, length * self.T_mult
+        return epoch - start, length
+
+    def _cosine(self, base_lr, t_cur, t_i):
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
+
+    def _rate(self, count, base_lr, group):
+        return self._cosine(base_lr, *self._period(count))
+
+    def step(self, epoch=None):
+        """Advance one count, or go to `epoch` (a number >= 0, fractions allowed)."""
+        if epoch is None and self.last_epoch >= 0:
+            t_cur, t_i = self.T_cur + 1, self.T_i
+            if t_cur >= t_i:
+                t_cur, t_i = t_cur % t_i, t_i * self.T_mult
+            count = self.last_epoch + 1
+        else:
+            epoch = _epoch("CosineAnnealingWarmRestarts.step: epoch", 0 if epoch is None else epoch)
+            (t_cur, t_i), count = self._period(epoch), math.floor(epoch)
+        self._set(count, lambda g, group, base: group["lr"] if base is None else self._cosine(base, t_cur, t_i))
+        self.T_cur, self.T_i = t_cur, t_i
+
+    def _jump(self, count):
+        super()._jump(count)
+        self.T_cur, self.T_i = self._period(count)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topin, 2018), as torch's OneCycleLR: the rate climbs from
+    max_lr / div_factor to max_lr over the first pct_start of total_steps, then falls to
+    max_lr / div_factor / final_div_factor by the end (cosine or linear), while the momentum
+    (SGD's momentum, or Adam's beta1) moves the other way, from max_momentum to base_momentum
+    and back. three_phase=True goes back down to the starting rate symmetrically first, then
+    falls to the minimum. Give total_steps, or epochs and steps_per_epoch.
+
+    Call step() once per batch; stepping more than total_steps times raises, as in torch. Each
+    group holds its "initial_lr", "max_lr", "min_lr" (and "max_momentum", "base_momentum"), and
+    like torch's the rate comes from them each time: a rate set by hand is not carried on.
+    max_lr, base_momentum and max_momentum may be a list, one per parameter group."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"OneCycleLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
+        if total_steps is not None:
+            self.total_steps = _whole_number("total_steps", total_steps, 1)
+        elif epochs is not None and steps_per_epoch is not None:
+            self.total_steps = (_whole_number("epochs", epochs, 1)
+                                * _whole_number("steps_per_epoch", steps_per_epoch, 1))
+        else:
+            raise ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
+        pct_start = non_negative("pct_start", pct_start)
+        if pct_start > 1:
+            raise ValueError(f"pct_start must be in [0, 1]; got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be 'cos' or 'linear'; got {anneal_strategy!r}")
+        self.anneal_strategy, self.cycle_momentum = anneal_strategy, bool(cycle_momentum)
+        div_factor, final_div_factor = _positive_number("div_factor", div_factor), \
+            _positive_number("final_div_factor", final_div_factor)
+        up = pct_start * self.total_steps - 1  # the step where the climb ends (torch's float arithmetic)
+        if three_phase:
+            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                           (2 * pct_start * self.total_steps - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                           (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                           (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        groups = optimizer.param_groups
+        max_lrs = [non_negative("max_lr", value) for value in _per_group("max_lr", max_lr, len(groups))]
+        if self.cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(f"OneCycleLR: cycle_momentum needs an optimizer with momentum or betas; "
+                                 f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)")
+            self.use_beta1 = "betas" in optimizer.defaults
+            highs = [non_negative("max_momentum", v) for v in _per_group("max_momentum", max_momentum, len(groups))]
+            lows = [non_negative("base_momentum", v) for v in _per_group("base_momentum", base_momentum, len(groups))]
+            for high, low in zip(highs, lows):
+                if self.use_beta1 and max(high, low) >= 1:
+                    raise ValueError(f"OneCycleLR: with {type(optimizer).__name__} the momentum is beta1, which must "
+                                     f"be in [0, 1); got max_momentum={high}, base_momentum={low}")
+        for g, group in enumerate(groups):
+            group["initial_lr"] = max_lrs[g] / div_factor
+            group["max_lr"] = max_lrs[g]
+            group["min_lr"] = group["initial_lr"] / final_div_factor
+            if self.cycle_momentum:
+                group["max_momentum"], group["base_momentum"] = highs[g], lows[g]
+        super().__init__(optimizer)
+
+    def _anneal(self, start, end, fraction):
+        if self.anneal_strategy == "linear":
+            return start + (end - start) * fraction
+        return end + (start - end) / 2 * (math.cos(math.pi * fraction) + 1)
+
+    def _value(self, count, group, start_of, end_of):
+        """The rate (start_of, end_of = 1, 2) or momentum (3, 4) of `group` at `count`."""
+        start_step = 0.0
+        for k, phase in enumerate(self.phases):
+            end_step = phase[0]
+            if count <= end_step or k == len(self.phases) - 1:
+                fraction = (count - start_step) / (end_step - start_step) if end_step != start_step else 1.0
+                return self._anneal(group[phase[start_of]], group[phase[end_of]], fraction)
+            start_step = end_step
+
+    def _rate(self, count, base_lr, group):
+        if count > self.total_steps:
+            raise ValueError(f"OneCycleLR: stepped {count} times, more than total_steps={self.total_steps}")
+        return self._value(count, self.optimizer.param_groups[group], 1, 2)
+
+    def _next(self, count, lr, base_lr, group):
+        return lr if base_lr is None else self._rate(count, base_lr, group)
+
+    def _set(self, count, rate_of):
+        super()._set(count, rate_of)
+        if not self.cycle_momentum:
+            return
+        for group in self.optimizer.param_groups:
+            if "max_momentum" not in group:  # a group added later
+                continue
+            momentum = self._value(count, group, 3, 4)
+            if self.use_beta1:
+                group["betas"] = (momentum,) + tuple(group["betas"][1:])
+            else:
+                group["momentum"] = momentum
+
+
+def _per_group(name, value, groups):
+    """value as a list of one entry per parameter group: a list of that length, or one value for all."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != groups:
+            raise ValueError(f"{name} must be one number or a list of one per parameter group ({groups}); "
+                             f"got a list of {len(value)}")
+        return list(value)
+    return [value] * groups
 
 
 class SequentialLR(LRScheduler):
@@ -450,4 +631,5 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
 
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR",
-           "CosineAnnealingLR", "SequentialLR", "ReduceLROnPlateau", "warmup_cosine"]
+           "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau",
+           "warmup_cosine"]
