@@ -359,6 +359,15 @@ def single_threaded_openblas():
                 set_threads(_blas_saved)
 
 
+def openblas_thread_budget():
+    """How many threads OpenBLAS may use outside single_threaded_openblas blocks: its own
+    count, or the count saved when the first block started. (Inside run_threads every task
+    runs in such a block; the last task running may still deal its products out to the
+    cores the finished ones left.) Needs openblas_threads (not None)."""
+    with _blas_lock:
+        return _blas_saved if _blas_users else openblas_threads[1]()
+
+
 # ---------------------------------------------------------------------------------------
 # Two independent tasks on two threads
 

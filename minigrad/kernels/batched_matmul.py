@@ -103,9 +103,10 @@ def _small(a, b, batch):
 
 def _worth_two_threads(work):
     """True when `work` multiply-adds are enough to deal out to two threads with one OpenBLAS
-    thread each, and OpenBLAS's thread count can be set and is not one anyway."""
+    thread each, and OpenBLAS's thread count can be set and is not one anyway (the user's
+    count: inside run_threads it is one for the time being)."""
     return (_runtime.openblas_threads is not None and _runtime.two_threads() and work >= SPLIT_MIN_WORK
-            and _runtime.openblas_threads[1]() >= 2)
+            and _runtime.openblas_thread_budget() >= 2)
 
 
 def _split(a, b):
