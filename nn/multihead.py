@@ -1,7 +1,7 @@
-"""nn.MultiheadAttention, nn.TransformerEncoderLayer and nn.TransformerEncoder with PyTorch's
-layout, arguments and results, for code written against torch.nn (and for loading its state
-dicts). The chapter's own Transformer block is nn.TransformerBlock (nn/transformer.py), with
-the textbook's names and layout.
+"""nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerEncoder, their decoder
+twins and nn.Transformer with PyTorch's layout, arguments and results, for code written
+against torch.nn (and for loading its state dicts). The chapter's own Transformer block is
+nn.TransformerBlock (nn/transformer.py), with the textbook's names and layout.
 
 It is the chapter's four matrices in torch's packed form: `in_proj_weight` (3E, E) stacks
 W_Q, W_K, W_V as rows [0, E), [E, 2E), [2E, 3E), each applied as x @ W^T (nn.Linear's
@@ -213,26 +213,11 @@ class TransformerEncoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        if isinstance(activation, str) and activation not in ACTIVATIONS:
-            raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a function; got "
-                             f"{activation!r}")
-        if not isinstance(activation, str) and not callable(activation):
-            raise TypeError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a function; got "
-                            f"{type(activation).__name__}")
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            device=device, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = bool(norm_first)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
-        self.activation = ACTIVATIONS[activation] if isinstance(activation, str) else activation
+        _build_layer(self, "TransformerEncoderLayer", d_model, nhead, dim_feedforward, dropout, activation,
+                     layer_norm_eps, batch_first, norm_first, bias, device, dtype, norms=2)
 
     def _attend(self, x, mask, padding, is_causal):
-        return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False,
-                                            is_causal=is_causal)[0])
+        return self.dropout1(_attention(self.self_attn, x, x, mask, padding, is_causal))
 
     def _feed_forward(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -255,12 +240,8 @@ class TransformerEncoder(Module):
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
         super().__init__()
-        if not isinstance(encoder_layer, Module):
-            raise TypeError(f"TransformerEncoder: encoder_layer must be a Module; got {type(encoder_layer).__name__}")
-        if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)) or num_layers < 0:
-            raise TypeError(f"TransformerEncoder: num_layers must be an integer >= 0; got {num_layers!r}")
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(int(num_layers))])
-        self.num_layers = int(num_layers)
+        self.layers = _copies("TransformerEncoder", "encoder_layer", encoder_layer, num_layers)
+        self.num_layers = len(self.layers)
         self.norm = norm
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
@@ -269,6 +250,172 @@ class TransformerEncoder(Module):
             output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                            is_causal=bool(is_causal))
         return output if self.norm is None else self.norm(output)
+
+
+class TransformerDecoderLayer(Module):
+    """torch.nn.TransformerDecoderLayer: self-attention over the target (self_attn), attention
+    from the target to the encoder's output `memory` (multihead_attn, cross-attention), then
+    linear1 -> activation -> dropout -> linear2; each with dropout, a residual connection and a
+    LayerNorm (norm1, norm2, norm3), post-norm by default (norm_first=True for pre-norm).
+    torch's names, so state dicts move both ways.
+
+    forward(tgt (T, N, E) or (N, T, E) with batch_first or (T, E); memory (S, N, E) ... alike;
+    tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    tgt_is_causal=False, memory_is_causal=False) -> same shape as tgt; the masks as in
+    MultiheadAttention (tgt_mask: nn.Transformer.generate_square_subsequent_mask(T) for a
+    decoder that must not see later targets).
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        _build_layer(self, "TransformerDecoderLayer", d_model, nhead, dim_feedforward, dropout, activation,
+                     layer_norm_eps, batch_first, norm_first, bias, device, dtype, norms=3)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        def attend_to_itself(x):
+            return self.dropout1(_attention(self.self_attn, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+
+        def attend_to_memory(x):
+            return self.dropout2(_attention(self.multihead_attn, x, memory, memory_mask, memory_key_padding_mask,
+                                            memory_is_causal))
+
+        def feed_forward(x):
+            return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        x = tgt
+        if self.norm_first:
+            x = x + attend_to_itself(self.norm1(x))
+            x = x + attend_to_memory(self.norm2(x))
+            return x + feed_forward(self.norm3(x))
+        x = self.norm1(x + attend_to_itself(x))
+        x = self.norm2(x + attend_to_memory(x))
+        return self.norm3(x + feed_forward(x))
+
+
+class TransformerDecoder(Module):
+    """torch.nn.TransformerDecoder: num_layers copies of decoder_layer (`layers.0` ..., each with
+    its own parameters), then `norm` if given.
+
+    forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False) -> tgt's shape.
+    """
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _copies("TransformerDecoder", "decoder_layer", decoder_layer, num_layers)
+        self.num_layers = len(self.layers)
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        output = tgt
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                           tgt_is_causal=bool(tgt_is_causal), memory_is_causal=bool(memory_is_causal))
+        return output if self.norm is None else self.norm(output)
+
+
+class Transformer(Module):
+    """torch.nn.Transformer, the encoder-decoder of "Attention Is All You Need" (Vaswani et al.,
+    2017): `encoder` (num_encoder_layers TransformerEncoderLayers and a LayerNorm) reads src,
+    `decoder` (num_decoder_layers TransformerDecoderLayers and a LayerNorm) reads tgt and
+    attends to the encoder's output. Every matrix parameter starts Xavier-uniform, as torch's.
+    custom_encoder / custom_decoder replace the stacks. No embeddings and no output layer:
+    they are the user's, as in torch.
+
+    forward(src (S, N, E), tgt (T, N, E) (batch first with batch_first=True; unbatched (S, E),
+    (T, E)); src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask,
+    memory_key_padding_mask, src_is_causal, tgt_is_causal, memory_is_causal) -> tgt's shape.
+    """
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        settings = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                        layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias,
+                        device=device, dtype=dtype)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(d_model, nhead, **settings), num_encoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(d_model, nhead, **settings), num_decoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = int(d_model), int(nhead), bool(batch_first)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        for name, x in (("src", src), ("tgt", tgt)):
+            if not isinstance(x, mg.Tensor):
+                raise TypeError(f"Transformer: {name} must be a Tensor; got {type(x).__name__}")
+        batch_axis = 0 if self.batch_first else 1
+        if src.ndim == 3 and (tgt.ndim != 3 or src.shape[batch_axis] != tgt.shape[batch_axis]):
+            raise ShapeError(f"Transformer: src and tgt must have the same batch size (axis {batch_axis}); got shapes "
+                             f"{src.shape} and {tgt.shape}")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ShapeError(f"Transformer: src and tgt must have d_model={self.d_model} features; got shapes "
+                             f"{src.shape} and {tgt.shape}")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """(sz, sz) float mask: 0 on and below the diagonal, -inf above it (position i may attend
+        to positions <= i), as torch's; added to the scores."""
+        if isinstance(sz, bool) or not isinstance(sz, (int, np.integer)) or sz < 0:
+            raise ValueError(f"generate_square_subsequent_mask: sz must be an integer >= 0; got {sz!r}")
+        check_device(device, "generate_square_subsequent_mask")
+        dtype = parameter_dtype(dtype)
+        return mg.tensor(np.triu(np.full((int(sz), int(sz)), -np.inf, dtype), k=1))
+
+
+def _build_layer(layer, name, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                 norm_first, bias, device, dtype, norms):
+    """The parts of an encoder (norms=2) or decoder (norms=3, with multihead_attn) layer, in
+    torch's order and under torch's names."""
+    if isinstance(activation, str) and activation not in ACTIVATIONS:
+        raise ValueError(f"{name}: activation must be 'relu', 'gelu' or a function; got {activation!r}")
+    if not isinstance(activation, str) and not callable(activation):
+        raise TypeError(f"{name}: activation must be 'relu', 'gelu' or a function; got {type(activation).__name__}")
+    for attention in ("self_attn", "multihead_attn")[:norms - 1]:
+        setattr(layer, attention, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, device=device, dtype=dtype))
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+    layer.norm_first = bool(norm_first)
+    for k in range(1, norms + 1):
+        setattr(layer, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+    for k in range(1, norms + 1):
+        setattr(layer, f"dropout{k}", Dropout(dropout))
+    layer.activation = ACTIVATIONS[activation] if isinstance(activation, str) else activation
+
+
+def _attention(attention, x, source, mask, padding, is_causal):
+    """attention(x, source, source)'s output with need_weights=False (the fused kernel)."""
+    return attention(x, source, source, attn_mask=mask, key_padding_mask=padding, need_weights=False,
+                     is_causal=is_causal)[0]
+
+
+def _copies(name, argument, layer, num_layers):
+    """ModuleList of num_layers deep copies of layer (each with its own parameters)."""
+    if not isinstance(layer, Module):
+        raise TypeError(f"{name}: {argument} must be a Module; got {type(layer).__name__}")
+    if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)) or num_layers < 0:
+        raise TypeError(f"{name}: num_layers must be an integer >= 0; got {num_layers!r}")
+    return ModuleList([copy.deepcopy(layer) for _ in range(int(num_layers))])
 
 
 def _as_mask(mask):
@@ -280,4 +427,5 @@ def _as_mask(mask):
     return array
 
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder", "Transformer"]

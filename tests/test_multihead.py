@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.errors import ShapeError
 import nn
 
 E, HEADS, L, S, N = 8, 2, 5, 6, 3
@@ -259,3 +260,92 @@ def test_encoder_copies_are_independent_and_bad_activations_are_refused():
     x = mg.tensor(_inputs([(L, N, E)], 6)[0])
     np.testing.assert_allclose(custom(x).numpy(), custom.norm2(custom.norm1(x + custom._attend(x, None, None, False)))
                                .numpy(), rtol=1e-6)  # a zero feed-forward leaves the attention half
+
+
+# -- TransformerDecoderLayer, TransformerDecoder and nn.Transformer --------------------------
+
+T = 4  # target length (the source has L positions)
+CAUSAL_TARGET = np.triu(np.full((T, T), -np.inf, np.float32), k=1)
+TARGET_PADDING = np.zeros((N, T), bool)
+TARGET_PADDING[1, 3:] = True
+DECODERS = {
+    "post-norm relu, seq-first": (lambda nn_: nn_.TransformerDecoderLayer(E, HEADS, 16, dropout=0.0),
+                                  (T, N, E), (L, N, E), {}),
+    "pre-norm gelu, batch-first, causal": (
+        lambda nn_: nn_.TransformerDecoderLayer(E, HEADS, 16, dropout=0.0, activation="gelu", batch_first=True,
+                                                norm_first=True), (N, T, E), (N, L, E),
+        {"tgt_mask": CAUSAL_TARGET, "tgt_is_causal": True}),
+    "both paddings and a memory mask, no bias": (
+        lambda nn_: nn_.TransformerDecoderLayer(E, HEADS, 12, dropout=0.0, batch_first=True, bias=False),
+        (N, T, E), (N, L, E), {"tgt_key_padding_mask": TARGET_PADDING, "memory_key_padding_mask": PADDING[:, :L],
+                               "memory_mask": FLOAT_MASK[:T, :L]}),
+    "unbatched": (lambda nn_: nn_.TransformerDecoderLayer(E, HEADS, 16, dropout=0.0), (T, E), (L, E),
+                  {"tgt_mask": CAUSAL_TARGET}),
+    "two layers and a norm": (lambda nn_: nn_.TransformerDecoder(
+        nn_.TransformerDecoderLayer(E, HEADS, 16, dropout=0.0, batch_first=True), 2, norm=nn_.LayerNorm(E)),
+        (N, T, E), (N, L, E), {"tgt_mask": CAUSAL_TARGET, "tgt_key_padding_mask": TARGET_PADDING}),
+    "nn.Transformer, seq-first": (lambda nn_: nn_.Transformer(E, HEADS, 2, 2, 16, dropout=0.0), (L, N, E), (T, N, E),
+                                  {"tgt_mask": CAUSAL_TARGET, "src_key_padding_mask": PADDING[:, :L],
+                                   "memory_key_padding_mask": PADDING[:, :L]}),
+    "nn.Transformer, pre-norm, batch-first": (
+        lambda nn_: nn_.Transformer(E, HEADS, 1, 2, 12, dropout=0.0, activation="gelu", batch_first=True,
+                                    norm_first=True), (N, L, E), (N, T, E), {"tgt_mask": CAUSAL_TARGET}),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's notes on nested tensors and mixed mask types
+@pytest.mark.parametrize("case", DECODERS)
+def test_decoders_and_the_transformer_match_torch(case):
+    """Outputs and the gradients of both inputs and of every parameter; nn.Transformer takes
+    (src, tgt), the decoders (tgt, memory)."""
+    torch = _torch()
+    make, first_shape, second_shape, kwargs = DECODERS[case]
+    ours, theirs = _encoder_pair(make)
+    arrays = _inputs([first_shape, second_shape], 7)
+    our_inputs = [mg.tensor(a, requires_grad=True) for a in arrays]
+    their_inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    torch_kwargs = {k: (torch.from_numpy(v) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+    out, reference = ours(*our_inputs, **kwargs), theirs(*their_inputs, **torch_kwargs)
+    np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-4, atol=1e-5)
+    grad = _inputs([out.shape], 8)[0]
+    (out * mg.tensor(grad)).sum().backward()
+    (reference * torch.from_numpy(grad)).sum().backward()
+    for ours_x, theirs_x in zip(our_inputs, their_inputs):
+        np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-4, atol=1e-5)
+    torch_params = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's note on nested tensors
+def test_transformer_names_init_and_causal_mask_are_torchs():
+    torch = _torch()
+    ours, theirs = nn.Transformer(E, HEADS, 2, 3, 16), torch.nn.Transformer(E, HEADS, 2, 3, 16)
+    assert [(name, p.shape) for name, p in ours.named_parameters()] == [
+        (name, tuple(p.shape)) for name, p in theirs.named_parameters()]
+    bound = np.sqrt(6 / (E + 3 * E))  # xavier_uniform_ of in_proj_weight (3E, E)
+    weight = ours.decoder.layers[2].multihead_attn.in_proj_weight.numpy()
+    assert np.abs(weight).max() <= bound and np.abs(weight).max() > 0.8 * bound
+    assert not np.array_equal(weight, ours.decoder.layers[1].multihead_attn.in_proj_weight.numpy())
+    for size in (0, 1, 5):
+        np.testing.assert_array_equal(nn.Transformer.generate_square_subsequent_mask(size).numpy(),
+                                      torch.nn.Transformer.generate_square_subsequent_mask(size).numpy())
+    assert nn.Transformer.generate_square_subsequent_mask(3, dtype=mg.float64).dtype == mg.float64
+
+
+def test_transformer_refuses_mismatched_inputs():
+    model = nn.Transformer(E, HEADS, 1, 1, 16, batch_first=True)
+    with pytest.raises(ShapeError, match=r"src and tgt must have the same batch size \(axis 0\); got shapes "
+                                         r"\(3, 5, 8\) and \(2, 4, 8\)"):
+        model(mg.zeros(3, 5, E), mg.zeros(2, 4, E))
+    with pytest.raises(ShapeError, match="src and tgt must have d_model=8 features"):
+        model(mg.zeros(3, 5, E), mg.zeros(3, 4, 6))
+    with pytest.raises(TypeError, match="tgt must be a Tensor; got ndarray"):
+        model(mg.zeros(3, 5, E), np.zeros((3, 4, E)))
+    with pytest.raises(ValueError, match="sz must be an integer >= 0; got -1"):
+        nn.Transformer.generate_square_subsequent_mask(-1)
+    with pytest.raises(TypeError, match="TransformerDecoder: decoder_layer must be a Module; got str"):
+        nn.TransformerDecoder("layer", 2)
+    with pytest.raises(ValueError, match="TransformerDecoderLayer: activation must be 'relu', 'gelu' or a function"):
+        nn.TransformerDecoderLayer(E, HEADS, activation="elu")
