@@ -219,6 +219,46 @@ def test_embedding_rejects_bad_ids():
         nn.Embedding(10, 3, padding_idx=10)
 
 
+@pytest.mark.parametrize("settings", [dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0),
+                                      dict(max_norm=2.0, norm_type=math.inf), dict(padding_idx=1, max_norm=1.0),
+                                      dict(padding_idx=-2, freeze=False), dict(freeze=False)])
+def test_from_pretrained_and_max_norm_match_torch(settings):
+    """from_pretrained keeps the rows as given (the padding row too); max_norm scales the rows a
+    forward pass looks up, in place, before the lookup (a repeated id once)."""
+    torch = _torch()
+    table = (np.random.default_rng(2).standard_normal((6, 4)) * 2).astype(np.float32)
+    ours = nn.Embedding.from_pretrained(mg.tensor(table), **{"freeze": False, **settings})
+    theirs = torch.nn.Embedding.from_pretrained(torch.from_numpy(table.copy()), **{"freeze": False, **settings})
+    ids = np.array([[0, 2, 2], [5, 1, 0]])
+    upstream = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    out, reference = ours(ids), theirs(torch.from_numpy(ids))
+    out.backward(upstream)
+    reference.backward(torch.from_numpy(upstream))
+    np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ours.weight.numpy(), theirs.weight.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(ours.weight.grad.numpy(), theirs.weight.grad.numpy())
+    if "max_norm" in settings:
+        np.testing.assert_array_equal(ours.weight.numpy()[[3, 4]], table[[3, 4]])  # rows not looked up: as given
+        assert (np.linalg.norm(ours.weight.numpy()[[0, 1, 2, 5]], ord=settings.get("norm_type", 2.0), axis=1)
+                <= settings["max_norm"] + 1e-5).all()
+
+
+def test_from_pretrained_freezes_by_default_and_refuses_bad_tables():
+    table = np.arange(12, dtype=np.float64).reshape(4, 3)
+    frozen = nn.Embedding.from_pretrained(table)
+    assert not frozen.weight.requires_grad and frozen.weight.dtype == np.float64
+    table[0, 0] = 99.0  # a copy: the module keeps its own rows
+    assert frozen.weight.numpy()[0, 0] == 0.0
+    with pytest.raises(ValueError, match=r"2-D float Tensor or array .* got ndarray of shape \(3,\) and dtype float64"):
+        nn.Embedding.from_pretrained(table[0])
+    with pytest.raises(ValueError, match="dtype int64"):
+        nn.Embedding.from_pretrained(np.arange(6).reshape(2, 3))
+    with pytest.raises(ValueError, match="scale_grad_by_freq=True and sparse=True are not supported"):
+        nn.Embedding(5, 2, sparse=True)
+    with pytest.raises(ValueError, match="max_norm must be a number > 0; got -1.0"):
+        F.embedding(mg.tensor([0]), mg.tensor(table), max_norm=-1.0)
+
+
 # -- Dropout and activations ----------------------------------------------------------------
 
 def test_dropout_scales_kept_elements_and_is_identity_in_eval():
