@@ -1,10 +1,11 @@
-"""The backward walk, and the switches that say whether ops record a graph.
+"""The backward walk (behind `tensor.backward()`, and `grad` / `backward` as torch.autograd has
+them), and the switches that say whether ops record a graph.
 
 This module knows graph nodes only by their shape: a node has `inputs` (tensors),
 `input_edges` (the node and output index that made each input), `needs_input_grad`, one
 gradient slot per output (`output_meta`), and `run_backward(grads, retain_graph)`. Node and Tensor
 live in tensor.py; nothing here imports them, so the engine's imports flow one way:
-tensor.py -> autograd.py.
+tensor.py -> autograd.py (tensor.py hands its Tensor class over, as `_Tensor`, for `grad`).
 
 Grad mode and the module scope are per thread, as in PyTorch: a `no_grad` block in one
 thread does not stop another thread from recording its graph.
@@ -261,31 +262,161 @@ class HookHandle:
 def run_backward(output, grad, retain_graph):
     """Accumulate d(output)/d(leaf) into every leaf that requires grad (and every tensor that
     called retain_grad()). `grad` is an array of output's shape; output has a node."""
-    root = output._node
-    pending = {id(root): [None] * len(root.output_meta)}  # node id -> gradient of each output
-    pending[id(root)][output._output_index] = grad
     if output._retains_grad:  # the output is never an input in its own graph: record its grad here
         output._accumulate_grad(grad, _accumulate_lock)
+    _walk([(output, grad)], retain_graph)
+
+
+def _walk(roots, retain_graph, targets=None):
+    """The backward walk from roots [(tensor with a node, gradient array)], their gradients summed.
+
+    Without targets: add each leaf's gradient to its `.grad` (and a retain_grad() tensor's).
+    With targets (tensors): touch no `.grad`, and return the gradient reaching each target,
+    None where none does. A non-leaf target is the output slot of the node that made it."""
+    pending = {}  # node id -> gradient of each output
+    for output, grad in roots:
+        slots = pending.setdefault(id(output._node), [None] * len(output._node.output_meta))
+        index = output._output_index
+        slots[index] = grad if slots[index] is None else slots[index] + grad
+    captured = [None] * len(targets) if targets is not None else None
+    leaf_targets, made_targets = {}, {}  # id(leaf) -> positions; (id(node), output index) -> positions
+    for position, tensor in enumerate(targets or ()):
+        if tensor._node is None:
+            leaf_targets.setdefault(id(tensor), []).append(position)
+        else:
+            made_targets.setdefault((id(tensor._node), tensor._output_index), []).append(position)
     hooked_leaves = {}
-    for node in reversed(graph_nodes(root)):
+    for node in reversed(graph_nodes(*{id(output._node): output._node for output, _ in roots}.values())):
         out_grads = pending.pop(id(node), None)
         if out_grads is None:  # unreachable from the output through differentiable paths
             continue
         out_grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype)
                      in zip(out_grads, node.output_meta)]
         out_grads = node._hooked_grads(out_grads)  # register_hook on the tensors this node made
+        for index, g in enumerate(out_grads):
+            for position in made_targets.get((id(node), index), ()):
+                captured[position] = g
         in_grads = node.run_backward(out_grads, retain_graph)
         for tensor, (child, index), needed, g in zip(node.inputs, node.input_edges, node.needs_input_grad, in_grads):
             if g is None or not needed:
                 continue
             g = sum_to(np.asarray(g, dtype=tensor.dtype), tensor.shape)
-            if child is None and tensor._hooks:  # a hooked leaf: summed over its uses, hooked once at the end
+            if child is None and (tensor._hooks or id(tensor) in leaf_targets):  # summed over its uses first
                 entry = hooked_leaves.get(id(tensor))
                 hooked_leaves[id(tensor)] = (tensor, g if entry is None else entry[1] + g)
-            elif child is None or (tensor._retains_grad and tensor._node is child):
+            elif targets is None and (child is None or (tensor._retains_grad and tensor._node is child)):
                 tensor._accumulate_grad(g, _accumulate_lock)
             if child is not None:
                 slots = pending.setdefault(id(child), [None] * len(child.output_meta))
                 slots[index] = g if slots[index] is None else slots[index] + g
     for tensor, g in hooked_leaves.values():
-        tensor._accumulate_grad(tensor._hooked_grad(g), _accumulate_lock)
+        g = tensor._hooked_grad(g) if tensor._hooks else g
+        if targets is None:
+            tensor._accumulate_grad(g, _accumulate_lock)
+        for position in leaf_targets.get(id(tensor), ()):
+            captured[position] = g
+    return captured
+
+
+# The Tensor class, set by tensor.py when it is imported (it imports this module, not the other
+# way round): grad() and backward() check their arguments against it and wrap their results in it.
+_Tensor = None
+
+
+def _as_tensors(values, name, Tensor):
+    values = [values] if isinstance(values, Tensor) else list(values)
+    for position, value in enumerate(values):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"grad: {name} must be Tensors; item {position} is a {type(value).__name__}")
+    return values
+
+
+def _roots(outputs, grad_outputs, Tensor, name):
+    """[(output, gradient array)] for outputs that have a node; a scalar output's gradient may be None (1)."""
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    else:
+        grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"{name}: got {len(outputs)} outputs but {len(grad_outputs)} gradients for them")
+    roots = []
+    for position, (output, grad) in enumerate(zip(outputs, grad_outputs)):
+        if not output.requires_grad:
+            raise RuntimeError(f"{name}: output {position} does not require grad (no input had requires_grad=True, "
+                               f"or it was computed under no_grad)")
+        if grad is None:
+            if output.numel() != 1:
+                raise RuntimeError(f"{name}: output {position} has shape {output.shape}; a gradient for it is needed "
+                                   f"(grad_outputs), only a single-number output can go without")
+            grad = np.ones(output.shape, output.dtype)
+        else:
+            grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad)
+            if grad.shape != output.shape:
+                raise ValueError(f"{name}: the gradient for output {position} has shape {grad.shape}; the output's "
+                                 f"is {output.shape}")
+            grad = grad.astype(output.dtype, copy=False)
+        roots.append((output, grad))
+    return roots
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """torch.autograd.grad: the gradients of outputs (weighted by grad_outputs, which a single-number
+    output may leave out) with respect to each of inputs, as a tuple of tensors without a graph.
+    No `.grad` changes. An input the outputs do not depend on raises, unless allow_unused=True
+    (then None, or zeros with materialize_grads=True). The graph is freed unless retain_graph=True.
+    create_graph=True (gradients of gradients) is not supported: backward passes here compute
+    with numpy arrays, not with recorded ops."""
+    Tensor = _Tensor
+    if create_graph:
+        raise NotImplementedError("grad: create_graph=True (higher-order gradients) is not supported; minigrad's "
+                                  "backward passes compute with numpy arrays, not recorded ops")
+    outputs, inputs = _as_tensors(outputs, "outputs", Tensor), _as_tensors(inputs, "inputs", Tensor)
+    for position, tensor in enumerate(inputs):
+        if not tensor.requires_grad:
+            raise RuntimeError(f"grad: input {position} (shape {tensor.shape}) does not require grad")
+    roots = _roots(outputs, grad_outputs, Tensor, "grad")
+    captured = [None] * len(inputs)
+    for position, tensor in enumerate(inputs):  # a leaf output that is also an input: d x / d x
+        for output, g in roots:
+            if output is tensor and output._node is None:
+                captured[position] = g if captured[position] is None else captured[position] + g
+    made = [(output, g) for output, g in roots if output._node is not None]
+    if made:
+        walked = _walk(made, bool(retain_graph), targets=inputs)
+        captured = [w if c is None else (c if w is None else c + w) for c, w in zip(captured, walked)]
+    results = []
+    for position, (tensor, g) in enumerate(zip(inputs, captured)):
+        if g is None and not (allow_unused or materialize_grads):
+            raise RuntimeError(f"grad: input {position} (shape {tensor.shape}) was not used to compute the outputs; "
+                               f"pass allow_unused=True to get None for it")
+        if g is None and materialize_grads:
+            g = np.zeros(tensor.shape, tensor.dtype)
+        results.append(None if g is None else Tensor._wrap(np.array(g, dtype=tensor.dtype)))
+    return tuple(results)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward: `.backward()` of several outputs at once (their gradients summed
+    in one walk, so a graph they share is walked once). inputs: only these leaves get `.grad`."""
+    Tensor = _Tensor
+    if create_graph:
+        raise NotImplementedError("backward: create_graph=True (higher-order gradients) is not supported")
+    outputs = _as_tensors(tensors, "tensors", Tensor)
+    roots = _roots(outputs, grad_tensors, Tensor, "backward")
+    if inputs is not None:
+        inputs = _as_tensors(inputs, "inputs", Tensor)
+        for tensor, g in zip(inputs, grad(outputs, inputs, [g for _, g in roots], retain_graph=retain_graph,
+                                          allow_unused=True)):
+            if g is not None:
+                tensor._accumulate_grad(g._data, _accumulate_lock, owned=True)
+        return
+    leaves = [(output, g) for output, g in roots if output._node is None]
+    for output, g in leaves:
+        output._accumulate_grad(output._hooked_grad(g), _accumulate_lock)
+    for output, g in roots:
+        if output._node is not None and output._retains_grad:
+            output._accumulate_grad(g, _accumulate_lock)
+    made = [(output, g) for output, g in roots if output._node is not None]
+    if made:
+        _walk(made, bool(retain_graph))

@@ -454,6 +454,9 @@ class Tensor:
         return "tensor(" + ", ".join([body] + extras) + ")"
 
 
+autograd._Tensor = Tensor  # for autograd.grad / autograd.backward, which cannot import this module
+
+
 class Parameter(Tensor):
     """A tensor that is a weight of a module: requires grad, and nn.Module registers it when it
     is assigned to an attribute. Parameter(array) copies the array; Parameter(tensor) shares

@@ -351,3 +351,79 @@ def test_ops_on_integer_tensors_record_no_graph():
     assert index.dtype == np.int64 and not index.requires_grad
     counts = mg.tensor([1, 2]) * 3
     assert not counts.requires_grad
+
+
+# -- mg.autograd.grad and mg.autograd.backward, against torch.autograd ----------------------
+
+_A = np.random.default_rng(0).standard_normal((3, 4))
+_B = np.random.default_rng(1).standard_normal((4,))
+_G = np.random.default_rng(2).standard_normal((3, 4))
+
+
+def _small_graph(lib):
+    """a, b leaves; h = tanh(a * b) made by an op; y a number; z = exp(h) of h's shape; c unused."""
+    a, b, c = (lib.tensor(v, requires_grad=True) for v in (_A, _B, _B))
+    h = (a * b).tanh()
+    return dict(a=a, b=b, c=c, h=h, y=h.sum() * 2 + (a ** 2).mean(), z=h.exp())
+
+
+GRAD_CASES = {
+    "a number by two leaves": lambda L, t: L.autograd.grad(t["y"], [t["a"], t["b"]]),
+    "one tensor, not a list": lambda L, t: L.autograd.grad(t["y"], t["b"]),
+    "by a tensor an op made": lambda L, t: L.autograd.grad(t["y"], [t["h"], t["a"]]),
+    "weighted by grad_outputs": lambda L, t: L.autograd.grad(t["z"], [t["a"], t["b"]], grad_outputs=L.tensor(_G)),
+    "two outputs": lambda L, t: L.autograd.grad([t["y"], t["z"]], [t["a"]], grad_outputs=[None, L.tensor(_G)]),
+    "an output by itself": lambda L, t: L.autograd.grad(t["y"], [t["y"]]),
+    "a leaf by itself": lambda L, t: L.autograd.grad(t["a"], [t["a"]], grad_outputs=L.tensor(_G)),
+    "allow_unused": lambda L, t: L.autograd.grad(t["y"], [t["a"], t["c"]], allow_unused=True),
+    "materialize_grads": lambda L, t: L.autograd.grad(t["y"], [t["c"], t["b"]], materialize_grads=True),
+}
+
+
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_autograd_grad_matches_torch_and_leaves_dot_grad_alone(case):
+    torch = pytest.importorskip("torch")
+    ours_graph, theirs_graph = _small_graph(mg), _small_graph(torch)
+    ours, theirs = GRAD_CASES[case](mg, ours_graph), GRAD_CASES[case](torch, theirs_graph)
+    assert isinstance(ours, tuple) and len(ours) == len(theirs)
+    for mine, reference in zip(ours, theirs):
+        assert (mine is None) == (reference is None)
+        if mine is not None:
+            assert not mine.requires_grad
+            np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-12, atol=1e-14)
+    assert all(ours_graph[name].grad is None for name in "abc")
+
+
+@pytest.mark.parametrize("inputs", [None, ["b"]])
+def test_autograd_backward_of_several_outputs_matches_torch(inputs):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (mg, torch):
+        graph = _small_graph(lib)
+        lib.autograd.backward([graph["y"], graph["z"]], [None, lib.tensor(_G)],
+                              inputs=None if inputs is None else [graph[name] for name in inputs])
+        results.append([None if graph[name].grad is None else graph[name].grad.numpy() for name in "abc"])
+    for mine, reference in zip(*results):
+        assert (mine is None) == (reference is None)
+        if mine is not None:
+            np.testing.assert_allclose(mine, reference, rtol=1e-12)
+
+
+def test_autograd_grad_errors_name_the_problem():
+    graph = _small_graph(mg)
+    with pytest.raises(RuntimeError, match=r"output 0 has shape \(3, 4\); a gradient for it is needed"):
+        mg.autograd.grad(graph["z"], [graph["a"]])
+    with pytest.raises(RuntimeError, match=r"input 1 \(shape \(4,\)\) was not used.*allow_unused=True"):
+        mg.autograd.grad(graph["y"], [graph["a"], graph["c"]], retain_graph=True)
+    with pytest.raises(RuntimeError, match=r"input 0 \(shape \(4,\)\) does not require grad"):
+        mg.autograd.grad(graph["y"], [mg.tensor(_B)])
+    with pytest.raises(TypeError, match="inputs must be Tensors; item 0 is a ndarray"):
+        mg.autograd.grad(graph["y"], [_A])
+    with pytest.raises(ValueError, match=r"the gradient for output 0 has shape \(4,\); the output's is \(3, 4\)"):
+        mg.autograd.grad(graph["z"], [graph["a"]], grad_outputs=[np.ones(4)])
+    with pytest.raises(NotImplementedError, match="create_graph=True"):
+        mg.autograd.grad(graph["y"], [graph["a"]], create_graph=True)
+    first = mg.autograd.grad(graph["y"], [graph["a"]], retain_graph=True)[0]
+    np.testing.assert_array_equal(mg.autograd.grad(graph["y"], [graph["a"]])[0].numpy(), first.numpy())
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        mg.autograd.grad(graph["y"], [graph["a"]])
