@@ -293,9 +293,10 @@ def _walk(roots, retain_graph, targets=None):
         out_grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype)
                      in zip(out_grads, node.output_meta)]
         out_grads = node._hooked_grads(out_grads)  # register_hook on the tensors this node made
-        for index, g in enumerate(out_grads):
-            for position in made_targets.get((id(node), index), ()):
-                captured[position] = g
+        if made_targets:
+            for index, g in enumerate(out_grads):
+                for position in made_targets.get((id(node), index), ()):
+                    captured[position] = g
         in_grads = node.run_backward(out_grads, retain_graph)
         for tensor, (child, index), needed, g in zip(node.inputs, node.input_edges, node.needs_input_grad, in_grads):
             if g is None or not needed:
