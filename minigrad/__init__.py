@@ -15,9 +15,9 @@ import importlib
 
 from . import dtypes, ops, optim, parallel, viz
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-                       multinomial, normal, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
-                       tensor, zeros, zeros_like)
+from .creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
+                       get_rng_state, linspace, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, set_rng_state, tensor, zeros, zeros_like)
 from .dtypes import bool_ as bool, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
@@ -52,6 +52,7 @@ __all__ = [
     "Tensor", "Parameter", "Function", "tensor", "as_tensor", "from_numpy", "is_tensor", "numel",
     "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "zeros_like", "ones_like", "empty_like",
     "full_like", "randn", "rand", "randint", "randperm", "multinomial", "randn_like", "rand_like", "manual_seed", "Generator", "default_generator",
+    "get_rng_state", "set_rng_state",
     "bernoulli", "normal",
     "float32", "float64", "int64", "int32", "uint8", "long", "double", "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "set_grad_enabled",

@@ -9,6 +9,7 @@ import numpy as np
 from . import dtypes
 from .errors import ArgumentError, DTypeError, ShapeError
 from .ops.args import as_array, check_device, shape_args
+from . import random as _random
 from .random import generator as _draw
 from .tensor import Tensor
 
@@ -260,3 +261,15 @@ def new_tensor(self, data, dtype=None, requires_grad=False, device=None):
 # that makes tensors, because the ops below may not import creation.
 for _maker in (new_zeros, new_ones, new_empty, new_full, new_tensor, multinomial):
     setattr(Tensor, _maker.__name__, _maker)
+
+
+def get_rng_state():
+    """The global generator's state as a 1-D uint8 tensor (torch.get_rng_state): save it with a
+    checkpoint, and set_rng_state(state) later draws the same numbers again (dropout, init ...)."""
+    return Tensor(_random.get_rng_state())
+
+
+def set_rng_state(new_state):
+    """Put the global generator back to a state get_rng_state() gave (a tensor or array;
+    torch.set_rng_state); a damaged state raises ValueError and changes nothing."""
+    _random.set_rng_state(new_state)

@@ -49,6 +49,16 @@ class Generator:
     def initial_seed(self):
         return self._initial_seed
 
+    def get_state(self):
+        """Where the generator is, as a 1-D uint8 array (torch returns a uint8 tensor; mg.get_rng_state
+        wraps this one): save it with a checkpoint and set_state() it to draw the same numbers again."""
+        return _encode(self._rng)
+
+    def set_state(self, new_state):
+        """Go back to a state get_state() gave (checked: a damaged one raises); returns the generator."""
+        self._rng, self._initial_seed = _decode(new_state)
+        return self
+
     @property
     def device(self):
         return "cpu"
@@ -70,6 +80,11 @@ class _DefaultGenerator(Generator):
         manual_seed(seed)
         return self
 
+    def set_state(self, new_state):
+        global _generator, _global_seed
+        _generator, _global_seed = _decode(new_state)
+        return self
+
 
 _global_seed = None
 default_generator = _DefaultGenerator()
@@ -81,6 +96,60 @@ def manual_seed(seed):
     _global_seed = _seed_value(seed)
     _generator = np.random.default_rng(_global_seed)
     return default_generator
+
+
+def get_rng_state():
+    """The global generator's state (torch.get_rng_state), a 1-D uint8 array; see Generator.get_state."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Put the global generator back to a state get_rng_state() gave (torch.set_rng_state)."""
+    default_generator.set_state(new_state)
+
+
+# A state: this tag, then nine little-endian uint64 words: the seed (128 bits, low word first),
+# how many child generators were spawned from it (mg.parallel's parts draw from such children),
+# PCG64's 128-bit state and increment (low words first), and its buffered 32-bit half.
+_STATE_TAG = b"mgrng-1\0"
+_STATE_WORDS = 9
+
+
+def _encode(rng):
+    bits = rng.bit_generator
+    sequence = bits.seed_seq
+    entropy = sequence.entropy
+    if not isinstance(entropy, int) or not 0 <= entropy < 2 ** 128 or sequence.spawn_key:
+        raise ValueError("get_state: this generator was not made by minigrad (its seed is not one number below "
+                         "2**128)")
+    state = bits.state["state"]
+    words = [entropy % 2 ** 64, entropy >> 64, sequence.n_children_spawned, state["state"] % 2 ** 64,
+             state["state"] >> 64, state["inc"] % 2 ** 64, state["inc"] >> 64, bits.state["has_uint32"],
+             bits.state["uinteger"]]
+    return np.frombuffer(_STATE_TAG + np.array(words, "<u8").tobytes(), np.uint8).copy()
+
+
+def _decode(new_state):
+    """(numpy Generator, seed) from a state _encode made; ValueError naming what is wrong otherwise."""
+    array = np.asarray(getattr(new_state, "_data", new_state))
+    expected = len(_STATE_TAG) + 8 * _STATE_WORDS
+    if array.dtype != np.uint8 or array.shape != (expected,):
+        raise ValueError(f"set_state: expected a 1-D uint8 array of {expected} bytes from get_state(); got "
+                         f"{array.dtype} of shape {array.shape}")
+    raw = array.tobytes()
+    if raw[:len(_STATE_TAG)] != _STATE_TAG:
+        raise ValueError("set_state: these bytes are not a minigrad generator state (get_state() starts with "
+                         f"{_STATE_TAG!r}; this one with {raw[:len(_STATE_TAG)]!r})")
+    words = [int(w) for w in np.frombuffer(raw[len(_STATE_TAG):], "<u8")]
+    seed = words[0] + (words[1] << 64)
+    if words[5] % 2 == 0 or words[7] > 1 or (not words[7] and words[8]):
+        raise ValueError("set_state: a damaged generator state (PCG64's increment must be odd, and its buffered "
+                         "half empty unless flagged)")
+    bits = np.random.PCG64(np.random.SeedSequence(seed, n_children_spawned=words[2]))
+    bits.state = {"bit_generator": "PCG64", "state": {"state": words[3] + (words[4] << 64),
+                                                      "inc": words[5] + (words[6] << 64)},
+                  "has_uint32": words[7], "uinteger": words[8]}
+    return np.random.Generator(bits), seed
 
 
 def generator(chosen=None):

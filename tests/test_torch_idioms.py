@@ -412,3 +412,43 @@ def test_vector_to_parameters_refuses_a_wrong_vector_before_changing_anything():
     with pytest.raises(ValueError, match="got no parameters"):
         nn.utils.parameters_to_vector([])
     np.testing.assert_array_equal(nn.utils.parameters_to_vector(layer.parameters()).numpy(), before)
+
+
+def test_rng_state_saved_and_set_draws_the_same_numbers_again(tmp_path):
+    """mg.get_rng_state / set_rng_state (torch's names) through a checkpoint file, Generator.get_state
+    / set_state, and mg.parallel's parts (whose dropout draws from generators spawned per step)."""
+    mg.manual_seed(3)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    x = mg.randn(8, 4)
+
+    def draws():
+        loss = mg.parallel.forward_backward(lambda batch: model(batch).sum(), x, parts=2).item()
+        return mg.randn(4).numpy().tolist(), nn.Dropout(0.5)(mg.ones(16)).numpy().tolist(), loss
+    draws()  # a training step before the checkpoint: its parts' generators were spawned already
+    state = mg.get_rng_state()
+    assert isinstance(state, mg.Tensor) and state.dtype == mg.uint8 and state.ndim == 1
+    mg.save({"rng": state}, tmp_path / "rng.npz")
+    first = draws()
+    mg.set_rng_state(mg.load(tmp_path / "rng.npz")["rng"])
+    assert draws() == first
+    generator = mg.Generator()  # a fresh random seed, not a manual one
+    mine = generator.get_state()
+    expected = mg.rand(3, generator=generator).numpy()
+    again = mg.Generator().set_state(mine)
+    np.testing.assert_array_equal(mg.rand(3, generator=again).numpy(), expected)
+    assert again.initial_seed() == generator.initial_seed()
+
+
+def test_a_damaged_rng_state_is_refused_and_changes_nothing():
+    state = mg.manual_seed(0).get_state()
+    expected = mg.randn(3).numpy()
+    mg.manual_seed(0)
+    wrong_tag, even_increment = state.copy(), state.copy()
+    wrong_tag[0] = 0
+    even_increment[8 + 5 * 8] ^= 1  # the low byte of PCG64's increment, which must be odd
+    for bad, message in ((wrong_tag, "not a minigrad generator state"), (state[:10], "80 bytes.*shape \\(10,\\)"),
+                         (state.astype(np.int64), "uint8 array.*got int64"), (even_increment, "increment must be odd"),
+                         ("state", "uint8 array.*got <U5")):
+        with pytest.raises(ValueError, match=message):
+            mg.set_rng_state(bad)
+    np.testing.assert_array_equal(mg.randn(3).numpy(), expected)
