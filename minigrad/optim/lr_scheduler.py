@@ -314,8 +314,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     documentation shows). Like torch's, the rate comes from base_lr each time: a rate set by
     hand is not carried on. T_cur and T_i are in the state dict."""
 
-    extra_state = {"T_cur": lambda name, value: _epoch(name, value),
-                   "T_i": lambda name, value: _whole_number(name, value, 1)}
+    extra_state = {"T_cur": _epoch, "T_i": lambda name, value: _whole_number(name, value, 1)}
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0):  # noqa: N803 (torch's argument names)
         self.T_0 = _whole_number("T_0", T_0, 1)
@@ -390,8 +389,8 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be 'cos' or 'linear'; got {anneal_strategy!r}")
         self.anneal_strategy, self.cycle_momentum = anneal_strategy, bool(cycle_momentum)
-        div_factor, final_div_factor = _positive_number("div_factor", div_factor), \
-            _positive_number("final_div_factor", final_div_factor)
+        div_factor = _positive_number("div_factor", div_factor)
+        final_div_factor = _positive_number("final_div_factor", final_div_factor)
         up = pct_start * self.total_steps - 1  # the step where the climb ends (torch's float arithmetic)
         if three_phase:
             self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
@@ -541,11 +540,7 @@ class ReduceLROnPlateau:
         self.factor = non_negative("factor", factor)
         if self.factor >= 1:
             raise ValueError(f"factor must be < 1 (a cut); got {self.factor}")
-        groups = len(optimizer.param_groups)
-        min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * groups
-        if len(min_lrs) != groups:
-            raise ValueError(f"min_lr must be a number or a list of one per parameter group ({groups}); "
-                             f"got {len(min_lrs)}")
+        min_lrs = _per_group("min_lr", min_lr, len(optimizer.param_groups))
         self.optimizer, self.mode, self.threshold_mode = optimizer, mode, threshold_mode
         self.min_lrs = [non_negative("min_lr", value) for value in min_lrs]
         self.patience = _whole_number("patience", patience, 0)
