@@ -462,7 +462,7 @@ def _per_group(name, value, groups):
     if isinstance(value, (list, tuple)):
         if len(value) != groups:
             raise ValueError(f"{name} must be one number or a list of one per parameter group ({groups}); "
-                             f"got a list of {len(value)}")
+                             f"got {len(value)}")
         return list(value)
     return [value] * groups
 
