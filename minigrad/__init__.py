@@ -13,7 +13,7 @@ The engine (tensor, ops, optim, viz, io) does not import the layers: `mg.nn` is 
 
 import importlib
 
-from . import dtypes, ops, optim, parallel, viz
+from . import dtypes, ops, optim, parallel, utils, viz
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                        get_rng_state, linspace, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
