@@ -242,6 +242,22 @@ def test_sgd_nesterov_needs_momentum_and_no_dampening_as_in_torch():
         mg.optim.Adam([p], maximize="yes")
 
 
+def test_torchs_device_flags_are_accepted_and_the_unsupported_ones_refused():
+    """nanoGPT-style `AdamW(groups, lr, betas, fused=True)` runs; amsgrad and differentiable say
+    they are not supported instead of a TypeError about an unknown argument."""
+    p = nn.Parameter(np.ones(2))
+    for name in ("Adam", "AdamW"):
+        optimizer = getattr(mg.optim, name)([p], lr=0.1, betas=(0.9, 0.95), foreach=False, fused=True, capturable=True)
+        assert "fused" not in optimizer.param_groups[0]
+        with pytest.raises(ValueError, match=f"{name}: amsgrad=True is not supported"):
+            getattr(mg.optim, name)([p], amsgrad=True)
+        with pytest.raises(ValueError, match="differentiable=True .* is not supported"):
+            getattr(mg.optim, name)([p], differentiable=True)
+    mg.optim.SGD([p], lr=0.1, foreach=True, fused=False)
+    with pytest.raises(ValueError, match="SGD: differentiable=True"):
+        mg.optim.SGD([p], lr=0.1, differentiable=True)
+
+
 def test_state_dicts_from_before_nesterov_dampening_and_maximize_still_load(tmp_path):
     """Settings added later are optional on load (they keep the optimizer's own value), as torch
     fills in the settings an older checkpoint lacks."""

@@ -11,12 +11,15 @@ One fused kernel pass per parameter (kernels.adam_update) does the rest.
 import numpy as np
 
 from .. import kernels
-from .optimizer import Optimizer, betas, buffer, changed_in_place, flag, non_negative, non_negative_buffer, step_count
+from .optimizer import (Optimizer, betas, buffer, changed_in_place, check_torch_flags, flag, non_negative,
+                        non_negative_buffer, step_count)
 
 
 class Adam(Optimizer):
     """Adam (torch.optim.Adam): L2 weight decay added to the gradient. See AdamW for decoupled decay.
-    maximize=True climbs the objective (steps along +grad), as in torch.
+    maximize=True climbs the objective (steps along +grad), as in torch. foreach, fused and
+    capturable (how torch runs the update on its devices) are accepted and change nothing;
+    amsgrad=True and differentiable=True are not supported (ValueError).
 
     State per parameter: step (an int), exp_avg, exp_avg_sq (arrays of its shape and dtype).
     Parameters that are not C-contiguous (a transposed view, say) are updated through a
@@ -29,8 +32,12 @@ class Adam(Optimizer):
     state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer}
     decoupled_weight_decay = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, *, maximize=False):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         # lr = 0 is allowed, as in torch (a warm-up may start at 0)
+        if amsgrad:
+            raise ValueError(f"{type(self).__name__}: amsgrad=True is not supported")
+        check_torch_flags(type(self).__name__, differentiable)
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
 
     def step(self):
@@ -66,5 +73,8 @@ class AdamW(Adam):
 
     decoupled_weight_decay = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, *, maximize=False):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused)

@@ -89,6 +89,14 @@ def non_negative_buffer(name, value, param):
     return array
 
 
+def check_torch_flags(name, differentiable):
+    """torch's optimizers take flags for how the update runs on their devices (foreach, fused,
+    capturable): here they change nothing. differentiable=True asks for a graph through the
+    update itself, which minigrad's in-place updates do not record."""
+    if differentiable:
+        raise ValueError(f"{name}: differentiable=True (a graph through the update) is not supported")
+
+
 def _plain(value):
     """A value as mg.load returns it (0-d or 1-d array) -> a Python number or list."""
     if isinstance(value, Tensor):

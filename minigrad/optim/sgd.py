@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .optimizer import Optimizer, buffer, changed_in_place, finite, flag, non_negative
+from .optimizer import Optimizer, buffer, changed_in_place, check_torch_flags, finite, flag, non_negative
 
 
 class SGD(Optimizer):
@@ -12,7 +12,8 @@ class SGD(Optimizer):
         buf = g (first step), then buf = momentum * buf + (1 - dampening) * g
         p -= lr * (g + momentum * buf if nesterov else buf if momentum else g)
 
-    Nesterov momentum needs momentum > 0 and dampening 0, as in torch.
+    Nesterov momentum needs momentum > 0 and dampening 0, as in torch. foreach and fused are
+    accepted and change nothing; differentiable=True is not supported.
     """
 
     hyper_parameters = {"lr": non_negative, "momentum": non_negative, "dampening": finite,
@@ -21,8 +22,9 @@ class SGD(Optimizer):
     state_checks = {"momentum_buffer": buffer}
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *,
-                 maximize=False):
+                 maximize=False, foreach=None, differentiable=False, fused=None):
         # lr = 0 is allowed, as in torch (a warm-up may start at 0)
+        check_torch_flags("SGD", differentiable)
         super().__init__(params, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                          nesterov=nesterov, maximize=maximize)
         for group in self.param_groups:
