@@ -461,12 +461,14 @@ def test_one_cycle_cycles_adams_beta1_as_torch(name):
 
 RESUMABLE = {
     "OneCycleLR": (lambda lr, opt: lr.OneCycleLR(opt, 1.0, total_steps=20), {}),
+    "ChainedScheduler": (lambda lr, opt: lr.ChainedScheduler([lr.LinearLR(opt, 0.2, total_iters=4),
+                                                             lr.ExponentialLR(opt, 0.8)]), {}),
     "CosineAnnealingWarmRestarts": (lambda lr, opt: lr.CosineAnnealingWarmRestarts(opt, 3, 2), {5: 5.5}),
 }
 
 
 @pytest.mark.parametrize("name", RESUMABLE)
-def test_one_cycle_and_warm_restarts_resume_from_their_state_dicts(name, tmp_path):
+def test_schedules_with_state_of_their_own_resume_from_their_state_dicts(name, tmp_path):
     make, jumps = RESUMABLE[name]  # jumps: step number -> the epoch given to step() there
 
     def build():
@@ -488,6 +490,17 @@ def test_one_cycle_and_warm_restarts_resume_from_their_state_dicts(name, tmp_pat
     optimizer.load_state_dict(checkpoint["optim"])
     schedule.load_state_dict(checkpoint["schedule"])
     assert run(optimizer, schedule, range(7, 14)) == straight[7:]
+
+
+def test_chained_scheduler_checks_its_schedulers_and_keys():
+    optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.5)
+    lr = mg.optim.lr_scheduler
+    schedule = lr.ChainedScheduler([lr.LinearLR(optimizer, 0.2, total_iters=4), lr.ExponentialLR(optimizer, 0.8)])
+    with pytest.raises(ValueError, match="unexpected key 'schedulers.2.last_epoch'"):
+        schedule.load_state_dict({"schedulers.2.last_epoch": 1})
+    with pytest.raises(ValueError, match="schedulers .* made on one optimizer"):
+        lr.ChainedScheduler([lr.ExponentialLR(optimizer, 0.5),
+                             lr.ExponentialLR(mg.optim.SGD([nn.Parameter(np.ones(1))], lr=1.0), 0.5)])
 
 
 def test_warm_restarts_check_their_own_state():
@@ -615,6 +628,7 @@ STACKED = {
                                                                           [first, lr.CosineAnnealingLR(opt, 6)])[2])(
         lr.StepLR(opt, 2, 0.5)),
     "ConstantLR and MultiStepLR": lambda lr, opt: [lr.ConstantLR(opt, 0.5, 3), lr.MultiStepLR(opt, [2, 5, 5], 0.5)],
+    "ChainedScheduler": lambda lr, opt: [lr.ChainedScheduler([lr.ConstantLR(opt, 0.1, 3), lr.ExponentialLR(opt, 0.9)])],
 }
 
 

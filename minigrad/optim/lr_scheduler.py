@@ -520,6 +520,48 @@ class SequentialLR(LRScheduler):
         self.schedulers[k].last_epoch = self.last_epoch - (self.milestones[k - 1] if k else 0)
 
 
+class ChainedScheduler:
+    """Several schedules stepped together with one step() (torch's ChainedScheduler): each
+    takes the groups' current rates to the next, so their factors multiply, e.g. a ConstantLR
+    warm-up chained with an ExponentialLR decay. Its state dict holds each schedule's."""
+
+    def __init__(self, schedulers, optimizer=None):
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        optimizer = schedulers[0].optimizer if optimizer is None else optimizer
+        for scheduler in schedulers:
+            if not isinstance(scheduler, LRScheduler) or scheduler.optimizer is not optimizer:
+                raise ValueError("ChainedScheduler expects schedulers (not ReduceLROnPlateau) made on one optimizer")
+        self.optimizer, self._schedulers = optimizer, schedulers
+        self.last_lrs = [group["lr"] for group in optimizer.param_groups]
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self.last_lrs = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self):
+        return list(self.last_lrs)
+
+    def state_dict(self):
+        """Each schedule's state under "schedulers.<k>." (flat, for mg.save)."""
+        return OrderedDict((f"schedulers.{k}.{key}", value) for k, scheduler in enumerate(self._schedulers)
+                           for key, value in scheduler.state_dict().items())
+
+    def load_state_dict(self, state_dict):
+        parts = [{} for _ in self._schedulers]
+        for key, value in state_dict.items():
+            prefix, _, rest = key.partition(".")
+            k, _, name = rest.partition(".")
+            if prefix != "schedulers" or not k.isdigit() or int(k) >= len(parts) or not name:
+                raise ValueError(f"ChainedScheduler.load_state_dict failed: unexpected key {key!r}")
+            parts[int(k)][name] = value
+        for scheduler, part in zip(self._schedulers, parts):
+            scheduler.load_state_dict(part)
+        self.last_lrs = [group["lr"] for group in self.optimizer.param_groups]
+
+
 class ReduceLROnPlateau:
     """Cut each group's lr by `factor` when a metric has not improved for `patience` steps, as
     torch.optim.lr_scheduler.ReduceLROnPlateau: call step(metric) after each evaluation.
@@ -626,5 +668,5 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
 
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR",
-           "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau",
-           "warmup_cosine"]
+           "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR", "ChainedScheduler",
+           "ReduceLROnPlateau", "warmup_cosine"]
