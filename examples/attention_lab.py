@@ -13,6 +13,7 @@ Every number on the page is computed by minigrad in this process.
 """
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -37,6 +38,9 @@ def main(argv=None):
     except OSError as error:
         sys.exit(f"attention lab: cannot listen on {args.host}:{args.port}: {error.strerror or error}")
     print(f"attention lab: open {server.url}  (Ctrl-C stops it)", flush=True)
+    # A shell that starts a program in the background (`... &`, nohup, some CI runners) hands it
+    # SIGINT ignored, and Python then keeps it ignored: `kill -INT` would not stop the lab.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -168,14 +168,18 @@ def test_several_tabs_at_once(served):
 # The command line
 
 
-def start_lab(*arguments):
+def start_lab(*arguments, sigint=signal.SIG_DFL):
+    """The lab as a user starts it; sigint: the SIGINT disposition it inherits (a shell hands a
+    program it starts in the background SIG_IGN)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return subprocess.Popen([sys.executable, str(ROOT / "examples" / "attention_lab.py"), *map(str, arguments)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
 
 
-def test_command_prints_the_url_serves_and_stops_on_ctrl_c(tmp_path):
-    process = start_lab("--port", 0, "--runs", tmp_path)
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["foreground", "started in the background"])
+def test_command_prints_the_url_serves_and_stops_on_ctrl_c(tmp_path, sigint):
+    process = start_lab("--port", 0, "--runs", tmp_path, sigint=sigint)
     try:
         line = process.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line)
