@@ -148,3 +148,52 @@ def test_subset_concat_and_collate():
 def test_bad_arguments_name_what_was_expected(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("settings", [{}, {"batch_first": True}, {"batch_first": True, "padding_value": -1.0},
+                                      {"padding_side": "left"}, {"batch_first": True, "padding_side": "left"}])
+def test_pad_sequence_matches_torch_values_and_gradients(settings):
+    torch = _torch()
+    from nn.utils.rnn import pad_sequence
+
+    arrays = [np.random.default_rng(k).standard_normal((n, 2, 3)).astype(np.float32) for k, n in enumerate((4, 1, 6))]
+    ours = [mg.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, reference = pad_sequence(ours, **settings), torch.nn.utils.rnn.pad_sequence(theirs, **settings)
+    np.testing.assert_array_equal(out.numpy(), reference.detach().numpy())
+    grad = np.random.default_rng(9).standard_normal(out.shape).astype(np.float32)
+    (out * mg.tensor(grad)).sum().backward()
+    (reference * torch.from_numpy(grad)).sum().backward()
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+def test_a_loader_of_token_lists_padded_by_collate_fn():
+    """The usual text batch: samples of different lengths, collate_fn pads them and keeps the lengths."""
+    from nn.utils.rnn import pad_sequence
+
+    class Reviews(Dataset):
+        texts = [[5, 2, 9], [4], [7, 7, 7, 7], [1, 3]]
+
+        def __len__(self):
+            return len(self.texts)
+
+        def __getitem__(self, i):
+            return mg.tensor(self.texts[i]), i % 2
+
+    def collate(samples):
+        ids, labels = zip(*samples)
+        return pad_sequence(ids, batch_first=True), mg.tensor([len(x) for x in ids]), mg.tensor(labels)
+    batches = list(DataLoader(Reviews(), batch_size=3, collate_fn=collate))
+    ids, lengths, labels = batches[0]
+    assert ids.numpy().tolist() == [[5, 2, 9, 0], [4, 0, 0, 0], [7, 7, 7, 7]] and ids.dtype == mg.int64
+    assert lengths.numpy().tolist() == [3, 1, 4] and labels.numpy().tolist() == [0, 1, 0]
+    assert batches[1][0].numpy().tolist() == [[1, 3]]
+    with pytest.raises(ValueError, match=r"trailing shape \(\) \(the first's\); sequence 1 has shape \(2, 2\)"):
+        pad_sequence([mg.ones(3), mg.ones(2, 2)])
+    with pytest.raises(ValueError, match="padding_side must be 'right' or 'left'; got 'up'"):
+        pad_sequence([mg.ones(3)], padding_side="up")
+    with pytest.raises(TypeError, match="sequence 0 must be a Tensor; got list"):
+        pad_sequence([[1, 2]])
+    with pytest.raises(ValueError, match="got no sequences"):
+        pad_sequence([])

@@ -1,6 +1,7 @@
 """Training helpers under torch's names (torch.nn.utils): clip_grad_norm_ and clip_grad_value_
 live in minigrad.optim (next to the optimizers that follow them); parameters_to_vector and
-vector_to_parameters turn a model's parameters into one flat vector and back."""
+vector_to_parameters turn a model's parameters into one flat vector and back; rnn.pad_sequence
+makes one padded batch of sequences of different lengths."""
 
 import math
 
@@ -9,7 +10,9 @@ import numpy as np
 import minigrad as mg
 from minigrad.optim import clip_grad_norm_, clip_grad_value_
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+from . import rnn
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
 
 
 def _tensors(parameters, name):
