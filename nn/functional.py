@@ -25,7 +25,7 @@ from minigrad.ops.attention import scaled_dot_product_attention
 from minigrad.ops.embedding import embedding
 from minigrad.ops.inplace import apply_inplace
 from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
-                               l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+                               kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from minigrad.ops.normalization import layer_norm, rms_norm
 from minigrad.ops.pad import pad
 from minigrad.tensor import Tensor
@@ -123,5 +123,5 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
-           "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+           "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
            "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention"]

@@ -87,6 +87,18 @@ class MSELoss(_Loss):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
+class KLDivLoss(_Loss):
+    """F.kl_div(log_probabilities, target): reduction also "batchmean" (the divergence per
+    example); log_target=True when the target holds log-probabilities too."""
+
+    def __init__(self, reduction="mean", log_target=False):
+        super().__init__("sum" if reduction == "batchmean" else reduction)
+        self.reduction, self.log_target = reduction, bool(log_target)
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
 class L1Loss(_Loss):
     """F.l1_loss(input, target): mean (or sum) of absolute differences."""
 
@@ -120,5 +132,5 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MSELoss", "L1Loss", "SmoothL1Loss",
-           "HuberLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MSELoss", "KLDivLoss", "L1Loss",
+           "SmoothL1Loss", "HuberLoss"]

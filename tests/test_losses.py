@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
+from minigrad.errors import DTypeError, ShapeError
 import minigrad.nn.functional as F
 from minigrad import nn
 
@@ -144,7 +145,22 @@ def regression(name, option=None, values=()):
     return case
 
 
+def kl(data, rng, dtype):
+    """Log-probabilities against probabilities (or log-probabilities, log_target=True), all > 0:
+    at a target of exactly 0 torch's target gradient is NaN, minigrad's finite (the loss agrees)."""
+    shape = _elementwise_shape(data)
+    scores, weights = rng.standard_normal(shape), rng.random(shape) + 0.05
+    last = max(len(shape) - 1, 0)
+    log_probabilities = scores - np.log(np.exp(scores).sum(axis=last, keepdims=True)) if shape else scores
+    probabilities = weights / weights.sum(axis=last, keepdims=True) if shape else weights
+    log_target = data.draw(st.booleans(), label="log_target")
+    target = np.log(probabilities) if log_target else probabilities
+    return ("kl_div", {"input": log_probabilities.astype(dtype), "target": target.astype(dtype)}, ["input", "target"],
+            {"log_target": log_target})
+
+
 CASES = {
+    "kl_div": kl,
     "cross_entropy_ids": cross_entropy_ids,
     "cross_entropy_probabilities": cross_entropy_probabilities,
     "nll_loss": nll,
@@ -198,6 +214,8 @@ GRADCHECKS = {
     "l1_loss": (lambda x, y: F.l1_loss(x, y, reduction="sum"), [VALUES, VALUES[::-1] + 0.1]),
     "smooth_l1_loss": (lambda x, y: F.smooth_l1_loss(x, y, beta=0.7), [VALUES, VALUES[::-1] + 0.1]),
     "huber_loss": (lambda x, y: F.huber_loss(x, y, delta=0.6, reduction="none"), [VALUES, VALUES[::-1] + 0.1]),
+    "kl_div_batchmean": (lambda x, q: F.kl_div(x, q, reduction="batchmean"), [LOGITS, PROBABILITIES]),
+    "kl_div_log_target": (lambda x, q: F.kl_div(x, q, reduction="sum", log_target=True), [LOGITS, LOGITS[::-1] * 0.5]),
 }
 
 
@@ -361,3 +379,27 @@ def test_loss_weights_are_buffers_as_in_torch():
     assert ours.double().pos_weight.dtype == np.float64
     x = mg.randn(2, 3, dtype=mg.float64)
     assert ours(x, mg.rand(2, 3, dtype=mg.float64)).dtype == np.float64
+
+
+def test_kl_div_batchmean_zero_targets_and_its_module_match_torch():
+    torch = pytest.importorskip("torch")
+    log_probabilities = np.log(PROBABILITIES[:, :, 0])
+    target = PROBABILITIES[::-1, :, 1].copy()
+    target[0, 2] = 0.0  # x log x = 0 at 0: the loss stays finite
+    ours, theirs = mg.tensor(log_probabilities, requires_grad=True), torch.tensor(log_probabilities, requires_grad=True)
+    value = nn.KLDivLoss(reduction="batchmean")(ours, mg.tensor(target))
+    reference = torch.nn.KLDivLoss(reduction="batchmean")(theirs, torch.tensor(target))
+    np.testing.assert_allclose(value.item(), reference.item(), rtol=1e-12)
+    value.backward()
+    reference.backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-15)
+    with pytest.warns(UserWarning, match="reduction='mean' divides the total by every element"):
+        F.kl_div(ours, mg.tensor(target))
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        F.kl_div(ours, mg.tensor(target), reduction="avg")
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        nn.KLDivLoss(reduction="avg")
+    with pytest.raises(DTypeError, match="expected a float target"):
+        F.kl_div(ours, mg.tensor([[0, 1, 0, 0]] * 3))
+    with pytest.raises(ShapeError, match=r"target of shape \(2,\) does not broadcast"):
+        F.kl_div(ours, mg.tensor([0.5, 0.5]))

@@ -28,7 +28,7 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from . import nn as _fused
 from .args import as_array
-from .elementwise import abs, cast, masked_fill, mul, sub, where
+from .elementwise import abs, cast, exp, log, masked_fill, mul, sub, where
 from .nn import log_softmax
 from .reduce import sum
 
@@ -386,6 +386,39 @@ def huber_loss(input, target, *, reduction="mean", delta=1.0):
     return _reduce(_smooth_l1(sub(input, target), float(delta)) * float(delta), reduction)
 
 
+def kl_div(input, target, *, reduction="mean", log_target=False):
+    """The Kullback-Leibler divergence of input from target, as torch's F.kl_div: input holds
+    log-probabilities, target probabilities (log-probabilities with log_target=True); elementwise
+    target * (log(target) - input), 0 where target is 0, then reduced. reduction="batchmean"
+    divides the sum by the batch size (the first dim): the divergence itself, per example;
+    "mean" divides by every element, as torch's (with its warning)."""
+    op = "kl_div"
+    if reduction != "batchmean":
+        _check_reduction(reduction)
+    if reduction == "mean":
+        warnings.warn("kl_div: reduction='mean' divides the total by every element, not by the batch size; "
+                      "reduction='batchmean' gives the KL divergence per example", stacklevel=2)
+    input = _float_input(op, input)
+    target = _as_tensor(target)
+    if target.dtype.kind != "f":
+        raise DTypeError(f"{op}: expected a float target (probabilities); got dtype {target.dtype}")
+    try:
+        np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise ShapeError(f"{op}: target of shape {target.shape} does not broadcast with input of shape "
+                         f"{input.shape}") from None
+    dtype = dtypes.promote_types(input.dtype, target.dtype)
+    input, target = cast(input, dtype), cast(target, dtype)
+    if log_target:
+        loss = mul(exp(target), sub(target, input))
+    else:  # x log x is 0 at x = 0 (log(1) stands in for log(0) there); a negative target gives NaN
+        loss = mul(target, sub(log(where(target.data == 0, 1.0, target)), input))
+    if reduction == "batchmean":
+        total = sum(loss)
+        return total / loss.shape[0] if loss.ndim else total
+    return _reduce(loss, reduction)
+
+
 def _smooth_l1(difference, beta):
     size = abs(difference)
     if beta == 0:
@@ -394,4 +427,4 @@ def _smooth_l1(difference, beta):
 
 
 __all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
-           "l1_loss", "smooth_l1_loss", "huber_loss", "REDUCTIONS"]
+           "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "REDUCTIONS"]
