@@ -71,15 +71,19 @@ def _same_shape_target(op, input, target, broadcast):
     if target.shape != input.shape:
         if not broadcast:
             raise ShapeError(f"{op}: target size {target.shape} must be the same as input size {input.shape}")
-        try:
-            np.broadcast_shapes(input.shape, target.shape)
-        except ValueError:
-            raise ShapeError(f"{op}: target of shape {target.shape} does not broadcast with input of shape "
-                             f"{input.shape}") from None
+        _check_broadcast(op, input, target)
         warnings.warn(f"{op}: using a target size {target.shape} that is different to the input size "
                       f"{input.shape}; the two are broadcast, which is likely not what you want", stacklevel=3)
     dtype = dtypes.promote_types(input.dtype, target.dtype) if target.dtype.kind == "f" else input.dtype
     return cast(input, dtype), cast(target, dtype)
+
+
+def _check_broadcast(op, input, target):
+    try:
+        np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise ShapeError(f"{op}: target of shape {target.shape} does not broadcast with input of shape "
+                         f"{input.shape}") from None
 
 
 def _reduce(loss, reduction):
@@ -402,11 +406,7 @@ def kl_div(input, target, *, reduction="mean", log_target=False):
     target = _as_tensor(target)
     if target.dtype.kind != "f":
         raise DTypeError(f"{op}: expected a float target (probabilities); got dtype {target.dtype}")
-    try:
-        np.broadcast_shapes(input.shape, target.shape)
-    except ValueError:
-        raise ShapeError(f"{op}: target of shape {target.shape} does not broadcast with input of shape "
-                         f"{input.shape}") from None
+    _check_broadcast(op, input, target)
     dtype = dtypes.promote_types(input.dtype, target.dtype)
     input, target = cast(input, dtype), cast(target, dtype)
     if log_target:
