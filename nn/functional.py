@@ -6,6 +6,7 @@ nn.Linear. What this file adds is torch's spelling where the engine's differs (i
 dtype=, the implicit softmax dim) and two short compositions, one_hot and normalize.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -56,6 +57,36 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 def elu(input, alpha=1.0, inplace=False):
     return _maybe_in_place(_elu, "elu_", input, inplace, alpha=alpha)
+
+
+def mish(input):
+    """x * tanh(softplus(x)) (Misra, 2019), as torch's F.mish."""
+    return input * softplus(input).tanh()
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0):
+    """x clipped to [min_val, max_val] (gradient 1 inside, 0 outside), as torch's F.hardtanh."""
+    if not min_val < max_val:
+        raise ValueError(f"hardtanh: min_val must be below max_val; got {min_val} and {max_val}")
+    if input.dtype.kind in "iu":  # an integer tensor stays one, as in torch
+        min_val, max_val = int(min_val), int(max_val)
+    return input.clamp(min=min_val, max=max_val)
+
+
+def relu6(input):
+    """min(max(x, 0), 6), as torch's F.relu6."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed as -log(1 + exp(-x)) without overflow (softplus with no switch to
+    the identity, so the gradient is sigmoid(-x) everywhere)."""
+    return -softplus(-input, threshold=math.inf)
+
+
+def softsign(input):
+    """x / (1 + |x|), as torch's F.softsign."""
+    return input / (input.abs() + 1.0)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -122,6 +153,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 
 __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
+           "mish", "hardtanh", "relu6", "logsigmoid", "softsign",
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
            "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention"]

@@ -92,6 +92,37 @@ class ELU(_Activation):
         self.alpha, self.inplace = float(alpha), bool(inplace)
 
 
+class Mish(_Activation):
+    """x * tanh(softplus(x))."""
+    function = staticmethod(F.mish)
+
+
+class Hardtanh(_Activation):
+    """x clipped to [min_val, max_val]."""
+    function, settings = staticmethod(F.hardtanh), ("min_val", "max_val")
+
+    def __init__(self, min_val=-1.0, max_val=1.0):
+        super().__init__()
+        if not min_val < max_val:
+            raise ValueError(f"Hardtanh: min_val must be below max_val; got {min_val} and {max_val}")
+        self.min_val, self.max_val = float(min_val), float(max_val)
+
+
+class ReLU6(_Activation):
+    """min(max(x, 0), 6)."""
+    function = staticmethod(F.relu6)
+
+
+class LogSigmoid(_Activation):
+    """log(sigmoid(x)), finite for large |x|."""
+    function = staticmethod(F.logsigmoid)
+
+
+class Softsign(_Activation):
+    """x / (1 + |x|)."""
+    function = staticmethod(F.softsign)
+
+
 class Softplus(_Activation):
     """log(1 + exp(beta x)) / beta, and x where beta x > threshold."""
     function, settings = staticmethod(F.softplus), ("beta", "threshold")
@@ -160,4 +191,4 @@ class Unflatten(Module):
 
 
 __all__ = ["Dropout", "Tanh", "ReLU", "Sigmoid", "Identity", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
-           "Softmax", "LogSoftmax", "Flatten", "Unflatten"]
+           "Mish", "Hardtanh", "ReLU6", "LogSigmoid", "Softsign", "Softmax", "LogSoftmax", "Flatten", "Unflatten"]

@@ -29,6 +29,14 @@ CASES = {
     "softplus": (softplus, lambda F, x: F.softplus(x)),
     "softplus_beta_2_threshold_5": (lambda x: softplus(x, beta=2.0, threshold=5.0),
                                     lambda F, x: F.softplus(x, beta=2.0, threshold=5.0)),
+    "mish": (nn.functional.mish, lambda F, x: F.mish(x)),
+    "hardtanh": (nn.functional.hardtanh, lambda F, x: F.hardtanh(x)),
+    "hardtanh_-2_3": (lambda x: nn.functional.hardtanh(x, -2.0, 3.0), lambda F, x: F.hardtanh(x, -2.0, 3.0)),
+    "relu6": (nn.functional.relu6, lambda F, x: F.relu6(x)),
+    "logsigmoid": (nn.functional.logsigmoid, lambda F, x: F.logsigmoid(x)),
+    "softsign": (nn.functional.softsign, lambda F, x: F.softsign(x)),
+    "modules": (lambda x: nn.Softsign()(nn.LogSigmoid()(nn.ReLU6()(nn.Hardtanh(-5.0, 5.0)(nn.Mish()(x))))),
+                lambda F, x: F.softsign(F.logsigmoid(F.relu6(F.hardtanh(F.mish(x), -5.0, 5.0))))),
 }
 TOLERANCE = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
 
@@ -84,6 +92,7 @@ def test_gradcheck_float64(name):
     x = np.where(np.abs(x) < 1e-3, 0.5, x)  # no finite difference across a kink (relu-like ops at 0)
     # keep away from softplus's switch to the identity (beta x = threshold: 20, or 5 with beta 2)
     x = np.where((np.abs(x - 20) < 1e-3) | (np.abs(x * 2 - 5) < 1e-3), 1.0, x)
+    x = np.where(np.abs(np.abs(x) - 1) < 1e-3, 0.5, x)  # nor across hardtanh's corners at -1 and 1
     assert mg.gradcheck(CASES[name][0], [x])
 
 
@@ -137,10 +146,22 @@ def test_gelu_kernels_propagate_nan_and_reject_bad_arguments():
 
 # ============================================================ errors and modules
 
-@pytest.mark.parametrize("name", CASES)
+INTEGER_OK = {"hardtanh", "hardtanh_-2_3", "relu6", "softsign"}  # torch takes integer tensors for these
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - INTEGER_OK))
 def test_integer_inputs_are_rejected(name):
     with pytest.raises(TypeError, match="float32 or float64 tensor; got dtype int64"):
         CASES[name][0](mg.tensor([1, 2, 3]))
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_OK))
+def test_integer_inputs_where_torch_takes_them(name):
+    torch = pytest.importorskip("torch")
+    ids = np.array([-7, -1, 0, 2, 9])
+    ours, theirs = CASES[name][0](mg.tensor(ids)), CASES[name][1](torch.nn.functional, torch.tensor(ids))
+    assert ours.dtype == theirs.numpy().dtype
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
 def test_gelu_rejects_unknown_approximation():
