@@ -8,6 +8,7 @@ from . import functional, init, utils
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .embedding import *  # noqa: F401,F403
+from .gru import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403

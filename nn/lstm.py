@@ -92,6 +92,43 @@ class LSTMCell(Module):
         return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
 
 
+def _recurrent_parameters(module, gates, input_size, hidden_size, num_layers, bias, batch_first, bidirectional,
+                          dtype):
+    """The settings and the parameters of an LSTM (4 gates) or GRU (3) with torch's names and init:
+    weight_ih_l{k}[_reverse] (gates * H, I_k), weight_hh_l{k}... (gates * H, H), biases (gates * H,)."""
+    name = type(module).__name__
+    if input_size < 1 or hidden_size < 1 or num_layers < 1:
+        raise ValueError(f"{name}: input_size, hidden_size and num_layers must be >= 1; "
+                         f"got {input_size}, {hidden_size}, {num_layers}")
+    dtype = parameter_dtype(dtype)
+    module.input_size, module.hidden_size, module.num_layers = int(input_size), int(hidden_size), int(num_layers)
+    module.bias, module.batch_first, module.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
+    module.num_directions = 2 if bidirectional else 1
+    bound = 1 / math.sqrt(hidden_size)
+    for layer in range(num_layers):
+        layer_input = input_size if layer == 0 else hidden_size * module.num_directions
+        for suffix in module._suffixes(layer):
+            setattr(module, f"weight_ih{suffix}", _uniform_parameter((gates * hidden_size, layer_input), bound, dtype))
+            setattr(module, f"weight_hh{suffix}", _uniform_parameter((gates * hidden_size, hidden_size), bound, dtype))
+            if bias:
+                setattr(module, f"bias_ih{suffix}", _uniform_parameter((gates * hidden_size,), bound, dtype))
+                setattr(module, f"bias_hh{suffix}", _uniform_parameter((gates * hidden_size,), bound, dtype))
+
+
+def _checked_input(module, x):
+    """x as a tensor of shape (B, T, I) or (T, B, I) and the parameters' dtype, or an error naming both."""
+    name = type(module).__name__
+    x = x if isinstance(x, mg.Tensor) else mg.tensor(x)
+    dtype = module.weight_ih_l0.dtype
+    if x.ndim != 3 or x.shape[2] != module.input_size:
+        layout = "(batch, time, input_size)" if module.batch_first else "(time, batch, input_size)"
+        raise ValueError(f"{name}: expected input of shape {layout} with input_size={module.input_size}; "
+                         f"got shape {x.shape}")
+    if x.dtype != dtype:
+        raise TypeError(f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
+    return x
+
+
 class LSTM(Module):
     """Multi-layer (bidirectional) LSTM over padded batches, with PyTorch's parameters and results.
 
@@ -120,22 +157,7 @@ class LSTM(Module):
     def __init__(self, input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
                  bidirectional=False, dtype=None):
         super().__init__()
-        if input_size < 1 or hidden_size < 1 or num_layers < 1:
-            raise ValueError(f"LSTM: input_size, hidden_size and num_layers must be >= 1; "
-                             f"got {input_size}, {hidden_size}, {num_layers}")
-        dtype = parameter_dtype(dtype)
-        self.input_size, self.hidden_size, self.num_layers = int(input_size), int(hidden_size), int(num_layers)
-        self.bias, self.batch_first, self.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
-        self.num_directions = 2 if bidirectional else 1
-        bound = 1 / math.sqrt(hidden_size)
-        for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * self.num_directions
-            for suffix in self._suffixes(layer):
-                setattr(self, f"weight_ih{suffix}", _uniform_parameter((4 * hidden_size, layer_input), bound, dtype))
-                setattr(self, f"weight_hh{suffix}", _uniform_parameter((4 * hidden_size, hidden_size), bound, dtype))
-                if bias:
-                    setattr(self, f"bias_ih{suffix}", _uniform_parameter((4 * hidden_size,), bound, dtype))
-                    setattr(self, f"bias_hh{suffix}", _uniform_parameter((4 * hidden_size,), bound, dtype))
+        _recurrent_parameters(self, 4, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
 
     def _suffixes(self, layer):
         return [f"_l{layer}", f"_l{layer}_reverse"][:self.num_directions]
@@ -149,14 +171,8 @@ class LSTM(Module):
         if isinstance(lengths, tuple):
             raise TypeError("LSTM.forward(x, lengths=None, hx=None): the second argument is lengths; "
                             "pass the initial state by name: lstm(x, hx=(h0, c0))")
-        x = x if isinstance(x, mg.Tensor) else mg.tensor(x)
-        dtype = self.weight_ih_l0.dtype
-        if x.ndim != 3 or x.shape[2] != self.input_size:
-            layout = "(batch, time, input_size)" if self.batch_first else "(time, batch, input_size)"
-            raise ValueError(f"LSTM: expected input of shape {layout} with input_size={self.input_size}; "
-                             f"got shape {x.shape}")
-        if x.dtype != dtype:
-            raise TypeError(f"LSTM: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
+        x = _checked_input(self, x)
+        dtype = x.dtype
         batch, steps = (x.shape[0], x.shape[1]) if self.batch_first else (x.shape[1], x.shape[0])
         if steps == 0:  # as torch; a batch of 0 sequences gives empty outputs, as in torch
             raise ValueError(f"LSTM: expected at least one time step; got input of shape {x.shape}")

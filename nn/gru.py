@@ -1,0 +1,138 @@
+"""GRU (Cho et al., 2014): the LSTM's lighter cousin, written with engine ops.
+
+One GRU step, gate order r, z, n as in PyTorch:
+
+    r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr)        reset gate: how much of h the candidate sees
+    z = sigmoid(x W_iz^T + b_iz + h W_hz^T + b_hz)        update gate: how much of h to keep
+    n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))      candidate state
+    h' = (1 - z) * n + z * h
+
+The three W_i* are stacked into weight_ih (3H, I), the three W_h* into weight_hh (3H, H).
+Unlike nn.LSTM (one fused node per layer), GRU runs step by step with ordinary ops, so its
+graph is the textbook one; the input projections of all steps are one product per layer.
+"""
+
+import math
+
+import minigrad as mg
+
+from .linear import linear
+from .lstm import LSTM, _checked_input, _recurrent_parameters, _uniform_parameter
+from .module import Module, parameter_dtype
+
+
+def gru_cell(x, h, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
+    """One GRU step from engine ops: x (B, I), h (B, H) -> h' (B, H)."""
+    return _gru_step(linear(x, weight_ih, bias_ih), h, weight_hh, bias_hh)
+
+
+def _gru_step(inputs, h, weight_hh, bias_hh):
+    """h' from the step's input projection x W_ih^T + b_ih (B, 3H) and h."""
+    size = h.shape[-1]
+    hidden = linear(h, weight_hh, bias_hh)
+    r = (inputs[:, :size] + hidden[:, :size]).sigmoid()
+    z = (inputs[:, size:2 * size] + hidden[:, size:2 * size]).sigmoid()
+    n = (inputs[:, 2 * size:] + r * hidden[:, 2 * size:]).tanh()
+    return n + z * (h - n)  # (1 - z) n + z h
+
+
+class GRUCell(Module):
+    """One GRU step: forward(x (B, I) or (I,), h (B, H) or (H,), optional) -> h'.
+
+    Parameters as torch.nn.GRUCell: weight_ih (3H, I), weight_hh (3H, H), bias_ih, bias_hh (3H,),
+    all U(-1/sqrt(H), 1/sqrt(H)).
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, dtype=None):
+        super().__init__()
+        if input_size < 1 or hidden_size < 1:
+            raise ValueError(f"GRUCell: input_size and hidden_size must be >= 1; got {input_size} and {hidden_size}")
+        dtype = parameter_dtype(dtype)
+        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        bound = 1 / math.sqrt(hidden_size)
+        self.weight_ih = _uniform_parameter((3 * hidden_size, input_size), bound, dtype)
+        self.weight_hh = _uniform_parameter((3 * hidden_size, hidden_size), bound, dtype)
+        for name in ("bias_ih", "bias_hh"):
+            self.register_parameter(name, _uniform_parameter((3 * hidden_size,), bound, dtype) if bias else None)
+
+    def forward(self, x, h=None):
+        unbatched = x.ndim == 1
+        x = x.unsqueeze(0) if unbatched else x
+        if x.ndim != 2 or x.shape[1] != self.input_size:
+            raise ValueError(f"GRUCell: expected input of shape (batch, input_size={self.input_size}); "
+                             f"got shape {x.shape}")
+        if h is None:
+            h = mg.zeros(x.shape[0], self.hidden_size, dtype=self.weight_ih.dtype)
+        elif unbatched:
+            h = h.unsqueeze(0)
+        if h.shape != (x.shape[0], self.hidden_size):
+            raise ValueError(f"GRUCell: expected h of shape (batch={x.shape[0]}, hidden_size={self.hidden_size}); "
+                             f"got shape {h.shape}")
+        h = gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return h.squeeze(0) if unbatched else h
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
+
+
+class GRU(Module):
+    """Multi-layer (bidirectional) GRU over padded batches, with PyTorch's parameters and results.
+
+    GRU(input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
+    bidirectional=False, dtype=None). Parameters per layer k: weight_ih_l{k} (3H, I_k),
+    weight_hh_l{k} (3H, H), bias_ih_l{k}, bias_hh_l{k} (3H,), and the same with suffix _reverse;
+    U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so state dicts move both ways.
+
+    forward(x, lengths=None, hx=None) -> (output, h_n), as nn.LSTM's without the cell state:
+        x        (B, T, input_size) if batch_first else (T, B, input_size)
+        lengths  optional (B,) ints in [1, T] for a right-padded batch (what PyTorch computes
+                 with pack_padded_sequence): outputs at padded positions are 0, and h_n is
+                 each direction's state after its last real step.
+        hx       optional h0 (num_layers * num_directions, B, H); zeros if None.
+    """
+
+    def __init__(self, input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
+                 bidirectional=False, dtype=None):
+        super().__init__()
+        _recurrent_parameters(self, 3, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
+
+    _suffixes = LSTM._suffixes
+    _directions = LSTM._directions
+    extra_repr = LSTM.extra_repr
+
+    def forward(self, x, lengths=None, hx=None):
+        x = _checked_input(self, x)
+        dtype = x.dtype
+        x = x.transpose(0, 1) if self.batch_first else x  # (T, B, I) from here on
+        steps, batch = x.shape[0], x.shape[1]
+        if steps == 0:
+            raise ValueError(f"GRU: expected at least one time step; got input of shape {x.shape}")
+        lengths = LSTM._check_lengths(lengths, batch, steps)
+        states = (self.num_layers * self.num_directions, batch, self.hidden_size)
+        if hx is None:
+            hx = mg.zeros(*states, dtype=dtype)
+        elif not isinstance(hx, mg.Tensor) or tuple(hx.shape) != states or hx.dtype != dtype:
+            raise ValueError(f"GRU: expected hx of shape {states} (num_layers * num_directions, batch, hidden_size) "
+                             f"and dtype {dtype}; got {getattr(hx, 'shape', type(hx).__name__)}")
+        # real[t]: (B, 1) 1.0 where step t is inside sequence b, else 0.0
+        real = [mg.tensor((t < lengths).astype(dtype)[:, None]) for t in range(steps)]
+        h_n = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self._directions(layer)):
+                inputs = linear(x, weight_ih, bias_ih)  # every step's input projection at once
+                h = hx[layer * self.num_directions + direction]
+                order = range(steps - 1, -1, -1) if direction else range(steps)
+                out = [None] * steps
+                for t in order:  # past a sequence's end h stays as it was (reverse: until its last step)
+                    new = _gru_step(inputs[t], h, weight_hh, bias_hh)
+                    h = h + real[t] * (new - h)
+                    out[t] = new * real[t]
+                h_n.append(h)
+                outputs.append(mg.stack(out))
+            x = outputs[0] if len(outputs) == 1 else mg.cat(outputs, dim=2)
+        output = x.transpose(0, 1) if self.batch_first else x
+        return output, mg.stack(h_n)
+
+
+__all__ = ["GRU", "GRUCell"]
