@@ -17,8 +17,9 @@ import math
 import minigrad as mg
 
 from .linear import linear
-from .lstm import LSTM, _checked_input, _recurrent_parameters, _uniform_parameter
+from .lstm import LSTM, _checked_input, _packed_call, _recurrent_parameters, _uniform_parameter
 from .module import Module, parameter_dtype
+from .utils import rnn
 
 
 def gru_cell(x, h, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
@@ -101,6 +102,8 @@ class GRU(Module):
     extra_repr = LSTM.extra_repr
 
     def forward(self, x, lengths=None, hx=None):
+        if isinstance(x, rnn.PackedSequence):
+            return _packed_call(self, x, lengths, hx)
         x = _checked_input(self, x)
         dtype = x.dtype
         x = x.transpose(0, 1) if self.batch_first else x  # (T, B, I) from here on

@@ -28,6 +28,7 @@ from minigrad.ops.lstm import lstm_layer
 
 from . import init
 from .linear import linear
+from .utils import rnn
 from .module import Module, Parameter, parameter_dtype
 
 
@@ -129,6 +130,17 @@ def _checked_input(module, x):
     return x
 
 
+def _packed_call(module, packed, state, hx):
+    """LSTM / GRU on a PackedSequence (torch's way of giving lengths): the padded batch and its
+    lengths go through as usual, the output comes back packed. The initial state may be the
+    second argument, as in torch (`lstm(packed, (h0, c0))`)."""
+    if state is not None and hx is not None:
+        raise TypeError(f"{type(module).__name__}: give the initial state once (second argument or hx=)")
+    output, final = module.forward(packed.time_major(module.batch_first), lengths=packed.lengths,
+                                   hx=state if hx is None else hx)
+    return rnn.PackedSequence(output, packed.lengths, module.batch_first), final
+
+
 class LSTM(Module):
     """Multi-layer (bidirectional) LSTM over padded batches, with PyTorch's parameters and results.
 
@@ -168,6 +180,8 @@ class LSTM(Module):
                 for suffix in self._suffixes(layer)]
 
     def forward(self, x, lengths=None, hx=None):
+        if isinstance(x, rnn.PackedSequence):
+            return _packed_call(self, x, lengths, hx)
         if isinstance(lengths, tuple):
             raise TypeError("LSTM.forward(x, lengths=None, hx=None): the second argument is lengths; "
                             "pass the initial state by name: lstm(x, hx=(h0, c0))")

@@ -96,3 +96,57 @@ def test_gru_bad_input_names_what_was_expected(call, error, message):
         call(nn.GRU(I, H, dtype=np.float64))
     with pytest.raises(ValueError, match="must be >= 1"):
         nn.GRU(I, 0)
+
+
+# -- packed sequences (torch's way of giving lengths), for LSTM and GRU -------------------------
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_packed_sequences_through_lstm_and_gru_match_torch(name, batch_first):
+    torch = pytest.importorskip("torch")
+    rnn, torch_rnn = nn.utils.rnn, torch.nn.utils.rnn
+    ours = getattr(nn, name)(I, H, batch_first=batch_first, bidirectional=True, dtype=np.float64)
+    theirs = getattr(torch.nn, name)(I, H, batch_first=batch_first, bidirectional=True, dtype=torch.float64)
+    theirs.load_state_dict({key: torch.from_numpy(v.numpy().copy()) for key, v in ours.state_dict().items()})
+    x = np.random.default_rng(6).standard_normal((B, T, I) if batch_first else (T, B, I))
+    our_x, their_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    packed = rnn.pack_padded_sequence(our_x, LENGTHS, batch_first=batch_first, enforce_sorted=False)
+    their_packed = torch_rnn.pack_padded_sequence(their_x, torch.tensor(LENGTHS), batch_first=batch_first,
+                                                  enforce_sorted=False)
+    for field in ("data", "batch_sizes", "sorted_indices", "unsorted_indices"):
+        np.testing.assert_array_equal(getattr(packed, field).numpy(), getattr(their_packed, field).detach().numpy())
+    out, state = ours(packed)
+    reference, their_state = theirs(their_packed)
+    np.testing.assert_allclose(out.data.numpy(), reference.data.detach().numpy(), rtol=1e-12, atol=1e-13)
+    padded, lengths = rnn.pad_packed_sequence(out, batch_first=batch_first, padding_value=-2.0, total_length=T + 1)
+    their_padded, their_lengths = torch_rnn.pad_packed_sequence(reference, batch_first=batch_first, padding_value=-2.0,
+                                                                total_length=T + 1)
+    np.testing.assert_allclose(padded.numpy(), their_padded.detach().numpy(), rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
+    h_n, their_h_n = (state[0], their_state[0]) if name == "LSTM" else (state, their_state)
+    np.testing.assert_allclose(h_n.numpy(), their_h_n.detach().numpy(), rtol=1e-12, atol=1e-13)
+    grad = np.random.default_rng(7).standard_normal(padded.shape)
+    ((padded * mg.tensor(grad)).sum() + h_n.sum()).backward()
+    ((their_padded * torch.from_numpy(grad)).sum() + their_h_n.sum()).backward()
+    np.testing.assert_allclose(our_x.grad.numpy(), their_x.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_pack_sequence_and_bad_packing():
+    rnn = nn.utils.rnn
+    packed = rnn.pack_sequence([mg.ones(3, 2), mg.ones(1, 2) * 2])
+    assert packed.batch_sizes.numpy().tolist() == [2, 1, 1]
+    assert packed.data.numpy()[:, 0].tolist() == [1, 2, 1, 1]
+    state = mg.zeros(1, 2, H, dtype=mg.float64)
+    output, h_n = nn.GRU(2, H, dtype=np.float64)(rnn.pack_sequence([mg.ones(3, 2, dtype=mg.float64),
+                                                                    mg.ones(1, 2, dtype=mg.float64)]), state)
+    assert isinstance(output, rnn.PackedSequence) and h_n.shape == (1, 2, H)  # the state as second argument
+    with pytest.raises(ValueError, match=r"decreasing order when enforce_sorted=True; got \[1, 3\]"):
+        rnn.pack_sequence([mg.ones(1, 2), mg.ones(3, 2)])
+    with pytest.raises(ValueError, match=r"lengths must be in \[1, 5\]"):
+        rnn.pack_padded_sequence(mg.ones(5, 3, 2), [5, 0, 2])
+    with pytest.raises(ValueError, match=r"lengths must be 3 integers"):
+        rnn.pack_padded_sequence(mg.ones(5, 3, 2), [5, 2])
+    with pytest.raises(ValueError, match="total_length=2 is shorter than the longest sequence"):
+        rnn.pad_packed_sequence(packed, total_length=2)
+    with pytest.raises(TypeError, match="expected a PackedSequence; got Tensor"):
+        rnn.pad_packed_sequence(mg.ones(3, 2))

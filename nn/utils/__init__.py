@@ -1,7 +1,7 @@
 """Training helpers under torch's names (torch.nn.utils): clip_grad_norm_ and clip_grad_value_
 live in minigrad.optim (next to the optimizers that follow them); parameters_to_vector and
-vector_to_parameters turn a model's parameters into one flat vector and back; rnn.pad_sequence
-makes one padded batch of sequences of different lengths."""
+vector_to_parameters turn a model's parameters into one flat vector and back; rnn pads and
+packs batches of sequences of different lengths (pad_sequence, pack_padded_sequence ...)."""
 
 import math
 

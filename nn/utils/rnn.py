@@ -1,14 +1,104 @@
-"""torch.nn.utils.rnn's pad_sequence: sequences of different lengths as one padded batch.
+"""torch.nn.utils.rnn: sequences of different lengths as one padded batch, and packed.
 
-minigrad's LSTM takes the padded batch and the lengths themselves (`lstm(x, lengths)`), so
-there is no PackedSequence here: pad the sequences, keep their lengths, pass both.
+minigrad's LSTM and GRU take a padded batch and its lengths (`lstm(x, lengths)`). For torch
+code, pack_padded_sequence / pack_sequence make a PackedSequence that LSTM and GRU take instead
+of x, and pad_packed_sequence turns their packed output back into a padded batch and lengths.
+A PackedSequence keeps the padded batch and the lengths; its `data` and `batch_sizes` (torch's
+time-major packed layout) are worked out when read.
 """
+
+import numpy as np
 
 import minigrad as mg
 
 from .. import functional as F
 
-__all__ = ["pad_sequence"]
+__all__ = ["pad_sequence", "PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence"]
+
+
+class PackedSequence:
+    """A padded batch and its lengths, as torch's PackedSequence is used: made by
+    pack_padded_sequence or pack_sequence, given to LSTM / GRU, undone by pad_packed_sequence.
+    data: the real steps, time-major, longest sequence first within each step (torch's layout);
+    batch_sizes: how many sequences are still running at each step; sorted_indices: the batch
+    from longest to shortest; unsorted_indices: its inverse."""
+
+    def __init__(self, padded, lengths, batch_first):
+        self.padded, self.lengths, self.batch_first = padded, lengths, bool(batch_first)
+
+    @property
+    def sorted_indices(self):
+        return mg.tensor(np.argsort(-self.lengths, kind="stable"))
+
+    @property
+    def unsorted_indices(self):
+        return mg.tensor(np.argsort(self.sorted_indices.numpy(), kind="stable"))
+
+    @property
+    def batch_sizes(self):
+        return mg.tensor(np.array([(self.lengths > t).sum() for t in range(int(self.lengths.max()))], np.int64))
+
+    @property
+    def data(self):
+        time_major = self.padded if not self.batch_first else self.padded.transpose(0, 1)
+        order = self.sorted_indices.numpy()
+        return mg.cat([time_major[t][order[:size]] for t, size in enumerate(self.batch_sizes.numpy().tolist())])
+
+    def time_major(self, batch_first):
+        """The padded batch in the layout a module wants (batch_first or not)."""
+        return self.padded if batch_first == self.batch_first else self.padded.transpose(0, 1)
+
+    def __repr__(self):
+        return f"PackedSequence(lengths={self.lengths.tolist()}, batch_first={self.batch_first})"
+
+
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    """A padded batch (T, B, *) ((B, T, *) with batch_first) and each sequence's length, packed
+    for LSTM / GRU (torch's function). enforce_sorted=True (torch's default) requires the
+    lengths in decreasing order; pass False for any order."""
+    if not isinstance(input, mg.Tensor):
+        raise TypeError(f"pack_padded_sequence: input must be a Tensor; got {type(input).__name__}")
+    lengths = np.asarray(lengths.numpy() if isinstance(lengths, mg.Tensor) else lengths)
+    if input.ndim < 2:
+        raise ValueError(f"pack_padded_sequence: input must have a time and a batch axis; got shape {input.shape}")
+    steps, batch = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
+    if lengths.dtype.kind not in "iu" or lengths.shape != (batch,):
+        raise ValueError(f"pack_padded_sequence: lengths must be {batch} integers (one per sequence); got "
+                         f"{lengths.dtype} of shape {lengths.shape}")
+    if batch and (lengths.min() < 1 or lengths.max() > steps):
+        raise ValueError(f"pack_padded_sequence: lengths must be in [1, {steps}] (the padded length); got "
+                         f"{lengths.tolist()}")
+    if enforce_sorted and np.any(np.diff(lengths) > 0):
+        raise ValueError("pack_padded_sequence: lengths must be in decreasing order when enforce_sorted=True; "
+                         f"got {lengths.tolist()} (pass enforce_sorted=False for any order)")
+    return PackedSequence(input, lengths.astype(np.int64), batch_first)
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """(padded batch, lengths) from a PackedSequence (torch's function): steps past a sequence's end
+    hold padding_value; the batch has the longest sequence's length, or total_length."""
+    if not isinstance(sequence, PackedSequence):
+        raise TypeError(f"pad_packed_sequence: expected a PackedSequence; got {type(sequence).__name__}")
+    longest = int(sequence.lengths.max())
+    length = longest if total_length is None else int(total_length)
+    if length < longest:
+        raise ValueError(f"pad_packed_sequence: total_length={total_length} is shorter than the longest sequence "
+                         f"({longest})")
+    time_major = sequence.time_major(batch_first=False)
+    steps = time_major.shape[0]
+    if length <= steps:
+        padded = time_major[:length]
+    else:
+        padded = F.pad(time_major, (0, 0) * (time_major.ndim - 1) + (0, length - steps))  # the time axis only
+    real = np.arange(length)[:, None] < sequence.lengths[None, :]  # (T, B): inside the sequence
+    padded = mg.where(mg.tensor(real.reshape(real.shape + (1,) * (padded.ndim - 2))), padded, padding_value)
+    return (padded.transpose(0, 1) if batch_first else padded), mg.tensor(sequence.lengths)
+
+
+def pack_sequence(sequences, enforce_sorted=True):
+    """pack_padded_sequence(pad_sequence(sequences), their lengths) (torch's function)."""
+    sequences = list(sequences)
+    return pack_padded_sequence(pad_sequence(sequences), [s.shape[0] for s in sequences], enforce_sorted=enforce_sorted)
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
