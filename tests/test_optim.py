@@ -78,7 +78,8 @@ def test_sgd_matches_torch(dtype, settings):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("settings", [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1),
-                                      dict(lr=0.01, weight_decay=0.1, maximize=True)])
+                                      dict(lr=0.01, weight_decay=0.1, maximize=True), dict(lr=0.02, amsgrad=True),
+                                      dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True, maximize=True)])
 @pytest.mark.parametrize("name", ["Adam", "AdamW"])
 def test_adam_and_adamw_match_torch(name, dtype, settings):
     """AdamW without weight_decay in `settings` uses its default, 0.01 in both libraries."""
@@ -242,15 +243,47 @@ def test_sgd_nesterov_needs_momentum_and_no_dampening_as_in_torch():
         mg.optim.Adam([p], maximize="yes")
 
 
+def test_amsgrad_state_is_saved_and_loaded_and_older_state_dicts_still_load(tmp_path):
+    """max_exp_avg_sq is in the state only with amsgrad; a state dict saved without amsgrad (or
+    before it existed) loads into an amsgrad optimizer, which then starts its maximum afresh."""
+    torch = _torch()
+    start, grads = _trajectory(np.float64, steps=6)
+    params = [nn.Parameter(np.array(value)) for value in start]
+    optimizer = mg.optim.Adam(params, lr=0.02, amsgrad=True)
+    for step_grads in grads[:3]:
+        for p, g in zip(params, step_grads):
+            p.grad = None if g is None else mg.tensor(g)
+        optimizer.step()
+    assert "max_exp_avg_sq" in optimizer.state[0] and optimizer.state_dict()["amsgrad"] is True
+    mg.io.save(optimizer.state_dict(), tmp_path / "adam.npz")
+    resumed = mg.optim.Adam([nn.Parameter(p.data.copy()) for p in params], lr=0.5)
+    resumed.load_state_dict(mg.io.load(tmp_path / "adam.npz"))
+    assert resumed.param_groups[0]["amsgrad"] is True and resumed.lr == 0.02
+    reference = [torch.tensor(value, requires_grad=True) for value in start]
+    torch_optimizer = torch.optim.Adam(reference, lr=0.02, amsgrad=True)
+    for step_grads in grads:
+        for p, g in zip(reference, step_grads):
+            p.grad = None if g is None else torch.tensor(g)
+        torch_optimizer.step()
+    for step_grads in grads[3:]:
+        for p, g in zip(resumed.params, step_grads):
+            p.grad = None if g is None else mg.tensor(g)
+        resumed.step()
+    for mine, theirs in zip(resumed.params, reference):
+        np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-12, atol=1e-14)
+    plain = mg.optim.Adam(params, lr=0.02)
+    plain.load_state_dict({key: value for key, value in optimizer.state_dict().items()
+                           if "max_exp_avg_sq" not in key and key != "amsgrad"})
+    assert "max_exp_avg_sq" not in plain.state[0] and plain.param_groups[0]["amsgrad"] is False
+
+
 def test_torchs_device_flags_are_accepted_and_the_unsupported_ones_refused():
-    """nanoGPT-style `AdamW(groups, lr, betas, fused=True)` runs; amsgrad and differentiable say
-    they are not supported instead of a TypeError about an unknown argument."""
+    """nanoGPT-style `AdamW(groups, lr, betas, fused=True)` runs; differentiable=True says it is
+    not supported instead of a TypeError about an unknown argument."""
     p = nn.Parameter(np.ones(2))
     for name in ("Adam", "AdamW"):
         optimizer = getattr(mg.optim, name)([p], lr=0.1, betas=(0.9, 0.95), foreach=False, fused=True, capturable=True)
         assert "fused" not in optimizer.param_groups[0]
-        with pytest.raises(ValueError, match=f"{name}: amsgrad=True is not supported"):
-            getattr(mg.optim, name)([p], amsgrad=True)
         with pytest.raises(ValueError, match="differentiable=True .* is not supported"):
             getattr(mg.optim, name)([p], differentiable=True)
     mg.optim.SGD([p], lr=0.1, foreach=True, fused=False)

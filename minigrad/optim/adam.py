@@ -17,9 +17,10 @@ from .optimizer import (Optimizer, betas, buffer, changed_in_place, check_torch_
 
 class Adam(Optimizer):
     """Adam (torch.optim.Adam): L2 weight decay added to the gradient. See AdamW for decoupled decay.
-    maximize=True climbs the objective (steps along +grad), as in torch. foreach, fused and
-    capturable (how torch runs the update on its devices) are accepted and change nothing;
-    amsgrad=True and differentiable=True are not supported (ValueError).
+    maximize=True climbs the objective (steps along +grad), as in torch; amsgrad=True divides by
+    the largest second moment seen so far (state "max_exp_avg_sq"). foreach, fused and capturable
+    (how torch runs the update on its devices) are accepted and change nothing;
+    differentiable=True is not supported (ValueError).
 
     State per parameter: step (an int), exp_avg, exp_avg_sq (arrays of its shape and dtype).
     Parameters that are not C-contiguous (a transposed view, say) are updated through a
@@ -27,18 +28,19 @@ class Adam(Optimizer):
     """
 
     hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
-                        "maximize": flag}
-    optional_hyper_parameters = ("maximize",)  # older state dicts lack it
-    state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer}
+                        "amsgrad": flag, "maximize": flag}
+    optional_hyper_parameters = ("amsgrad", "maximize")  # older state dicts lack them
+    state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer,
+                    "max_exp_avg_sq": non_negative_buffer}
+    optional_state = ("max_exp_avg_sq",)  # amsgrad's only
     decoupled_weight_decay = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         # lr = 0 is allowed, as in torch (a warm-up may start at 0)
-        if amsgrad:
-            raise ValueError(f"{type(self).__name__}: amsgrad=True is not supported")
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         maximize=maximize)
 
     def step(self):
         for index, p, group in self._each_parameter():
@@ -57,8 +59,12 @@ class Adam(Optimizer):
             if self.decoupled_weight_decay and weight_decay:
                 work *= work.dtype.type(1 - lr * weight_decay)
             grad = -p.grad.data if group["maximize"] else p.grad.data
-            kernels.adam_update(work, grad, state["exp_avg"], state["exp_avg_sq"], state["step"],
-                                lr, beta1, beta2, group["eps"], 0.0 if self.decoupled_weight_decay else weight_decay)
+            l2 = 0.0 if self.decoupled_weight_decay else weight_decay
+            if group["amsgrad"]:
+                _amsgrad_update(work, grad, state, lr, beta1, beta2, group["eps"], l2)
+            else:
+                kernels.adam_update(work, grad, state["exp_avg"], state["exp_avg_sq"], state["step"],
+                                    lr, beta1, beta2, group["eps"], l2)
             if work is not param:
                 param[...] = work
             changed_in_place(p)
@@ -78,3 +84,22 @@ class AdamW(Adam):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
                          fused=fused)
+
+
+def _amsgrad_update(param, grad, state, lr, beta1, beta2, eps, weight_decay):
+    """Adam with amsgrad (Reddi et al., 2018), as torch's: the denominator uses the largest second
+    moment seen so far (state "max_exp_avg_sq"), so the step size never grows back. numpy, in
+    place, in the parameter's dtype (the fused kernel covers the usual case)."""
+    scalar = param.dtype.type
+    grad = np.asarray(grad, dtype=param.dtype)
+    if weight_decay:
+        grad = grad + scalar(weight_decay) * param
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    exp_avg += (grad - exp_avg) * scalar(1 - beta1)
+    exp_avg_sq *= scalar(beta2)
+    exp_avg_sq += scalar(1 - beta2) * grad * grad
+    largest = state.setdefault("max_exp_avg_sq", np.zeros_like(exp_avg_sq))
+    np.maximum(largest, exp_avg_sq, out=largest)
+    step = state["step"]
+    denominator = np.sqrt(largest) / scalar(np.sqrt(1 - beta2 ** step)) + scalar(eps)
+    param -= scalar(lr / (1 - beta1 ** step)) * exp_avg / denominator

@@ -131,6 +131,7 @@ class Optimizer:
     hyper_parameters = {}
     optional_hyper_parameters = ()  # added in a later version: a state dict without them keeps the current value
     state_checks = {}
+    optional_state = ()  # state entries only some settings keep (Adam's max_exp_avg_sq, with amsgrad)
 
     def __init__(self, params, **defaults):
         name = type(self).__name__
@@ -287,14 +288,14 @@ class Optimizer:
             except (TypeError, ValueError) as error:
                 problems.append(str(error))
         for index, entries in sorted(state.items()):
-            missing = [name for name in self.state_checks if name not in entries]
+            missing = [name for name in self.state_checks if name not in entries and name not in self.optional_state]
             if missing:
                 problems.append(f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or nothing)")
         if problems:
             raise ValueError(f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems))
         for (g, name), value in hyper.items():
             self.param_groups[g][name] = value
-        self.state = _State(self, {index: {name: entries[name] for name in self.state_checks}
+        self.state = _State(self, {index: {name: entries[name] for name in self.state_checks if name in entries}
                                    for index, entries in state.items()})
 
     def __repr__(self):
