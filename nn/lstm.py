@@ -136,7 +136,7 @@ def _packed_call(module, packed, state, hx):
     second argument, as in torch (`lstm(packed, (h0, c0))`)."""
     if state is not None and hx is not None:
         raise TypeError(f"{type(module).__name__}: give the initial state once (second argument or hx=)")
-    output, final = module.forward(packed.time_major(module.batch_first), lengths=packed.lengths,
+    output, final = module.forward(packed.padded_as(module.batch_first), lengths=packed.lengths,
                                    hx=state if hx is None else hx)
     return rnn.PackedSequence(output, packed.lengths, module.batch_first), final
 

@@ -40,12 +40,12 @@ class PackedSequence:
 
     @property
     def data(self):
-        time_major = self.padded if not self.batch_first else self.padded.transpose(0, 1)
+        time_major = self.padded_as(batch_first=False)
         order = self.sorted_indices.numpy()
         return mg.cat([time_major[t][order[:size]] for t, size in enumerate(self.batch_sizes.numpy().tolist())])
 
-    def time_major(self, batch_first):
-        """The padded batch in the layout a module wants (batch_first or not)."""
+    def padded_as(self, batch_first):
+        """The padded batch in the layout asked for: (B, T, *) if batch_first, else (T, B, *)."""
         return self.padded if batch_first == self.batch_first else self.padded.transpose(0, 1)
 
     def __repr__(self):
@@ -84,7 +84,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     if length < longest:
         raise ValueError(f"pad_packed_sequence: total_length={total_length} is shorter than the longest sequence "
                          f"({longest})")
-    time_major = sequence.time_major(batch_first=False)
+    time_major = sequence.padded_as(batch_first=False)
     steps = time_major.shape[0]
     if length <= steps:
         padded = time_major[:length]
