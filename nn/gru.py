@@ -1,4 +1,4 @@
-"""GRU (Cho et al., 2014): the LSTM's lighter cousin, written with engine ops.
+"""GRU (Cho et al., 2014), the LSTM's lighter cousin, and the plain RNN, written with engine ops.
 
 One GRU step, gate order r, z, n as in PyTorch:
 
@@ -76,7 +76,61 @@ class GRUCell(Module):
         return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
 
 
-class GRU(Module):
+class _StepByStep(Module):
+    """What GRU and RNN share: torch's parameters, padded batches with lengths or packed input,
+    an initial state, and a loop over the steps of each direction of each layer that calls
+    `_step(input projection at t, h, weight_hh, bias_hh)`."""
+
+    gates = None  # rows of weight_ih per hidden unit (GRU 3, RNN 1)
+
+    def __init__(self, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype):
+        super().__init__()
+        _recurrent_parameters(self, self.gates, input_size, hidden_size, num_layers, bias, batch_first, bidirectional,
+                              dtype)
+
+    _suffixes = LSTM._suffixes
+    _directions = LSTM._directions
+    extra_repr = LSTM.extra_repr
+
+    def forward(self, x, lengths=None, hx=None):
+        name = type(self).__name__
+        if isinstance(x, rnn.PackedSequence):
+            return _packed_call(self, x, lengths, hx)
+        x = _checked_input(self, x)
+        dtype = x.dtype
+        x = x.transpose(0, 1) if self.batch_first else x  # (T, B, I) from here on
+        steps, batch = x.shape[0], x.shape[1]
+        if steps == 0:
+            raise ValueError(f"{name}: expected at least one time step; got input of shape {x.shape}")
+        lengths = LSTM._check_lengths(lengths, batch, steps)
+        states = (self.num_layers * self.num_directions, batch, self.hidden_size)
+        if hx is None:
+            hx = mg.zeros(*states, dtype=dtype)
+        elif not isinstance(hx, mg.Tensor) or tuple(hx.shape) != states or hx.dtype != dtype:
+            raise ValueError(f"{name}: expected hx of shape {states} (num_layers * num_directions, batch, "
+                             f"hidden_size) and dtype {dtype}; got {getattr(hx, 'shape', type(hx).__name__)}")
+        # real[t]: (B, 1) 1.0 where step t is inside sequence b, else 0.0
+        real = [mg.tensor((t < lengths).astype(dtype)[:, None]) for t in range(steps)]
+        h_n = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self._directions(layer)):
+                inputs = linear(x, weight_ih, bias_ih)  # every step's input projection at once
+                h = hx[layer * self.num_directions + direction]
+                order = range(steps - 1, -1, -1) if direction else range(steps)
+                out = [None] * steps
+                for t in order:  # past a sequence's end h stays as it was (reverse: until its last step)
+                    new = self._step(inputs[t], h, weight_hh, bias_hh)
+                    h = h + real[t] * (new - h)
+                    out[t] = new * real[t]
+                h_n.append(h)
+                outputs.append(mg.stack(out))
+            x = outputs[0] if len(outputs) == 1 else mg.cat(outputs, dim=2)
+        output = x.transpose(0, 1) if self.batch_first else x
+        return output, mg.stack(h_n)
+
+
+class GRU(_StepByStep):
     """Multi-layer (bidirectional) GRU over padded batches, with PyTorch's parameters and results.
 
     GRU(input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
@@ -92,50 +146,42 @@ class GRU(Module):
         hx       optional h0 (num_layers * num_directions, B, H); zeros if None.
     """
 
+    gates = 3
+
     def __init__(self, input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
                  bidirectional=False, dtype=None):
-        super().__init__()
-        _recurrent_parameters(self, 3, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
 
-    _suffixes = LSTM._suffixes
-    _directions = LSTM._directions
-    extra_repr = LSTM.extra_repr
-
-    def forward(self, x, lengths=None, hx=None):
-        if isinstance(x, rnn.PackedSequence):
-            return _packed_call(self, x, lengths, hx)
-        x = _checked_input(self, x)
-        dtype = x.dtype
-        x = x.transpose(0, 1) if self.batch_first else x  # (T, B, I) from here on
-        steps, batch = x.shape[0], x.shape[1]
-        if steps == 0:
-            raise ValueError(f"GRU: expected at least one time step; got input of shape {x.shape}")
-        lengths = LSTM._check_lengths(lengths, batch, steps)
-        states = (self.num_layers * self.num_directions, batch, self.hidden_size)
-        if hx is None:
-            hx = mg.zeros(*states, dtype=dtype)
-        elif not isinstance(hx, mg.Tensor) or tuple(hx.shape) != states or hx.dtype != dtype:
-            raise ValueError(f"GRU: expected hx of shape {states} (num_layers * num_directions, batch, hidden_size) "
-                             f"and dtype {dtype}; got {getattr(hx, 'shape', type(hx).__name__)}")
-        # real[t]: (B, 1) 1.0 where step t is inside sequence b, else 0.0
-        real = [mg.tensor((t < lengths).astype(dtype)[:, None]) for t in range(steps)]
-        h_n = []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self._directions(layer)):
-                inputs = linear(x, weight_ih, bias_ih)  # every step's input projection at once
-                h = hx[layer * self.num_directions + direction]
-                order = range(steps - 1, -1, -1) if direction else range(steps)
-                out = [None] * steps
-                for t in order:  # past a sequence's end h stays as it was (reverse: until its last step)
-                    new = _gru_step(inputs[t], h, weight_hh, bias_hh)
-                    h = h + real[t] * (new - h)
-                    out[t] = new * real[t]
-                h_n.append(h)
-                outputs.append(mg.stack(out))
-            x = outputs[0] if len(outputs) == 1 else mg.cat(outputs, dim=2)
-        output = x.transpose(0, 1) if self.batch_first else x
-        return output, mg.stack(h_n)
+    @staticmethod
+    def _step(inputs, h, weight_hh, bias_hh):
+        return _gru_step(inputs, h, weight_hh, bias_hh)
 
 
-__all__ = ["GRU", "GRUCell"]
+class RNN(_StepByStep):
+    """The plain (Elman) recurrent network, as torch.nn.RNN:
+
+        h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (nonlinearity="relu": relu instead)
+
+    RNN(input_size, hidden_size, num_layers=1, *, nonlinearity="tanh", bias=True,
+    batch_first=False, bidirectional=False, dtype=None); parameters weight_ih_l{k} (H, I_k),
+    weight_hh_l{k} (H, H), biases (H,); forward as GRU's."""
+
+    gates = 1
+
+    def __init__(self, input_size, hidden_size, num_layers=1, *, nonlinearity="tanh", bias=True,
+                 batch_first=False, bidirectional=False, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
+        self.nonlinearity = nonlinearity
+
+    def _step(self, inputs, h, weight_hh, bias_hh):
+        total = inputs + linear(h, weight_hh, bias_hh)
+        return total.tanh() if self.nonlinearity == "tanh" else total.relu()
+
+    def extra_repr(self):
+        base = LSTM.extra_repr(self)
+        return base if self.nonlinearity == "tanh" else f"{base}, nonlinearity={self.nonlinearity!r}"
+
+
+__all__ = ["GRU", "GRUCell", "RNN"]

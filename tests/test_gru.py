@@ -1,4 +1,4 @@
-"""nn.GRU and nn.GRUCell against torch.nn.GRU / GRUCell: the same state dict in both, every
+"""nn.GRU, nn.GRUCell and nn.RNN against torch's: the same state dict in both, every
 layout (sequence-first, batch-first, bidirectional, two layers, no bias), padded batches with
 lengths against pack_padded_sequence, an initial state; outputs, final states and every
 gradient; a float64 gradcheck; bad input named."""
@@ -19,20 +19,25 @@ CASES = {
 }
 
 
-def _pair(settings, dtype=np.float64):
+def _pair(settings, dtype=np.float64, name="GRU"):
     torch = pytest.importorskip("torch")
-    ours = nn.GRU(I, H, **settings, dtype=dtype)
-    theirs = torch.nn.GRU(I, H, **settings, dtype=getattr(torch, np.dtype(dtype).name))
+    ours = getattr(nn, name)(I, H, **settings, dtype=dtype)
+    theirs = getattr(torch.nn, name)(I, H, **settings, dtype=getattr(torch, np.dtype(dtype).name))
     theirs.load_state_dict({name: torch.from_numpy(value.numpy().copy()) for name, value in ours.state_dict().items()})
     return torch, ours, theirs
+
+
+MODULES = {"GRU": ("GRU", {}), "RNN": ("RNN", {}), "RNN relu": ("RNN", {"nonlinearity": "relu"})}
 
 
 @pytest.mark.parametrize("with_lengths", [False, True], ids=["full", "padded"])
 @pytest.mark.parametrize("with_state", [False, True], ids=["zero state", "given state"])
 @pytest.mark.parametrize("case", CASES)
-def test_gru_matches_torch_outputs_states_and_gradients(case, with_lengths, with_state):
-    settings = CASES[case]
-    torch, ours, theirs = _pair(settings)
+@pytest.mark.parametrize("module", MODULES)
+def test_gru_and_rnn_match_torch_outputs_states_and_gradients(module, case, with_lengths, with_state):
+    name, extra = MODULES[module]
+    settings = {**CASES[case], **extra}
+    torch, ours, theirs = _pair(settings, name=name)
     first = settings.get("batch_first", False)
     rng = np.random.default_rng(len(case))
     x = rng.standard_normal((B, T, I) if first else (T, B, I))
@@ -96,6 +101,8 @@ def test_gru_bad_input_names_what_was_expected(call, error, message):
         call(nn.GRU(I, H, dtype=np.float64))
     with pytest.raises(ValueError, match="must be >= 1"):
         nn.GRU(I, 0)
+    with pytest.raises(ValueError, match="nonlinearity must be 'tanh' or 'relu'; got 'sigmoid'"):
+        nn.RNN(I, H, nonlinearity="sigmoid")
 
 
 # -- packed sequences (torch's way of giving lengths), for LSTM and GRU -------------------------
