@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 
+import minigrad as mg
+
 from minigrad.errors import DTypeError
 from minigrad.ops import dropout as _dropout
 from minigrad.ops import log_softmax as _log_softmax
@@ -89,6 +91,24 @@ def softsign(input):
     return input / (input.abs() + 1.0)
 
 
+def prelu(input, weight):
+    """x where x > 0, weight * x elsewhere, as torch's F.prelu: weight holds one slope, or one per
+    channel (dim 1 of the input). The slopes get gradients too."""
+    if not isinstance(input, mg.Tensor) or not isinstance(weight, mg.Tensor):
+        raise TypeError(f"prelu: input and weight must be Tensors; got {type(input).__name__} and "
+                        f"{type(weight).__name__}")
+    if weight.ndim != 1:
+        raise ValueError(f"prelu: weight must be 1-D (one slope, or one per channel); got shape {weight.shape}")
+    if weight.shape[0] == 1:
+        slopes = weight.reshape(())  # one slope for every element: the output keeps the input's shape
+    else:
+        if input.ndim < 2 or input.shape[1] != weight.shape[0]:
+            raise ValueError(f"prelu: {weight.shape[0]} slopes need an input with {weight.shape[0]} channels in dim 1; "
+                             f"got input of shape {input.shape}")
+        slopes = weight.reshape((weight.shape[0],) + (1,) * (input.ndim - 2))
+    return mg.where(input > 0, input, slopes * input)
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p); the identity when not
     training (then nothing is written, even with inplace=True)."""
@@ -153,7 +173,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 
 __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
-           "mish", "hardtanh", "relu6", "logsigmoid", "softsign",
+           "mish", "hardtanh", "relu6", "logsigmoid", "softsign", "prelu",
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
            "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention"]

@@ -1,8 +1,10 @@
 """Small layers without weights: Dropout, the activations, softmax and reshaping, as modules for
 Sequential. Each is the function of the same name in nn.functional, with its settings kept."""
 
+import numpy as np
+
 from . import functional as F
-from .module import Module
+from .module import Module, Parameter, parameter_dtype
 
 
 class Dropout(Module):
@@ -123,6 +125,24 @@ class Softsign(_Activation):
     function = staticmethod(F.softsign)
 
 
+class PReLU(Module):
+    """x where x > 0, a * x elsewhere, with the slope a learned (He et al., 2015): one slope, or
+    num_parameters of them (one per channel, dim 1), all starting at `init`, as torch's PReLU."""
+
+    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+        super().__init__()
+        if isinstance(num_parameters, bool) or not isinstance(num_parameters, int) or num_parameters < 1:
+            raise ValueError(f"PReLU: num_parameters must be an integer >= 1; got {num_parameters!r}")
+        self.num_parameters = num_parameters
+        self.weight = Parameter(np.full(num_parameters, init, dtype=parameter_dtype(dtype)))
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
 class Softplus(_Activation):
     """log(1 + exp(beta x)) / beta, and x where beta x > threshold."""
     function, settings = staticmethod(F.softplus), ("beta", "threshold")
@@ -191,4 +211,4 @@ class Unflatten(Module):
 
 
 __all__ = ["Dropout", "Tanh", "ReLU", "Sigmoid", "Identity", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
-           "Mish", "Hardtanh", "ReLU6", "LogSigmoid", "Softsign", "Softmax", "LogSoftmax", "Flatten", "Unflatten"]
+           "Mish", "Hardtanh", "ReLU6", "LogSigmoid", "Softsign", "PReLU", "Softmax", "LogSoftmax", "Flatten", "Unflatten"]

@@ -176,3 +176,33 @@ def test_gelu_module():
     np.testing.assert_array_equal(nn.GELU()(x).numpy(), gelu(x).numpy())
     np.testing.assert_array_equal(nn.GELU("tanh")(x).numpy(), gelu(x, approximate="tanh").numpy())
     assert repr(nn.GELU("tanh")) == "GELU(approximate='tanh')"
+
+
+@pytest.mark.parametrize("shape, slopes", [((4, 3), 3), ((2, 3, 5), 3), ((5,), 1), ((2, 3, 4, 4), 1), ((), 1),
+                                           ((2, 4, 3, 3), 4)])
+def test_prelu_matches_torch_values_and_gradients_of_input_and_slopes(shape, slopes):
+    torch = pytest.importorskip("torch")
+    x = inputs(5, shape, np.float64, spread=2.0)
+    weight = np.random.default_rng(6).uniform(0.1, 0.5, slopes)
+    ours, our_weight = mg.tensor(x, requires_grad=True), mg.tensor(weight, requires_grad=True)
+    theirs, their_weight = torch.tensor(x, requires_grad=True), torch.tensor(weight, requires_grad=True)
+    out, reference = nn.functional.prelu(ours, our_weight), torch.nn.functional.prelu(theirs, their_weight)
+    grad = inputs(7, shape, np.float64, spread=1.0)
+    out.backward(mg.tensor(grad))
+    reference.backward(torch.tensor(grad))
+    np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(our_weight.grad.numpy(), their_weight.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_prelu_module_and_bad_slopes():
+    torch = pytest.importorskip("torch")
+    layer = nn.PReLU(3)
+    assert layer.weight.numpy().tolist() == [0.25] * 3 and list(layer.state_dict()) == list(torch.nn.PReLU(3).state_dict())
+    assert layer(mg.tensor([[-4.0, 2.0, -1.0]])).numpy().tolist() == [[-1.0, 2.0, -0.25]]
+    with pytest.raises(ValueError, match="3 slopes need an input with 3 channels in dim 1; got input of shape"):
+        layer(mg.ones(2, 4))
+    with pytest.raises(ValueError, match="num_parameters must be an integer >= 1; got 0"):
+        nn.PReLU(0)
+    with pytest.raises(ValueError, match="weight must be 1-D"):
+        nn.functional.prelu(mg.ones(2, 3), mg.ones(1, 3))
