@@ -6,6 +6,7 @@ import sys as _sys
 
 from . import functional, init, utils
 from .attention import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .embedding import *  # noqa: F401,F403
 from .gru import *  # noqa: F401,F403

@@ -33,6 +33,7 @@ from minigrad.ops.normalization import layer_norm, rms_norm
 from minigrad.ops.pad import pad
 from minigrad.tensor import Tensor
 
+from .batchnorm import batch_norm
 from .linear import linear
 
 
@@ -173,7 +174,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 
 __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
-           "mish", "hardtanh", "relu6", "logsigmoid", "softsign", "prelu",
+           "mish", "hardtanh", "relu6", "logsigmoid", "softsign", "prelu", "batch_norm",
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
            "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention"]
