@@ -79,15 +79,13 @@ class _BatchNorm(Module):
                              f"num_features={self.num_features} channels in dim 1; got "
                              f"{getattr(x, 'shape', type(x).__name__)}")
         momentum = self.momentum
-        use_batch = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
             self.num_batches_tracked.data[...] += 1
             if momentum is None:  # a plain average of every batch so far
                 momentum = 1.0 / int(self.num_batches_tracked.data)
-        track = self.training and self.track_running_stats
-        return batch_norm(x, self.running_mean if track or not use_batch else None,
-                          self.running_var if track or not use_batch else None, self.weight, self.bias,
-                          training=use_batch, momentum=momentum, eps=self.eps)
+        # without running statistics (None) the batch's own are used in eval too, as in torch
+        return batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                          training=self.training or not self.track_running_stats, momentum=momentum, eps=self.eps)
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "

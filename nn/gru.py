@@ -12,13 +12,11 @@ Unlike nn.LSTM (one fused node per layer), GRU runs step by step with ordinary o
 graph is the textbook one; the input projections of all steps are one product per layer.
 """
 
-import math
-
 import minigrad as mg
 
 from .linear import linear
-from .lstm import LSTM, _checked_input, _packed_call, _recurrent_parameters, _uniform_parameter
-from .module import Module, parameter_dtype
+from .lstm import LSTM, LSTMCell, _cell_parameters, _checked_input, _packed_call, _recurrent_parameters
+from .module import Module
 from .utils import rnn
 
 
@@ -46,15 +44,7 @@ class GRUCell(Module):
 
     def __init__(self, input_size, hidden_size, bias=True, dtype=None):
         super().__init__()
-        if input_size < 1 or hidden_size < 1:
-            raise ValueError(f"GRUCell: input_size and hidden_size must be >= 1; got {input_size} and {hidden_size}")
-        dtype = parameter_dtype(dtype)
-        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
-        bound = 1 / math.sqrt(hidden_size)
-        self.weight_ih = _uniform_parameter((3 * hidden_size, input_size), bound, dtype)
-        self.weight_hh = _uniform_parameter((3 * hidden_size, hidden_size), bound, dtype)
-        for name in ("bias_ih", "bias_hh"):
-            self.register_parameter(name, _uniform_parameter((3 * hidden_size,), bound, dtype) if bias else None)
+        _cell_parameters(self, 3, input_size, hidden_size, bias, dtype)
 
     def forward(self, x, h=None):
         unbatched = x.ndim == 1
@@ -72,8 +62,7 @@ class GRUCell(Module):
         h = gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return h.squeeze(0) if unbatched else h
 
-    def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
+    extra_repr = LSTMCell.extra_repr
 
 
 class _StepByStep(Module):

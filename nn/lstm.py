@@ -52,6 +52,21 @@ def lstm_cell(x, state, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
     return h, c
 
 
+def _cell_parameters(cell, gates, input_size, hidden_size, bias, dtype):
+    """The sizes and parameters of an LSTMCell (4 gates) or GRUCell (3), torch's names and init:
+    weight_ih (gates * H, I), weight_hh (gates * H, H), bias_ih, bias_hh (gates * H,) or None."""
+    if input_size < 1 or hidden_size < 1:
+        raise ValueError(f"{type(cell).__name__}: input_size and hidden_size must be >= 1; got {input_size} and "
+                         f"{hidden_size}")
+    dtype = parameter_dtype(dtype)
+    cell.input_size, cell.hidden_size = int(input_size), int(hidden_size)
+    bound = 1 / math.sqrt(hidden_size)
+    cell.weight_ih = _uniform_parameter((gates * hidden_size, input_size), bound, dtype)
+    cell.weight_hh = _uniform_parameter((gates * hidden_size, hidden_size), bound, dtype)
+    for name in ("bias_ih", "bias_hh"):
+        cell.register_parameter(name, _uniform_parameter((gates * hidden_size,), bound, dtype) if bias else None)
+
+
 class LSTMCell(Module):
     """One LSTM step from engine ops: forward(x (B, I), (h, c) (B, H) each, optional) -> (h', c').
 
@@ -61,19 +76,7 @@ class LSTMCell(Module):
 
     def __init__(self, input_size, hidden_size, bias=True, dtype=None):
         super().__init__()
-        if input_size < 1 or hidden_size < 1:
-            raise ValueError(f"LSTMCell: input_size and hidden_size must be >= 1; got {input_size} and {hidden_size}")
-        dtype = parameter_dtype(dtype)
-        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
-        bound = 1 / math.sqrt(hidden_size)
-        self.weight_ih = _uniform_parameter((4 * hidden_size, input_size), bound, dtype)
-        self.weight_hh = _uniform_parameter((4 * hidden_size, hidden_size), bound, dtype)
-        if bias:
-            self.bias_ih = _uniform_parameter((4 * hidden_size,), bound, dtype)
-            self.bias_hh = _uniform_parameter((4 * hidden_size,), bound, dtype)
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        _cell_parameters(self, 4, input_size, hidden_size, bias, dtype)
 
     def forward(self, x, state=None):
         if x.ndim != 2 or x.shape[1] != self.input_size:
