@@ -32,7 +32,7 @@ from .containers import ModuleList
 from .layers import Dropout
 from .linear import Linear
 from .module import Module, Parameter, parameter_dtype
-from .transformer import LayerNorm
+from .transformer import LayerNorm, residual
 
 
 class MultiheadAttention(Module):
@@ -223,12 +223,9 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        x = src
-        if self.norm_first:
-            x = x + self._attend(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._feed_forward(self.norm2(x))
-        x = self.norm1(x + self._attend(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._feed_forward(x))
+        x = residual(src, lambda y: self._attend(y, src_mask, src_key_padding_mask, is_causal), self.norm1,
+                     self.norm_first)
+        return residual(x, self._feed_forward, self.norm2, self.norm_first)
 
 
 class TransformerEncoder(Module):
@@ -283,14 +280,9 @@ class TransformerDecoderLayer(Module):
 
         def feed_forward(x):
             return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-        x = tgt
-        if self.norm_first:
-            x = x + attend_to_itself(self.norm1(x))
-            x = x + attend_to_memory(self.norm2(x))
-            return x + feed_forward(self.norm3(x))
-        x = self.norm1(x + attend_to_itself(x))
-        x = self.norm2(x + attend_to_memory(x))
-        return self.norm3(x + feed_forward(x))
+        x = residual(tgt, attend_to_itself, self.norm1, self.norm_first)
+        x = residual(x, attend_to_memory, self.norm2, self.norm_first)
+        return residual(x, feed_forward, self.norm3, self.norm_first)
 
 
 class TransformerDecoder(Module):

@@ -197,6 +197,12 @@ class SinusoidalPositionalEncoding(Module):
 # The block
 
 
+def residual(x, sublayer, norm, norm_first):
+    """One residual connection of a Transformer layer: x + sublayer(norm(x)) with norm_first
+    (pre-norm), else norm(x + sublayer(x)) (post-norm, the 2017 paper's)."""
+    return x + sublayer(norm(x)) if norm_first else norm(x + sublayer(x))
+
+
 class TransformerBlock(Module):
     """One Transformer block: self-attention and a feed-forward network, each with a residual
     connection and a LayerNorm (pre-norm by default; see the top of this file).
@@ -236,11 +242,9 @@ class TransformerBlock(Module):
         if not isinstance(x, mg.Tensor) or x.ndim != 3 or x.shape[-1] != self.model_dim:
             raise ValueError(f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); "
                              f"got {getattr(x, 'shape', type(x).__name__)}")
-        if self.norm_first:
-            x = x + self._attend(self.attention_norm(x), lengths, key_padding_mask, cache)
-            return x + self.feed_forward(self.feed_forward_norm(x))
-        x = self.attention_norm(x + self._attend(x, lengths, key_padding_mask, cache))
-        return self.feed_forward_norm(x + self.feed_forward(x))
+        x = residual(x, lambda y: self._attend(y, lengths, key_padding_mask, cache), self.attention_norm,
+                     self.norm_first)
+        return residual(x, self.feed_forward, self.feed_forward_norm, self.norm_first)
 
     def extra_repr(self):
         return (f"model_dim={self.model_dim}, num_heads={self.num_heads}, ff_dim={self.ff_dim}, "
