@@ -8,6 +8,7 @@ import pytest
 
 import minigrad as mg
 import nn
+from torch_twins import assert_same_parameter_grads
 
 I, H, B, T = 3, 4, 3, 5
 LENGTHS = np.array([5, 2, 4])
@@ -60,10 +61,7 @@ def test_gru_and_rnn_match_torch_outputs_states_and_gradients(module, case, with
     np.testing.assert_allclose(our_x.grad.numpy(), their_x.grad.numpy(), rtol=1e-10, atol=1e-12)
     if with_state:
         np.testing.assert_allclose(our_h0.grad.numpy(), their_h0.grad.numpy(), rtol=1e-10, atol=1e-12)
-    torch_params = dict(theirs.named_parameters())
-    for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-10, atol=1e-12,
-                                   err_msg=name)
+    assert_same_parameter_grads(ours, theirs, rtol=1e-10, atol=1e-12)
 
 
 def test_gru_float32_and_the_cell_match_torch():

@@ -11,6 +11,7 @@ from minigrad import kernels, nn
 from minigrad.kernels import _runtime
 from minigrad.kernels import lstm as lstm_kernels
 from minigrad.kernels import reference as twins
+from torch_twins import assert_same_parameter_grads
 
 FLOATS = (np.float32, np.float64)
 
@@ -280,9 +281,7 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     for ours, theirs in [(output, output_t), (h_n, h_t), (c_n, c_t)]:
         np.testing.assert_allclose(ours.data, theirs.detach().numpy(), **tol)
     np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), **tol)
-    torch_params = dict(twin.named_parameters())
-    for name, parameter in lstm.named_parameters():
-        np.testing.assert_allclose(parameter.grad.data, torch_params[name].grad.numpy(), **tol, err_msg=name)
+    assert_same_parameter_grads(lstm, twin, **tol)
 
 
 def test_without_bias_matches_torch():

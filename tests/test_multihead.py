@@ -10,6 +10,7 @@ import pytest
 import minigrad as mg
 from minigrad.errors import ShapeError
 import nn
+from torch_twins import assert_same_parameter_grads
 
 E, HEADS, L, S, N = 8, 2, 5, 6, 3
 
@@ -65,10 +66,7 @@ def _compare(settings, shapes, kwargs, same=False, seed=0, rtol=2e-5, atol=2e-6)
     torch_loss.backward()
     for ours_t, theirs_t in zip(our_inputs[:1 if same else 3], their_inputs[:1 if same else 3]):
         np.testing.assert_allclose(ours_t.grad.numpy(), theirs_t.grad.numpy(), rtol=1e-4, atol=1e-5)
-    torch_params = dict(theirs.named_parameters())
-    for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-4, atol=1e-5,
-                                   err_msg=name)
+    assert_same_parameter_grads(ours, theirs, rtol=1e-4, atol=1e-5)
 
 
 rng = np.random.default_rng(42)
@@ -242,10 +240,7 @@ def test_encoder_layers_match_torch(case):
     (out * mg.tensor(grad)).sum().backward()
     (reference * torch.from_numpy(grad)).sum().backward()
     np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-4, atol=1e-5)
-    torch_params = dict(theirs.named_parameters())
-    for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-4, atol=1e-5,
-                                   err_msg=name)
+    assert_same_parameter_grads(ours, theirs, rtol=1e-4, atol=1e-5)
 
 
 def test_encoder_copies_are_independent_and_bad_activations_are_refused():
@@ -312,10 +307,7 @@ def test_decoders_and_the_transformer_match_torch(case):
     (reference * torch.from_numpy(grad)).sum().backward()
     for ours_x, theirs_x in zip(our_inputs, their_inputs):
         np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-4, atol=1e-5)
-    torch_params = dict(theirs.named_parameters())
-    for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-4, atol=1e-5,
-                                   err_msg=name)
+    assert_same_parameter_grads(ours, theirs, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # torch's note on nested tensors
