@@ -324,20 +324,20 @@ def _walk(roots, retain_graph, targets=None):
 _Tensor = None
 
 
-def _as_tensors(values, name, Tensor):
-    values = [values] if isinstance(values, Tensor) else list(values)
+def _as_tensors(values, name, op):
+    values = [values] if isinstance(values, _Tensor) else list(values)
     for position, value in enumerate(values):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"grad: {name} must be Tensors; item {position} is a {type(value).__name__}")
+        if not isinstance(value, _Tensor):
+            raise TypeError(f"{op}: {name} must be Tensors; item {position} is a {type(value).__name__}")
     return values
 
 
-def _roots(outputs, grad_outputs, Tensor, name):
+def _roots(outputs, grad_outputs, name):
     """[(output, gradient array)] for outputs that have a node; a scalar output's gradient may be None (1)."""
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     else:
-        grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        grad_outputs = [grad_outputs] if isinstance(grad_outputs, _Tensor) else list(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"{name}: got {len(outputs)} outputs but {len(grad_outputs)} gradients for them")
     roots = []
@@ -351,7 +351,7 @@ def _roots(outputs, grad_outputs, Tensor, name):
                                    f"(grad_outputs), only a single-number output can go without")
             grad = np.ones(output.shape, output.dtype)
         else:
-            grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad)
+            grad = grad._data if isinstance(grad, _Tensor) else np.asarray(grad)
             if grad.shape != output.shape:
                 raise ValueError(f"{name}: the gradient for output {position} has shape {grad.shape}; the output's "
                                  f"is {output.shape}")
@@ -368,15 +368,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     (then None, or zeros with materialize_grads=True). The graph is freed unless retain_graph=True.
     create_graph=True (gradients of gradients) is not supported: backward passes here compute
     with numpy arrays, not with recorded ops."""
-    Tensor = _Tensor
     if create_graph:
         raise NotImplementedError("grad: create_graph=True (higher-order gradients) is not supported; minigrad's "
                                   "backward passes compute with numpy arrays, not recorded ops")
-    outputs, inputs = _as_tensors(outputs, "outputs", Tensor), _as_tensors(inputs, "inputs", Tensor)
+    outputs, inputs = _as_tensors(outputs, "outputs", "grad"), _as_tensors(inputs, "inputs", "grad")
     for position, tensor in enumerate(inputs):
         if not tensor.requires_grad:
             raise RuntimeError(f"grad: input {position} (shape {tensor.shape}) does not require grad")
-    roots = _roots(outputs, grad_outputs, Tensor, "grad")
+    roots = _roots(outputs, grad_outputs, "grad")
     captured = [None] * len(inputs)
     for position, tensor in enumerate(inputs):  # a leaf output that is also an input: d x / d x
         for output, g in roots:
@@ -393,20 +392,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                f"pass allow_unused=True to get None for it")
         if g is None and materialize_grads:
             g = np.zeros(tensor.shape, tensor.dtype)
-        results.append(None if g is None else Tensor._wrap(np.array(g, dtype=tensor.dtype)))
+        results.append(None if g is None else _Tensor._wrap(np.array(g, dtype=tensor.dtype)))
     return tuple(results)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: `.backward()` of several outputs at once (their gradients summed
     in one walk, so a graph they share is walked once). inputs: only these leaves get `.grad`."""
-    Tensor = _Tensor
     if create_graph:
         raise NotImplementedError("backward: create_graph=True (higher-order gradients) is not supported")
-    outputs = _as_tensors(tensors, "tensors", Tensor)
-    roots = _roots(outputs, grad_tensors, Tensor, "backward")
+    outputs = _as_tensors(tensors, "tensors", "backward")
+    roots = _roots(outputs, grad_tensors, "backward")
     if inputs is not None:
-        inputs = _as_tensors(inputs, "inputs", Tensor)
+        inputs = _as_tensors(inputs, "inputs", "backward")
         for tensor, g in zip(inputs, grad(outputs, inputs, [g for _, g in roots], retain_graph=retain_graph,
                                           allow_unused=True)):
             if g is not None:

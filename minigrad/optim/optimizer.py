@@ -15,13 +15,18 @@ from ..tensor import Tensor
 
 # -- checks: each takes (name, value) and returns the value to keep, or raises naming `name` --
 
-def non_negative(name, value):
-    """A real number >= 0 (lr, eps, weight decay, momentum); a 0-d tensor or array gives its number."""
+def _number(name, value):
+    """value as a float: a real number, or a 0-d tensor or array of one (a bool is not a number here)."""
     if isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0 and value.dtype.kind in "iuf":
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number; got {value!r} of type {type(value).__name__}")
-    value = float(value)
+    return float(value)
+
+
+def non_negative(name, value):
+    """A real number >= 0 (lr, eps, weight decay, momentum); a 0-d tensor or array gives its number."""
+    value = _number(name, value)
     if not value >= 0 or math.isinf(value):  # `not >=` also catches NaN
         raise ValueError(f"{name} must be in [0, inf); got {value}")
     return value
@@ -29,13 +34,10 @@ def non_negative(name, value):
 
 def finite(name, value):
     """A finite real number, negative too (SGD's dampening); a 0-d tensor or array gives its number."""
-    if isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0 and value.dtype.kind in "iuf":
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {value!r} of type {type(value).__name__}")
+    value = _number(name, value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite; got {value}")
-    return float(value)
+    return value
 
 
 def flag(name, value):
