@@ -3,6 +3,8 @@ Sequential. Each is the function of the same name in nn.functional, with its set
 
 import numpy as np
 
+from minigrad.errors import ArgumentError
+
 from . import functional as F
 from .module import Module, Parameter, parameter_dtype
 
@@ -63,7 +65,7 @@ class GELU(_Activation):
     def __init__(self, approximate="none"):
         super().__init__()
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh'; got {approximate!r}")
+            raise ArgumentError(f"GELU: approximate must be 'none' or 'tanh'; got {approximate!r}")
         self.approximate = approximate
 
 

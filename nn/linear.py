@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+from minigrad.errors import DTypeError, ShapeError
 from minigrad.ops import linalg
 
 from . import init
@@ -19,15 +20,15 @@ def linear(x, weight, bias=None):
     """
     x = x if isinstance(x, mg.Tensor) else mg.Tensor(x)
     if weight.ndim != 2:
-        raise ValueError(f"linear: weight must have shape (out_features, in_features); got {weight.shape}")
+        raise ShapeError(f"linear: weight must have shape (out_features, in_features); got {weight.shape}")
     out_features, in_features = weight.shape
     if x.ndim == 0 or x.shape[-1] != in_features:
-        raise ValueError(f"linear: expected input of shape (..., in_features={in_features}); "
+        raise ShapeError(f"linear: expected input of shape (..., in_features={in_features}); "
                          f"got input of shape {x.shape}")
     if x.dtype != weight.dtype:
-        raise TypeError(f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}")
+        raise DTypeError(f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}")
     if bias is not None and (bias.shape != (out_features,) or bias.dtype != weight.dtype):
-        raise ValueError(f"linear: bias must have shape ({out_features},) and dtype {weight.dtype}; "
+        raise ShapeError(f"linear: bias must have shape ({out_features},) and dtype {weight.dtype}; "
                          f"got {bias.shape} {bias.dtype}")
     if weight.dtype.kind != "f":  # integer tensors multiply too, without gradient (as matmul)
         y = x @ weight.T

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.errors import DTypeError, ShapeError
+from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.ops.args import check_device
 
 from . import functional as F
@@ -365,12 +365,16 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """(sz, sz) float mask: 0 on and below the diagonal, -inf above it (position i may attend
-        to positions <= i), as torch's; added to the scores."""
+        to positions <= i), as torch's; added to the scores. With dtype=bool (mg.bool_ or
+        np.bool_): True above the diagonal, as torch gives it (True = masked in nn.Transformer's
+        masks)."""
         if isinstance(sz, bool) or not isinstance(sz, (int, np.integer)) or sz < 0:
-            raise ValueError(f"generate_square_subsequent_mask: sz must be an integer >= 0; got {sz!r}")
+            raise ArgumentError(f"generate_square_subsequent_mask: sz must be an integer >= 0; got {sz!r}")
         check_device(device, "generate_square_subsequent_mask")
-        dtype = parameter_dtype(dtype)
-        return mg.tensor(np.triu(np.full((int(sz), int(sz)), -np.inf, dtype), k=1))
+        later = np.triu(np.ones((int(sz), int(sz)), np.bool_), k=1)
+        if dtype is not None and np.dtype(dtype) == np.bool_:
+            return mg.tensor(later)
+        return mg.tensor(np.where(later, -np.inf, 0).astype(parameter_dtype(dtype)))
 
 
 def _build_layer(layer, name, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
@@ -378,7 +382,7 @@ def _build_layer(layer, name, d_model, nhead, dim_feedforward, dropout, activati
     """The parts of an encoder (norms=2) or decoder (norms=3, with multihead_attn) layer, in
     torch's order and under torch's names."""
     if isinstance(activation, str) and activation not in ACTIVATIONS:
-        raise ValueError(f"{name}: activation must be 'relu', 'gelu' or a function; got {activation!r}")
+        raise ArgumentError(f"{name}: activation must be 'relu', 'gelu' or a function; got {activation!r}")
     if not isinstance(activation, str) and not callable(activation):
         raise TypeError(f"{name}: activation must be 'relu', 'gelu' or a function; got {type(activation).__name__}")
     for attention in ("self_attn", "multihead_attn")[:norms - 1]:

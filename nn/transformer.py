@@ -67,8 +67,8 @@ class LayerNorm(Module):
         return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-                + (", bias=False" if self.elementwise_affine and self.bias is None else ""))
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")  # as torch prints it
 
 
 class RMSNorm(Module):

@@ -185,8 +185,10 @@ def test_layer_norm_rejects_bad_arguments():
         layer_norm(mg.tensor(np.zeros((2, 8), np.int64)), 8)
     with pytest.raises(TypeError, match="does not match input dtype"):
         layer_norm(x, 8, mg.ones(8, dtype=mg.float64))
-    with pytest.raises(ValueError, match="eps must be > 0"):
-        layer_norm(x, 8, eps=0.0)
+    with pytest.raises(ValueError, match="eps must be >= 0"):
+        layer_norm(x, 8, eps=-1e-5)
+    with pytest.raises(RuntimeError, match=r"expected input with shape \(\*, 4\)"):  # what torch code catches
+        layer_norm(x, 4)
 
 
 # ============================================================ nn.LayerNorm
@@ -205,7 +207,7 @@ def test_module_matches_torch_module_and_names_its_parameters():
     x = random_rows(9, (2, 5, 16), np.float32)
     np.testing.assert_allclose(norm(mg.tensor(x)).numpy(), reference_norm(torch.tensor(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-5)
-    assert repr(norm) == "LayerNorm((16,), eps=1e-05, elementwise_affine=True)"
+    assert repr(norm) == "LayerNorm((16,), eps=1e-05, elementwise_affine=True, bias=True)"
 
 
 def test_module_without_affine_has_no_parameters():
@@ -267,8 +269,8 @@ def test_rms_norm_gradcheck_float64_and_bad_arguments():
     assert mg.gradcheck(lambda a, b: F.rms_norm(a, 5, b, eps=1e-3), (x, w))
     with pytest.raises(ValueError, match=r"rms_norm: expected input with shape \(\*, 4\)"):
         F.rms_norm(x, 4)
-    with pytest.raises(ValueError, match="rms_norm: eps must be > 0; got 0"):
-        F.rms_norm(x, 5, eps=0)
+    with pytest.raises(ValueError, match="rms_norm: eps must be >= 0; got -1"):
+        F.rms_norm(x, 5, eps=-1)
     with pytest.raises(TypeError, match="rms_norm: expected a float32 or float64 input; got dtype int64"):
         F.rms_norm(mg.tensor([[1, 2]]), 2)
     with pytest.raises(ValueError, match="RMSNorm: normalized_shape must be a positive size"):

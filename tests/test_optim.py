@@ -674,3 +674,46 @@ def test_schedule_load_state_dict_names_the_wrong_entry():
     with pytest.raises(ValueError, match="missing key 'last_lr'; unexpected key 'lr'"):
         schedule.load_state_dict({"base_lr": 0.1, "last_epoch": 3, "lr": 0.1})
     assert schedule.state_dict() == {"base_lr": 0.1, "last_epoch": 0, "last_lr": 0.1}
+
+
+def test_optimizers_take_named_parameters_and_a_closure_as_torch():
+    model = nn.Linear(3, 2)
+    optimizer = mg.optim.SGD(model.named_parameters(), lr=0.1)
+    assert optimizer.param_groups[0]["param_names"] == ["weight", "bias"]
+    assert optimizer.params == [model.weight, model.bias]
+    with pytest.raises(ValueError, match="all be tensors or all"):
+        mg.optim.SGD([("weight", model.weight), model.bias])
+    before = model.weight.data.copy()
+    x = mg.tensor(np.ones((4, 3), np.float32))
+
+    def closure():
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        return loss
+    with mg.no_grad():  # the closure still records its graph
+        loss = optimizer.step(closure)
+    assert loss.item() == pytest.approx(float((x.data @ before.T + model.bias.data * 0).sum()), abs=10)
+    np.testing.assert_allclose(model.weight.data, before - 0.1 * 4, rtol=1e-6)  # d(sum)/dW = 4 per entry
+    assert optimizer.step() is None
+    with pytest.raises(TypeError, match="closure must be a function"):
+        optimizer.step(1.0)
+
+
+def test_adam_state_dict_without_decoupled_weight_decay_still_loads():
+    p = nn.Parameter(np.ones(2, np.float32))
+    optimizer = mg.optim.AdamW([p], lr=0.1)
+    state = optimizer.state_dict()
+    assert state["decoupled_weight_decay"] is True
+    del state["decoupled_weight_decay"]  # saved before the setting existed
+    optimizer.load_state_dict(state)
+    assert optimizer.param_groups[0]["decoupled_weight_decay"] is True
+
+
+@pytest.mark.parametrize("last_epoch", [0, 5, -2, 1.0, True])
+def test_schedulers_take_torch_last_epoch_only_for_a_fresh_start(last_epoch):
+    p = nn.Parameter(np.ones(2, np.float32))
+    optimizer = mg.optim.SGD([p], lr=0.1)
+    assert mg.optim.lr_scheduler.StepLR(optimizer, 2, last_epoch=-1).last_epoch == 0
+    with pytest.raises(ValueError, match="last_epoch must be -1.*load_state_dict"):
+        mg.optim.lr_scheduler.StepLR(optimizer, 2, last_epoch=last_epoch)

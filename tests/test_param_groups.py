@@ -85,10 +85,10 @@ def test_param_groups_hold_every_setting_and_keep_extra_entries():
                                 {"params": ours[2:], "weight_decay": 0.0, "name": "no decay"}], lr=0.002)
     first, second = optimizer.param_groups
     assert first == {"params": ours[:2], "lr": 0.002, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01,
-                     "amsgrad": False, "maximize": False, "name": "decay"}
+                     "amsgrad": False, "maximize": False, "decoupled_weight_decay": True, "name": "decay"}
     assert second["weight_decay"] == 0.0 and second["lr"] == 0.002 and second["name"] == "no decay"
     assert optimizer.defaults == {"lr": 0.002, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01,
-                                  "amsgrad": False, "maximize": False}
+                                  "amsgrad": False, "maximize": False, "decoupled_weight_decay": True}
     assert optimizer.params == ours
 
 

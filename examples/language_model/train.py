@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +34,8 @@ from examples.language_model.generate import generate  # noqa: E402
 from examples.language_model.model import CONFIG_KEYS, CharTransformer, parameter_count  # noqa: E402
 from examples.sentiment.data import DataNotFoundError  # noqa: E402
 
+DEFAULTS = dict(steps=1000, batch_size=32, context=128, model_dim=128, num_heads=4, num_layers=4, ff_dim=512,
+                eval_every=100, eval_batches=20, warmup=100)
 QUICK = dict(steps=600, batch_size=32, context=64, model_dim=64, num_heads=4, num_layers=2, ff_dim=256,
              eval_every=100, eval_batches=4, warmup=50)
 ATTENTION_PROMPT = "This movie was not bad at all."
@@ -43,24 +46,23 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", help="IMDB tarball or extracted folder (default: the cache folder, else download)")
     parser.add_argument("--out", default="runs/language_model", help="folder for the checkpoint, samples, pictures")
-    parser.add_argument("--steps", type=int, default=1000)
+    def sized(name, help=""):
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=None,
+                            help=f"{help} (default {DEFAULTS[name]}; with --quick {QUICK[name]})".strip())
+    sized("steps")
     parser.add_argument("--time-budget", type=float, metavar="MINUTES",
                         help="stop after this many minutes (the schedule is fitted to the steps that fit)")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--context", type=int, default=128)
-    parser.add_argument("--model-dim", type=int, default=128)
-    parser.add_argument("--num-heads", type=int, default=4)
-    parser.add_argument("--num-layers", type=int, default=4)
-    parser.add_argument("--ff-dim", type=int, default=512)
+    for name in ("batch_size", "context", "model_dim", "num_heads", "num_layers", "ff_dim"):
+        sized(name)
     parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--positions", choices=("learned", "sinusoidal"), default="learned")
     parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (after the warm-up)")
     parser.add_argument("--weight-decay", type=float, default=0.01)
-    parser.add_argument("--warmup", type=int, default=100, help="warm-up steps (linear, then cosine decay)")
+    sized("warmup", "warm-up steps (linear, then cosine decay)")
     parser.add_argument("--min-lr-ratio", type=float, default=0.1, help="the cosine decays to lr * this")
     parser.add_argument("--clip", type=float, default=1.0, help="max global gradient norm (0: no clipping)")
-    parser.add_argument("--eval-every", type=int, default=100)
-    parser.add_argument("--eval-batches", type=int, default=20, help="validation batches per evaluation")
+    sized("eval_every")
+    sized("eval_batches", "validation batches per evaluation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="one-minute demo: a small model, 600 steps")
     parser.add_argument("--generate", metavar="PROMPT", help="sample from --checkpoint instead of training")
@@ -72,10 +74,9 @@ def parse_args(argv=None):
     parser.add_argument("--attention-prompt", default=ATTENTION_PROMPT)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    if args.quick:
-        for name, value in QUICK.items():
-            if parser.get_default(name) == getattr(args, name):  # what the user set wins
-                setattr(args, name, value)
+    for name, value in (QUICK if args.quick else DEFAULTS).items():
+        if getattr(args, name) is None:  # what the user set wins, --quick or not
+            setattr(args, name, value)
     if args.generate is not None and not args.checkpoint:
         parser.error("--generate needs --checkpoint PATH (a best.npz written by training)")
     for name in ("steps", "batch_size", "context", "model_dim", "num_heads", "num_layers", "ff_dim", "eval_every",
@@ -84,8 +85,22 @@ def parse_args(argv=None):
             parser.error(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
     if args.model_dim % args.num_heads:
         parser.error(f"--model-dim ({args.model_dim}) must be divisible by --num-heads ({args.num_heads})")
-    if args.time_budget is not None and args.time_budget <= 0:
-        parser.error(f"--time-budget must be > 0 minutes; got {args.time_budget}")
+    if args.time_budget is not None and not 0 < args.time_budget < math.inf:
+        parser.error(f"--time-budget must be a number of minutes > 0; got {args.time_budget}")
+    for name, ok, expected in (  # refused now, not after the training (NaN fails every test)
+            ("lr", 0 <= args.lr < math.inf, "a finite number >= 0"),
+            ("weight_decay", 0 <= args.weight_decay < math.inf, "a finite number >= 0"),
+            ("clip", 0 <= args.clip < math.inf, "a finite number >= 0 (0: no clipping)"),
+            ("min_lr_ratio", 0 <= args.min_lr_ratio <= 1, "in [0, 1]"),
+            ("dropout", 0 <= args.dropout < 1, "in [0, 1)"),
+            ("temperature", 0 <= args.temperature < math.inf, "a finite number >= 0 (0: the likeliest character)"),
+            ("warmup", args.warmup >= 0, ">= 0"), ("top_k", args.top_k >= 1, ">= 1"),
+            ("samples", args.samples >= 0, ">= 0"), ("sample_length", args.sample_length >= 1, ">= 1")):
+        if not ok:
+            parser.error(f"--{name.replace('_', '-')} must be {expected}; got {getattr(args, name)}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out must be a folder (for the checkpoint, samples and pictures); {out} is a file")
     return args
 
 
@@ -97,8 +112,13 @@ def prepare_data(args, progress=True):
     if args.quick:  # a slice is plenty for 600 small steps, and encodes in a blink
         train_text, validation_text = train_text[:3_000_000], validation_text[:200_000]
     vocabulary = corpus.Vocabulary.from_text(train_text)
-    dtype = np.uint8 if len(vocabulary) <= 256 else np.uint16
-    return vocabulary, corpus.encode(vocabulary, train_text, dtype), corpus.encode(vocabulary, validation_text, dtype)
+    dtype = np.uint8 if len(vocabulary) <= 1 << 8 else np.uint16 if len(vocabulary) <= 1 << 16 else np.uint32
+    train_ids, validation_ids = (corpus.encode(vocabulary, text, dtype) for text in (train_text, validation_text))
+    for name, ids in (("training", train_ids), ("validation", validation_ids)):
+        if len(ids) < args.context + 1:
+            raise ValueError(f"the {name} text has {len(ids):,} characters; a context of {args.context} needs at "
+                             f"least {args.context + 1} (use a smaller --context, or more data)")
+    return vocabulary, train_ids, validation_ids
 
 
 # -- checkpoints ----------------------------------------------------------------------------
@@ -121,16 +141,43 @@ def load_checkpoint(path):
     """(model, vocabulary, info) from a checkpoint of save_checkpoint; info has step and
     validation_loss."""
     flat = mg.load(path)
-    missing = [f"config.{key}" for key in CONFIG_KEYS if f"config.{key}" not in flat]
-    if missing or "vocabulary" not in flat:
-        raise ValueError(f"{path} is not a language-model checkpoint of train.py (missing "
-                         f"{', '.join(missing + ([] if 'vocabulary' in flat else ['vocabulary']))})")
+    missing = [key for key in [f"config.{key}" for key in CONFIG_KEYS] + ["vocabulary", "step", "validation_loss"]
+               if key not in flat]
+    if missing:
+        raise ValueError(f"{path} is not a language-model checkpoint of train.py (missing {', '.join(missing)})")
     config = {key: flat[f"config.{key}"].item() for key in CONFIG_KEYS}
     config["positions"] = "sinusoidal" if config["positions"] else "learned"
+    state = {key[len("model."):]: value for key, value in flat.items() if key.startswith("model.")}
+    _check_config(path, config, state, flat)
     model = CharTransformer(**config)
-    model.load_state_dict({key[len("model."):]: value for key, value in flat.items() if key.startswith("model.")})
+    model.load_state_dict(state)
     info = {"step": int(flat["step"]), "validation_loss": float(flat["validation_loss"])}
     return model, corpus.Vocabulary.from_code_points(flat["vocabulary"]), info
+
+
+def _check_config(path, config, state, flat):
+    """Refuse a checkpoint whose config disagrees with its own arrays, before building the model
+    from it (a config claiming a context of 10**12 would otherwise allocate its positions first)."""
+    def shape(key):
+        return tuple(np.shape(state.get(key, ())))
+    expected = {"token_embedding.weight": (config["vocab_size"], config["model_dim"]),
+                "blocks.0.feed_forward.expand.weight": (config["ff_dim"], config["model_dim"]),
+                f"blocks.{config['num_layers'] - 1}.attention_norm.weight": (config["model_dim"],)}
+    if config["positions"] == "learned":
+        expected["positions.weight"] = (config["context"], config["model_dim"])
+    problems = [f"{key}: expected shape {want} (from the config), got {shape(key)}" for key, want in expected.items()
+                if shape(key) != want]
+    if f"model.blocks.{config['num_layers']}.attention_norm.weight" in flat:
+        problems.append(f"unexpected keys blocks.{config['num_layers']}.*: more blocks than the config's "
+                        f"num_layers={config['num_layers']}")
+    vocabulary = np.asarray(flat["vocabulary"]).reshape(-1)
+    if len(vocabulary) != config["vocab_size"] or len(np.unique(vocabulary)) != len(vocabulary):
+        problems.append(f"its vocabulary has {len(vocabulary)} entries ({len(np.unique(vocabulary))} distinct) for a "
+                        f"vocab_size of {config['vocab_size']}")
+    if not 1 <= config["context"] <= 1 << 20:
+        problems.append(f"context={config['context']} is not in [1, 2**20]")
+    if problems:
+        raise ValueError(f"{path} is not a consistent checkpoint of train.py: " + "; ".join(problems))
 
 
 # -- training -------------------------------------------------------------------------------
@@ -173,7 +220,8 @@ class Plan:
         self.steps = max(done + 1, done + int((self.budget - self.elapsed()) / pace))
 
     def over(self, step):
-        return step >= self.steps or (self.budget is not None and self.elapsed() >= self.budget)
+        """True when the run is done: --steps reached, or (after at least one step) the budget."""
+        return step >= self.steps or (self.budget is not None and step >= 1 and self.elapsed() >= self.budget)
 
 
 def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True):
@@ -182,7 +230,7 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
     plan = Plan(args)
     schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, plan.lr_factor)
     batches = corpus.random_batches(train_ids, args.batch_size, args.context, seed=args.seed)
-    log = {"steps": [], "train_loss": [], "validation": [], "best_validation_loss": math.inf, "best_step": 0}
+    log = {"steps": [], "train_loss": [], "validation": [], "best_validation_loss": math.inf, "best_step": None}
     step, recent, step_seconds = 0, [], []
     pace_mark = (0, 0.0)
     bar = tqdm(total=plan.steps, desc="training", unit="step", disable=not progress)
@@ -247,10 +295,21 @@ def main(argv=None):
     args = parse_args(argv)
     progress = not args.no_progress
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:  # a folder we cannot write to fails now, not at the first checkpoint
+        out.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=out).close()
+    except OSError as error:
+        sys.exit(f"train.py: cannot write to the --out folder {out}: {error.strerror or error}")
     mg.manual_seed(args.seed)
     if args.generate is not None:
-        model, vocabulary, info = load_checkpoint(args.checkpoint)
+        try:
+            model, vocabulary, info = load_checkpoint(args.checkpoint)
+        except (OSError, ValueError) as error:
+            sys.exit(f"train.py: {error}")
+        unknown = sorted(set(args.generate) - set(vocabulary.characters))
+        if unknown:
+            print(f"note: the model does not know {''.join(unknown)!r}; they are read as its unknown character",
+                  file=sys.stderr)
         print(f"checkpoint {args.checkpoint}: step {info['step']}, validation loss {info['validation_loss']:.4f} "
               f"nats/char ({info['validation_loss'] / LN2:.4f} bits/char)")
         return show_model(model, vocabulary, args, out, args.generate)
@@ -268,6 +327,10 @@ def main(argv=None):
           f"{parameter_count(model):,} parameters")
     log = train(model, vocabulary, train_ids, validation_ids, args, out, progress)
     best = log["best_validation_loss"]
+    if log["best_step"] is None:  # never finite: nothing saved (and an older run's best.npz is not this run's)
+        last = log["validation"][-1]["loss"] if log["validation"] else "not measured"
+        sys.exit(f"train.py: the validation loss was never finite (last: {last}), so no checkpoint was saved; "
+                 f"try a smaller --lr, or --clip 1")
     print(f"\nbest validation loss {best:.4f} nats/char = {best / LN2:.4f} bits/char at step {log['best_step']}; "
           f"{log['total_steps']} steps in {log['total_seconds']:.0f} s ({log['seconds_per_step']:.3f} s/step); "
           f"checkpoint {out / 'best.npz'}")

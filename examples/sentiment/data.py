@@ -142,6 +142,9 @@ def _load_path(path: Path, progress: bool) -> dict:
     if not path.exists():
         raise FileNotFoundError(f"IMDB data: expected a tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or a folder "
                                 f"at {path}, but nothing is there")
+    if not (path.is_dir() or path.is_file()):  # a FIFO or a device would block or never end
+        raise ValueError(f"IMDB data: expected a tarball or a folder at {path}, but it is neither a regular file nor "
+                         f"a folder (a pipe, a device or a socket)")
     if path.is_dir():
         root = _dataset_root(path)
         if root is None:

@@ -16,7 +16,7 @@ ufuncs each way.
 import numpy as np
 
 from .. import kernels
-from ..errors import DTypeError
+from ..errors import ArgumentError, DTypeError
 from ..tensor import Function, Tensor
 
 
@@ -117,7 +117,7 @@ class Softplus(Function):
 def gelu(x, approximate="none"):
     """GELU(x) = x * Phi(x) (torch.nn.functional.gelu); approximate="tanh" for the tanh form."""
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}")
+        raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}")
     return GELU.apply(_float_input("gelu", x), approximate=approximate)
 
 

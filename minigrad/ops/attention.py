@@ -21,6 +21,7 @@ from ..errors import DTypeError, ShapeError
 from ..random import generator
 from ..tensor import Function, Tensor
 from .args import as_array, integer_array
+from .join import repeat_interleave
 from .linalg import matmul
 from .nn import Softmax, dropout
 from .shape import transpose
@@ -126,6 +127,9 @@ def attention(query, key, value, *, scale=None, attn_mask=None, key_lengths=None
             if mask.dtype.kind != "f":
                 raise DTypeError(f"{op}: attn_mask must be bool (True = take part) or float (added to the "
                                  f"scores); got {mask.dtype}")
+            if isinstance(attn_mask, Tensor) and mask.dtype != query.dtype:  # as torch; an array is cast
+                raise DTypeError(f"{op}: a float attn_mask must have the dtype of query ({query.dtype}); got "
+                                 f"{mask.dtype}")
             return _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, causal_offset,
                                     dropout_p, need_weights, batch)
     query, key, value = (_expand(t, batch) for t in (query, key, value))
@@ -154,7 +158,25 @@ def _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, c
     return (out, weights.data) if need_weights else out
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+def _shared_heads(query, key, value):
+    """key and value with each of their heads repeated for a group of query heads (grouped-query
+    attention, torch's enable_gqa=True): query (..., Hq, L, E), key and value (..., Hkv, S, .)
+    with Hq a multiple of Hkv; query heads k*g .. k*g + g-1 (g = Hq / Hkv) share head k."""
+    if not all(isinstance(t, Tensor) and t.ndim >= 3 for t in (query, key, value)):
+        raise ShapeError("scaled_dot_product_attention: enable_gqa=True needs query, key and value with a "
+                         "heads dim, (..., H, L, E); got shapes "
+                         + ", ".join(str(getattr(t, "shape", type(t).__name__)) for t in (query, key, value)))
+    heads, shared = query.shape[-3], key.shape[-3]
+    if value.shape[-3] != shared or shared == 0 or heads % shared:
+        raise ShapeError(f"scaled_dot_product_attention: with enable_gqa=True the heads (dim -3) of key and "
+                         f"value must be equal and divide the query's {heads}; got {shared} and {value.shape[-3]}")
+    if heads == shared:
+        return key, value
+    return repeat_interleave(key, heads // shared, dim=-3), repeat_interleave(value, heads // shared, dim=-3)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
     """torch.nn.functional.scaled_dot_product_attention: softmax(query key^T * scale + mask) @ value.
 
     query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev); the batch dims
@@ -163,7 +185,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (it may require grad). is_causal: query i attends to keys j <= i only (the top-left
     triangle, as in torch); with attn_mask too, a key must pass both. dropout_p: the chance
     of dropping each weight (pass 0 when not training, as with torch). A query that may attend
-    to no key gets output 0 (torch's CPU kernels do the same).
+    to no key gets output 0 (torch's CPU kernels do the same). enable_gqa: key and value may
+    have fewer heads (dim -3) than query, each shared by a group of query heads (torch 2.5+).
     """
+    if enable_gqa:
+        key, value = _shared_heads(query, key, value)
     return attention(query, key, value, scale=scale, attn_mask=attn_mask, causal=is_causal, dropout_p=dropout_p,
                      op="scaled_dot_product_attention")

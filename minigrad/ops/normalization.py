@@ -19,6 +19,7 @@ rms_norm (RMSNorm, as in Llama) leaves out the mean and the bias: y = x / sqrt(m
 import numpy as np
 
 from .. import kernels
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 
 
@@ -49,15 +50,15 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
         raise TypeError(f"{op}: expected a Tensor; got {type(x).__name__}")
     shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if not shape or any(size < 1 for size in shape):
-        raise ValueError(f"{op}: normalized_shape must be a non-empty tuple of positive sizes; "
+        raise ArgumentError(f"{op}: normalized_shape must be a non-empty tuple of positive sizes; "
                          f"got {normalized_shape!r}")
     if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
-        raise ValueError(f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
+        raise ShapeError(f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
                          f"(normalized_shape={shape}); got input of shape {x.shape}")
     if x.dtype.kind != "f":
-        raise TypeError(f"{op}: expected a float32 or float64 input; got dtype {x.dtype}")
-    if not eps > 0:
-        raise ValueError(f"{op}: eps must be > 0; got {eps}")
+        raise DTypeError(f"{op}: expected a float32 or float64 input; got dtype {x.dtype}")
+    if not eps >= 0:  # 0 as in torch: a constant row then gives NaN
+        raise ArgumentError(f"{op}: eps must be >= 0; got {eps}")
     affine = []
     for name, value in (("weight", weight), ("bias", bias)):
         if value is None:
@@ -65,9 +66,9 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
         if not isinstance(value, Tensor):
             raise TypeError(f"{op}: {name} must be a Tensor or None; got {type(value).__name__}")
         if value.shape != shape:
-            raise ValueError(f"{op}: {name} must have shape normalized_shape={shape}; got {value.shape}")
+            raise ShapeError(f"{op}: {name} must have shape normalized_shape={shape}; got {value.shape}")
         if value.dtype != x.dtype:
-            raise TypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
+            raise DTypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
         affine.append(value)
     return shape, affine
 

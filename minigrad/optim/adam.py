@@ -17,6 +17,7 @@ from .optimizer import (Optimizer, betas, buffer, changed_in_place, check_torch_
 
 class Adam(Optimizer):
     """Adam (torch.optim.Adam): L2 weight decay added to the gradient. See AdamW for decoupled decay.
+    decoupled_weight_decay=True makes it AdamW (torch 2.13's Adam has the same switch).
     maximize=True climbs the objective (steps along +grad), as in torch; amsgrad=True divides by
     the largest second moment seen so far (state "max_exp_avg_sq"). foreach, fused and capturable
     (how torch runs the update on its devices) are accepted and change nothing;
@@ -28,21 +29,21 @@ class Adam(Optimizer):
     """
 
     hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
-                        "amsgrad": flag, "maximize": flag}
-    optional_hyper_parameters = ("amsgrad", "maximize")  # older state dicts lack them
+                        "amsgrad": flag, "maximize": flag, "decoupled_weight_decay": flag}
+    optional_hyper_parameters = ("amsgrad", "maximize", "decoupled_weight_decay")  # older state dicts lack them
     state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer,
                     "max_exp_avg_sq": non_negative_buffer}
     optional_state = ("max_exp_avg_sq",)  # amsgrad's only
-    decoupled_weight_decay = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         # lr = 0 is allowed, as in torch (a warm-up may start at 0)
         check_torch_flags(type(self).__name__, differentiable)
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize)
+                         maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
 
-    def step(self):
+    def _update(self):
         for index, p, group in self._each_parameter():
             if p.grad is None:
                 continue
@@ -56,10 +57,11 @@ class Adam(Optimizer):
             state["step"] += 1
             param = p.data
             work = param if param.flags.c_contiguous else np.ascontiguousarray(param)
-            if self.decoupled_weight_decay and weight_decay:
+            decoupled = group["decoupled_weight_decay"]
+            if decoupled and weight_decay:
                 work *= work.dtype.type(1 - lr * weight_decay)
             grad = -p.grad.data if group["maximize"] else p.grad.data
-            l2 = 0.0 if self.decoupled_weight_decay else weight_decay
+            l2 = 0.0 if decoupled else weight_decay
             if group["amsgrad"]:
                 _amsgrad_update(work, grad, state, lr, beta1, beta2, group["eps"], l2)
             else:
@@ -74,16 +76,15 @@ class AdamW(Adam):
     """AdamW (torch.optim.AdamW): decoupled weight decay, default weight_decay=0.01.
 
     Each step first shrinks the parameter, p *= 1 - lr * weight_decay, then takes the Adam
-    step with the plain gradient. Same state and state dict as Adam.
+    step with the plain gradient. Same state and state dict as Adam (whose
+    decoupled_weight_decay is True here).
     """
-
-    decoupled_weight_decay = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
-                         fused=fused)
+                         fused=fused, decoupled_weight_decay=True)
 
 
 def _amsgrad_update(param, grad, state, lr, beta1, beta2, eps, weight_decay):

@@ -51,6 +51,16 @@ def _checked_state(scheduler, state_dict, checks):
     return values
 
 
+def _fresh_start(name, last_epoch):
+    """torch's last_epoch argument: -1 (a fresh schedule, the default) is the only value taken. A
+    schedule resumes from a checkpoint through load_state_dict, which restores the count."""
+    if isinstance(last_epoch, np.ndarray) and last_epoch.ndim == 0:
+        last_epoch = last_epoch.item()
+    if isinstance(last_epoch, bool) or not isinstance(last_epoch, numbers.Integral) or last_epoch != -1:
+        raise ValueError(f"{name}: last_epoch must be -1 (a fresh schedule); got {last_epoch!r}. To resume a "
+                         f"schedule, make it fresh and call load_state_dict with the saved state_dict().")
+
+
 class LRScheduler:
     """What every schedule shares (torch.optim.lr_scheduler semantics).
 
@@ -66,7 +76,8 @@ class LRScheduler:
 
     extra_state = {}  # a schedule's own state beyond the count: attribute name -> check(name, value)
 
-    def __init__(self, optimizer):
+    def __init__(self, optimizer, last_epoch=-1):
+        _fresh_start(type(self).__name__, last_epoch)
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(self).__name__} expects an mg.optim optimizer; got {type(optimizer).__name__}")
         self.optimizer = optimizer
@@ -147,7 +158,7 @@ class LambdaLR(LRScheduler):
     function for every group or a list of them, one per group; it takes an int >= 0 and
     returns a finite number >= 0."""
 
-    def __init__(self, optimizer, lr_lambda):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 1
         lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
         if len(lambdas) != groups:
@@ -158,7 +169,7 @@ class LambdaLR(LRScheduler):
                 raise TypeError(f"LambdaLR expects lr_lambda to be a function of the step count; "
                                 f"got {type(function).__name__}")
         self.lr_lambda, self.lr_lambdas = lr_lambda, lambdas
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _next(self, count, lr, base_lr, group):
         return lr if base_lr is None else self._rate(count, base_lr, group)
@@ -191,10 +202,10 @@ def _positive_number(name, value):
 class StepLR(LRScheduler):
     """lr = base_lr * gamma ** (count // step_size), as torch's StepLR."""
 
-    def __init__(self, optimizer, step_size, gamma=0.1):
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = _whole_number("step_size", step_size, 1)
         self.gamma = non_negative("gamma", gamma)
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
         return base_lr * self.gamma ** (count // self.step_size)
@@ -206,10 +217,10 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (how many milestones are <= count), as torch's MultiStepLR."""
 
-    def __init__(self, optimizer, milestones, gamma=0.1):
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         milestones = sorted(_whole_number("milestones", m, 0) for m in milestones)  # any order; a repeat cuts twice
         self.milestones, self.gamma = milestones, non_negative("gamma", gamma)
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
         return base_lr * self.gamma ** bisect.bisect_right(self.milestones, count)
@@ -222,9 +233,9 @@ class MultiStepLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** count, as torch's ExponentialLR."""
 
-    def __init__(self, optimizer, gamma):
+    def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = non_negative("gamma", gamma)
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
         return base_lr * self.gamma ** count
@@ -236,12 +247,12 @@ class ExponentialLR(LRScheduler):
 class ConstantLR(LRScheduler):
     """lr = base_lr * factor for the first total_iters counts, then base_lr, as torch's ConstantLR."""
 
-    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5):
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         self.factor = non_negative("factor", factor)
         if self.factor > 1:
             raise ValueError(f"factor must be in [0, 1]; got {self.factor}")
         self.total_iters = _whole_number("total_iters", total_iters, 0)
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
         return base_lr * (self.factor if count < self.total_iters else 1.0)
@@ -259,14 +270,14 @@ class LinearLR(LRScheduler):
     end_factor at count total_iters and staying there, as torch's LinearLR (a warm-up when
     start_factor < 1)."""
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5):
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
         self.start_factor = _positive_number("start_factor", start_factor)
         self.end_factor = non_negative("end_factor", end_factor)
         if self.start_factor > 1 or self.end_factor > 1:
             raise ValueError(f"start_factor must be in (0, 1] and end_factor in [0, 1]; got {self.start_factor} "
                              f"and {self.end_factor}")
         self.total_iters = _whole_number("total_iters", total_iters, 0)
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
         done = min(count, self.total_iters) / self.total_iters if self.total_iters else 1.0
@@ -285,10 +296,10 @@ class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * count / T_max)) / 2, as torch's
     CosineAnnealingLR (past T_max the cosine goes on, back up, as torch's does)."""
 
-    def __init__(self, optimizer, T_max, eta_min=0.0):  # noqa: N803 (torch's argument name)
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):  # noqa: N803 (torch's argument name)
         self.T_max = _whole_number("T_max", T_max, 1)
         self.eta_min = non_negative("eta_min", eta_min)
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * count / self.T_max)) / 2
@@ -316,12 +327,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     extra_state = {"T_cur": _epoch, "T_i": lambda name, value: _whole_number(name, value, 1)}
 
-    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0):  # noqa: N803 (torch's argument names)
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):  # noqa: N803 (torch's argument names)
         self.T_0 = _whole_number("T_0", T_0, 1)
         self.T_mult = _whole_number("T_mult", T_mult, 1)
         self.eta_min = non_negative("eta_min", eta_min)
         self.T_i, self.T_cur = self.T_0, -1
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _period(self, epoch):
         """(T_cur, T_i) at `epoch` (a number >= 0) from the start."""
@@ -373,7 +384,8 @@ class OneCycleLR(LRScheduler):
 
     def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
                  anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
-                 div_factor=25.0, final_div_factor=1e4, three_phase=False):
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        _fresh_start("OneCycleLR", last_epoch)
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"OneCycleLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
         if total_steps is not None:
@@ -418,7 +430,7 @@ class OneCycleLR(LRScheduler):
             group["min_lr"] = group["initial_lr"] / final_div_factor
             if self.cycle_momentum:
                 group["max_momentum"], group["base_momentum"] = highs[g], lows[g]
-        super().__init__(optimizer)
+        super().__init__(optimizer, last_epoch)
 
     def _anneal(self, start, end, fraction):
         if self.anneal_strategy == "linear":
@@ -473,7 +485,8 @@ class SequentialLR(LRScheduler):
     its closed form (from the groups' "initial_lr"), then steps on. E.g. a LinearLR warm-up
     for 100 steps, then CosineAnnealingLR."""
 
-    def __init__(self, optimizer, schedulers, milestones):
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        _fresh_start("SequentialLR", last_epoch)
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"SequentialLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
         schedulers, milestones = list(schedulers), [_whole_number("milestones", m, 1) for m in milestones]

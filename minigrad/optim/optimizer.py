@@ -1,7 +1,7 @@
 """What every optimizer holds: the parameters, a state per parameter and the hyper-parameters,
 with the checks that keep them valid when an optimizer is built and when a state dict is
 loaded (one list of checks for both). Subclasses name their hyper-parameters and state and
-define step(). Also clip_grad_norm_, which runs between backward() and step().
+define _update() (step() runs an optional closure first, then it). Also clip_grad_norm_, which runs between backward() and step().
 """
 
 import math
@@ -10,6 +10,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .. import autograd
 from ..tensor import Tensor
 
 
@@ -115,7 +116,7 @@ def changed_in_place(param):
 
 class Optimizer:
     """Holds the parameters in groups, per-parameter state and hyper-parameters; subclasses
-    define step().
+    define _update(), the update itself (step(closure) calls it).
 
     As in torch, `params` is an iterable of tensors (one group) or of dicts, each with a
     "params" entry and any hyper-parameters that differ from the constructor's (the usual
@@ -153,8 +154,8 @@ class Optimizer:
         where = f"parameter group {len(self.param_groups)}"
         if not isinstance(param_group, dict) or "params" not in param_group:
             raise TypeError(f"{name}: a {where} must be a dict with a 'params' entry; got {param_group!r:.80}")
-        params = _listed(name, param_group["params"], f"the parameters of {where}")
-        group = {"params": params}
+        params, names = _named(name, _listed(name, param_group["params"], f"the parameters of {where}"), where)
+        group = {"params": params} if names is None else {"params": params, "param_names": names}
         for key, check in self.hyper_parameters.items():
             group[key] = check(f"{where}: {key}", param_group[key]) if key in param_group else self.defaults[key]
         group.update((key, value) for key, value in param_group.items() if key not in group)  # names, notes: kept
@@ -214,7 +215,20 @@ class Optimizer:
             else:
                 p.grad.data[...] = 0
 
-    def step(self):
+    def step(self, closure=None):
+        """Update every parameter that has a gradient. closure (optional, as in torch): a function
+        that clears the gradients, computes the loss, calls backward() and returns the loss; it is
+        called first, with gradient recording on, and step returns its loss (else None)."""
+        loss = None
+        if closure is not None:
+            if not callable(closure):
+                raise TypeError(f"{type(self).__name__}.step: closure must be a function; got {type(closure).__name__}")
+            with autograd.enable_grad():
+                loss = closure()
+        self._update()
+        return loss
+
+    def _update(self):
         raise NotImplementedError
 
     # -- state --------------------------------------------------------------------------------
@@ -350,6 +364,18 @@ def _listed(name, params, what):
     return [params] if isinstance(params, Tensor) else list(params)
 
 
+def _named(name, params, where):
+    """(tensors, names) from a list of tensors (names None) or of (name, tensor) pairs, such as
+    model.named_parameters() (torch 2.6+ takes those too and keeps the names in "param_names")."""
+    pairs = [isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params]
+    if not any(pairs):
+        return params, None
+    if not all(pairs):
+        raise ValueError(f"{name}: the parameters of {where} must all be tensors or all (name, tensor) pairs "
+                         f"(as named_parameters() gives), not a mix")
+    return [p for _, p in params], [n for n, _ in params]
+
+
 def _as_groups(name, params):
     """The constructor's params as a list of group dicts: tensors make one group."""
     if isinstance(params, dict):
@@ -387,8 +413,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     the largest |g|) is taken over all gradients as one vector; when it exceeds max_norm every
     gradient is multiplied by max_norm / (total_norm + 1e-6). Returns the total norm before
     clipping as a 0-d tensor of the gradients' dtype (`.item()` gives the number).
-    error_if_nonfinite: raise when the norm is NaN or inf (otherwise the gradients are left as
-    they are then; torch multiplies them by NaN). foreach is accepted for torch's sake.
+    error_if_nonfinite: raise when the norm is NaN or inf (otherwise, as in torch, a NaN norm
+    makes every gradient NaN and an inf norm makes finite gradients 0). foreach is accepted for
+    torch's sake.
     """
     max_norm = float(max_norm)
     if not max_norm >= 0:  # inf is allowed: no clipping
@@ -404,7 +431,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if not flats:
         total = 0.0
     elif norm_type == math.inf:
-        total = max(float(np.abs(flat).max()) for flat in flats)
+        total = float(np.max([np.abs(flat).max() for flat in flats]))  # np.max, not max(): NaN wins
     elif norm_type == 2:
         total = math.sqrt(sum(float(np.dot(flat, flat)) for flat in flats))
     else:
@@ -413,7 +440,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}, so "
                            "they cannot be clipped. Pass error_if_nonfinite=False to go on anyway.")
     scale = max_norm / (total + 1e-6)
-    if scale < 1:
+    if not scale >= 1:  # NaN too
         with np.errstate(invalid="ignore"):  # an inf gradient times 0 (an inf norm): NaN, as in torch
             for g in grads:
                 g *= g.dtype.type(scale)

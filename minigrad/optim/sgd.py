@@ -34,7 +34,7 @@ class SGD(Optimizer):
         super().add_param_group(param_group)
         _check_nesterov(self.param_groups[-1])
 
-    def step(self):
+    def _update(self):
         for index, p, group in self._each_parameter():
             if p.grad is None:
                 continue
