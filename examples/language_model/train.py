@@ -315,7 +315,7 @@ def main(argv=None):
         return show_model(model, vocabulary, args, out, args.generate)
     if args.quick:
         print(f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, {args.steps} steps on "
-              f"3 million characters of the reviews; drop --quick for the real run.")
+              f"at most 3 million characters of the reviews; drop --quick for the real run.")
     started = time.perf_counter()
     try:
         vocabulary, train_ids, validation_ids = prepare_data(args, progress)
