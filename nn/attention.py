@@ -82,8 +82,10 @@ def _pooling_mask(owner, x, lengths, mask):
     return batch, steps, lengths, mask
 
 
-def _without_junk_in_padding(x, lengths, mask):
-    """x (B, T, D), or x with its padded positions set to 0 when x holds inf or NaN somewhere.
+def _without_junk_in_padding(x, lengths, mask, heads=1):
+    """x (B * heads, T, D), or x with its padded positions set to 0 when x holds inf or NaN
+    somewhere (lengths (B,) or mask (B, T), True = a real position; each row repeated for the
+    heads of a (B * heads, ...) stack).
 
     Padding gets weight exactly 0, but 0 * inf and 0 * NaN are NaN: junk there would still
     reach the pooled vector and the gradients. A finite x (the usual case) costs one sum and
@@ -91,7 +93,7 @@ def _without_junk_in_padding(x, lengths, mask):
     if (lengths is None and mask is None) or np.isfinite(x.data.sum()):
         return x
     real = np.arange(x.shape[1]) < lengths[:, None] if mask is None else mask
-    return x.masked_fill(mg.tensor(~real[:, :, None]), 0.0)
+    return x.masked_fill(mg.tensor(~np.repeat(real, heads, axis=0)[:, :, None]), 0.0)
 
 
 def _read_only(array):
@@ -312,8 +314,9 @@ class SelfAttention(Module):
 
     def __init__(self, model_dim, num_heads=1, causal=False, bias=False, fused=True):
         super().__init__()
-        if num_heads < 1 or model_dim % num_heads != 0:
-            raise ValueError(f"SelfAttention: model_dim must be divisible by num_heads; got model_dim="
+        if (isinstance(num_heads, bool) or not isinstance(num_heads, (int, np.integer)) or num_heads < 1
+                or model_dim % num_heads != 0):
+            raise ValueError(f"SelfAttention: model_dim must be divisible by num_heads (a whole number); got model_dim="
                              f"{model_dim}, num_heads={num_heads}")
         self.model_dim = model_dim
         self.num_heads = num_heads
@@ -395,7 +398,9 @@ class SelfAttention(Module):
             return y.reshape(batch, steps, heads, head_dim).permute(0, 2, 1, 3).reshape(batch * heads, steps, head_dim)
 
         queries = split_heads(self._project(x, "query"))
-        values = split_heads(self._project(x, "value"))
+        # junk (inf, NaN) at padded positions would reach real ones through weight 0 * junk; the
+        # fused kernel never reads those keys
+        values = _without_junk_in_padding(split_heads(self._project(x, "value")), lengths, keys_allowed, heads)
         keys_transposed = (self._project(x, "key").reshape(batch, steps, heads, head_dim)
                            .permute(0, 2, 3, 1).reshape(batch * heads, head_dim, steps))  # (B*H, dh, T)
 

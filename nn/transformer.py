@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+from minigrad.errors import ShapeError
 from minigrad.ops.args import check_device
 from minigrad.ops.normalization import layer_norm, rms_norm
 
@@ -116,9 +117,14 @@ class FeedForward(Module):
 
 
 def _check_positions(name, x, offset, max_length, model_dim):
-    if not isinstance(x, mg.Tensor) or x.ndim < 2 or x.shape[-1] != model_dim:
-        raise ValueError(f"{name}: expected input of shape (..., time, {model_dim}); "
-                         f"got {getattr(x, 'shape', type(x).__name__)}")
+    """The input's number of steps, after checking x (a Tensor (..., T, model_dim)) and
+    offset (an integer: positions offset..offset+T-1 must fit max_length)."""
+    if not isinstance(x, mg.Tensor):
+        raise TypeError(f"{name}: expected a Tensor of shape (..., time, {model_dim}); got {type(x).__name__}")
+    if x.ndim < 2 or x.shape[-1] != model_dim:
+        raise ShapeError(f"{name}: expected input of shape (..., time, {model_dim}); got {x.shape}")
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise TypeError(f"{name}: offset must be an integer (the position of the first step); got {offset!r}")
     steps = x.shape[-2]
     if offset < 0 or offset + steps > max_length:
         raise ValueError(f"{name}: positions {offset}..{offset + steps - 1} do not fit max_length={max_length} "
@@ -185,9 +191,10 @@ class SinusoidalPositionalEncoding(Module):
 
     def forward(self, x, offset=0):
         steps = _check_positions("SinusoidalPositionalEncoding", x, offset, self.max_length, self.model_dim)
-        if x.dtype not in self._tables:
-            self._tables[x.dtype] = sinusoidal_encoding(self.max_length, self.model_dim, x.dtype)
-        return x + mg.tensor(self._tables[x.dtype][offset:offset + steps])
+        dtype = x.dtype if x.dtype.kind == "f" else parameter_dtype()  # an int or bool x is promoted, as in torch
+        if dtype not in self._tables:
+            self._tables[dtype] = sinusoidal_encoding(self.max_length, self.model_dim, dtype)
+        return x + mg.tensor(self._tables[dtype][offset:offset + steps])
 
     def extra_repr(self):
         return f"{self.model_dim}, max_length={self.max_length}"
@@ -239,9 +246,11 @@ class TransformerBlock(Module):
         return self.attention_dropout(self.attention(x, **padding))
 
     def forward(self, x, lengths=None, key_padding_mask=None, cache=None):
-        if not isinstance(x, mg.Tensor) or x.ndim != 3 or x.shape[-1] != self.model_dim:
-            raise ValueError(f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); "
-                             f"got {getattr(x, 'shape', type(x).__name__)}")
+        if not isinstance(x, mg.Tensor):
+            raise TypeError(f"TransformerBlock: expected a Tensor of shape (batch, time, {self.model_dim}); got "
+                            f"{type(x).__name__}")
+        if x.ndim != 3 or x.shape[-1] != self.model_dim:
+            raise ShapeError(f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); got {x.shape}")
         x = residual(x, lambda y: self._attend(y, lengths, key_padding_mask, cache), self.attention_norm,
                      self.norm_first)
         return residual(x, self.feed_forward, self.feed_forward_norm, self.norm_first)

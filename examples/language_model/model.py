@@ -59,6 +59,11 @@ class CharTransformer(nn.Module):
         ids = ids if isinstance(ids, mg.Tensor) else mg.tensor(np.asarray(ids))
         if ids.ndim != 2:
             raise ValueError(f"CharTransformer: expected ids of shape (batch, time); got {ids.shape}")
+        if caches is not None and (len(caches) != len(self.blocks)
+                                   or len({cache_length(cache) for cache in caches}) != 1):
+            raise ValueError(f"CharTransformer: expected one cache per block ({len(self.blocks)}), all of one "
+                             f"length (from new_caches()); got {len(caches)} holding "
+                             f"{[cache_length(cache) for cache in caches]} positions")
         offset = 0 if caches is None else cache_length(caches[0])
         if offset + ids.shape[1] > self.context:
             raise ValueError(f"CharTransformer: {offset} cached + {ids.shape[1]} new positions exceed the "
