@@ -144,6 +144,17 @@ def twin_of(ours, theirs, dtype):
     return theirs.to(TORCH_DTYPE[dtype])
 
 
+def forward_backward_both(ours, twin, x, grad_out, our_args=(), their_args=()):
+    """(our output, our input leaf, torch output, torch input leaf), each after backward(grad_out)."""
+    leaf = mg.tensor(x, requires_grad=True)
+    out = ours(leaf, *our_args)
+    out.backward(mg.tensor(grad_out))
+    torch_leaf = torch.tensor(x, requires_grad=True)
+    torch_out = twin(torch_leaf, *their_args)
+    torch_out.backward(torch.tensor(grad_out))
+    return out, leaf, torch_out, torch_leaf
+
+
 def assert_close(actual, expected, dtype, what=""):
     tol = TOL[dtype]
     np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol, err_msg=what)
@@ -189,12 +200,7 @@ def test_block_matches_hand_written_torch(size, norm_first, causal, fused, dtype
     x = rng.standard_normal((batch, steps, model_dim)).astype(dtype)
     grad_out = rng.standard_normal((batch, steps, model_dim)).astype(dtype)
 
-    leaf = mg.tensor(x, requires_grad=True)
-    out = block(leaf)
-    out.backward(mg.tensor(grad_out))
-    torch_leaf = torch.tensor(x, requires_grad=True)
-    torch_out = twin(torch_leaf)
-    torch_out.backward(torch.tensor(grad_out))
+    out, leaf, torch_out, torch_leaf = forward_backward_both(block, twin, x, grad_out)
 
     assert out.dtype == dtype and out.shape == (batch, steps, model_dim)
     assert_close(out.numpy(), torch_out.detach().numpy(), dtype, "output")
@@ -219,12 +225,8 @@ def test_block_with_padding_matches_torch(causal, padding, dtype):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((3, 4, 9)).astype(dtype)
     grad_out = rng.standard_normal((3, 4, 9)).astype(dtype)
-    leaf = mg.tensor(x, requires_grad=True)
-    out = block(leaf, **kwargs)
-    out.backward(mg.tensor(grad_out))
-    torch_leaf = torch.tensor(x, requires_grad=True)
-    torch_out = twin(torch_leaf, torch.tensor(~pad))
-    torch_out.backward(torch.tensor(grad_out))
+    out, leaf, torch_out, torch_leaf = forward_backward_both(lambda t: block(t, **kwargs), twin, x, grad_out,
+                                                            their_args=(torch.tensor(~pad),))
     assert_close(out.numpy(), torch_out.detach().numpy(), dtype, "output")
     assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype, "input grad")
     assert_same_grads(block, twin, dtype)
@@ -247,12 +249,7 @@ def test_fused_and_step_by_step_self_attention_match_torch_and_each_other(size, 
             rng = np.random.default_rng(8)
             x = rng.standard_normal((batch, steps, model_dim)).astype(dtype)
             grad_out = rng.standard_normal(x.shape).astype(dtype)
-            leaf = mg.tensor(x, requires_grad=True)
-            out = attention(leaf)
-            out.backward(mg.tensor(grad_out))
-            torch_leaf = torch.tensor(x, requires_grad=True)
-            torch_out = twin(torch_leaf)
-            torch_out.backward(torch.tensor(grad_out))
+            out, leaf, torch_out, torch_leaf = forward_backward_both(attention, twin, x, grad_out)
             assert_close(out.numpy(), torch_out.detach().numpy(), dtype, "output")
             assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype, "input grad")
             assert_same_grads(attention, twin, dtype)
