@@ -22,7 +22,8 @@ from .dtypes import bool_ as bool, float32, float64, get_default_dtype, int32, i
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, save
-from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, bmm, cat, ceil, chunk, clamp,
+from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, atan2, bmm, cat, ceil,
+                  chunk, clamp, cumprod, eq, ge, gt, le, lt, ne, take_along_dim,
                   clip, clone, concat, concatenate, cos, cumsum, div, dot, dropout, einsum, equal, erf, exp, expand,
                   expm1, flatten, flip, floor, floor_divide, fmod, gather, index_select, is_floating_point, isclose,
                   isfinite, isinf, isnan, log, log1p, log2, log10, log_softmax, logical_and, logical_not, logical_or,
@@ -60,16 +61,17 @@ __all__ = [
     "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "cos", "erf",
     "rsqrt", "square", "log1p", "log2", "log10", "expm1", "clamp", "clip", "maximum", "minimum", "where", "masked_fill",
     "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor", "logical_not", "clone",
-    "sign", "floor", "ceil", "trunc", "reciprocal", "remainder", "fmod", "floor_divide",
+    "sign", "floor", "ceil", "trunc", "reciprocal", "remainder", "fmod", "floor_divide", "atan2",
+    "eq", "ne", "lt", "le", "gt", "ge",
     "allclose", "isclose", "equal", "is_floating_point",
     # reductions
-    "mean", "prod", "amax", "amin", "argmax", "argmin", "cumsum", "var", "std", "var_mean", "std_mean",
+    "mean", "prod", "amax", "amin", "argmax", "argmin", "cumsum", "cumprod", "var", "std", "var_mean", "std_mean",
     "logsumexp", "norm",
     # shape, joining, indexing, order
     "reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "squeeze",
     "unsqueeze", "expand", "flatten", "unflatten", "flip", "roll", "narrow", "tril", "triu",
     "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind", "tile", "repeat_interleave",
-    "gather", "index_select", "masked_select", "scatter", "scatter_add", "nonzero", "sort", "argsort", "topk",
+    "gather", "take_along_dim", "index_select", "masked_select", "scatter", "scatter_add", "nonzero", "sort", "argsort", "topk",
     # linear algebra
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
     # neural-network ops

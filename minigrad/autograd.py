@@ -18,6 +18,8 @@ import threading
 
 import numpy as np
 
+from .errors import ShapeError
+
 # ---------------------------------------------------------------------------------------
 # Grad mode and module scope (per thread)
 
@@ -353,7 +355,7 @@ def _roots(outputs, grad_outputs, name):
         else:
             grad = grad._data if isinstance(grad, _Tensor) else np.asarray(grad)
             if grad.shape != output.shape:
-                raise ValueError(f"{name}: the gradient for output {position} has shape {grad.shape}; the output's "
+                raise ShapeError(f"{name}: the gradient for output {position} has shape {grad.shape}; the output's "
                                  f"is {output.shape}")
             grad = grad.astype(output.dtype, copy=False)
         roots.append((output, grad))

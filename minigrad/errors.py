@@ -20,3 +20,7 @@ class DimError(IndexError, ValueError, RuntimeError):
 
 class ArgumentError(ValueError, RuntimeError):
     """An argument value the operation cannot take (chunk(0), a bad einsum equation, ...)."""
+
+
+class IndexRangeError(IndexError, RuntimeError):
+    """Index values outside the size of the dim they index (gather, scatter; names both)."""

@@ -151,11 +151,16 @@ def atomic_file(path):
     if os.path.isdir(target):
         raise IsADirectoryError(f"cannot write {path!r}: it is a folder, expected a file path")
     if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise NotADirectoryError(f"cannot write {path!r}: {folder!r} is not a folder")
         raise FileNotFoundError(f"cannot write {path!r}: the folder {folder!r} does not exist")
     try:
         existing = os.stat(target)
     except FileNotFoundError:
         existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):  # the rename would replace a pipe or device
+        raise OSError(f"cannot write {path!r}: it is not a regular file ({stat.filemode(existing.st_mode)}); "
+                      f"minigrad writes files by replacing them, which would remove it")
     if existing is not None and not os.access(target, os.W_OK):
         raise PermissionError(f"cannot write {path!r}: the file is read-only (mode {stat.filemode(existing.st_mode)})")
     _remove_abandoned_temporaries(folder, name)
@@ -342,6 +347,9 @@ def load(path):
     if os.path.isdir(path):
         raise IsADirectoryError(f"mg.load: {path!r} is a folder; expected an .npz file written by mg.save")
     if not os.path.exists(path):
+        if os.path.islink(path):
+            raise FileNotFoundError(f"mg.load: {path!r} is a symbolic link that leads nowhere (a dangling link "
+                                    f"or a loop)")
         raise FileNotFoundError(f"mg.load: no such file: {path!r}")
     if not os.path.isfile(path):
         raise ValueError(f"mg.load: {path!r} is not a regular file (a device, fifo or socket); "

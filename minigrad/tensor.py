@@ -31,7 +31,7 @@ import weakref
 import numpy as np
 
 from . import autograd, dtypes
-from .errors import DimError, DTypeError
+from .errors import DimError, DTypeError, ShapeError
 
 
 def _scalar_attributes(attrs):
@@ -323,7 +323,7 @@ class Tensor:
 
     def item(self):
         if self._data.size != 1:
-            raise ValueError(f"item() needs a tensor with one element; got shape {self.shape}")
+            raise ShapeError(f"item() needs a tensor with one element; got shape {self.shape}")
         return self._data.item()
 
     def tolist(self):
@@ -383,7 +383,7 @@ class Tensor:
         else:
             grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad, dtype=self.dtype)
             if grad.shape != self.shape:
-                raise ValueError(f"backward(): gradient shape {grad.shape} does not match output shape {self.shape}")
+                raise ShapeError(f"backward(): gradient shape {grad.shape} does not match output shape {self.shape}")
         if self._node is None:  # a leaf: d self / d self = 1
             self._accumulate_grad(self._hooked_grad(grad), autograd._accumulate_lock)
         else:

@@ -9,7 +9,7 @@ import numpy as np
 
 from minigrad.tensor import Parameter, Tensor
 
-from .module import Module
+from .module import Module, _module_repr
 
 
 def _position(index, length, kind):
@@ -21,13 +21,9 @@ def _position(index, length, kind):
     return int(index) % length
 
 
-class ModuleList(Module):
-    """A list of modules whose parameters are registered (names '0', '1', ...)."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.extend(modules)
+class _ModuleSequence(Module):
+    """What ModuleList and Sequential share: torch's list operations. Entries are named by
+    position ('0', '1', ...); inserting or deleting renumbers them, as torch does."""
 
     def _renumber(self, modules):
         self._modules.clear()
@@ -48,13 +44,14 @@ class ModuleList(Module):
         modules.insert(index, module)
         self._renumber(modules)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return type(self)(list(self._modules.values())[index])
-        return self._modules[str(_position(index, len(self), type(self).__name__))]
+    def pop(self, index=-1):
+        """Remove the module at `index` (the last by default) and return it."""
+        module = self[index]
+        del self[index]
+        return module
 
     def __setitem__(self, index, module):
-        self.add_module(str(_position(index, len(self), type(self).__name__)), module)
+        self.add_module(list(self._modules)[_position(index, len(self), type(self).__name__)], module)
 
     def __delitem__(self, index):
         modules = list(self._modules.values())
@@ -70,10 +67,62 @@ class ModuleList(Module):
     def __iadd__(self, modules):
         return self.extend(modules)
 
+    def __add__(self, other):
+        """A new container holding this one's modules, then other's (the same objects, as torch)."""
+        if not isinstance(other, _ModuleSequence):
+            return NotImplemented
+        return type(self)().extend(list(self) + list(other))
 
-class Sequential(Module):
+    def __mul__(self, count):
+        """A new container holding this one's modules `count` times (the same objects, as torch)."""
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise ValueError(f"{type(self).__name__} can be multiplied by a positive integer; got {count!r}")
+        return type(self)().extend(list(self) * int(count))
+
+    __rmul__ = __mul__
+
+
+class ModuleList(_ModuleSequence):
+    """A list of modules whose parameters are registered (names '0', '1', ...)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(list(self._modules.values())[index])
+        return self._modules[list(self._modules)[_position(index, len(self), type(self).__name__)]]
+
+    def __repr__(self):
+        """As torch's: runs of identical consecutive entries collapse to '(0-2): 3 x Linear(...)'."""
+        children, names, modules = [], list(self._modules), list(self._modules.values())
+        start = 0
+        while start < len(modules):
+            stop = start + 1
+            while stop < len(modules) and repr(modules[stop]) == repr(modules[start]):
+                stop += 1
+            label = f"({names[start]})" if stop - start == 1 else f"({names[start]}-{names[stop - 1]})"
+            children.append((label, modules[start]) if stop - start == 1 else (label, _Repeated(modules[start], stop - start)))
+            start = stop
+        return _module_repr(self, children)
+
+
+class _Repeated:
+    """repr 'n x <module>' for ModuleList's collapsed runs."""
+
+    def __init__(self, module, count):
+        self.module, self.count = module, count
+
+    def __repr__(self):
+        return f"{self.count} x {self.module!r}"
+
+
+class Sequential(_ModuleSequence):
     """Modules applied one after another: Sequential(Linear(2, 8), Tanh(), Linear(8, 1)), or
-    Sequential(OrderedDict(name=module, ...)) to choose the names."""
+    Sequential(OrderedDict(name=module, ...)) to choose the names. List operations as torch's
+    (append, extend, insert, pop, seq[i] = m, del seq[i], +, +=)."""
 
     def __init__(self, *modules):
         super().__init__()
@@ -84,21 +133,11 @@ class Sequential(Module):
             for index, module in enumerate(modules):
                 self.add_module(str(index), module)
 
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
     def __getitem__(self, index):
         items = list(self._modules.items())
         if isinstance(index, slice):
             return type(self)(OrderedDict(items[index]))
         return items[_position(index, len(items), "Sequential")][1]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def forward(self, x):
         for module in self:

@@ -10,6 +10,7 @@ around every call and return a handle whose `remove()` takes them away.
 
 import itertools
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -67,12 +68,17 @@ class Module:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                  f"before assigning attribute {name!r}")
         if isinstance(value, Parameter):
-            self._forget(name)
+            if name not in self._parameters:  # a new name goes last; a replaced one keeps its place
+                self._forget(name)
+                if hasattr(self, name):  # a method or class attribute: it would hide the parameter
+                    raise KeyError(f"attribute {name!r} already exists on {type(self).__name__}; choose another "
+                                   f"parameter name")
             self._parameters[name] = value
         elif name in self._parameters:
             self._replace(self._parameters, name, value, Parameter, "parameter")
         elif isinstance(value, Module):
-            self._forget(name)
+            if name not in self._modules:
+                self._forget(name)
             self._modules[name] = value
         elif name in self._modules:
             self._replace(self._modules, name, value, Module, "child module")
@@ -361,6 +367,9 @@ class Module:
         Shape mismatches always raise, and nothing is changed; with strict=True missing and
         unexpected keys raise too. Returns (missing_keys, unexpected_keys).
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"load_state_dict expects a dict-like state dict (name -> array or Tensor); got "
+                            f"{type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]
@@ -392,11 +401,21 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = [f"({name}): " + repr(child).replace("\n", "\n  ") for name, child in self._modules.items()]
-        if not lines:
-            return f"{type(self).__name__}({self.extra_repr()})"
-        head = f"{type(self).__name__}(" + (self.extra_repr() + "\n" if self.extra_repr() else "\n")
-        return head + "".join(f"  {line}\n" for line in lines) + ")"
+        """As torch prints a module: a one-line extra_repr inside the parentheses; otherwise its
+        lines, then one line per child, each indented by two spaces."""
+        return _module_repr(self, [(f"({name})", child) for name, child in self._modules.items()])
+
+
+def _module_repr(module, children):
+    """Module(...) text of `module` with the (label, child) pairs as its child lines."""
+    extra = module.extra_repr()
+    extra_lines = extra.split("\n") if extra else []
+    lines = extra_lines + [f"{label}: " + repr(child).replace("\n", "\n  ") for label, child in children]
+    if not lines:
+        return f"{type(module).__name__}()"
+    if len(extra_lines) == 1 and not children:
+        return f"{type(module).__name__}({extra})"
+    return f"{type(module).__name__}(\n" + "".join(f"  {line}\n" for line in lines) + ")"
 
 
 def _target_dtype(args, kwargs):

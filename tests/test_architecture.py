@@ -45,7 +45,7 @@ FLOORS = [  # files -> what of minigrad/nn they may import
     ("minigrad/errors.py", []),
     ("minigrad/random.py", []),
     ("minigrad/dtypes.py", ["minigrad.errors"]),
-    ("minigrad/autograd.py", []),
+    ("minigrad/autograd.py", ["minigrad.errors"]),
     ("minigrad/tensor.py", ["minigrad.autograd", "minigrad.dtypes", "minigrad.errors"]),
     ("minigrad/ops/*.py", ["minigrad.ops", "minigrad.tensor", "minigrad.autograd", "minigrad.dtypes",
                            "minigrad.errors", "minigrad.kernels", "minigrad.random"]),

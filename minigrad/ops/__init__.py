@@ -24,18 +24,18 @@ from ..tensor import Tensor
 from .conversion import allclose, contiguous, element_size, equal, is_floating_point, isclose, numel, to, type_as
 from .elementwise import (abs, add, bitwise_not, cast, clone, compare, div, exp, floor_divide, log, masked_fill, mul,
                           neg, pow, relu, sigmoid, sqrt, sub, tanh, where)
-from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add
+from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add, take_along_dim
 from .inplace import setitem
 from .join import cat, chunk, concat, concatenate, repeat, repeat_interleave, split, stack, tile, unbind
 from .linalg import bmm, dot, einsum, matmul, mm, outer
-from .math import (ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfinite, isinf, isnan, log1p, log2, log10,
+from .math import (atan2, ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfinite, isinf, isnan, log1p, log2, log10,
                    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, reciprocal, remainder, round,
                    rsqrt, sign, sin, square, trunc)
 from .nn import cross_entropy, dropout, log_softmax, masked_softmax, softmax
-from .reduce import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, sum
+from .reduce import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
 from .selection import argsort, sort, topk
 from .shape import (expand, expand_as, flatten, flip, movedim, moveaxis, narrow, permute, reshape, roll, squeeze,
-                    swapaxes, swapdims, t, transpose, tril, triu, unflatten, unsqueeze, view_as)
+                    swapaxes, swapdims, t, transpose, tril, triu, unflatten, unsqueeze, view, view_as)
 from .statistics import logsumexp, norm, std, std_mean, var, var_mean
 from . import inplace
 from .args import normalize_dim
@@ -60,6 +60,10 @@ def _iterate(self):
     return iter(unbind(self, 0))
 
 
+# Comparisons by name (torch.eq(a, b), x.ne(pad)): bool tensors without gradient, as the operators.
+eq, ne, lt, le, gt, ge = (_comparison(ufunc) for ufunc in (np.equal, np.not_equal, np.less, np.less_equal,
+                                                           np.greater, np.greater_equal))
+
 # Methods that are the op of the same name (torch has both spellings).
 for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid",
               "relu", "clone", "sin", "cos", "erf", "rsqrt", "square", "log1p", "log2", "log10", "expm1", "clamp",
@@ -72,7 +76,8 @@ for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", 
               "repeat_interleave", "gather", "index_select", "masked_select", "scatter", "scatter_add", "sort", "argsort",
               "topk", "masked_fill", "softmax", "log_softmax", "mm", "bmm", "dot", "outer", "to", "type_as",
               "contiguous", "allclose", "isclose", "equal", "element_size", "is_floating_point", "sign", "floor",
-              "ceil", "round", "trunc", "reciprocal", "remainder", "fmod", "floor_divide", "nonzero"):
+              "ceil", "round", "trunc", "reciprocal", "remainder", "fmod", "floor_divide", "nonzero", "cumprod",
+              "take_along_dim", "atan2", "eq", "ne", "lt", "le", "gt", "ge"):
     setattr(Tensor, _name, globals()[_name])
 
 # Python's operators.
@@ -95,7 +100,7 @@ Tensor.__iter__ = _iterate
 Tensor.__setitem__ = setitem
 
 # Other spellings torch has.
-Tensor.view = reshape
+Tensor.view = view
 Tensor.reshape_as = lambda self, other: reshape(self, other.shape)
 Tensor.where = lambda self, condition, other: where(condition, self, other)
 Tensor.float = lambda self: cast(self, np.float32)

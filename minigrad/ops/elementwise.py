@@ -159,6 +159,9 @@ def floor_divide(a, b):
 def pow(base, exponent):
     """base ** exponent; a Python-number exponent is a constant (no gradient through it)."""
     dtype = result_type(base, exponent)
+    if np.dtype(dtype).kind in "iu" and np.any(np.asarray(to_array(exponent)) < 0):
+        raise ArgumentError(f"pow: integers to negative integer powers are not allowed (an integer result cannot "
+                            f"hold them); got a {np.dtype(dtype)} power with exponent {exponent}. Make one side float.")
     if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
         return PowScalar.apply(cast(base, dtype), exponent=exponent)
     check_broadcast("pow", base, exponent)
@@ -352,6 +355,8 @@ def masked_fill(x, mask, value):
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor; got shape {value.shape}")
+        if value.requires_grad:  # the value takes a gradient too (the sum over the filled places), as in torch
+            return where(mask, cast(value, x.dtype), x)
         value = value.item()
     return MaskedFill.apply(x, mask=mask, value=value)
 

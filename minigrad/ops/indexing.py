@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, DimError, ShapeError
+from ..errors import ArgumentError, DTypeError, DimError, IndexRangeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import as_array, bool_mask, check_broadcast, integer_array, normalize_dim
 
@@ -158,7 +158,7 @@ class Gather(Function):
 
 def _check_index_values(index, size, dim, op):
     if index.size and (index.min() < 0 or index.max() >= size):
-        raise IndexError(f"{op}: index values must be in [0, {size}) for dim {dim}; got values in "
+        raise IndexRangeError(f"{op}: index values must be in [0, {size}) for dim {dim}; got values in "
                          f"[{index.min()}, {index.max()}]")
 
 
@@ -184,6 +184,29 @@ def gather(x, dim, index):
         return gather(x.reshape(1), 0, index.reshape(-1)).reshape(index.shape)
     dim, index = _scatter_index(x, dim, index, "gather")
     return Gather.apply(x, index=index, dim=dim)
+
+
+def take_along_dim(x, indices, dim=None):
+    """torch.take_along_dim: x's values at `indices` along dim, x and indices broadcast against
+    each other in every other dim (same number of dims); dim=None takes from the flattened x."""
+    indices = integer_array(indices, "take_along_dim")
+    if dim is None:
+        return gather(x.reshape(-1), 0, indices.reshape(-1))
+    if indices.ndim != x.ndim:
+        raise ShapeError(f"take_along_dim: indices must have as many dims as x ({x.ndim}); got shape "
+                         f"{indices.shape} for x of shape {x.shape}")
+    dim = normalize_dim(dim, x.ndim, "take_along_dim")
+    try:
+        common = np.broadcast_shapes(*[tuple(s for a, s in enumerate(shape) if a != dim)
+                                       for shape in (x.shape, indices.shape)])
+    except ValueError:
+        raise ShapeError(f"take_along_dim: x of shape {x.shape} and indices of shape {indices.shape} do not "
+                         f"broadcast outside dim {dim}") from None
+
+    def along(size):
+        return common[:dim] + (size,) + common[dim:]
+    expanded = x if x.shape == along(x.shape[dim]) else x.expand(*along(x.shape[dim]))
+    return gather(expanded, dim, np.ascontiguousarray(np.broadcast_to(indices, along(indices.shape[dim]))))
 
 
 class IndexSelect(Function):

@@ -226,10 +226,11 @@ def setitem(x, index, value):
 # -- the named in-place methods ------------------------------------------------------------
 
 def _fill(x, value):
-    value = as_array(value)
-    if value.ndim:
-        raise ArgumentError(f"fill_: value must be a number or a 0-d tensor; got shape {value.shape}")
-    return masked_fill(x, np.ones((), np.bool_), value.item())
+    if np.ndim(value.data if isinstance(value, Tensor) else value):
+        raise ArgumentError(f"fill_: value must be a number or a 0-d tensor; got shape {np.shape(value)}")
+    if not isinstance(value, Tensor):
+        value = as_array(value).item()
+    return masked_fill(x, np.ones((), np.bool_), value)  # a 0-d tensor value that requires grad gets its gradient
 
 
 def _copy(x, source):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..dtypes import NUMBERS, result_type
+from ..dtypes import float_result as dtypes_float
 from ..tensor import Function, Tensor
 from .args import as_array, check_broadcast
 from .elementwise import operand_as, as_float, cast, div
@@ -249,6 +250,30 @@ def _remainder(truncate, name):
 
 remainder = _remainder(False, "remainder")
 fmod = _remainder(True, "fmod")
+
+
+class Atan2(Function):
+    """The angle of the point (b, a): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.arctan2(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = grad / (a * a + b * b)
+        return scale * b, -scale * a
+
+
+def atan2(input, other):
+    """Elementwise atan2(input, other): the angle in (-pi, pi] of the point (other, input), as
+    torch.atan2 (integers give the default float)."""
+    check_broadcast("atan2", input, other)
+    dtype = dtypes_float(result_type(input, other))
+    return Atan2.apply(operand_as(input, dtype), operand_as(other, dtype))
 
 
 # -- clamp, maximum, minimum --------------------------------------------------------------

@@ -259,6 +259,38 @@ class CumSum(Function):
         return np.flip(np.cumsum(np.flip(grad, ctx.axis), axis=ctx.axis), ctx.axis)
 
 
+class CumProd(Function):
+    """y_i = x_0 * ... * x_i along an axis. dL/dx_i = (x_0 ... x_{i-1}) * S_i with
+    S_i = g_i + x_{i+1} S_{i+1} (S_last = g_last): no division, so zeros in x are exact."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        ctx.axis = axis
+        ctx.save_for_backward(x)
+        return np.cumprod(x, axis=axis, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        x, grad = np.moveaxis(x, ctx.axis, -1), np.moveaxis(grad, ctx.axis, -1)
+        before = np.cumprod(np.concatenate([np.ones_like(x[..., :1]), x[..., :-1]], axis=-1), axis=-1)
+        tail = np.empty_like(grad)
+        if grad.shape[-1]:
+            tail[..., -1] = grad[..., -1]
+        for i in range(grad.shape[-1] - 2, -1, -1):
+            tail[..., i] = grad[..., i] + x[..., i + 1] * tail[..., i + 1]
+        return np.moveaxis(before * tail, -1, ctx.axis)
+
+
+def cumprod(x, dim, dtype=None):
+    """Running product along `dim`; ints and bools give int64 (torch)."""
+    x = cast(x, _accumulation_dtype(x, dtype))
+    axis = normalize_dim(dim, x.ndim, "cumprod")
+    if x.ndim == 0:
+        return x.clone()
+    return CumProd.apply(x, axis=axis)
+
+
 def cumsum(x, dim, dtype=None):
     """Running sum along `dim`; ints and bools give int64 (torch)."""
     x = cast(x, _accumulation_dtype(x, dtype))

@@ -37,7 +37,32 @@ def reshape(x, *shape):
     return x if shape == x.shape else Reshape.apply(x, shape=shape)
 
 
-def view_as(x, other): return reshape(x, other.shape)
+def _reshapes_in_place(array, shape):
+    """True when array can take `shape` as a view of the same memory (no copy)."""
+    try:
+        np.reshape(array, shape, copy=False)
+    except TypeError:  # numpy < 2.1 has no copy= here
+        try:
+            array.view().shape = shape
+        except AttributeError:
+            return False
+    except ValueError:
+        return False
+    return True
+
+
+def view(x, *shape):
+    """x with another shape, sharing its memory, as torch's view: where the strides do not allow
+    it (a transposed tensor flattened, say) it raises, as torch does, instead of copying
+    silently (writes through a copy would never reach x); reshape() copies when it must."""
+    shape = infer_shape(shape_args(shape), x.numel(), f"view of shape {x.shape}")
+    if not _reshapes_in_place(x._data, shape):
+        raise ShapeError(f"view: a tensor of shape {x.shape} with strides {x._data.strides} cannot be viewed as "
+                         f"shape {shape} without a copy; use .reshape(...) (or .contiguous().view(...))")
+    return x if shape == x.shape else Reshape.apply(x, shape=shape)
+
+
+def view_as(x, other): return view(x, *other.shape)
 def expand_as(x, other): return expand(x, other.shape)
 
 
