@@ -282,19 +282,15 @@ class CumProd(Function):
         return np.moveaxis(before * tail, -1, ctx.axis)
 
 
-def cumprod(x, dim, dtype=None):
-    """Running product along `dim`; ints and bools give int64 (torch)."""
-    x = cast(x, _accumulation_dtype(x, dtype))
-    axis = normalize_dim(dim, x.ndim, "cumprod")
-    if x.ndim == 0:
-        return x.clone()
-    return CumProd.apply(x, axis=axis)
+def _running(op, name, what):
+    def running(x, dim, dtype=None):
+        x = cast(x, _accumulation_dtype(x, dtype))
+        axis = normalize_dim(dim, x.ndim, name)
+        return x.clone() if x.ndim == 0 else op.apply(x, axis=axis)
+    running.__name__ = name
+    running.__doc__ = f"Running {what} along `dim`; ints and bools give int64 (torch)."
+    return running
 
 
-def cumsum(x, dim, dtype=None):
-    """Running sum along `dim`; ints and bools give int64 (torch)."""
-    x = cast(x, _accumulation_dtype(x, dtype))
-    axis = normalize_dim(dim, x.ndim, "cumsum")
-    if x.ndim == 0:
-        return x.clone()
-    return CumSum.apply(x, axis=axis)
+cumprod = _running(CumProd, "cumprod", "product")
+cumsum = _running(CumSum, "cumsum", "sum")
