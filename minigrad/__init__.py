@@ -22,16 +22,17 @@ from .dtypes import bool_ as bool, float32, float64, get_default_dtype, int32, i
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, save
-from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, atan2, bmm, cat, ceil,
-                  chunk, clamp, cumprod, eq, ge, gt, le, lt, ne, take_along_dim,
-                  clip, clone, concat, concatenate, cos, cumsum, div, dot, dropout, einsum, equal, erf, exp, expand,
-                  expm1, flatten, flip, floor, floor_divide, fmod, gather, index_select, is_floating_point, isclose,
-                  isfinite, isinf, isnan, log, log1p, log2, log10, log_softmax, logical_and, logical_not, logical_or,
-                  logical_xor, logsumexp, masked_fill, masked_select, masked_softmax, matmul, max, maximum, mean, min, minimum, mm,
-                  movedim, moveaxis, mul, narrow, neg, nonzero, norm, numel, outer, permute, pow, prod, reciprocal,
-                  relu, remainder, repeat_interleave, reshape, roll, round, rsqrt, scatter, scatter_add, sigmoid, sign, sin,
-                  softmax, sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, swapaxes, swapdims, t,
-                  tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var, var_mean, where)
+from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, atan2, bmm, cat, ceil, chunk,
+                  clamp, clip, clone, concat, concatenate, cos, cumprod, cumsum, div, dot, dropout, einsum, eq, equal,
+                  erf, exp, expand, expm1, flatten, flip, floor, floor_divide, fmod, gather, ge, gt, index_select,
+                  is_floating_point, isclose, isfinite, isinf, isnan, le, log, log10, log1p, log2, log_softmax,
+                  logical_and, logical_not, logical_or, logical_xor, logsumexp, lt, masked_fill, masked_select,
+                  masked_softmax, matmul, max, maximum, mean, min, minimum, mm, moveaxis, movedim, mul, narrow, ne,
+                  neg, nonzero, norm, numel, outer, permute, pow, prod, reciprocal, relu, remainder,
+                  repeat_interleave, reshape, roll, round, rsqrt, scatter, scatter_add, sigmoid, sign, sin, softmax,
+                  sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, swapaxes, swapdims, t,
+                  take_along_dim, tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var,
+                  var_mean, where)
 from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
 from .random import Generator, default_generator, manual_seed
 from .tensor import Function, Parameter, Tensor
@@ -71,7 +72,8 @@ __all__ = [
     "reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "squeeze",
     "unsqueeze", "expand", "flatten", "unflatten", "flip", "roll", "narrow", "tril", "triu",
     "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind", "tile", "repeat_interleave",
-    "gather", "take_along_dim", "index_select", "masked_select", "scatter", "scatter_add", "nonzero", "sort", "argsort", "topk",
+    "gather", "take_along_dim", "index_select", "masked_select", "scatter", "scatter_add", "nonzero", "sort",
+    "argsort", "topk",
     # linear algebra
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
     # neural-network ops

@@ -316,8 +316,8 @@ class SelfAttention(Module):
         super().__init__()
         if (isinstance(num_heads, bool) or not isinstance(num_heads, (int, np.integer)) or num_heads < 1
                 or model_dim % num_heads != 0):
-            raise ValueError(f"SelfAttention: model_dim must be divisible by num_heads (a whole number); got model_dim="
-                             f"{model_dim}, num_heads={num_heads}")
+            raise ValueError(f"SelfAttention: model_dim must be divisible by num_heads (a whole number); "
+                             f"got model_dim={model_dim}, num_heads={num_heads}")
         self.model_dim = model_dim
         self.num_heads = num_heads
         self.head_dim = model_dim // num_heads

@@ -365,8 +365,8 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """(sz, sz) float mask: 0 on and below the diagonal, -inf above it (position i may attend
-        to positions <= i), as torch's; added to the scores. With dtype=bool (mg.bool_ or
-        np.bool_): True above the diagonal, as torch gives it (True = masked in nn.Transformer's
+        to positions <= i), as torch's; added to the scores. With dtype=bool (mg.bool or
+        Python's bool): True above the diagonal, as torch gives it (True = masked in nn.Transformer's
         masks)."""
         if isinstance(sz, bool) or not isinstance(sz, (int, np.integer)) or sz < 0:
             raise ArgumentError(f"generate_square_subsequent_mask: sz must be an integer >= 0; got {sz!r}")

@@ -159,7 +159,7 @@ class Gather(Function):
 def _check_index_values(index, size, dim, op):
     if index.size and (index.min() < 0 or index.max() >= size):
         raise IndexRangeError(f"{op}: index values must be in [0, {size}) for dim {dim}; got values in "
-                         f"[{index.min()}, {index.max()}]")
+                              f"[{index.min()}, {index.max()}]")
 
 
 def _scatter_index(x, dim, index, op, src=None):

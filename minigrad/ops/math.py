@@ -10,8 +10,7 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError
-from ..dtypes import NUMBERS, result_type
-from ..dtypes import float_result as dtypes_float
+from ..dtypes import NUMBERS, float_result, result_type
 from ..tensor import Function, Tensor
 from .args import as_array, check_broadcast
 from .elementwise import operand_as, as_float, cast, div
@@ -272,7 +271,7 @@ def atan2(input, other):
     """Elementwise atan2(input, other): the angle in (-pi, pi] of the point (other, input), as
     torch.atan2 (integers give the default float)."""
     check_broadcast("atan2", input, other)
-    dtype = dtypes_float(result_type(input, other))
+    dtype = float_result(result_type(input, other))
     return Atan2.apply(operand_as(input, dtype), operand_as(other, dtype))
 
 

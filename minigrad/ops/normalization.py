@@ -51,7 +51,7 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
     shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if not shape or any(size < 1 for size in shape):
         raise ArgumentError(f"{op}: normalized_shape must be a non-empty tuple of positive sizes; "
-                         f"got {normalized_shape!r}")
+                            f"got {normalized_shape!r}")
     if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
         raise ShapeError(f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
                          f"(normalized_shape={shape}); got input of shape {x.shape}")

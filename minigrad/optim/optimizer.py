@@ -1,7 +1,8 @@
 """What every optimizer holds: the parameters, a state per parameter and the hyper-parameters,
 with the checks that keep them valid when an optimizer is built and when a state dict is
 loaded (one list of checks for both). Subclasses name their hyper-parameters and state and
-define _update() (step() runs an optional closure first, then it). Also clip_grad_norm_, which runs between backward() and step().
+define _update() (step() runs an optional closure first, then it). Also clip_grad_norm_, which
+runs between backward() and step().
 """
 
 import math
