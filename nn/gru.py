@@ -13,9 +13,11 @@ graph is the textbook one; the input projections of all steps are one product pe
 """
 
 import minigrad as mg
+from minigrad.errors import ArgumentError, ShapeError
 
 from .linear import linear
-from .lstm import LSTM, LSTMCell, _cell_parameters, _checked_input, _packed_call, _recurrent_parameters
+from .lstm import (LSTM, LSTMCell, _between_layers, _cell_parameters, _checked_input, _packed_call,
+                   _recurrent_parameters, flatten_parameters)
 from .module import Module
 from .utils import rnn
 
@@ -50,14 +52,14 @@ class GRUCell(Module):
         unbatched = x.ndim == 1
         x = x.unsqueeze(0) if unbatched else x
         if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ValueError(f"GRUCell: expected input of shape (batch, input_size={self.input_size}); "
+            raise ShapeError(f"GRUCell: expected input of shape (batch, input_size={self.input_size}); "
                              f"got shape {x.shape}")
         if h is None:
             h = mg.zeros(x.shape[0], self.hidden_size, dtype=self.weight_ih.dtype)
         elif unbatched:
             h = h.unsqueeze(0)
         if h.shape != (x.shape[0], self.hidden_size):
-            raise ValueError(f"GRUCell: expected h of shape (batch={x.shape[0]}, hidden_size={self.hidden_size}); "
+            raise ShapeError(f"GRUCell: expected h of shape (batch={x.shape[0]}, hidden_size={self.hidden_size}); "
                              f"got shape {h.shape}")
         h = gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return h.squeeze(0) if unbatched else h
@@ -72,10 +74,12 @@ class _StepByStep(Module):
 
     gates = None  # rows of weight_ih per hidden unit (GRU 3, RNN 1)
 
-    def __init__(self, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype):
+    def __init__(self, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype):
         super().__init__()
         _recurrent_parameters(self, self.gates, input_size, hidden_size, num_layers, bias, batch_first, bidirectional,
-                              dtype)
+                              dtype, dropout)
+
+    flatten_parameters = flatten_parameters
 
     _suffixes = LSTM._suffixes
     _directions = LSTM._directions
@@ -85,18 +89,21 @@ class _StepByStep(Module):
         name = type(self).__name__
         if isinstance(x, rnn.PackedSequence):
             return _packed_call(self, x, lengths, hx)
+        if isinstance(lengths, mg.Tensor) and lengths.ndim == 3:
+            raise TypeError(f"{name}.forward(x, lengths=None, hx=None): the second argument is lengths; "
+                            f"pass the initial state by name: {name.lower()}(x, hx=h0)")
         x = _checked_input(self, x)
         dtype = x.dtype
         x = x.transpose(0, 1) if self.batch_first else x  # (T, B, I) from here on
         steps, batch = x.shape[0], x.shape[1]
         if steps == 0:
-            raise ValueError(f"{name}: expected at least one time step; got input of shape {x.shape}")
-        lengths = LSTM._check_lengths(lengths, batch, steps)
+            raise ShapeError(f"{name}: expected at least one time step; got input of shape {x.shape}")
+        lengths = LSTM._check_lengths(lengths, batch, steps, name)
         states = (self.num_layers * self.num_directions, batch, self.hidden_size)
         if hx is None:
             hx = mg.zeros(*states, dtype=dtype)
         elif not isinstance(hx, mg.Tensor) or tuple(hx.shape) != states or hx.dtype != dtype:
-            raise ValueError(f"{name}: expected hx of shape {states} (num_layers * num_directions, batch, "
+            raise ShapeError(f"{name}: expected hx of shape {states} (num_layers * num_directions, batch, "
                              f"hidden_size) and dtype {dtype}; got {getattr(hx, 'shape', type(hx).__name__)}")
         # real[t]: (B, 1) 1.0 where step t is inside sequence b, else 0.0
         real = [mg.tensor((t < lengths).astype(dtype)[:, None]) for t in range(steps)]
@@ -114,7 +121,7 @@ class _StepByStep(Module):
                     out[t] = new * real[t]
                 h_n.append(h)
                 outputs.append(mg.stack(out))
-            x = outputs[0] if len(outputs) == 1 else mg.cat(outputs, dim=2)
+            x = _between_layers(self, outputs[0] if len(outputs) == 1 else mg.cat(outputs, dim=2), layer)
         output = x.transpose(0, 1) if self.batch_first else x
         return output, mg.stack(h_n)
 
@@ -122,8 +129,8 @@ class _StepByStep(Module):
 class GRU(_StepByStep):
     """Multi-layer (bidirectional) GRU over padded batches, with PyTorch's parameters and results.
 
-    GRU(input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
-    bidirectional=False, dtype=None). Parameters per layer k: weight_ih_l{k} (3H, I_k),
+    GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, dtype=None) (torch's order; dropout as LSTM's). Parameters per layer k: weight_ih_l{k} (3H, I_k),
     weight_hh_l{k} (3H, H), bias_ih_l{k}, bias_hh_l{k} (3H,), and the same with suffix _reverse;
     U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so state dicts move both ways.
 
@@ -137,9 +144,9 @@ class GRU(_StepByStep):
 
     gates = 3
 
-    def __init__(self, input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, dtype=None):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype)
 
     @staticmethod
     def _step(inputs, h, weight_hh, bias_hh):
@@ -151,17 +158,17 @@ class RNN(_StepByStep):
 
         h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (nonlinearity="relu": relu instead)
 
-    RNN(input_size, hidden_size, num_layers=1, *, nonlinearity="tanh", bias=True,
-    batch_first=False, bidirectional=False, dtype=None); parameters weight_ih_l{k} (H, I_k),
+    RNN(input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+    batch_first=False, dropout=0.0, bidirectional=False, dtype=None) (torch's order); parameters weight_ih_l{k} (H, I_k),
     weight_hh_l{k} (H, H), biases (H,); forward as GRU's."""
 
     gates = 1
 
-    def __init__(self, input_size, hidden_size, num_layers=1, *, nonlinearity="tanh", bias=True,
-                 batch_first=False, bidirectional=False, dtype=None):
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, dtype=None):
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
+            raise ArgumentError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype)
         self.nonlinearity = nonlinearity
 
     def _step(self, inputs, h, weight_hh, bias_hh):

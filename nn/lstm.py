@@ -24,9 +24,11 @@ import math
 import numpy as np
 
 import minigrad as mg
+from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.ops.lstm import lstm_layer
 
 from . import init
+from . import functional as F
 from .linear import linear
 from .utils import rnn
 from .module import Module, Parameter, parameter_dtype
@@ -56,7 +58,7 @@ def _cell_parameters(cell, gates, input_size, hidden_size, bias, dtype):
     """The sizes and parameters of an LSTMCell (4 gates) or GRUCell (3), torch's names and init:
     weight_ih (gates * H, I), weight_hh (gates * H, H), bias_ih, bias_hh (gates * H,) or None."""
     if input_size < 1 or hidden_size < 1:
-        raise ValueError(f"{type(cell).__name__}: input_size and hidden_size must be >= 1; got {input_size} and "
+        raise ArgumentError(f"{type(cell).__name__}: input_size and hidden_size must be >= 1; got {input_size} and "
                          f"{hidden_size}")
     dtype = parameter_dtype(dtype)
     cell.input_size, cell.hidden_size = int(input_size), int(hidden_size)
@@ -80,7 +82,7 @@ class LSTMCell(Module):
 
     def forward(self, x, state=None):
         if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ValueError(f"LSTMCell: expected input of shape (batch, input_size={self.input_size}); "
+            raise ShapeError(f"LSTMCell: expected input of shape (batch, input_size={self.input_size}); "
                              f"got shape {x.shape}")
         if state is None:
             zeros = mg.zeros(x.shape[0], self.hidden_size, dtype=self.weight_ih.dtype)
@@ -88,7 +90,7 @@ class LSTMCell(Module):
         h, c = state
         for name, t in (("h", h), ("c", c)):
             if t.shape != (x.shape[0], self.hidden_size):
-                raise ValueError(f"LSTMCell: expected {name} of shape (batch={x.shape[0]}, "
+                raise ShapeError(f"LSTMCell: expected {name} of shape (batch={x.shape[0]}, "
                                  f"hidden_size={self.hidden_size}); got shape {t.shape}")
         return lstm_cell(x, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
@@ -97,15 +99,18 @@ class LSTMCell(Module):
 
 
 def _recurrent_parameters(module, gates, input_size, hidden_size, num_layers, bias, batch_first, bidirectional,
-                          dtype):
+                          dtype, dropout=0.0):
     """The settings and the parameters of an LSTM (4 gates) or GRU (3) with torch's names and init:
     weight_ih_l{k}[_reverse] (gates * H, I_k), weight_hh_l{k}... (gates * H, H), biases (gates * H,)."""
     name = type(module).__name__
     if input_size < 1 or hidden_size < 1 or num_layers < 1:
-        raise ValueError(f"{name}: input_size, hidden_size and num_layers must be >= 1; "
+        raise ArgumentError(f"{name}: input_size, hidden_size and num_layers must be >= 1; "
                          f"got {input_size}, {hidden_size}, {num_layers}")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float, np.floating)) or not 0 <= dropout <= 1:
+        raise ArgumentError(f"{name}: dropout must be a probability in [0, 1]; got {dropout!r}")
     dtype = parameter_dtype(dtype)
     module.input_size, module.hidden_size, module.num_layers = int(input_size), int(hidden_size), int(num_layers)
+    module.dropout = float(dropout)  # on each layer's output but the last, while training (torch's)
     module.bias, module.batch_first, module.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
     module.num_directions = 2 if bidirectional else 1
     bound = 1 / math.sqrt(hidden_size)
@@ -126,11 +131,22 @@ def _checked_input(module, x):
     dtype = module.weight_ih_l0.dtype
     if x.ndim != 3 or x.shape[2] != module.input_size:
         layout = "(batch, time, input_size)" if module.batch_first else "(time, batch, input_size)"
-        raise ValueError(f"{name}: expected input of shape {layout} with input_size={module.input_size}; "
+        raise ShapeError(f"{name}: expected input of shape {layout} with input_size={module.input_size}; "
                          f"got shape {x.shape}")
     if x.dtype != dtype:
-        raise TypeError(f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
+        raise DTypeError(f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
     return x
+
+
+def _between_layers(module, x, layer):
+    """x, the output of `layer`, as the next layer takes it: with dropout while training."""
+    if module.dropout and module.training and layer < module.num_layers - 1:
+        return F.dropout(x, module.dropout, training=True)
+    return x
+
+
+def flatten_parameters(module):
+    """torch's cuDNN weight packing: nothing to do on the CPU (accepted for torch code's sake)."""
 
 
 def _packed_call(module, packed, state, hx):
@@ -147,8 +163,9 @@ def _packed_call(module, packed, state, hx):
 class LSTM(Module):
     """Multi-layer (bidirectional) LSTM over padded batches, with PyTorch's parameters and results.
 
-    LSTM(input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
-    bidirectional=False, dtype=None). Parameters per layer k: weight_ih_l{k} (4H, I_k),
+    LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, dtype=None) (torch's order; dropout applies to each layer's output but
+    the last, while training). Parameters per layer k: weight_ih_l{k} (4H, I_k),
     weight_hh_l{k} (4H, H), bias_ih_l{k}, bias_hh_l{k} (4H,), and the same with suffix
     _reverse for the backward direction; I_0 = input_size, I_k = H * num_directions after.
     All U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so a state dict moves to torch.nn.LSTM and
@@ -169,10 +186,13 @@ class LSTM(Module):
                  (for the reverse direction, after t = 0).
     """
 
-    def __init__(self, input_size, hidden_size, num_layers=1, *, bias=True, batch_first=False,
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, dtype=None):
         super().__init__()
-        _recurrent_parameters(self, 4, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype)
+        _recurrent_parameters(self, 4, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype,
+                              dropout)
+
+    flatten_parameters = flatten_parameters
 
     def _suffixes(self, layer):
         return [f"_l{layer}", f"_l{layer}_reverse"][:self.num_directions]
@@ -192,7 +212,7 @@ class LSTM(Module):
         dtype = x.dtype
         batch, steps = (x.shape[0], x.shape[1]) if self.batch_first else (x.shape[1], x.shape[0])
         if steps == 0:  # as torch; a batch of 0 sequences gives empty outputs, as in torch
-            raise ValueError(f"LSTM: expected at least one time step; got input of shape {x.shape}")
+            raise ShapeError(f"LSTM: expected at least one time step; got input of shape {x.shape}")
         lengths = self._check_lengths(lengths, batch, steps)
         states = (self.num_layers * self.num_directions, batch, self.hidden_size)
         if hx is None:
@@ -201,13 +221,14 @@ class LSTM(Module):
             h0, c0 = hx
             for name, t in (("h0", h0), ("c0", c0)):
                 if tuple(t.shape) != states or t.dtype != dtype:
-                    raise ValueError(f"LSTM: expected {name} of shape {states} (num_layers * num_directions, "
+                    raise ShapeError(f"LSTM: expected {name} of shape {states} (num_layers * num_directions, "
                                      f"batch, hidden_size) and dtype {dtype}; got shape {tuple(t.shape)}, "
                                      f"dtype {t.dtype}")
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             rows = slice(layer * self.num_directions, (layer + 1) * self.num_directions)
             x, h, c = lstm_layer(x, h0[rows], c0[rows], self._directions(layer), lengths, self.batch_first)
+            x = _between_layers(self, x, layer)
             h_n.append(h)
             c_n.append(c)
         if self.num_layers == 1:
@@ -215,23 +236,27 @@ class LSTM(Module):
         return x, (mg.cat(h_n, dim=0), mg.cat(c_n, dim=0))
 
     @staticmethod
-    def _check_lengths(lengths, batch, steps):
-        """lengths as an int64 array (B,) in [1, steps]; all `steps` when None."""
+    def _check_lengths(lengths, batch, steps, name="LSTM"):
+        """lengths as an int64 array (B,) in [1, steps]; all `steps` when None. Whole numbers
+        given as floats are taken, as torch casts lengths to int64."""
         if lengths is None:
             return np.full(batch, steps, dtype=np.int64)
         array = np.asarray(lengths.data if isinstance(lengths, mg.Tensor) else lengths)
+        if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.round(array)):
+            array = array.astype(np.int64)
         if array.dtype.kind not in "iu":
-            raise TypeError(f"LSTM: lengths must be integers; got dtype {array.dtype}")
+            raise DTypeError(f"{name}: lengths must be integers; got dtype {array.dtype}")
         if array.shape != (batch,):
-            raise ValueError(f"LSTM: expected lengths of shape (batch={batch},); got shape {array.shape}")
+            raise ShapeError(f"{name}: expected lengths of shape (batch={batch},); got shape {array.shape}")
         if array.size and (array.min() < 1 or array.max() > steps):
-            raise ValueError(f"LSTM: lengths must be in [1, {steps}] (the padded length); "
+            raise ArgumentError(f"{name}: lengths must be in [1, {steps}] (the padded length); "
                              f"got min {array.min()}, max {array.max()}")
         return array.astype(np.int64)
 
     def extra_repr(self):
         options = [("num_layers", self.num_layers, 1), ("bias", self.bias, True),
-                   ("batch_first", self.batch_first, False), ("bidirectional", self.bidirectional, False)]
+                   ("batch_first", self.batch_first, False), ("dropout", self.dropout, 0.0),
+                   ("bidirectional", self.bidirectional, False)]
         return ", ".join([f"{self.input_size}, {self.hidden_size}"]
                          + [f"{name}={value}" for name, value, default in options if value != default])
 

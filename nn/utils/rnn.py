@@ -10,6 +10,7 @@ time-major packed layout) are worked out when read.
 import numpy as np
 
 import minigrad as mg
+from minigrad.errors import ShapeError
 
 from .. import functional as F
 
@@ -60,16 +61,16 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         raise TypeError(f"pack_padded_sequence: input must be a Tensor; got {type(input).__name__}")
     lengths = np.asarray(lengths.numpy() if isinstance(lengths, mg.Tensor) else lengths)
     if input.ndim < 2:
-        raise ValueError(f"pack_padded_sequence: input must have a time and a batch axis; got shape {input.shape}")
+        raise ShapeError(f"pack_padded_sequence: input must have a time and a batch axis; got shape {input.shape}")
     steps, batch = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
     if lengths.dtype.kind not in "iu" or lengths.shape != (batch,):
-        raise ValueError(f"pack_padded_sequence: lengths must be {batch} integers (one per sequence); got "
+        raise ShapeError(f"pack_padded_sequence: lengths must be {batch} integers (one per sequence); got "
                          f"{lengths.dtype} of shape {lengths.shape}")
     if batch and (lengths.min() < 1 or lengths.max() > steps):
-        raise ValueError(f"pack_padded_sequence: lengths must be in [1, {steps}] (the padded length); got "
+        raise ShapeError(f"pack_padded_sequence: lengths must be in [1, {steps}] (the padded length); got "
                          f"{lengths.tolist()}")
     if enforce_sorted and np.any(np.diff(lengths) > 0):
-        raise ValueError("pack_padded_sequence: lengths must be in decreasing order when enforce_sorted=True; "
+        raise ShapeError("pack_padded_sequence: lengths must be in decreasing order when enforce_sorted=True; "
                          f"got {lengths.tolist()} (pass enforce_sorted=False for any order)")
     return PackedSequence(input, lengths.astype(np.int64), batch_first)
 
@@ -82,7 +83,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     longest = int(sequence.lengths.max())
     length = longest if total_length is None else int(total_length)
     if length < longest:
-        raise ValueError(f"pad_packed_sequence: total_length={total_length} is shorter than the longest sequence "
+        raise ShapeError(f"pad_packed_sequence: total_length={total_length} is shorter than the longest sequence "
                          f"({longest})")
     time_major = sequence.padded_as(batch_first=False)
     steps = time_major.shape[0]
@@ -107,16 +108,16 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     torch's. Gradients flow back to the sequences."""
     sequences = list(sequences)
     if not sequences:
-        raise ValueError("pad_sequence: got no sequences")
+        raise ShapeError("pad_sequence: got no sequences")
     if padding_side not in ("right", "left"):
-        raise ValueError(f"pad_sequence: padding_side must be 'right' or 'left'; got {padding_side!r}")
+        raise ShapeError(f"pad_sequence: padding_side must be 'right' or 'left'; got {padding_side!r}")
     for position, sequence in enumerate(sequences):
         if not isinstance(sequence, mg.Tensor):
             raise TypeError(f"pad_sequence: sequence {position} must be a Tensor; got {type(sequence).__name__}")
         if sequence.ndim == 0:
-            raise ValueError(f"pad_sequence: sequence {position} is 0-d; each needs a first axis of steps")
+            raise ShapeError(f"pad_sequence: sequence {position} is 0-d; each needs a first axis of steps")
         if sequence.shape[1:] != sequences[0].shape[1:]:
-            raise ValueError(f"pad_sequence: every sequence must have the trailing shape {sequences[0].shape[1:]} "
+            raise ShapeError(f"pad_sequence: every sequence must have the trailing shape {sequences[0].shape[1:]} "
                              f"(the first's); sequence {position} has shape {sequence.shape}")
     longest = max(sequence.shape[0] for sequence in sequences)
     trailing = (0, 0) * (sequences[0].ndim - 1)
