@@ -155,3 +155,20 @@ def test_pack_sequence_and_bad_packing():
         rnn.pad_packed_sequence(packed, total_length=2)
     with pytest.raises(TypeError, match="expected a PackedSequence; got Tensor"):
         rnn.pad_packed_sequence(mg.ones(3, 2))
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_dropout_between_layers_while_training_matches_torch_at_p_1(name):
+    """dropout=1 zeroes every layer's output but the last's while training (deterministic, so
+    torch's result to compare with): the last layer then sees only zeros. In eval: no dropout."""
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, name)(3, 4, 2, dropout=1.0)
+    theirs = getattr(torch.nn, name)(3, 4, 2, dropout=1.0).double()
+    ours.double()
+    theirs.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in ours.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((5, 2, 3))
+    for training in (True, False):
+        ours.train(training), theirs.train(training)
+        out = ours(mg.tensor(x))[0]
+        torch_out = theirs(torch.tensor(x))[0]
+        np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=1e-10, atol=1e-12)
