@@ -231,8 +231,6 @@ def test_packed_sequence_rebuilt_from_its_fields():
     assert padded.numpy()[0].tolist() == [[2, 2]] * 3
 
 
-@pytest.mark.xfail(strict=True, reason="pack_padded_sequence refuses float lengths; torch casts them with "
-                                       "torch.as_tensor(lengths, dtype=torch.int64)")
 def test_float_lengths_are_cast_as_torch():
     packed = nn.utils.rnn.pack_padded_sequence(mg.ones(5, 3, 2), mg.tensor([5.0, 2.0, 1.0]))
     assert packed.batch_sizes.numpy().tolist() == [3, 2, 1, 1, 1]
@@ -421,12 +419,9 @@ SAMPLES = {
     "numpy int32 scalars": [np.int32(i) for i in range(4)],
     "0-d float32 arrays": [np.array(i, dtype=np.float32) for i in range(4)],
 }
-NUMPY_SCALAR_REASON = ("default_collate turns numpy float32/int32 scalars into float64/int64 tensors; torch keeps "
-                       "their dtype")
 
 
-@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=NUMPY_SCALAR_REASON))
-                                  if k.startswith("numpy") else k for k in SAMPLES])
+@pytest.mark.parametrize("kind", list(SAMPLES))
 def test_default_collate_matches_torch(kind):
     batch = SAMPLES[kind]
     assert _plain(default_collate(batch)) == _plain(torch.utils.data.default_collate(batch))

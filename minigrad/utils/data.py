@@ -119,7 +119,7 @@ def random_split(dataset, lengths, generator=None):
 def default_collate(batch):
     """A list of samples -> one batch (torch's default_collate): tensors and numeric arrays are
     stacked along a new first axis, Python floats / ints / bools become a float64 / int64 / bool
-    tensor, strings stay a list, and tuples, lists and dicts are collated field by field (a
+    tensor (numpy scalars keep their dtype), strings stay a list, and tuples, lists and dicts are collated field by field (a
     tuple's fields come back as a list, a namedtuple's as that namedtuple)."""
     if not batch:
         raise ValueError("default_collate: the batch is empty")
@@ -128,6 +128,8 @@ def default_collate(batch):
         return stack(batch)
     if isinstance(first, np.ndarray) and first.dtype.kind in "biuf":
         return stack([tensor(x) for x in batch])
+    if isinstance(first, np.generic) and first.dtype.kind in "biuf":  # a numpy scalar keeps its dtype, as torch
+        return tensor(np.array(batch, dtype=first.dtype))
     if isinstance(first, (bool, np.bool_)):
         return tensor(np.array(batch, dtype=np.bool_))
     if isinstance(first, numbers.Integral):

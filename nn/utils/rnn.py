@@ -60,6 +60,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if not isinstance(input, mg.Tensor):
         raise TypeError(f"pack_padded_sequence: input must be a Tensor; got {type(input).__name__}")
     lengths = np.asarray(lengths.numpy() if isinstance(lengths, mg.Tensor) else lengths)
+    if lengths.dtype.kind == "f" and np.all(np.isfinite(lengths)) and np.all(lengths == np.round(lengths)):
+        lengths = lengths.astype(np.int64)  # torch casts lengths to int64
     if input.ndim < 2:
         raise ShapeError(f"pack_padded_sequence: input must have a time and a batch axis; got shape {input.shape}")
     steps, batch = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
