@@ -97,26 +97,18 @@ class ModuleList(_ModuleSequence):
 
     def __repr__(self):
         """As torch's: runs of identical consecutive entries collapse to '(0-2): 3 x Linear(...)'."""
-        children, names, modules = [], list(self._modules), list(self._modules.values())
-        start = 0
-        while start < len(modules):
+        names, texts = list(self._modules), [repr(module) for module in self._modules.values()]
+        children, start = [], 0
+        while start < len(texts):
             stop = start + 1
-            while stop < len(modules) and repr(modules[stop]) == repr(modules[start]):
+            while stop < len(texts) and texts[stop] == texts[start]:
                 stop += 1
-            label = f"({names[start]})" if stop - start == 1 else f"({names[start]}-{names[stop - 1]})"
-            children.append((label, modules[start]) if stop - start == 1 else (label, _Repeated(modules[start], stop - start)))
+            if stop - start == 1:
+                children.append((f"({names[start]})", texts[start]))
+            else:
+                children.append((f"({names[start]}-{names[stop - 1]})", f"{stop - start} x {texts[start]}"))
             start = stop
         return _module_repr(self, children)
-
-
-class _Repeated:
-    """repr 'n x <module>' for ModuleList's collapsed runs."""
-
-    def __init__(self, module, count):
-        self.module, self.count = module, count
-
-    def __repr__(self):
-        return f"{self.count} x {self.module!r}"
 
 
 class Sequential(_ModuleSequence):

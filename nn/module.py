@@ -70,9 +70,7 @@ class Module:
         if isinstance(value, Parameter):
             if name not in self._parameters:  # a new name goes last; a replaced one keeps its place
                 self._forget(name)
-                if hasattr(self, name):  # a method or class attribute: it would hide the parameter
-                    raise KeyError(f"attribute {name!r} already exists on {type(self).__name__}; choose another "
-                                   f"parameter name")
+                self._check_name("parameter", name, self._parameters)  # a method's name would hide it
             self._parameters[name] = value
         elif name in self._parameters:
             self._replace(self._parameters, name, value, Parameter, "parameter")
@@ -403,14 +401,14 @@ class Module:
     def __repr__(self):
         """As torch prints a module: a one-line extra_repr inside the parentheses; otherwise its
         lines, then one line per child, each indented by two spaces."""
-        return _module_repr(self, [(f"({name})", child) for name, child in self._modules.items()])
+        return _module_repr(self, [(f"({name})", repr(child)) for name, child in self._modules.items()])
 
 
 def _module_repr(module, children):
-    """Module(...) text of `module` with the (label, child) pairs as its child lines."""
+    """Module(...) text of `module` with the (label, text) pairs as its child lines."""
     extra = module.extra_repr()
     extra_lines = extra.split("\n") if extra else []
-    lines = extra_lines + [f"{label}: " + repr(child).replace("\n", "\n  ") for label, child in children]
+    lines = extra_lines + [f"{label}: " + text.replace("\n", "\n  ") for label, text in children]
     if not lines:
         return f"{type(module).__name__}()"
     if len(extra_lines) == 1 and not children:

@@ -10,6 +10,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.utils.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, default_collate, random_split
+from torch_twins import plain
 
 X = np.arange(42, dtype=np.float32).reshape(14, 3)
 Y = np.arange(14, dtype=np.int64) % 4
@@ -18,21 +19,6 @@ Point = collections.namedtuple("Point", "x label")
 
 def _torch():
     return pytest.importorskip("torch")
-
-
-def _plain(value):
-    """A batch as plain Python and numpy, whichever library made it."""
-    if hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().numpy()
-    if isinstance(value, mg.Tensor):
-        value = value.numpy()
-    if isinstance(value, np.ndarray):
-        return ("array", str(value.dtype), value.tolist())
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, [_plain(item) for item in value])
-    return value
 
 
 def _samples(kind):
@@ -76,7 +62,7 @@ def test_batches_match_torch(dataset, loader):
     ours = DataLoader(DATASETS[dataset](mg), **LOADERS[loader])
     theirs = torch.utils.data.DataLoader(DATASETS[dataset](torch), **LOADERS[loader])
     assert len(ours) == len(theirs)
-    got, expected = [_plain(b) for b in ours], [_plain(b) for b in theirs]
+    got, expected = [plain(b) for b in ours], [plain(b) for b in theirs]
     if dataset == "namedtuple":  # same fields; the type names differ only by library
         got, expected = [str(b) for b in got], [str(b) for b in expected]
     assert got == expected

@@ -12,6 +12,7 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.utils.data import ConcatDataset, DataLoader, Subset, TensorDataset, default_collate, random_split
+from torch_twins import plain
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -386,29 +387,15 @@ X = np.arange(30, dtype=np.float32).reshape(10, 3)
 Y = np.arange(10, dtype=np.int64) % 3
 
 
-def _plain(value):
-    if hasattr(value, "detach"):
-        value = value.detach().numpy()
-    if isinstance(value, mg.Tensor):
-        value = value.numpy()
-    if isinstance(value, np.ndarray):
-        return ("array", str(value.dtype), value.tolist())
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__ if not hasattr(value, "_fields") else "namedtuple", [_plain(v) for v in value])
-    return value
-
-
 @pytest.mark.parametrize("settings", [dict(batch_size=3), dict(batch_size=3, drop_last=True), dict(batch_size=10),
                                       dict(batch_size=11, drop_last=True), dict(batch_size=None)])
 def test_loader_over_a_list_matches_torch_and_repeats(settings):
     data = [(X[i], int(Y[i]), {"k": float(i)}) for i in range(10)]
     ours, theirs = DataLoader(data, **settings), torch.utils.data.DataLoader(data, **settings)
     assert len(ours) == len(theirs)
-    first = [_plain(b) for b in ours]
-    assert first == [_plain(b) for b in theirs]
-    assert [_plain(b) for b in ours] == first  # a second epoch, the same batches
+    first = [plain(b) for b in ours]
+    assert first == [plain(b) for b in theirs]
+    assert [plain(b) for b in ours] == first  # a second epoch, the same batches
 
 
 Pair = collections.namedtuple("Pair", "a b")
@@ -424,7 +411,7 @@ SAMPLES = {
 @pytest.mark.parametrize("kind", list(SAMPLES))
 def test_default_collate_matches_torch(kind):
     batch = SAMPLES[kind]
-    assert _plain(default_collate(batch)) == _plain(torch.utils.data.default_collate(batch))
+    assert plain(default_collate(batch)) == plain(torch.utils.data.default_collate(batch))
 
 
 def test_shuffle_with_a_seeded_generator_is_deterministic():
@@ -455,7 +442,7 @@ def test_sampler_and_batch_sampler_objects():
     for kwargs in (dict(sampler=Reverse(10), batch_size=4), dict(batch_sampler=[[1, 2], [9], [0, 0, 0]])):
         ours, theirs = DataLoader(data, **kwargs), torch.utils.data.DataLoader(data, **kwargs)
         assert len(ours) == len(theirs)
-        assert [_plain(b) for b in ours] == [_plain(b) for b in theirs]
+        assert [plain(b) for b in ours] == [plain(b) for b in theirs]
     assert len(DataLoader(data, batch_size=4, num_workers=0)) == 3
 
 
@@ -487,7 +474,7 @@ def test_subset_and_concat_negative_indices_match_torch():
     for a, b in zip(ours, theirs):
         assert len(a) == len(b)
         for i in range(-len(b), len(b)):
-            assert _plain(a[i]) == _plain(b[i]), i
+            assert plain(a[i]) == plain(b[i]), i
         for i in (len(b), -len(b) - 1):
             with pytest.raises((IndexError, ValueError)):
                 b[i]

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import minigrad as mg
+
 
 def assert_same_parameter_grads(ours, theirs, rtol, atol):
     """Each parameter of the minigrad module `ours` has the gradient of the torch module's
@@ -10,3 +12,19 @@ def assert_same_parameter_grads(ours, theirs, rtol, atol):
     for name, p in ours.named_parameters():
         np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=rtol, atol=atol,
                                    err_msg=name)
+
+
+def plain(value):
+    """A batch (or any nest of tensors, arrays, dicts, lists and tuples) as plain Python and numpy,
+    whichever library made it, so a minigrad batch and a torch batch compare with ==."""
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().numpy()
+    if isinstance(value, mg.Tensor):
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        return ("array", str(value.dtype), value.tolist())
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [plain(item) for item in value])
+    return value
