@@ -19,6 +19,7 @@ with need_weights=False the fused attention kernel does the work.
 
 import copy
 import math
+import warnings
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from minigrad.ops.args import check_device
 from . import functional as F
 from . import init
 from .containers import ModuleList
-from .layers import Dropout
+from .layers import GELU, Dropout, ReLU
 from .linear import Linear
 from .module import Module, Parameter, parameter_dtype
 from .transformer import LayerNorm, residual
@@ -233,6 +234,14 @@ class TransformerEncoder(Module):
     ..., each with its own parameters), then `norm` if given.
 
     forward(src, mask=None, src_key_padding_mask=None, is_causal=None) -> same shape as src.
+
+    torch's inference fast path, as far as a user sees it: with enable_nested_tensor (the
+    default) and a layer it suits (post-norm, batch_first, biases, relu or gelu, one eps, an
+    even number of heads; else torch's warning), a batched src with src_key_padding_mask (padding
+    at the ends of the rows, unless mask_check=False) and no mask, in eval mode and with no
+    gradient to record, torch packs the real tokens into a nested tensor and unpacks the result
+    with zeros: the output at padded positions is 0 (then `norm`). The real tokens' vectors are
+    the same either way; minigrad computes them as usual and writes the zeros.
     """
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
@@ -240,13 +249,39 @@ class TransformerEncoder(Module):
         self.layers = _copies("TransformerEncoder", "encoder_layer", encoder_layer, num_layers)
         self.num_layers = len(self.layers)
         self.norm = norm
+        self.enable_nested_tensor = bool(enable_nested_tensor)
+        self.mask_check = bool(mask_check)
+        why_not = _why_no_fast_path(encoder_layer)
+        if self.enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                          stacklevel=2)
+        self.use_nested_tensor = self.enable_nested_tensor and not why_not
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                            is_causal=bool(is_causal))
+        padded = self._padded_by_fast_path(src, mask, src_key_padding_mask)
+        if padded is not None:
+            output = output.masked_fill(mg.tensor(padded[..., None]), 0.0)
         return output if self.norm is None else self.norm(output)
+
+    def _padded_by_fast_path(self, src, mask, padding):
+        """The (N, S) bool array of the positions torch's fast path would zero, or None when it
+        would not take that path (see the class docstring)."""
+        if not (self.use_nested_tensor and self.layers and not self.layers[0].training and padding is not None
+                and mask is None and isinstance(src, mg.Tensor) and src.ndim == 3):
+            return None
+        if mg.is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in self.layers[0].parameters())):
+            return None
+        padded = _as_mask(padding)
+        padded = padded if padded.dtype == np.bool_ else padded != 0
+        if padded.shape != src.shape[:2]:
+            return None  # the layers have refused it already
+        if self.mask_check and (np.diff(padded.astype(np.int8), axis=1) < 0).any():
+            return None  # a real token after padding: torch's mask check declines the path
+        return padded
 
 
 class TransformerDecoderLayer(Module):
@@ -403,6 +438,27 @@ def _attention(attention, x, source, mask, padding, is_causal):
     """attention(x, source, source)'s output with need_weights=False (the fused kernel)."""
     return attention(x, source, source, attn_mask=mask, key_padding_mask=padding, need_weights=False,
                      is_causal=is_causal)[0]
+
+
+def _why_no_fast_path(layer):
+    """Why torch's TransformerEncoder would not take its nested-tensor path with this layer
+    ('' when it would): torch's own conditions, in its order and words."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return f"{name}.self_attn.batch_first was not True(use batch_first for better inference performance)"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if layer.activation not in (F.relu, F.gelu) and not isinstance(layer.activation, (ReLU, GELU)):
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
 
 
 def _copies(name, argument, layer, num_layers):
