@@ -315,6 +315,16 @@ SCHEDULES = {
     "LinearLR-defaults": lambda lr, opt: lr.LinearLR(opt),
     "ConstantLR": lambda lr, opt: lr.ConstantLR(opt, factor=0.25, total_iters=4),
     "CosineAnnealingLR": lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=10, eta_min=1e-4),
+    "MultiplicativeLR": lambda lr, opt: lr.MultiplicativeLR(opt, lambda step: 0.9 if step % 3 else 0.5),
+    "PolynomialLR": lambda lr, opt: lr.PolynomialLR(opt, total_iters=10, power=2.0),
+    "PolynomialLR-defaults": lambda lr, opt: lr.PolynomialLR(opt),
+    "PolynomialLR, square root, total_iters 0": lambda lr, opt: lr.PolynomialLR(opt, total_iters=0, power=0.5),
+    "warm-up then polynomial": lambda lr, opt: lr.SequentialLR(
+        opt, [lr.LinearLR(opt, start_factor=0.1, total_iters=4), lr.PolynomialLR(opt, total_iters=12, power=0.5)],
+        milestones=[4]),
+    "warm-up then multiplicative": lambda lr, opt: lr.SequentialLR(
+        opt, [lr.LinearLR(opt, start_factor=0.1, total_iters=4), lr.MultiplicativeLR(opt, lambda step: 0.8)],
+        milestones=[4]),
     "warm-up then cosine": lambda lr, opt: lr.SequentialLR(
         opt, [lr.LinearLR(opt, start_factor=0.01, total_iters=5), lr.CosineAnnealingLR(opt, T_max=15)],
         milestones=[5]),
@@ -397,6 +407,13 @@ def test_a_schedule_resumes_from_its_state_dict(tmp_path):
     (lambda lr, opt: lr.LinearLR(opt, start_factor=0), "start_factor must be > 0; got 0.0"),
     (lambda lr, opt: lr.LinearLR(opt, start_factor=2.0), r"start_factor must be in \(0, 1\]"),
     (lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=0), "T_max must be an integer >= 1; got 0"),
+    (lambda lr, opt: lr.PolynomialLR(opt, total_iters=-1), "total_iters must be an integer >= 0; got -1"),
+    (lambda lr, opt: lr.PolynomialLR(opt, total_iters=2.5), "total_iters must be an integer >= 0; got 2.5"),
+    (lambda lr, opt: lr.PolynomialLR(opt, power=-1.0), r"power must be in \[0, inf\); got -1.0"),
+    (lambda lr, opt: lr.MultiplicativeLR(opt, 0.9), "MultiplicativeLR expects lr_lambda to be a function"),
+    (lambda lr, opt: lr.MultiplicativeLR(opt, [abs, abs]), "one per parameter group \\(1\\); got a list of 2"),
+    (lambda lr, opt: lr.MultiplicativeLR(opt, lambda step: -0.5).step(),
+     r"MultiplicativeLR: lr_lambda\(1\) must return a finite number >= 0; got -0.5"),
     (lambda lr, opt: lr.CosineAnnealingLR(opt, T_max=2.5), "T_max must be an integer >= 1; got 2.5"),
     (lambda lr, opt: lr.SequentialLR(opt, [lr.ExponentialLR(opt, 0.5)], milestones=[3]),
      "one milestone fewer than schedulers; got 1 schedulers and 1 milestones"),
@@ -629,6 +646,8 @@ STACKED = {
         lr.StepLR(opt, 2, 0.5)),
     "ConstantLR and MultiStepLR": lambda lr, opt: [lr.ConstantLR(opt, 0.5, 3), lr.MultiStepLR(opt, [2, 5, 5], 0.5)],
     "ChainedScheduler": lambda lr, opt: [lr.ChainedScheduler([lr.ConstantLR(opt, 0.1, 3), lr.ExponentialLR(opt, 0.9)])],
+    "PolynomialLR and MultiplicativeLR": lambda lr, opt: [lr.PolynomialLR(opt, 8, 1.5),
+                                                           lr.MultiplicativeLR(opt, lambda step: 0.9)],
 }
 
 
@@ -646,8 +665,9 @@ def test_stacked_schedules_and_hand_set_rates_follow_torch(name):
     for step in range(14):
         if step == 4:  # a rate set by hand
             optimizer.param_groups[0]["lr"] = reference.param_groups[0]["lr"] = 0.2
-        if step == 6 and name != "a second made after the first stepped":  # a group added later (torch's
-            # CosineAnnealingLR raises on one: zip() of its base rates and the groups, strict)
+        if step == 6 and name not in ("a second made after the first stepped", "PolynomialLR and MultiplicativeLR"):
+            # a group added later (torch's CosineAnnealingLR and MultiplicativeLR raise on one: zip() of their
+            # base rates or functions and the groups, strict)
             optimizer.add_param_group({"params": ours[3:], "lr": 0.05})
             reference.add_param_group({"params": theirs[3:], "lr": 0.05})
         for ours_, theirs_ in zip(schedules, torch_schedules):

@@ -159,28 +159,37 @@ class LambdaLR(LRScheduler):
     returns a finite number >= 0."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 1
-        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
-        if len(lambdas) != groups:
-            raise ValueError(f"LambdaLR expects one lr_lambda, or a list of one per parameter group ({groups}); "
-                             f"got a list of {len(lambdas)}")
-        for function in lambdas:
-            if not callable(function):
-                raise TypeError(f"LambdaLR expects lr_lambda to be a function of the step count; "
-                                f"got {type(function).__name__}")
-        self.lr_lambda, self.lr_lambdas = lr_lambda, lambdas
+        self.lr_lambda, self.lr_lambdas = lr_lambda, _lambdas("LambdaLR", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def _next(self, count, lr, base_lr, group):
         return lr if base_lr is None else self._rate(count, base_lr, group)
 
     def _rate(self, count, base_lr, group):
-        factor = self.lr_lambdas[group](count)
-        if getattr(factor, "ndim", None) == 0 and getattr(factor, "dtype", np.dtype(object)).kind in "iuf":
-            factor = factor.item()  # a 0-d tensor or array
-        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
-            raise ValueError(f"LambdaLR: lr_lambda({count}) must return a finite number >= 0; got {factor!r}")
-        return base_lr * float(factor)
+        return base_lr * _finite_factor("LambdaLR", count, self.lr_lambdas[group](count))
+
+
+def _lambdas(name, optimizer, lr_lambda):
+    """lr_lambda as a list of one function per parameter group (one function: the same for all)."""
+    groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 1
+    lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
+    if len(lambdas) != groups:
+        raise ValueError(f"{name} expects one lr_lambda, or a list of one per parameter group ({groups}); "
+                         f"got a list of {len(lambdas)}")
+    for function in lambdas:
+        if not callable(function):
+            raise TypeError(f"{name} expects lr_lambda to be a function of the step count; "
+                            f"got {type(function).__name__}")
+    return lambdas
+
+
+def _finite_factor(name, count, factor):
+    """What lr_lambda(count) returned, as a float: a finite number >= 0 (a 0-d tensor or array too)."""
+    if getattr(factor, "ndim", None) == 0 and getattr(factor, "dtype", np.dtype(object)).kind in "iuf":
+        factor = factor.item()
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
+        raise ValueError(f"{name}: lr_lambda({count}) must return a finite number >= 0; got {factor!r}")
+    return float(factor)
 
 
 def _epoch(name, value):
@@ -197,6 +206,34 @@ def _positive_number(name, value):
     if value == 0:
         raise ValueError(f"{name} must be > 0; got {value}")
     return value
+
+
+class MultiplicativeLR(LRScheduler):
+    """lr times lr_lambda(count) at each step after the first, as torch's MultiplicativeLR (so
+    lr = base_lr * lr_lambda(1) * ... * lr_lambda(count)). lr_lambda: one function or a list of
+    one per group, returning a finite number >= 0."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.lr_lambdas = _lambdas("MultiplicativeLR", optimizer, lr_lambda)
+        self.lr_lambda = lr_lambda
+        super().__init__(optimizer, last_epoch)
+
+    def _factor(self, count, group):
+        return _finite_factor("MultiplicativeLR", count, self.lr_lambdas[group](count))
+
+    def _rate(self, count, base_lr, group):
+        return base_lr * math.prod(self._factor(k, group) for k in range(1, count + 1))
+
+    def _next(self, count, lr, base_lr, group):
+        return lr if count == 0 else self._times(count, lr, group)
+
+    def _times(self, count, lr, group):
+        return lr if group >= len(self.lr_lambdas) else lr * self._factor(count, group)
+
+    def _jump(self, count):
+        """As torch's, which has no closed form for it: taking over in a SequentialLR, it
+        multiplies the current rate by lr_lambda(count)."""
+        self._set(count, lambda g, group, base: self._times(count, group["lr"], g))
 
 
 class StepLR(LRScheduler):
@@ -290,6 +327,26 @@ class LinearLR(LRScheduler):
             return lr
         change = self.end_factor - self.start_factor
         return lr * (1 + change / (self.total_iters * self.start_factor + (count - 1) * change))
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(count, total_iters) / total_iters) ** power, as torch's
+    PolynomialLR: down to 0 at total_iters (a straight line with power 1), then 0."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = _whole_number("total_iters", total_iters, 0)
+        self.power = non_negative("power", power)
+        super().__init__(optimizer, last_epoch)
+
+    def _rate(self, count, base_lr, group):
+        if self.total_iters == 0:
+            return base_lr
+        return base_lr * (1.0 - min(count, self.total_iters) / self.total_iters) ** self.power
+
+    def _next(self, count, lr, base_lr, group):
+        if count == 0 or count > self.total_iters:
+            return lr
+        return lr * ((1.0 - count / self.total_iters) / (1.0 - (count - 1) / self.total_iters)) ** self.power
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -680,6 +737,6 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
     return factor
 
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR",
-           "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR", "ChainedScheduler",
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR",
+           "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR", "ChainedScheduler",
            "ReduceLROnPlateau", "warmup_cosine"]
