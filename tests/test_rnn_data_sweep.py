@@ -446,8 +446,6 @@ def test_sampler_and_batch_sampler_objects():
     assert len(DataLoader(data, batch_size=4, num_workers=0)) == 3
 
 
-@pytest.mark.xfail(strict=True, reason="minigrad.utils.data has no samplers (SequentialSampler, RandomSampler, "
-                                       "SubsetRandomSampler, BatchSampler, WeightedRandomSampler)")
 def test_torch_samplers_are_importable():
     from minigrad.utils.data import BatchSampler, RandomSampler, SequentialSampler  # noqa: F401
     loader = DataLoader(list(range(5)), batch_sampler=BatchSampler(SequentialSampler(range(5)), 2, False))

@@ -1,26 +1,29 @@
-"""torch.utils.data's everyday pieces: datasets, splits and a batching loader.
+"""torch.utils.data's everyday pieces: datasets, splits, samplers and a batching loader.
 
     from minigrad.utils.data import DataLoader, TensorDataset, random_split
     train, valid = random_split(TensorDataset(x, y), [0.9, 0.1])
     for xb, yb in DataLoader(train, batch_size=32, shuffle=True):
         ...
 
-A dataset is anything with __getitem__(index) and __len__ (map-style, as in torch). The loader
-draws an order (shuffle=True: a fresh permutation each epoch, from minigrad's seeded generator
-or the `generator` given), cuts it into batches and puts each batch's samples together with
-`collate_fn` (default_collate: tensors and arrays stacked, numbers made tensors, tuples, lists
-and dicts collated field by field). A TensorDataset's batches are taken with one index per
-tensor instead of sample by sample. Everything runs in this process: num_workers, pin_memory
-and the other worker settings are accepted so that torch code runs, and change nothing.
+A dataset is anything with __getitem__(index) and __len__ (map-style, as in torch). A sampler
+gives the order of its indices (SequentialSampler; RandomSampler, a fresh permutation each
+epoch, from minigrad's seeded generator or the `generator` given; SubsetRandomSampler,
+WeightedRandomSampler), and a BatchSampler cuts that order into lists of indices. The loader
+takes each batch's samples and puts them together with `collate_fn` (default_collate: tensors
+and arrays stacked, numbers made tensors, tuples, lists and dicts collated field by field). A
+TensorDataset's batches are taken with one index per tensor instead of sample by sample.
+Everything runs in this process: num_workers, pin_memory and the other worker settings are
+accepted so that torch code runs, and change nothing.
 """
 
 import collections.abc
+import itertools
 import math
 import numbers
 
 import numpy as np
 
-from ..creation import randperm, tensor
+from ..creation import multinomial, randint, randperm, tensor
 from ..ops.join import stack
 from ..tensor import Tensor
 
@@ -116,6 +119,128 @@ def random_split(dataset, lengths, generator=None):
     return [Subset(dataset, order[bounds[k]:bounds[k + 1]]) for k in range(len(lengths))]
 
 
+# -- samplers: the order in which a loader visits a dataset's indices ----------------------------
+
+class Sampler:
+    """Base of samplers: define __iter__ (indices, or lists of indices for a batch sampler) and,
+    for len(loader), __len__. Any iterable of indices does as well."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """Indices of data_source in random order, drawn anew each epoch from `generator` (an
+    mg.Generator; else minigrad's seeded generator). Without replacement, a permutation (for
+    num_samples > len(data_source), whole permutations one after the other, then part of one);
+    with, num_samples independent draws. num_samples: len(data_source) unless given."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source, self.replacement, self._num_samples, self.generator = (data_source, replacement,
+                                                                                 num_samples, generator)
+        _check_bool("RandomSampler", "replacement", replacement, TypeError)
+        _check_count("RandomSampler", "num_samples", self.num_samples)
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        size, count = len(self.data_source), self.num_samples
+        if self.replacement:
+            yield from randint(size, (count,), generator=self.generator).tolist()
+            return
+        for _ in range(count // size):
+            yield from randperm(size, generator=self.generator).tolist()
+        if count % size:
+            yield from randperm(size, generator=self.generator).tolist()[:count % size]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order, a new one each epoch (from `generator` if given)."""
+
+    def __init__(self, indices, generator=None):
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self):
+        for position in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[position]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices of [0, len(weights)) drawn each epoch with probabilities proportional
+    to `weights` (1-D, not necessarily summing to 1), with replacement unless replacement=False.
+    As in torch, weights that cannot be drawn from (negative, all zero) raise when drawn."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        _check_count("WeightedRandomSampler", "num_samples", num_samples)
+        _check_bool("WeightedRandomSampler", "replacement", replacement, ValueError)
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.ndim != 1:
+            raise ValueError(f"WeightedRandomSampler: weights should be a 1-d sequence; got weights of shape "
+                             f"{weights.shape}")
+        self.weights, self.num_samples, self.replacement, self.generator = (tensor(weights), num_samples,
+                                                                            replacement, generator)
+
+    def __iter__(self):
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Lists of batch_size indices, in the order `sampler` (any iterable of indices) gives them;
+    the last list is shorter unless drop_last=True leaves it out."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        _check_count("BatchSampler", "batch_size", batch_size)
+        _check_bool("BatchSampler", "drop_last", drop_last, ValueError)
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        indices = iter(self.sampler)
+        batch = list(itertools.islice(indices, self.batch_size))
+        while batch and (len(batch) == self.batch_size or not self.drop_last):
+            yield batch
+            batch = list(itertools.islice(indices, self.batch_size))
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return -(-len(self.sampler) // self.batch_size)
+
+
+def _check_count(where, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{where}: {name} should be a positive integer; got {name}={value!r}")
+
+
+def _check_bool(where, name, value, error):
+    """torch raises TypeError for RandomSampler's replacement and ValueError for the others."""
+    if not isinstance(value, bool):
+        raise error(f"{where}: {name} should be a boolean (True or False); got {name}={value!r}")
+
+
 def default_collate(batch):
     """A list of samples -> one batch (torch's default_collate): tensors and numeric arrays are
     stacked along a new first axis, Python floats / ints / bools become a float64 / int64 / bool
@@ -170,12 +295,14 @@ class DataLoader:
     """Batches of a dataset, one epoch per `for` loop (torch.utils.data.DataLoader).
 
     batch_size: samples per batch (None: the samples one by one, through default_convert). shuffle: a new
-    random order each epoch (from `generator` if given, else minigrad's seeded generator).
-    sampler: an iterable of indices instead (shuffle must then be False); batch_sampler: an
-    iterable of lists of indices instead of batch_size / shuffle / sampler / drop_last.
+    random order each epoch (a RandomSampler, from `generator` if given, else minigrad's seeded generator).
+    sampler: a Sampler or any iterable of indices instead (shuffle must then be False); batch_sampler: a
+    BatchSampler or any iterable of lists of indices instead of batch_size / shuffle / sampler / drop_last.
     drop_last: leave out a last batch smaller than batch_size. collate_fn: how a list of samples
     becomes a batch (default_collate). num_workers, pin_memory, timeout, worker_init_fn,
     prefetch_factor, persistent_workers: accepted, no effect (one process, CPU memory).
+    As in torch, `sampler` is then always set (SequentialSampler or RandomSampler unless given), and
+    `batch_sampler` too unless batch_size is None (a BatchSampler of `sampler` unless given).
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None, num_workers=0,
@@ -183,53 +310,42 @@ class DataLoader:
                  prefetch_factor=None, persistent_workers=False):
         if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
             raise TypeError(f"DataLoader: dataset must have __getitem__ and __len__; got {type(dataset).__name__}")
-        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
-                                       or batch_size < 1):
-            raise ValueError(f"DataLoader: batch_size must be a positive integer or None; got {batch_size!r}")
         if sampler is not None and shuffle:
-            raise ValueError("DataLoader: sampler and shuffle=True cannot be combined (the sampler gives the order)")
-        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
-            raise ValueError("DataLoader: batch_sampler replaces batch_size, shuffle, sampler and drop_last")
+            raise ValueError("DataLoader: sampler is mutually exclusive with shuffle=True (the sampler gives the "
+                             "order)")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler "
+                                 "and drop_last (it gives the batches)")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("DataLoader: batch_size=None gives the samples one by one, so it is mutually exclusive "
+                             "with drop_last")
         if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 0:
             raise ValueError(f"DataLoader: num_workers must be an integer >= 0; got {num_workers!r}")
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError(f"DataLoader: collate_fn must be callable; got {type(collate_fn).__name__}")
-        self.dataset, self.batch_size, self.shuffle, self.sampler = dataset, batch_size, bool(shuffle), sampler
-        self.batch_sampler, self.drop_last, self.generator = batch_sampler, bool(drop_last), generator
-        self.collate_fn = collate_fn
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, bool(drop_last), generator
+        self.sampler, self.batch_sampler, self.collate_fn = sampler, batch_sampler, collate_fn
         self.num_workers, self.pin_memory = int(num_workers), bool(pin_memory)
 
-    def _order(self):
-        if self.sampler is not None:
-            return [int(i) for i in self.sampler]
-        size = len(self.dataset)
-        return randperm(size, generator=self.generator).numpy().tolist() if self.shuffle else list(range(size))
-
-    def _batches(self):
-        if self.batch_sampler is not None:
-            return ([int(i) for i in indices] for indices in self.batch_sampler)
-        order, size = self._order(), self.batch_size
-        stop = len(order) - len(order) % size if self.drop_last else len(order)
-        return (order[start:start + size] for start in range(0, stop, size))
-
     def __iter__(self):
-        if self.batch_size is None and self.batch_sampler is None:
-            for index in self._order():
+        if self.batch_sampler is None:
+            for index in self.sampler:
                 yield (self.collate_fn or default_convert)(self.dataset[index])
             return
-        for indices in self._batches():
+        for indices in self.batch_sampler:
             if self.collate_fn is None and type(self.dataset) is TensorDataset:  # one index per tensor
                 yield [t[np.asarray(indices, dtype=np.int64)] for t in self.dataset.tensors]
             else:
                 yield (self.collate_fn or default_collate)([self.dataset[i] for i in indices])
 
     def __len__(self):
-        if self.batch_sampler is not None:
-            return len(self.batch_sampler)
-        size = len(self.sampler) if self.sampler is not None else len(self.dataset)
-        if self.batch_size is None:
-            return size
-        return size // self.batch_size if self.drop_last else -(-size // self.batch_size)
+        return len(self.sampler if self.batch_sampler is None else self.batch_sampler)
 
 
 def _checked_index(index, size):
@@ -240,5 +356,6 @@ def _checked_index(index, size):
     return int(index) % size
 
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "default_collate",
+__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler", "SequentialSampler",
+           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "default_collate",
            "default_convert", "DataLoader"]
