@@ -7,7 +7,9 @@ Values may be Tensors, numpy arrays (numeric, bool or text), Python numbers, str
 lists or tuples of numbers or of strings. A nested dict is flattened with dotted keys, so
 {"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3} is stored as
 "model.fc.weight", ..., "optim.lr", ..., "epoch"; load returns that flat form, in which
-ckpt["model"] also gives the "model.*" entries back as a dict, as torch.load would.
+ckpt["model"] also gives the "model.*" entries back as a dict, as torch.load would. A nested
+dict that is empty (the state_dict of a ReLU) has no entries to flatten: it is stored as an
+empty folder entry of the archive, "act/", and comes back as an empty dict under its name.
 
 Saving goes through atomic_file: the archive is written to a temporary file next to the
 target and renamed over it only once it is complete and on disk, so a failed or killed save
@@ -195,12 +197,12 @@ def _flatten(state_dict, prefix, out, where):
         if not isinstance(key, str) or not key:
             raise TypeError(f"{where}: keys must be non-empty strings; got {key!r}")
         name = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and value:
             _flatten(value, name, out, where)
             continue
         if name in out:
             raise ValueError(f"{where}: key {name!r} appears twice after flattening nested dicts")
-        out[name] = _as_array(name, value, where)
+        out[name] = {} if isinstance(value, Mapping) else _as_array(name, value, where)  # {}: an empty dict stays
     return out
 
 
@@ -226,9 +228,13 @@ def _as_array(name, value, where):
 
 
 def _write_npz(file, arrays):
-    """The .npz layout numpy uses: one '<name>.npy' member per array, written with allow_pickle=False."""
+    """The .npz layout numpy uses: one '<name>.npy' member per array, written with allow_pickle=False
+    (and an empty folder entry '<name>/' per empty nested dict)."""
     with zipfile.ZipFile(file, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in arrays.items():
+            if isinstance(array, Mapping):
+                archive.writestr(zipfile.ZipInfo(name + "/"), b"")
+                continue
             with archive.open(name + ".npy", mode="w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
@@ -264,13 +270,20 @@ def _available_memory():
         return None
 
 
+def _entry_name(info, path):
+    """The key a member holds: '<key>.npy' an array, '<key>/' (a folder entry) an empty nested dict."""
+    for suffix in (".npy", "/"):
+        if info.filename.endswith(suffix):
+            return info.filename[:-len(suffix)]
+    raise ValueError(f"mg.load: entry {info.filename!r} of {path!r} is not a .npy array (nor the folder entry "
+                     f"of an empty dict)")
+
+
 def _entry_header(archive, info, path):
-    """(name, shape, fortran_order, dtype) of one member, checked against the archive: the
+    """(name, shape, fortran_order, dtype) of one .npy member, checked against the archive: the
     .npy header must describe exactly the bytes the member holds, so nothing is allocated on
     the word of a header that lies."""
-    if not info.filename.endswith(".npy"):
-        raise ValueError(f"mg.load: entry {info.filename!r} of {path!r} is not a .npy array")
-    name = info.filename[:-len(".npy")]
+    name = _entry_name(info, path)
     with archive.open(info) as member:
         try:
             version = np.lib.format.read_magic(member)
@@ -312,9 +325,10 @@ def _entry_data(archive, info, header, path):
 
 
 class Checkpoint(OrderedDict):
-    """What mg.load returns: name -> array, flat. A name under which a nested dict was saved
-    reads back as that dict too: ckpt["model"] (and ckpt.get("model"), "model" in ckpt) give
-    the "model.*" entries with the prefix taken off, as a new Checkpoint."""
+    """What mg.load returns: name -> array, flat (an empty nested dict: an empty Checkpoint under
+    its name). A name under which a nested dict was saved reads back as that dict too:
+    ckpt["model"] (and ckpt.get("model"), "model" in ckpt) give the "model.*" entries with the
+    prefix taken off, as a new Checkpoint."""
 
     def __missing__(self, key):
         prefix = f"{key}."
@@ -337,7 +351,8 @@ def load(path):
     """Read an archive written by mg.save (or np.savez of numeric arrays) -> a Checkpoint (an
     OrderedDict name -> array, where ckpt["model"] also gives back a nested dict saved as "model").
 
-    Numbers and strings come back as 0-d arrays (int(...), float(...), str(...) give them back). Refused, each with a message naming the file and the
+    Numbers and strings come back as 0-d arrays (int(...), float(...), str(...) give them back), an empty
+    nested dict as an empty Checkpoint. Refused, each with a message naming the file and the
     problem: a missing file (FileNotFoundError), a folder (IsADirectoryError), anything that is
     not an .npz archive, an entry holding pickled objects (nothing is unpickled), an entry that
     is damaged or whose header declares another size than it holds (ValueError), and arrays
@@ -362,24 +377,34 @@ def load(path):
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
-            names = [info.filename for info in infos]
+            names = [_entry_name(info, path) for info in infos]
             if len(set(names)) != len(names):
                 raise ValueError(f"mg.load: {path!r} holds an entry twice; a valid .npz names each array once")
-            headers = []
+            headers = []  # None for an empty dict's folder entry
             for info in infos:
+                if info.is_dir():
+                    if info.file_size:
+                        raise ValueError(f"mg.load: entry {info.filename!r} of {path!r} is corrupt: the folder entry "
+                                         f"of an empty dict holds {info.file_size:,} bytes")
+                    headers.append(None)
+                    continue
                 try:
                     headers.append(_entry_header(archive, info, path))
                 except (OSError, EOFError, zipfile.BadZipFile) as error:
                     raise ValueError(f"mg.load: entry {info.filename!r} of {path!r} is corrupt ({error})") from None
-            needed = sum(int(np.prod(shape, dtype=object)) * dtype.itemsize for _, shape, _, dtype in headers)
+            needed = sum(int(np.prod(shape, dtype=object)) * dtype.itemsize
+                         for _, shape, _, dtype in filter(None, headers))
             available = _available_memory()
             if available is not None and needed > available:
                 raise MemoryError(f"mg.load: {path!r} holds {needed:,} bytes of arrays, more than the "
                                   f"{available:,} bytes of memory available")
             result = Checkpoint()
-            for info, header in zip(infos, headers):
+            for info, name, header in zip(infos, names, headers):
+                if header is None:
+                    result[name] = Checkpoint()
+                    continue
                 try:
-                    result[header[0]] = _entry_data(archive, info, header, path)
+                    result[name] = _entry_data(archive, info, header, path)
                 except (OSError, EOFError, zipfile.BadZipFile) as error:
                     raise ValueError(f"mg.load: entry {header[0]!r} of {path!r} is corrupt ({error})") from None
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as error:

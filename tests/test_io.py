@@ -78,6 +78,28 @@ def test_a_torch_style_checkpoint_round_trips_and_reads_back_nested(tmp_path):
     assert list(checkpoint)[0] == "model.0.weight"  # still the flat form when iterated
 
 
+def test_empty_nested_dicts_round_trip_in_their_place(tmp_path):
+    """A module without parameters has an empty state_dict; saved inside a checkpoint it comes back
+    as an empty dict, in its place among the entries, and a second save keeps it."""
+    path, again = tmp_path / "ckpt.npz", tmp_path / "again.npz"
+    mg.io.save({"model": nn.Linear(2, 1).state_dict(), "act": nn.ReLU().state_dict(),
+                "config": {"empty": {}, "depth": 2, "deeper": {"none": {}}}, "last": {}}, path)
+    loaded = mg.io.load(path)
+    assert list(loaded) == ["model.weight", "model.bias", "act", "config.empty", "config.depth", "config.deeper.none",
+                            "last"]
+    for empty in (loaded["act"], loaded["last"], loaded["config"]["empty"], loaded["config"]["deeper"]["none"]):
+        assert isinstance(empty, mg.io.Checkpoint) and len(empty) == 0
+    assert "act" in loaded and loaded.get("act") == {} and int(loaded["config"]["depth"]) == 2
+    nn.ReLU().load_state_dict(loaded["act"])
+    mg.io.save(loaded, again)
+    assert list(mg.io.load(again)) == list(loaded)
+    with zipfile.ZipFile(path) as archive:  # an empty folder entry per empty dict, nothing else new
+        assert [(info.filename, info.file_size) for info in archive.infolist() if info.is_dir()] == [
+            ("act/", 0), ("config.empty/", 0), ("config.deeper.none/", 0), ("last/", 0)]
+    mg.io.save({}, path)
+    assert mg.io.load(path) == {}
+
+
 def test_save_rejects_values_that_would_need_pickle(tmp_path):
     path = tmp_path / "bad.npz"
     with pytest.raises(TypeError, match="'names'.*object"):
@@ -173,6 +195,19 @@ def test_corrupt_and_tampered_files_are_refused(tmp_path):
         archive.writestr("notes.txt", b"hello")
     with pytest.raises(ValueError, match="'notes.txt'.*not a .npy array"):
         mg.io.load(other)
+
+    stuffed = tmp_path / "stuffed.npz"  # an empty dict's folder entry must hold nothing
+    with zipfile.ZipFile(stuffed, "w") as archive:
+        archive.writestr("act/", b"\x93NUMPY hidden")
+    with pytest.raises(ValueError, match="'act/' of .*stuffed.npz.*folder entry of an empty dict holds 13 bytes"):
+        mg.io.load(stuffed)
+
+    both = tmp_path / "both.npz"  # one name as an array and as an empty dict
+    mg.io.save({"act": np.zeros(2)}, both)
+    with zipfile.ZipFile(both, "a") as archive:
+        archive.writestr("act/", b"")
+    with pytest.raises(ValueError, match="both.npz' holds an entry twice"):
+        mg.io.load(both)
 
     single = tmp_path / "single.npy"
     np.save(single, np.zeros(3))

@@ -522,8 +522,6 @@ def test_checkpoint_round_trip_of_nested_values(tmp_path):
     assert loaded["model"]["0"]["weight"].shape == (2, 3)
 
 
-@pytest.mark.xfail(strict=True, reason="an empty nested dict (e.g. the state_dict of a module without "
-                                       "parameters) is dropped by mg.save: ckpt['act'] raises KeyError")
 def test_an_empty_nested_dict_round_trips(tmp_path):
     path = tmp_path / "ckpt.npz"
     mg.save({"model": nn.Linear(1, 1).state_dict(), "act": nn.ReLU().state_dict()}, path)
