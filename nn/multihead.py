@@ -45,7 +45,9 @@ class MultiheadAttention(Module):
     (N, num_heads, L, S), or None with need_weights=False).
     key_padding_mask: (N, S) (S unbatched), bool (True = ignore that key) or float (added).
     attn_mask: (L, S) or (N * num_heads, L, S), bool (True = not allowed) or float (added).
-    is_causal: torch's hint that attn_mask is the causal mask (it must then be given).
+    is_causal: torch's hint that attn_mask is the causal mask (it must then be given); as in
+    torch, with need_weights=False and no key_padding_mask the causal triangle is applied in its
+    place (attn_mask's values and size are not read), otherwise attn_mask is.
     dropout: on the attention weights, in training. add_bias_kv and add_zero_attn are not
     supported (ValueError). A query whose every key is masked gets NaN weights, as in torch.
     """
@@ -124,6 +126,13 @@ class MultiheadAttention(Module):
                              f"shapes {query.shape}, {key.shape}, {value.shape}")
         if is_causal and attn_mask is None:
             raise RuntimeError(f"{name}: is_causal is a hint that attn_mask is the causal mask; pass attn_mask too")
+        causal = bool(is_causal) and key_padding_mask is None and not need_weights  # torch's use of the hint
+        if causal:
+            replaced = _as_mask(attn_mask)  # torch still checks the dtype and dims of the mask the hint replaces
+            if replaced.ndim not in (2, 3):
+                raise ShapeError(f"{name}: attn_mask must be 2-D (L, S) or 3-D (batch * num_heads, L, S); got "
+                                 f"shape {replaced.shape}")
+            attn_mask = None
         unbatched, same = query.ndim == 2, query is key and key is value
         if unbatched or not self.batch_first:  # to (batch, length, E); unbatched: a batch of one
             def batch_first(x):
@@ -157,7 +166,7 @@ class MultiheadAttention(Module):
             context = weights @ v
         else:
             allowed = None if mask is None else (mask if mask.dtype.kind == "f" else ~mask)
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p)
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p, is_causal=causal)
         output = self.out_proj(context.transpose(1, 2).reshape(batch, length, self.embed_dim))
         if weights is not None and average_attn_weights:
             weights = weights.mean(dim=1)
@@ -234,6 +243,7 @@ class TransformerEncoder(Module):
     ..., each with its own parameters), then `norm` if given.
 
     forward(src, mask=None, src_key_padding_mask=None, is_causal=None) -> same shape as src.
+    is_causal=None: True when mask is generate_square_subsequent_mask(S), as torch detects it.
 
     torch's inference fast path, as far as a user sees it: with enable_nested_tensor (the
     default) and a layer it suits (post-norm, batch_first, biases, relu or gelu, one eps, an
@@ -259,9 +269,9 @@ class TransformerEncoder(Module):
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         output = src
+        is_causal = _causal_hint(mask, is_causal, src, self.layers)
         for layer in self.layers:
-            output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                           is_causal=bool(is_causal))
+            output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=is_causal)
         padded = self._padded_by_fast_path(src, mask, src_key_padding_mask)
         if padded is not None:
             output = output.masked_fill(mg.tensor(padded[..., None]), 0.0)
@@ -326,6 +336,7 @@ class TransformerDecoder(Module):
 
     forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
     memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False) -> tgt's shape.
+    tgt_is_causal=None: True when tgt_mask is generate_square_subsequent_mask(T), as in torch.
     """
 
     def __init__(self, decoder_layer, num_layers, norm=None):
@@ -337,10 +348,11 @@ class TransformerDecoder(Module):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
         output = tgt
+        tgt_is_causal = _causal_hint(tgt_mask, tgt_is_causal, tgt, self.layers)
         for layer in self.layers:
             output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                            tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
-                           tgt_is_causal=bool(tgt_is_causal), memory_is_causal=bool(memory_is_causal))
+                           tgt_is_causal=tgt_is_causal, memory_is_causal=bool(memory_is_causal))
         return output if self.norm is None else self.norm(output)
 
 
@@ -438,6 +450,20 @@ def _attention(attention, x, source, mask, padding, is_causal):
     """attention(x, source, source)'s output with need_weights=False (the fused kernel)."""
     return attention(x, source, source, attn_mask=mask, key_padding_mask=padding, need_weights=False,
                      is_causal=is_causal)[0]
+
+
+def _causal_hint(mask, is_causal, x, layers):
+    """is_causal for the layers of a TransformerEncoder or TransformerDecoder, as torch reads it:
+    as given, or for None, whether mask is exactly the (T, T) causal mask for the length T of x
+    (generate_square_subsequent_mask(T), float or bool), so that the layers may apply the
+    triangle instead."""
+    if is_causal is not None or mask is None or getattr(x, "ndim", 0) == 0:
+        return bool(is_causal)
+    batch_first = bool(layers) and getattr(getattr(layers[0], "self_attn", None), "batch_first", False)
+    length = x.shape[1 if batch_first and x.ndim == 3 else 0]
+    mask = _as_mask(mask)
+    later = np.triu(np.ones((length, length), np.bool_), k=1)  # -inf, or True for a bool mask
+    return np.array_equal(mask, np.where(later, -np.inf, 0.0).astype(mask.dtype))
 
 
 def _why_no_fast_path(layer):

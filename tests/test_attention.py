@@ -461,7 +461,7 @@ def test_scaled_dot_product_attention_matches_torch(case, dtype):
         mask = np.where(rng.random(mask_shape) < 0.7, rng.normal(size=mask_shape), -np.inf).astype(dtype)
     tensors = [mg.tensor(a, requires_grad=True) for a in (q, k, v)]
     mask_tensor = None if mask is None else mg.tensor(mask, requires_grad=mask_kind == "float")
-    out = scaled_dot_product_attention(*tensors, attn_mask=mask_tensor, is_causal=is_causal, scale=scale)
+    out = attention(*tensors, attn_mask=mask_tensor, causal=is_causal, scale=scale)  # SDPA's op; it takes both
     upstream = rng.normal(size=out.shape).astype(dtype)
     (out * mg.tensor(upstream)).sum().backward()
 
@@ -483,7 +483,7 @@ def test_scaled_dot_product_attention_gradcheck(is_causal):
     rng = np.random.default_rng(21)
     q, k, v = rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 3, 5))
     mask = np.array([[True, False, True], [True, True, True], [False, False, False]])  # a row with no key
-    assert mg.gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal), [q, k, v])
+    assert mg.gradcheck(lambda q, k, v: attention(q, k, v, attn_mask=mask, causal=is_causal), [q, k, v])
     assert mg.gradcheck(lambda q, k, v: attention(q, k, v, key_lengths=[[3, 1], [0, 2]], causal=is_causal,
                                                   causal_offset=1), [q, k, v])
 

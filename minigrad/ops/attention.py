@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import kernels
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import generator
 from ..tensor import Function, Tensor
 from .args import as_array, integer_array
@@ -183,11 +183,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     broadcast. scale defaults to 1 / sqrt(E). attn_mask, broadcastable to (..., L, S): bool,
     True = the query may attend to that key (torch's meaning), or float, added to the scores
     (it may require grad). is_causal: query i attends to keys j <= i only (the top-left
-    triangle, as in torch); with attn_mask too, a key must pass both. dropout_p: the chance
-    of dropping each weight (pass 0 when not training, as with torch). A query that may attend
-    to no key gets output 0 (torch's CPU kernels do the same). enable_gqa: key and value may
-    have fewer heads (dim -3) than query, each shared by a group of query heads (torch 2.5+).
+    triangle, as in torch); it is the mask, so attn_mask must then be None (torch raises
+    too). dropout_p: the chance of dropping each weight (pass 0 when not training, as with
+    torch). A query that may attend to no key gets output 0 (torch's CPU kernels do the same).
+    enable_gqa: key and value may have fewer heads (dim -3) than query, each shared by a group
+    of query heads (torch 2.5+).
     """
+    if is_causal and attn_mask is not None:
+        raise ArgumentError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
+                            "torch); to combine them, put the causal triangle into attn_mask")
     if enable_gqa:
         key, value = _shared_heads(query, key, value)
     return attention(query, key, value, scale=scale, attn_mask=attn_mask, causal=is_causal, dropout_p=dropout_p,
