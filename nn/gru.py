@@ -13,11 +13,11 @@ graph is the textbook one; the input projections of all steps are one product pe
 """
 
 import minigrad as mg
-from minigrad.errors import ArgumentError, ShapeError
+from minigrad.errors import ArgumentError
 
 from .linear import linear
-from .lstm import (LSTM, LSTMCell, _between_layers, _cell_parameters, _checked_input, _packed_call,
-                   _recurrent_parameters, flatten_parameters)
+from .lstm import (LSTM, LSTMCell, _between_layers, _cell_inputs, _cell_parameters, _checked_input, _checked_states,
+                   _packed_call, _recurrent_parameters, _unbatched_call, flatten_parameters)
 from .module import Module
 from .utils import rnn
 
@@ -38,7 +38,7 @@ def _gru_step(inputs, h, weight_hh, bias_hh):
 
 
 class GRUCell(Module):
-    """One GRU step: forward(x (B, I) or (I,), h (B, H) or (H,), optional) -> h'.
+    """One GRU step: forward(x (B, I) or (I,), h (B, H) or (H,), optional) -> h' of h's shape.
 
     Parameters as torch.nn.GRUCell: weight_ih (3H, I), weight_hh (3H, H), bias_ih, bias_hh (3H,),
     all U(-1/sqrt(H), 1/sqrt(H)).
@@ -49,22 +49,47 @@ class GRUCell(Module):
         _cell_parameters(self, 3, input_size, hidden_size, bias, dtype)
 
     def forward(self, x, h=None):
-        unbatched = x.ndim == 1
-        x = x.unsqueeze(0) if unbatched else x
-        if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ShapeError(f"GRUCell: expected input of shape (batch, input_size={self.input_size}); "
-                             f"got shape {x.shape}")
-        if h is None:
-            h = mg.zeros(x.shape[0], self.hidden_size, dtype=self.weight_ih.dtype)
-        elif unbatched:
-            h = h.unsqueeze(0)
-        if h.shape != (x.shape[0], self.hidden_size):
-            raise ShapeError(f"GRUCell: expected h of shape (batch={x.shape[0]}, hidden_size={self.hidden_size}); "
-                             f"got shape {h.shape}")
+        x, (h,), unbatched = _cell_inputs(self, x, None if h is None else (h,), ("h",))
         h = gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return h.squeeze(0) if unbatched else h
 
     extra_repr = LSTMCell.extra_repr
+
+
+def _checked_nonlinearity(module, nonlinearity):
+    if nonlinearity not in ("tanh", "relu"):
+        raise ArgumentError(f"{type(module).__name__}: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
+    return nonlinearity
+
+
+class RNNCell(Module):
+    """One step of the plain RNN: forward(x (B, I) or (I,), h (B, H) or (H,), optional) -> h' of h's shape,
+
+        h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (nonlinearity="relu": relu instead)
+
+    RNNCell(input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None) (torch's order);
+    parameters as torch.nn.RNNCell: weight_ih (H, I), weight_hh (H, H), bias_ih, bias_hh (H,), all
+    U(-1/sqrt(H), 1/sqrt(H)).
+    """
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None):
+        super().__init__()
+        self.nonlinearity = _checked_nonlinearity(self, nonlinearity)
+        _cell_parameters(self, 1, input_size, hidden_size, bias, dtype)
+
+    def forward(self, x, h=None):
+        x, (h,), unbatched = _cell_inputs(self, x, None if h is None else (h,), ("h",))
+        h = self._step(linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h.squeeze(0) if unbatched else h
+
+    def _step(self, inputs, h, weight_hh, bias_hh):
+        """h' from the step's input projection x W_ih^T + b_ih (B, H) and h."""
+        total = inputs + linear(h, weight_hh, bias_hh)
+        return total.tanh() if self.nonlinearity == "tanh" else total.relu()
+
+    def extra_repr(self):  # torch's: nonlinearity only when not tanh, unquoted
+        base = LSTMCell.extra_repr(self)
+        return base if self.nonlinearity == "tanh" else f"{base}, nonlinearity={self.nonlinearity}"
 
 
 class _StepByStep(Module):
@@ -81,6 +106,7 @@ class _StepByStep(Module):
 
     flatten_parameters = flatten_parameters
 
+    _state_names = ("hx",)
     _suffixes = LSTM._suffixes
     _directions = LSTM._directions
     extra_repr = LSTM.extra_repr
@@ -89,22 +115,17 @@ class _StepByStep(Module):
         name = type(self).__name__
         if isinstance(x, rnn.PackedSequence):
             return _packed_call(self, x, lengths, hx)
-        if isinstance(lengths, mg.Tensor) and lengths.ndim == 3:
+        if isinstance(lengths, mg.Tensor) and lengths.ndim in (2, 3):  # lengths are 1-D, states 2-D or 3-D
             raise TypeError(f"{name}.forward(x, lengths=None, hx=None): the second argument is lengths; "
                             f"pass the initial state by name: {name.lower()}(x, hx=h0)")
         x = _checked_input(self, x)
+        if x.ndim == 2:
+            return _unbatched_call(self, x, lengths, hx)
+        [hx] = _checked_states(self, x, hx)
         dtype = x.dtype
         x = x.transpose(0, 1) if self.batch_first else x  # (T, B, I) from here on
         steps, batch = x.shape[0], x.shape[1]
-        if steps == 0:
-            raise ShapeError(f"{name}: expected at least one time step; got input of shape {x.shape}")
         lengths = LSTM._check_lengths(lengths, batch, steps, name)
-        states = (self.num_layers * self.num_directions, batch, self.hidden_size)
-        if hx is None:
-            hx = mg.zeros(*states, dtype=dtype)
-        elif not isinstance(hx, mg.Tensor) or tuple(hx.shape) != states or hx.dtype != dtype:
-            raise ShapeError(f"{name}: expected hx of shape {states} (num_layers * num_directions, batch, "
-                             f"hidden_size) and dtype {dtype}; got {getattr(hx, 'shape', type(hx).__name__)}")
         # real[t]: (B, 1) 1.0 where step t is inside sequence b, else 0.0
         real = [mg.tensor((t < lengths).astype(dtype)[:, None]) for t in range(steps)]
         h_n = []
@@ -140,6 +161,8 @@ class GRU(_StepByStep):
                  with pack_padded_sequence): outputs at padded positions are 0, and h_n is
                  each direction's state after its last real step.
         hx       optional h0 (num_layers * num_directions, B, H); zeros if None.
+        x may also be one unbatched sequence (T, input_size), as in torch (batch_first does
+        not apply): hx, output and h_n then have no batch axis.
     """
 
     gates = 3
@@ -166,18 +189,15 @@ class RNN(_StepByStep):
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, dtype=None):
-        if nonlinearity not in ("tanh", "relu"):
-            raise ArgumentError(f"RNN: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
+        nonlinearity = _checked_nonlinearity(self, nonlinearity)
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype)
         self.nonlinearity = nonlinearity
 
-    def _step(self, inputs, h, weight_hh, bias_hh):
-        total = inputs + linear(h, weight_hh, bias_hh)
-        return total.tanh() if self.nonlinearity == "tanh" else total.relu()
+    _step = RNNCell._step
 
     def extra_repr(self):
         base = LSTM.extra_repr(self)
         return base if self.nonlinearity == "tanh" else f"{base}, nonlinearity={self.nonlinearity!r}"
 
 
-__all__ = ["GRU", "GRUCell", "RNN"]
+__all__ = ["GRU", "GRUCell", "RNN", "RNNCell"]

@@ -69,8 +69,42 @@ def _cell_parameters(cell, gates, input_size, hidden_size, bias, dtype):
         cell.register_parameter(name, _uniform_parameter((gates * hidden_size,), bound, dtype) if bias else None)
 
 
+def _cell_inputs(cell, x, states, names):
+    """What a cell's forward checks: x (B, I), or torch's unbatched (I,), and its states named
+    `names` (h; or h, c), each (B, H), or (H,) for an unbatched x; zeros where states is None.
+    Returns x as (B, I), the states as (B, H) each, and whether x was unbatched (the cell then
+    gives back (H,) results)."""
+    name = type(cell).__name__
+    x = x if isinstance(x, mg.Tensor) else mg.tensor(x)
+    dtype = cell.weight_ih.dtype
+    if x.ndim not in (1, 2) or x.shape[-1] != cell.input_size:
+        raise ShapeError(f"{name}: expected input of shape (batch, input_size={cell.input_size}) or unbatched "
+                         f"(input_size={cell.input_size},); got shape {x.shape}")
+    if x.dtype != dtype:
+        raise DTypeError(f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
+    unbatched = x.ndim == 1
+    if unbatched:
+        shape, layout = (cell.hidden_size,), f"(hidden_size={cell.hidden_size},)"
+    else:
+        shape, layout = (x.shape[0], cell.hidden_size), f"(batch={x.shape[0]}, hidden_size={cell.hidden_size})"
+    if states is None:
+        states = [mg.zeros(*shape, dtype=dtype)] * len(names)
+    for state_name, state in zip(names, states):
+        if not isinstance(state, mg.Tensor):
+            raise TypeError(f"{name}: {state_name} must be a Tensor; got {type(state).__name__}")
+        if state.shape != shape:
+            raise ShapeError(f"{name}: expected {state_name} of shape {layout} for input of shape {x.shape}; "
+                             f"got {state.shape}")
+        if state.dtype != dtype:
+            raise DTypeError(f"{name}: {state_name} dtype {state.dtype} does not match the parameters' dtype {dtype}")
+    if unbatched:
+        return x.unsqueeze(0), [state.unsqueeze(0) for state in states], True
+    return x, list(states), False
+
+
 class LSTMCell(Module):
-    """One LSTM step from engine ops: forward(x (B, I), (h, c) (B, H) each, optional) -> (h', c').
+    """One LSTM step from engine ops: forward(x (B, I), (h, c) (B, H) each, optional) -> (h', c'),
+    or unbatched as torch: x (I,), (h, c) (H,) each -> (h', c') (H,) each.
 
     Parameters as torch.nn.LSTMCell: weight_ih (4H, I), weight_hh (4H, H), bias_ih, bias_hh
     (4H,), all U(-1/sqrt(H), 1/sqrt(H)).
@@ -81,21 +115,14 @@ class LSTMCell(Module):
         _cell_parameters(self, 4, input_size, hidden_size, bias, dtype)
 
     def forward(self, x, state=None):
-        if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ShapeError(f"LSTMCell: expected input of shape (batch, input_size={self.input_size}); "
-                             f"got shape {x.shape}")
-        if state is None:
-            zeros = mg.zeros(x.shape[0], self.hidden_size, dtype=self.weight_ih.dtype)
-            state = (zeros, zeros)
-        h, c = state
-        for name, t in (("h", h), ("c", c)):
-            if t.shape != (x.shape[0], self.hidden_size):
-                raise ShapeError(f"LSTMCell: expected {name} of shape (batch={x.shape[0]}, "
-                                 f"hidden_size={self.hidden_size}); got shape {t.shape}")
-        return lstm_cell(x, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        if state is not None and not (isinstance(state, (tuple, list)) and len(state) == 2):
+            raise TypeError(f"LSTMCell: the state must be the pair (h, c); got {type(state).__name__}")
+        x, (h, c), unbatched = _cell_inputs(self, x, state, ("h", "c"))
+        h, c = lstm_cell(x, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
-    def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
+    def extra_repr(self):  # torch's: the sizes, then bias only when off
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias_ih is not None else ", bias=False")
 
 
 def _recurrent_parameters(module, gates, input_size, hidden_size, num_layers, bias, batch_first, bidirectional,
@@ -125,17 +152,62 @@ def _recurrent_parameters(module, gates, input_size, hidden_size, num_layers, bi
 
 
 def _checked_input(module, x):
-    """x as a tensor of shape (B, T, I) or (T, B, I) and the parameters' dtype, or an error naming both."""
+    """x as a tensor of shape (B, T, I) or (T, B, I), or torch's unbatched (T, I), with at least one
+    step and the parameters' dtype; or an error naming what was expected and what was given."""
     name = type(module).__name__
     x = x if isinstance(x, mg.Tensor) else mg.tensor(x)
     dtype = module.weight_ih_l0.dtype
-    if x.ndim != 3 or x.shape[2] != module.input_size:
+    if x.ndim not in (2, 3) or x.shape[-1] != module.input_size:
         layout = "(batch, time, input_size)" if module.batch_first else "(time, batch, input_size)"
-        raise ShapeError(f"{name}: expected input of shape {layout} with input_size={module.input_size}; "
-                         f"got shape {x.shape}")
+        raise ShapeError(f"{name}: expected input of shape {layout} or unbatched (time, input_size), with "
+                         f"input_size={module.input_size}; got shape {x.shape}")
     if x.dtype != dtype:
         raise DTypeError(f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
+    if x.shape[1 if module.batch_first and x.ndim == 3 else 0] == 0:  # as torch (a batch of 0 sequences runs)
+        raise ShapeError(f"{name}: expected at least one time step; got input of shape {x.shape}")
     return x
+
+
+def _checked_states(module, x, hx):
+    """The initial states for the input x, as the list [h0, c0] (LSTM) or [h0] (GRU, RNN): those of
+    hx (the pair (h0, c0) for an LSTM, h0 for the others) or zeros if hx is None. Each has x's dtype
+    and the shape (num_layers * num_directions, B, H), or (num_layers * num_directions, H) for an
+    unbatched x, as torch requires."""
+    name, names = type(module).__name__, module._state_names
+    layers = module.num_layers * module.num_directions
+    if x.ndim == 2:
+        shape, layout = (layers, module.hidden_size), "(num_layers * num_directions, hidden_size)"
+    else:
+        batch = x.shape[0 if module.batch_first else 1]
+        shape, layout = (layers, batch, module.hidden_size), "(num_layers * num_directions, batch, hidden_size)"
+    if hx is None:
+        return [mg.zeros(*shape, dtype=x.dtype)] * len(names)
+    states = list(hx) if len(names) == 2 and isinstance(hx, (tuple, list)) else [hx]
+    if len(states) != len(names):
+        length = f" of length {len(hx)}" if isinstance(hx, (tuple, list)) else ""
+        raise TypeError(f"{name}: expected hx as the pair (h0, c0); got {type(hx).__name__}{length}")
+    kind = "unbatched input" if x.ndim == 2 else "input"
+    for state_name, state in zip(names, states):
+        if not isinstance(state, mg.Tensor):
+            raise TypeError(f"{name}: {state_name} must be a Tensor; got {type(state).__name__}")
+        if state.shape != shape or state.dtype != x.dtype:
+            raise ShapeError(f"{name}: expected {state_name} of shape {shape} {layout} and dtype {x.dtype} for "
+                             f"{kind} of shape {x.shape}; got shape {state.shape}, dtype {state.dtype}")
+    return states
+
+
+def _unbatched_call(module, x, lengths, hx):
+    """LSTM / GRU / RNN on torch's unbatched input x (T, I): one sequence, run as a batch of one
+    (batch_first does not apply, as in torch), with states (num_layers * num_directions, H) in
+    and out, and output (T, D * H)."""
+    if lengths is not None:
+        raise ArgumentError(f"{type(module).__name__}: lengths are for a padded batch; unbatched input of shape "
+                            f"{x.shape} is one sequence of {x.shape[0]} steps")
+    states = [state.unsqueeze(1) for state in _checked_states(module, x, hx)]
+    batch_dim = 0 if module.batch_first else 1
+    output, final = module.forward(x.unsqueeze(batch_dim), hx=tuple(states) if len(states) == 2 else states[0])
+    final = tuple(state.squeeze(1) for state in final) if isinstance(final, tuple) else final.squeeze(1)
+    return output.squeeze(batch_dim), final
 
 
 def _between_layers(module, x, layer):
@@ -157,7 +229,7 @@ def _packed_call(module, packed, state, hx):
         raise TypeError(f"{type(module).__name__}: give the initial state once (second argument or hx=)")
     output, final = module.forward(packed.padded_as(module.batch_first), lengths=packed.lengths,
                                    hx=state if hx is None else hx)
-    return rnn.PackedSequence(output, packed.lengths, module.batch_first), final
+    return packed.with_padded(output, module.batch_first), final
 
 
 class LSTM(Module):
@@ -172,7 +244,9 @@ class LSTM(Module):
     back unchanged.
 
     forward(x, lengths=None, hx=None) -> (output, (h_n, c_n)):
-        x        (B, T, input_size) if batch_first else (T, B, input_size)
+        x        (B, T, input_size) if batch_first else (T, B, input_size); or, as in torch,
+                 one unbatched sequence (T, input_size) whatever batch_first, whose hx,
+                 output and states then have no batch axis: (num_layers * D, H), (T, D*H)
         lengths  optional (B,) ints in [1, T]: the batch is right-padded and sequence b has
                  lengths[b] real steps. The forward direction stops at each sequence's
                  last real step, the reverse direction starts there; outputs at padded
@@ -192,6 +266,7 @@ class LSTM(Module):
         _recurrent_parameters(self, 4, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype,
                               dropout)
 
+    _state_names = ("h0", "c0")  # what hx holds
     flatten_parameters = flatten_parameters
 
     def _suffixes(self, layer):
@@ -209,21 +284,11 @@ class LSTM(Module):
             raise TypeError("LSTM.forward(x, lengths=None, hx=None): the second argument is lengths; "
                             "pass the initial state by name: lstm(x, hx=(h0, c0))")
         x = _checked_input(self, x)
-        dtype = x.dtype
+        if x.ndim == 2:
+            return _unbatched_call(self, x, lengths, hx)
         batch, steps = (x.shape[0], x.shape[1]) if self.batch_first else (x.shape[1], x.shape[0])
-        if steps == 0:  # as torch; a batch of 0 sequences gives empty outputs, as in torch
-            raise ShapeError(f"LSTM: expected at least one time step; got input of shape {x.shape}")
         lengths = self._check_lengths(lengths, batch, steps)
-        states = (self.num_layers * self.num_directions, batch, self.hidden_size)
-        if hx is None:
-            h0 = c0 = np.zeros(states, dtype=dtype)
-        else:
-            h0, c0 = hx
-            for name, t in (("h0", h0), ("c0", c0)):
-                if tuple(t.shape) != states or t.dtype != dtype:
-                    raise ShapeError(f"LSTM: expected {name} of shape {states} (num_layers * num_directions, "
-                                     f"batch, hidden_size) and dtype {dtype}; got shape {tuple(t.shape)}, "
-                                     f"dtype {t.dtype}")
+        h0, c0 = _checked_states(self, x, hx)
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             rows = slice(layer * self.num_directions, (layer + 1) * self.num_directions)

@@ -86,8 +86,37 @@ def test_gru_gradcheck_float64():
     assert mg.gradcheck(lambda inputs: (gru(inputs, lengths=np.array([4, 3]))[0] * weights).sum(), [mg.tensor(x)])
 
 
+@pytest.mark.parametrize("name, settings", [("GRU", {}), ("RNN", {}), ("RNN", {"nonlinearity": "relu"})])
+def test_unbatched_gradcheck_two_layers_bidirectional(name, settings):
+    mg.manual_seed(1)
+    layer = getattr(nn, name)(2, 3, 2, bidirectional=True, batch_first=True, dtype=np.float64, **settings)
+    rng = np.random.default_rng(8)
+    x, h0 = rng.standard_normal((4, 2)), rng.standard_normal((4, 3))
+
+    def run(x, h0):  # the parameters' gradients are checked against torch's (tests/test_rnn_data_sweep.py)
+        output, h_n = layer(x, hx=h0)
+        assert output.shape == (4, 6) and h_n.shape == (4, 3)
+        return mg.cat([output.reshape(-1), h_n.reshape(-1)])
+
+    assert mg.gradcheck(run, [x, h0])
+
+
+@pytest.mark.parametrize("batch", [(3,), ()], ids=["batched", "unbatched"])
+@pytest.mark.parametrize("name, settings", [("GRUCell", {}), ("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu"})])
+def test_cells_gradcheck(name, settings, batch):
+    mg.manual_seed(2)
+    cell = getattr(nn, name)(I, H, dtype=np.float64, **settings)
+    rng = np.random.default_rng(9)
+    assert mg.gradcheck(cell, [rng.standard_normal(batch + (I,)), rng.standard_normal(batch + (H,))])
+
+
 @pytest.mark.parametrize("call, error, message", [
-    (lambda g: g(mg.randn(5, 3, 2, dtype=mg.float64)), ValueError, r"input of shape \(time, batch, input_size\) with input_size=3"),
+    (lambda g: g(mg.randn(5, 3, 2, dtype=mg.float64)), ValueError,
+     r"input of shape \(time, batch, input_size\) or unbatched \(time, input_size\), with input_size=3"),
+    (lambda g: g(mg.randn(5, 2, dtype=mg.float64)), ValueError, r"input_size=3; got shape \(5, 2\)"),
+    (lambda g: g(mg.randn(5, 3, dtype=mg.float64), hx=mg.zeros(1, 1, 4, dtype=mg.float64)), ValueError,
+     r"expected hx of shape \(1, 4\) .* for unbatched input of shape \(5, 3\); got shape \(1, 1, 4\)"),
+    (lambda g: g(mg.randn(5, 3, dtype=mg.float64), lengths=[5]), ValueError, "lengths are for a padded batch"),
     (lambda g: g(mg.randn(5, 3, 3)), TypeError, "input dtype float32 does not match the parameters' dtype float64"),
     (lambda g: g(mg.randn(5, 3, 3, dtype=mg.float64), lengths=[5, 6, 1]), ValueError, r"lengths must be in \[1, 5\]"),
     (lambda g: g(mg.randn(5, 3, 3, dtype=mg.float64), hx=mg.zeros(2, 3, 4, dtype=mg.float64)), ValueError,

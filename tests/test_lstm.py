@@ -51,16 +51,17 @@ def weighted_loss(outputs, rng):
 
 # ============================================================ LSTMCell, the reference
 
-def test_cell_gradcheck():
+@pytest.mark.parametrize("batch", [(4,), ()], ids=["batched", "unbatched"])
+def test_cell_gradcheck(batch):
     mg.manual_seed(0)
     cell = nn.LSTMCell(3, 2, dtype=np.float64)
     rng = np.random.default_rng(0)
-    x, h, c = rng.standard_normal((4, 3)), rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+    x, h, c = rng.standard_normal(batch + (3,)), rng.standard_normal(batch + (2,)), rng.standard_normal(batch + (2,))
 
     def step(x, h, c, *params):
         with parameters_replaced(cell, params):
             h1, c1 = cell(x, (h, c))
-        return mg.cat([h1, c1], dim=1)
+        return mg.cat([h1, c1], dim=-1)
 
     assert mg.gradcheck(step, [x, h, c, *cell.parameters()])
 
@@ -167,6 +168,23 @@ def test_fused_gradcheck_bidirectional_with_lengths():
     def run(x, h0, c0, *params):
         with parameters_replaced(lstm, params):
             output, (h_n, c_n) = lstm(x, lengths, hx=(h0, c0))
+        return mg.cat([output.reshape(-1), h_n.reshape(-1), c_n.reshape(-1)])
+
+    assert mg.gradcheck(run, [x, h0, c0, *lstm.parameters()])
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_unbatched_gradcheck_two_layers_bidirectional(batch_first):
+    # torch's unbatched input (T, I) with states (num_layers * D, H): batch_first does not apply
+    mg.manual_seed(15)
+    lstm = nn.LSTM(2, 2, 2, batch_first=batch_first, bidirectional=True, dtype=np.float64)
+    rng = np.random.default_rng(15)
+    x, h0, c0 = rng.standard_normal((3, 2)), rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+
+    def run(x, h0, c0, *params):
+        with parameters_replaced(lstm, params):
+            output, (h_n, c_n) = lstm(x, hx=(h0, c0))
+        assert output.shape == (3, 4) and h_n.shape == c_n.shape == (4, 2)
         return mg.cat([output.reshape(-1), h_n.reshape(-1), c_n.reshape(-1)])
 
     assert mg.gradcheck(run, [x, h0, c0, *lstm.parameters()])
@@ -341,8 +359,12 @@ def test_bad_inputs_raise_clear_errors():
     x = mg.zeros(2, 5, 3)
     with pytest.raises(ValueError, match=r"input_size=3.*\(2, 5, 4\)"):
         lstm(mg.zeros(2, 5, 4))
-    with pytest.raises(ValueError, match=r"\(batch, time, input_size\)"):
-        lstm(mg.zeros(5, 3))
+    with pytest.raises(ValueError, match=r"\(batch, time, input_size\) or unbatched \(time, input_size\).*\(3,\)"):
+        lstm(mg.zeros(3))
+    with pytest.raises(ValueError, match=r"h0 of shape \(1, 4\).*unbatched input of shape \(5, 3\).*\(1, 1, 4\)"):
+        lstm(mg.zeros(5, 3), hx=(mg.zeros(1, 1, 4), mg.zeros(1, 1, 4)))
+    with pytest.raises(TypeError, match=r"hx as the pair \(h0, c0\); got Tensor"):
+        lstm(x, hx=mg.zeros(1, 2, 4))
     with pytest.raises(TypeError, match="float64 does not match.*float32"):
         lstm(mg.zeros(2, 5, 3, dtype=np.float64))
     with pytest.raises(ValueError, match=r"lengths must be in \[1, 5\].*max 6"):
@@ -361,6 +383,8 @@ def test_bad_inputs_raise_clear_errors():
         nn.LSTM(3, 0)
     with pytest.raises(ValueError, match=r"input_size=3.*\(2, 4\)"):
         nn.LSTMCell(3, 4)(mg.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"c of shape \(hidden_size=4,\) for input of shape \(3,\); got \(1, 4\)"):
+        nn.LSTMCell(3, 4)(mg.zeros(3), (mg.zeros(4), mg.zeros(1, 4)))
     with pytest.raises(ValueError, match=r"at least one time step.*\(2, 0, 3\)"):  # torch raises too
         lstm(mg.zeros(2, 0, 3))
 

@@ -54,6 +54,17 @@ def _loss(tensors, lib, seed):
     return total
 
 
+def _compare_and_backward(results, their_results, dtype, seed, leaves):
+    """Each minigrad result against its torch twin, then one weighted loss of them all backward on
+    each side, and the gradients of `leaves` ((minigrad tensor, torch tensor, name) each) compared."""
+    for position, (ours, theirs) in enumerate(zip(results, their_results)):
+        _close(ours, theirs, dtype, f"result {position}")
+    _loss(results, mg, seed).backward()
+    _loss(their_results, torch, seed).backward()
+    for ours, theirs, name in leaves:
+        _close(ours.grad, theirs.grad, dtype, f"{name}.grad")
+
+
 # ============================================================ full-layer twins
 
 MODULES = {"LSTM": ("LSTM", {}), "GRU": ("GRU", {}), "RNN": ("RNN", {}), "RNN relu": ("RNN", {"nonlinearity": "relu"})}
@@ -64,7 +75,16 @@ LAYOUTS = {
     "3 layers bidir seq-first": dict(num_layers=3, bidirectional=True),
     "1 layer bidir batch_first no bias": dict(num_layers=1, bidirectional=True, batch_first=True, bias=False),
 }
-SIZES = {"T5 B3": (5, 3), "T1 B3": (1, 3), "T4 B1": (4, 1), "T1 B1": (1, 1)}
+SIZES = {"T5 B3": (5, 3), "T1 B3": (1, 3), "T4 B1": (4, 1), "T1 B1": (1, 1),
+         "T5 unbatched": (5, None), "T1 unbatched": (1, None)}  # torch's (time, input_size), batch_first or not
+
+
+def _input_and_state_shapes(settings, steps, batch):
+    """x's shape and each state's: batched in the layer's layout, or torch's unbatched (batch None)."""
+    layers = settings["num_layers"] * (2 if settings.get("bidirectional") else 1)
+    if batch is None:
+        return (steps, I), (layers, H)
+    return ((batch, steps, I) if settings.get("batch_first") else (steps, batch, I)), (layers, batch, H)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -76,12 +96,10 @@ def test_layer_matches_torch(module, layout, size, with_state, dtype):
     name, extra = MODULES[module]
     settings = {**LAYOUTS[layout], **extra}
     ours, theirs = _twin(name, dtype, **settings)
-    steps, batch = SIZES[size]
-    first = settings.get("batch_first", False)
+    x_shape, state_shape = _input_and_state_shapes(settings, *SIZES[size])
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((batch, steps, I) if first else (steps, batch, I)).astype(dtype)
-    layers = settings["num_layers"] * (2 if settings.get("bidirectional") else 1)
-    states = [rng.standard_normal((layers, batch, H)).astype(dtype) for _ in range(2 if name == "LSTM" else 1)]
+    x = rng.standard_normal(x_shape).astype(dtype)
+    states = [rng.standard_normal(state_shape).astype(dtype) for _ in range(2 if name == "LSTM" else 1)]
     our_x, their_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     our_s = [mg.tensor(s, requires_grad=True) for s in states]
     their_s = [torch.tensor(s, requires_grad=True) for s in states]
@@ -93,15 +111,8 @@ def test_layer_matches_torch(module, layout, size, with_state, dtype):
         out, h_n = ours(our_x, hx=our_s[0] if with_state else None)
         ref, their_h = theirs(their_x, their_s[0] if with_state else None)
         finals, their_finals = [h_n], [their_h]
-    _close(out, ref, dtype, "output")
-    for a, b in zip(finals, their_finals):
-        _close(a, b, dtype, "final state")
-    _loss([out] + finals, mg, 4).backward()
-    _loss([ref] + their_finals, torch, 4).backward()
-    _close(our_x.grad, their_x.grad, dtype, "x.grad")
-    if with_state:
-        for a, b in zip(our_s, their_s):
-            _close(a.grad, b.grad, dtype, "state grad")
+    states = [(a, b, "state") for a, b in zip(our_s, their_s)] if with_state else []
+    _compare_and_backward([out] + finals, [ref] + their_finals, dtype, 4, [(our_x, their_x, "x")] + states)
     _param_grads(ours, theirs, dtype)
 
 
@@ -113,7 +124,6 @@ def test_dropout_between_layers_in_eval_matches_torch(name):
     _close(ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0], np.float64)
 
 
-@pytest.mark.xfail(strict=True, reason="nn.LSTM/GRU/RNN refuse unbatched 2-D input (time, input_size)")
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
 def test_unbatched_input_matches_torch(name):
     ours, theirs = _twin(name, np.float64, num_layers=2, bidirectional=True)
@@ -222,14 +232,101 @@ def test_pack_sequence_round_trip_and_gradients(enforce_sorted):
         _close(a.grad, b.grad, np.float64)
 
 
-@pytest.mark.xfail(strict=True, reason="PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices) "
-                                       "(torch's constructor, used to map a layer over packed.data) is a TypeError")
 def test_packed_sequence_rebuilt_from_its_fields():
     rnn = nn.utils.rnn
     packed = rnn.pack_padded_sequence(mg.ones(4, 3, 2), [4, 2, 3], enforce_sorted=False)
     doubled = rnn.PackedSequence(packed.data * 2, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
     padded, _ = rnn.pad_packed_sequence(doubled)
     assert padded.numpy()[0].tolist() == [[2, 2]] * 3
+
+
+FIELDS = {  # batch_sizes, sorted_indices (None: the sequences are in sorted order), unsorted_indices given
+    "both indices": ([3, 2, 2, 1], [1, 2, 0], True),
+    "ties in a non-stable order": ([3, 3, 1], [2, 0, 1], True),
+    "sorted_indices only": ([4, 2, 1], [3, 0, 2, 1], False),
+    "no indices": ([2, 2, 1, 1], None, False),
+    "one sequence": ([1, 1, 1], [0], True),
+}
+CONSTRUCTORS = {
+    "positional": lambda cls, data, sizes, order, inverse: cls(data, sizes, order, inverse),
+    "keywords": lambda cls, data, sizes, order, inverse: cls(data=data, batch_sizes=sizes, sorted_indices=order,
+                                                             unsorted_indices=inverse),
+    "the pair (data, batch_sizes)": lambda cls, data, sizes, order, inverse: cls((data, sizes), sorted_indices=order,
+                                                                                 unsorted_indices=inverse),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("constructor", CONSTRUCTORS)
+@pytest.mark.parametrize("fields", FIELDS)
+def test_packed_sequence_from_fields_matches_torch(fields, constructor, dtype):
+    sizes, order, with_inverse = FIELDS[fields]
+    build = CONSTRUCTORS[constructor]
+    rng = np.random.default_rng(21)
+    data = rng.standard_normal((sum(sizes), I)).astype(dtype)
+    h0 = rng.standard_normal((1, sizes[0], H)).astype(dtype)
+    inverse = None if order is None or not with_inverse else np.argsort(order)
+    our_data, their_data = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    our_h0, their_h0 = mg.tensor(h0, requires_grad=True), torch.tensor(h0, requires_grad=True)
+    ours = build(nn.utils.rnn.PackedSequence, our_data, mg.tensor(sizes), *(None if a is None else mg.tensor(a)
+                                                                           for a in (order, inverse)))
+    theirs = build(torch.nn.utils.rnn.PackedSequence, their_data, torch.tensor(sizes),
+                   *(None if a is None else torch.tensor(a) for a in (order, inverse)))
+    _close(ours.data, theirs.data, dtype, "data")
+    np.testing.assert_array_equal(ours.batch_sizes.numpy(), theirs.batch_sizes.numpy())
+    if order is not None:  # torch keeps None; minigrad gives the identity
+        np.testing.assert_array_equal(ours.sorted_indices.numpy(), theirs.sorted_indices.numpy())
+        np.testing.assert_array_equal(ours.unsorted_indices.numpy(), theirs.unsorted_indices.numpy())
+    padded, lengths = nn.utils.rnn.pad_packed_sequence(ours, batch_first=True, padding_value=-1.0)
+    their_padded, their_lengths = torch.nn.utils.rnn.pad_packed_sequence(theirs, batch_first=True, padding_value=-1.0)
+    _close(padded, their_padded, dtype, "padded")
+    np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
+    lstm, their_lstm = _twin("LSTM", dtype)
+    out, (h_n, c_n) = lstm(ours, (our_h0, mg.zeros_like(our_h0)))
+    ref, (their_h, their_c) = their_lstm(theirs, (their_h0, torch.zeros_like(their_h0)))
+    _compare_and_backward([padded, out.data, h_n, c_n], [their_padded, ref.data, their_h, their_c], dtype, 22,
+                          [(our_data, their_data, "data"), (our_h0, their_h0, "h0")])
+    _param_grads(lstm, their_lstm, dtype)
+
+
+def test_packed_sequence_from_unsorted_indices_alone_matches_torch():
+    # torch keeps sorted_indices None then, yet undoes the order on the way out; minigrad takes
+    # sorted_indices as its inverse (the same padded batch; torch would not reorder an hx)
+    rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
+    data = np.random.default_rng(23).standard_normal((6, 2))
+    ours = rnn.PackedSequence(mg.tensor(data, requires_grad=True), [3, 2, 1], unsorted_indices=[2, 0, 1])
+    theirs = their_rnn.PackedSequence(torch.tensor(data), torch.tensor([3, 2, 1]),
+                                      unsorted_indices=torch.tensor([2, 0, 1]))
+    _close(rnn.pad_packed_sequence(ours)[0], their_rnn.pad_packed_sequence(theirs)[0], np.float64)
+    np.testing.assert_array_equal(ours.sorted_indices.numpy(), [1, 2, 0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_a_layer_mapped_over_packed_data_matches_torch(name, dtype):
+    # torch's idiom: PackedSequence(f(packed.data), packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+    rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
+    linear, their_linear = nn.Linear(2, I, dtype=dtype), torch.nn.Linear(2, I, dtype=TORCH_DTYPE[dtype])
+    their_linear.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in linear.state_dict().items()})
+    layer, their_layer = _twin(name, dtype, bidirectional=True, batch_first=True)
+    x = np.random.default_rng(24).standard_normal((4, 6, 2)).astype(dtype)
+    our_x, their_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    lengths = [3, 6, 1, 4]
+    packed = rnn.pack_padded_sequence(our_x, lengths, batch_first=True, enforce_sorted=False)
+    their_packed = their_rnn.pack_padded_sequence(their_x, lengths, batch_first=True, enforce_sorted=False)
+    mapped = rnn.PackedSequence(linear(packed.data).tanh(), packed.batch_sizes, packed.sorted_indices,
+                                packed.unsorted_indices)
+    their_mapped = their_rnn.PackedSequence(their_linear(their_packed.data).tanh(), their_packed.batch_sizes,
+                                            their_packed.sorted_indices, their_packed.unsorted_indices)
+    out, final = layer(mapped)
+    ref, their_final = their_layer(their_mapped)
+    finals = list(final) if name == "LSTM" else [final]
+    their_finals = list(their_final) if name == "LSTM" else [their_final]
+    padded, _ = rnn.pad_packed_sequence(out, batch_first=True)
+    their_padded, _ = their_rnn.pad_packed_sequence(ref, batch_first=True)
+    _compare_and_backward([padded] + finals, [their_padded] + their_finals, dtype, 25, [(our_x, their_x, "x")])
+    _param_grads(linear, their_linear, dtype)
+    _param_grads(layer, their_layer, dtype)
 
 
 def test_float_lengths_are_cast_as_torch():
@@ -248,15 +345,22 @@ def test_pad_sequence_of_integers_with_a_float_padding_value():
 
 # ============================================================ cells
 
+CELLS = {"LSTMCell": ("LSTMCell", {}), "GRUCell": ("GRUCell", {}), "RNNCell": ("RNNCell", {}),
+         "RNNCell relu": ("RNNCell", {"nonlinearity": "relu"})}
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("with_state", [False, True])
-@pytest.mark.parametrize("name", ["LSTMCell", "GRUCell"])
-def test_cell_matches_torch(name, with_state, bias, dtype):
-    ours, theirs = _twin(name, dtype, bias=bias)
+@pytest.mark.parametrize("batch", [3, 1, None], ids=["B3", "B1", "unbatched"])
+@pytest.mark.parametrize("cell", CELLS)
+def test_cell_matches_torch(cell, batch, with_state, bias, dtype):
+    name, extra = CELLS[cell]
+    ours, theirs = _twin(name, dtype, bias=bias, **extra)
     rng = np.random.default_rng(2)
-    x = rng.standard_normal((3, I)).astype(dtype)
-    states = [rng.standard_normal((3, H)).astype(dtype) for _ in range(2 if name == "LSTMCell" else 1)]
+    x = rng.standard_normal((I,) if batch is None else (batch, I)).astype(dtype)
+    states = [rng.standard_normal((H,) if batch is None else (batch, H)).astype(dtype)
+              for _ in range(2 if name == "LSTMCell" else 1)]
     our_x, their_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     our_s = [mg.tensor(s, requires_grad=True) for s in states]
     their_s = [torch.tensor(s, requires_grad=True) for s in states]
@@ -266,18 +370,36 @@ def test_cell_matches_torch(name, with_state, bias, dtype):
     else:
         out = [ours(our_x, our_s[0] if with_state else None)]
         ref = [theirs(their_x, their_s[0] if with_state else None)]
-    for a, b in zip(out, ref):
-        _close(a, b, dtype)
-    _loss(out, mg, 3).backward()
-    _loss(ref, torch, 3).backward()
-    _close(our_x.grad, their_x.grad, dtype)
-    if with_state:
-        for a, b in zip(our_s, their_s):
-            _close(a.grad, b.grad, dtype)
+    states = [(a, b, "state") for a, b in zip(our_s, their_s)] if with_state else []
+    _compare_and_backward(out, ref, dtype, 3, [(our_x, their_x, "x")] + states)  # shapes too: (H,) unbatched
     _param_grads(ours, theirs, dtype)
 
 
-@pytest.mark.xfail(strict=True, reason="nn.LSTMCell refuses unbatched 1-D input (torch and minigrad's GRUCell take it)")
+@pytest.mark.parametrize("settings", [{}, {"bias": False}, {"nonlinearity": "relu"},
+                                      {"bias": False, "nonlinearity": "relu"}])
+def test_rnn_cell_parameters_init_and_repr_as_torch(settings):
+    mg.manual_seed(0)
+    ours, theirs = nn.RNNCell(20, 64, **settings), torch.nn.RNNCell(20, 64, **settings)
+    assert [(n, p.shape) for n, p in ours.named_parameters()] == [(n, tuple(p.shape))
+                                                                  for n, p in theirs.named_parameters()]
+    assert repr(ours) == repr(theirs)
+    values = np.concatenate([p.numpy().ravel() for p in ours.parameters()])
+    bound = 1 / np.sqrt(64)  # torch's U(-1/sqrt(H), 1/sqrt(H)) for every parameter
+    assert values.dtype == np.float32 and np.abs(values).max() <= bound
+    assert abs(values.std() - bound / np.sqrt(3)) < 0.03 * bound
+    theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()})
+    back = nn.RNNCell(20, 64, **settings)
+    back.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 20)).astype(np.float32)
+    _close(back(mg.tensor(x)), theirs(torch.from_numpy(x)), np.float32)
+
+
+@pytest.mark.parametrize("settings", [{}, {"bias": False}])
+@pytest.mark.parametrize("name", ["LSTMCell", "GRUCell"])
+def test_cell_repr_as_torch(name, settings):
+    assert repr(getattr(nn, name)(I, H, **settings)) == repr(getattr(torch.nn, name)(I, H, **settings))
+
+
 def test_lstm_cell_unbatched_matches_torch():
     ours, theirs = _twin("LSTMCell", np.float64)
     x = np.random.default_rng(0).standard_normal(I)
@@ -287,7 +409,6 @@ def test_lstm_cell_unbatched_matches_torch():
     _close(c, their_c, np.float64)
 
 
-@pytest.mark.xfail(strict=True, reason="minigrad has no nn.RNNCell")
 def test_rnn_cell_matches_torch():
     ours, theirs = _twin("RNNCell", np.float64)
     x = np.random.default_rng(0).standard_normal((2, I))
@@ -345,6 +466,62 @@ HOSTILE = {
         lambda: torch.nn.utils.rnn.pad_packed_sequence(
             torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 2), [5, 2, 1]), total_length=2),
         ["total_length=2", "5"]),
+    # torch's unbatched input (time, input_size) and states (num_layers * num_directions, hidden)
+    "LSTM batched input, unbatched state": (
+        lambda: _lstm()[0](mg.zeros(2, 5, 3), hx=(mg.zeros(1, 4), mg.zeros(1, 4))),
+        lambda: _lstm()[1](torch.zeros(2, 5, 3), (torch.zeros(1, 4), torch.zeros(1, 4))), ["(1, 2, 4)", "(1, 4)"]),
+    "LSTM unbatched input, batched state": (
+        lambda: _lstm()[0](mg.zeros(5, 3), hx=(mg.zeros(1, 1, 4), mg.zeros(1, 1, 4))),
+        lambda: _lstm()[1](torch.zeros(5, 3), (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))),
+        ["unbatched", "(1, 4)", "(1, 1, 4)"]),
+    "LSTM unbatched input, one state batched": (
+        lambda: _lstm()[0](mg.zeros(5, 3), hx=(mg.zeros(1, 4), mg.zeros(1, 1, 4))),
+        lambda: _lstm()[1](torch.zeros(5, 3), (torch.zeros(1, 4), torch.zeros(1, 1, 4))), ["c0", "(1, 1, 4)"]),
+    "GRU batched input, unbatched state": (lambda: _gru()[0](mg.zeros(5, 2, 3), hx=mg.zeros(1, 4)),
+                                           lambda: _gru()[1](torch.zeros(5, 2, 3), torch.zeros(1, 4)),
+                                           ["(1, 2, 4)", "(1, 4)"]),
+    "GRU unbatched input, batched state": (lambda: _gru()[0](mg.zeros(5, 3), hx=mg.zeros(1, 1, 4)),
+                                           lambda: _gru()[1](torch.zeros(5, 3), torch.zeros(1, 1, 4)),
+                                           ["unbatched", "(1, 4)", "(1, 1, 4)"]),
+    "RNN unbatched state of another depth": (
+        lambda: nn.RNN(I, H, 2, bidirectional=True)(mg.zeros(5, 3), hx=mg.zeros(2, 4)),
+        lambda: torch.nn.RNN(I, H, 2, bidirectional=True)(torch.zeros(5, 3), torch.zeros(2, 4)), ["(4, 4)", "(2, 4)"]),
+    "RNN unbatched state of another dtype": (
+        lambda: nn.RNN(I, H)(mg.zeros(5, 3), hx=mg.zeros(1, 4, dtype=mg.float64)),
+        lambda: torch.nn.RNN(I, H)(torch.zeros(5, 3), torch.zeros(1, 4, dtype=torch.float64)), ["float32", "float64"]),
+    "LSTM unbatched wrong input size": (lambda: _lstm()[0](mg.zeros(5, 4)), lambda: _lstm()[1](torch.zeros(5, 4)),
+                                        ["input_size=3", "(5, 4)"]),
+    "GRU 1-D input": (lambda: _gru()[0](mg.zeros(3)), lambda: _gru()[1](torch.zeros(3)),
+                      ["(time, batch, input_size)", "(time, input_size)", "(3,)"]),
+    "LSTM 4-D input": (lambda: _lstm()[0](mg.zeros(2, 5, 1, 3)), lambda: _lstm()[1](torch.zeros(2, 5, 1, 3)),
+                       ["(batch, time, input_size)", "(2, 5, 1, 3)"]),
+    "LSTM unbatched, no time steps": (lambda: _lstm()[0](mg.zeros(0, 3)), lambda: _lstm()[1](torch.zeros(0, 3)),
+                                      ["time step", "(0, 3)"]),
+    "RNNCell wrong input size": (lambda: nn.RNNCell(I, H)(mg.zeros(2, 4)),
+                                 lambda: torch.nn.RNNCell(I, H)(torch.zeros(2, 4)), ["input_size=3", "(2, 4)"]),
+    "RNNCell 3-D input": (lambda: nn.RNNCell(I, H)(mg.zeros(2, 1, 3)),
+                          lambda: torch.nn.RNNCell(I, H)(torch.zeros(2, 1, 3)), ["(batch, input_size=3)", "(2, 1, 3)"]),
+    "RNNCell float64 input": (lambda: nn.RNNCell(I, H)(mg.zeros(2, 3, dtype=mg.float64)),
+                              lambda: torch.nn.RNNCell(I, H)(torch.zeros(2, 3, dtype=torch.float64)),
+                              ["float64", "float32"]),
+    "RNNCell float64 state": (lambda: nn.RNNCell(I, H)(mg.zeros(2, 3), mg.zeros(2, 4, dtype=mg.float64)),
+                              lambda: torch.nn.RNNCell(I, H)(torch.zeros(2, 3), torch.zeros(2, 4, dtype=torch.float64)),
+                              ["h dtype float64", "float32"]),
+    "RNNCell unbatched state of another size": (lambda: nn.RNNCell(I, H)(mg.zeros(3), mg.zeros(5)),
+                                                lambda: torch.nn.RNNCell(I, H)(torch.zeros(3), torch.zeros(5)),
+                                                ["(hidden_size=4,)", "(5,)"]),
+    "LSTMCell unbatched input, batched state": (
+        lambda: nn.LSTMCell(I, H)(mg.zeros(3), (mg.zeros(2, 4), mg.zeros(2, 4))),
+        lambda: torch.nn.LSTMCell(I, H)(torch.zeros(3), (torch.zeros(2, 4), torch.zeros(2, 4))),
+        ["(hidden_size=4,)", "(3,)", "(2, 4)"]),
+    "GRUCell batched input, unbatched state": (lambda: nn.GRUCell(I, H)(mg.zeros(2, 3), mg.zeros(4)),
+                                               lambda: torch.nn.GRUCell(I, H)(torch.zeros(2, 3), torch.zeros(4)),
+                                               ["batch=2", "(4,)"]),
+    "LSTMCell state not a pair": (lambda: nn.LSTMCell(I, H)(mg.zeros(2, 3), mg.zeros(2, 4)),
+                                  lambda: torch.nn.LSTMCell(I, H)(torch.zeros(2, 3), torch.zeros(2, 4)),
+                                  ["pair (h, c)", "Tensor"]),
+    "RNN unknown nonlinearity": (lambda: nn.RNN(I, H, nonlinearity="gelu"),
+                                 lambda: torch.nn.RNN(I, H, nonlinearity="gelu"), ["'tanh' or 'relu'", "'gelu'"]),
 }
 # the ones where minigrad's exception is not of the class torch raises (so `except <torch's class>` misses it)
 
@@ -371,6 +548,71 @@ def test_gru_positional_state_is_named_in_the_error():
     gru = nn.GRU(I, H)
     with pytest.raises(Exception, match="GRU.*hx"):
         gru(mg.zeros(5, 2, 3), mg.zeros(1, 2, 4))
+    with pytest.raises(Exception, match="GRU.*hx"):
+        gru(mg.zeros(5, 3), mg.zeros(1, 4))  # unbatched
+
+
+# torch checks none of these (its PackedSequence takes any fields and fails later, if at all), or
+# fails with an unrelated error (AttributeError, IndexError): minigrad names what was expected
+UNCHECKED_BY_TORCH = {
+    "unbatched input with lengths": (lambda: nn.GRU(I, H)(mg.zeros(5, 3), [5]), ValueError,
+                                     ["lengths", "unbatched", "(5, 3)"]),
+    "LSTM state of three": (lambda: _lstm()[0](mg.zeros(2, 5, 3), hx=(mg.zeros(1, 2, 4),) * 3), TypeError,
+                            ["pair (h0, c0)", "tuple of length 3"]),
+    "LSTM state a tensor": (lambda: _lstm()[0](mg.zeros(5, 3), hx=mg.zeros(1, 4)), TypeError,
+                            ["pair (h0, c0)", "Tensor"]),
+    "GRU state a tuple": (lambda: _gru()[0](mg.zeros(5, 2, 3), hx=(mg.zeros(1, 2, 4),)), TypeError,
+                          ["hx must be a Tensor", "tuple"]),
+    "RNNCell state a list": (lambda: nn.RNNCell(I, H)(mg.zeros(2, 3), [0.0] * 4), TypeError,
+                             ["h must be a Tensor", "list"]),
+    "RNNCell unknown nonlinearity": (lambda: nn.RNNCell(I, H, nonlinearity="gelu"), ValueError,
+                                     ["'tanh' or 'relu'", "'gelu'"]),
+    "RNNCell no hidden units": (lambda: nn.RNNCell(I, 0), ValueError, [">= 1", "0"]),
+    "PackedSequence of a list": (lambda: nn.utils.rnn.PackedSequence([1.0, 2.0], [1, 1]), TypeError,
+                                 ["data must be a Tensor", "list"]),
+    "PackedSequence without batch_sizes": (lambda: nn.utils.rnn.PackedSequence(mg.ones(3, 2)), TypeError,
+                                           ["(data, batch_sizes)", "Tensor"]),
+    "PackedSequence of a triple": (lambda: nn.utils.rnn.PackedSequence((mg.ones(3, 2), [2, 1], None)), TypeError,
+                                   ["(data, batch_sizes)", "tuple"]),
+    "PackedSequence of 0-d data": (lambda: nn.utils.rnn.PackedSequence(mg.tensor(1.0), [1]), ValueError,
+                                   ["first axis of steps", "()"]),
+    "float batch_sizes": (lambda: nn.utils.rnn.PackedSequence(mg.ones(3, 2), [2.0, 1.0]), TypeError,
+                          ["batch_sizes must be an integer", "float64"]),
+    "2-D batch_sizes": (lambda: nn.utils.rnn.PackedSequence(mg.ones(3, 2), [[2, 1]]), ValueError,
+                        ["1-D batch_sizes", "(1, 2)"]),
+    "no batch_sizes": (lambda: nn.utils.rnn.PackedSequence(mg.ones(0, 2), np.zeros(0, np.int64)), ValueError,
+                       ["1-D batch_sizes, one per step", "(0,)"]),
+    "increasing batch_sizes": (lambda: nn.utils.rnn.PackedSequence(mg.ones(3, 2), [1, 2]), ValueError,
+                               ["non-increasing", "[1, 2]"]),
+    "a batch size of 0": (lambda: nn.utils.rnn.PackedSequence(mg.ones(2, 2), [2, 0]), ValueError,
+                          [">= 1", "[2, 0]"]),
+    "batch_sizes not adding up to data": (lambda: nn.utils.rnn.PackedSequence(mg.ones(5, 2), [2, 2]), ValueError,
+                                          ["add up to 4 rows", "data has 5"]),
+    "sorted_indices of another batch": (
+        lambda: nn.utils.rnn.PackedSequence(mg.ones(5, 2), [3, 2], [0, 1]), ValueError,
+        ["sorted_indices", "3 sequences", "[0, 1]"]),
+    "sorted_indices with a repeat": (
+        lambda: nn.utils.rnn.PackedSequence(mg.ones(5, 2), [3, 2], [0, 0, 1]), ValueError,
+        ["permutation of 0..2", "[0, 0, 1]"]),
+    "float sorted_indices": (lambda: nn.utils.rnn.PackedSequence(mg.ones(5, 2), [3, 2], mg.tensor([0.0, 1.0, 2.0])),
+                             TypeError, ["sorted_indices must be an integer", "float32"]),
+    "unsorted_indices not the inverse": (
+        lambda: nn.utils.rnn.PackedSequence(mg.ones(5, 2), [3, 2], [1, 2, 0], [1, 2, 0]), ValueError,
+        ["inverse", "[2, 0, 1]", "got [1, 2, 0]"]),
+    "unsorted_indices alone, out of range": (
+        lambda: nn.utils.rnn.PackedSequence(mg.ones(5, 2), [3, 2], unsorted_indices=[0, 5, 1]), ValueError,
+        ["unsorted_indices", "permutation of 0..2", "[0, 5, 1]"]),
+}
+
+
+@pytest.mark.parametrize("case", UNCHECKED_BY_TORCH)
+def test_bad_states_cells_and_packed_fields_name_expected_and_given(case):
+    call, error, words = UNCHECKED_BY_TORCH[case]
+    with pytest.raises(error) as raised:
+        call()
+    assert isinstance(raised.value, RuntimeError) or error is TypeError  # what torch code catches
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
 
 
 def test_lengths_longer_than_the_sequence_are_refused():

@@ -3,14 +3,16 @@
 minigrad's LSTM and GRU take a padded batch and its lengths (`lstm(x, lengths)`). For torch
 code, pack_padded_sequence / pack_sequence make a PackedSequence that LSTM and GRU take instead
 of x, and pad_packed_sequence turns their packed output back into a padded batch and lengths.
-A PackedSequence keeps the padded batch and the lengths; its `data` and `batch_sizes` (torch's
-time-major packed layout) are worked out when read.
+A PackedSequence keeps the padded batch and the lengths (one built from torch's fields, data and
+batch_sizes, is turned into them); its `data` and `batch_sizes` (torch's time-major packed layout)
+are worked out when read.
 """
 
 import numpy as np
 
 import minigrad as mg
-from minigrad.errors import ShapeError
+from minigrad.errors import ArgumentError, ShapeError
+from minigrad.ops.args import integer_array
 
 from .. import functional as F
 
@@ -19,21 +21,77 @@ __all__ = ["pad_sequence", "PackedSequence", "pack_padded_sequence", "pad_packed
 
 class PackedSequence:
     """A padded batch and its lengths, as torch's PackedSequence is used: made by
-    pack_padded_sequence or pack_sequence, given to LSTM / GRU, undone by pad_packed_sequence.
+    pack_padded_sequence or pack_sequence, given to LSTM / GRU / RNN, undone by pad_packed_sequence.
     data: the real steps, time-major, longest sequence first within each step (torch's layout);
     batch_sizes: how many sequences are still running at each step; sorted_indices: the batch
-    from longest to shortest; unsorted_indices: its inverse."""
+    from longest to shortest; unsorted_indices: its inverse.
 
-    def __init__(self, padded, lengths, batch_first):
-        self.padded, self.lengths, self.batch_first = padded, lengths, bool(batch_first)
+    PackedSequence(data, batch_sizes, sorted_indices=None, unsorted_indices=None), torch's
+    constructor (also as PackedSequence((data, batch_sizes))), rebuilds one from those fields, as
+    torch code does to map a layer over packed.data. Without sorted_indices the sequences are in
+    sorted order already (given only unsorted_indices, sorted_indices is their inverse).
+    """
+
+    def __init__(self, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if batch_sizes is None:  # torch's PackedSequence((data, batch_sizes), ...)
+            if not (isinstance(data, (tuple, list)) and len(data) == 2):
+                raise TypeError(f"PackedSequence: expected data and batch_sizes, or the pair (data, batch_sizes); "
+                                f"got {type(data).__name__} and no batch_sizes")
+            data, batch_sizes = data
+        if not isinstance(data, mg.Tensor):
+            raise TypeError(f"PackedSequence: data must be a Tensor; got {type(data).__name__}")
+        batch_sizes = integer_array(batch_sizes, "PackedSequence", "batch_sizes")
+        if data.ndim == 0 or batch_sizes.ndim != 1 or batch_sizes.size == 0:
+            raise ShapeError(f"PackedSequence: expected data with a first axis of steps and 1-D batch_sizes, one per "
+                             f"step; got data of shape {data.shape}, batch_sizes of shape {batch_sizes.shape}")
+        if batch_sizes.min() < 1 or np.any(np.diff(batch_sizes) > 0):
+            raise ArgumentError(f"PackedSequence: batch_sizes must be >= 1 and non-increasing (the sequences "
+                                f"still running at each step); got {batch_sizes.tolist()}")
+        if batch_sizes.sum() != data.shape[0]:
+            raise ShapeError(f"PackedSequence: batch_sizes {batch_sizes.tolist()} add up to {batch_sizes.sum()} "
+                             f"rows (one per step of a sequence); data has {data.shape[0]} (shape {data.shape})")
+        batch = int(batch_sizes[0])
+        inverse = None if unsorted_indices is None else _permutation(unsorted_indices, batch, "unsorted_indices")
+        if sorted_indices is None:
+            order = np.arange(batch) if inverse is None else np.argsort(inverse)
+        else:
+            order = _permutation(sorted_indices, batch, "sorted_indices")
+            if inverse is not None and np.any(inverse != np.argsort(order)):
+                raise ArgumentError(f"PackedSequence: unsorted_indices must be the inverse of sorted_indices "
+                                    f"{order.tolist()}, which is {np.argsort(order).tolist()}; got {inverse.tolist()}")
+        # the j-th longest sequence runs while more than j sequences do; it is sequence order[j]
+        lengths = np.empty(batch, np.int64)
+        lengths[order] = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(axis=1)
+        # each step's rows (longest first) padded with zeros to the whole batch, then put in batch order
+        unsorted = np.argsort(order)  # sequence b is row unsorted[b] of each step
+        trailing = (0, 0) * (data.ndim - 1)  # F.pad's pairs start at the last axis; only the first is padded
+        starts = np.concatenate([[0], np.cumsum(batch_sizes)])
+        padded = mg.stack([F.pad(data[start:start + size], trailing + (0, batch - size))[unsorted]
+                           for start, size in zip(starts.tolist(), batch_sizes.tolist())])
+        self._hold(padded, lengths, False, order)
+
+    @classmethod
+    def _of_padded(cls, padded, lengths, batch_first, order=None):
+        """The packing of a padded batch and its lengths (int64 (B,)), sorted longest first unless
+        `order` (the sorted_indices) is given."""
+        packed = cls.__new__(cls)
+        packed._hold(padded, lengths, batch_first, np.argsort(-lengths, kind="stable") if order is None else order)
+        return packed
+
+    def _hold(self, padded, lengths, batch_first, order):
+        self.padded, self.lengths, self.batch_first, self._order = padded, lengths, bool(batch_first), order
+
+    def with_padded(self, padded, batch_first):
+        """Another padded batch of the same sequences (a layer's output), packed as this one."""
+        return PackedSequence._of_padded(padded, self.lengths, batch_first, self._order)
 
     @property
     def sorted_indices(self):
-        return mg.tensor(np.argsort(-self.lengths, kind="stable"))
+        return mg.tensor(self._order)
 
     @property
     def unsorted_indices(self):
-        return mg.tensor(np.argsort(self.sorted_indices.numpy(), kind="stable"))
+        return mg.tensor(np.argsort(self._order))
 
     @property
     def batch_sizes(self):
@@ -42,8 +100,7 @@ class PackedSequence:
     @property
     def data(self):
         time_major = self.padded_as(batch_first=False)
-        order = self.sorted_indices.numpy()
-        return mg.cat([time_major[t][order[:size]] for t, size in enumerate(self.batch_sizes.numpy().tolist())])
+        return mg.cat([time_major[t][self._order[:size]] for t, size in enumerate(self.batch_sizes.numpy().tolist())])
 
     def padded_as(self, batch_first):
         """The padded batch in the layout asked for: (B, T, *) if batch_first, else (T, B, *)."""
@@ -51,6 +108,15 @@ class PackedSequence:
 
     def __repr__(self):
         return f"PackedSequence(lengths={self.lengths.tolist()}, batch_first={self.batch_first})"
+
+
+def _permutation(indices, batch, name):
+    """sorted_indices or unsorted_indices as an int64 array: an order of the `batch` sequences."""
+    array = integer_array(indices, "PackedSequence", name)
+    if array.shape != (batch,) or np.any(np.sort(array) != np.arange(batch)):
+        raise ArgumentError(f"PackedSequence: {name} must order the {batch} sequences (a permutation of "
+                            f"0..{batch - 1}, batch_sizes[0] = {batch}); got {array.tolist()}")
+    return array
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
@@ -74,7 +140,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if enforce_sorted and np.any(np.diff(lengths) > 0):
         raise ShapeError("pack_padded_sequence: lengths must be in decreasing order when enforce_sorted=True; "
                          f"got {lengths.tolist()} (pass enforce_sorted=False for any order)")
-    return PackedSequence(input, lengths.astype(np.int64), batch_first)
+    return PackedSequence._of_padded(input, lengths.astype(np.int64), batch_first)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
