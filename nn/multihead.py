@@ -146,7 +146,7 @@ class MultiheadAttention(Module):
             raise ShapeError(f"{name}: key and value must have the same length and batch as each other, and the "
                              f"batch of query; got shapes {tuple(key.shape)}, {tuple(value.shape)} for query "
                              f"{tuple(query.shape)} (batch first)")
-        mask = self._mask(attn_mask, key_padding_mask, batch, length, sources, query.dtype)
+        mask = self._mask(attn_mask, key_padding_mask, batch, length, sources, query.dtype, need_weights)
         heads, depth = self.num_heads, self.head_dim
 
         def split(x, steps):  # (N, steps, E) -> (N, heads, steps, head_dim)
@@ -174,9 +174,11 @@ class MultiheadAttention(Module):
             return output.squeeze(0), None if weights is None else weights.squeeze(0)
         return (output if self.batch_first else output.transpose(0, 1)), weights
 
-    def _mask(self, attn_mask, key_padding_mask, batch, length, sources, dtype):
+    def _mask(self, attn_mask, key_padding_mask, batch, length, sources, dtype, need_weights):
         """One mask (N or 1, H or 1, L, S): bool, True = masked (both masks bool), or float, added
-        to the scores (either float: a bool one becomes 0 / -inf, as torch converts it)."""
+        to the scores (either float: a bool one becomes 0 / -inf of the query's dtype, as torch
+        converts it). As in torch, the float mask the two make must have the query's dtype, or
+        be float32 with need_weights=False (what scaled_dot_product_attention takes)."""
         masks = []
         if attn_mask is not None:
             attn_mask = _as_mask(attn_mask)
@@ -198,8 +200,14 @@ class MultiheadAttention(Module):
             return None
         if all(m.dtype == np.bool_ for m in masks):
             return masks[0] if len(masks) == 1 else masks[0] | masks[1]
-        added = [m if m.dtype.kind == "f" else np.where(m, -np.inf, 0.0) for m in masks]
-        return (added[0] if len(added) == 1 else added[0] + added[1]).astype(dtype)
+        added = [m if m.dtype.kind == "f" else np.where(m, -np.inf, 0.0).astype(dtype) for m in masks]
+        merged = added[0] if len(added) == 1 else added[0] + added[1]
+        if merged.dtype != dtype and (need_weights or merged.dtype != np.float32):
+            given = ", ".join(f"{name} {m.dtype}" for name, m in (("attn_mask", attn_mask),
+                              ("key_padding_mask", key_padding_mask)) if m is not None)
+            raise DTypeError(f"MultiheadAttention: float masks must have the query's dtype {np.dtype(dtype)}"
+                             f"{'' if need_weights else ' or float32'} (or be bool), as in torch; got {given}")
+        return merged.astype(dtype)
 
     def extra_repr(self):
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, "

@@ -765,21 +765,112 @@ ENC_HOSTILE = [
     ("float64 mask with float32 input", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL),
                                                        src_mask=T.zeros(SEQ, SEQ, dtype=T.float64)), ("float64",)),
 ]
-ENC_HOSTILE_XFAIL = {
-    "float64 mask with float32 input": "a float64 src_mask with float32 input is accepted (cast); torch raises "
-                                       "'Expected attn_mask dtype to be bool or float or to match query dtype'",
-}
 
 
 @pytest.mark.filterwarnings("ignore")
-@pytest.mark.parametrize("label,call,words", [
-    pytest.param(*c, marks=pytest.mark.xfail(strict=True, reason=ENC_HOSTILE_XFAIL[c[0]]) if c[0] in ENC_HOSTILE_XFAIL
-                 else ()) for c in ENC_HOSTILE], ids=[c[0] for c in ENC_HOSTILE])
+@pytest.mark.parametrize("label,call,words", ENC_HOSTILE, ids=[c[0] for c in ENC_HOSTILE])
 def test_encoder_layer_hostile_inputs_raise(label, call, words):
     """torch raises (RuntimeError or AssertionError); minigrad raises a RuntimeError (what torch code
     catches for shape/dtype mistakes) naming the offending shape or dtype."""
     ours, theirs = _enc_pair_plain()
     refused_as_torch_code_expects(lambda: call(ours, mg), lambda: call(theirs, torch), words)
+
+
+MASK_DTYPES = ["none", "bool", "float32", "float64"]
+
+
+def _raises(call):
+    try:
+        call()
+    except Exception:
+        return True
+    return False
+
+
+def _same_outcome_as_torch(ours_call, torch_call, kinds, dtype):
+    """torch raises: ours raises a RuntimeError naming a mask's float dtype that is not the query's;
+    else the same values."""
+    if _raises(torch_call):
+        words = [kind for kind in kinds if kind.startswith("float") and kind != np.dtype(dtype).name]
+        refused_as_torch_code_expects(ours_call, torch_call, words[:1])
+    else:
+        assert_close(ours_call(), torch_call(), dtype)
+
+
+def _mask_of(kind, shape, T, seed):
+    """A mask of shape in a dtype kind for framework T: bool (True = masked) or small floats."""
+    rng = np.random.default_rng(seed)
+    if kind == "none":
+        return None
+    if kind == "bool":
+        masked = rng.random(shape) < 0.3
+        masked[..., 0] = False  # every query keeps a key
+        return T.tensor(masked)
+    return T.tensor(rng.standard_normal(shape).astype(kind))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("need", [False, True])
+@pytest.mark.parametrize("padding", MASK_DTYPES)
+@pytest.mark.parametrize("attn", MASK_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_multihead_attention_mask_dtypes_as_torch(dtype, attn, padding, need):
+    """torch: the float mask that attn_mask and key_padding_mask make (a bool one taken as the
+    query's dtype) must have the query's dtype, or be float32 with need_weights=False."""
+    ours, theirs = _mha_pair(dict(batch_first=True), dtype)
+    x = np.random.default_rng(4).standard_normal((N, L, E)).astype(dtype)
+
+    def call(module, T):
+        xs = T.tensor(x)
+        return module(xs, xs, xs, attn_mask=_mask_of(attn, (L, L), T, 1),
+                      key_padding_mask=_mask_of(padding, (N, L), T, 2), need_weights=need)[0]
+    _same_outcome_as_torch(lambda: call(ours, mg), lambda: call(theirs, torch), (attn, padding), dtype)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("padding", MASK_DTYPES)
+@pytest.mark.parametrize("src_mask", MASK_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_encoder_layer_mask_dtypes_as_torch(dtype, src_mask, padding):
+    ours, theirs = _encoder_layer_pair(True, False, "relu", dtype)
+    x = np.random.default_rng(4).standard_normal((BATCH, SEQ, D_MODEL)).astype(dtype)
+
+    def call(module, T):
+        return module(T.tensor(x), src_mask=_mask_of(src_mask, (SEQ, SEQ), T, 1),
+                      src_key_padding_mask=_mask_of(padding, (BATCH, SEQ), T, 2))
+    _same_outcome_as_torch(lambda: call(ours, mg), lambda: call(theirs, torch), (src_mask, padding), dtype)
+
+
+@pytest.mark.parametrize("mask", MASK_DTYPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sdpa_mask_dtypes_as_torch(dtype, mask):
+    """torch.nn.functional's meaning: bool True = may attend; a float mask is float32 or has the
+    query's dtype."""
+    q = np.random.default_rng(0).standard_normal((2, 4, 8)).astype(dtype)
+
+    def call(T, sdpa):
+        allowed = _mask_of(mask, (4, 4), T, 1)
+        allowed = ~allowed if mask == "bool" else allowed
+        return sdpa(T.tensor(q), T.tensor(q), T.tensor(q), attn_mask=allowed)
+    _same_outcome_as_torch(lambda: call(mg, F.scaled_dot_product_attention),
+                           lambda: call(torch, TF.scaled_dot_product_attention), (mask,), dtype)
+
+
+def test_sdpa_float32_mask_with_float64_inputs_gets_its_gradient_as_torch():
+    rng = np.random.default_rng(0)
+    q, mask = rng.standard_normal((2, 4, 8)), rng.standard_normal((4, 4)).astype(np.float32)
+    qm, mm = mg.tensor(q, requires_grad=True), mg.tensor(mask, requires_grad=True)
+    qt, mt = torch.tensor(q, requires_grad=True), torch.tensor(mask, requires_grad=True)
+    ym, yt = F.scaled_dot_product_attention(qm, qm, qm, attn_mask=mm), TF.scaled_dot_product_attention(qt, qt, qt,
+                                                                                                     attn_mask=mt)
+    assert ym.dtype == np.float64
+    w = weighting(tuple(yt.shape), np.float64)
+    (ym * mg.tensor(w)).sum().backward()
+    (yt * torch.from_numpy(w)).sum().backward()
+    assert_close(ym, yt, np.float64)
+    assert_close(qm.grad, qt.grad, np.float64, "query grad", grad=True)
+    assert mm.grad.dtype == np.float32
+    assert_close(mm.grad, mt.grad, np.float32, "mask grad", grad=True)
 
 
 def test_bad_activation_raises_like_torch():

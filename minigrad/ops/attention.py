@@ -127,9 +127,10 @@ def attention(query, key, value, *, scale=None, attn_mask=None, key_lengths=None
             if mask.dtype.kind != "f":
                 raise DTypeError(f"{op}: attn_mask must be bool (True = take part) or float (added to the "
                                  f"scores); got {mask.dtype}")
-            if isinstance(attn_mask, Tensor) and mask.dtype != query.dtype:  # as torch; an array is cast
-                raise DTypeError(f"{op}: a float attn_mask must have the dtype of query ({query.dtype}); got "
-                                 f"{mask.dtype}")
+            # torch takes float32 or the query's dtype (the mask is added to scores of that dtype); an array is cast
+            if isinstance(attn_mask, Tensor) and mask.dtype not in (query.dtype, np.float32):
+                raise DTypeError(f"{op}: a float attn_mask must be float32 or have the dtype of query "
+                                 f"({query.dtype}); got {mask.dtype}")
             return _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, causal_offset,
                                     dropout_p, need_weights, batch)
     query, key, value = (_expand(t, batch) for t in (query, key, value))
