@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.errors import ShapeError
+from minigrad.errors import ArgumentError, ShapeError
 from minigrad.ops.args import check_device
 from minigrad.ops.normalization import layer_norm, rms_norm
 
@@ -33,10 +33,12 @@ from .module import Module, Parameter, parameter_dtype
 
 
 def _normalized_shape(name, value):
-    """A normalized_shape (a size or a tuple of them) as a tuple of positive ints."""
+    """A normalized_shape (a size or a tuple of them) as a tuple of ints >= 0 (a 0 gives an empty
+    layer, as in torch)."""
     shape = tuple(int(size) for size in ((value,) if isinstance(value, (int, np.integer)) else value))
-    if not shape or min(shape) < 1:
-        raise ValueError(f"{name}: normalized_shape must be a positive size or a tuple of them; got {value!r}")
+    if not shape or min(shape) < 0:
+        raise ArgumentError(f"{name}: normalized_shape must be a size >= 0 or a non-empty tuple of them; got "
+                            f"{value!r}")
     return shape
 
 

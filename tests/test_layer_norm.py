@@ -1,6 +1,8 @@
 """Layer normalisation: the Numba kernels against their numpy twins, the op and nn.LayerNorm
 against PyTorch (float32, 1e-5) and against finite differences (float64 gradcheck)."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -273,5 +275,77 @@ def test_rms_norm_gradcheck_float64_and_bad_arguments():
         F.rms_norm(x, 5, eps=-1)
     with pytest.raises(TypeError, match="rms_norm: expected a float32 or float64 input; got dtype int64"):
         F.rms_norm(mg.tensor([[1, 2]]), 2)
-    with pytest.raises(ValueError, match="RMSNorm: normalized_shape must be a positive size"):
-        nn.RMSNorm(0)
+    with pytest.raises(ValueError, match=r"RMSNorm: normalized_shape must be a size >= 0 .*; got -1"):
+        nn.RMSNorm(-1)
+
+
+# ============================================================ a 0 in normalized_shape
+
+# name, normalized_shape, input shape, module settings: torch builds an empty layer and gives the
+# empty input back, with empty gradients for the input and the parameters
+EMPTY_CASES = [
+    ("LayerNorm", 0, (2, 0), {}),
+    ("LayerNorm", (0,), (0, 0), {}),
+    ("LayerNorm", (2, 0), (3, 2, 0), {}),
+    ("LayerNorm", (0, 2), (3, 0, 2), dict(bias=False)),
+    ("LayerNorm", [0, 0], (4, 0, 0), dict(elementwise_affine=False)),
+    ("RMSNorm", 0, (2, 0), {}),
+    ("RMSNorm", (2, 0), (1, 2, 0), dict(eps=1e-6)),
+    ("RMSNorm", (0, 3), (2, 5, 0, 3), dict(elementwise_affine=False)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, normalized_shape, shape, settings", EMPTY_CASES)
+def test_empty_normalized_shape_matches_torch(name, normalized_shape, shape, settings, dtype):
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, name)(normalized_shape, dtype=dtype, **settings)
+    theirs = getattr(torch.nn, name)(normalized_shape, dtype=getattr(torch, dtype), **settings)
+    assert repr(ours) == repr(theirs)
+    assert [(n, p.shape) for n, p in ours.named_parameters()] == [(n, tuple(p.shape))
+                                                                  for n, p in theirs.named_parameters()]
+    x, x_torch = mg.zeros(*shape, dtype=dtype, requires_grad=True), torch.zeros(shape, dtype=getattr(torch, dtype),
+                                                                                requires_grad=True)
+    out, out_torch = ours(x), theirs(x_torch)
+    assert (out.shape, str(out.dtype)) == (tuple(out_torch.shape), dtype)
+    assert out is not x
+    out.sum().backward()
+    out_torch.sum().backward()
+    assert x.grad.shape == tuple(x_torch.grad.shape)
+    for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert p.grad is not None and p.grad.shape == tuple(q.grad.shape)
+
+
+@pytest.mark.parametrize("function", ["layer_norm", "rms_norm"])
+def test_functional_norms_of_empty_normalized_shape_match_torch(function):
+    torch = pytest.importorskip("torch")
+    import nn.functional as F
+    x, weight = mg.zeros(3, 2, 0, requires_grad=True), mg.ones(2, 0, requires_grad=True)
+    x_torch, weight_torch = torch.zeros(3, 2, 0, requires_grad=True), torch.ones(2, 0, requires_grad=True)
+    out = getattr(F, function)(x, (2, 0), weight)
+    out_torch = getattr(torch.nn.functional, function)(x_torch, (2, 0), weight_torch)
+    assert out.shape == tuple(out_torch.shape)
+    out.sum().backward()
+    out_torch.sum().backward()
+    assert (x.grad.shape, weight.grad.shape) == (tuple(x_torch.grad.shape), tuple(weight_torch.grad.shape))
+
+
+@pytest.mark.parametrize("name", ["LayerNorm", "RMSNorm"])
+@pytest.mark.parametrize("normalized_shape, shape", [(0, (2, 3)), ((2, 0), (2, 3)), (3, (2, 0))])
+def test_empty_normalized_shape_refuses_other_inputs_as_torch(name, normalized_shape, shape):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn, name)(normalized_shape)(torch.zeros(shape))
+    with pytest.raises(RuntimeError, match=r"expected input with shape \(\*, "):
+        getattr(nn, name)(normalized_shape)(mg.zeros(*shape))
+
+
+@pytest.mark.parametrize("name", ["LayerNorm", "RMSNorm"])
+@pytest.mark.parametrize("normalized_shape", [-3, (2, -1)])
+def test_negative_normalized_shape_raises_a_runtime_error_as_torch(name, normalized_shape):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn, name)(normalized_shape)
+    given = re.escape(str(normalized_shape))
+    with pytest.raises(RuntimeError, match=f"normalized_shape must be a size >= 0.*got {given}"):
+        getattr(nn, name)(normalized_shape)

@@ -49,8 +49,8 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected a Tensor; got {type(x).__name__}")
     shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    if not shape or any(size < 1 for size in shape):
-        raise ArgumentError(f"{op}: normalized_shape must be a non-empty tuple of positive sizes; "
+    if not shape or any(size < 0 for size in shape):
+        raise ArgumentError(f"{op}: normalized_shape must be a non-empty tuple of sizes >= 0; "
                             f"got {normalized_shape!r}")
     if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
         raise ShapeError(f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
@@ -73,11 +73,22 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
     return shape, affine
 
 
+def _nothing_to_normalize(x, weight, bias):
+    """The output for a normalized_shape with a 0 in it: empty like x, as torch's, with weight and
+    bias in the graph so that they get (empty) gradients too."""
+    y = x.clone()
+    if weight is not None:
+        y = y * weight
+    return y if bias is None else y + bias
+
+
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise x over its trailing dims `normalized_shape` (an int or a tuple), then scale by
     weight and shift by bias (each of shape normalized_shape, or None), like
     torch.nn.functional.layer_norm. x (..., *normalized_shape) -> same shape and dtype."""
     shape, affine = _checked("layer_norm", x, normalized_shape, weight, bias, eps)
+    if 0 in shape:
+        return _nothing_to_normalize(x, weight, bias)
     if len(shape) == 1:
         return LayerNorm.apply(x, *affine, eps=float(eps), has_weight=weight is not None, has_bias=bias is not None)
     # several normalised dims: one row of prod(shape) features each, and back
@@ -92,6 +103,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     torch.nn.functional.rms_norm (eps None: the dtype's machine epsilon). Made of the engine's
     ops (square, mean, rsqrt, mul), each a node in the graph."""
     shape, affine = _checked("rms_norm", x, normalized_shape, weight, None, 1.0 if eps is None else eps)
+    if 0 in shape:
+        return _nothing_to_normalize(x, weight, None)
     eps = float(np.finfo(x.dtype).eps) if eps is None else float(eps)
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     y = x * ((x * x).mean(dim=dims, keepdim=True) + eps).rsqrt()
