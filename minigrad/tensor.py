@@ -151,6 +151,23 @@ class Function:
         return grads if isinstance(grads, tuple) else (grads,)
 
 
+class GradientTap(Function):
+    """The identity on several tensors as one graph node, whose backward hands their gradients,
+    all at once, to `on_backward` and passes on what it returns (an array or None per tensor).
+    nn.Module's full backward hooks put one around a call's tensor inputs and one around its
+    outputs, as torch's BackwardHookFunction. Each output views its input, so that an in-place
+    change through it reaches the tensor behind it, as it would without the tap."""
+
+    @staticmethod
+    def forward(ctx, *arrays, on_backward):
+        ctx.on_backward = on_backward
+        return tuple(array.view() for array in arrays)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return tuple(ctx.on_backward(grads))
+
+
 def _register_view(view):
     """Note `view` on the tensor at the end of its chain of views (the one that views none), so
     that an in-place change of that tensor while recording can bring every view up to date."""

@@ -5,25 +5,28 @@ Assigning a Parameter or a Module to an attribute registers it (as in PyTorch), 
 (`register_buffer`) is state that is not a weight: it is listed by `buffers()`, follows the
 module through `to(dtype)`, and is saved in `state_dict()` unless registered with
 persistent=False. Forward hooks (`register_forward_pre_hook`, `register_forward_hook`) run
-around every call and return a handle whose `remove()` takes them away.
+around every call, full backward hooks (`register_full_backward_pre_hook`,
+`register_full_backward_hook`) when backward reaches a call's outputs and then its inputs; each
+returns a handle whose `remove()` takes the hook away.
 """
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 import numpy as np
 
 from minigrad import autograd, dtypes
-from minigrad.errors import DTypeError
-from minigrad.tensor import Parameter, Tensor
+from minigrad.errors import DTypeError, ShapeError
+from minigrad.tensor import GradientTap, Parameter, Tensor
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 class RemovableHandle:
-    """Returned by register_forward_hook / register_forward_pre_hook: `remove()` unregisters the
-    hook (removing twice is harmless); `with handle:` removes it at the end of the block."""
+    """Returned by the register_*_hook methods: `remove()` unregisters the hook (removing twice is
+    harmless); `with handle:` removes it at the end of the block."""
 
     _ids = itertools.count()
 
@@ -57,6 +60,7 @@ class Module:
         for name, value in (("_parameters", OrderedDict()), ("_buffers", OrderedDict()),
                             ("_non_persistent_buffers", set()), ("_modules", OrderedDict()),
                             ("_forward_pre_hooks", OrderedDict()), ("_forward_hooks", OrderedDict()),
+                            ("_backward_pre_hooks", OrderedDict()), ("_backward_hooks", OrderedDict()),
                             ("training", True)):
             object.__setattr__(self, name, value)
 
@@ -302,17 +306,34 @@ class Module:
         (args, kwargs). Hooks run in registration order (prepend=True puts this one first)."""
         return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False):
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """hook(module, args, output) runs after forward; returning something other than None
-        replaces the output. with_kwargs=True: hook(module, args, kwargs, output)."""
-        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+        replaces the output. with_kwargs=True: hook(module, args, kwargs, output). always_call=True:
+        it also runs when forward (or a hook before it) raises, with output None, before the error
+        goes on (an error of its own is then only a warning)."""
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs, always_call)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) runs when backward has the gradients of a call's outputs:
+        grad_output is a tuple with one entry per output (None for one that is not a tensor that
+        requires grad); returning a tuple like it replaces them."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) runs once per backward through a call, when the
+        gradients of its positional inputs are known. grad_input has one entry per positional
+        argument (None for one that is not a tensor; zeros for a tensor that does not require
+        grad, as in torch), grad_output one per output; returning a tuple like grad_input replaces
+        it. When no input requires grad, the hook runs with the output gradients, grad_input all
+        None, and may only return None (torch warns then, and so does minigrad)."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
 
     @staticmethod
-    def _add_hook(hooks, hook, prepend, with_kwargs):
+    def _add_hook(hooks, hook, prepend, *settings):
         if not callable(hook):
             raise TypeError(f"a hook must be callable; got {type(hook).__name__}")
         handle = RemovableHandle(hooks)
-        hooks[handle.id] = (hook, with_kwargs)
+        hooks[handle.id] = (hook, *settings)
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
@@ -321,27 +342,48 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):  # the common case: no hooks
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_pre_hooks or self._backward_hooks):
             with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
                 return self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
-            result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
-            if result is None:
-                continue
-            if with_kwargs:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(f"a forward pre-hook with kwargs must return None or (args, kwargs); "
-                                       f"got {type(result).__name__}")
-                args, kwargs = result
-            else:
-                args = result if isinstance(result, tuple) else (result,)
-        with autograd.module_scope(self):
-            output = self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(self._forward_hooks.values()):
+        output, called = None, set()  # the forward hooks that have run: an always_call one runs once
+
+        def run_forward_hook(key, hook, with_kwargs):
+            nonlocal output
+            called.add(key)
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
             if result is not None:
                 output = result
-        return output
+
+        try:
+            for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+                result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
+                if result is None:
+                    continue
+                if with_kwargs:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"a forward pre-hook with kwargs must return None or (args, kwargs); "
+                                           f"got {type(result).__name__}")
+                    args, kwargs = result
+                else:
+                    args = result if isinstance(result, tuple) else (result,)
+            backward_hooks = None
+            if (self._backward_pre_hooks or self._backward_hooks) and autograd.is_grad_enabled():
+                backward_hooks = _BackwardHooks(self)
+                args = backward_hooks.tap_inputs(args)
+            with autograd.module_scope(self):
+                output = self.forward(*args, **kwargs)
+            for key, (hook, with_kwargs, _) in list(self._forward_hooks.items()):
+                run_forward_hook(key, hook, with_kwargs)
+            return output if backward_hooks is None else backward_hooks.tap_outputs(output)
+        except Exception:
+            for key, (hook, with_kwargs, always_call) in list(self._forward_hooks.items()):
+                if always_call and key not in called:
+                    try:
+                        run_forward_hook(key, hook, with_kwargs)
+                    except Exception as error:  # the first error is the one to see
+                        warnings.warn(f"a forward hook of {type(self).__name__} with always_call=True raised an "
+                                      f"error, ignored as forward had raised first: {error!r}", stacklevel=2)
+            raise
 
     # -- state --------------------------------------------------------------------------------
     def state_dict(self, *, destination=None, prefix="", keep_vars=False):
@@ -349,14 +391,18 @@ class Module:
         then each child's, as in torch (a parameter shared by two modules appears under both
         names). The tensors share the arrays but are detached (keep_vars=True: the objects)."""
         destination = OrderedDict() if destination is None else destination
-        buffers = ((name, b) for name, b in self._buffers.items() if name not in self._non_persistent_buffers)
-        for name, value in itertools.chain(self._parameters.items(), buffers):
-            if value is not None:
-                destination[prefix + name] = value if keep_vars else value.detach()
+        for name, value in self._own_state():
+            destination[prefix + name] = value if keep_vars else value.detach()
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
         return destination
+
+    def _own_state(self):
+        """(name, tensor) of this module's own entries of a state dict: parameters, then persistent buffers."""
+        buffers = ((name, b) for name, b in self._buffers.items() if name not in self._non_persistent_buffers)
+        return [(name, value) for name, value in itertools.chain(self._parameters.items(), buffers)
+                if value is not None]
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy arrays (or tensors) into the parameters and persistent buffers of the same name, in
@@ -370,7 +416,7 @@ class Module:
                             f"{type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
         missing = [name for name in own if name not in state_dict]
-        unexpected = [name for name in state_dict if name not in own]
+        unexpected = self._unexpected_keys(state_dict)
         problems = []
         if strict and missing:
             problems.append(f"missing keys: {missing}")
@@ -393,6 +439,22 @@ class Module:
             own[name]._bump_version()
         return IncompatibleKeys(missing, unexpected)
 
+    def _unexpected_keys(self, state_dict):
+        """The keys of state_dict that name nothing here, in torch's order: module by module (this one
+        first, then its descendants depth first), each module's in the order of state_dict. A key
+        belongs to the module its dotted path leads to; one that leads into a child slot holding
+        None names nothing and is not reported, as in torch."""
+        unexpected = [key for key in state_dict if not isinstance(key, str)]
+        for path, module in self.named_modules(remove_duplicate=False):
+            prefix = f"{path}." if path else ""
+            own = {name for name, _ in module._own_state()}
+            for key in state_dict:
+                if isinstance(key, str) and key.startswith(prefix):
+                    first, dot, _ = key[len(prefix):].partition(".")
+                    if (first not in module._modules) if dot else (first not in own):
+                        unexpected.append(key)
+        return unexpected
+
     # -- printing -----------------------------------------------------------------------------
     def extra_repr(self):
         """One line of settings shown in repr(), e.g. 'in_features=3, out_features=2'."""
@@ -402,6 +464,113 @@ class Module:
         """As torch prints a module: a one-line extra_repr inside the parentheses; otherwise its
         lines, then one line per child, each indented by two spaces."""
         return _module_repr(self, [(f"({name})", repr(child)) for name, child in self._modules.items()])
+
+
+class _BackwardHooks:
+    """One call's full backward hooks, as torch runs them: a GradientTap (one identity node)
+    around the call's positional tensor inputs that require grad, and one around its outputs
+    that do. Backward reaches the outputs' tap first, which keeps grad_output (after the
+    pre-hooks, which may replace it); the inputs' tap then has grad_input and calls the hooks.
+    The hooks are those registered at the call, as in torch."""
+
+    def __init__(self, module):
+        self.module, self.name = module, type(module).__name__
+        self.pre_hooks = [hook for hook, in module._backward_pre_hooks.values()]
+        self.hooks = [hook for hook, in module._backward_hooks.values()]
+        self.grad_output = None  # set by the outputs' tap, used by the inputs' tap
+
+    def tap_inputs(self, args):
+        self.args = args
+        args, self.input_positions = _tap(args, self._at_inputs)
+        return args
+
+    def tap_outputs(self, output):
+        if not isinstance(output, (Tensor, tuple)):
+            warnings.warn(f"{self.name}'s backward hooks will not run: its output is a {type(output).__name__}; "
+                          f"they need a Tensor or a tuple of Tensors (as in torch)", stacklevel=3)
+            return output
+        outputs, self.output_positions = _tap(output if isinstance(output, tuple) else (output,), self._at_outputs)
+        self.output_count = len(outputs)
+        return outputs if isinstance(output, tuple) else outputs[0]
+
+    def _at_outputs(self, grads):
+        grad_output = [None] * self.output_count
+        for position, grad in zip(self.output_positions, grads):
+            grad_output[position] = Tensor._wrap(grad)
+        grad_output = self._after_hooks(self.pre_hooks, lambda hook, grads: hook(self.module, grads),
+                                        tuple(grad_output), "backward pre-hook", "grad_output")
+        if self.input_positions is None:  # no input requires grad, so there is no inputs' tap to call the hooks
+            warnings.warn(f"a full backward hook of {self.name} runs with the gradients of the outputs only: no input "
+                          f"requires grad in this call, so grad_input is all None (as in torch)", stacklevel=2)
+            grad_input = (None,) * len(self.args)
+            for hook in self.hooks:
+                result = hook(self.module, grad_input, grad_output)
+                if result is not None and not (isinstance(result, (tuple, list)) and all(g is None for g in result)):
+                    raise RuntimeError(f"a backward hook of {self.name} returned gradients, but no input of this call "
+                                       f"requires grad: it may only return None (or Nones)")
+        else:
+            self.grad_output = grad_output
+        return _arrays(grad_output, self.output_positions)
+
+    def _at_inputs(self, grads):
+        if self.grad_output is None:  # the gradient came to the inputs without passing the outputs
+            return grads
+        grad_input = [None] * len(self.args)
+        for position, value in enumerate(self.args):  # torch's zeros for a tensor that does not require grad
+            if isinstance(value, Tensor):
+                grad_input[position] = Tensor._wrap(np.zeros(value.shape, value.dtype))
+        for position, grad in zip(self.input_positions, grads):
+            grad_input[position] = Tensor._wrap(grad)
+        grad_input = self._after_hooks(self.hooks, lambda hook, grads: hook(self.module, grads, self.grad_output),
+                                       tuple(grad_input), "backward hook", "grad_input")
+        self.grad_output = None
+        return _arrays(grad_input, self.input_positions)
+
+    def _after_hooks(self, hooks, call, grads, kind, what):
+        """`grads` after each hook in turn: call(hook, grads) returns None (no change) or a tuple
+        like grads, a Tensor of the same shape and dtype or None where grads has a Tensor."""
+        expected = grads
+        for hook in hooks:
+            result = call(hook, grads)
+            if result is None:
+                continue
+            if not isinstance(result, (tuple, list)):
+                raise TypeError(f"a {kind} of {self.name} must return None or a tuple of {len(expected)} {what}; got "
+                                f"{type(result).__name__}")
+            if len(result) != len(expected):
+                raise RuntimeError(f"a {kind} of {self.name} returned {len(result)} {what}; expected {len(expected)} "
+                                   f"(one per {'positional argument' if what == 'grad_input' else 'output'})")
+            for position, (new, old) in enumerate(zip(result, expected)):
+                if new is None or old is None:  # None stops a gradient; where there is none, nothing is read
+                    continue
+                if not isinstance(new, Tensor):
+                    raise TypeError(f"a {kind} of {self.name} returned a {type(new).__name__} as {what}[{position}]; "
+                                    f"expected a Tensor or None")
+                if new.shape != old.shape:
+                    raise ShapeError(f"a {kind} of {self.name} returned {what}[{position}] of shape {new.shape}; "
+                                     f"expected shape {old.shape}")
+                if new.dtype != old.dtype:
+                    raise DTypeError(f"a {kind} of {self.name} returned {what}[{position}] of dtype {new.dtype}; "
+                                     f"expected dtype {old.dtype}")
+            grads = tuple(result)
+        return grads
+
+
+def _tap(values, on_backward):
+    """(values with their tensors that require grad put through one GradientTap, their positions),
+    or (values, None) when none requires grad."""
+    positions = [k for k, value in enumerate(values) if isinstance(value, Tensor) and value.requires_grad]
+    if not positions:
+        return values, None
+    tapped = list(values)
+    for position, out in zip(positions, GradientTap.apply(*[values[k] for k in positions], on_backward=on_backward)):
+        tapped[position] = out
+    return (tuple(tapped) if type(values) is tuple else type(values)(*tapped)), positions
+
+
+def _arrays(grads, positions):
+    """The gradient arrays a tap passes on, one per tapped position (None stops that gradient)."""
+    return [None if grads[position] is None else grads[position]._data for position in positions]
 
 
 def _module_repr(module, children):

@@ -471,6 +471,41 @@ def test_load_state_dict_strict_lists_missing_and_unexpected_keys():
     np.testing.assert_array_equal(model[1].bias.data, before)
 
 
+def _state_dict_layouts(library, tensor):
+    """name -> (model, extra keys given to load_state_dict besides some of its own)."""
+    class Scratch(library.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = library.Linear(1, 1, bias=False)
+            self.register_buffer("scratch", tensor([0.0]), persistent=False)
+            self.add_module("head", None)
+
+    shared = library.Linear(1, 1)
+    return {
+        "flat": (library.Sequential(library.Linear(1, 1), library.Linear(1, 1)), ["1.extra", "0.extra", "zzz"]),
+        "nested": (library.Sequential(library.Linear(1, 1), library.Sequential(library.Linear(1, 1), library.ReLU())),
+                   ["1.1.x", "1.0.bias.x", "x.y", "1.x", "1.0.x", "0.weight.deeper", "1.2.x", "top"]),
+        "non-persistent buffer, None bias and child": (Scratch(), ["head.weight", "scratch", "linear.bias", "b"]),
+        "a module shared by two names": (library.Sequential(shared, shared), ["1.x", "0.x", "x"]),
+    }
+
+
+@pytest.mark.parametrize("layout", ["flat", "nested", "non-persistent buffer, None bias and child",
+                                    "a module shared by two names"])
+def test_missing_and_unexpected_keys_come_in_torch_order(layout):
+    torch = _torch()
+    results = []
+    for library, tensor in ((nn, mg.tensor), (torch.nn, torch.tensor)):
+        model, extra = _state_dict_layouts(library, tensor)[layout]
+        own = list(model.state_dict().items())
+        state = dict(own[1::2])  # every other own entry: the rest is missing
+        for position, key in enumerate(extra):
+            state[key] = tensor([float(position)])
+        result = model.load_state_dict(state, strict=False)
+        results.append((list(result.missing_keys), list(result.unexpected_keys)))
+    assert results[0] == results[1]
+
+
 def test_load_state_dict_shape_mismatch_names_both_shapes_and_changes_nothing():
     model = nn.Linear(3, 2)
     before = model.weight.data.copy()

@@ -191,8 +191,6 @@ def test_load_state_dict_missing_and_unexpected_keys_as_torch():
     assert both(build)[0] == both(build)[1]
 
 
-@pytest.mark.xfail(strict=True, reason="unexpected_keys are listed in the state dict's order; torch lists them "
-                                       "module by module (the root's first)")
 def test_unexpected_keys_come_in_torch_order():
     def build(lib, tensor):
         model = lib.Sequential(lib.Linear(1, 1), lib.Linear(1, 1))
@@ -319,7 +317,6 @@ def test_hooks_replace_inputs_and_outputs_and_remove_as_torch():
     assert both(build)[0] == both(build)[1] == (34.0, 3.0, ["once"])
 
 
-@pytest.mark.xfail(strict=True, reason="register_full_backward_hook is not implemented (torch's Module has it)")
 def test_full_backward_hook_sees_the_gradients_as_torch():
     def build(lib, tensor):
         module = lib.Linear(2, 1)
@@ -333,7 +330,6 @@ def test_full_backward_hook_sees_the_gradients_as_torch():
     assert both(build)[0] == both(build)[1] == [(1, 1)]
 
 
-@pytest.mark.xfail(strict=True, reason="register_forward_hook(always_call=True) is refused as an unknown keyword")
 def test_forward_hook_always_call_runs_after_a_failed_forward():
     def build(lib, tensor):
         class Boom(lib.Module):
