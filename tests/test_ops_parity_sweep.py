@@ -824,8 +824,6 @@ XFAIL = {
         'a nested list index x[[[0, 1], [1, 2]]] is read as one 2-d index array (shape (2, 2, 4)); torch reads it as x[[0, 1], [1, 2]] (shape (2,))',
     'CASES|max with nan':
         'x.max() / x.min() (full reduction) over a NaN: gradient NaN everywhere; torch sends it to the NaN element only',
-    'CASES|softmax all -inf row':
-        "softmax of an all -inf row: value NaN as torch, but gradient 0 where torch's is NaN",
 }
 
 

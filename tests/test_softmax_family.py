@@ -80,11 +80,67 @@ def test_float64_log_softmax_and_cross_entropy_stay_exact_at_large_offsets(offse
     assert abs(loss - loss_torch) <= 1e-14 * max(1.0, abs(loss_torch))
 
 
-def test_softmax_of_a_row_of_minus_inf_is_nan_as_in_torch():
-    x = np.array([[-np.inf, -np.inf], [0.0, -np.inf]])
-    np.testing.assert_array_equal(mg.softmax(mg.tensor(x), -1).numpy(), torch.softmax(torch.tensor(x), -1).numpy())
-    np.testing.assert_array_equal(mg.log_softmax(mg.tensor(x), -1).numpy(),
-                                  torch.log_softmax(torch.tensor(x), -1).numpy())
+INF, NAN = np.inf, np.nan
+# rows of edge values: all -inf (softmax NaN, and a NaN gradient, as torch), some -inf, NaN, +inf
+EDGE_ROWS = {
+    "all -inf": [[-INF, -INF, -INF], [0.0, 1.0, 2.0]],
+    "some -inf": [[-INF, 0.0, -INF], [-INF, -INF, 3.0]],
+    "nan": [[NAN, 0.0, 1.0], [0.0, 1.0, 2.0]],
+    "+inf": [[INF, 0.0, 1.0], [INF, INF, -INF]],
+    "nan and -inf": [[NAN, -INF, -INF], [-INF, -INF, -INF]],
+    "one -inf": [[-INF], [2.0]],
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dim", [-1, 0])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("rows", list(EDGE_ROWS))
+def test_softmax_family_of_edge_rows_matches_torch_values_and_gradients(rows, name, dim, dtype):
+    x = np.array(EDGE_ROWS[rows], dtype)
+    upstream = np.random.default_rng(0).standard_normal(x.shape).astype(dtype)
+    out, grad = _run_minigrad(lambda t: getattr(mg, name)(t, dim), x, upstream)
+    out_torch, grad_torch = _run_torch(lambda t: getattr(torch, name)(t, dim), x, upstream)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(out_torch))
+    np.testing.assert_array_equal(np.isnan(grad), np.isnan(grad_torch))
+    _close(np.nan_to_num(out, nan=0.0), np.nan_to_num(out_torch, nan=0.0), dtype)
+    _close(np.nan_to_num(grad, nan=0.0), np.nan_to_num(grad_torch, nan=0.0), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_of_a_0d_minus_inf_and_f_softmax_dtype_give_torch_nan_gradients(dtype):
+    import minigrad.nn.functional as F
+    for x, call, theirs in ((np.array(-INF, dtype), lambda t: t.softmax(0), lambda t: t.softmax(0)),
+                            (np.array([[-INF, -INF]], np.float32),
+                             lambda t: F.softmax(t, 1, dtype=dtype),
+                             lambda t: torch.softmax(t, 1, dtype=getattr(torch, np.dtype(dtype).name)))):
+        upstream = np.ones(x.shape, dtype)
+        out, grad = _run_minigrad(call, x, upstream)
+        out_torch, grad_torch = _run_torch(theirs, x, upstream)
+        np.testing.assert_array_equal(out, out_torch)
+        np.testing.assert_array_equal(grad, grad_torch)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_softmax_kernels_pass_nan_back_through_a_nan_row_unless_it_is_marked_empty(backend, dtype):
+    """The contract Softmax relies on, for the Numba kernel and its numpy twin alike: a row that
+    forward filled with NaN gives a NaN gradient when `empty` is not passed back (plain softmax,
+    torch's result), and exactly 0 when it is (masked softmax's rows with nothing to attend to)."""
+    from minigrad.kernels import reference
+    from minigrad.kernels import softmax as numba_softmax
+    module = numba_softmax if backend == "numba" else reference
+    x = np.array([[-INF, -INF, -INF], [0.5, -1.0, 2.0], [-INF, 1.0, -INF]], dtype)
+    empty = np.empty(3, np.bool_)
+    y = module.softmax_forward(x, 1.0, None, None, np.nan, empty)
+    np.testing.assert_array_equal(empty, [True, False, False])
+    grad_y = np.random.default_rng(1).standard_normal(x.shape).astype(dtype)
+    passed_back = module.softmax_backward(y, grad_y)
+    skipped = module.softmax_backward(y, grad_y, 1.0, None, None, empty)
+    assert np.isnan(passed_back[0]).all() and (skipped[0] == 0).all()
+    expected = y[1:] * (grad_y[1:] - (grad_y[1:] * y[1:]).sum(-1, keepdims=True))
+    for grad_x in (passed_back, skipped):
+        _close(grad_x[1:], expected, dtype)
 
 
 # ---------------------------------------------------------------------------------------

@@ -89,7 +89,8 @@ def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, 
 def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None):
     """Gradient w.r.t. x of softmax_forward(x, scale, mask, key_stop): at the allowed keys
     scale * y * (grad_y - sum(grad_y * y)) with the sum over the allowed keys; exactly 0 at
-    the others and in the rows marked `empty` (their output does not depend on x)."""
+    the others and in the rows marked `empty` (their output does not depend on x). A row that
+    forward filled with NaN and that is not marked gets NaN, as torch's softmax gradient."""
     allowed = _allowed_keys(y.shape, mask, key_stop)
     if empty is not None:
         allowed = allowed & ~np.asarray(empty, np.bool_)[..., None]

@@ -36,8 +36,9 @@ class Softmax(Function):
     With dim last, position j of a row is allowed where `mask` (bool, broadcastable to x) is
     True and j < key_stop (integers broadcastable to x's rows); None allows every position.
     A row with no allowed position (or only -inf scores) is filled as `empty_rows` says
-    (_empty_value) and passes no gradient back: its output does not depend on x. `causal`
-    only labels the node in drawings (key_stop already holds the causal limit).
+    (_empty_value) and passes no gradient back: its output does not depend on x. Plain softmax
+    (empty_rows None) fills such a row with NaN and, as torch's, passes NaN back through it.
+    `causal` only labels the node in drawings (key_stop already holds the causal limit).
     """
 
     @staticmethod
@@ -46,7 +47,9 @@ class Softmax(Function):
         empty = np.empty(x.shape[:-1], np.bool_)
         y = kernels.softmax_forward(x, scale, mask, key_stop, _empty_value(empty_rows, x.shape[-1]), empty)
         ctx.save_for_backward(y)
-        ctx.dim, ctx.scale, ctx.mask, ctx.key_stop, ctx.empty = dim, scale, mask, key_stop, empty
+        ctx.dim, ctx.scale, ctx.mask, ctx.key_stop = dim, scale, mask, key_stop
+        # a NaN row is not skipped backward: its NaN weights make its gradient NaN, as in torch
+        ctx.empty = empty if empty_rows else None
         return _back(y, dim)
 
     @staticmethod
