@@ -34,6 +34,7 @@ from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, args
                   take_along_dim, tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var,
                   var_mean, where)
 from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
+from .ops.conv import avg_pool1d, conv1d, conv2d, max_pool1d, max_pool2d  # torch's top-level names
 from .random import Generator, default_generator, manual_seed
 from .tensor import Function, Parameter, Tensor
 
@@ -78,6 +79,7 @@ __all__ = [
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
     # neural-network ops
     "softmax", "log_softmax", "masked_softmax", "cross_entropy", "dropout",
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d",
     "gradcheck", "GradcheckError", "save", "load", "optim", "parallel", "viz", "nn",
     "ShapeError", "DTypeError", "DimError", "ArgumentError",
 ]

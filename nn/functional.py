@@ -178,3 +178,12 @@ __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
            "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention"]
+
+
+# -- convolution and pooling: minigrad/ops/conv.py ----------------------------------------------
+
+from minigrad.ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402
+                               adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d, max_pool2d)
+
+__all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
