@@ -195,9 +195,8 @@ class RNN(_StepByStep):
 
     _step = RNNCell._step
 
-    def extra_repr(self):
-        base = LSTM.extra_repr(self)
-        return base if self.nonlinearity == "tanh" else f"{base}, nonlinearity={self.nonlinearity!r}"
+    def extra_repr(self):  # torch's RNN prints no nonlinearity, even relu (its cell does)
+        return LSTM.extra_repr(self)
 
 
 __all__ = ["GRU", "GRUCell", "RNN", "RNNCell"]

@@ -400,6 +400,15 @@ def test_cell_repr_as_torch(name, settings):
     assert repr(getattr(nn, name)(I, H, **settings)) == repr(getattr(torch.nn, name)(I, H, **settings))
 
 
+@pytest.mark.parametrize("settings", [{}, {"nonlinearity": "relu"}, {"num_layers": 2, "bias": False},
+                                      {"batch_first": True, "bidirectional": True, "dropout": 0.5}])
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_layer_repr_as_torch(name, settings):
+    if name != "RNN" and "nonlinearity" in settings:
+        pytest.skip("only RNN has a nonlinearity")
+    assert repr(getattr(nn, name)(I, H, **settings)) == repr(getattr(torch.nn, name)(I, H, **settings))
+
+
 def test_lstm_cell_unbatched_matches_torch():
     ours, theirs = _twin("LSTMCell", np.float64)
     x = np.random.default_rng(0).standard_normal(I)
