@@ -332,6 +332,7 @@ CASES = {
     "softmax empty": (lambda B, x: x.softmax(-1), [R(0, 3)]),
 }
 
+
 DTYPES = ["float32", "float64"]
 
 
@@ -347,6 +348,43 @@ def _matches_torch(request, table, entries, name, dtype):
 @pytest.mark.parametrize("name", list(CASES))
 def test_op_matches_torch(request, name, dtype):
     _matches_torch(request, "CASES", CASES, name, dtype)
+
+
+# -- max, min, amax, amin, argmax, argmin over NaN, ties and infinities ---------------------
+# NaN beats every number, as in torch: x.max() / x.min() share the gradient among the NaN elements
+# (else among ties); amax / amin give NaN over the reduced elements where the result is NaN;
+# max(dim) / min(dim) send it to the index returned, the first NaN (else the first of ties).
+
+EXTREME_CALLS = {
+    "max()": lambda B, x: x.max(),
+    "min()": lambda B, x: x.min(),
+    "B.max(x)": lambda B, x: B.max(x),
+    "amax()": lambda B, x: x.amax(),
+    "amin()": lambda B, x: x.amin(),
+    "amax(-1)": lambda B, x: x.amax(-1),
+    "amin(0)": lambda B, x: x.amin(0),
+    "amax((0, -1))": lambda B, x: x.amax((0, -1)),
+    "max(-1)": lambda B, x: x.max(-1),
+    "min(0, keepdim)": lambda B, x: x.min(0, keepdim=True),
+    "argmax()": lambda B, x: x.argmax(),
+    "argmin(-1)": lambda B, x: x.argmin(-1),
+}
+EXTREME_INPUTS = {
+    "one nan": np.array([[1.0, np.nan, 2.0]]),
+    "nan ties": np.array([[np.nan, 2.0, np.nan, 2.0]]),
+    "ties": np.array([[2.0, 1.0, 2.0], [-1.0, -1.0, 0.5]]),
+    "nan grid": np.array([[1.0, np.nan, 3.0], [4.0, 4.0, np.nan], [0.0, -1.0, 0.0]]),
+    "all nan": np.full((2, 2), np.nan),
+    "inf ties": np.array([[np.inf, 1.0, np.inf], [-np.inf, -np.inf, 0.0]]),
+}
+EXTREMES = {f"{call} of {data}": (EXTREME_CALLS[call], [EXTREME_INPUTS[data]])
+            for call in EXTREME_CALLS for data in EXTREME_INPUTS}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(EXTREMES))
+def test_extremes_match_torch(request, name, dtype):
+    _matches_torch(request, "EXTREMES", EXTREMES, name, dtype)
 
 
 # -- dtype promotion: values and result dtypes, no gradients ------------------------------
@@ -822,8 +860,6 @@ def test_hostile_input_raises_a_runtime_error_as_torch(request, name):
 XFAIL = {
     'CASES|x[[[0,1],[1,2]]] 2-d list':
         'a nested list index x[[[0, 1], [1, 2]]] is read as one 2-d index array (shape (2, 2, 4)); torch reads it as x[[0, 1], [1, 2]] (shape (2,))',
-    'CASES|max with nan':
-        'x.max() / x.min() (full reduction) over a NaN: gradient NaN everywhere; torch sends it to the NaN element only',
 }
 
 

@@ -135,12 +135,19 @@ def prod(x, dim=None, keepdim=False, dtype=None):
 # -- max, min, amax, amin, argmax, argmin -------------------------------------------------
 
 class Extreme(Function):
-    """amax or amin: the gradient goes to the extreme elements, shared evenly among ties (torch)."""
+    """amax or amin: the gradient goes to the extreme elements, shared evenly among ties (torch).
+
+    Where the extreme is NaN no element equals it, so the gradient over those elements is
+    0 / 0 = NaN, as amax's in torch; with nan_shares (torch's max() and min() of every element)
+    the NaN elements share it instead."""
 
     @staticmethod
-    def forward(ctx, x, dims, keepdim, reduce):
+    def forward(ctx, x, dims, keepdim, reduce, nan_shares=False):
         y = reduce(x, axis=dims, keepdims=True)
-        ctx.save_for_backward(x == y)
+        hit = x == y
+        if nan_shares and y.dtype.kind == "f" and np.isnan(y).any():
+            hit = np.isnan(x)
+        ctx.save_for_backward(hit)
         ctx.dims, ctx.keepdim = dims, keepdim
         return y if keepdim else np.squeeze(y, axis=dims)
 
@@ -149,13 +156,14 @@ class Extreme(Function):
         (hit,) = ctx.saved
         if not ctx.keepdim:
             grad = np.expand_dims(grad, ctx.dims)
-        return grad * hit / hit.sum(axis=ctx.dims, keepdims=True, dtype=grad.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0 where the extreme is NaN
+            return grad * hit / hit.sum(axis=ctx.dims, keepdims=True, dtype=grad.dtype)
 
 
-def _extreme(x, dim, keepdim, reduce, op):
+def _extreme(x, dim, keepdim, reduce, op, nan_shares=False):
     dims = reduction_dims(dim, x.ndim, op)
     refuse_empty(x, dims, op)
-    return Extreme.apply(x, dims=dims, keepdim=keepdim, reduce=reduce)
+    return Extreme.apply(x, dims=dims, keepdim=keepdim, reduce=reduce, nan_shares=nan_shares)
 
 
 def amax(x, dim=(), keepdim=False):
@@ -185,12 +193,13 @@ def _along_dim(x, dim, keepdim, arg, op):
 
 
 def max(x, dim=None, keepdim=False):
-    """max of every element (ties share the gradient); max(x, dim): a (values, indices) pair whose
-    gradient goes to the returned index; max(x, other_tensor): elementwise maximum. As torch."""
+    """max of every element (ties share the gradient, and so do NaNs, which win); max(x, dim): a
+    (values, indices) pair whose gradient goes to the returned index (the first NaN, else the
+    first of ties); max(x, other_tensor): elementwise maximum. As torch."""
     if isinstance(dim, Tensor):
         return maximum(x, dim)
     if dim is None:
-        return _extreme(x, None, False, np.max, "max")
+        return _extreme(x, None, False, np.max, "max", nan_shares=True)
     return _along_dim(x, dim, keepdim, np.argmax, "max")
 
 
@@ -199,7 +208,7 @@ def min(x, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return minimum(x, dim)
     if dim is None:
-        return _extreme(x, None, False, np.min, "min")
+        return _extreme(x, None, False, np.min, "min", nan_shares=True)
     return _along_dim(x, dim, keepdim, np.argmin, "min")
 
 
