@@ -855,11 +855,100 @@ def test_hostile_input_raises_a_runtime_error_as_torch(request, name):
     _both_raise(make, words)
 
 
+# -- list and tuple indices, as torch 2.13 reads them -------------------------------------
+# A list of fewer than 32 parts that holds a sequence, a tensor, a slice, None or ... stands for
+# the tuple of its parts (torch warns that this will change); any other list is one index array,
+# of bools or of int64 (floats cut towards 0). Each form indexes a (3, 4) and a (2, 3, 4) tensor.
+
+INDEX_FORMS = {
+    "[[0, 1], [1, 2]]": [[0, 1], [1, 2]],
+    "[[0, 1]]": [[0, 1]],
+    "[[[0, 1], [1, 2]]]": [[[0, 1], [1, 2]]],
+    "[[0], [1]]": [[0], [1]],
+    "[[0, 1], [1, 2], [0, 0]]": [[0, 1], [1, 2], [0, 0]],
+    "[(0, 1), (1, 2)]": [(0, 1), (1, 2)],
+    "((0, 1), (1, 2))": ((0, 1), (1, 2)),
+    "([0, 1], [1, 2])": ([0, 1], [1, 2]),
+    "[[0, 1], slice]": [[0, 1], slice(None)],
+    "[slice, [0, 1]]": [slice(None), [0, 1]],
+    "[0, [1, 2]]": [0, [1, 2]],
+    "[[0, 1], 0]": [[0, 1], 0],
+    "[None, [0, 1]]": [None, [0, 1]],
+    "[..., [0, 1]]": [Ellipsis, [0, 1]],
+    "[[True, False, True]]": [[True, False, True]],
+    "[True, False, True]": [True, False, True],
+    "[[0, 1], [[1], [2]]]": [[0, 1], [[1], [2]]],
+    "[array, [1, 2]]": [np.array([0, 1]), [1, 2]],
+    "[tensor, [1, 2]]": lambda B: [B.tensor([0, 1]), [1, 2]],
+    "[0-d tensor, 1]": lambda B: [B.tensor(1), 1],
+    "[range(2), [1, 2]]": [range(2), [1, 2]],
+    "range(2)": range(2),
+    "[[]]": [[]],
+    "[0.0, 1.7] floats": [0.0, 1.7],
+    "[[0.5, 1.5]] floats": [[0.5, 1.5]],
+    "[True, 0] mixed": [True, 0],
+    "[[0]] * 32: one array": [[0]] * 32,
+    "[[1, 2], [0, 1, 2]] ragged": [[1, 2], [0, 1, 2]],
+}
+
+
+def _index(B, form):
+    return INDEX_FORMS[form](B) if callable(INDEX_FORMS[form]) else INDEX_FORMS[form]
+
+
+def _torch_index_outcome(x, form):
+    """(the shape torch selects, whether it warns), or (None, warns) where it raises IndexError."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            shape = tuple(torch.tensor(x)[_index(torch, form)].shape)
+        except IndexError:
+            shape = None
+    return shape, bool(caught)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # test_list_index_warns_where_torch_warns checks them
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4)])
+@pytest.mark.parametrize("form", list(INDEX_FORMS))
+def test_list_and_tuple_indices_read_and_write_as_torch(form, shape, dtype):
+    """x[index] and x[index] = value (values and gradients, of x and of value), or the IndexError
+    where torch raises one."""
+    x = R(*shape)
+    selected, _ = _torch_index_outcome(x, form)
+    if selected is None:
+        with pytest.raises(IndexError):
+            mg.tensor(x)[_index(mg, form)]
+        with pytest.raises(IndexError):
+            _set(mg.tensor(x), _index(mg, form), 0.5)
+        return
+    check(lambda B, t: t[_index(B, form)], x, dtype=dtype)
+    if "* 32" in form:  # repeated positions: which written value wins is torch's choice
+        check(lambda B, t: _set(t, _index(B, form), 0.5), x, dtype=dtype)
+    else:
+        check(lambda B, t, v: _set(t, _index(B, form), v), x, R(*selected, seed=1), dtype=dtype)
+
+
+@pytest.mark.parametrize("form", list(INDEX_FORMS))
+def test_list_index_warns_where_torch_warns(form):
+    x = R(2, 3, 4)
+    selected, torch_warns = _torch_index_outcome(x, form)
+    for access in (lambda t: t[_index(mg, form)], lambda t: _set(t, _index(mg, form), 0.5)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                access(mg.tensor(x))
+            except IndexError:
+                assert selected is None
+        ours = [w for w in caught if issubclass(w.category, UserWarning)]
+        assert bool(ours) == torch_warns, [str(w.message) for w in caught]
+        if ours:
+            assert "x[tuple(seq)]" in str(ours[0].message) and ours[0].filename == __file__
+
+
 # -- the real differences found: strict xfails ----------------------------------------------
 
 XFAIL = {
-    'CASES|x[[[0,1],[1,2]]] 2-d list':
-        'a nested list index x[[[0, 1], [1, 2]]] is read as one 2-d index array (shape (2, 2, 4)); torch reads it as x[[0, 1], [1, 2]] (shape (2,))',
 }
 
 

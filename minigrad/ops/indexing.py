@@ -3,10 +3,13 @@
 
 x[index] follows torch where it differs from numpy: integers are applied first, so they do not
 count as index arrays (x[1, :, [0, 2]] on shape (2, 3, 3) has shape (3, 2), not numpy's (2, 3));
-a 0-d integer tensor is an integer; a negative slice step is an error.
+a 0-d integer tensor is an integer; a negative slice step is an error; a short list that holds
+lists, tensors, slices, None or ... is a tuple of indices (x[[[0, 1], [1, 2]]] is
+x[[0, 1], [1, 2]]); a list of floats is read as int64.
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -17,6 +20,22 @@ from .args import as_array, bool_mask, check_broadcast, integer_array, normalize
 
 # -- x[index] -----------------------------------------------------------------------------
 
+def list_index_as_tuple(index):
+    """torch's reading of a list index (numpy's before 1.23): a list of fewer than 32 parts of
+    which one is a sequence, a tensor, a slice, None or Ellipsis stands for the tuple of its
+    parts, one index per dim, with a warning (torch's says this is to change). Any other list
+    is one index array."""
+    if not isinstance(index, list) or len(index) >= 32:
+        return index
+    if not any(isinstance(part, (list, tuple, range, np.ndarray, Tensor, slice)) or part is None or part is Ellipsis
+               for part in index):
+        return index
+    warnings.warn("x[seq] with a list seq that holds lists, tensors, slices, None or ... is read as "
+                  "x[tuple(seq)], one index per dim, as torch does for now (it warns that this will change); "
+                  "write x[tuple(seq)], or x[tensor(seq)] for one index array", UserWarning, stacklevel=3)
+    return tuple(index)
+
+
 def _index_part(part):
     """One part of an index as numpy takes it: tensors and lists become arrays."""
     if isinstance(part, Tensor):
@@ -25,6 +44,8 @@ def _index_part(part):
             return int(part) if part.dtype.kind in "iu" else bool(part)
     if isinstance(part, list):
         part = np.asarray(part) if part else np.zeros(0, np.int64)
+        if part.dtype.kind == "f":  # as torch: a list of numbers is read as int64, floats cut towards 0
+            part = part.astype(np.int64)
     if isinstance(part, np.ndarray) and part.dtype.kind not in "iub":
         raise IndexError(f"tensors used as indices must be integer or bool; got dtype {part.dtype}")
     if isinstance(part, slice) and part.step is not None and part.step <= 0:
@@ -127,6 +148,7 @@ class GetItem(Function):
 
 def getitem(x, index):
     """x[index] with ints, slices, None, Ellipsis, bool masks and integer tensors, as in torch."""
+    index = list_index_as_tuple(index)
     parts = index_parts(index)
     try:
         return GetItem.apply(x, index=parts)

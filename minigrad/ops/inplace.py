@@ -21,7 +21,7 @@ from ..tensor import Function, Tensor, shares_memory
 from .args import as_array
 from . import elementwise
 from .elementwise import add, cast, clone, div, masked_fill, mul, sub
-from .indexing import assign, scatter, scatter_add, select, split_index
+from .indexing import assign, list_index_as_tuple, scatter, scatter_add, select, split_index
 from .math import clamp, reciprocal, rsqrt, square
 
 
@@ -204,6 +204,7 @@ class IndexPut(Function):
 def setitem(x, index, value):
     """x[index] = value with torch's indexing rules (slices, ints, bool masks, integer arrays);
     differentiable in x and value like torch's."""
+    index = list_index_as_tuple(index)
     parts = split_index(index)  # (first, then): torch applies integers before index arrays
     value = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(as_array(value), dtype=x.dtype))
     try:
