@@ -34,7 +34,8 @@ from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, args
                   take_along_dim, tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var,
                   var_mean, where)
 from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
-from .ops.conv import avg_pool1d, conv1d, conv2d, max_pool1d, max_pool2d  # torch's top-level names
+from .ops.conv import conv1d, conv2d  # torch's top-level names
+from .ops.pooling import avg_pool1d, max_pool1d, max_pool2d
 from .random import Generator, default_generator, manual_seed
 from .tensor import Function, Parameter, Tensor
 

@@ -1,7 +1,7 @@
 """torch.nn.functional's names: `import minigrad.nn.functional as F` (or `from nn import functional as F`).
 
 Each name is the one implementation that exists: engine ops (minigrad.ops: activations,
-softmax, dropout, losses, padding, layer_norm, the embedding lookup) and the function behind
+softmax, dropout, losses, padding, layer_norm, the embedding lookup, convolution and pooling) and the function behind
 nn.Linear. What this file adds is torch's spelling where the engine's differs (inplace=,
 dtype=, the implicit softmax dim) and two short compositions, one_hot and normalize.
 """
@@ -25,12 +25,15 @@ from minigrad.ops.activations import leaky_relu as _leaky_relu
 from minigrad.ops.activations import silu as _silu
 from minigrad.ops.args import integer_array
 from minigrad.ops.attention import scaled_dot_product_attention
+from minigrad.ops.conv import conv1d, conv2d
 from minigrad.ops.embedding import embedding
 from minigrad.ops.inplace import apply_inplace
 from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
                                kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from minigrad.ops.normalization import layer_norm, rms_norm
 from minigrad.ops.pad import pad
+from minigrad.ops.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+                                  avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
 from minigrad.tensor import Tensor
 
 from .batchnorm import batch_norm
@@ -177,13 +180,6 @@ __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu
            "mish", "hardtanh", "relu6", "logsigmoid", "softsign", "prelu", "batch_norm",
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
-           "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention"]
-
-
-# -- convolution and pooling: minigrad/ops/conv.py ----------------------------------------------
-
-from minigrad.ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402
-                               adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d, max_pool2d)
-
-__all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+           "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention",
+           "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]

@@ -1,4 +1,4 @@
-"""Convolution and pooling (minigrad/ops/conv.py, nn/conv.py, nn/pooling.py) against torch.
+"""Convolution and pooling (minigrad/ops/conv.py, minigrad/ops/pooling.py, nn/conv.py, nn/pooling.py) against torch.
 
 Every call is written once for both libraries: call(F, *tensors) with F torch.nn.functional or
 minigrad's nn.functional. Values and the gradients of every input are compared in float32 and
