@@ -12,6 +12,7 @@ lowercase function that checks its arguments and applies it.
     linalg.py       matmul mm bmm dot outer einsum
     conversion.py   to type_as contiguous allclose isclose equal
     nn.py ...       softmax family, cross-entropy, dropout (and the layers' own ops)
+    conv.py pooling.py  conv1d conv2d; max, average and adaptive pooling (nn.functional's names)
     inplace.py      add_ mul_ ... x[index] = value, with the version counter
 
 This package also gives Tensor its methods (`x.exp()`, `x + y`, `x.sum(1)`): each is the
