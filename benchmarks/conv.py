@@ -11,7 +11,6 @@ OpenBLAS product each way (minigrad/ops/conv.py); its pooling (minigrad/ops/pool
 The ratio column is torch time / minigrad time: above 1, minigrad is faster.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workers import serve, side_by_side, timed  # noqa: E402
+from workers import per_case_main, serve, timed  # noqa: E402
 
 CALLS_PER_TIMING = 3
 
@@ -75,16 +74,8 @@ def worker(framework, threads):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help="torch.set_num_threads in the torch worker (default 1: minigrad's numpy work is on "
-                             "one thread but for the OpenBLAS products)")
-    parser.add_argument("--worker", choices=["minigrad", "torch"])
-    args = parser.parse_args()
-    if args.worker:
-        return worker(args.worker, args.torch_threads)
-    side_by_side(__file__, CASES, args.rounds, args.torch_threads, CALLS_PER_TIMING, 46)
+    per_case_main(__file__, __doc__, CASES, worker, CALLS_PER_TIMING, 46, rounds=9,
+                  why_one_thread="minigrad's numpy work is on one thread but for the OpenBLAS products")
 
 
 if __name__ == "__main__":

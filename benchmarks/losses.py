@@ -11,7 +11,6 @@ time: above 1, minigrad is faster. The plain cross-entropy case is the fused ker
 training example uses; the others run the general path (log_softmax + NLLLoss node, ...).
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workers import serve, side_by_side, timed  # noqa: E402
+from workers import per_case_main, serve, timed  # noqa: E402
 
 CALLS_PER_TIMING = 10
 
@@ -78,16 +77,9 @@ def worker(framework, threads):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help="torch.set_num_threads in the torch worker (default 1: on a shared 2-core machine "
-                             "torch's spinning OpenMP pool otherwise measures the load, not the loss)")
-    parser.add_argument("--worker", choices=["minigrad", "torch"])
-    args = parser.parse_args()
-    if args.worker:
-        return worker(args.worker, args.torch_threads)
-    side_by_side(__file__, CASES, args.rounds, args.torch_threads, CALLS_PER_TIMING, 44)
+    per_case_main(__file__, __doc__, CASES, worker, CALLS_PER_TIMING, 44, rounds=15,
+                  why_one_thread="on a shared 2-core machine torch's spinning OpenMP pool otherwise measures "
+                                 "the load, not the loss")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ column is torch time / minigrad time: above 1, minigrad is faster. No op has a s
 the table is there to show that none is a Python loop over elements.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workers import serve, side_by_side, timed  # noqa: E402
+from workers import serve, side_by_side, side_by_side_arguments, timed  # noqa: E402
 
 CALLS_PER_TIMING = 10
 ROWS = (256, 1024)
@@ -81,13 +80,8 @@ def worker(framework, threads):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help="torch.set_num_threads in the torch worker (default 1: on a shared 2-core machine "
-                             "torch's spinning OpenMP pool otherwise measures the load, not the op)")
+    parser = side_by_side_arguments(__doc__, 15, "on a shared 2-core machine torch's spinning OpenMP pool otherwise measures the load, not the op")
     parser.add_argument("--markdown", help="also write the table to this file")
-    parser.add_argument("--worker", choices=["minigrad", "torch"])
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker, args.torch_threads)

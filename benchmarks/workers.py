@@ -10,6 +10,7 @@ Child:    serve(ready, handle): print `ready`, then answer each request with han
 Requests and answers are JSON objects, one per line on the child's stdin and stdout.
 """
 
+import argparse
 import json
 import os
 import statistics
@@ -77,6 +78,26 @@ def interleaved_times(requests, warmup, repeats, progress=None):
         if progress:
             progress({name: seconds[-1] for name, seconds in times.items()})
     return times
+
+
+def side_by_side_arguments(doc, rounds, why_one_thread):
+    """The command line of a per-case benchmark (ops.py, losses.py, conv.py): --rounds, --torch-threads
+    (default 1, for the reason given) and the internal --worker; add options to the parser returned."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help=f"torch.set_num_threads in the torch worker (default 1: {why_one_thread})")
+    parser.add_argument("--worker", choices=["minigrad", "torch"])
+    return parser
+
+
+def per_case_main(script, doc, cases, worker, calls_per_timing, width, rounds, why_one_thread):
+    """main() of a per-case benchmark without options of its own (losses.py, conv.py): a worker
+    when --worker is given (worker(framework, torch_threads)), else the parent (side_by_side)."""
+    args = side_by_side_arguments(doc, rounds, why_one_thread).parse_args()
+    if args.worker:
+        return worker(args.worker, args.torch_threads)
+    return side_by_side(script, cases, args.rounds, args.torch_threads, calls_per_timing, width)
 
 
 def side_by_side(script, cases, rounds, torch_threads, calls_per_timing, width):
