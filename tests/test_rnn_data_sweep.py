@@ -329,6 +329,20 @@ def test_a_layer_mapped_over_packed_data_matches_torch(name, dtype):
     _param_grads(layer, their_layer, dtype)
 
 
+def test_packed_sequence_unpacks_as_torch_namedtuple():
+    rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
+    x = np.random.default_rng(0).standard_normal((4, 3, 2))
+    ours = rnn.pack_padded_sequence(mg.tensor(x), [2, 4, 3], enforce_sorted=False)
+    theirs = their_rnn.pack_padded_sequence(torch.from_numpy(x), torch.tensor([2, 4, 3]), enforce_sorted=False)
+    assert len(ours) == len(theirs) == 4
+    for mine, their in zip(ours, theirs):
+        np.testing.assert_array_equal(mine.numpy(), their.numpy())
+    data, batch_sizes, _, _ = ours
+    np.testing.assert_array_equal(ours[0].numpy(), data.numpy())
+    np.testing.assert_array_equal(ours[-3].numpy(), batch_sizes.numpy())
+    assert [t.numpy().tolist() for t in ours[2:]] == [t.numpy().tolist() for t in theirs[2:]]
+
+
 def test_float_lengths_are_cast_as_torch():
     packed = nn.utils.rnn.pack_padded_sequence(mg.ones(5, 3, 2), mg.tensor([5.0, 2.0, 1.0]))
     assert packed.batch_sizes.numpy().tolist() == [3, 2, 1, 1, 1]

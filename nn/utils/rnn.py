@@ -106,6 +106,17 @@ class PackedSequence:
         """The padded batch in the layout asked for: (B, T, *) if batch_first, else (T, B, *)."""
         return self.padded if batch_first == self.batch_first else self.padded.transpose(0, 1)
 
+    _fields = ("data", "batch_sizes", "sorted_indices", "unsorted_indices")  # torch's namedtuple fields
+
+    def __iter__(self):  # data, batch_sizes, sorted, unsorted = packed, as with torch's namedtuple
+        return iter(tuple(getattr(self, name) for name in self._fields))
+
+    def __len__(self):
+        return len(self._fields)
+
+    def __getitem__(self, index):
+        return tuple(self)[index]
+
     def __repr__(self):
         return f"PackedSequence(lengths={self.lengths.tolist()}, batch_first={self.batch_first})"
 
