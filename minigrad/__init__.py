@@ -22,6 +22,9 @@ from .dtypes import bool_ as bool, float32, float64, get_default_dtype, int32, i
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, save
+from .ops import (broadcast_tensors, broadcast_to, column_stack, diag, diag_embed, diagonal, dsplit, dstack, fliplr,
+                  flipud, hsplit, hstack, meshgrid, ravel, rot90, select, take, tril_indices, triu_indices, vsplit,
+                  vstack)
 from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, atan2, bmm, cat, ceil, chunk,
                   clamp, clip, clone, concat, concatenate, cos, cumprod, cumsum, div, dot, dropout, einsum, eq, equal,
                   erf, exp, expand, expm1, flatten, flip, floor, floor_divide, fmod, gather, ge, gt, index_select,
@@ -76,6 +79,9 @@ __all__ = [
     "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind", "tile", "repeat_interleave",
     "gather", "take_along_dim", "index_select", "masked_select", "scatter", "scatter_add", "nonzero", "sort",
     "argsort", "topk",
+    "broadcast_to", "broadcast_tensors", "ravel", "hstack", "vstack", "dstack", "column_stack", "hsplit", "vsplit",
+    "dsplit", "fliplr", "flipud", "rot90", "diag", "diagonal", "diag_embed", "tril_indices", "triu_indices",
+    "meshgrid", "select", "take",
     # linear algebra
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
     # neural-network ops

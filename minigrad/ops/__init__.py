@@ -5,9 +5,10 @@ lowercase function that checks its arguments and applies it.
     math.py         sin cos erf rsqrt square log1p expm1, floor round sign %, clamp, maximum, isnan ...
     reduce.py       sum mean prod max min amax amin argmax argmin any all cumsum
     statistics.py   var std logsumexp norm
-    shape.py        reshape permute transpose movedim squeeze flatten expand flip roll narrow tril
-    join.py         cat stack split chunk unbind repeat tile repeat_interleave
-    indexing.py     x[index] gather index_select masked_select scatter_add nonzero
+    shape.py        reshape permute transpose movedim squeeze flatten expand flip rot90 roll narrow unfold tril
+    diagonal.py     diagonal diag diag_embed tril_indices triu_indices
+    join.py         cat stack hstack ... split chunk hsplit ... unbind broadcast_tensors meshgrid repeat tile
+    indexing.py     x[index] gather take index_select masked_select scatter_add nonzero
     selection.py    sort argsort topk
     linalg.py       matmul mm bmm dot outer einsum
     conversion.py   to type_as contiguous allclose isclose equal
@@ -23,11 +24,13 @@ import numpy as np
 
 from ..tensor import Tensor
 from .conversion import allclose, contiguous, element_size, equal, is_floating_point, isclose, numel, to, type_as
+from .diagonal import diag, diag_embed, diagonal, tril_indices, triu_indices
 from .elementwise import (abs, add, bitwise_not, cast, clone, compare, div, exp, floor_divide, log, masked_fill, mul,
                           neg, pow, relu, sigmoid, sqrt, sub, tanh, where)
-from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add, take_along_dim
+from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add, take, take_along_dim
 from .inplace import setitem
-from .join import cat, chunk, concat, concatenate, repeat, repeat_interleave, split, stack, tile, unbind
+from .join import (broadcast_tensors, cat, chunk, column_stack, concat, concatenate, dsplit, dstack, hsplit, hstack,
+                   meshgrid, repeat, repeat_interleave, split, stack, tile, unbind, vsplit, vstack)
 from .linalg import bmm, dot, einsum, matmul, mm, outer
 from .math import (atan2, ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfinite, isinf, isnan, log1p, log2, log10,
                    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, reciprocal, remainder, round,
@@ -35,8 +38,9 @@ from .math import (atan2, ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfin
 from .nn import cross_entropy, dropout, log_softmax, masked_softmax, softmax
 from .reduce import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
 from .selection import argsort, sort, topk
-from .shape import (expand, expand_as, flatten, flip, movedim, moveaxis, narrow, permute, reshape, roll, squeeze,
-                    swapaxes, swapdims, t, transpose, tril, triu, unflatten, unsqueeze, view, view_as)
+from .shape import (broadcast_to, expand, expand_as, flatten, flip, fliplr, flipud, movedim, moveaxis, narrow, permute,
+                    ravel, reshape, roll, rot90, squeeze, swapaxes, swapdims, t, transpose, tril, triu, unflatten, unfold,
+                    unsqueeze, view, view_as)
 from .statistics import logsumexp, norm, std, std_mean, var, var_mean
 from . import inplace
 from .args import normalize_dim
@@ -65,6 +69,12 @@ def _iterate(self):
 eq, ne, lt, le, gt, ge = (_comparison(ufunc) for ufunc in (np.equal, np.not_equal, np.less, np.less_equal,
                                                            np.greater, np.greater_equal))
 
+def select(x, dim, index):
+    """The slice at position `index` along dim, that dim gone (torch.select): x[:, index] for dim 1."""
+    dim = normalize_dim(dim, x.ndim, "select")
+    return getitem(x, (slice(None),) * dim + (index,))
+
+
 # Methods that are the op of the same name (torch has both spellings).
 for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid",
               "relu", "clone", "sin", "cos", "erf", "rsqrt", "square", "log1p", "log2", "log10", "expm1", "clamp",
@@ -78,7 +88,9 @@ for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", 
               "topk", "masked_fill", "softmax", "log_softmax", "mm", "bmm", "dot", "outer", "to", "type_as",
               "contiguous", "allclose", "isclose", "equal", "element_size", "is_floating_point", "sign", "floor",
               "ceil", "round", "trunc", "reciprocal", "remainder", "fmod", "floor_divide", "nonzero", "cumprod",
-              "take_along_dim", "atan2", "eq", "ne", "lt", "le", "gt", "ge"):
+              "take_along_dim", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
+              "broadcast_to", "ravel", "fliplr", "flipud", "rot90", "unfold", "diag", "diagonal", "diag_embed", "take",
+              "hsplit", "vsplit", "dsplit", "select"):
     setattr(Tensor, _name, globals()[_name])
 
 # Python's operators.
@@ -124,11 +136,4 @@ def _type(self, dtype=None):
 Tensor.type = _type
 
 
-def _select(self, dim, index):
-    """x.select(dim, i): the slice at position i along dim, that dim gone (torch's Tensor.select)."""
-    dim = normalize_dim(dim, self.ndim, "select")
-    return getitem(self, (slice(None),) * dim + (index,))
-
-
-Tensor.select = _select
 inplace.attach_methods(Tensor)

@@ -231,6 +231,18 @@ def take_along_dim(x, indices, dim=None):
     return gather(expanded, dim, np.ascontiguousarray(np.broadcast_to(indices, along(indices.shape[dim]))))
 
 
+def take(x, index):
+    """The elements of x, read as a 1-D tensor, at `index` (any shape, negative counts from the
+    end): the result has index's shape (torch.take)."""
+    index = integer_array(index, "take")
+    size = x.numel()
+    if index.size and (index.min() < -size or index.max() >= size):
+        raise IndexRangeError(f"take: index values must be in [{-size}, {size}) for a tensor of {size} elements; "
+                              f"got values in [{index.min()}, {index.max()}]")
+    flat = np.where(index < 0, index + size, index)
+    return gather(x.reshape(-1), 0, flat.reshape(-1)).reshape(index.shape)
+
+
 class IndexSelect(Function):
     """out = x at positions `index` (1-D) along dim; the gradient is added back at them."""
 

@@ -1,13 +1,14 @@
-"""Ops that join tensors or cut one into pieces (cat, stack, split, chunk, unbind) and that
-repeat one (repeat, tile, repeat_interleave). A cut is one graph node with one output per
+"""Ops that join tensors or cut one into pieces (cat, stack, hstack ..., split, chunk, hsplit ...,
+unbind), that broadcast them together (broadcast_tensors, meshgrid) and that repeat one
+(repeat, tile, repeat_interleave). A cut is one graph node with one output per
 piece; its backward joins the pieces' gradients again."""
 
 import numpy as np
 
 from ..dtypes import result_type
-from ..errors import ArgumentError, DimError, ShapeError
+from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Function, Tensor
-from .args import integer_array, normalize_dim, shape_args
+from .args import check_broadcast, integer_array, normalize_dim, shape_args
 from .elementwise import cast
 from .indexing import IndexSelect
 from .shape import expand, reshape, unsqueeze
@@ -71,6 +72,84 @@ def stack(tensors, dim=0):
         if t.shape != tensors[0].shape:
             raise ShapeError(f"stack: all tensors must have the same shape; got {tensors[0].shape} and {t.shape}")
     return Stack.apply(*tensors, dim=dim)
+
+
+def _at_least(tensors, ndim, op):
+    """The tensors with size-1 dims added (numpy's atleast_1d/2d/3d): a vector (n,) becomes (1, n)
+    and then (1, n, 1), a matrix (m, n) becomes (m, n, 1)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}: expects a sequence of tensors; got one Tensor (wrap it in a list)")
+    shaped = []
+    for t in _tensors(tensors, op):
+        if t.ndim == 0:
+            t = reshape(t, (1,) * ndim)
+        elif t.ndim == 1 and ndim >= 2:
+            t = reshape(t, (1, t.shape[0], 1)[:ndim])
+        elif t.ndim == 2 and ndim == 3:
+            t = unsqueeze(t, 2)
+        shaped.append(t)
+    return shaped
+
+
+def hstack(tensors):
+    """Join along dim 1 (along dim 0 for vectors), as torch.hstack."""
+    tensors = _at_least(tensors, 1, "hstack")
+    return cat(tensors, 0 if all(t.ndim == 1 for t in tensors) else 1)
+
+
+def vstack(tensors):
+    """Join along dim 0, vectors as rows (1, n) (torch.vstack, also called row_stack)."""
+    return cat(_at_least(tensors, 2, "vstack"), 0)
+
+
+def dstack(tensors):
+    """Join along dim 2 (depth), vectors as (1, n, 1) and matrices as (m, n, 1) (torch.dstack)."""
+    return cat(_at_least(tensors, 3, "dstack"), 2)
+
+
+def column_stack(tensors):
+    """Join along dim 1, vectors (and numbers) as columns (n, 1) (torch.column_stack)."""
+    tensors = [reshape(t, (-1, 1)) if t.ndim < 2 else t for t in _at_least(tensors, 1, "column_stack")]
+    return cat(tensors, 1)
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views, as torch.broadcast_tensors)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    shape = check_broadcast("broadcast_tensors", *tensors)
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids from 1-D (or 0-d) tensors: output k repeats tensor k along its own dim of
+    the shape (n_0, n_1, ...); indexing="xy" swaps the first two dims (numpy's and matplotlib's
+    layout). The grids are expanded views, as torch's."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ArgumentError(f"meshgrid: indexing must be 'ij' or 'xy'; got {indexing!r}")
+    if not tensors:
+        raise ArgumentError("meshgrid: expects at least one tensor")
+    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    for t in tensors:
+        if t.ndim > 1:
+            raise DimError(f"meshgrid: expects 0-d or 1-D tensors; got shape {t.shape}")
+    if len({t.dtype for t in tensors}) > 1:
+        raise DTypeError(f"meshgrid: expects tensors of one dtype; got {', '.join(str(t.dtype) for t in tensors)}")
+    position = list(range(len(tensors)))  # the dim of the grid each tensor runs along
+    if indexing == "xy" and len(tensors) > 1:
+        position[0], position[1] = 1, 0
+    shape = [0] * len(tensors)
+    for t, dim in zip(tensors, position):
+        shape[dim] = t.numel()
+    grids = []
+    for t, dim in zip(tensors, position):
+        along = [1] * len(tensors)
+        along[dim] = -1
+        grids.append(expand(reshape(t, along), shape))
+    return tuple(grids)
 
 
 # -- cutting ------------------------------------------------------------------------------
@@ -138,6 +217,40 @@ def unbind(x, dim=0):
     if x.shape[dim] == 0:
         return ()
     return Unbind.apply(x, dim=dim)
+
+
+def _split_by(x, sections, dim, op):
+    """x cut along dim into `sections` equal pieces (an int, which must divide the size) or at the
+    listed positions, each piece a slice as x[a:b] (torch's tensor_split; hsplit, vsplit, dsplit)."""
+    size = x.shape[dim]
+    if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
+        if sections <= 0 or size % sections:
+            raise ArgumentError(f"{op}: cannot split dim {dim} of size {size} (shape {x.shape}) into {sections} "
+                                f"equal pieces; give a number of pieces that divides {size}, or split positions")
+        return split(x, size // int(sections), dim)
+    bounds = [0] + list(shape_args((sections,), op)) + [size]
+    return tuple(x[(slice(None),) * dim + (slice(start, stop),)] for start, stop in zip(bounds, bounds[1:]))
+
+
+def hsplit(x, sections):
+    """Cut along dim 1 (dim 0 for a vector) into equal pieces or at positions (torch.hsplit)."""
+    if x.ndim == 0:
+        raise DimError("hsplit: expects a tensor with at least 1 dim; got a 0-d tensor")
+    return _split_by(x, sections, 1 if x.ndim > 1 else 0, "hsplit")
+
+
+def vsplit(x, sections):
+    """Cut along dim 0 into equal pieces or at positions; needs at least 2 dims (torch.vsplit)."""
+    if x.ndim < 2:
+        raise DimError(f"vsplit: expects a tensor with at least 2 dims; got shape {x.shape}")
+    return _split_by(x, sections, 0, "vsplit")
+
+
+def dsplit(x, sections):
+    """Cut along dim 2 into equal pieces or at positions; needs at least 3 dims (torch.dsplit)."""
+    if x.ndim < 3:
+        raise DimError(f"dsplit: expects a tensor with at least 3 dims; got shape {x.shape}")
+    return _split_by(x, sections, 2, "dsplit")
 
 
 # -- repeating ----------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..errors import DimError, ShapeError
+from ..errors import ArgumentError, DimError, ShapeError
 from ..tensor import Function
 from .args import normalize_dim, normalize_dims, shape_args
 
@@ -184,6 +184,14 @@ def expand(x, *shape):
     return Expand.apply(x, shape=target)
 
 
+broadcast_to = expand  # torch's other name
+
+
+def ravel(x):
+    """x as a 1-D tensor (torch.ravel)."""
+    return reshape(x, -1)
+
+
 # -- reversing, rolling, cutting ----------------------------------------------------------
 
 class Flip(Function):
@@ -201,6 +209,41 @@ def flip(x, dims):
     """Reverse the order of elements along each of `dims` (an int or a sequence of distinct dims)."""
     dims = normalize_dims((dims,) if isinstance(dims, (int, np.integer)) else tuple(dims), x.ndim, "flip")
     return Flip.apply(x, dims=dims)
+
+
+def fliplr(x):
+    """x with the order of its columns (dim 1) reversed; needs at least 2 dims."""
+    if x.ndim < 2:
+        raise DimError(f"fliplr: expects a tensor with at least 2 dims; got shape {x.shape}")
+    return flip(x, 1)
+
+
+def flipud(x):
+    """x with the order of its rows (dim 0) reversed; needs at least 1 dim."""
+    if x.ndim < 1:
+        raise DimError("flipud: expects a tensor with at least 1 dim; got a 0-d tensor")
+    return flip(x, 0)
+
+
+def rot90(x, k=1, dims=(0, 1)):
+    """x turned by k quarter turns in the plane of `dims`, from the first dim towards the second
+    (torch.rot90; k may be negative)."""
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise ArgumentError(f"rot90: dims must name two dims; got {dims}")
+    if x.ndim < 2:
+        raise DimError(f"rot90: expects a tensor with at least 2 dims; got shape {x.shape}")
+    first, second = (normalize_dim(d, x.ndim, "rot90") for d in dims)
+    if first == second:
+        raise DimError(f"rot90: dims must be two different dims; got {dims}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"rot90: k must be an int; got {type(k).__name__} {k!r}")
+    turns = int(k) % 4
+    if turns == 0:
+        return x.clone()
+    if turns == 2:
+        return flip(x, (first, second))
+    return transpose(flip(x, second if turns == 1 else first), first, second)
 
 
 class Roll(Function):
@@ -254,6 +297,41 @@ def narrow(x, dim, start, length):
                          f"(shape {x.shape})")
     start = first
     return x if x.ndim == 0 else Narrow.apply(x, dim=dim, start=start, length=length)
+
+
+class Unfold(Function):
+    """out[..., i, ..., j] = x[..., i * step + j, ...] along dim (the windows in a new last dim);
+    d x: each window's gradient added back where it was read (windows may overlap)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        ctx.shape, ctx.dim, ctx.size, ctx.step = x.shape, dim, size, step
+        windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dim)
+        return windows[(slice(None),) * dim + (slice(None, None, step),)].copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = np.zeros(ctx.shape, grad.dtype)
+        for i in range(grad.shape[ctx.dim]):
+            window = (slice(None),) * ctx.dim + (slice(i * ctx.step, i * ctx.step + ctx.size),)
+            full[window] += np.moveaxis(np.take(grad, i, axis=ctx.dim), -1, ctx.dim)
+        return full
+
+
+def unfold(x, dimension, size, step):
+    """The windows of `size` elements along `dimension`, `step` apart, as a new last dim: that dim
+    becomes (length - size) // step + 1 long (torch's Tensor.unfold)."""
+    dim = normalize_dim(dimension, x.ndim, "unfold")
+    length = x.shape[dim] if x.ndim else 1
+    for name, value in (("size", size), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"unfold: {name} must be an int; got {type(value).__name__} {value!r}")
+    if step <= 0 or not 0 <= size <= length:
+        raise ArgumentError(f"unfold: expected 0 <= size <= {length} (the size of dim {dim}) and step > 0; "
+                            f"got size {size} and step {step}")
+    if x.ndim == 0:
+        return reshape(x, 1)[:size]  # one element, seen as 1-D: one window of size 1, or none
+    return Unfold.apply(x, dim=dim, size=int(size), step=int(step))
 
 
 class TriangleMask(Function):
