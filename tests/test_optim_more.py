@@ -1,0 +1,247 @@
+"""RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam against torch.optim, step by step: every
+flag on and off, two parameter groups, frozen and skipped parameters, float32 and float64; their
+state (opt.state[p], state dicts through mg.save / mg.load); schedules stepping them; and bad
+hyper-parameters raising as torch's do."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.optim  # noqa: F401  (mg.optim)
+from minigrad import nn
+
+torch = pytest.importorskip("torch")
+
+STEPS = 25
+SHAPES = [(3, 4), (4,), ()]
+TOLERANCE = {np.float64: dict(rtol=1e-12, atol=1e-14), np.float32: dict(rtol=2e-5, atol=1e-6)}
+
+# (optimizer, constructor settings, the second group's own settings): each flag on and off
+CASES = [
+    ("RMSprop", {}, {}),
+    ("RMSprop", dict(lr=0.01, momentum=0.9), dict(momentum=0)),
+    ("RMSprop", dict(lr=0.005, centered=True), dict(centered=False, maximize=True)),
+    ("RMSprop", dict(alpha=0.3, eps=1e-6, centered=True, momentum=0.5), dict(lr=0.002, alpha=0.9)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, weight_decay=0.1, momentum=0.5, centered=True, maximize=True),
+     dict(weight_decay=0, momentum=0.8, centered=False, maximize=False)),
+]
+
+
+def _mg_parameter(value, requires_grad):
+    p = nn.Parameter(np.array(value))
+    p.requires_grad_(requires_grad)
+    return p
+
+
+def _torch_parameter(value, requires_grad):
+    return torch.tensor(value, requires_grad=requires_grad)
+
+
+def _start_and_gradients(dtype, steps=STEPS):
+    """Starting values of three trained parameters and a frozen one, and their gradients at each
+    step: parameter 1 has none every third step (skipped), the frozen one never has one."""
+    rng = np.random.default_rng(0)
+    start = [rng.standard_normal(shape).astype(dtype) for shape in SHAPES + [(2,)]]
+    grads = [[rng.standard_normal(shape).astype(dtype) for shape in SHAPES] + [None] for _ in range(steps)]
+    for step in range(0, steps, 3):
+        grads[step][1] = None
+    return start, grads
+
+
+def _groups(params, second_group):
+    """One group of every parameter, or (second_group not None) two: the second with its own settings."""
+    if second_group is None:
+        return params
+    return [{"params": params[:2]}, {"params": params[2:], **second_group}]
+
+
+def _make_parameters(make_parameter, start):
+    return [make_parameter(value, requires_grad=index < len(SHAPES)) for index, value in enumerate(start)]
+
+
+def _train(optimizer, params, grads, as_tensor, schedule=None):
+    """The parameters' values after each step (and each schedule step, if one is given)."""
+    history = []
+    for step_grads in grads:
+        for p, g in zip(params, step_grads):
+            p.grad = None if g is None else as_tensor(g)
+        optimizer.step()
+        if schedule is not None:
+            schedule.step()
+        history.append([np.array(p.detach().numpy() if isinstance(p, torch.Tensor) else p.data) for p in params])
+    return history
+
+
+def _run_minigrad(name, settings, second_group, start, grads, make_schedule=None):
+    params = _make_parameters(_mg_parameter, start)
+    optimizer = getattr(mg.optim, name)(_groups(params, second_group), **settings)
+    schedule = None if make_schedule is None else make_schedule(mg.optim.lr_scheduler, optimizer)
+    return _train(optimizer, params, grads, mg.tensor, schedule)
+
+
+def _run_torch(name, settings, second_group, start, grads, make_schedule=None):
+    params = _make_parameters(_torch_parameter, start)
+    optimizer = getattr(torch.optim, name)(_groups(params, second_group), **settings)
+    schedule = None if make_schedule is None else make_schedule(torch.optim.lr_scheduler, optimizer)
+    return _train(optimizer, params, grads, torch.tensor, schedule)
+
+
+def _assert_same_history(ours, theirs, dtype):
+    for step, (a, b) in enumerate(zip(ours, theirs)):
+        for index, (x, y) in enumerate(zip(a, b)):
+            assert x.dtype == dtype
+            np.testing.assert_allclose(x, y, **TOLERANCE[dtype], err_msg=f"step {step}, parameter {index}")
+
+
+def _case_id(case):
+    name, settings, second_group = case
+    return f"{name}({', '.join(f'{k}={v}' for k, v in settings.items())}; then {second_group})"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+@pytest.mark.parametrize("grouping", ["one group", "two groups"])
+def test_each_step_matches_torch(case, grouping, dtype):
+    name, settings, second_group = case
+    second_group = second_group if grouping == "two groups" else None
+    start, grads = _start_and_gradients(dtype)
+    ours = _run_minigrad(name, settings, second_group, start, grads)
+    theirs = _run_torch(name, settings, second_group, start, grads)
+    _assert_same_history(ours, theirs, dtype)
+    frozen = len(SHAPES)
+    np.testing.assert_array_equal(ours[-1][frozen], start[frozen])
+
+
+# one setting per optimizer that keeps every state entry it has
+STATEFUL = [
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True), dict(lr=0.003, weight_decay=0.1)),
+]
+NAMES = [name for name, _, _ in STATEFUL]
+
+
+@pytest.mark.parametrize("case", STATEFUL, ids=_case_id)
+def test_state_per_parameter_matches_torchs(case):
+    """opt.state[p] holds torch's entries: the step count, then each buffer or number."""
+    name, settings, second_group = case
+    start, grads = _start_and_gradients(np.float64, steps=5)
+    ours_params, their_params = _make_parameters(_mg_parameter, start), _make_parameters(_torch_parameter, start)
+    ours = getattr(mg.optim, name)(_groups(ours_params, second_group), **settings)
+    theirs = getattr(torch.optim, name)(_groups(their_params, second_group), **settings)
+    _train(ours, ours_params, grads, mg.tensor)
+    _train(theirs, their_params, grads, torch.tensor)
+    for p, q in zip(ours_params, their_params):
+        assert list(ours.state[p]) == list(theirs.state[q])
+        for key, value in ours.state[p].items():
+            np.testing.assert_allclose(value, theirs.state[q][key].numpy(), rtol=1e-12, err_msg=key)
+
+
+@pytest.mark.parametrize("grouping", ["one group", "two groups"])
+@pytest.mark.parametrize("case", STATEFUL, ids=_case_id)
+def test_state_dict_through_a_file_resumes_as_torch_does_uninterrupted(case, grouping, tmp_path):
+    name, settings, second_group = case
+    second_group = second_group if grouping == "two groups" else None
+    start, grads = _start_and_gradients(np.float64)
+    params = _make_parameters(_mg_parameter, start)
+    before = getattr(mg.optim, name)(_groups(params, second_group), **settings)
+    history = _train(before, params, grads[:10], mg.tensor)
+    mg.save(before.state_dict(), tmp_path / "optimizer.npz")
+    del before
+    after = getattr(mg.optim, name)(_groups(params, second_group), lr=0.5)  # lr comes back from the file
+    after.load_state_dict(mg.load(tmp_path / "optimizer.npz"))
+    history += _train(after, params, grads[10:], mg.tensor)
+    _assert_same_history(history, _run_torch(name, settings, second_group, start, grads), np.float64)
+
+
+SCHEDULES = {
+    "StepLR": lambda schedulers, optimizer: schedulers.StepLR(optimizer, step_size=4, gamma=0.5),
+    "OneCycleLR": lambda schedulers, optimizer: schedulers.OneCycleLR(optimizer, max_lr=0.05, total_steps=STEPS),
+    "OneCycleLR, rate only": lambda schedulers, optimizer: schedulers.OneCycleLR(
+        optimizer, max_lr=0.05, total_steps=STEPS, cycle_momentum=False),
+}
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("case", STATEFUL, ids=_case_id)
+def test_schedules_step_them_as_torchs(case, schedule):
+    """OneCycleLR cycles momentum (RMSprop) or beta1 (Adamax, NAdam, RAdam); an optimizer with
+    neither refuses it unless cycle_momentum=False, in both libraries."""
+    name, settings, second_group = case
+    start, grads = _start_and_gradients(np.float64)
+    make_schedule = SCHEDULES[schedule]
+    try:
+        theirs = _run_torch(name, settings, second_group, start, grads, make_schedule)
+    except ValueError as their_error:
+        assert "momentum" in str(their_error)
+        with pytest.raises(ValueError, match="momentum"):
+            _run_minigrad(name, settings, second_group, start, grads, make_schedule)
+        return
+    _assert_same_history(_run_minigrad(name, settings, second_group, start, grads, make_schedule), theirs,
+                         np.float64)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_arguments_are_torchs_in_torchs_order_with_its_defaults(name):
+    import inspect
+
+    ours = inspect.signature(getattr(mg.optim, name)).parameters
+    theirs = inspect.signature(getattr(torch.optim, name)).parameters
+    assert [(p.name, p.kind, p.default) for p in ours.values()] == [(p.name, p.kind, p.default)
+                                                                     for p in theirs.values()]
+
+
+# the flags torch's optimizer takes for how it runs on its devices: accepted, changing nothing
+DEVICE_FLAGS = {"RMSprop": ("capturable", "foreach")}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_device_flags_are_accepted_and_differentiable_refused_by_name(name):
+    start, grads = _start_and_gradients(np.float64, steps=3)
+    flags = {flag: True for flag in DEVICE_FLAGS[name]}
+    assert set(flags) <= set(__import__("inspect").signature(getattr(torch.optim, name)).parameters)
+    _assert_same_history(_run_minigrad(name, flags, None, start, grads), _run_minigrad(name, {}, None, start, grads),
+                         np.float64)
+    with pytest.raises(ValueError, match=f"{name}: differentiable=True .* is not supported"):
+        getattr(mg.optim, name)([nn.Parameter(np.ones(2))], differentiable=True)
+
+
+# (optimizer, a bad setting, the word torch's message names it by; ours names the argument)
+BAD_SETTINGS = [
+    ("RMSprop", dict(lr=-0.1), "learning rate"),
+    ("RMSprop", dict(lr=float("nan")), "learning rate"),
+    ("RMSprop", dict(lr="0.1"), "'<='"),
+    ("RMSprop", dict(alpha=-0.5), "alpha"),
+    ("RMSprop", dict(eps=-1e-8), "epsilon"),
+    ("RMSprop", dict(weight_decay=-1), "weight_decay"),
+    ("RMSprop", dict(momentum=-0.9), "momentum"),
+]
+
+
+def _argument_named(setting):
+    """How our message names the bad entry: the argument, or the wrong beta of the pair."""
+    (key, value), = setting.items()
+    if key == "betas":
+        return f"betas[{next(i for i, beta in enumerate(value) if not 0 <= beta < 1)}]"
+    return key
+
+
+@pytest.mark.parametrize("name, setting, torch_word", BAD_SETTINGS)
+def test_bad_hyper_parameters_raise_as_torchs(name, setting, torch_word):
+    with pytest.raises(Exception) as theirs:
+        getattr(torch.optim, name)([torch.ones(2, requires_grad=True)], **setting)
+    assert torch_word in str(theirs.value)
+    with pytest.raises(type(theirs.value)) as ours:
+        getattr(mg.optim, name)([nn.Parameter(np.ones(2))], **setting)
+    assert type(ours.value) is type(theirs.value)
+    assert f"{_argument_named(setting)} must be" in str(ours.value)
+
+
+@pytest.mark.parametrize("name, setting, torch_word", [row for row in BAD_SETTINGS if row[1] != dict(lr="0.1")])
+def test_a_bad_value_put_into_a_group_is_refused_at_step_before_anything_changes(name, setting, torch_word):
+    p = nn.Parameter(np.ones(2))
+    optimizer = getattr(mg.optim, name)([p])
+    optimizer.param_groups[0].update(setting)
+    p.grad = mg.tensor(np.ones(2))
+    with pytest.raises(ValueError, match=rf"param_groups\[0\]\['{list(setting)[0]}'\]"):
+        optimizer.step()
+    np.testing.assert_array_equal(p.data, np.ones(2))
+    assert not optimizer.state
