@@ -24,6 +24,13 @@ CASES = [
     ("RMSprop", dict(alpha=0.3, eps=1e-6, centered=True, momentum=0.5), dict(lr=0.002, alpha=0.9)),
     ("RMSprop", dict(lr=0.01, alpha=0.9, weight_decay=0.1, momentum=0.5, centered=True, maximize=True),
      dict(weight_decay=0, momentum=0.8, centered=False, maximize=False)),
+    ("Adagrad", {}, {}),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01), dict(lr_decay=0, maximize=True)),
+    ("Adagrad", dict(lr=0.05, initial_accumulator_value=0.1, eps=1e-6, weight_decay=0.1), dict(weight_decay=0)),
+    ("Adagrad", dict(lr=0.05, lr_decay=0.1, weight_decay=0.05, maximize=True), dict(lr=0.01, maximize=False)),
+    ("Adadelta", {}, {}),
+    ("Adadelta", dict(lr=0.5, rho=0.5), dict(rho=0.95, maximize=True)),
+    ("Adadelta", dict(rho=0.0, eps=1e-4, weight_decay=0.1, maximize=True), dict(weight_decay=0, lr=2.0, rho=1.0)),
 ]
 
 
@@ -115,6 +122,8 @@ def test_each_step_matches_torch(case, grouping, dtype):
 # one setting per optimizer that keeps every state entry it has
 STATEFUL = [
     ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True), dict(lr=0.003, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.05, lr_decay=0.01, initial_accumulator_value=0.2), dict(lr=0.02, maximize=True)),
+    ("Adadelta", dict(rho=0.8, weight_decay=0.01), dict(lr=0.5, maximize=True)),
 ]
 NAMES = [name for name, _, _ in STATEFUL]
 
@@ -190,7 +199,8 @@ def test_arguments_are_torchs_in_torchs_order_with_its_defaults(name):
 
 
 # the flags torch's optimizer takes for how it runs on its devices: accepted, changing nothing
-DEVICE_FLAGS = {"RMSprop": ("capturable", "foreach")}
+DEVICE_FLAGS = {"RMSprop": ("capturable", "foreach"), "Adagrad": ("foreach", "fused"),
+                "Adadelta": ("foreach", "capturable")}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -213,6 +223,16 @@ BAD_SETTINGS = [
     ("RMSprop", dict(eps=-1e-8), "epsilon"),
     ("RMSprop", dict(weight_decay=-1), "weight_decay"),
     ("RMSprop", dict(momentum=-0.9), "momentum"),
+    ("Adagrad", dict(lr=-1e-2), "learning rate"),
+    ("Adagrad", dict(lr_decay=-0.1), "lr_decay"),
+    ("Adagrad", dict(weight_decay=-0.1), "weight_decay"),
+    ("Adagrad", dict(initial_accumulator_value=-0.1), "initial_accumulator_value"),
+    ("Adagrad", dict(eps=float("nan")), "epsilon"),
+    ("Adadelta", dict(lr=-1.0), "learning rate"),
+    ("Adadelta", dict(rho=1.5), "rho"),
+    ("Adadelta", dict(rho=-0.1), "rho"),
+    ("Adadelta", dict(eps=-1e-6), "epsilon"),
+    ("Adadelta", dict(weight_decay=-1e-2), "weight_decay"),
 ]
 
 
@@ -240,8 +260,42 @@ def test_a_bad_value_put_into_a_group_is_refused_at_step_before_anything_changes
     p = nn.Parameter(np.ones(2))
     optimizer = getattr(mg.optim, name)([p])
     optimizer.param_groups[0].update(setting)
+    state_before = _snapshot(optimizer.state)  # empty, or Adagrad's step 0
     p.grad = mg.tensor(np.ones(2))
     with pytest.raises(ValueError, match=rf"param_groups\[0\]\['{list(setting)[0]}'\]"):
         optimizer.step()
     np.testing.assert_array_equal(p.data, np.ones(2))
-    assert not optimizer.state
+    assert _snapshot(optimizer.state) == state_before
+
+
+def _snapshot(state):
+    return {index: {key: np.array(value).tolist() for key, value in entries.items()} for index, entries in state.items()}
+
+
+def test_adagrad_state_exists_before_the_first_step_as_torchs(tmp_path):
+    """torch's Adagrad makes every parameter's state (step 0, sum full of
+    initial_accumulator_value) when it is built; a state dict saved then loads and goes on."""
+    start, grads = _start_and_gradients(np.float64, steps=4)
+    ours_params, their_params = _make_parameters(_mg_parameter, start), _make_parameters(_torch_parameter, start)
+    ours = mg.optim.Adagrad(ours_params, lr=0.1, initial_accumulator_value=0.3)
+    theirs = torch.optim.Adagrad(their_params, lr=0.1, initial_accumulator_value=0.3)
+    for p, q in zip(ours_params, their_params):
+        assert list(ours.state[p]) == list(theirs.state[q])
+        for key, value in ours.state[p].items():
+            np.testing.assert_array_equal(value, theirs.state[q][key].numpy(), err_msg=key)
+    mg.save(ours.state_dict(), tmp_path / "adagrad.npz")
+    fresh = mg.optim.Adagrad(ours_params, lr=0.1)
+    fresh.load_state_dict(mg.load(tmp_path / "adagrad.npz"))
+    _assert_same_history(_train(fresh, ours_params, grads, mg.tensor), _train(theirs, their_params, grads, torch.tensor),
+                         np.float64)
+
+
+def test_adagrad_fills_each_groups_sum_with_that_groups_initial_accumulator_value():
+    """torch fills every group's with the constructor's value; a group's own setting is used here."""
+    first, second, added = (nn.Parameter(np.ones(2)) for _ in range(3))
+    optimizer = mg.optim.Adagrad([{"params": [first]}, {"params": [second], "initial_accumulator_value": 0.5}],
+                                 initial_accumulator_value=0.1)
+    optimizer.add_param_group({"params": [added], "initial_accumulator_value": 2.0})
+    for p, value in [(first, 0.1), (second, 0.5), (added, 2.0)]:
+        np.testing.assert_array_equal(optimizer.state[p]["sum"], np.full(2, value))
+        assert optimizer.state[p]["step"] == 0

@@ -17,9 +17,10 @@ holds what they share, sgd.py and adam.py the update rules, lr_scheduler.py the 
 """
 
 from . import lr_scheduler
+from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .optimizer import Optimizer, clip_grad_norm_, clip_grad_value_
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]
