@@ -26,6 +26,7 @@ from minigrad.ops.activations import silu as _silu
 from minigrad.ops.args import integer_array
 from minigrad.ops.attention import scaled_dot_product_attention
 from minigrad.ops.conv import conv1d, conv2d
+from minigrad.ops.dropout import alpha_dropout, dropout1d, dropout2d, feature_alpha_dropout
 from minigrad.ops.embedding import embedding
 from minigrad.ops.inplace import apply_inplace
 from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
@@ -38,6 +39,7 @@ from minigrad.tensor import Tensor
 
 from .batchnorm import batch_norm
 from .linear import linear
+from .normalization import group_norm, instance_norm, local_response_norm
 
 
 def _maybe_in_place(op, name, input, inplace, **settings):
@@ -183,3 +185,7 @@ __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu
            "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention",
            "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+
+# the normalisation, dropout, resampling and transposed convolution functions
+__all__ += ["group_norm", "instance_norm", "local_response_norm", "dropout1d", "dropout2d", "alpha_dropout",
+            "feature_alpha_dropout"]
