@@ -25,6 +25,8 @@ from .io import load, save
 from .ops import (broadcast_tensors, broadcast_to, column_stack, diag, diag_embed, diagonal, dsplit, dstack, fliplr,
                   flipud, hsplit, hstack, meshgrid, ravel, rot90, select, take, tril_indices, triu_indices, vsplit,
                   vstack)
+from .ops import (count_nonzero, cummax, cummin, diff, kthvalue, logcumsumexp, median, mode, nanmedian, nanquantile,
+                  quantile)
 from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, atan2, bmm, cat, ceil, chunk,
                   clamp, clip, clone, concat, concatenate, cos, cumprod, cumsum, div, dot, dropout, einsum, eq, equal,
                   erf, exp, expand, expm1, flatten, flip, floor, floor_divide, fmod, gather, ge, gt, index_select,
@@ -82,6 +84,8 @@ __all__ = [
     "broadcast_to", "broadcast_tensors", "ravel", "hstack", "vstack", "dstack", "column_stack", "hsplit", "vsplit",
     "dsplit", "fliplr", "flipud", "rot90", "diag", "diagonal", "diag_embed", "tril_indices", "triu_indices",
     "meshgrid", "select", "take",
+    "diff", "cummax", "cummin", "logcumsumexp", "count_nonzero", "median", "nanmedian", "kthvalue", "mode",
+    "quantile", "nanquantile",
     # linear algebra
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
     # neural-network ops

@@ -3,8 +3,8 @@ lowercase function that checks its arguments and applies it.
 
     elementwise.py  + - * / **, exp log sqrt abs tanh sigmoid relu, where, masked_fill, casts
     math.py         sin cos erf rsqrt square log1p expm1, floor round sign %, clamp, maximum, isnan ...
-    reduce.py       sum mean prod max min amax amin argmax argmin any all cumsum
-    statistics.py   var std logsumexp norm
+    reduce.py       sum mean prod max min amax amin argmax argmin any all cumsum cummax logcumsumexp diff
+    statistics.py   var std logsumexp norm median nanmedian kthvalue mode quantile nanquantile
     shape.py        reshape permute transpose movedim squeeze flatten expand flip rot90 roll narrow unfold tril
     diagonal.py     diagonal diag diag_embed tril_indices triu_indices
     join.py         cat stack hstack ... split chunk hsplit ... unbind broadcast_tensors meshgrid repeat tile
@@ -36,12 +36,14 @@ from .math import (atan2, ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfin
                    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, reciprocal, remainder, round,
                    rsqrt, sign, sin, square, trunc)
 from .nn import cross_entropy, dropout, log_softmax, masked_softmax, softmax
-from .reduce import all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean, min, prod, sum
+from .reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cummax, cummin, cumprod, cumsum, diff,
+                     logcumsumexp, max, mean, min, prod, sum)
 from .selection import argsort, sort, topk
 from .shape import (broadcast_to, expand, expand_as, flatten, flip, fliplr, flipud, movedim, moveaxis, narrow, permute,
                     ravel, reshape, roll, rot90, squeeze, swapaxes, swapdims, t, transpose, tril, triu, unflatten, unfold,
                     unsqueeze, view, view_as)
-from .statistics import logsumexp, norm, std, std_mean, var, var_mean
+from .statistics import (kthvalue, logsumexp, median, mode, nanmedian, nanquantile, norm, quantile, std, std_mean, var,
+                         var_mean)
 from . import inplace
 from .args import normalize_dim
 
@@ -90,7 +92,8 @@ for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", 
               "ceil", "round", "trunc", "reciprocal", "remainder", "fmod", "floor_divide", "nonzero", "cumprod",
               "take_along_dim", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
               "broadcast_to", "ravel", "fliplr", "flipud", "rot90", "unfold", "diag", "diagonal", "diag_embed", "take",
-              "hsplit", "vsplit", "dsplit", "select"):
+              "hsplit", "vsplit", "dsplit", "select", "diff", "cummax", "cummin", "logcumsumexp", "count_nonzero",
+              "median", "nanmedian", "kthvalue", "mode", "quantile", "nanquantile"):
     setattr(Tensor, _name, globals()[_name])
 
 # Python's operators.

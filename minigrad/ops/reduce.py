@@ -1,4 +1,5 @@
-"""Reductions over one or more dims, and cumsum, with torch's rules.
+"""Reductions over one or more dims, the running ones (cumsum, cumprod, cummax, cummin,
+logcumsumexp), diff and count_nonzero, with torch's rules.
 
 `dim=None` (or an empty tuple) reduces every dim. Integer and bool inputs sum to int64; mean
 needs a float input (or dtype=). A reduction that has no identity (max, min, amax, amin,
@@ -7,19 +8,22 @@ argmax) refuses an empty dim with DimError; sum gives 0, prod 1, mean nan, as to
 This module defines sum/max/min/any/all; Python's builtins of those names are not used here.
 """
 
+import builtins
 import math
 from collections import namedtuple
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import DimError, DTypeError
+from ..errors import ArgumentError, DimError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import normalize_dim, normalize_dims
 from .elementwise import cast
+from .indexing import Gather
+from .join import cat
 from .math import maximum, minimum
 from .selection import TakeAlongDim
-from .shape import reshape
+from .shape import narrow, reshape
 
 
 def reduction_dims(dim, ndim, op):
@@ -303,3 +307,104 @@ def _running(op, name, what):
 
 cumprod = _running(CumProd, "cumprod", "product")
 cumsum = _running(CumSum, "cumsum", "sum")
+
+
+class LogCumSumExp(Function):
+    """y_i = log(exp(x_0) + ... + exp(x_i)) along an axis (np.logaddexp, no overflow);
+    dx_i = sum over j >= i of g_j exp(x_i - y_j), summed in log space for the positive and the
+    negative g separately, so that no exp overflows (as torch does)."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        y = np.logaddexp.accumulate(x, axis=axis)
+        ctx.save_for_backward(x, y)
+        ctx.axis = axis
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved
+        axis = ctx.axis
+
+        def reverse_logcumsumexp(a):
+            return np.flip(np.logaddexp.accumulate(np.flip(a, axis), axis=axis), axis)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            positive = reverse_logcumsumexp(np.where(grad > 0, np.log(np.abs(grad)), -np.inf) - y)
+            negative = reverse_logcumsumexp(np.where(grad < 0, np.log(np.abs(grad)), -np.inf) - y)
+            return np.exp(x + positive) - np.exp(x + negative)
+
+
+def logcumsumexp(x, dim):
+    """log(cumsum(exp(x))) along `dim`, without overflow (torch.logcumsumexp); a float input."""
+    if x.dtype.kind != "f":
+        raise DTypeError(f"logcumsumexp: the input must be a float tensor; got dtype {x.dtype}")
+    axis = normalize_dim(dim, x.ndim, "logcumsumexp")
+    return x.clone() if x.ndim == 0 else LogCumSumExp.apply(x, axis=axis)
+
+
+CumExtremes = namedtuple("CumExtremes", ["values", "indices"])
+
+
+def _running_extreme(x, dim, better, op):
+    """(values, indices) of the running max or min along dim: an element at least as good as the
+    best so far (max: >=) takes over, so ties give the last index; a NaN takes over and stays,
+    later NaNs taking the index (torch's rule). The gradient goes to the index of each value."""
+    axis = normalize_dim(dim, x.ndim, op)
+    if x.ndim == 0:
+        return CumExtremes(x.clone(), Tensor._wrap(np.zeros((), np.int64)))
+    data = np.moveaxis(x._data, axis, -1)
+    indices = np.zeros(data.shape, np.int64)
+    if data.shape[-1]:
+        best, best_index = data[..., 0].copy(), np.zeros(data.shape[:-1], np.int64)
+        for i in range(data.shape[-1]):
+            value = data[..., i]
+            with np.errstate(invalid="ignore"):
+                takes_over = better(value, best)
+            if data.dtype.kind == "f":
+                takes_over = np.isnan(value) | (takes_over & ~np.isnan(best))
+            best, best_index = np.where(takes_over, value, best), np.where(takes_over, i, best_index)
+            indices[..., i] = best_index
+    indices = np.ascontiguousarray(np.moveaxis(indices, -1, axis))
+    return CumExtremes(Gather.apply(x, index=indices, dim=axis), Tensor._wrap(indices))
+
+
+def cummax(x, dim):
+    """(values, indices): the largest element so far along `dim` and where it is (torch.cummax)."""
+    return _running_extreme(x, dim, np.greater_equal, "cummax")
+
+
+def cummin(x, dim):
+    """(values, indices): the smallest element so far along `dim` and where it is (torch.cummin)."""
+    return _running_extreme(x, dim, np.less_equal, "cummin")
+
+
+# -- diff, count_nonzero --------------------------------------------------------------------
+
+def diff(x, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim, out[i] = x[i + 1] - x[i] applied n times, after
+    joining `prepend` before and `append` after x along dim (torch.diff; bools give x[i + 1] != x[i])."""
+    if x.ndim == 0:
+        raise DimError("diff: expects a tensor with at least 1 dim; got a 0-d tensor")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ArgumentError(f"diff: n must be a non-negative int; got {n!r}")
+    axis = normalize_dim(dim, x.ndim, "diff")
+    pieces = [p for p in (prepend, x, append) if p is not None]
+    if len(pieces) > 1:
+        pieces = [p if isinstance(p, Tensor) else Tensor._wrap(np.asarray(p)) for p in pieces]
+        for p in pieces:
+            if p.ndim != x.ndim:
+                raise ShapeError(f"diff: prepend and append must have the {x.ndim} dims of the input (shape "
+                                 f"{x.shape}); got shape {p.shape}")
+        x = cat(pieces, axis)
+    for _ in range(int(n)):
+        length = builtins.max(x.shape[axis] - 1, 0)
+        later, earlier = narrow(x, axis, x.shape[axis] - length, length), narrow(x, axis, 0, length)
+        x = later != earlier if x.dtype == np.bool_ else later - earlier
+    return x
+
+
+def count_nonzero(x, dim=None):
+    """How many elements along `dim` (an int, a tuple, or None for all) are not zero: int64."""
+    data = x._data if isinstance(x, Tensor) else np.asarray(x)
+    dims = reduction_dims(dim, data.ndim, "count_nonzero")
+    return Tensor._wrap(np.asarray(np.count_nonzero(data, axis=dims), dtype=np.int64))

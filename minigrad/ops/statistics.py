@@ -1,15 +1,20 @@
-"""Reductions with a formula of their own: var and std (with Bessel's correction), logsumexp
-and norm. Each is one Function whose backward is torch's, including where the formula
+"""Reductions with a formula of their own: var and std (with Bessel's correction), logsumexp,
+norm, and the order statistics (median, nanmedian, kthvalue, mode, quantile, nanquantile). Each is one Function whose backward is torch's, including where the formula
 divides by zero (std and norm of all-zero inputs have gradient 0, not nan)."""
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError
-from ..tensor import Function
+from ..errors import ArgumentError, DimError, DTypeError
+from ..tensor import Function, Tensor
+from .args import as_array, normalize_dim
 from .elementwise import as_float, cast
-from .reduce import reduction_dims, expand_back, refuse_empty, mean
+from .indexing import gather
+from .reduce import Extreme, reduction_dims, expand_back, refuse_empty, mean
+from .selection import TakeAlongDim, sort
+from .shape import movedim, reshape
 
 
 def _float_input(x, op):
@@ -181,3 +186,160 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
         refuse_empty(x, dims, f"norm(p={p})")
     return Norm.apply(x, dims=dims, keepdim=keepdim, p=float(p))
 
+
+
+# -- medians, k-th values, modes ----------------------------------------------------------
+
+Picked = namedtuple("Picked", ["values", "indices"])
+
+
+def _lower_median(ignore_nan):
+    """The reduce for Extreme: the lower median of every element (NaN if there is one, unless
+    ignore_nan, which drops them), kept in a shape of 1s."""
+    def reduce(x, axis, keepdims):
+        flat = np.sort(x.ravel())  # NaN sorts last
+        is_nan = np.isnan(flat) if flat.dtype.kind == "f" else np.zeros(flat.shape, bool)
+        values = flat[~is_nan] if ignore_nan else flat
+        median = flat.dtype.type(np.nan) if not values.size or is_nan.any() and not ignore_nan else \
+            values[(values.size - 1) // 2]
+        return np.full((1,) * x.ndim, median, x.dtype)
+    return reduce
+
+
+def _picked(x, dim, keepdim, position, op):
+    """(values, indices) of the element of each slice along dim at `position(order, data)` in its
+    stable ascending order (NaN last); the gradient goes to that element."""
+    axis = normalize_dim(dim, x.ndim, op)
+    if x.ndim == 0:
+        return Picked(x.clone(), Tensor._wrap(np.zeros((), np.int64)))
+    refuse_empty(x, (axis,), op)
+    order = np.argsort(x._data, axis=axis, kind="stable")
+    indices = np.take_along_axis(order, position(order, x._data, axis), axis=axis).astype(np.int64)
+    values = TakeAlongDim.apply(x, indices=indices, dim=axis, keepdim=keepdim)
+    return Picked(values, Tensor._wrap(indices if keepdim else np.squeeze(indices, axis)))
+
+
+def _median_position(ignore_nan):
+    def position(order, data, axis):
+        size = data.shape[axis]
+        if data.dtype.kind != "f":
+            return np.full(data.shape[:axis] + (1,) + data.shape[axis + 1:], (size - 1) // 2)
+        valid = (~np.isnan(data)).sum(axis=axis, keepdims=True)
+        if ignore_nan:
+            return np.maximum(valid - 1, 0) // 2
+        # a slice with NaN gives its first NaN: the first of the NaNs at the end of a stable order
+        return np.where(valid < size, valid, (size - 1) // 2)
+    return position
+
+
+def median(x, dim=None, keepdim=False):
+    """The lower median (the smaller of the two middle values for an even count) of every element,
+    NaN if one is NaN; its gradient is shared by the elements equal to it. median(x, dim) ->
+    (values, indices) along dim, the gradient to the index. As torch.median."""
+    if dim is None:
+        refuse_empty(x, () if x.dtype.kind == "f" else range(x.ndim), "median")
+        return Extreme.apply(x, dims=tuple(range(x.ndim)), keepdim=False, reduce=_lower_median(False), nan_shares=True)
+    return _picked(x, dim, keepdim, _median_position(False), "median")
+
+
+def nanmedian(x, dim=None, keepdim=False):
+    """median ignoring NaN (NaN only where every element is NaN), as torch.nanmedian."""
+    if dim is None:
+        refuse_empty(x, () if x.dtype.kind == "f" else range(x.ndim), "nanmedian")
+        return Extreme.apply(x, dims=tuple(range(x.ndim)), keepdim=False, reduce=_lower_median(True), nan_shares=True)
+    return _picked(x, dim, keepdim, _median_position(True), "nanmedian")
+
+
+def kthvalue(x, k, dim=-1, keepdim=False):
+    """(values, indices) of the k-th smallest element (k = 1 the smallest) along dim (torch.kthvalue)."""
+    size = x.shape[normalize_dim(dim, x.ndim, "kthvalue")] if x.ndim else 1
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= size:
+        raise ArgumentError(f"kthvalue: k must be an int in [1, {size}] (the size of dim {dim} of shape {x.shape}); "
+                            f"got {k!r}")
+    return _picked(x, dim, keepdim, lambda order, data, axis: np.full_like(order, k - 1, shape=order.shape[:axis]
+                                                                       + (1,) + order.shape[axis + 1:]), "kthvalue")
+
+
+def _mode_position(order, data, axis):
+    """Where in the stable order the most frequent value ends (its last occurrence): the smallest
+    of the most frequent values, as torch."""
+    ranked = np.take_along_axis(data, order, axis=axis)
+    rows = np.moveaxis(ranked, axis, -1).reshape(-1, data.shape[axis])
+    ends = np.empty(rows.shape[0], np.int64)
+    for r, row in enumerate(rows):
+        starts = np.flatnonzero(np.concatenate([[True], row[1:] != row[:-1]]))
+        lengths = np.diff(np.append(starts, row.size))
+        most = np.argmax(lengths)  # the first of the longest runs: the smallest value
+        ends[r] = starts[most] + lengths[most] - 1
+    shape = np.moveaxis(ranked, axis, -1).shape[:-1]
+    return np.expand_dims(ends.reshape(shape), axis)
+
+
+def mode(x, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value along dim (the smallest of ties) and its last
+    position (torch.mode); the gradient goes to that position."""
+    return _picked(x, dim, keepdim, _mode_position, "mode")
+
+
+# -- quantiles ----------------------------------------------------------------------------
+
+INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, op):
+    _float_input(x, op)
+    if interpolation not in INTERPOLATIONS:
+        raise ArgumentError(f"{op}: interpolation must be one of {', '.join(INTERPOLATIONS)}; got {interpolation!r}")
+    q_array = as_array(q)
+    if isinstance(q, Tensor) and q.dtype != x.dtype:
+        raise DTypeError(f"{op}: q must have the dtype of the input ({x.dtype}); got {q.dtype}")
+    if q_array.ndim > 1:
+        raise DimError(f"{op}: q must be a number or a 0-d or 1-D tensor; got shape {q_array.shape}")
+    if q_array.size and (np.isnan(q_array).any() or q_array.min() < 0 or q_array.max() > 1):
+        raise ArgumentError(f"{op}: q must be in [0, 1]; got {q_array.reshape(-1).tolist()}")
+    if x.numel() == 0:
+        raise ArgumentError(f"{op}: the input must be non-empty; got shape {x.shape}")
+    shape = x.shape
+    if dim is None:
+        x, axis = reshape(x, -1), 0
+    else:
+        axis = normalize_dim(dim, x.ndim, op)
+        if x.ndim == 0:
+            x = reshape(x, 1)
+    ordered = movedim(sort(x, axis).values, axis, -1)  # (..., n), NaN last
+    size = ordered.shape[-1]
+    valid = (~np.isnan(ordered._data)).sum(axis=-1, keepdims=True)
+    # rank = q * scale + start: q * (count - 1), or the end of a slice that holds NaN (quantile);
+    # a tensor q that requires grad gets its gradient through the linear weight, as in torch
+    if ignore_nan:
+        scale, start = np.maximum(valid - 1, 0), np.zeros_like(valid)
+    else:
+        scale, start = np.where(valid < size, 0, size - 1), np.where(valid < size, size - 1, 0)
+    q_row = reshape(q, -1) if isinstance(q, Tensor) else q_array.reshape(-1).astype(x.dtype)
+    ranks = q_row * scale.astype(x.dtype) + start.astype(x.dtype)
+    rank_values = as_array(ranks)
+    below, above = np.floor(rank_values).astype(np.int64), np.ceil(rank_values).astype(np.int64)
+    if interpolation in ("lower", "higher", "nearest"):
+        picked = {"lower": below, "higher": above, "nearest": np.round(rank_values).astype(np.int64)}[interpolation]
+        out = gather(ordered, -1, picked)
+    else:
+        weight = ranks - below.astype(x.dtype) if interpolation == "linear" else x.dtype.type(0.5)
+        low = gather(ordered, -1, below)
+        out = low + (gather(ordered, -1, above) - low) * weight
+    out = movedim(out, -1, 0)  # (len(q), ...)
+    if keepdim:
+        kept = (1,) * len(shape) if dim is None else shape[:axis] + (1,) + shape[axis + 1:]
+        out = reshape(out, out.shape[:1] + kept)
+    return reshape(out, out.shape[1:]) if q_array.ndim == 0 else out
+
+
+def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles (q a number or a 1-D tensor in [0, 1]; its values become a first dim)
+    over dim (None: every element), interpolating between the two nearest ranks as `interpolation`
+    says (linear, lower, higher, midpoint, nearest); NaN where a slice holds NaN (torch.quantile)."""
+    return _quantile(x, q, dim, keepdim, interpolation, False, "quantile")
+
+
+def nanquantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile ignoring NaN (NaN only where a slice is all NaN), as torch.nanquantile."""
+    return _quantile(x, q, dim, keepdim, interpolation, True, "nanquantile")
