@@ -3,6 +3,8 @@ flag on and off, two parameter groups, frozen and skipped parameters, float32 an
 state (opt.state[p], state dicts through mg.save / mg.load); schedules stepping them; and bad
 hyper-parameters raising as torch's do."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -31,6 +33,19 @@ CASES = [
     ("Adadelta", {}, {}),
     ("Adadelta", dict(lr=0.5, rho=0.5), dict(rho=0.95, maximize=True)),
     ("Adadelta", dict(rho=0.0, eps=1e-4, weight_decay=0.1, maximize=True), dict(weight_decay=0, lr=2.0, rho=1.0)),
+    ("Adamax", {}, {}),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.99)), dict(betas=(0.3, 0.9), maximize=True)),
+    ("Adamax", dict(lr=0.005, eps=1e-4, weight_decay=0.1, maximize=True), dict(weight_decay=0)),
+    ("NAdam", {}, {}),
+    ("NAdam", dict(lr=0.01, momentum_decay=0.01), dict(momentum_decay=0, maximize=True)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1), dict(decoupled_weight_decay=True)),
+    ("NAdam", dict(lr=0.005, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.05, decoupled_weight_decay=True,
+                   maximize=True), dict(weight_decay=0, lr=0.02)),
+    ("RAdam", {}, {}),  # rho_t passes 5 at step 6: both branches
+    ("RAdam", dict(lr=0.01, betas=(0.9, 0.9)), dict(betas=(0.5, 0.99), maximize=True)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1), dict(decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.005, eps=1e-6, weight_decay=0.05, decoupled_weight_decay=True, maximize=True),
+     dict(weight_decay=0)),
 ]
 
 
@@ -86,11 +101,25 @@ def _run_minigrad(name, settings, second_group, start, grads, make_schedule=None
     return _train(optimizer, params, grads, mg.tensor, schedule)
 
 
+@contextlib.contextmanager
+def _torch_default_dtype(dtype):
+    """torch keeps NAdam's mu_product (and every step count) as a tensor of its default dtype:
+    float64 parameters are compared with torch set to float64, as a float64 user of torch sets it
+    (with float32 there, torch's float64 NAdam steps differ from these by ~1e-10 relative)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64 if dtype == np.float64 else torch.float32)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
 def _run_torch(name, settings, second_group, start, grads, make_schedule=None):
     params = _make_parameters(_torch_parameter, start)
-    optimizer = getattr(torch.optim, name)(_groups(params, second_group), **settings)
-    schedule = None if make_schedule is None else make_schedule(torch.optim.lr_scheduler, optimizer)
-    return _train(optimizer, params, grads, torch.tensor, schedule)
+    with _torch_default_dtype(start[0].dtype):
+        optimizer = getattr(torch.optim, name)(_groups(params, second_group), **settings)
+        schedule = None if make_schedule is None else make_schedule(torch.optim.lr_scheduler, optimizer)
+        return _train(optimizer, params, grads, torch.tensor, schedule)
 
 
 def _assert_same_history(ours, theirs, dtype):
@@ -124,6 +153,10 @@ STATEFUL = [
     ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True), dict(lr=0.003, weight_decay=0.1)),
     ("Adagrad", dict(lr=0.05, lr_decay=0.01, initial_accumulator_value=0.2), dict(lr=0.02, maximize=True)),
     ("Adadelta", dict(rho=0.8, weight_decay=0.01), dict(lr=0.5, maximize=True)),
+    ("Adamax", dict(lr=0.01, weight_decay=0.01), dict(betas=(0.8, 0.99))),
+    ("NAdam", dict(lr=0.01, momentum_decay=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+     dict(lr=0.02, maximize=True)),
+    ("RAdam", dict(lr=0.01, betas=(0.9, 0.9)), dict(weight_decay=0.1, maximize=True)),
 ]
 NAMES = [name for name, _, _ in STATEFUL]
 
@@ -135,13 +168,14 @@ def test_state_per_parameter_matches_torchs(case):
     start, grads = _start_and_gradients(np.float64, steps=5)
     ours_params, their_params = _make_parameters(_mg_parameter, start), _make_parameters(_torch_parameter, start)
     ours = getattr(mg.optim, name)(_groups(ours_params, second_group), **settings)
-    theirs = getattr(torch.optim, name)(_groups(their_params, second_group), **settings)
     _train(ours, ours_params, grads, mg.tensor)
-    _train(theirs, their_params, grads, torch.tensor)
+    with _torch_default_dtype(np.float64):
+        theirs = getattr(torch.optim, name)(_groups(their_params, second_group), **settings)
+        _train(theirs, their_params, grads, torch.tensor)
     for p, q in zip(ours_params, their_params):
         assert list(ours.state[p]) == list(theirs.state[q])
         for key, value in ours.state[p].items():
-            np.testing.assert_allclose(value, theirs.state[q][key].numpy(), rtol=1e-12, err_msg=key)
+            np.testing.assert_allclose(value, theirs.state[q][key].numpy(), rtol=1e-12, atol=1e-15, err_msg=key)
 
 
 @pytest.mark.parametrize("grouping", ["one group", "two groups"])
@@ -200,7 +234,8 @@ def test_arguments_are_torchs_in_torchs_order_with_its_defaults(name):
 
 # the flags torch's optimizer takes for how it runs on its devices: accepted, changing nothing
 DEVICE_FLAGS = {"RMSprop": ("capturable", "foreach"), "Adagrad": ("foreach", "fused"),
-                "Adadelta": ("foreach", "capturable")}
+                "Adadelta": ("foreach", "capturable"), "Adamax": ("foreach", "capturable"),
+                "NAdam": ("foreach", "capturable"), "RAdam": ("foreach", "capturable")}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -233,6 +268,19 @@ BAD_SETTINGS = [
     ("Adadelta", dict(rho=-0.1), "rho"),
     ("Adadelta", dict(eps=-1e-6), "epsilon"),
     ("Adadelta", dict(weight_decay=-1e-2), "weight_decay"),
+    ("Adamax", dict(lr=-2e-3), "learning rate"),
+    ("Adamax", dict(betas=(0.9, 1.0)), "beta parameter at index 1"),
+    ("Adamax", dict(betas=(-0.1, 0.9)), "beta parameter at index 0"),
+    ("Adamax", dict(eps=-1.0), "epsilon"),
+    ("Adamax", dict(weight_decay=-0.1), "weight_decay"),
+    ("NAdam", dict(lr=float("nan")), "learning rate"),
+    ("NAdam", dict(betas=(1.0, 0.999)), "beta parameter at index 0"),
+    ("NAdam", dict(momentum_decay=-4e-3), "momentum_decay"),
+    ("NAdam", dict(weight_decay=-0.1), "weight_decay"),
+    ("RAdam", dict(lr=-1e-3), "learning rate"),
+    ("RAdam", dict(betas=(0.9, 1.5)), "beta parameter at index 1"),
+    ("RAdam", dict(eps=-1e-8), "epsilon"),
+    ("RAdam", dict(weight_decay=-0.1), "weight_decay"),
 ]
 
 

@@ -13,14 +13,17 @@ Updates happen in place on each parameter's array (modules, state dicts and the 
 keep pointing at the same memory). Parameters whose .grad is None are skipped. Parameter
 groups work as in torch (a list of dicts, each with "params" and its own settings; the
 optimizer's `param_groups`); `opt.lr = 1e-4` sets the rate of every group. optimizer.py
-holds what they share, sgd.py and adam.py the update rules, lr_scheduler.py the schedules.
+holds what they share, sgd.py and adam.py the update rules; per_parameter.py the step that
+torch's other everyday optimizers share (rmsprop.py, adagrad.py with Adadelta,
+adam_variants.py with Adamax, NAdam and RAdam); lr_scheduler.py the schedules.
 """
 
 from . import lr_scheduler
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
+from .adam_variants import Adamax, NAdam, RAdam
 from .optimizer import Optimizer, clip_grad_norm_, clip_grad_value_
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]
