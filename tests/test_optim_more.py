@@ -303,6 +303,10 @@ def test_bad_hyper_parameters_raise_as_torchs(name, setting, torch_word):
     assert f"{_argument_named(setting)} must be" in str(ours.value)
 
 
+def _snapshot(state):
+    return {index: {key: np.array(value).tolist() for key, value in entries.items()} for index, entries in state.items()}
+
+
 @pytest.mark.parametrize("name, setting, torch_word", [row for row in BAD_SETTINGS if row[1] != dict(lr="0.1")])
 def test_a_bad_value_put_into_a_group_is_refused_at_step_before_anything_changes(name, setting, torch_word):
     p = nn.Parameter(np.ones(2))
@@ -314,10 +318,6 @@ def test_a_bad_value_put_into_a_group_is_refused_at_step_before_anything_changes
         optimizer.step()
     np.testing.assert_array_equal(p.data, np.ones(2))
     assert _snapshot(optimizer.state) == state_before
-
-
-def _snapshot(state):
-    return {index: {key: np.array(value).tolist() for key, value in entries.items()} for index, entries in state.items()}
 
 
 def test_adagrad_state_exists_before_the_first_step_as_torchs(tmp_path):
@@ -347,3 +347,73 @@ def test_adagrad_fills_each_groups_sum_with_that_groups_initial_accumulator_valu
     for p, value in [(first, 0.1), (second, 0.5), (added, 2.0)]:
         np.testing.assert_array_equal(optimizer.state[p]["sum"], np.full(2, value))
         assert optimizer.state[p]["step"] == 0
+
+
+@pytest.mark.parametrize("case", STATEFUL, ids=_case_id)
+def test_a_transposed_parameter_is_updated_in_its_own_memory_as_torchs(case):
+    name, settings, _ = case
+    rng = np.random.default_rng(4)
+    start, grads = rng.standard_normal((4, 3)), [rng.standard_normal((3, 4)) for _ in range(6)]
+    p = nn.Parameter(np.zeros((3, 4)))
+    p.data = start.copy().T
+    array = p.data
+    optimizer = getattr(mg.optim, name)([p], **settings)
+    q = torch.nn.Parameter(torch.tensor(start).t())
+    with _torch_default_dtype(np.float64):
+        reference = getattr(torch.optim, name)([q], **settings)
+        for g in grads:
+            p.grad, q.grad = mg.tensor(g), torch.tensor(g)
+            optimizer.step()
+            reference.step()
+            np.testing.assert_allclose(p.data, q.detach().numpy(), **TOLERANCE[np.float64])
+    assert p.data is array and not array.flags.c_contiguous
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_step_refuses_a_gradient_of_another_shape_and_bumps_each_updated_parameters_version(name, monkeypatch):
+    bumped = []
+    monkeypatch.setattr(nn.Parameter, "_bump_version", lambda self: bumped.append(self), raising=False)
+    stepped, skipped = nn.Parameter(np.ones(3)), nn.Parameter(np.ones(2))
+    optimizer = getattr(mg.optim, name)([stepped, skipped])
+    stepped.grad = mg.tensor(np.ones(4))
+    state_before = _snapshot(optimizer.state)
+    with pytest.raises(ValueError, match=rf"{name}: parameter 0 has shape \(3,\) but its grad has shape \(4,\)"):
+        optimizer.step()
+    np.testing.assert_array_equal(stepped.data, np.ones(3))
+    assert _snapshot(optimizer.state) == state_before and bumped == []
+    stepped.grad = mg.tensor(np.ones(3))
+    optimizer.step()
+    assert bumped == [stepped]
+
+
+# (optimizer, state entry, a bad value or a function of the saved one, what the message says)
+BAD_STATE = [
+    ("RMSprop", "square_avg", lambda value: value - 1, "holds averages of squared gradients, which are >= 0"),
+    ("RMSprop", "momentum_buffer", np.zeros(5), r"must be a float array of shape \(3,\)"),
+    ("RMSprop", "step", np.array(0), "must be an integer >= 1; got 0"),
+    ("Adagrad", "step", np.array(-1), "must be an integer >= 0; got array.-1"),
+    ("Adagrad", "step", np.array(1.5), "must be an integer >= 0"),
+    ("Adagrad", "sum", lambda value: value * np.nan, r"holds sums of squared gradients, which are >= 0; got nan"),
+    ("Adadelta", "acc_delta", lambda value: -value - 1, r"holds averages of squared steps, which are >= 0; got -1"),
+    ("Adamax", "exp_inf", lambda value: -value - 1, r"holds decayed largest gradient magnitudes, which are >= 0"),
+    ("NAdam", "mu_product", np.array(1.5), r"is a product of momenta in \(0, 1\]; got 1.5"),
+    ("NAdam", "mu_product", np.array(0.0), r"is a product of momenta in \(0, 1\]; got 0.0"),
+    ("RAdam", "exp_avg", np.zeros((3, 1)), r"must be a float array of shape \(3,\)"),
+]
+
+
+@pytest.mark.parametrize("name, entry, bad, message", BAD_STATE)
+def test_load_state_dict_refuses_a_bad_state_entry_naming_it_and_changes_nothing(name, entry, bad, message, tmp_path):
+    settings = dict(next(settings for optimizer, settings, _ in STATEFUL if optimizer == name))
+    p = nn.Parameter(np.ones(3))
+    optimizer = getattr(mg.optim, name)([p], **settings)
+    p.grad = mg.tensor(np.full(3, 0.5))
+    optimizer.step()
+    saved = optimizer.state_dict()
+    key = f"state.0.{entry}"
+    saved[key] = bad(saved[key]) if callable(bad) else bad
+    mg.save(saved, tmp_path / "optimizer.npz")
+    state_before = _snapshot(optimizer.state)
+    with pytest.raises(ValueError, match=rf"{name}.load_state_dict failed: {key} {message}"):
+        optimizer.load_state_dict(mg.load(tmp_path / "optimizer.npz"))
+    assert _snapshot(optimizer.state) == state_before

@@ -4,7 +4,7 @@ only shrinks), Adadelta by a running average, scaled by a running average of its
 
 import numpy as np
 
-from .optimizer import check_torch_flags, flag, non_negative, non_negative_buffer, step_count
+from .optimizer import buffer_of, check_torch_flags, flag, non_negative, non_negative_buffer, step_count
 from .per_parameter import PerParameterOptimizer
 
 
@@ -33,7 +33,7 @@ class Adagrad(PerParameterOptimizer):
 
     hyper_parameters = {"lr": non_negative, "lr_decay": non_negative, "weight_decay": non_negative,
                         "initial_accumulator_value": non_negative, "eps": non_negative, "maximize": flag}
-    state_checks = {"step": _steps_taken, "sum": non_negative_buffer}
+    state_checks = {"step": _steps_taken, "sum": buffer_of("sums of squared gradients")}
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
@@ -82,7 +82,8 @@ class Adadelta(PerParameterOptimizer):
 
     hyper_parameters = {"lr": non_negative, "rho": _decay_rate, "eps": non_negative, "weight_decay": non_negative,
                         "maximize": flag}
-    state_checks = {"step": step_count, "square_avg": non_negative_buffer, "acc_delta": non_negative_buffer}
+    state_checks = {"step": step_count, "square_avg": non_negative_buffer,
+                    "acc_delta": buffer_of("averages of squared steps")}
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):

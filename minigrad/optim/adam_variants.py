@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .optimizer import (betas, buffer, check_torch_flags, flag, non_negative, non_negative_buffer,
+from .optimizer import (betas, buffer, buffer_of, check_torch_flags, flag, non_negative, non_negative_buffer,
                         step_count)
 from .per_parameter import PerParameterOptimizer
 
@@ -42,7 +42,7 @@ class Adamax(PerParameterOptimizer):
 
     hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
                         "maximize": flag}
-    state_checks = {"step": step_count, "exp_avg": buffer, "exp_inf": non_negative_buffer}
+    state_checks = {"step": step_count, "exp_avg": buffer, "exp_inf": buffer_of("decayed largest gradient magnitudes")}
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):

@@ -83,14 +83,20 @@ def buffer(name, value, param):
     return np.array(array, dtype=param.dtype, order="C")
 
 
-def non_negative_buffer(name, value, param):
-    """A buffer of second moments (averages of squares): every element >= 0."""
-    array = buffer(name, value, param)
-    bad = ~(array >= 0)  # NaN is bad too
-    if bad.any():
-        raise ValueError(f"{name} holds averages of squared gradients, which are >= 0; got "
-                         f"{array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}")
-    return array
+def buffer_of(what):
+    """The check of a buffer of `what`, which are never negative (sums of squares, largest
+    magnitudes): every element >= 0, and the message says what the buffer holds."""
+    def check(name, value, param):
+        array = buffer(name, value, param)
+        bad = ~(array >= 0)  # NaN is bad too
+        if bad.any():
+            raise ValueError(f"{name} holds {what}, which are >= 0; got "
+                             f"{array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}")
+        return array
+    return check
+
+
+non_negative_buffer = buffer_of("averages of squared gradients")  # second moments
 
 
 def check_torch_flags(name, differentiable):
