@@ -5,6 +5,7 @@ nn.functional (see the end of this file)."""
 import sys as _sys
 
 from . import functional, init, utils
+from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403

@@ -19,9 +19,14 @@ from minigrad.ops import log_softmax as _log_softmax
 from minigrad.ops import masked_softmax, sigmoid, tanh, where
 from minigrad.ops import relu as _relu
 from minigrad.ops import softmax as _softmax
+from minigrad.ops.activations import celu as _celu
 from minigrad.ops.activations import elu as _elu
-from minigrad.ops.activations import gelu, softplus
+from minigrad.ops.activations import hardtanh as _hardtanh
+from minigrad.ops.activations import gelu, glu, hardshrink, hardsigmoid, hardswish, softplus, softshrink, tanhshrink
 from minigrad.ops.activations import leaky_relu as _leaky_relu
+from minigrad.ops.activations import rrelu as _rrelu
+from minigrad.ops.activations import selu as _selu
+from minigrad.ops.activations import threshold as _threshold
 from minigrad.ops.activations import silu as _silu
 from minigrad.ops.args import integer_array
 from minigrad.ops.attention import scaled_dot_product_attention
@@ -67,18 +72,44 @@ def elu(input, alpha=1.0, inplace=False):
     return _maybe_in_place(_elu, "elu_", input, inplace, alpha=alpha)
 
 
+def selu(input, inplace=False):
+    return _maybe_in_place(_selu, "selu_", input, inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _maybe_in_place(_celu, "celu_", input, inplace, alpha=alpha)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _maybe_in_place(_threshold, "threshold_", input, inplace, threshold=threshold, value=value)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return _maybe_in_place(_rrelu, "rrelu_", input, inplace, lower=lower, upper=upper, training=training)
+
+
 def mish(input):
     """x * tanh(softplus(x)) (Misra, 2019), as torch's F.mish."""
     return input * softplus(input).tanh()
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0):
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clipped to [min_val, max_val] (gradient 1 inside, 0 outside), as torch's F.hardtanh."""
     if not min_val < max_val:
         raise ValueError(f"hardtanh: min_val must be below max_val; got {min_val} and {max_val}")
-    if input.dtype.kind in "iu":  # an integer tensor stays one, as in torch
-        min_val, max_val = int(min_val), int(max_val)
-    return input.clamp(min=min_val, max=max_val)
+    return _maybe_in_place(_hardtanh, "hardtanh_", input, inplace, min_val=min_val, max_val=max_val)
+
+
+# torch's underscore spellings: the same functions with inplace=True
+def relu_(input): return relu(input, inplace=True)
+def elu_(input, alpha=1.0): return elu(input, alpha, inplace=True)
+def leaky_relu_(input, negative_slope=0.01): return leaky_relu(input, negative_slope, inplace=True)
+def hardtanh_(input, min_val=-1.0, max_val=1.0): return hardtanh(input, min_val, max_val, inplace=True)
+def threshold_(input, threshold, value): return _maybe_in_place(_threshold, "threshold_", input, True,
+                                                               threshold=threshold, value=value)
+def selu_(input): return selu(input, inplace=True)
+def celu_(input, alpha=1.0): return celu(input, alpha, inplace=True)
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False): return rrelu(input, lower, upper, training, inplace=True)
 
 
 def relu6(input):
@@ -144,6 +175,12 @@ def log_softmax(input, dim=None, dtype=None):
     return _log_softmax(input, _implicit_dim("log_softmax", input.ndim) if dim is None else dim)
 
 
+def softmin(input, dim=None, dtype=None):
+    """softmax(-input) along dim; dtype= casts the input first (as torch's)."""
+    input = input if dtype is None else input.to(dtype)
+    return _softmax(-input, _implicit_dim("softmin", input.ndim) if dim is None else dim)
+
+
 # -- small compositions -------------------------------------------------------------------------
 
 def one_hot(tensor, num_classes=-1):
@@ -179,6 +216,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 
 __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
+           "selu", "celu", "threshold", "rrelu", "glu", "hardsigmoid", "hardswish", "hardshrink", "softshrink",
+           "tanhshrink", "softmin", "relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "selu_", "celu_", "rrelu_",
            "mish", "hardtanh", "relu6", "logsigmoid", "softsign", "prelu", "batch_norm",
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",

@@ -103,13 +103,13 @@ class Mish(_Activation):
 
 class Hardtanh(_Activation):
     """x clipped to [min_val, max_val]."""
-    function, settings = staticmethod(F.hardtanh), ("min_val", "max_val")
+    function, settings = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
 
-    def __init__(self, min_val=-1.0, max_val=1.0):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
         if not min_val < max_val:
             raise ValueError(f"Hardtanh: min_val must be below max_val; got {min_val} and {max_val}")
-        self.min_val, self.max_val = float(min_val), float(max_val)
+        self.min_val, self.max_val, self.inplace = float(min_val), float(max_val), bool(inplace)
 
 
 class ReLU6(_Activation):

@@ -9,15 +9,38 @@ ufuncs each way.
     silu(x)                       x * sigmoid(x)
     leaky_relu(x, 0.01)           x for x > 0, negative_slope * x otherwise
     elu(x, alpha=1.0)             x for x > 0, alpha * (exp(x) - 1) otherwise
+    selu(x)                       scale * elu(x, alpha) with Klambauer et al.'s two constants
+    celu(x, alpha=1.0)            x for x > 0, alpha * (exp(x / alpha) - 1) otherwise
     softplus(x, beta=1, threshold=20)
                                   log(1 + exp(beta x)) / beta, and x where beta x > threshold
+    hardtanh(x, -1, 1)            x clipped to [min_val, max_val]
+    hardsigmoid(x)                x / 6 + 1/2 clipped to [0, 1]
+    hardswish(x)                  x * hardsigmoid(x)
+    hardshrink(x, lambd=0.5)      x where |x| > lambd, else 0
+    softshrink(x, lambd=0.5)      x - lambd * sign(x) where |x| > lambd, else 0
+    tanhshrink(x)                 x - tanh(x)
+    threshold(x, threshold, value) x where x > threshold, else value
+    glu(x, dim=-1)                a * sigmoid(b), a and b the two halves of x along dim
+    rrelu(x, lower, upper, training)
+                                  x for x > 0, a * x otherwise: a drawn from U(lower, upper) per
+                                  element while training, the mean (lower + upper) / 2 in eval
+
+NaN goes where torch sends it: the comparisons are written so that a NaN input takes the
+branch torch's kernels give it (the identity for elu, celu, selu, threshold and the shrinks).
 """
 
 import numpy as np
 
 from .. import kernels
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..random import generator
 from ..tensor import Function, Tensor
+from .args import normalize_dim
+from .elementwise import masked_fill, mul, sigmoid, sub, tanh, where
+from .join import chunk
+
+SELU_ALPHA = 1.6732632423543772848170429916717  # the fixed point of Klambauer et al. (2017)
+SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _float_input(name, x):
@@ -80,20 +103,22 @@ class LeakyReLU(Function):
 
 
 class ELU(Function):
-    """y = x where x > 0, else alpha (exp(x) - 1); dy/dx = 1 or alpha exp(x)."""
+    """y = x where x > 0, else alpha (exp(s x) - 1); dy/dx = 1 or alpha s exp(s x). The input
+    scale s is 1 for elu and 1 / alpha for celu; NaN takes the identity side, as in torch."""
 
     @staticmethod
-    def forward(ctx, x, alpha):
-        alpha = x.dtype.type(alpha)
-        negative_part = alpha * np.expm1(np.minimum(x, 0))  # exp only where it cannot overflow
-        ctx.save_for_backward(x, negative_part)
-        ctx.alpha = alpha
-        return np.where(x > 0, x, negative_part)
+    def forward(ctx, x, alpha, input_scale):
+        alpha, input_scale = x.dtype.type(alpha), x.dtype.type(input_scale)
+        negative = x <= 0
+        scaled = np.where(negative, x, 0) * input_scale  # no exp of the positives
+        ctx.save_for_backward(negative, scaled)
+        ctx.alpha, ctx.input_scale = alpha, input_scale
+        return np.where(negative, alpha * np.expm1(scaled), x)
 
     @staticmethod
     def backward(ctx, grad):
-        x, negative_part = ctx.saved
-        return np.where(x > 0, grad, grad * (negative_part + ctx.alpha))  # alpha exp(x) = part + alpha
+        negative, scaled = ctx.saved  # alpha s e^(s x) directly: part + alpha would cancel to 0 for large -x
+        return np.where(negative, grad * (ctx.alpha * ctx.input_scale) * np.exp(scaled), grad)
 
 
 class Softplus(Function):
@@ -112,6 +137,38 @@ class Softplus(Function):
     def backward(ctx, grad):
         scaled, linear = ctx.saved
         return np.where(linear, grad, grad * _sigmoid(scaled))
+
+
+class Hardsigmoid(Function):
+    """y = x / 6 + 1/2 clipped to [0, 1]; dy/dx = 1/6 strictly inside (-3, 3), else 0 (also at
+    -3, 3 and NaN, as torch's kernel: the clip's kinks take no gradient)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        inside = (x > -3) & (x < 3)
+        ctx.save_for_backward(inside)
+        return np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (inside,) = ctx.saved
+        return np.where(inside, grad / grad.dtype.type(6), 0)
+
+
+class Hardswish(Function):
+    """y = x * hardsigmoid(x); dy/dx = 0 for x <= -3, x / 3 + 1/2 inside (-3, 3), 1 for x >= 3
+    and for NaN (torch's kernel: the gradient jumps at the kinks, which no composition gives)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * (np.clip(x + x.dtype.type(3), 0, 6) / x.dtype.type(6))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        slope = np.where(x <= -3, 0, np.where(x < 3, x / x.dtype.type(3) + x.dtype.type(0.5), 1))
+        return grad * slope.astype(x.dtype, copy=False)
 
 
 def gelu(x, approximate="none"):
@@ -133,7 +190,20 @@ def leaky_relu(x, negative_slope=0.01):
 
 def elu(x, alpha=1.0):
     """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
-    return ELU.apply(_float_input("elu", x), alpha=float(alpha))
+    return ELU.apply(_float_input("elu", x), alpha=float(alpha), input_scale=1.0)
+
+
+def selu(x):
+    """SELU_SCALE * elu(x, SELU_ALPHA): self-normalising units (Klambauer et al., 2017)."""
+    return ELU.apply(_float_input("selu", x), alpha=SELU_ALPHA, input_scale=1.0) * SELU_SCALE
+
+
+def celu(x, alpha=1.0):
+    """x where x > 0, alpha * (exp(x / alpha) - 1) elsewhere (Barron, 2017): elu that stays
+    continuously differentiable for every alpha."""
+    if alpha == 0:
+        raise ArgumentError("celu: alpha cannot be 0 (the input is divided by it); got alpha=0")
+    return ELU.apply(_float_input("celu", x), alpha=float(alpha), input_scale=1.0 / alpha)
 
 
 def softplus(x, beta=1.0, threshold=20.0):
@@ -141,4 +211,89 @@ def softplus(x, beta=1.0, threshold=20.0):
     return Softplus.apply(_float_input("softplus", x), beta=float(beta), threshold=float(threshold))
 
 
-__all__ = ["gelu", "silu", "leaky_relu", "elu", "softplus"]
+def hardsigmoid(x):
+    """x / 6 + 1/2 clipped to [0, 1]: a piecewise-linear sigmoid (MobileNetV3)."""
+    return Hardsigmoid.apply(_float_input("hardsigmoid", x))
+
+
+def hardswish(x):
+    """x * hardsigmoid(x) (MobileNetV3)."""
+    return Hardswish.apply(_float_input("hardswish", x))
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    """x clipped to [min_val, max_val]; gradient 1 strictly inside, 0 elsewhere (also at the two
+    bounds, as torch's, where clamp would pass it). Integer tensors stay integer."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"hardtanh: expected a Tensor; got {type(x).__name__}")
+    if x.dtype.kind in "iu":
+        min_val, max_val = int(min_val), int(max_val)
+    inside = (x.data > min_val) & (x.data < max_val)
+    return where(inside, x, Tensor._wrap(np.clip(x.data, min_val, max_val)))
+
+
+def _inside(x, lambd):
+    """Where -lambd <= x <= lambd (False at NaN): the elements the shrinks set to 0."""
+    return (x.data >= -lambd) & (x.data <= lambd)
+
+
+def hardshrink(x, lambd=0.5):
+    """x where |x| > lambd, else 0; gradient 1 and 0 likewise."""
+    x = _float_input("hardshrink", x)
+    return masked_fill(x, _inside(x, lambd), 0.0)
+
+
+def softshrink(x, lambd=0.5):
+    """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+    x = _float_input("softshrink", x)
+    if not lambd >= 0:
+        raise ArgumentError(f"softshrink: lambd must be >= 0; got {lambd}")
+    shifted = sub(x, Tensor._wrap(np.sign(x.data) * x.dtype.type(lambd)))
+    return masked_fill(shifted, _inside(x, lambd), 0.0)
+
+
+def tanhshrink(x):
+    """x - tanh(x)."""
+    x = _float_input("tanhshrink", x)
+    return sub(x, tanh(x))
+
+
+def threshold(x, threshold, value):
+    """x where x > threshold, else value (integer tensors stay integer, as in torch)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"threshold: expected a Tensor; got {type(x).__name__}")
+    if x.dtype.kind in "iu":
+        value = int(value)
+    return where(x.data <= threshold, value, x)
+
+
+def glu(x, dim=-1):
+    """a * sigmoid(b), where a and b are the first and second halves of x along dim (Dauphin et
+    al., 2017): x of size 2n along dim -> size n."""
+    x = _float_input("glu", x)
+    if x.ndim == 0:
+        raise ShapeError("glu: a 0-d tensor cannot be halved; expected a tensor with an even-sized dim")
+    dim = normalize_dim(dim, x.ndim, "glu")
+    if x.shape[dim] % 2:
+        raise ShapeError(f"glu: the halved dim must have an even size; dim {dim} of shape {x.shape} has size "
+                         f"{x.shape[dim]}")
+    first, second = chunk(x, 2, dim)
+    return mul(first, sigmoid(second))
+
+
+def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """Randomized leaky ReLU (Xu et al., 2015): x where x > 0, a * x elsewhere. While training
+    each element draws its slope a from U(lower, upper) (minigrad's generator); in eval a is
+    the mean slope (lower + upper) / 2."""
+    x = _float_input("rrelu", x)
+    if not lower <= upper:
+        raise ArgumentError(f"rrelu: lower must be <= upper; got lower={lower} and upper={upper}")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2)
+    slopes = generator().uniform(lower, upper, x.shape).astype(x.dtype)
+    return where(x.data <= 0, mul(x, Tensor._wrap(slopes)), x)
+
+
+__all__ = ["gelu", "silu", "leaky_relu", "elu", "selu", "celu", "softplus", "hardtanh", "hardsigmoid", "hardswish",
+           "hardshrink",
+           "softshrink", "tanhshrink", "threshold", "glu", "rrelu"]
