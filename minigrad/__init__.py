@@ -27,6 +27,8 @@ from .ops import (broadcast_tensors, broadcast_to, column_stack, diag, diag_embe
                   vstack)
 from .ops import (count_nonzero, cummax, cummin, diff, kthvalue, logcumsumexp, median, mode, nanmedian, nanquantile,
                   quantile)
+from .ops import (argwhere, bincount, bucketize, histc, index_add, index_copy, index_fill, logspace, randint_like,
+                  scatter_reduce, searchsorted, trapezoid, unique, unique_consecutive, vander)
 from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, argsort, atan2, bmm, cat, ceil, chunk,
                   clamp, clip, clone, concat, concatenate, cos, cumprod, cumsum, div, dot, dropout, einsum, eq, equal,
                   erf, exp, expand, expm1, flatten, flip, floor, floor_divide, fmod, gather, ge, gt, index_select,
@@ -38,6 +40,11 @@ from .ops import (abs, add, all, allclose, amax, amin, any, argmax, argmin, args
                   sort, split, sqrt, square, squeeze, stack, std, std_mean, sub, sum, swapaxes, swapdims, t,
                   take_along_dim, tanh, tile, topk, transpose, tril, triu, trunc, unbind, unflatten, unsqueeze, var,
                   var_mean, where)
+from .ops import (acos, acosh, addbmm, addcdiv, addcmul, addmm, addmv, arccos, arccosh, arcsin, arcsinh, arctan,
+                  arctanh, asin, asinh, atan, atanh, baddbmm, cdist, copysign, cosh, cross, deg2rad, digamma, dist,
+                  erfinv, exp2, float_power, frac, heaviside, hypot, inner, kron, lerp, lgamma, logaddexp, logaddexp2,
+                  logit, mv, nan_to_num, nanmean, nansum, rad2deg, signbit, sinc, sinh, tan, tensordot, trace,
+                  true_divide, xlogy)
 from .ops.loss import cross_entropy  # the general one; its plain (N, C) case is ops.nn's fused kernel
 from .ops.conv import conv1d, conv2d  # torch's top-level names
 from .ops.pooling import avg_pool1d, max_pool1d, max_pool2d
@@ -86,8 +93,16 @@ __all__ = [
     "meshgrid", "select", "take",
     "diff", "cummax", "cummin", "logcumsumexp", "count_nonzero", "median", "nanmedian", "kthvalue", "mode",
     "quantile", "nanquantile",
+    "unique", "unique_consecutive", "bincount", "histc", "bucketize", "searchsorted", "argwhere", "scatter_reduce",
+    "index_add", "index_copy", "index_fill", "logspace", "randint_like", "vander", "trapezoid",
     # linear algebra
     "matmul", "mm", "bmm", "dot", "outer", "einsum",
+    "asin", "acos", "atan", "tan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh",
+    "arccosh", "arctanh", "exp2", "logit", "xlogy", "hypot", "lerp", "lgamma", "digamma", "erfinv", "logaddexp",
+    "logaddexp2", "sinc", "frac", "float_power", "true_divide", "nan_to_num", "signbit", "rad2deg", "deg2rad",
+    "heaviside", "copysign", "nansum", "nanmean",
+    "addmm", "addmv", "addcmul", "addcdiv", "baddbmm", "addbmm", "mv", "inner", "tensordot", "kron", "cross", "trace",
+    "dist", "cdist",
     # neural-network ops
     "softmax", "log_softmax", "masked_softmax", "cross_entropy", "dropout",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d",

@@ -3,18 +3,25 @@ lowercase function that checks its arguments and applies it.
 
     elementwise.py  + - * / **, exp log sqrt abs tanh sigmoid relu, where, masked_fill, casts
     math.py         sin cos erf rsqrt square log1p expm1, floor round sign %, clamp, maximum, isnan ...
+    pointwise.py    asin ... atanh tan sinh cosh exp2 sinc frac hypot copysign lerp nan_to_num heaviside ...
+    special.py      lgamma digamma erfinv logit xlogy logaddexp logaddexp2
+    nanreduce.py    nansum nanmean
     reduce.py       sum mean prod max min amax amin argmax argmin any all cumsum cummax logcumsumexp diff
     statistics.py   var std logsumexp norm median nanmedian kthvalue mode quantile nanquantile
     shape.py        reshape permute transpose movedim squeeze flatten expand flip rot90 roll narrow unfold tril
     diagonal.py     diagonal diag diag_embed tril_indices triu_indices
     join.py         cat stack hstack ... split chunk hsplit ... unbind broadcast_tensors meshgrid repeat tile
     indexing.py     x[index] gather take index_select masked_select scatter_add nonzero
+    index_write.py  scatter_reduce index_add index_copy index_fill
+    counting.py     unique unique_consecutive bincount histc bucketize searchsorted argwhere
+    series.py       logspace vander trapezoid
     selection.py    sort argsort topk
     linalg.py       matmul mm bmm dot outer einsum
+    products.py     mv inner tensordot kron cross trace addmm addmv addbmm baddbmm addcmul addcdiv dist cdist
     conversion.py   to type_as contiguous allclose isclose equal
     nn.py ...       softmax family, cross-entropy, dropout (and the layers' own ops)
     conv.py pooling.py  conv1d conv2d; max, average and adaptive pooling (nn.functional's names)
-    inplace.py      add_ mul_ ... x[index] = value, with the version counter
+    inplace.py      add_ mul_ ... x[index] = value, uniform_ normal_ ... random_, with the version counter
 
 This package also gives Tensor its methods (`x.exp()`, `x + y`, `x.sum(1)`): each is the
 function of the same name here, so `x.exp()` and `mg.exp(x)` reach the same Function.
@@ -24,11 +31,13 @@ import numpy as np
 
 from ..tensor import Tensor
 from .conversion import allclose, contiguous, element_size, equal, is_floating_point, isclose, numel, to, type_as
+from .counting import argwhere, bincount, bucketize, histc, searchsorted, unique, unique_consecutive
 from .diagonal import diag, diag_embed, diagonal, tril_indices, triu_indices
 from .elementwise import (abs, add, bitwise_not, cast, clone, compare, div, exp, floor_divide, log, masked_fill, mul,
                           neg, pow, relu, sigmoid, sqrt, sub, tanh, where)
 from .indexing import gather, getitem, index_select, masked_select, nonzero, scatter, scatter_add, take, take_along_dim
-from .inplace import setitem
+from .index_write import index_add, index_copy, index_fill, scatter_reduce
+from .inplace import randint_like, setitem
 from .join import (broadcast_tensors, cat, chunk, column_stack, concat, concatenate, dsplit, dstack, hsplit, hstack,
                    meshgrid, repeat, repeat_interleave, split, stack, tile, unbind, vsplit, vstack)
 from .linalg import bmm, dot, einsum, matmul, mm, outer
@@ -36,9 +45,17 @@ from .math import (atan2, ceil, clamp, clip, cos, erf, expm1, floor, fmod, isfin
                    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, reciprocal, remainder, round,
                    rsqrt, sign, sin, square, trunc)
 from .nn import cross_entropy, dropout, log_softmax, masked_softmax, softmax
+from .nanreduce import nanmean, nansum
+from .pointwise import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh,
+                        copysign, cosh, deg2rad, exp2, float_power, frac, heaviside, hypot, lerp, nan_to_num, rad2deg,
+                        signbit, sinc, sinh, tan, true_divide)
+from .products import (addbmm, addcdiv, addcmul, addmm, addmv, baddbmm, cdist, cross, dist, inner, kron, mv, tensordot,
+                       trace)
+from .special import digamma, erfinv, lgamma, logaddexp, logaddexp2, logit, xlogy
 from .reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cummax, cummin, cumprod, cumsum, diff,
                      logcumsumexp, max, mean, min, prod, sum)
 from .selection import argsort, sort, topk
+from .series import logspace, trapezoid, vander
 from .shape import (broadcast_to, expand, expand_as, flatten, flip, fliplr, flipud, movedim, moveaxis, narrow, permute,
                     ravel, reshape, roll, rot90, squeeze, swapaxes, swapdims, t, transpose, tril, triu, unflatten, unfold,
                     unsqueeze, view, view_as)
@@ -93,7 +110,12 @@ for _name in ("add", "sub", "mul", "div", "pow", "matmul", "neg", "exp", "log", 
               "take_along_dim", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
               "broadcast_to", "ravel", "fliplr", "flipud", "rot90", "unfold", "diag", "diagonal", "diag_embed", "take",
               "hsplit", "vsplit", "dsplit", "select", "diff", "cummax", "cummin", "logcumsumexp", "count_nonzero",
-              "median", "nanmedian", "kthvalue", "mode", "quantile", "nanquantile"):
+              "median", "nanmedian", "kthvalue", "mode", "quantile", "nanquantile",
+              "asin", "acos", "atan", "tan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan",
+              "arcsinh", "arccosh", "arctanh", "exp2", "logit", "xlogy", "hypot", "lerp", "lgamma", "digamma", "erfinv",
+              "logaddexp", "logaddexp2", "sinc", "frac", "float_power", "true_divide", "nan_to_num", "signbit",
+              "rad2deg", "deg2rad", "heaviside", "copysign", "nansum", "nanmean", "addmm", "addmv", "addcmul",
+              "addcdiv", "baddbmm", "addbmm", "mv", "inner", "kron", "cross", "trace", "dist"):
     setattr(Tensor, _name, globals()[_name])
 
 # Python's operators.

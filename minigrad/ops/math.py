@@ -122,14 +122,19 @@ def erf_array(x):
         term = term * ratio / (2 * n + 1)
         total = total + term
     result[small] = (2 / math.sqrt(math.pi)) * np.exp(-near * near) * total
-    far = size[~small]  # |x| >= 2, inf and nan
+    result[~small] = 1 - erfc_far(size[~small], levels)  # |x| >= 2, inf and nan
+    return np.copysign(result, wide).astype(x.dtype, copy=False)
+
+
+def erfc_far(far, levels=48):
+    """erfc(x) = 1 - erf(x) for float64 x >= 2 (inf and nan too), to full relative precision
+    (erfinv's tail needs it): the continued fraction of erf_array, `levels` deep."""
     fraction = far
     for k in range(levels, 0, -1):
         fraction = far + (k / 2) / fraction
-    with np.errstate(invalid="ignore"):  # inf / inf where |x| = inf: erfc is 0 there
+    with np.errstate(invalid="ignore"):  # inf / inf where x = inf: erfc is 0 there
         erfc = np.exp(-far * far) / (math.sqrt(math.pi) * fraction)
-    result[~small] = 1 - np.where(np.isinf(far), 0.0, erfc)
-    return np.copysign(result, wide).astype(x.dtype, copy=False)
+    return np.where(np.isinf(far), 0.0, erfc)
 
 
 def sin(x): return Sin.apply(as_float(x))
