@@ -31,6 +31,7 @@ from minigrad.ops.activations import silu as _silu
 from minigrad.ops.args import integer_array
 from minigrad.ops.attention import scaled_dot_product_attention
 from minigrad.ops.conv import conv1d, conv2d
+from minigrad.ops.conv_transpose import conv_transpose1d, conv_transpose2d, fold, unfold
 from minigrad.ops.dropout import alpha_dropout, dropout1d, dropout2d, feature_alpha_dropout
 from minigrad.ops.embedding import embedding
 from minigrad.ops.inplace import apply_inplace
@@ -227,4 +228,4 @@ __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu
 
 # the normalisation, dropout, resampling and transposed convolution functions
 __all__ += ["group_norm", "instance_norm", "local_response_norm", "dropout1d", "dropout2d", "alpha_dropout",
-            "feature_alpha_dropout"]
+            "feature_alpha_dropout", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]

@@ -82,8 +82,7 @@ class Convolution(Function):
 
     @staticmethod
     def forward(ctx, x, weight, *bias, padding, stride, dilation, groups):
-        if any(before or after for before, after in padding):
-            x = np.pad(x, ((0, 0), (0, 0)) + padding)
+        x = pad_places(x, padding)
         columns, out = _columns(x, weight.shape[2:], stride, dilation, groups)
         y = kernels.matmul(_per_group(weight, groups), columns)  # (G, O/G, N * P)
         y = _channels_first(y, x.shape[0], out)
@@ -97,23 +96,38 @@ class Convolution(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved
         groups, kernel = ctx.groups, weight.shape[2:]
-        batch, channels = grad.shape[:2]
-        # dy in the layout of the forward product: (G, O/G, N * P)
-        places = math.prod(ctx.out)
-        grad_y = grad.reshape(batch, groups, channels // groups, places).transpose(1, 2, 0, 3)
-        grad_y = grad_y.reshape(groups, channels // groups, batch * places)
+        grad_y = _grouped_rows(grad, groups)  # dy in the layout of the forward product: (G, O/G, N * P)
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:
             grad_columns = kernels.matmul(_per_group(weight, groups).swapaxes(1, 2), grad_y)  # (G, C/G * K, N * P)
-            grad_x = _add_columns_back(grad_columns, x.shape, kernel, ctx.stride, ctx.dilation, ctx.out)
-            grad_x = grad_x[(slice(None), slice(None)) + tuple(slice(before, size - after) for (before, after), size
-                                                               in zip(ctx.padding, x.shape[2:]))]
+            grad_x = crop_places(_add_columns_back(grad_columns, x.shape, kernel, ctx.stride, ctx.dilation, ctx.out),
+                                 ctx.padding)
         if ctx.needs_input_grad[1]:
             columns, _ = _columns(x, kernel, ctx.stride, ctx.dilation, groups)
             grad_weight = kernels.matmul(grad_y, columns.swapaxes(1, 2)).reshape(weight.shape)
         if len(ctx.needs_input_grad) == 2:
             return grad_x, grad_weight
         return grad_x, grad_weight, grad.sum(axis=(0,) + tuple(range(2, grad.ndim)))
+
+
+def pad_places(x, padding):
+    """x (N, C, *spatial) with (before, after) zeros added to each spatial dim."""
+    if any(before or after for before, after in padding):
+        return np.pad(x, ((0, 0), (0, 0)) + tuple(padding))
+    return x
+
+
+def crop_places(x, padding):
+    """The inverse of pad_places: (before, after) places cut off each spatial dim of x."""
+    return x[(slice(None), slice(None)) + tuple(slice(before, size - after) for (before, after), size
+                                                in zip(padding, x.shape[2:]))]
+
+
+def _grouped_rows(y, groups):
+    """y (N, O, *places) -> (G, O/G, N * P), the layout of the product's result (undoes _channels_first)."""
+    batch, channels, places = y.shape[0], y.shape[1], math.prod(y.shape[2:])
+    rows = y.reshape(batch, groups, channels // groups, places).transpose(1, 2, 0, 3)
+    return rows.reshape(groups, channels // groups, batch * places)
 
 
 def _per_group(weight, groups):
