@@ -22,6 +22,7 @@ from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
 from .module import Module, Parameter
 
 # This package lives at the top level as `nn`. Registering its modules under `minigrad.nn.*` too

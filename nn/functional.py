@@ -41,6 +41,7 @@ from minigrad.ops.normalization import layer_norm, rms_norm
 from minigrad.ops.pad import pad
 from minigrad.ops.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
                                   avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from minigrad.ops.resample import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
 from minigrad.tensor import Tensor
 
 from .batchnorm import batch_norm
@@ -228,4 +229,5 @@ __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu
 
 # the normalisation, dropout, resampling and transposed convolution functions
 __all__ += ["group_norm", "instance_norm", "local_response_norm", "dropout1d", "dropout2d", "alpha_dropout",
-            "feature_alpha_dropout", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+            "feature_alpha_dropout", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "interpolate",
+            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
