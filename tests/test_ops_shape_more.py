@@ -338,3 +338,348 @@ def test_bad_reduction_arguments_raise_clear_errors(name):
     with pytest.raises(error) as raised:
         call()
     assert fragment in str(raised.value)
+
+
+# -- counting and searching (no gradient) ----------------------------------------------------
+
+COUNTING_CASES = {
+    "unique": (lambda B, x: B.unique(x), [N(3, 1, 2, 1, 3)]),
+    "unique inverse, counts": (lambda B, x: B.unique(x, return_inverse=True, return_counts=True),
+                               [N(3, 1, 2, 1, 3, 3).reshape(2, 3)]),
+    "unique NaN kept apart": (lambda B, x: x.unique(return_inverse=True, return_counts=True), [N(3, 1, NAN, 1, NAN, 2)]),
+    "unique sorted=False": (lambda B, x: B.unique(x, sorted=False), [I(3, 1, 2, 1)]),
+    "unique dim": (lambda B, x: B.unique(x, dim=0, return_inverse=True, return_counts=True),
+                   [I(1, 2, 1, 2, 0, 5).reshape(3, 2)]),
+    "unique dim -1": (lambda B, x: B.unique(x, return_counts=True, dim=-1), [I(1, 1, 0, 2, 2, 3).reshape(2, 3)]),
+    "unique empty": (lambda B, x: B.unique(x, return_inverse=True, return_counts=True), [R(0)]),
+    "unique bools": (lambda B, x: B.unique(x > 0), [R(6)]),
+    "unique_consecutive": (lambda B, x: B.unique_consecutive(x, return_inverse=True, return_counts=True),
+                           [I(1, 1, 2, 2, 3, 1, 1, 2)]),
+    "unique_consecutive NaN": (lambda B, x: x.unique_consecutive(), [N(NAN, NAN, 1, 1)]),
+    "unique_consecutive dim": (lambda B, x: B.unique_consecutive(x, return_counts=True, dim=0),
+                               [I(1, 2, 1, 2, 0, 5, 1, 2).reshape(4, 2)]),
+    "unique_consecutive 2-d flat": (lambda B, x: B.unique_consecutive(x, return_inverse=True),
+                                    [I(1, 1, 2, 2, 2, 1).reshape(2, 3)]),
+    "bincount": (lambda B, x: B.bincount(x), [I(0, 2, 2, 5)]),
+    "bincount minlength": (lambda B, x: x.bincount(minlength=8), [I(0, 2, 2, 5)]),
+    "bincount weights": (lambda B, x, w: B.bincount(x, w), [I(0, 2, 2, 1), R(4)]),
+    "bincount int weights": (lambda B, x, w: B.bincount(x, weights=w), [I(0, 2, 2, 1), I(1, 2, 3, 4)]),
+    "bincount empty": (lambda B, x: B.bincount(x), [I()]),
+    "histc": (lambda B, x: B.histc(x, bins=4, min=0, max=3), [N(0, 1, 1.5, 3, 3, -1, 4, 2.999)]),
+    "histc data range": (lambda B, x: x.histc(5), [R(20)]),
+    "histc one value": (lambda B, x: B.histc(x, bins=4), [N(1, 1)]),
+    "histc empty": (lambda B, x: B.histc(x, bins=3), [R(0)]),
+    "bucketize": (lambda B, x, b: B.bucketize(x, b), [N(0, 1, 2, 3, 5, 6, 9), N(1, 3, 5, 7)]),
+    "bucketize right": (lambda B, x, b: B.bucketize(x, b, right=True), [N(0, 1, 2, 3, 5, 6, 9), N(1, 3, 5, 7)]),
+    "bucketize 2-d int32": (lambda B, x, b: B.bucketize(x, b, out_int32=True), [R(2, 3), N(-1, 0, 1)]),
+    "searchsorted": (lambda B, s, v: B.searchsorted(s, v), [N(1, 3, 5, 7), N(3, 6, 9, 0)]),
+    "searchsorted right": (lambda B, s, v: B.searchsorted(s, v, right=True), [N(1, 3, 3, 7), N(3, 6, 9, 0)]),
+    "searchsorted side": (lambda B, s, v: B.searchsorted(s, v, side="right"), [N(1, 3, 3, 7), N(3, 6, 9, 0)]),
+    "searchsorted rows": (lambda B, s, v: B.searchsorted(s, v), [N(1, 3, 5, 2, 4, 6).reshape(2, 3),
+                                                                 N(3, 6, 0, 5).reshape(2, 2)]),
+    "searchsorted sorter": (lambda B, s, v: B.searchsorted(s, v, sorter=B.argsort(s)), [N(5, 1, 3), N(2, 4)]),
+    "searchsorted NaN": (lambda B, s, v: B.searchsorted(s, v), [N(1, 2, NAN), N(NAN, 1.5)]),
+    "searchsorted ints": (lambda B, s, v: B.searchsorted(s, v), [I(1, 3, 5), I(3, 4)]),
+    "argwhere": (lambda B, x: B.argwhere(x), [N(0, 1, 0, 2, 0, 3).reshape(2, 3)]),
+    "argwhere empty": (lambda B, x: x.argwhere(), [R(0, 2)]),
+    "count_nonzero empty": (lambda B, x: B.count_nonzero(x), [R(0)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(COUNTING_CASES))
+def test_counting_and_searching_match_torch(name, dtype):
+    call, arrays = COUNTING_CASES[name]
+    check(call, *arrays, dtype=dtype, grad=False)
+
+
+def test_searchsorted_with_a_number_and_bucketize_of_a_number():
+    for B in (mg, torch):
+        found = (B.searchsorted(B.tensor([1, 3, 5]), 3).item(), B.bucketize(3, B.tensor([1, 3, 5])).item())
+        assert found == (1, 1)
+
+
+# -- writing into positions: scatter_reduce, index_add / copy / fill -------------------------
+
+def _scatter_case(reduce, include_self, x, index, src, dim=0):
+    return (lambda B, x_, s_: B.scatter_reduce(x_, dim, B.tensor(index), s_, reduce, include_self=include_self),
+            [x, src])
+
+
+SCATTER_INDEX = I(0, 1, 0, 1, 2, 1, 2, 0, 0).reshape(3, 3)
+WRITE_CASES = {
+    **{f"scatter_reduce {reduce} include_self={flag}": _scatter_case(reduce, flag, R(3, 3), SCATTER_INDEX, R(3, 3))
+       for reduce in ("sum", "prod", "mean", "amax", "amin") for flag in (True, False)},
+    "scatter_reduce prod zeros": _scatter_case("prod", True, N(0, 2, 3, 0, 1, 2), I(0, 0, 1, 1, 1, 2),
+                                               N(2, 0, 0, 4, 0, 5)),
+    "scatter_reduce prod zeros without self": _scatter_case("prod", False, N(0, 2, 3, 1), I(0, 0, 1, 1, 3),
+                                                            N(2, 0, 0, 4, 5)),
+    "scatter_reduce amax ties": _scatter_case("amax", True, N(1, 5, 0), I(0, 0, 1, 1, 2), N(1, 1, 5, 2, -1)),
+    "scatter_reduce amin ties without self": _scatter_case("amin", False, N(1, 5, 0), I(0, 0, 1, 1),
+                                                           N(1, 1, 5, 5)),
+    "scatter_reduce dim 1": _scatter_case("mean", True, R(2, 4), I(3, 0, 3, 1).reshape(2, 2), R(2, 2), dim=1),
+    "scatter_reduce method, ints": (lambda B, x, s: x.scatter_reduce(0, B.tensor([0, 0, 2]), s, "mean"),
+                                    [I(5, 5, 5), I(2, 3, 7)]),
+    "scatter_reduce ints amax": (lambda B, x, s: B.scatter_reduce(x, 0, B.tensor([0, 0, 2]), s, "amax",
+                                                                  include_self=False), [I(5, 5, 5), I(2, 3, 7)]),
+    "index_add": (lambda B, x, s: B.index_add(x, 0, B.tensor([2, 0, 2]), s), [R(3, 2), R(3, 2)]),
+    "index_add alpha, dim -1": (lambda B, x, s: x.index_add(-1, B.tensor([1]), s, alpha=-2.5), [R(2, 3), R(2, 1)]),
+    "index_add 0-d": (lambda B, x, s: B.index_add(x, 0, B.tensor([0]), s), [R(), R()]),
+    "index_copy": (lambda B, x, s: B.index_copy(x, 1, B.tensor([2, 0]), s), [R(2, 3), R(2, 2)]),
+    "index_copy method": (lambda B, x, s: x.index_copy(0, B.tensor(1), s), [R(2, 3), R(1, 3)]),
+    "index_fill": (lambda B, x: B.index_fill(x, 1, B.tensor([0, 2, 0]), -1.5), [R(2, 3)]),
+    "index_fill negative index": (lambda B, x: x.index_fill(0, B.tensor([-1]), 2.0), [R(3, 2)]),
+    "index_fill tensor value": (lambda B, x, v: B.index_fill(x, 0, B.tensor([1, 1, 2]), v), [R(3, 2), R()]),
+    "index_add ints": (lambda B, x, s: B.index_add(x, 0, B.tensor([1, 1]), s), [I(1, 2, 3), I(10, 20)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(WRITE_CASES))
+def test_writes_into_positions_match_torch(name, dtype):
+    call, arrays = WRITE_CASES[name]
+    check(call, *arrays, dtype=dtype)
+
+
+IN_PLACE_WRITES = {
+    "scatter_reduce_": lambda B, h, s: h.scatter_reduce_(0, B.tensor([[0, 1], [0, 0], [1, 1]]), s, "amax",
+                                                         include_self=False),
+    "index_add_": lambda B, h, s: h.index_add_(0, B.tensor([2, 2, 0]), s, alpha=3),
+    "index_copy_": lambda B, h, s: h.index_copy_(0, B.tensor([1, 0, 2]), s),
+    "index_fill_": lambda B, h, s: h.index_fill_(0, B.tensor([1]), s[0, 0]),
+}
+
+
+@pytest.mark.parametrize("name", list(IN_PLACE_WRITES))
+def test_in_place_writes_follow_the_graph_and_the_version_counter(name):
+    """h = x * 2; h.op_(..., s); a view of h sees it; the gradients of x and s are torch's."""
+    def call(B, x, s):
+        h = x * 2
+        row = h[1]
+        before = h._version if B is torch else h._version[0]
+        out = IN_PLACE_WRITES[name](B, h, s)
+        assert out is h and (h._version if B is torch else h._version[0]) == before + 1
+        return h, row * 1
+    check(call, R(3, 2), R(3, 2))
+
+
+def test_an_in_place_write_after_a_saved_use_raises_in_backward():
+    x = mg.tensor(R(3), requires_grad=True)
+    h = x * 1
+    y = h * h  # saves h
+    h.index_add_(0, mg.tensor([0]), mg.tensor(R(1)))
+    with pytest.raises(RuntimeError, match="modified|changed|version"):
+        y.sum().backward()
+
+
+def test_an_in_place_write_into_a_leaf_that_requires_grad_is_refused():
+    w = mg.zeros(3, requires_grad=True)
+    for fill in (lambda: w.index_fill_(0, mg.tensor([0]), 1.0), lambda: w.uniform_(), lambda: w.normal_()):
+        with pytest.raises(RuntimeError, match="leaf"):
+            fill()
+    with mg.no_grad():
+        w.uniform_(-1, 1)
+    assert w._version[0] == 1 and w.requires_grad
+
+
+GRADCHECK.update({
+    "scatter_reduce prod": (lambda x, s: mg.scatter_reduce(x, 0, mg.tensor([0, 0, 1, 2]), s, "prod"),
+                            [R(3), R(4)]),
+    "scatter_reduce mean": (lambda x, s: mg.scatter_reduce(x, 0, mg.tensor([0, 0, 2]), s, "mean",
+                                                           include_self=False), [R(3), R(3)]),
+    "scatter_reduce amin": (lambda x, s: mg.scatter_reduce(x, 0, mg.tensor([1, 0, 2]), s, "amin"), [R(3), R(3)]),
+    "index_add": (lambda x, s: mg.index_add(x, 1, mg.tensor([0, 0]), s, alpha=2), [R(2, 2), R(2, 2)]),
+    "index_copy": (lambda x, s: mg.index_copy(x, 0, mg.tensor([1]), s), [R(2, 2), R(1, 2)]),
+    "index_fill": (lambda x, v: mg.index_fill(x, 0, mg.tensor([1, 1]), v), [R(2, 2), R()]),
+    "vander": (lambda x: mg.vander(x, 4), [N(0.0, 1.5, -2.0)]),
+    "trapezoid": (lambda y, x: mg.trapezoid(y, x, dim=0), [R(4, 2), R(4)]),
+})
+
+
+BAD_WRITE_ARGUMENTS = {
+    "scatter_reduce bad reduce": (lambda: mg.scatter_reduce(mg.zeros(3), 0, mg.tensor([0]), mg.zeros(1), "max"),
+                                  ArgumentError, "'max'"),
+    "scatter_reduce index out of range": (lambda: mg.scatter_reduce(mg.zeros(3), 0, mg.tensor([3]), mg.zeros(1),
+                                                                    "sum"), IndexError, "[0, 3)"),
+    "scatter_reduce src of another dtype": (lambda: mg.scatter_reduce(mg.zeros(3), 0, mg.tensor([0]),
+                                                                      mg.zeros(1, dtype=mg.float64), "sum"),
+                                            DTypeError, "float64"),
+    "index_add 2-d index": (lambda: mg.index_add(mg.zeros(3), 0, mg.tensor([[0]]), mg.zeros(1)), DimError, "(1, 1)"),
+    "index_add source of the wrong shape": (lambda: mg.index_add(mg.zeros(3, 2), 0, mg.tensor([0, 1]),
+                                                                 mg.zeros(2, 3)), ShapeError, "(2, 2)"),
+    "index_add negative index": (lambda: mg.index_add(mg.zeros(3), 0, mg.tensor([-1]), mg.zeros(1)), IndexError,
+                                 "[0, 3)"),
+    "index_copy float index": (lambda: mg.index_copy(mg.zeros(3), 0, mg.tensor([0.0]), mg.zeros(1)), DTypeError,
+                               "float32"),
+    "index_fill value not a number": (lambda: mg.index_fill(mg.zeros(3), 0, mg.tensor([0]), mg.zeros(2)),
+                                      ArgumentError, "(2,)"),
+    "bincount of floats": (lambda: mg.bincount(mg.zeros(3)), DTypeError, "float32"),
+    "bincount negative": (lambda: mg.bincount(mg.tensor([1, -1])), ArgumentError, "-1"),
+    "bincount 2-d": (lambda: mg.bincount(mg.tensor([[1]])), DimError, "(1, 1)"),
+    "bincount weights of another shape": (lambda: mg.bincount(mg.tensor([1, 2]), mg.zeros(3)), ShapeError, "(3,)"),
+    "histc of ints": (lambda: mg.histc(mg.tensor([1, 2])), DTypeError, "int64"),
+    "histc max below min": (lambda: mg.histc(mg.zeros(3), 4, 2, 1), ArgumentError, "min=2, max=1"),
+    "histc zero bins": (lambda: mg.histc(mg.zeros(3), 0), ArgumentError, "0"),
+    "searchsorted side and right": (lambda: mg.searchsorted(mg.zeros(3), mg.zeros(1), right=True, side="left"),
+                                    ArgumentError, "side='left'"),
+    "searchsorted rows that do not fit": (lambda: mg.searchsorted(mg.zeros(2, 3), mg.zeros(3, 1)), ShapeError,
+                                          "(3, 1)"),
+    "bucketize 2-d boundaries": (lambda: mg.bucketize(mg.zeros(3), mg.zeros(2, 2)), DimError, "(2, 2)"),
+    "unique dim of a 0-d tensor": (lambda: mg.unique(mg.tensor(1.0), dim=0), DimError, "0-d"),
+    "vander of a matrix": (lambda: mg.vander(mg.zeros(2, 2)), DimError, "(2, 2)"),
+    "vander negative N": (lambda: mg.vander(mg.zeros(2), -1), ArgumentError, "-1"),
+    "trapezoid x and dx": (lambda: mg.trapezoid(mg.zeros(3), mg.zeros(3), dx=1.0), ArgumentError, "not both"),
+    "trapezoid x of the wrong length": (lambda: mg.trapezoid(mg.zeros(3), mg.zeros(2)), ShapeError, "length 3"),
+    "logspace negative steps": (lambda: mg.logspace(0, 1, -1), ArgumentError, "-1"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_WRITE_ARGUMENTS))
+def test_bad_counting_and_writing_arguments_raise_clear_errors(name):
+    call, error, fragment = BAD_WRITE_ARGUMENTS[name]
+    with pytest.raises(error) as raised:
+        call()
+    assert fragment in str(raised.value)
+
+
+# -- sequences: logspace, vander, trapezoid, randint_like ------------------------------------
+
+SERIES_CASES = {
+    "logspace": (lambda B: B.logspace(-1, 2, 5), []),
+    "logspace base 2, float64": (lambda B: B.logspace(0, 10, 11, base=2, dtype=B.float64), []),
+    "logspace one step": (lambda B: B.logspace(3, 5, 1), []),
+    "trapezoid": (lambda B, y: B.trapezoid(y), [R(5)]),
+    "trapezoid dx dim 0": (lambda B, y: B.trapezoid(y, dx=0.5, dim=0), [R(4, 3)]),
+    "trapezoid x 1-D": (lambda B, y, x: B.trapezoid(y, x), [R(2, 4), N(0, 0.5, 2, 3)]),
+    "trapezoid x full shape": (lambda B, y, x: B.trapezoid(y, x, dim=0), [R(3, 2), R(3, 2)]),
+    "trapezoid one sample": (lambda B, y: B.trapezoid(y), [R(2, 1)]),
+    "trapezoid ints": (lambda B, y: B.trapezoid(y), [I(1, 2, 4)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(SERIES_CASES))
+def test_sequences_match_torch(name, dtype):
+    call, arrays = SERIES_CASES[name]
+    check(call, *arrays, dtype=dtype)
+
+
+VANDER_CASES = {  # values only: torch 2.13's vander backward fails (its own in-place cumprod); gradcheck has ours
+    "vander": (lambda B, x: B.vander(x), [R(4)]),
+    "vander N, increasing": (lambda B, x: B.vander(x, 3, True), [N(0, 1, 2, -1)]),
+    "vander N = 0": (lambda B, x: B.vander(x, N=0), [R(3)]),
+    "vander ints": (lambda B, x: B.vander(x, 4), [I(1, 2, 3)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(VANDER_CASES))
+def test_vander_matches_torch(name, dtype):
+    call, arrays = VANDER_CASES[name]
+    check(call, *arrays, dtype=dtype, grad=False)
+
+
+# -- random fills: distribution, range, seeding, generator= ----------------------------------
+
+SIZE = 40_000
+FILLS = {  # name -> (fill, mean, variance, low, high) of the distribution drawn
+    "uniform_": (lambda x, g: x.uniform_(-2, 3, generator=g), 0.5, 25 / 12, -2, 3),
+    "normal_": (lambda x, g: x.normal_(1.5, 0.5, generator=g), 1.5, 0.25, -np.inf, np.inf),
+    "exponential_": (lambda x, g: x.exponential_(4.0, generator=g), 0.25, 1 / 16, 0, np.inf),
+    "bernoulli_": (lambda x, g: x.bernoulli_(0.3, generator=g), 0.3, 0.21, 0, 1),
+    "random_(from, to)": (lambda x, g: x.random_(-3, 5, generator=g), 0.5, 63 / 12, -3, 4),
+    "random_(to)": (lambda x, g: x.random_(10, generator=g), 4.5, 99 / 12, 0, 9),
+}
+
+
+@pytest.mark.parametrize("dtype", [mg.float32, mg.float64])
+@pytest.mark.parametrize("name", list(FILLS))
+def test_random_fills_draw_the_right_distribution(name, dtype):
+    fill, mean, variance, low, high = FILLS[name]
+    mg.manual_seed(1234)
+    x = mg.zeros(SIZE, dtype=dtype)
+    assert fill(x, None) is x
+    values = x.numpy()
+    assert values.dtype == dtype and values.min() >= low and values.max() <= high
+    # the sample mean lies within 5 standard errors; the variance within 5% (SIZE draws)
+    assert abs(values.mean() - mean) < 5 * np.sqrt(variance / SIZE)
+    assert abs(values.var() - variance) < 0.05 * variance
+    if name.startswith(("random_", "bernoulli_")):
+        assert (values == np.round(values)).all()
+
+
+@pytest.mark.parametrize("name", list(FILLS))
+def test_random_fills_repeat_from_the_seed_and_from_a_generator(name):
+    fill = FILLS[name][0]
+    mg.manual_seed(7)
+    first = fill(mg.zeros(50), None).numpy()
+    mg.manual_seed(7)
+    np.testing.assert_array_equal(fill(mg.zeros(50), None).numpy(), first)
+    mg.manual_seed(7)
+    state = mg.get_rng_state()
+    ours = fill(mg.zeros(50), mg.Generator().manual_seed(3)).numpy()
+    np.testing.assert_array_equal(fill(mg.zeros(50), mg.Generator().manual_seed(3)).numpy(), ours)
+    np.testing.assert_array_equal(mg.get_rng_state().numpy(), state.numpy())  # generator= left the global one
+
+
+def test_random_fills_of_a_view_write_into_its_base_and_bump_its_version():
+    x = mg.zeros(4, 3)
+    row = x[1]
+    row.uniform_(5, 6)
+    x.t()[2].exponential_()
+    assert (x.numpy()[1, :2] >= 5).all() and (x.numpy()[:, 2] > 0).all() and (x.numpy()[[0, 2, 3], :2] == 0).all()
+    assert row._version[0] == 1
+
+
+def test_a_random_fill_while_recording_cuts_the_old_history():
+    """h = x * 2; h.uniform_(): the gradient of x through h is 0, as in torch."""
+    x = mg.tensor(R(3), requires_grad=True)
+    h = x * 2
+    h.normal_()
+    (h * 3 + x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones(3))
+
+
+def test_random_and_bernoulli_on_ints_and_the_full_range_of_random_():
+    mg.manual_seed(0)
+    ints = mg.zeros(10_000, dtype=mg.int64).random_(3)
+    assert set(np.unique(ints.numpy())) == {0, 1, 2}
+    whole = mg.zeros(10_000, dtype=mg.float32).random_()
+    assert whole.numpy().min() >= 0 and whole.numpy().max() <= 2 ** 24 and whole.numpy().max() > 2 ** 23
+    bits = mg.zeros(10_000, dtype=mg.int64).bernoulli_(mg.tensor([0.0, 1.0]).repeat(5_000))
+    np.testing.assert_array_equal(bits.numpy(), np.tile([0, 1], 5_000))
+
+
+def test_randint_like_takes_the_shape_and_dtype_and_draws_from_its_range():
+    mg.manual_seed(5)
+    like = mg.randint_like(mg.zeros(2, 3, dtype=mg.float64), 4)
+    assert like.shape == (2, 3) and like.dtype == mg.float64 and set(like.numpy().ravel()) <= {0, 1, 2, 3}
+    spread = mg.randint_like(mg.zeros(20_000, dtype=mg.int64), -2, 2, dtype=mg.int32)
+    assert spread.dtype == mg.int32 and sorted(np.unique(spread.numpy())) == [-2, -1, 0, 1]
+    assert abs(spread.numpy().mean() + 0.5) < 5 * np.sqrt(1.25 / 20_000)
+    mg.manual_seed(5)
+    np.testing.assert_array_equal(mg.randint_like(mg.zeros(2, 3, dtype=mg.float64), 4).numpy(), like.numpy())
+    torch_like = torch.randint_like(torch.zeros(2, 3, dtype=torch.float64), 4)
+    assert torch_like.dtype == torch.float64 and tuple(torch_like.shape) == like.shape
+
+
+BAD_FILLS = {
+    "uniform_ of ints": (lambda: mg.zeros(3, dtype=mg.int64).uniform_(), DTypeError, "int64"),
+    "uniform_ from > to": (lambda: mg.zeros(3).uniform_(2, 1), ArgumentError, "from=2, to=1"),
+    "normal_ negative std": (lambda: mg.zeros(3).normal_(0, -1), ArgumentError, "-1"),
+    "normal_ tensor mean": (lambda: mg.zeros(3).normal_(mg.zeros(3)), TypeError, "Tensor"),
+    "exponential_ rate 0": (lambda: mg.zeros(3).exponential_(0), ArgumentError, "positive"),
+    "bernoulli_ p above 1": (lambda: mg.zeros(3).bernoulli_(1.5), ArgumentError, "1.5"),
+    "bernoulli_ p of another shape": (lambda: mg.zeros(3).bernoulli_(mg.zeros(2)), ShapeError, "(2,)"),
+    "random_ from >= to": (lambda: mg.zeros(3).random_(4, 4), ArgumentError, "from=4, to=4"),
+    "random_ float bound": (lambda: mg.zeros(3).random_(0.5), TypeError, "0.5"),
+    "randint_like low >= high": (lambda: mg.randint_like(mg.zeros(3), 5, 1), ArgumentError, "low=5, high=1"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_FILLS))
+def test_bad_fill_arguments_raise_clear_errors(name):
+    call, error, fragment = BAD_FILLS[name]
+    with pytest.raises(error) as raised:
+        call()
+    assert fragment in str(raised.value)
