@@ -9,6 +9,7 @@ from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Function, Tensor
 from .args import as_array, integer_array, normalize_dim
 from .indexing import _check_index_values, _scatter_operands, _scatter_targets, add_at
+from .shape import expand, reshape
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -188,24 +189,6 @@ def index_copy(x, dim, index, source):
     return IndexCopy.apply(x, _source(x, dim, index, source, "index_copy"), index=index, dim=dim)
 
 
-class IndexFill(Function):
-    """out = x with the slices at index along dim set to value (a 0-d array); d x = grad with those
-    slices 0, d value = the sum of grad over them (each position once)."""
-
-    @staticmethod
-    def forward(ctx, x, value, index, dim):
-        ctx.where = (slice(None),) * dim + (np.unique(index),)
-        out = x.copy()
-        out[ctx.where] = value
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        grad_x = grad.copy()
-        grad_x[ctx.where] = 0
-        return grad_x, grad[ctx.where].sum()
-
-
 def index_fill(x, dim, index, value):
     """A copy of x with the slices at `index` along dim set to value (a number or a 0-d tensor,
     which gets a gradient), as torch.index_fill; negative positions count from the end."""
@@ -214,5 +197,7 @@ def index_fill(x, dim, index, value):
     if x.ndim == 0:
         return index_fill(x.reshape(1), dim, index, value).reshape(())
     dim, index = _slice_index(x, dim, index, "index_fill", negative=True)
+    index = np.unique(index)  # each slice once, so that value's gradient counts it once
     value = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(as_array(value).item(), dtype=x.dtype))
-    return IndexFill.apply(x, value.to(x.dtype), index=index, dim=dim)
+    slices = expand(reshape(value.to(x.dtype), (1,) * x.ndim), x.shape[:dim] + (index.size,) + x.shape[dim + 1:])
+    return IndexCopy.apply(x, slices, index=index, dim=dim)
