@@ -21,6 +21,8 @@ lowercase function that checks its arguments and applies it.
     conversion.py   to type_as contiguous allclose isclose equal
     nn.py ...       softmax family, cross-entropy, dropout (and the layers' own ops)
     conv.py pooling.py  conv1d conv2d; max, average and adaptive pooling (nn.functional's names)
+    conv_transpose.py   conv_transpose1d/2d, unfold, fold; resample.py interpolate, pixel shuffles
+    dropout.py      dropout1d/2d, alpha dropout
     inplace.py      add_ mul_ ... x[index] = value, uniform_ normal_ ... random_, with the version counter
 
 This package also gives Tensor its methods (`x.exp()`, `x + y`, `x.sum(1)`): each is the
