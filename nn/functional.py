@@ -32,11 +32,16 @@ from minigrad.ops.args import integer_array
 from minigrad.ops.attention import scaled_dot_product_attention
 from minigrad.ops.conv import conv1d, conv2d
 from minigrad.ops.conv_transpose import conv_transpose1d, conv_transpose2d, fold, unfold
+from minigrad.ops.distance import cosine_similarity, pairwise_distance, pdist
 from minigrad.ops.dropout import alpha_dropout, dropout1d, dropout2d, feature_alpha_dropout
 from minigrad.ops.embedding import embedding
 from minigrad.ops.inplace import apply_inplace
+from minigrad.ops.likelihood_loss import gaussian_nll_loss, poisson_nll_loss
 from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
                                kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from minigrad.ops.margin_loss import (cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss,
+                                      multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+                                      soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
 from minigrad.ops.normalization import layer_norm, rms_norm
 from minigrad.ops.pad import pad
 from minigrad.ops.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
@@ -224,6 +229,10 @@ __all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu
            "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
            "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention",
+           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss",
+           "triplet_margin_with_distance_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "cosine_similarity", "pairwise_distance",
+           "pdist",
            "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
 

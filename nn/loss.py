@@ -5,10 +5,12 @@ As in torch, class weights and pos_weight are buffers: saved in state_dict() and
 to(dtype). The formulas, shapes and reductions are documented in minigrad/ops/loss.py.
 """
 
+from minigrad.errors import ArgumentError
 from minigrad.ops.loss import REDUCTIONS
 from minigrad.tensor import Tensor
 
 from . import functional as F
+from .layers import PairwiseDistance
 from .module import Module
 
 
@@ -18,7 +20,7 @@ class _Loss(Module):
     def __init__(self, reduction="mean"):
         super().__init__()
         if reduction not in REDUCTIONS:
-            raise ValueError(f"{type(self).__name__}: {reduction} is not a valid value for reduction "
+            raise ArgumentError(f"{type(self).__name__}: {reduction} is not a valid value for reduction "
                              f"(expected 'mean', 'sum' or 'none')")
         self.reduction = reduction
 
@@ -132,5 +134,132 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
+class _MarginLoss(_Loss):
+    """A loss with a margin, called as F.<function>(*inputs, margin, reduction=...)."""
+
+    function = None
+
+    def __init__(self, margin, *, reduction="mean"):
+        super().__init__(reduction)
+        self.margin = float(margin)
+
+    def forward(self, *inputs):
+        return type(self).function(*inputs, self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """F.cosine_embedding_loss(input1, input2, target): target 1 pulls a pair together, -1 apart."""
+    function = staticmethod(F.cosine_embedding_loss)
+
+    def __init__(self, margin=0.0, *, reduction="mean"):
+        super().__init__(margin, reduction=reduction)
+
+
+class MarginRankingLoss(_MarginLoss):
+    """F.margin_ranking_loss(input1, input2, target): target 1 ranks input1 above input2."""
+    function = staticmethod(F.margin_ranking_loss)
+
+    def __init__(self, margin=0.0, *, reduction="mean"):
+        super().__init__(margin, reduction=reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """F.hinge_embedding_loss(distance, target): distance for target 1, max(0, margin - distance) for -1."""
+    function = staticmethod(F.hinge_embedding_loss)
+
+    def __init__(self, margin=1.0, *, reduction="mean"):
+        super().__init__(margin, reduction=reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """F.triplet_margin_loss(anchor, positive, negative) with margin, p, eps and swap fixed."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, *, reduction="mean"):
+        super().__init__(reduction)
+        self.margin, self.p, self.eps, self.swap = float(margin), float(p), float(eps), bool(swap)
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                     reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """F.triplet_margin_with_distance_loss with any distance function (nn.PairwiseDistance() by default)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction)
+        if not margin > 0:
+            raise ArgumentError(f"TripletMarginWithDistanceLoss: margin must be greater than 0; got {margin}")
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = float(margin), bool(swap)
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """F.soft_margin_loss(input, target): log(1 + exp(-target * input)), target +-1."""
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """F.multilabel_soft_margin_loss(input, target): 0/1 labels per class, weight a buffer."""
+
+    def __init__(self, weight=None, *, reduction="mean"):
+        super().__init__(reduction)
+        self._register_weight("weight", weight)
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """F.multi_margin_loss(input, target): the multi-class hinge loss (p 1 or 2), weight a buffer."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, *, reduction="mean"):
+        super().__init__(reduction)
+        if p not in (1, 2):
+            raise ArgumentError(f"MultiMarginLoss: p must be 1 or 2; got {p}")
+        self.p, self.margin = p, float(margin)
+        self._register_weight("weight", weight)
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """F.multilabel_margin_loss(input, target): target class ids first, ended by -1."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """F.poisson_nll_loss(input, target): log rates (or rates) against counts."""
+
+    def __init__(self, log_input=True, full=False, *, eps=1e-8, reduction="mean"):
+        super().__init__(reduction)
+        self.log_input, self.full, self.eps = bool(log_input), bool(full), float(eps)
+
+    def forward(self, input, target):
+        return F.poisson_nll_loss(input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """F.gaussian_nll_loss(input, target, var): means and variances against targets."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(reduction)
+        self.full, self.eps = bool(full), float(eps)
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
 __all__ = ["CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MSELoss", "KLDivLoss", "L1Loss",
-           "SmoothL1Loss", "HuberLoss"]
+           "SmoothL1Loss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+           "MultiMarginLoss", "MultiLabelMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]

@@ -1,0 +1,65 @@
+"""Distances and similarities between vectors, as torch's F.cosine_similarity, F.pairwise_distance
+and F.pdist. Each is a few engine ops; their gradients at zero vectors and zero distances are
+the norm's (0 there, as torch's norm backward), so no NaN appears where the inputs coincide.
+
+    cosine_similarity(x1, x2, dim=1, eps=1e-8)    sum(x1 x2) / (max(|x1|, eps) max(|x2|, eps)) along dim
+    pairwise_distance(x1, x2, p=2, eps=1e-6)      |x1 - x2 + eps|_p along the last dim
+    pdist(x, p=2)                                 |x_i - x_j|_p for every pair of rows i < j
+"""
+
+import numpy as np
+
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..tensor import Tensor
+from .args import check_broadcast, normalize_dim
+from .elementwise import add, div, mul, sub
+from .indexing import index_select
+from .math import clamp
+from .reduce import sum
+from .statistics import norm
+
+
+def _float_pair(op, x1, x2):
+    for name, x in (("x1", x1), ("x2", x2)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}: expected {name} to be a Tensor; got {type(x).__name__}")
+        if x.dtype.kind != "f":
+            raise DTypeError(f"{op}: expected float32 or float64 tensors; got {name} of dtype {x.dtype}")
+    return check_broadcast(op, x1, x2)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between x1 and x2 along dim (the two broadcast together); each
+    norm is floored at eps, so a zero vector has similarity 0. Returns the broadcast shape
+    without dim."""
+    shape = _float_pair("cosine_similarity", x1, x2)
+    dim = normalize_dim(dim, len(shape), "cosine_similarity")
+    unit1 = div(x1, clamp(norm(x1, 2, dim, keepdim=True), min=eps))
+    unit2 = div(x2, clamp(norm(x2, 2, dim, keepdim=True), min=eps))
+    return sum(mul(unit1, unit2), dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of x1 - x2 + eps along the last dim of their broadcast shape: (N, D) and
+    (N, D) -> (N,), (D,) and (D,) -> (). eps keeps the distance of equal vectors off 0."""
+    shape = _float_pair("pairwise_distance", x1, x2)
+    if not shape:
+        raise ShapeError("pairwise_distance: expected vectors (1-D or more); got two 0-d tensors")
+    return norm(add(sub(x1, x2), eps), p, len(shape) - 1, keepdim=keepdim)
+
+
+def pdist(input, p=2.0):
+    """The p-norm distances between the rows of a 2-D input (N, M), for every pair i < j in
+    row-major order: shape (N (N - 1) / 2,)."""
+    if not isinstance(input, Tensor) or input.dtype.kind != "f":
+        given = getattr(input, "dtype", type(input).__name__)
+        raise DTypeError(f"pdist: expected a float32 or float64 tensor; got {given}")
+    if input.ndim != 2:
+        raise ShapeError(f"pdist: expected a 2-D input (N rows of M values); got shape {input.shape}")
+    if not p >= 0:
+        raise ArgumentError(f"pdist: p must be >= 0; got {p}")
+    first, second = np.triu_indices(input.shape[0], k=1)
+    return norm(sub(index_select(input, 0, first), index_select(input, 0, second)), p, 1)
+
+
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
