@@ -14,6 +14,7 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from nn import functional as F
+from torch_twins import assert_layer_matches_torch
 
 torch = pytest.importorskip("torch")  # the tables compare with torch: without it the file is skipped
 
@@ -189,19 +190,7 @@ def test_layers_match_torch(name, args, kwargs, input_shape, dtype):
     ours, theirs = _layer_pair(name, args, kwargs, dtype)
     assert repr(ours) == repr(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
-    x = normal(*input_shape).astype(dtype)
-    leaf, torch_leaf = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    out, torch_out = ours(leaf), theirs(torch_leaf)
-    upstream = normal(*torch_out.shape, seed=4).astype(dtype)
-    (out * mg.tensor(upstream)).sum().backward()
-    (torch_out * torch.from_numpy(upstream)).sum().backward()
-    tolerance = TOLERANCE[dtype]
-    np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=tolerance, atol=tolerance)
-    np.testing.assert_allclose(leaf.grad.numpy(), torch_leaf.grad.numpy(), rtol=tolerance, atol=tolerance)
-    torch_parameters = dict(theirs.named_parameters())
-    for parameter_name, parameter in ours.named_parameters():
-        np.testing.assert_allclose(parameter.grad.numpy(), torch_parameters[parameter_name].grad.numpy(),
-                                   rtol=tolerance, atol=tolerance, err_msg=parameter_name)
+    assert_layer_matches_torch(ours, theirs, normal(*input_shape).astype(dtype), TOLERANCE[dtype])
 
 
 @pytest.mark.parametrize("name, args, kwargs, input_shape", [LAYER_CASES[1], LAYER_CASES[4], LAYER_CASES[6]])

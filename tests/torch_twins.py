@@ -14,6 +14,22 @@ def assert_same_parameter_grads(ours, theirs, rtol, atol):
                                    err_msg=name)
 
 
+def assert_layer_matches_torch(ours, theirs, x, tolerance, seed=4):
+    """The minigrad layer `ours` and its torch twin `theirs` (holding the same weights) on the array x:
+    the outputs, and under one random upstream gradient the input's and every parameter's
+    gradients, agree to `tolerance` (relative and absolute)."""
+    import torch  # only the callers need torch installed
+
+    leaf, torch_leaf = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, torch_out = ours(leaf), theirs(torch_leaf)
+    upstream = np.random.default_rng(seed).standard_normal(tuple(torch_out.shape)).astype(x.dtype)
+    (out * mg.tensor(upstream)).sum().backward()
+    (torch_out * torch.from_numpy(upstream)).sum().backward()
+    np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(leaf.grad.numpy(), torch_leaf.grad.numpy(), rtol=tolerance, atol=tolerance)
+    assert_same_parameter_grads(ours, theirs, tolerance, tolerance)
+
+
 def plain(value):
     """A batch (or any nest of tensors, arrays, dicts, lists and tuples) as plain Python and numpy,
     whichever library made it, so a minigrad batch and a torch batch compare with ==."""

@@ -44,12 +44,7 @@ class Adam(Optimizer):
                          maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
 
     def _update(self):
-        for index, p, group in self._each_parameter():
-            if p.grad is None:
-                continue
-            if p.grad.shape != p.shape:  # before anything changes
-                raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} but its "
-                                 f"grad has shape {p.grad.shape}")
+        for index, p, group in self._parameters_with_grads():
             lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
             state = self.state.setdefault(index, {})
             if not state:

@@ -195,6 +195,17 @@ class Optimizer:
                 yield index, p, group
                 index += 1
 
+    def _parameters_with_grads(self):
+        """_each_parameter's (index, parameter, group) for the parameters that have a gradient, each
+        checked to have the parameter's shape before that parameter changes."""
+        for index, p, group in self._each_parameter():
+            if p.grad is None:
+                continue
+            if p.grad.shape != p.shape:
+                raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} but its "
+                                 f"grad has shape {p.grad.shape}")
+            yield index, p, group
+
     # -- hyper-parameters as attributes: opt.lr ----------------------------------------------------
     def __getattr__(self, key):  # only for names not found the usual way
         if key in type(self).hyper_parameters and self.__dict__.get("param_groups"):

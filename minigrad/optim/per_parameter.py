@@ -30,12 +30,7 @@ class PerParameterOptimizer(Optimizer):
         raise NotImplementedError
 
     def _update(self):
-        for index, p, group in self._each_parameter():
-            if p.grad is None:
-                continue
-            if p.grad.shape != p.shape:  # before anything changes
-                raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} but its "
-                                 f"grad has shape {p.grad.shape}")
+        for index, p, group in self._parameters_with_grads():
             state = self.state.setdefault(index, {})
             if not state:
                 state.update(self._new_state(p.data, group))
