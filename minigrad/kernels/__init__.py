@@ -4,7 +4,7 @@ The functions below are those of the active backend, chosen once at import by
 the environment variable MINIGRAD_KERNELS:
 
     numba (default)  Numba kernels (softmax.py, batched_matmul.py, adam.py, embedding.py,
-                     lstm_cell.py, layer_norm.py, gelu.py)
+                     lstm_cell.py, layer_norm.py, gelu.py, pooling.py)
     numpy            their plain-numpy twins (reference.py); Numba is not imported
 
 This is the one place the backend is chosen: code above this package calls
@@ -28,6 +28,7 @@ KERNELS = (
     "adam_update", "embedding_backward", "lstm_cell_forward", "lstm_cell_backward",
     "layer_norm_forward", "layer_norm_backward", "gelu_forward", "gelu_backward",
     "attention_forward", "attention_backward",
+    "max_pool_forward", "max_pool_backward", "avg_pool_forward", "avg_pool_backward",
 )
 
 BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
@@ -46,6 +47,7 @@ if BACKEND == "numba":
     from .layer_norm import layer_norm_backward, layer_norm_forward
     from .lstm_cell import lstm_cell_backward, lstm_cell_forward
     from .attention import attention_backward, attention_forward
+    from .pooling import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
     from .batched_matmul import linear_backward, linear_forward, matmul, matmul_grad_a, matmul_grad_b, matmul_grads
     from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
                           log_softmax_forward, softmax_backward, softmax_forward)
@@ -57,5 +59,6 @@ else:
                             softmax_backward, softmax_forward)
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
     from .reference import attention_backward, attention_forward
+    from .reference import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

@@ -3,11 +3,10 @@ poolings. Inputs are (N, C, *spatial) or unbatched (C, *spatial); the argument c
 convolution's (ops/conv.py).
 
 Pooling reads windows given per spatial dim as the input places each window's slots cover
-(a slot in the padding, or past the end with ceil_mode, reads nothing). Average pooling is
-a weighted sum over those places (weight 1/divisor inside the input, 0 in the padding); max
-pooling finds each window's largest place and picks it, a weighted sum with one place of
-weight 1. One Function, WindowSum, does both; its backward adds each output's gradient, by
-weight, to the places it read.
+(a slot in the padding, or past the end with ceil_mode, reads nothing), flattened here into
+places over each (n, c) plane; the kernels (kernels/pooling.py) loop over them. Average
+pooling is a weighted sum over a window's places (weight 1/divisor); max pooling picks each
+window's largest place, and its backward adds each output's gradient to that place.
 """
 
 import functools
@@ -15,46 +14,49 @@ import math
 
 import numpy as np
 
+from .. import kernels
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Function, Tensor
+from ..tensor import Function
 from .conv import batched_input, per_dim
-from .indexing import add_at
 
 
-class WindowSum(Function):
-    """out[n, c, o] = sum over slots k of x[n, c, places[., ., o, k]] * weights[o, k], x's spatial dims
-    flattened into one plane per (n, c); the place P (the plane's size) reads 0. places is
-    (1, 1, *out, K) (every plane alike) or (N, C, *out, K).
-    dx[n, c, p] = sum of dout[n, c, o] * weights[o, k] over the (o, k) whose place is p."""
+def _planes(array):
+    """(N, C, *spatial) -> (N * C, prod(spatial)), one flat plane per (n, c)."""
+    return array.reshape((array.shape[0] * array.shape[1], math.prod(array.shape[2:])))
+
+
+class AvgPool(Function):
+    """out[n, c, o] = sum over slots k of x[n, c, places[o, k]] * weights[o, k], x's spatial dims
+    flattened into one plane per (n, c); the place P (the plane's size) reads nothing. places and
+    weights are (*out, K). dx[n, c, p] = sum of dout[n, c, o] * weights[o, k] over the (o, k)
+    whose place is p."""
 
     @staticmethod
     def forward(ctx, x, places, weights):
-        batch, channels = x.shape[:2]
-        planes = np.concatenate([_planes(x), np.zeros((batch, channels, 1), x.dtype)], axis=2)
-        values = np.take_along_axis(planes, places.reshape(places.shape[:2] + (math.prod(places.shape[2:]),)), axis=2)
-        ctx.shape, ctx.places, ctx.weights = x.shape, places, weights
-        return (values.reshape((batch, channels) + places.shape[2:]) * weights).sum(-1)
+        ctx.shape, ctx.places = x.shape, places.reshape(-1, places.shape[-1])
+        ctx.weights = weights.reshape(ctx.places.shape)
+        return kernels.avg_pool_forward(_planes(x), ctx.places, ctx.weights).reshape(x.shape[:2] + places.shape[:-1])
 
     @staticmethod
     def backward(ctx, grad):
-        batch, channels = ctx.shape[:2]
-        plane = math.prod(ctx.shape[2:]) + 1
-        starts = (np.arange(batch * channels) * plane).reshape((batch, channels) + (1,) * (ctx.places.ndim - 2))
-        grad_planes = add_at((batch, channels, plane), ctx.places + starts, grad[..., None] * ctx.weights)
-        return grad_planes[:, :, :-1].reshape(ctx.shape)
+        grad_planes = kernels.avg_pool_backward(_planes(grad), ctx.places, ctx.weights, math.prod(ctx.shape[2:]))
+        return grad_planes.reshape(ctx.shape)
 
 
-def _planes(x):
-    """x (N, C, *spatial) -> (N, C, prod(spatial)), one flat plane per (n, c)."""
-    return x.reshape(x.shape[:2] + (math.prod(x.shape[2:]),))
+class MaxPool(Function):
+    """(values, indices): the largest value of each window over places (*out, K) (as AvgPool's)
+    and its flat place in the (n, c) plane. dx adds each output's gradient to that place."""
 
+    @staticmethod
+    def forward(ctx, x, places):
+        values, chosen = kernels.max_pool_forward(_planes(x), places.reshape(-1, places.shape[-1]))
+        ctx.shape, ctx.chosen = x.shape, chosen
+        shape = x.shape[:2] + places.shape[:-1]
+        return values.reshape(shape), chosen.reshape(shape)
 
-class AvgPool(WindowSum):
-    """The mean of each window (a WindowSum; the name is for drawings)."""
-
-
-class MaxPool(WindowSum):
-    """The largest value of each window: a WindowSum of the one place that holds it."""
+    @staticmethod
+    def backward(ctx, grad, _indices_grad):
+        return kernels.max_pool_backward(_planes(grad), ctx.chosen, math.prod(ctx.shape[2:])).reshape(ctx.shape)
 
 
 def _pool_windows(size, kernel, stride, padding, dilation, out):
@@ -138,7 +140,7 @@ def _average(x, windows, count_include_pad=False, divisor=None):
     places, inside, counted = _plane_windows(x.shape[2:], windows)
     if divisor is None:
         divisor = (counted if count_include_pad else inside).sum(-1, keepdims=True)
-    return AvgPool.apply(x, places=places[None, None], weights=(inside / divisor).astype(x.dtype))
+    return AvgPool.apply(x, places=places, weights=(inside / divisor).astype(x.dtype))
 
 
 def _maximum(x, windows, op):
@@ -147,20 +149,8 @@ def _maximum(x, windows, op):
         if not inside.any(axis=1).all():
             raise ArgumentError(f"{op}: a window along spatial dim {dim} reads only padding (input of shape "
                                 f"{x.shape}); torch gives -inf there")
-    places, inside, _ = _plane_windows(x.shape[2:], windows)
-    batch, channels = x.shape[:2]
-    planes = np.concatenate([_planes(x._data), np.full((batch, channels, 1), -np.inf, x.dtype)], axis=2)
-    windows = planes[:, :, places]
-    which = windows.argmax(-1)  # the first largest, as torch
-    nan = np.isnan(windows)
-    if nan.any():  # NaN is the largest, and torch keeps a window's last NaN
-        which = np.where(nan.any(-1), windows.shape[-1] - 1 - nan[..., ::-1].argmax(-1), which)
-    chosen = np.take_along_axis(places[None, None], which[..., None], axis=-1)
-    # a window whose inputs are all -inf: torch reports its first input place
-    first = np.take_along_axis(places, inside.argmax(-1)[..., None], axis=-1)
-    chosen = np.where(chosen == planes.shape[2] - 1, first, chosen)
-    values = MaxPool.apply(x, places=chosen, weights=np.ones(1, x.dtype))
-    return values, Tensor._wrap(chosen[..., 0])
+    places, _, _ = _plane_windows(x.shape[2:], windows)
+    return MaxPool.apply(x, places=places)
 
 
 def _max_result(values, indices, unbatched, return_indices):
