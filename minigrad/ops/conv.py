@@ -135,13 +135,17 @@ def _per_group(weight, groups):
     return weight.reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
 
 
+def reach(kernel, dilation):
+    """How many input places a kernel spans along each spatial dim: dilation * (kernel - 1) + 1."""
+    return tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+
+
 def _columns(x, kernel, stride, dilation, groups):
     """The im2col of the padded input x (N, C, *spatial): (G, C/G * K, N * P) for the K kernel
     offsets and the P output places (out, a tuple); column (n, p) of group g holds the inputs
     that output place p of its channels reads."""
     dims = len(kernel)
-    reach = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    windows = sliding_window_view(x, reach, axis=tuple(range(2, 2 + dims)))  # (N, C, *places, *reach)
+    windows = sliding_window_view(x, reach(kernel, dilation), axis=tuple(range(2, 2 + dims)))  # (N, C, *places, *reach)
     windows = windows[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
                       + tuple(slice(None, None, d) for d in dilation)]
     batch, channels = x.shape[:2]
@@ -173,13 +177,27 @@ def _add_columns_back(grad_columns, shape, kernel, stride, dilation, out):
     return grad
 
 
-def _convolution(op, dims, input, weight, bias, stride, padding, dilation, groups):
-    x, unbatched = batched_input(input, dims, op)
+def check_weight_and_groups(op, dims, weight, groups, channels):
+    """A (dims + 2)-D weight Tensor (its first two axes described by `channels`) and groups an int >= 1."""
     if not isinstance(weight, Tensor) or weight.ndim != dims + 2:
-        raise ShapeError(f"{op}: expected a {dims + 2}-D weight (out_channels, in_channels / groups, "
-                         f"{_LAYOUT[dims]}); got {getattr(weight, 'shape', type(weight).__name__)}")
+        raise ShapeError(f"{op}: expected a {dims + 2}-D weight ({channels}, {_LAYOUT[dims]}); got "
+                         f"{getattr(weight, 'shape', type(weight).__name__)}")
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
         raise ArgumentError(f"{op}: groups must be an int >= 1; got {groups!r}")
+
+
+def check_dtypes_and_bias(op, x, weight, bias, out_channels):
+    """weight and bias of x's dtype, and bias None or one value per out channel."""
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and value.dtype != x.dtype:
+            raise DTypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
+    if bias is not None and bias.shape != (out_channels,):
+        raise ShapeError(f"{op}: expected bias of shape ({out_channels},) (one per out channel); got {bias.shape}")
+
+
+def _convolution(op, dims, input, weight, bias, stride, padding, dilation, groups):
+    x, unbatched = batched_input(input, dims, op)
+    check_weight_and_groups(op, dims, weight, groups, "out_channels, in_channels / groups")
     kernel = weight.shape[2:]
     stride = per_dim(stride, dims, "stride", op)
     dilation = per_dim(dilation, dims, "dilation", op)
@@ -190,16 +208,11 @@ def _convolution(op, dims, input, weight, bias, stride, padding, dilation, group
     if x.shape[1] != weight.shape[1] * groups:
         raise ShapeError(f"{op}: expected input with {weight.shape[1] * groups} channels (weight of shape "
                          f"{weight.shape}, groups={groups}); got input of shape {input.shape}")
-    for name, value in (("weight", weight), ("bias", bias)):
-        if value is not None and value.dtype != x.dtype:
-            raise DTypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
-    if bias is not None and bias.shape != weight.shape[:1]:
-        raise ShapeError(f"{op}: expected bias of shape ({weight.shape[0]},) (one per out channel); "
-                         f"got {bias.shape}")
+    check_dtypes_and_bias(op, x, weight, bias, weight.shape[0])
     padded = tuple(size + before + after for size, (before, after) in zip(x.shape[2:], padding))
-    reach = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    if any(r > size for r, size in zip(reach, padded)):
-        raise ShapeError(f"{op}: the kernel {kernel} (with dilation {dilation}: {reach}) is larger than the "
+    spans = reach(kernel, dilation)
+    if any(r > size for r, size in zip(spans, padded)):
+        raise ShapeError(f"{op}: the kernel {kernel} (with dilation {dilation}: {spans}) is larger than the "
                          f"padded input {padded} (input of shape {input.shape}, padding {padding})")
     y = Convolution.apply(x, weight, *(() if bias is None else (bias,)), padding=padding, stride=stride,
                           dilation=dilation, groups=int(groups))

@@ -15,17 +15,11 @@ The weight of a transposed convolution is (C_in, C_out / groups, *kernel), as to
 
 import math
 
-import numpy as np
-
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
-from .conv import (_LAYOUT, _add_columns_back, _channels_first, _columns, _grouped_rows, _per_group, batched_input,
-                   crop_places, pad_places, per_dim)
-
-
-def _reach(kernel, dilation):
-    return tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+from .conv import (_add_columns_back, _channels_first, _columns, _grouped_rows, _per_group, batched_input,
+                   check_dtypes_and_bias, check_weight_and_groups, crop_places, pad_places, per_dim, reach)
 
 
 # -- transposed convolution -------------------------------------------------------------------
@@ -41,7 +35,7 @@ class TransposedConvolution(Function):
         batch, out_channels = x.shape[0], weight.shape[1] * groups
         columns = kernels.matmul(_per_group(weight, groups).swapaxes(1, 2), _grouped_rows(x, groups))
         full = tuple(r + s * (size - 1) + extra for r, s, size, extra
-                     in zip(_reach(kernel, dilation), stride, places, output_padding))
+                     in zip(reach(kernel, dilation), stride, places, output_padding))
         y = crop_places(_add_columns_back(columns, (batch, out_channels) + full, kernel, stride, dilation, places),
                         padding)
         if bias:
@@ -56,7 +50,7 @@ class TransposedConvolution(Function):
         groups, kernel = ctx.groups, weight.shape[2:]
         # the places of dy that forward wrote (the output_padding ones beyond them get nothing from x)
         written = tuple(slice(0, r + s * (size - 1)) for r, s, size
-                        in zip(_reach(kernel, ctx.dilation), ctx.stride, x.shape[2:]))
+                        in zip(reach(kernel, ctx.dilation), ctx.stride, x.shape[2:]))
         padded = pad_places(grad, ctx.padding)[(slice(None), slice(None)) + written]
         columns, _ = _columns(padded, kernel, ctx.stride, ctx.dilation, groups)  # (G, O/G * K, N * P)
         grad_x = grad_weight = None
@@ -71,11 +65,7 @@ class TransposedConvolution(Function):
 
 def _conv_transpose(op, dims, input, weight, bias, stride, padding, output_padding, groups, dilation):
     x, unbatched = batched_input(input, dims, op)
-    if not isinstance(weight, Tensor) or weight.ndim != dims + 2:
-        raise ShapeError(f"{op}: expected a {dims + 2}-D weight (in_channels, out_channels / groups, "
-                         f"{_LAYOUT[dims]}); got {getattr(weight, 'shape', type(weight).__name__)}")
-    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise ArgumentError(f"{op}: groups must be an int >= 1; got {groups!r}")
+    check_weight_and_groups(op, dims, weight, groups, "in_channels, out_channels / groups")
     if isinstance(padding, str):
         raise ArgumentError(f"{op}: padding must be an int or a tuple of {dims} ints (a transposed convolution "
                             f"takes no 'same' or 'valid'); got {padding!r}")
@@ -90,14 +80,9 @@ def _conv_transpose(op, dims, input, weight, bias, stride, padding, output_paddi
     if x.shape[1] != weight.shape[0] or weight.shape[0] % groups:
         raise ShapeError(f"{op}: expected input with {weight.shape[0]} channels, divisible by groups={groups} "
                          f"(weight of shape {weight.shape}); got input of shape {input.shape}")
-    for name, value in (("weight", weight), ("bias", bias)):
-        if value is not None and value.dtype != x.dtype:
-            raise DTypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
-    if bias is not None and bias.shape != (weight.shape[1] * groups,):
-        raise ShapeError(f"{op}: expected bias of shape ({weight.shape[1] * groups},) (one per out channel); "
-                         f"got {bias.shape}")
+    check_dtypes_and_bias(op, x, weight, bias, weight.shape[1] * groups)
     out = tuple((size - 1) * s - 2 * p + r + extra for size, s, (p, _), r, extra
-                in zip(x.shape[2:], stride, padding, _reach(kernel, dilation), output_padding))
+                in zip(x.shape[2:], stride, padding, reach(kernel, dilation), output_padding))
     if any(size < 1 for size in out):
         raise ShapeError(f"{op}: the output would be {out} for input of shape {input.shape}, kernel {kernel}, "
                          f"stride {stride}, padding {tuple(p for p, _ in padding)}; every size must be >= 1")
@@ -168,7 +153,7 @@ def _window_settings(op, kernel_size, dilation, padding, stride):
 
 def _places(op, size, kernel, dilation, padding, stride):
     """The output places of the windows over a (H, W) plane; at least one per dim."""
-    out = tuple((s + 2 * p - r) // st + 1 for s, (p, _), r, st in zip(size, padding, _reach(kernel, dilation), stride))
+    out = tuple((s + 2 * p - r) // st + 1 for s, (p, _), r, st in zip(size, padding, reach(kernel, dilation), stride))
     if any(o < 1 for o in out):
         raise ShapeError(f"{op}: the kernel {kernel} (dilation {dilation}) does not fit the padded plane "
                          f"{tuple(s + 2 * p for s, (p, _) in zip(size, padding))} (size {tuple(size)}, padding "
