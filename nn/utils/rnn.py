@@ -114,8 +114,9 @@ class PackedSequence:
     def __len__(self):
         return len(self._fields)
 
-    def __getitem__(self, index):
-        return tuple(self)[index]
+    def __getitem__(self, index):  # only the fields asked for are made (data is a gather)
+        names = self._fields[index]
+        return getattr(self, names) if isinstance(names, str) else tuple(getattr(self, name) for name in names)
 
     def __repr__(self):
         return f"PackedSequence(lengths={self.lengths.tolist()}, batch_first={self.batch_first})"
