@@ -51,7 +51,7 @@ def minigrad_cases():
     import minigrad as mg
     from minigrad.ops.activations import gelu
     from minigrad.ops.normalization import layer_norm
-    from nn.linear import linear
+    from minigrad.nn.linear import linear
 
     data = inputs()
     x, hidden = mg.tensor(data["x"], requires_grad=True), mg.tensor(data["hidden"], requires_grad=True)

@@ -7,8 +7,8 @@
     loss = mg.cross_entropy(x @ w, mg.tensor([0, 1, 1, 0]))
     loss.backward()
 
-The engine (tensor, ops, optim, viz, io) does not import the layers: `mg.nn` is the top-level
-`nn` package, loaded on first use.
+The engine (tensor, ops, optim, viz, io) does not import the layers: `mg.nn` (minigrad.nn, whose
+source is the repository's top-level nn/ folder) is loaded on first use.
 """
 
 import importlib
@@ -115,5 +115,5 @@ def __getattr__(name):
     # PEP 562: `mg.nn` (and `from minigrad import nn`) loads the layers on first use, so that
     # importing the engine does not import every layer.
     if name == "nn":
-        return importlib.import_module("nn")
+        return importlib.import_module("minigrad.nn")
     raise AttributeError(f"module 'minigrad' has no attribute {name!r}")

@@ -1,8 +1,6 @@
-"""minigrad.nn: modules, layers, losses and initialisers. `import nn`, `from minigrad import nn`
-and `import minigrad.nn` are the same package, and `import minigrad.nn.functional as F` is
-nn.functional (see the end of this file)."""
-
-import sys as _sys
+"""minigrad.nn: modules, layers, losses and initialisers (`from minigrad import nn`,
+`import minigrad.nn.functional as F`). The source is the repository's top-level nn/ folder,
+installed as the package minigrad.nn (pyproject.toml); it has no other name."""
 
 from . import functional, init, utils
 from .activation import *  # noqa: F401,F403
@@ -24,9 +22,3 @@ from .pooling import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 from .module import Module, Parameter
-
-# This package lives at the top level as `nn`. Registering its modules under `minigrad.nn.*` too
-# makes `import minigrad.nn.functional` find these objects instead of loading second copies.
-for _name, _module in list(_sys.modules.items()):
-    if _name == __name__ or _name.startswith(__name__ + "."):
-        _sys.modules.setdefault("minigrad." + _name, _module)

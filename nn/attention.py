@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops.args import lengths_to_mask
+from minigrad.ops import lengths_to_mask
 from minigrad.ops.attention import attention
 
 from . import init

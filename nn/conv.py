@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from minigrad.errors import ArgumentError
-from minigrad.ops.conv import padding_amounts, per_dim
+from minigrad.ops import padding_amounts, per_dim
 
 from . import functional as F
 from . import init

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from minigrad.ops.embedding import embedding, padding_index
+from minigrad.ops import padding_index
+from minigrad.ops.embedding import embedding
 
 from . import init
 from .module import Module, Parameter, parameter_dtype

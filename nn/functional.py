@@ -19,34 +19,32 @@ from minigrad.ops import log_softmax as _log_softmax
 from minigrad.ops import masked_softmax, sigmoid, tanh, where
 from minigrad.ops import relu as _relu
 from minigrad.ops import softmax as _softmax
-from minigrad.ops.activations import celu as _celu
-from minigrad.ops.activations import elu as _elu
-from minigrad.ops.activations import hardtanh as _hardtanh
-from minigrad.ops.activations import gelu, glu, hardshrink, hardsigmoid, hardswish, softplus, softshrink, tanhshrink
-from minigrad.ops.activations import leaky_relu as _leaky_relu
-from minigrad.ops.activations import rrelu as _rrelu
-from minigrad.ops.activations import selu as _selu
-from minigrad.ops.activations import threshold as _threshold
-from minigrad.ops.activations import silu as _silu
-from minigrad.ops.args import integer_array
-from minigrad.ops.attention import scaled_dot_product_attention
-from minigrad.ops.conv import conv1d, conv2d
-from minigrad.ops.conv_transpose import conv_transpose1d, conv_transpose2d, fold, unfold
-from minigrad.ops.distance import cosine_similarity, pairwise_distance, pdist
-from minigrad.ops.dropout import alpha_dropout, dropout1d, dropout2d, feature_alpha_dropout
+from minigrad.ops import celu as _celu
+from minigrad.ops import elu as _elu
+from minigrad.ops import hardtanh as _hardtanh
+from minigrad.ops import gelu, glu, hardshrink, hardsigmoid, hardswish, softplus, softshrink, tanhshrink
+from minigrad.ops import leaky_relu as _leaky_relu
+from minigrad.ops import rrelu as _rrelu
+from minigrad.ops import selu as _selu
+from minigrad.ops import threshold as _threshold
+from minigrad.ops import silu as _silu
+from minigrad.ops import integer_array
+from minigrad.ops import scaled_dot_product_attention
+from minigrad.ops import conv1d, conv2d
+from minigrad.ops import conv_transpose1d, conv_transpose2d, fold
+from minigrad.ops.conv_transpose import unfold
+from minigrad.ops import cosine_similarity, pairwise_distance, pdist
+from minigrad.ops import alpha_dropout, dropout1d, dropout2d, feature_alpha_dropout
 from minigrad.ops.embedding import embedding
-from minigrad.ops.inplace import apply_inplace
-from minigrad.ops.likelihood_loss import gaussian_nll_loss, poisson_nll_loss
-from minigrad.ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
-                               kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
-from minigrad.ops.margin_loss import (cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss,
-                                      multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
-                                      soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
-from minigrad.ops.normalization import layer_norm, rms_norm
+from minigrad.ops import apply_inplace
+from minigrad.ops import gaussian_nll_loss, poisson_nll_loss
+from minigrad.ops import binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss
+from minigrad.ops.loss import cross_entropy
+from minigrad.ops import cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss
+from minigrad.ops import layer_norm, rms_norm
 from minigrad.ops.pad import pad
-from minigrad.ops.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
-                                  avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
-from minigrad.ops.resample import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
+from minigrad.ops import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from minigrad.ops import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
 from minigrad.tensor import Tensor
 
 from .batchnorm import batch_norm

@@ -6,7 +6,7 @@ to(dtype). The formulas, shapes and reductions are documented in minigrad/ops/lo
 """
 
 from minigrad.errors import ArgumentError
-from minigrad.ops.loss import REDUCTIONS
+from minigrad.ops import REDUCTIONS
 from minigrad.tensor import Tensor
 
 from . import functional as F

@@ -25,7 +25,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
-from minigrad.ops.lstm import lstm_layer
+from minigrad.ops import lstm_layer
 
 from . import init
 from . import functional as F

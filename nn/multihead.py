@@ -25,7 +25,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
-from minigrad.ops.args import check_device
+from minigrad.ops import check_device
 
 from . import functional as F
 from . import init

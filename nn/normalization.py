@@ -21,7 +21,7 @@ import numpy as np
 import minigrad as mg
 
 from minigrad.errors import ArgumentError, ShapeError
-from minigrad.ops.normalization import layer_norm
+from minigrad.ops import layer_norm
 from minigrad.ops.pad import pad
 
 from .batchnorm import _BatchNorm, batch_norm

@@ -22,8 +22,8 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.errors import ArgumentError, ShapeError
-from minigrad.ops.args import check_device
-from minigrad.ops.normalization import layer_norm, rms_norm
+from minigrad.ops import check_device
+from minigrad.ops import layer_norm, rms_norm
 
 from . import init
 from .attention import SelfAttention

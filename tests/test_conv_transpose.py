@@ -13,7 +13,7 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
-from nn import functional as F
+from minigrad.nn import functional as F
 from torch_twins import assert_layer_matches_torch
 
 torch = pytest.importorskip("torch")  # the tables compare with torch: without it the file is skipped

@@ -367,7 +367,7 @@ def test_bad_arguments_name_what_was_expected(call, error, message):
                                       {"padding_side": "left"}, {"batch_first": True, "padding_side": "left"}])
 def test_pad_sequence_matches_torch_values_and_gradients(settings):
     torch = _torch()
-    from nn.utils.rnn import pad_sequence
+    from minigrad.nn.utils.rnn import pad_sequence
 
     arrays = [np.random.default_rng(k).standard_normal((n, 2, 3)).astype(np.float32) for k, n in enumerate((4, 1, 6))]
     ours = [mg.tensor(a, requires_grad=True) for a in arrays]
@@ -383,7 +383,7 @@ def test_pad_sequence_matches_torch_values_and_gradients(settings):
 
 def test_a_loader_of_token_lists_padded_by_collate_fn():
     """The usual text batch: samples of different lengths, collate_fn pads them and keeps the lengths."""
-    from nn.utils.rnn import pad_sequence
+    from minigrad.nn.utils.rnn import pad_sequence
 
     class Reviews(Dataset):
         texts = [[5, 2, 9], [4], [7, 7, 7, 7], [1, 3]]

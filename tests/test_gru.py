@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-import nn
+from minigrad import nn
 from torch_twins import assert_same_parameter_grads
 
 I, H, B, T = 3, 4, 3, 5

@@ -265,7 +265,7 @@ def test_rms_norm_matches_torch_forward_and_backward(shape, normalized_shape, ep
 
 
 def test_rms_norm_gradcheck_float64_and_bad_arguments():
-    import nn.functional as F
+    import minigrad.nn.functional as F
     x = mg.tensor(random_rows(23, (3, 5), np.float64), requires_grad=True)
     w = mg.tensor(random_rows(24, 5, np.float64), requires_grad=True)
     assert mg.gradcheck(lambda a, b: F.rms_norm(a, 5, b, eps=1e-3), (x, w))
@@ -319,7 +319,7 @@ def test_empty_normalized_shape_matches_torch(name, normalized_shape, shape, set
 @pytest.mark.parametrize("function", ["layer_norm", "rms_norm"])
 def test_functional_norms_of_empty_normalized_shape_match_torch(function):
     torch = pytest.importorskip("torch")
-    import nn.functional as F
+    import minigrad.nn.functional as F
     x, weight = mg.zeros(3, 2, 0, requires_grad=True), mg.ones(2, 0, requires_grad=True)
     x_torch, weight_torch = torch.zeros(3, 2, 0, requires_grad=True), torch.ones(2, 0, requires_grad=True)
     out = getattr(F, function)(x, (2, 0), weight)

@@ -7,7 +7,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from nn import functional as F
+from minigrad.nn import functional as F
 
 TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
 

@@ -15,7 +15,7 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.errors import ArgumentError, ShapeError
-from nn import functional as F
+from minigrad.nn import functional as F
 
 torch = pytest.importorskip("torch")  # the tables compare with torch: without it the file is skipped
 

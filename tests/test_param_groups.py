@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-import nn
+from minigrad import nn
 
 OPTIMIZERS = {
     "SGD": dict(lr=0.1, momentum=0.9, weight_decay=0.01),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-import nn
+from minigrad import nn
 
 
 def _records():
@@ -162,7 +162,7 @@ def test_scatter_in_place_and_top_p_sampling_as_torch_code_writes_it():
         remove[..., 0] = False
         indices_to_remove = remove.scatter(1, sorted_indices, remove)
         return logits.masked_fill(indices_to_remove, float("-inf"))
-    import nn.functional as mg_functional
+    import minigrad.nn.functional as mg_functional
     import torch.nn.functional as torch_functional
     np.testing.assert_array_equal(top_p(mg, mg_functional, mg.tensor(logits)).numpy(),
                                   top_p(torch, torch_functional, torch.tensor(logits)).numpy())

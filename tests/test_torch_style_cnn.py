@@ -109,7 +109,7 @@ def test_the_same_image_classifier_source_trains_alike_under_minigrad_and_torch(
 
 
 def test_the_same_text_cnn_source_trains_alike_under_minigrad_and_torch():
-    import nn.functional as mg_functional
+    import minigrad.nn.functional as mg_functional
     import torch.nn.functional as torch_functional
 
     mg.manual_seed(0)

@@ -123,7 +123,7 @@ def _train(torch, model, x, y, steps=8):
 
 def test_the_same_gpt_source_trains_alike_under_minigrad_and_torch():
     torch = pytest.importorskip("torch")
-    import nn.functional as mg_functional
+    import minigrad.nn.functional as mg_functional
     import torch.nn.functional as torch_functional
 
     mg.manual_seed(0)

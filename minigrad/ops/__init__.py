@@ -65,6 +65,23 @@ from .statistics import (kthvalue, logsumexp, median, mode, nanmedian, nanquanti
                          var_mean)
 from . import inplace
 from .args import normalize_dim
+# Names the layers (nn/) import: nn reaches the ops only through this package.
+from .activations import celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, rrelu, selu, silu, softplus, softshrink, tanhshrink, threshold
+from .args import check_device, integer_array, lengths_to_mask
+from .attention import scaled_dot_product_attention
+from .conv import conv1d, conv2d, padding_amounts, per_dim
+from .conv_transpose import conv_transpose1d, conv_transpose2d, fold
+from .distance import cosine_similarity, pairwise_distance, pdist
+from .dropout import alpha_dropout, dropout1d, dropout2d, feature_alpha_dropout
+from .embedding import padding_index
+from .inplace import apply_inplace
+from .likelihood_loss import gaussian_nll_loss, poisson_nll_loss
+from .loss import REDUCTIONS, binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss
+from .lstm import lstm_layer
+from .margin_loss import cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss
+from .normalization import layer_norm, rms_norm
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from .resample import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
 
 
 def _reflected(op):

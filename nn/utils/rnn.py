@@ -12,7 +12,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.errors import ArgumentError, ShapeError
-from minigrad.ops.args import integer_array
+from minigrad.ops import integer_array
 
 from .. import functional as F
 
