@@ -26,33 +26,64 @@ CALLS_PER_TIMING = 3
 
 # name -> (input shape, weight shape or None, call(F, x, weight, bias))
 CASES = {
-    "conv2d (32, 3, 32, 32) 16x3x3 pad 1": ((32, 3, 32, 32), (16, 3, 3, 3),
-                                            lambda F, x, w, b: F.conv2d(x, w, b, padding=1)),
-    "conv2d (32, 16, 32, 32) 32x3x3 pad 1": ((32, 16, 32, 32), (32, 16, 3, 3),
-                                             lambda F, x, w, b: F.conv2d(x, w, b, padding=1)),
-    "conv2d (32, 32, 16, 16) 64x3x3 stride 2": ((32, 32, 16, 16), (64, 32, 3, 3),
-                                                lambda F, x, w, b: F.conv2d(x, w, b, stride=2, padding=1)),
-    "conv2d depthwise (32, 64, 16, 16) 3x3": ((32, 64, 16, 16), (64, 1, 3, 3),
-                                              lambda F, x, w, b: F.conv2d(x, w, b, padding=1, groups=64)),
-    "conv1d TextCNN (64, 128, 200) 100x5": ((64, 128, 200), (100, 128, 5), lambda F, x, w, b: F.conv1d(x, w, b)),
-    "max_pool2d (32, 32, 32, 32) 2": ((32, 32, 32, 32), None, lambda F, x, w, b: F.max_pool2d(x, 2)),
-    "avg_pool2d (32, 32, 32, 32) 3 stride 2 pad 1": ((32, 32, 32, 32), None,
-                                                     lambda F, x, w, b: F.avg_pool2d(x, 3, 2, 1)),
-    "adaptive_avg_pool2d (32, 128, 8, 8) to 1": ((32, 128, 8, 8), None,
-                                                 lambda F, x, w, b: F.adaptive_avg_pool2d(x, 1)),
-    "adaptive_max_pool1d (64, 100, 196) to 1": ((64, 100, 196), None,
-                                                lambda F, x, w, b: F.adaptive_max_pool1d(x, 1)),
+    "conv2d (32, 3, 32, 32) 16x3x3 pad 1": (
+        (32, 3, 32, 32),
+        (16, 3, 3, 3),
+        lambda F, x, w, b: F.conv2d(x, w, b, padding=1),
+    ),
+    "conv2d (32, 16, 32, 32) 32x3x3 pad 1": (
+        (32, 16, 32, 32),
+        (32, 16, 3, 3),
+        lambda F, x, w, b: F.conv2d(x, w, b, padding=1),
+    ),
+    "conv2d (32, 32, 16, 16) 64x3x3 stride 2": (
+        (32, 32, 16, 16),
+        (64, 32, 3, 3),
+        lambda F, x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
+    ),
+    "conv2d depthwise (32, 64, 16, 16) 3x3": (
+        (32, 64, 16, 16),
+        (64, 1, 3, 3),
+        lambda F, x, w, b: F.conv2d(x, w, b, padding=1, groups=64),
+    ),
+    "conv1d TextCNN (64, 128, 200) 100x5": (
+        (64, 128, 200),
+        (100, 128, 5),
+        lambda F, x, w, b: F.conv1d(x, w, b),
+    ),
+    "max_pool2d (32, 32, 32, 32) 2": (
+        (32, 32, 32, 32),
+        None,
+        lambda F, x, w, b: F.max_pool2d(x, 2),
+    ),
+    "avg_pool2d (32, 32, 32, 32) 3 stride 2 pad 1": (
+        (32, 32, 32, 32),
+        None,
+        lambda F, x, w, b: F.avg_pool2d(x, 3, 2, 1),
+    ),
+    "adaptive_avg_pool2d (32, 128, 8, 8) to 1": (
+        (32, 128, 8, 8),
+        None,
+        lambda F, x, w, b: F.adaptive_avg_pool2d(x, 1),
+    ),
+    "adaptive_max_pool1d (64, 100, 196) to 1": (
+        (64, 100, 196),
+        None,
+        lambda F, x, w, b: F.adaptive_max_pool1d(x, 1),
+    ),
 }
 
 
 def worker(framework, threads):
     if framework == "torch":
         import torch
+
         torch.set_num_threads(threads)
         F, leaf = torch.nn.functional, lambda array: torch.tensor(array, requires_grad=True)
     else:
         import minigrad as mg
         import minigrad.nn.functional as F
+
         leaf = lambda array: mg.tensor(array, requires_grad=True)  # noqa: E731
 
     def handle(request):
@@ -74,8 +105,16 @@ def worker(framework, threads):
 
 
 def main():
-    per_case_main(__file__, __doc__, CASES, worker, CALLS_PER_TIMING, 46, rounds=9,
-                  why_one_thread="minigrad's numpy work is on one thread but for the OpenBLAS products")
+    per_case_main(
+        __file__,
+        __doc__,
+        CASES,
+        worker,
+        CALLS_PER_TIMING,
+        46,
+        rounds=9,
+        why_one_thread="minigrad's numpy work is on one thread but for the OpenBLAS products",
+    )
 
 
 if __name__ == "__main__":

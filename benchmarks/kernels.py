@@ -58,14 +58,20 @@ def median_ms(function, budget_s=1.5, max_calls=50):
 # ---------------------------------------------------------------- cases
 # Each returns (name, numba_fn, numpy_fn, torch_fn or None, torch note).
 
+
 def case_matmul_2d(rng):
     a, b = rng.standard_normal((128, 512), dtype=F32), rng.standard_normal((512, 1024), dtype=F32)
     tfn = None
     if torch:
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
         tfn = lambda: ta @ tb  # noqa: E731
-    yield ("matmul 128x512 @ 512x1024", lambda: batched_matmul.matmul(a, b), lambda: reference.matmul(a, b),
-           tfn, "torch.matmul")
+    yield (
+        "matmul 128x512 @ 512x1024",
+        lambda: batched_matmul.matmul(a, b),
+        lambda: reference.matmul(a, b),
+        tfn,
+        "torch.matmul",
+    )
 
 
 def case_attention_matmuls(rng):
@@ -75,21 +81,36 @@ def case_attention_matmuls(rng):
     tq = tk = tg = None
     if torch:
         tq, tk, tg = torch.from_numpy(q), torch.from_numpy(k_t), torch.from_numpy(grad)
-    yield ("bmm 1024 x 256x32 @ 32x256", lambda: batched_matmul.matmul(q, k_t), lambda: reference.matmul(q, k_t),
-           (lambda: torch.matmul(tq, tk)) if torch else None, "torch.matmul")
-    yield ("  grad_a: g @ b^T", lambda: batched_matmul.matmul_grad_a(grad, k_t),
-           lambda: reference.matmul_grad_a(grad, k_t),
-           (lambda: torch.matmul(tg, tk.transpose(-1, -2))) if torch else None, "torch.matmul")
-    yield ("  grad_b: a^T @ g", lambda: batched_matmul.matmul_grad_b(q, grad),
-           lambda: reference.matmul_grad_b(q, grad),
-           (lambda: torch.matmul(tq.transpose(-1, -2), tg)) if torch else None, "torch.matmul")
+    yield (
+        "bmm 1024 x 256x32 @ 32x256",
+        lambda: batched_matmul.matmul(q, k_t),
+        lambda: reference.matmul(q, k_t),
+        (lambda: torch.matmul(tq, tk)) if torch else None,
+        "torch.matmul",
+    )
+    yield (
+        "  grad_a: g @ b^T",
+        lambda: batched_matmul.matmul_grad_a(grad, k_t),
+        lambda: reference.matmul_grad_a(grad, k_t),
+        (lambda: torch.matmul(tg, tk.transpose(-1, -2))) if torch else None,
+        "torch.matmul",
+    )
+    yield (
+        "  grad_b: a^T @ g",
+        lambda: batched_matmul.matmul_grad_b(q, grad),
+        lambda: reference.matmul_grad_b(q, grad),
+        (lambda: torch.matmul(tq.transpose(-1, -2), tg)) if torch else None,
+        "torch.matmul",
+    )
 
 
 def case_masked_softmax(rng):
     batch, heads, length, scale = 128, 8, 256, 1 / np.sqrt(32)
     scores = rng.standard_normal((batch, heads, length, length), dtype=F32)
     lengths = rng.integers(1, length + 1, batch)
-    mask = (np.arange(length)[None, :] < lengths[:, None]).reshape(batch, 1, 1, length)  # True = keep
+    mask = (np.arange(length)[None, :] < lengths[:, None]).reshape(
+        batch, 1, 1, length
+    )  # True = keep
     grad = rng.standard_normal(scores.shape, dtype=F32)
 
     def run(module, key_stop=None, mask=mask):
@@ -97,7 +118,9 @@ def case_masked_softmax(rng):
         y = module.softmax_forward(scores, scale, mask, key_stop, 0.0, empty)
         return module.softmax_backward(y, grad, scale, mask, key_stop, empty)
 
-    causal = np.arange(1, length + 1)  # row i may attend to keys 0..i: per-row limits, no (L, L) mask
+    causal = np.arange(
+        1, length + 1
+    )  # row i may attend to keys 0..i: per-row limits, no (L, L) mask
     torch_mask = torch_causal = None
     if torch:
         ts, tgrad = torch.from_numpy(scores), torch.from_numpy(grad)
@@ -106,18 +129,33 @@ def case_masked_softmax(rng):
 
         def autograd(masked_out):
             x = ts.detach().requires_grad_()
-            torch.softmax((x * scale).masked_fill(masked_out, float("-inf")), dim=-1).backward(tgrad)
+            torch.softmax((x * scale).masked_fill(masked_out, float("-inf")), dim=-1).backward(
+                tgrad
+            )
             return x.grad
-    yield ("masked softmax fwd+bwd (1024,256,256)", lambda: run(softmax), lambda: run(reference),
-           (lambda: autograd(torch_mask)) if torch else None, "autograd softmax(masked_fill(x*s, -inf))")
-    yield ("  causal (per-row key limits)", lambda: run(softmax, causal, None), lambda: run(reference, causal, None),
-           (lambda: autograd(torch_causal)) if torch else None, "autograd softmax(masked_fill(x*s, -inf))")
+
+    yield (
+        "masked softmax fwd+bwd (1024,256,256)",
+        lambda: run(softmax),
+        lambda: run(reference),
+        (lambda: autograd(torch_mask)) if torch else None,
+        "autograd softmax(masked_fill(x*s, -inf))",
+    )
+    yield (
+        "  causal (per-row key limits)",
+        lambda: run(softmax, causal, None),
+        lambda: run(reference, causal, None),
+        (lambda: autograd(torch_causal)) if torch else None,
+        "autograd softmax(masked_fill(x*s, -inf))",
+    )
 
 
 def case_attention(rng):
     """The MHSA layer's attention: 128 reviews, 8 heads of 32, 256 tokens, IMDB-like lengths."""
     batch, heads, length, depth = 128, 8, 256, 32
-    q, k, v, grad = (rng.standard_normal((batch, heads, length, depth), dtype=F32) for _ in range(4))
+    q, k, v, grad = (
+        rng.standard_normal((batch, heads, length, depth), dtype=F32) for _ in range(4)
+    )
     lengths = np.clip(rng.lognormal(5.4, 0.6, batch).astype(int), 5, length)
     scale = 1 / np.sqrt(depth)
 
@@ -140,15 +178,31 @@ def case_attention(rng):
     tfn = None
     if torch:
         tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
-        tmask, tgrad = torch.from_numpy((np.arange(length) < lengths[:, None])[:, None, None, :]), torch.from_numpy(grad)
+        tmask, tgrad = (
+            torch.from_numpy((np.arange(length) < lengths[:, None])[:, None, None, :]),
+            torch.from_numpy(grad),
+        )
 
         def tfn():
             leaves = [t.detach().requires_grad_() for t in (tq, tk, tv)]
-            torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=tmask).backward(tgrad)
-    yield ("attention fwd+bwd (128,8,256,32), lengths", lambda: run(attention), lambda: run(reference), tfn,
-           "F.scaled_dot_product_attention + backward")
-    yield ("  the same in separate kernels (fused=False)", steps, lambda: run(reference), tfn,
-           "F.scaled_dot_product_attention + backward")
+            torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=tmask).backward(
+                tgrad
+            )
+
+    yield (
+        "attention fwd+bwd (128,8,256,32), lengths",
+        lambda: run(attention),
+        lambda: run(reference),
+        tfn,
+        "F.scaled_dot_product_attention + backward",
+    )
+    yield (
+        "  the same in separate kernels (fused=False)",
+        steps,
+        lambda: run(reference),
+        tfn,
+        "F.scaled_dot_product_attention + backward",
+    )
 
 
 def case_cross_entropy(rng):
@@ -168,14 +222,23 @@ def case_cross_entropy(rng):
                 x = tl.detach().requires_grad_()
                 torch.nn.functional.cross_entropy(x, tt).backward()
                 return x.grad
-        yield (f"cross-entropy fwd+bwd ({rows}, {classes})", lambda run=run: run(softmax),
-               lambda run=run: run(reference), tfn, "autograd F.cross_entropy")
+
+        yield (
+            f"cross-entropy fwd+bwd ({rows}, {classes})",
+            lambda run=run: run(softmax),
+            lambda run=run: run(reference),
+            tfn,
+            "autograd F.cross_entropy",
+        )
 
 
 def case_adam(rng):
     size = 1 << 20
     param, grad = rng.standard_normal(size, dtype=F32), rng.standard_normal(size, dtype=F32)
-    states = {name: [param.copy(), np.zeros(size, F32), np.zeros(size, F32)] for name in ("numba", "numpy")}
+    states = {
+        name: [param.copy(), np.zeros(size, F32), np.zeros(size, F32)]
+        for name in ("numba", "numpy")
+    }
     steps = {"numba": 0, "numpy": 0}
 
     def run(module, name):
@@ -189,8 +252,13 @@ def case_adam(rng):
         tparam.grad = torch.from_numpy(grad)
         optimizer = torch.optim.Adam([tparam], lr=1e-3)
         tfn = optimizer.step
-    yield ("adam update, 1M float32 params", lambda: run(adam, "numba"), lambda: run(reference, "numpy"), tfn,
-           "torch.optim.Adam.step (defaults)")
+    yield (
+        "adam update, 1M float32 params",
+        lambda: run(adam, "numba"),
+        lambda: run(reference, "numpy"),
+        tfn,
+        "torch.optim.Adam.step (defaults)",
+    )
 
 
 def case_embedding(rng):
@@ -201,12 +269,24 @@ def case_embedding(rng):
     if torch:
         ti, tg = torch.from_numpy(indices), torch.from_numpy(grad)
         tfn = lambda: torch.ops.aten.embedding_dense_backward(tg, ti, rows, -1, False)  # noqa: E731
-    yield ("embedding backward 128x256 -> 80000x128", lambda: embedding.embedding_backward(indices, grad, rows),
-           lambda: reference.embedding_backward(indices, grad, rows), tfn, "aten.embedding_dense_backward")
+    yield (
+        "embedding backward 128x256 -> 80000x128",
+        lambda: embedding.embedding_backward(indices, grad, rows),
+        lambda: reference.embedding_backward(indices, grad, rows),
+        tfn,
+        "aten.embedding_dense_backward",
+    )
 
 
-CASES = [case_matmul_2d, case_attention_matmuls, case_masked_softmax, case_attention, case_cross_entropy, case_adam,
-         case_embedding]
+CASES = [
+    case_matmul_2d,
+    case_attention_matmuls,
+    case_masked_softmax,
+    case_attention,
+    case_cross_entropy,
+    case_adam,
+    case_embedding,
+]
 
 
 def run_cases():
@@ -221,8 +301,11 @@ def run_cases():
             t_numpy = median_ms(numpy_fn)
             t_torch = median_ms(torch_fn) if torch_fn else float("nan")
             notes[name.strip()] = note
-            print(f"{name:42s} {t_numba:9.3f} {t_numpy:9.3f} {t_torch:9.3f} "
-                  f"{t_numpy / t_numba:12.2f} {t_torch / t_numba:12.2f}", flush=True)
+            print(
+                f"{name:42s} {t_numba:9.3f} {t_numpy:9.3f} {t_torch:9.3f} "
+                f"{t_numpy / t_numba:12.2f} {t_torch / t_numba:12.2f}",
+                flush=True,
+            )
     if torch:
         print("\ntorch column: " + "; ".join(sorted(set(notes.values()))))
 
@@ -256,33 +339,47 @@ print(json.dumps({"import_s": imported - start, "total_s": time.perf_counter() -
 
 
 def cold_start():
-    print("\ncold start: fresh process, import minigrad.kernels + first call of every kernel "
-          "(serial and parallel variants)")
+    print(
+        "\ncold start: fresh process, import minigrad.kernels + first call of every kernel "
+        "(serial and parallel variants)"
+    )
     with tempfile.TemporaryDirectory(prefix="minigrad-bench-cache-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         env.pop("MINIGRAD_KERNELS", None)
         for dtypes in ("float32", "float32,float64"):
             for state in ("empty cache", "warm cache"):
-                output = subprocess.run([sys.executable, "-c", COMPILE_PROBE, dtypes], env=env, check=True,
-                                        capture_output=True, text=True).stdout
+                output = subprocess.run(
+                    [sys.executable, "-c", COMPILE_PROBE, dtypes],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
                 report = json.loads(output.strip().splitlines()[-1])
-                print(f"  {dtypes:16s} {state:12s} total {report['total_s']:6.2f} s "
-                      f"(of which import {report['import_s']:.2f} s)", flush=True)
+                print(
+                    f"  {dtypes:16s} {state:12s} total {report['total_s']:6.2f} s "
+                    f"(of which import {report['import_s']:.2f} s)",
+                    flush=True,
+                )
             for child in Path(cache).iterdir():  # empty the cache again for the next dtype set
                 shutil.rmtree(child)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-compile", action="store_true", help="skip the cold-start compile timing")
+    parser.add_argument(
+        "--no-compile", action="store_true", help="skip the cold-start compile timing"
+    )
     args = parser.parse_args()
     import numba
 
     from minigrad.kernels import _runtime
 
-    print(f"numpy {np.__version__}, numba {numba.__version__} ({_runtime.thread_summary()}), torch {torch.__version__ if torch else 'not installed'}"
-          f"{f' ({torch.get_num_threads()} threads)' if torch else ''}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f}\n")
+    print(
+        f"numpy {np.__version__}, numba {numba.__version__} ({_runtime.thread_summary()}), torch {torch.__version__ if torch else 'not installed'}"
+        f"{f' ({torch.get_num_threads()} threads)' if torch else ''}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.2f}\n"
+    )
     run_cases()
     print(f"\nload average after the cases: {os.getloadavg()[0]:.2f}")
     if not args.no_compile:

@@ -28,15 +28,29 @@ CALLS_PER_TIMING = 10
 CASES = {
     "cross_entropy (128, 2) plain": ((128, 2), lambda F, x, a: F.cross_entropy(x, a["ids"])),
     "cross_entropy (4096, 512) plain": ((4096, 512), lambda F, x, a: F.cross_entropy(x, a["ids"])),
-    "cross_entropy (4096, 512) smoothing 0.1": ((4096, 512), lambda F, x, a: F.cross_entropy(
-        x, a["ids"], label_smoothing=0.1)),
-    "cross_entropy (32, 512, 64) ignore_index": ((32, 512, 64), lambda F, x, a: F.cross_entropy(
-        x, a["ids"], ignore_index=0)),
-    "nll_loss (4096, 512) weighted": ((4096, 512), lambda F, x, a: F.nll_loss(x, a["ids"], a["weight"])),
-    "bce_with_logits (4096, 512) pos_weight": ((4096, 512), lambda F, x, a: F.binary_cross_entropy_with_logits(
-        x, a["probabilities"], pos_weight=a["weight"])),
+    "cross_entropy (4096, 512) smoothing 0.1": (
+        (4096, 512),
+        lambda F, x, a: F.cross_entropy(x, a["ids"], label_smoothing=0.1),
+    ),
+    "cross_entropy (32, 512, 64) ignore_index": (
+        (32, 512, 64),
+        lambda F, x, a: F.cross_entropy(x, a["ids"], ignore_index=0),
+    ),
+    "nll_loss (4096, 512) weighted": (
+        (4096, 512),
+        lambda F, x, a: F.nll_loss(x, a["ids"], a["weight"]),
+    ),
+    "bce_with_logits (4096, 512) pos_weight": (
+        (4096, 512),
+        lambda F, x, a: F.binary_cross_entropy_with_logits(
+            x, a["probabilities"], pos_weight=a["weight"]
+        ),
+    ),
     "mse_loss (4096, 512)": ((4096, 512), lambda F, x, a: F.mse_loss(x, a["probabilities"])),
-    "pad reflect (32, 64, 256)": ((32, 64, 256), lambda F, x, a: F.pad(x, (3, 3), mode="reflect").sum()),
+    "pad reflect (32, 64, 256)": (
+        (32, 64, 256),
+        lambda F, x, a: F.pad(x, (3, 3), mode="reflect").sum(),
+    ),
 }
 
 
@@ -44,19 +58,26 @@ def operands(shape, seed=0):
     """The input, and the other operands: class ids (along dim 1), probabilities of the input's
     shape, weights of the last dim's size (the class weights of the 2-d cases, pos_weight)."""
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal(shape).astype(np.float32),
-            {"ids": rng.integers(0, shape[1], shape[:1] + shape[2:]), "probabilities": rng.random(shape).astype(np.float32),
-             "weight": rng.uniform(0.5, 2.0, shape[-1]).astype(np.float32)})
+    return (
+        rng.standard_normal(shape).astype(np.float32),
+        {
+            "ids": rng.integers(0, shape[1], shape[:1] + shape[2:]),
+            "probabilities": rng.random(shape).astype(np.float32),
+            "weight": rng.uniform(0.5, 2.0, shape[-1]).astype(np.float32),
+        },
+    )
 
 
 def worker(framework, threads):
     if framework == "torch":
         import torch
+
         torch.set_num_threads(threads)
         F, tensor, constant = torch.nn.functional, torch.tensor, torch.from_numpy
     else:
         import minigrad as mg
         import minigrad.nn.functional as F
+
         tensor, constant = mg.tensor, mg.tensor
 
     def handle(request):
@@ -77,9 +98,17 @@ def worker(framework, threads):
 
 
 def main():
-    per_case_main(__file__, __doc__, CASES, worker, CALLS_PER_TIMING, 44, rounds=15,
-                  why_one_thread="on a shared 2-core machine torch's spinning OpenMP pool otherwise measures "
-                                 "the load, not the loss")
+    per_case_main(
+        __file__,
+        __doc__,
+        CASES,
+        worker,
+        CALLS_PER_TIMING,
+        44,
+        rounds=15,
+        why_one_thread="on a shared 2-core machine torch's spinning OpenMP pool otherwise measures "
+        "the load, not the loss",
+    )
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ def batch_data():
 
 # -- workers ---------------------------------------------------------------------------------
 
+
 class MinigradWorker:
     def __init__(self):
         sys.path.insert(0, str(REPO))
@@ -102,32 +103,45 @@ class TorchWorker:
                 self.uni(self.x)
             return
         if case == "bi_train_packed":
-            packed = torch.nn.utils.rnn.pack_padded_sequence(self.x, self.lengths, batch_first=True,
-                                                             enforce_sorted=False)
+            packed = torch.nn.utils.rnn.pack_padded_sequence(
+                self.x, self.lengths, batch_first=True, enforce_sorted=False
+            )
             output, _ = self.bi(packed)
-            output, _ = torch.nn.utils.rnn.pad_packed_sequence(output, batch_first=True, total_length=STEPS)
+            output, _ = torch.nn.utils.rnn.pad_packed_sequence(
+                output, batch_first=True, total_length=STEPS
+            )
         else:  # bi_train and bi_train_lengths: the padded batch, no packing (the fast path)
             output, _ = self.bi(self.x)
         output.sum().backward()
 
     def threads(self):
-        return f"torch {self.torch.get_num_threads()} (interop {self.torch.get_num_interop_threads()})"
+        return (
+            f"torch {self.torch.get_num_threads()} (interop {self.torch.get_num_interop_threads()})"
+        )
 
 
 def worker_main(framework):
     """Serve the parent: one timed step of the requested case per request."""
     worker = MinigradWorker() if framework == "minigrad" else TorchWorker()
-    serve({"threads": worker.threads()}, lambda request: {"seconds": timed(lambda: worker.run(request["case"]))})
+    serve(
+        {"threads": worker.threads()},
+        lambda request: {"seconds": timed(lambda: worker.run(request["case"]))},
+    )
 
 
 # -- the run ---------------------------------------------------------------------------------
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--packed-repeats", type=int, default=2, help="PyTorch with packing is slow: fewer steps")
-    parser.add_argument("--no-packed", action="store_true", help="skip PyTorch with pack_padded_sequence")
+    parser.add_argument(
+        "--packed-repeats", type=int, default=2, help="PyTorch with packing is slow: fewer steps"
+    )
+    parser.add_argument(
+        "--no-packed", action="store_true", help="skip PyTorch with pack_padded_sequence"
+    )
     parser.add_argument("--markdown", default=str(REPO / "benchmarks" / "README-lstm.md"))
     parser.add_argument("--worker", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -135,15 +149,30 @@ def main(argv=None):
         return worker_main(args.worker)
 
     started, load_before = time.perf_counter(), os.getloadavg()[0]
-    workers = {name: Worker([sys.executable, __file__, "--worker", name]) for name in ("minigrad", "torch")}
+    workers = {
+        name: Worker([sys.executable, __file__, "--worker", name]) for name in ("minigrad", "torch")
+    }
     try:
         times = {}
         for case in CASES:
-            times.update(interleaved_times({(framework, case): (worker, {"case": case})
-                                            for framework, worker in workers.items()}, args.warmup, args.repeats))
+            times.update(
+                interleaved_times(
+                    {
+                        (framework, case): (worker, {"case": case})
+                        for framework, worker in workers.items()
+                    },
+                    args.warmup,
+                    args.repeats,
+                )
+            )
         if not args.no_packed:
-            times.update(interleaved_times({("torch", "bi_train_packed"): (workers["torch"], {"case": "bi_train_packed"})},
-                                           1, args.packed_repeats))
+            times.update(
+                interleaved_times(
+                    {("torch", "bi_train_packed"): (workers["torch"], {"case": "bi_train_packed"})},
+                    1,
+                    args.packed_repeats,
+                )
+            )
     finally:
         for worker in workers.values():
             worker.close()
@@ -158,12 +187,19 @@ def main(argv=None):
     ]
     for case, title in CASES.items():
         ours, theirs = median[("minigrad", case)], median[("torch", case)]
-        lines.append(f"| {title} | {ours * 1e3:.0f} | {theirs * 1e3:.0f} | **{theirs / ours:.2f}** |")
+        lines.append(
+            f"| {title} | {ours * 1e3:.0f} | {theirs * 1e3:.0f} | **{theirs / ours:.2f}** |"
+        )
     if ("torch", "bi_train_packed") in median:
-        theirs, ours = median[("torch", "bi_train_packed")], median[("minigrad", "bi_train_lengths")]
-        lines.append(f"| bidirectional, forward+backward, lengths 64..256, PyTorch with pack_padded_sequence "
-                     f"(median of {args.packed_repeats}) | {ours * 1e3:.0f} | {theirs * 1e3:.0f} | "
-                     f"**{theirs / ours:.2f}** |")
+        theirs, ours = (
+            median[("torch", "bi_train_packed")],
+            median[("minigrad", "bi_train_lengths")],
+        )
+        lines.append(
+            f"| bidirectional, forward+backward, lengths 64..256, PyTorch with pack_padded_sequence "
+            f"(median of {args.packed_repeats}) | {ours * 1e3:.0f} | {theirs * 1e3:.0f} | "
+            f"**{theirs / ours:.2f}** |"
+        )
     lines += [
         "",
         "PyTorch without packing computes all 256 steps of every sequence; minigrad with `lengths` skips the "
@@ -179,7 +215,9 @@ def main(argv=None):
     if args.markdown:  # the table replaces the old one; hand-written notes after it stay
         path = Path(args.markdown)
         notes = path.read_text().partition("\n## Notes")[1:] if path.exists() else ()
-        path.write_text("# LSTM benchmark (`python benchmarks/lstm.py`)\n\n" + table + "\n" + "".join(notes))
+        path.write_text(
+            "# LSTM benchmark (`python benchmarks/lstm.py`)\n\n" + table + "\n" + "".join(notes)
+        )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,10 @@ HEADS = (8, 4, 128, 64)  # batch, heads, positions, head size
 CASES = {
     "erf (256, 1024)": ([ROWS], lambda B, x: x.erf()),
     "sin (256, 1024)": ([ROWS], lambda B, x: x.sin()),
-    "clamp(x, low, high) (256, 1024)": ([ROWS, ROWS[1:], ROWS[1:]], lambda B, x, lo, hi: B.clamp(x, lo - 1, hi + 1)),
+    "clamp(x, low, high) (256, 1024)": (
+        [ROWS, ROWS[1:], ROWS[1:]],
+        lambda B, x, lo, hi: B.clamp(x, lo - 1, hi + 1),
+    ),
     "maximum (256, 1024)": ([ROWS, ROWS], lambda B, a, b: B.maximum(a, b)),
     "std(dim=1) (256, 1024)": ([ROWS], lambda B, x: x.std(1)),
     "logsumexp(dim=1) (256, 1024)": ([ROWS], lambda B, x: x.logsumexp(1)),
@@ -47,18 +50,26 @@ CASES = {
     "sort(dim=1) (256, 1024)": ([ROWS], lambda B, x: x.sort(1).values),
     "topk(10, dim=1) (256, 1024)": ([ROWS], lambda B, x: x.topk(10, 1).values),
     "einsum bhqd,bhkd->bhqk": ([HEADS, HEADS], lambda B, q, k: B.einsum("bhqd,bhkd->bhqk", q, k)),
-    "einsum bhqk,bhkd->bhqd": ([HEADS[:3] + (128,), HEADS], lambda B, p, v: B.einsum("bhqk,bhkd->bhqd", p, v)),
-    "bmm (32, 128, 64) @ (32, 64, 128)": ([(32, 128, 64), (32, 64, 128)], lambda B, a, b: B.bmm(a, b)),
+    "einsum bhqk,bhkd->bhqd": (
+        [HEADS[:3] + (128,), HEADS],
+        lambda B, p, v: B.einsum("bhqk,bhkd->bhqd", p, v),
+    ),
+    "bmm (32, 128, 64) @ (32, 64, 128)": (
+        [(32, 128, 64), (32, 64, 128)],
+        lambda B, a, b: B.bmm(a, b),
+    ),
 }
 
 
 def worker(framework, threads):
     if framework == "torch":
         import torch
+
         torch.set_num_threads(threads)
         module, tensor = torch, torch.tensor
     else:
         import minigrad as mg
+
         module, tensor = mg, mg.tensor
 
     def handle(request):
@@ -80,13 +91,22 @@ def worker(framework, threads):
 
 
 def main():
-    parser = side_by_side_arguments(__doc__, 15, "on a shared 2-core machine torch's spinning OpenMP pool otherwise measures the load, not the op")
+    parser = side_by_side_arguments(
+        __doc__,
+        15,
+        "on a shared 2-core machine torch's spinning OpenMP pool otherwise measures the load, not the op",
+    )
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker, args.torch_threads)
-    rows = ["| op (forward + backward, float32) | minigrad ms | torch ms | torch / minigrad |", "|---|---|---|---|"]
-    for case, ours, theirs in side_by_side(__file__, CASES, args.rounds, args.torch_threads, CALLS_PER_TIMING, 40):
+    rows = [
+        "| op (forward + backward, float32) | minigrad ms | torch ms | torch / minigrad |",
+        "|---|---|---|---|",
+    ]
+    for case, ours, theirs in side_by_side(
+        __file__, CASES, args.rounds, args.torch_threads, CALLS_PER_TIMING, 40
+    ):
         rows.append(f"| {case} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f} |")
     if args.markdown:
         Path(args.markdown).write_text("\n".join(rows) + "\n")

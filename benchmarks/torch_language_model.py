@@ -29,7 +29,11 @@ class TorchSelfAttention(nn.Module):
         def heads(y):  # (B, T, D) -> (B, H, T, dh)
             return y.view(batch, steps, self.num_heads, self.head_dim).transpose(1, 2)
 
-        query, key, value = heads(x @ self.query_weight), heads(x @ self.key_weight), heads(x @ self.value_weight)
+        query, key, value = (
+            heads(x @ self.query_weight),
+            heads(x @ self.key_weight),
+            heads(x @ self.value_weight),
+        )
         if self.attention == "sdpa":
             context = F.scaled_dot_product_attention(query, key, value, is_causal=True)
         else:
@@ -64,20 +68,30 @@ class TorchBlock(nn.Module):
 class TorchCharTransformer(nn.Module):
     """forward(ids (B, T) int64) -> logits (B, T, vocab_size); learned positions only."""
 
-    def __init__(self, vocab_size, context=128, model_dim=128, num_heads=4, num_layers=4, ff_dim=512,
-                 attention="sdpa"):
+    def __init__(
+        self,
+        vocab_size,
+        context=128,
+        model_dim=128,
+        num_heads=4,
+        num_layers=4,
+        ff_dim=512,
+        attention="sdpa",
+    ):
         super().__init__()
         if attention not in ATTENTION:
             raise ValueError(f"attention must be one of {ATTENTION}; got {attention!r}")
         self.token_embedding = nn.Embedding(vocab_size, model_dim)
         self.positions = nn.Module()
         self.positions.weight = nn.Parameter(torch.empty(context, model_dim))
-        self.blocks = nn.ModuleList([TorchBlock(model_dim, num_heads, ff_dim, attention) for _ in range(num_layers)])
+        self.blocks = nn.ModuleList(
+            [TorchBlock(model_dim, num_heads, ff_dim, attention) for _ in range(num_layers)]
+        )
         self.final_norm = nn.LayerNorm(model_dim)
         self.head = nn.Linear(model_dim, vocab_size)
 
     def forward(self, ids):
-        x = self.token_embedding(ids) + self.positions.weight[:ids.shape[1]]
+        x = self.token_embedding(ids) + self.positions.weight[: ids.shape[1]]
         for block in self.blocks:
             x = block(x)
         return self.head(self.final_norm(x))
@@ -92,7 +106,14 @@ def from_minigrad(state, config, attention="sdpa"):
     config: the minigrad model's config dict."""
     if config.get("positions", "learned") != "learned" or config.get("dropout", 0.0):
         raise ValueError("the PyTorch twin has learned positions and no dropout")
-    model = TorchCharTransformer(config["vocab_size"], config["context"], config["model_dim"], config["num_heads"],
-                                 config["num_layers"], config["ff_dim"], attention)
+    model = TorchCharTransformer(
+        config["vocab_size"],
+        config["context"],
+        config["model_dim"],
+        config["num_heads"],
+        config["num_layers"],
+        config["ff_dim"],
+        attention,
+    )
     model.load_state_dict({name: torch.from_numpy(value.copy()) for name, value in state.items()})
     return model

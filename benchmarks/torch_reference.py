@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -31,14 +30,17 @@ from examples.sentiment import data, preprocess, train  # noqa: E402
 from examples.sentiment.model import POOLINGS, SentimentModel  # noqa: E402
 
 
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", default="dot", choices=POOLINGS)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--data", help="IMDB tarball or folder (default: the examples' cache folder)")
+    parser.add_argument(
+        "--data", help="IMDB tarball or folder (default: the examples' cache folder)"
+    )
     parser.add_argument("--out", default="runs/torch-reference")
-    parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: PyTorch's default)")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch.set_num_threads (0: PyTorch's default)"
+    )
     return parser.parse_args(argv)
 
 
@@ -59,10 +61,18 @@ def train_seed(pool, seed, vocab, train_set, dev, test, defaults):
     from torch_sentiment import TorchSentimentModel, load_minigrad_state
 
     mg.manual_seed(seed)  # minigrad's starting point for this seed, as train_model makes it
-    start = SentimentModel(len(vocab), pool=pool, embedding_dim=defaults.embedding_dim,
-                           hidden_size=defaults.hidden_size)
-    model = TorchSentimentModel(len(vocab), pool=pool, embedding_dim=defaults.embedding_dim,
-                                hidden_size=defaults.hidden_size)
+    start = SentimentModel(
+        len(vocab),
+        pool=pool,
+        embedding_dim=defaults.embedding_dim,
+        hidden_size=defaults.hidden_size,
+    )
+    model = TorchSentimentModel(
+        len(vocab),
+        pool=pool,
+        embedding_dim=defaults.embedding_dim,
+        hidden_size=defaults.hidden_size,
+    )
     load_minigrad_state(model, {name: value.numpy() for name, value in start.state_dict().items()})
     optimizer = torch.optim.Adam(model.parameters(), lr=defaults.lr)
     best = {"dev_accuracy": -1.0, "step": 0, "state": None}
@@ -75,10 +85,13 @@ def train_seed(pool, seed, vocab, train_set, dev, test, defaults):
             best.update(dev_accuracy=dev_accuracy, step=step, state=state)
 
     for epoch in range(defaults.epochs):
-        batches = preprocess.batches(train_set, defaults.batch_size, shuffle=True, seed=seed + epoch)
+        batches = preprocess.batches(
+            train_set, defaults.batch_size, shuffle=True, seed=seed + epoch
+        )
         for ids, lengths, labels in batches:
             loss = torch.nn.functional.cross_entropy(
-                model(torch.from_numpy(ids), torch.from_numpy(lengths)), torch.from_numpy(labels))
+                model(torch.from_numpy(ids), torch.from_numpy(lengths)), torch.from_numpy(labels)
+            )
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), defaults.clip)
@@ -89,9 +102,15 @@ def train_seed(pool, seed, vocab, train_set, dev, test, defaults):
         if step % defaults.eval_every:
             evaluate()
     model.load_state_dict(best["state"])
-    return {"framework": f"torch {torch.__version__}", "pool": pool, "seed": seed,
-            "test_accuracy": accuracy(torch, model, test), "best_dev_accuracy": best["dev_accuracy"],
-            "best_step": best["step"], "total_seconds": time.perf_counter() - started}
+    return {
+        "framework": f"torch {torch.__version__}",
+        "pool": pool,
+        "seed": seed,
+        "test_accuracy": accuracy(torch, model, test),
+        "best_dev_accuracy": best["dev_accuracy"],
+        "best_step": best["step"],
+        "total_seconds": time.perf_counter() - started,
+    }
 
 
 def main(argv=None):
@@ -108,9 +127,12 @@ def main(argv=None):
     for seed in args.seeds:
         result = train_seed(args.pool, seed, vocab, train_set, dev, test, defaults)
         results.append(result)
-        print(f"{args.pool} seed {seed}: torch test accuracy {result['test_accuracy']:.4f} "
-              f"(best dev {result['best_dev_accuracy']:.4f} at step {result['best_step']}), "
-              f"{result['total_seconds']:.0f} s", flush=True)
+        print(
+            f"{args.pool} seed {seed}: torch test accuracy {result['test_accuracy']:.4f} "
+            f"(best dev {result['best_dev_accuracy']:.4f} at step {result['best_step']}), "
+            f"{result['total_seconds']:.0f} s",
+            flush=True,
+        )
         preprocess.write_text_atomic(out / "results.json", json.dumps(results, indent=2))
 
 

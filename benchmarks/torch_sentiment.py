@@ -54,7 +54,9 @@ class ReversingBiLSTM(nn.Module):
         forward_out, _ = self.forward_lstm(x)
         reversed_in = x.gather(1, reverse[:, :, None].expand(-1, -1, x.shape[2]))
         reversed_out, _ = self.backward_lstm(reversed_in)
-        backward_out = reversed_out.gather(1, reverse[:, :, None].expand(-1, -1, reversed_out.shape[2]))
+        backward_out = reversed_out.gather(
+            1, reverse[:, :, None].expand(-1, -1, reversed_out.shape[2])
+        )
         return torch.cat([forward_out, backward_out], dim=2) * mask[:, :, None]
 
 
@@ -63,7 +65,9 @@ class DotProductScore(nn.Module):
 
     def __init__(self, input_size):
         super().__init__()
-        self.query = nn.Parameter(torch.empty(input_size).uniform_(-QUERY_INIT_RANGE, QUERY_INIT_RANGE))
+        self.query = nn.Parameter(
+            torch.empty(input_size).uniform_(-QUERY_INIT_RANGE, QUERY_INIT_RANGE)
+        )
 
     def forward(self, x):
         return x @ self.query
@@ -74,14 +78,22 @@ class AdditiveScore(nn.Module):
 
     def __init__(self, input_size):
         super().__init__()
-        self.input_weight = nn.Parameter(nn.init.xavier_uniform_(torch.empty(input_size, input_size)))
-        self.query_weight = nn.Parameter(nn.init.xavier_uniform_(torch.empty(input_size, input_size)))
+        self.input_weight = nn.Parameter(
+            nn.init.xavier_uniform_(torch.empty(input_size, input_size))
+        )
+        self.query_weight = nn.Parameter(
+            nn.init.xavier_uniform_(torch.empty(input_size, input_size))
+        )
         bound = math.sqrt(6.0 / (input_size + 1))
         self.score_vector = nn.Parameter(torch.empty(input_size).uniform_(-bound, bound))
-        self.query = nn.Parameter(torch.empty(input_size).uniform_(-QUERY_INIT_RANGE, QUERY_INIT_RANGE))
+        self.query = nn.Parameter(
+            torch.empty(input_size).uniform_(-QUERY_INIT_RANGE, QUERY_INIT_RANGE)
+        )
 
     def forward(self, x):
-        return torch.tanh(x @ self.input_weight + self.query @ self.query_weight) @ self.score_vector
+        return (
+            torch.tanh(x @ self.input_weight + self.query @ self.query_weight) @ self.score_vector
+        )
 
 
 class AttentionPooling(nn.Module):
@@ -122,8 +134,10 @@ class SelfAttention(nn.Module):
         def split_heads(y):  # (B, T, D) -> (B, H, T, D / H)
             return y.reshape(batch, steps, self.num_heads, -1).transpose(1, 2)
 
-        queries, keys, values = (split_heads(x @ weight)
-                                 for weight in (self.query_weight, self.key_weight, self.value_weight))
+        queries, keys, values = (
+            split_heads(x @ weight)
+            for weight in (self.query_weight, self.key_weight, self.value_weight)
+        )
         allowed = real_token_mask(lengths, steps)[:, None, None, :]  # (B, 1, 1, T_key)
         context = F.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)
         return context.transpose(1, 2).reshape(batch, steps, model_dim) @ self.output_weight
@@ -132,7 +146,9 @@ class SelfAttention(nn.Module):
 class TorchSentimentModel(nn.Module):
     """SentimentModel in PyTorch; forward(ids (B, T) int64, lengths (B,) int64) -> logits (B, 2)."""
 
-    def __init__(self, vocab_size, pool="dot", embedding_dim=128, hidden_size=128, num_heads=8, num_classes=2):
+    def __init__(
+        self, vocab_size, pool="dot", embedding_dim=128, hidden_size=128, num_heads=8, num_classes=2
+    ):
         super().__init__()
         if pool not in POOLINGS:
             raise ValueError(f"pool must be one of {POOLINGS}; got {pool!r}")
@@ -169,19 +185,22 @@ def torch_name(minigrad_name):
     """minigrad parameter name -> this model's name (only the encoder's names differ)."""
     if not minigrad_name.startswith("encoder."):
         return minigrad_name
-    name = minigrad_name[len("encoder."):]
+    name = minigrad_name[len("encoder.") :]
     if name.endswith("_reverse"):
-        return "encoder.backward_lstm." + name[:-len("_reverse")]
+        return "encoder.backward_lstm." + name[: -len("_reverse")]
     return "encoder.forward_lstm." + name
 
 
 def load_minigrad_state(model, state):
     """Copy a minigrad state dict as numpy arrays ({name: array}) into `model`; every name must match."""
-    converted = {torch_name(name): torch.from_numpy(np.array(value, dtype=np.float32))
-                 for name, value in state.items()}
+    converted = {
+        torch_name(name): torch.from_numpy(np.array(value, dtype=np.float32))
+        for name, value in state.items()
+    }
     expected = set(model.state_dict())
     if set(converted) != expected:
-        raise ValueError(f"state dict names do not match: missing {sorted(expected - set(converted))}, "
-                         f"unexpected {sorted(set(converted) - expected)}")
+        raise ValueError(
+            f"state dict names do not match: missing {sorted(expected - set(converted))}, "
+            f"unexpected {sorted(set(converted) - expected)}"
+        )
     model.load_state_dict(converted)
-

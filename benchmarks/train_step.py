@@ -44,29 +44,58 @@ SYNTHETIC_VOCAB, SYNTHETIC_REVIEWS = 81_000, 25_000
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", default="dot", choices=POOLINGS)
-    parser.add_argument("--data", help="IMDB tarball or folder (default: the examples' cache folder, "
-                                       "~/.cache/minigrad/imdb, if the data is there)")
-    parser.add_argument("--synthetic", action="store_true", help="random ids even if the real data is there")
+    parser.add_argument(
+        "--data",
+        help="IMDB tarball or folder (default: the examples' cache folder, "
+        "~/.cache/minigrad/imdb, if the data is there)",
+    )
+    parser.add_argument(
+        "--synthetic", action="store_true", help="random ids even if the real data is there"
+    )
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--max-len", type=int, default=256)
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after the first one")
-    parser.add_argument("--repeats", type=int, default=10,
-                        help="timed steps per configuration, interleaved (the median is reported)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=10,
+        help="timed steps per configuration, interleaved (the median is reported)",
+    )
     parser.add_argument("--steps", type=int, default=300, help="steps of the memory run")
-    parser.add_argument("--full-length", action="store_true",
-                        help="time a batch whose reviews all have max-len tokens (no padding to skip)")
-    parser.add_argument("--cold-start", action="store_true",
-                        help="also time minigrad's first step with an empty Numba cache (compiling every kernel)")
+    parser.add_argument(
+        "--full-length",
+        action="store_true",
+        help="time a batch whose reviews all have max-len tokens (no padding to skip)",
+    )
+    parser.add_argument(
+        "--cold-start",
+        action="store_true",
+        help="also time minigrad's first step with an empty Numba cache (compiling every kernel)",
+    )
     parser.add_argument("--skip-memory", action="store_true")
-    parser.add_argument("--train-threads", default="default",
-                        help="threads of both frameworks in the memory run (e.g. 1 on a busy machine)")
-    parser.add_argument("--torch-threads", default="default,1",
-                        help="comma-separated torch.set_num_threads values to time ('default': leave it)")
-    parser.add_argument("--minigrad-threads", default="default",
-                        help="comma-separated thread counts for minigrad (NUMBA_NUM_THREADS and "
-                             "OPENBLAS_NUM_THREADS; 'default': leave them)")
-    parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="also cProfile N minigrad steps and print the top functions by cumulative time")
+    parser.add_argument(
+        "--train-threads",
+        default="default",
+        help="threads of both frameworks in the memory run (e.g. 1 on a busy machine)",
+    )
+    parser.add_argument(
+        "--torch-threads",
+        default="default,1",
+        help="comma-separated torch.set_num_threads values to time ('default': leave it)",
+    )
+    parser.add_argument(
+        "--minigrad-threads",
+        default="default",
+        help="comma-separated thread counts for minigrad (NUMBA_NUM_THREADS and "
+        "OPENBLAS_NUM_THREADS; 'default': leave them)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also cProfile N minigrad steps and print the top functions by cumulative time",
+    )
     parser.add_argument("--markdown", help="also write the results table to this file")
     # internal: the subprocesses
     parser.add_argument("--worker", choices=("time", "train"), help=argparse.SUPPRESS)
@@ -77,6 +106,7 @@ def parse_args(argv=None):
 
 
 # -- data ----------------------------------------------------------------------------------
+
 
 def prepare_data(args):
     """[(ids, label)] for the train split (real or synthetic) and a description of the source."""
@@ -89,8 +119,12 @@ def prepare_data(args):
     if reviews is not None:
         tokens = [preprocess.tokenize(text) for text, _ in reviews]
         vocab = preprocess.build_vocab(tokens)
-        encoded = preprocess.encode_dataset([(t, label) for t, (_, label) in zip(tokens, reviews)], vocab,
-                                            args.max_len, progress=False)
+        encoded = preprocess.encode_dataset(
+            [(t, label) for t, (_, label) in zip(tokens, reviews)],
+            vocab,
+            args.max_len,
+            progress=False,
+        )
         source = Path(args.data).name if args.data else "the cache folder"
         return encoded, len(vocab), f"real IMDB train split ({source}), vocabulary {len(vocab):,}"
     # Review lengths roughly like IMDB's (median ~220 tokens), cut at max_len.
@@ -103,14 +137,21 @@ def prepare_data(args):
 
 def save_dataset(path, encoded, vocab_size):
     lengths = np.array([len(ids) for ids, _ in encoded])
-    np.savez(path, ids=np.concatenate([ids for ids, _ in encoded]), lengths=lengths,
-             labels=np.array([label for _, label in encoded]), vocab_size=vocab_size)
+    np.savez(
+        path,
+        ids=np.concatenate([ids for ids, _ in encoded]),
+        lengths=lengths,
+        labels=np.array([label for _, label in encoded]),
+        vocab_size=vocab_size,
+    )
 
 
 def load_dataset(path):
     saved = np.load(path)
     ends = np.cumsum(saved["lengths"])
-    encoded = [(ids, int(label)) for ids, label in zip(np.split(saved["ids"], ends[:-1]), saved["labels"])]
+    encoded = [
+        (ids, int(label)) for ids, label in zip(np.split(saved["ids"], ends[:-1]), saved["labels"])
+    ]
     return encoded, int(saved["vocab_size"])
 
 
@@ -121,7 +162,7 @@ def timing_batch(encoded, batch_size, max_len, full_length=False):
         encoded = [(ids, label) for ids, label in encoded if len(ids) == max_len]
     ids, lengths, labels = next(preprocess.batches(encoded, batch_size, shuffle=True, seed=0))
     padded = np.zeros((len(ids), max_len), dtype=np.int64)
-    padded[:, :ids.shape[1]] = ids
+    padded[:, : ids.shape[1]] = ids
     return padded, lengths, labels
 
 
@@ -134,6 +175,7 @@ def training_batches(encoded, batch_size):
 
 
 # -- the two frameworks --------------------------------------------------------------------
+
 
 class MinigradRunner:
     def __init__(self, vocab_size, pool, state):
@@ -197,7 +239,9 @@ class TorchRunner:
         return {name: p.grad.numpy() for name, p in self.model.named_parameters()}
 
     def threads(self):
-        return f"torch {self.torch.get_num_threads()} (interop {self.torch.get_num_interop_threads()})"
+        return (
+            f"torch {self.torch.get_num_threads()} (interop {self.torch.get_num_interop_threads()})"
+        )
 
 
 def make_runner(framework, workdir, pool, threads="default"):
@@ -210,6 +254,7 @@ def make_runner(framework, workdir, pool, threads="default"):
 
 # -- measurements --------------------------------------------------------------------------
 
+
 def memory_mib():
     """(current RSS, peak RSS) of this process in MiB."""
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
@@ -218,9 +263,12 @@ def memory_mib():
 
 def check_equivalence(workdir, pool, batch):
     """Same weights, same batch: loss and gradient differences between the two models."""
-    minigrad_model = make_runner("minigrad", workdir, pool)  # minigrad first: it sets up its thread pool
+    minigrad_model = make_runner(
+        "minigrad", workdir, pool
+    )  # minigrad first: it sets up its thread pool
     torch_model = make_runner("torch", workdir, pool)
     from torch_sentiment import torch_name
+
     losses, grads = [], []
     for runner in (minigrad_model, torch_model):
         loss = runner.loss(*batch)
@@ -228,13 +276,26 @@ def check_equivalence(workdir, pool, batch):
         losses.append(loss.item())
         grads.append(runner.gradients())
     grads[0] = {torch_name(name): grad for name, grad in grads[0].items()}
-    worst = max(grads[1], key=lambda name: np.abs(grads[0][name] - grads[1][name]).max()
-                / (np.abs(grads[1][name]).max() + 1e-30))
+    worst = max(
+        grads[1],
+        key=lambda name: (
+            np.abs(grads[0][name] - grads[1][name]).max() / (np.abs(grads[1][name]).max() + 1e-30)
+        ),
+    )
     relative = np.abs(grads[0][worst] - grads[1][worst]).max() / np.abs(grads[1][worst]).max()
-    norms = [np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2)) for g in grad.values())) for grad in grads]
-    return {"minigrad_loss": losses[0], "torch_loss": losses[1], "loss_difference": abs(losses[0] - losses[1]),
-            "worst_gradient": worst, "worst_gradient_relative_difference": float(relative),
-            "minigrad_grad_norm": norms[0], "torch_grad_norm": norms[1]}
+    norms = [
+        np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2)) for g in grad.values()))
+        for grad in grads
+    ]
+    return {
+        "minigrad_loss": losses[0],
+        "torch_loss": losses[1],
+        "loss_difference": abs(losses[0] - losses[1]),
+        "worst_gradient": worst,
+        "worst_gradient_relative_difference": float(relative),
+        "minigrad_grad_norm": norms[0],
+        "torch_grad_norm": norms[1],
+    }
 
 
 def time_worker(args):
@@ -243,7 +304,9 @@ def time_worker(args):
     tick = time.perf_counter()
     runner = make_runner(args.framework, args.workdir, args.pool, args.threads)
     setup = time.perf_counter() - tick
-    batch = tuple(np.load(Path(args.workdir) / "batch.npz")[key] for key in ("ids", "lengths", "labels"))
+    batch = tuple(
+        np.load(Path(args.workdir) / "batch.npz")[key] for key in ("ids", "lengths", "labels")
+    )
 
     def handle(request):
         if "profile" in request:
@@ -284,16 +347,41 @@ def train(args, steps):
         seconds.append(time.perf_counter() - tick)
         rss.append(memory_mib()[0])
     third = max(steps // 3, 1)
-    return {"rss_before": rss_before, "peak": memory_mib()[1], "rss_at_third": rss[third - 1],
-            "rss_at_end": rss[-1], "third": third, "max_rss_after_third": max(rss[third - 1:]),
-            "median_step": float(np.median(seconds)), "first_loss": float(np.mean(losses[:10])),
-            "last_loss": float(np.mean(losses[-10:])), "threads": runner.threads()}
+    return {
+        "rss_before": rss_before,
+        "peak": memory_mib()[1],
+        "rss_at_third": rss[third - 1],
+        "rss_at_end": rss[-1],
+        "third": third,
+        "max_rss_after_third": max(rss[third - 1 :]),
+        "median_step": float(np.median(seconds)),
+        "first_loss": float(np.mean(losses[:10])),
+        "last_loss": float(np.mean(losses[-10:])),
+        "threads": runner.threads(),
+    }
 
 
 def start_worker(kind, framework, args, workdir, threads="default", environment=None):
     """This file as a worker subprocess (benchmarks/workers.py) of the given kind."""
-    return Worker([sys.executable, __file__, "--worker", kind, "--framework", framework, "--workdir", workdir,
-                   "--pool", args.pool, "--threads", threads, "--batch-size", str(args.batch_size)], environment)
+    return Worker(
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            kind,
+            "--framework",
+            framework,
+            "--workdir",
+            workdir,
+            "--pool",
+            args.pool,
+            "--threads",
+            threads,
+            "--batch-size",
+            str(args.batch_size),
+        ],
+        environment,
+    )
 
 
 def thread_settings(threads):
@@ -308,11 +396,23 @@ def timing_configurations(args):
     configurations = []
     for threads in args.minigrad_threads.split(","):
         environment = thread_settings(threads)[1]
-        configurations.append(("minigrad" if threads == "default" else f"minigrad, {threads} thread(s)",
-                               "minigrad", "default", environment))
+        configurations.append(
+            (
+                "minigrad" if threads == "default" else f"minigrad, {threads} thread(s)",
+                "minigrad",
+                "default",
+                environment,
+            )
+        )
     for threads in args.torch_threads.split(","):
-        configurations.append(("torch" if threads == "default" else f"torch, set_num_threads({threads})",
-                               "torch", threads, {}))
+        configurations.append(
+            (
+                "torch" if threads == "default" else f"torch, set_num_threads({threads})",
+                "torch",
+                threads,
+                {},
+            )
+        )
     return configurations
 
 
@@ -322,7 +422,9 @@ def time_all(args, workdir):
     configurations = timing_configurations(args)
     cache = tempfile.TemporaryDirectory(prefix="numba-cache-") if args.cold_start else None
     if cache:
-        configurations.append(("minigrad, empty Numba cache", "minigrad", "default", {"NUMBA_CACHE_DIR": cache.name}))
+        configurations.append(
+            ("minigrad, empty Numba cache", "minigrad", "default", {"NUMBA_CACHE_DIR": cache.name})
+        )
     workers, loads = {}, [os.getloadavg()[0]]
     try:
         for name, framework, threads, environment in configurations:
@@ -331,11 +433,18 @@ def time_all(args, workdir):
 
         def progress(seconds):
             loads.append(os.getloadavg()[0])
-            print(", ".join(f"{name} {value:.3f} s" for name, value in seconds.items()) + f" (load {loads[-1]:.1f})",
-                  flush=True)
+            print(
+                ", ".join(f"{name} {value:.3f} s" for name, value in seconds.items())
+                + f" (load {loads[-1]:.1f})",
+                flush=True,
+            )
 
-        times = interleaved_times({name: (worker, {"step": 1}) for name, worker in workers.items()},
-                                  args.warmup, args.repeats, progress)
+        times = interleaved_times(
+            {name: (worker, {"step": 1}) for name, worker in workers.items()},
+            args.warmup,
+            args.repeats,
+            progress,
+        )
         if args.profile:
             workers["minigrad"].ask({"profile": args.profile})
     finally:
@@ -343,43 +452,69 @@ def time_all(args, workdir):
             worker.close()
         if cache:
             cache.cleanup()
-    return {name: {"setup": workers[name].info["setup"], "threads": workers[name].info["threads"],
-                   "first_step": first[name], "median": float(np.median(seconds)), "min": min(seconds),
-                   "max": max(seconds), "load": f"{min(loads):.1f} - {max(loads):.1f}"}
-            for name, seconds in times.items()}
+    return {
+        name: {
+            "setup": workers[name].info["setup"],
+            "threads": workers[name].info["threads"],
+            "first_step": first[name],
+            "median": float(np.median(seconds)),
+            "min": min(seconds),
+            "max": max(seconds),
+            "load": f"{min(loads):.1f} - {max(loads):.1f}",
+        }
+        for name, seconds in times.items()
+    }
 
 
 # -- report --------------------------------------------------------------------------------
 
+
 def report(args, source, batch, check, timings, memory):
-    lines = [f"pool {args.pool}, batch {args.batch_size} x {batch[0].shape[1]} tokens (mean length "
-             f"{batch[1].mean():.0f}); data: {source}", "",
-             f"equivalence (same weights, same batch): loss minigrad {check['minigrad_loss']:.6f}, torch "
-             f"{check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); gradient norm "
-             f"{check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; largest relative gradient "
-             f"difference {check['worst_gradient_relative_difference']:.1e} ({check['worst_gradient']})", "",
-             f"speed: median of {args.repeats} steps after {args.warmup} warm-up steps, each configuration in "
-             f"its own process, the configurations' steps interleaved", "",
-             "| framework | threads | s/step (median) | min - max | import + build s | first step s "
-             "| torch s / minigrad s | load avg |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"pool {args.pool}, batch {args.batch_size} x {batch[0].shape[1]} tokens (mean length "
+        f"{batch[1].mean():.0f}); data: {source}",
+        "",
+        f"equivalence (same weights, same batch): loss minigrad {check['minigrad_loss']:.6f}, torch "
+        f"{check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); gradient norm "
+        f"{check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; largest relative gradient "
+        f"difference {check['worst_gradient_relative_difference']:.1e} ({check['worst_gradient']})",
+        "",
+        f"speed: median of {args.repeats} steps after {args.warmup} warm-up steps, each configuration in "
+        f"its own process, the configurations' steps interleaved",
+        "",
+        "| framework | threads | s/step (median) | min - max | import + build s | first step s "
+        "| torch s / minigrad s | load avg |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, r in timings.items():
-        lines.append(f"| {name} | {r['threads']} | {r['median']:.3f} | {r['min']:.3f} - {r['max']:.3f} | "
-                     f"{r['setup']:.1f} | {r['first_step']:.2f} | {r['median'] / timings['minigrad']['median']:.2f} "
-                     f"| {r['load']} |")
+        lines.append(
+            f"| {name} | {r['threads']} | {r['median']:.3f} | {r['min']:.3f} - {r['max']:.3f} | "
+            f"{r['setup']:.1f} | {r['first_step']:.2f} | {r['median'] / timings['minigrad']['median']:.2f} "
+            f"| {r['load']} |"
+        )
     if memory:
         third, mine = memory["minigrad"]["third"], memory["minigrad"]
-        lines += ["", f"memory: {args.steps} training steps on shuffled batches, each framework in its own process "
-                  f"(threads: {args.train_threads})",
-                  "", f"| framework | RSS before step 1 MiB | peak RSS MiB | peak - before | RSS at step {third} "
-                  f"| RSS at step {args.steps} | s/step | loss, first 10 -> last 10 steps |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"memory: {args.steps} training steps on shuffled batches, each framework in its own process "
+            f"(threads: {args.train_threads})",
+            "",
+            f"| framework | RSS before step 1 MiB | peak RSS MiB | peak - before | RSS at step {third} "
+            f"| RSS at step {args.steps} | s/step | loss, first 10 -> last 10 steps |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for name, r in memory.items():
-            lines.append(f"| {name} | {r['rss_before']:.0f} | {r['peak']:.0f} | {r['peak'] - r['rss_before']:.0f} "
-                         f"| {r['rss_at_third']:.0f} | {r['rss_at_end']:.0f} | {r['median_step']:.3f} | "
-                         f"{r['first_loss']:.4f} -> {r['last_loss']:.4f} |")
-        lines += ["", f"peak RSS minigrad / torch: {mine['peak'] / memory['torch']['peak']:.2f}; minigrad RSS from "
-                  f"step {third} to {args.steps}: {mine['rss_at_end'] - mine['rss_at_third']:+.0f} MiB (highest "
-                  f"after step {third}: {mine['max_rss_after_third']:.0f} MiB)"]
+            lines.append(
+                f"| {name} | {r['rss_before']:.0f} | {r['peak']:.0f} | {r['peak'] - r['rss_before']:.0f} "
+                f"| {r['rss_at_third']:.0f} | {r['rss_at_end']:.0f} | {r['median_step']:.3f} | "
+                f"{r['first_loss']:.4f} -> {r['last_loss']:.4f} |"
+            )
+        lines += [
+            "",
+            f"peak RSS minigrad / torch: {mine['peak'] / memory['torch']['peak']:.2f}; minigrad RSS from "
+            f"step {third} to {args.steps}: {mine['rss_at_end'] - mine['rss_at_third']:+.0f} MiB (highest "
+            f"after step {third}: {mine['max_rss_after_third']:.0f} MiB)",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -390,7 +525,10 @@ def main(argv=None):
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="minigrad-bench-") as workdir:
         encoded, vocab_size, source = prepare_data(args)
-        print(f"data: {source}, {len(encoded):,} reviews ({time.perf_counter() - started:.0f} s)", flush=True)
+        print(
+            f"data: {source}, {len(encoded):,} reviews ({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
         save_dataset(Path(workdir) / "dataset.npz", encoded, vocab_size)
         batch = timing_batch(encoded, args.batch_size, args.max_len, args.full_length)
         np.savez(Path(workdir) / "batch.npz", ids=batch[0], lengths=batch[1], labels=batch[2])
@@ -400,10 +538,15 @@ def main(argv=None):
 
         mg.manual_seed(0)
         state = SentimentModel(vocab_size, pool=args.pool).state_dict()
-        np.savez(Path(workdir) / "state.npz", **{name: value.numpy() for name, value in state.items()})
+        np.savez(
+            Path(workdir) / "state.npz", **{name: value.numpy() for name, value in state.items()}
+        )
         check = check_equivalence(workdir, args.pool, batch)
-        print(f"loss minigrad {check['minigrad_loss']:.6f}, torch {check['torch_loss']:.6f}, "
-              f"difference {check['loss_difference']:.1e}", flush=True)
+        print(
+            f"loss minigrad {check['minigrad_loss']:.6f}, torch {check['torch_loss']:.6f}, "
+            f"difference {check['loss_difference']:.1e}",
+            flush=True,
+        )
 
         timings = time_all(args, workdir)
         memory = None

@@ -24,8 +24,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 BATCH, STEPS, FEATURES, HEADS, FF = 32, 128, 128, 4, 512
-CASES = ("layer_norm forward", "layer_norm forward+backward", "gelu forward", "gelu forward+backward",
-         "linear 128->512 forward+backward", "causal attention forward+backward")
+CASES = (
+    "layer_norm forward",
+    "layer_norm forward+backward",
+    "gelu forward",
+    "gelu forward+backward",
+    "linear 128->512 forward+backward",
+    "causal attention forward+backward",
+)
 
 
 def parse_args(argv=None):
@@ -39,12 +45,16 @@ def parse_args(argv=None):
 
 def inputs():
     rng = np.random.default_rng(0)
-    return {"x": rng.standard_normal((BATCH, STEPS, FEATURES)).astype(np.float32),
-            "hidden": rng.standard_normal((BATCH, STEPS, FF)).astype(np.float32),
-            "weight": rng.standard_normal(FEATURES).astype(np.float32),
-            "bias": rng.standard_normal(FEATURES).astype(np.float32),
-            "linear": (rng.standard_normal((FF, FEATURES)) / np.sqrt(FEATURES)).astype(np.float32),
-            "heads": rng.standard_normal((3, BATCH, HEADS, STEPS, FEATURES // HEADS)).astype(np.float32)}
+    return {
+        "x": rng.standard_normal((BATCH, STEPS, FEATURES)).astype(np.float32),
+        "hidden": rng.standard_normal((BATCH, STEPS, FF)).astype(np.float32),
+        "weight": rng.standard_normal(FEATURES).astype(np.float32),
+        "bias": rng.standard_normal(FEATURES).astype(np.float32),
+        "linear": (rng.standard_normal((FF, FEATURES)) / np.sqrt(FEATURES)).astype(np.float32),
+        "heads": rng.standard_normal((3, BATCH, HEADS, STEPS, FEATURES // HEADS)).astype(
+            np.float32
+        ),
+    }
 
 
 def minigrad_cases():
@@ -54,8 +64,14 @@ def minigrad_cases():
     from minigrad.nn.linear import linear
 
     data = inputs()
-    x, hidden = mg.tensor(data["x"], requires_grad=True), mg.tensor(data["hidden"], requires_grad=True)
-    weight, bias = mg.tensor(data["weight"], requires_grad=True), mg.tensor(data["bias"], requires_grad=True)
+    x, hidden = (
+        mg.tensor(data["x"], requires_grad=True),
+        mg.tensor(data["hidden"], requires_grad=True),
+    )
+    weight, bias = (
+        mg.tensor(data["weight"], requires_grad=True),
+        mg.tensor(data["bias"], requires_grad=True),
+    )
     matrix = mg.tensor(data["linear"], requires_grad=True)
     mg.manual_seed(0)
     attention = mg.nn.SelfAttention(FEATURES, HEADS, causal=True)
@@ -79,7 +95,9 @@ def torch_cases():
 
     data = inputs()
     leaf = lambda a: torch.tensor(a, requires_grad=True)  # noqa: E731
-    x, hidden, weight, bias, matrix = (leaf(data[k]) for k in ("x", "hidden", "weight", "bias", "linear"))
+    x, hidden, weight, bias, matrix = (
+        leaf(data[k]) for k in ("x", "hidden", "weight", "bias", "linear")
+    )
     query, key, value = (leaf(h) for h in data["heads"])
 
     def backward(y):
@@ -87,10 +105,14 @@ def torch_cases():
 
     def attention():  # the four projections and the fused causal attention, as the twin model
         q = (x @ matrix[:FEATURES].T).view(BATCH, STEPS, HEADS, -1).transpose(1, 2)
-        k = (x @ matrix[FEATURES:2 * FEATURES].T).view(BATCH, STEPS, HEADS, -1).transpose(1, 2)
-        v = (x @ matrix[2 * FEATURES:3 * FEATURES].T).view(BATCH, STEPS, HEADS, -1).transpose(1, 2)
+        k = (x @ matrix[FEATURES : 2 * FEATURES].T).view(BATCH, STEPS, HEADS, -1).transpose(1, 2)
+        v = (
+            (x @ matrix[2 * FEATURES : 3 * FEATURES].T)
+            .view(BATCH, STEPS, HEADS, -1)
+            .transpose(1, 2)
+        )
         context = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return context.transpose(1, 2).reshape(BATCH, STEPS, FEATURES) @ matrix[3 * FEATURES:].T
+        return context.transpose(1, 2).reshape(BATCH, STEPS, FEATURES) @ matrix[3 * FEATURES :].T
 
     return {
         "layer_norm forward": lambda: F.layer_norm(x, (FEATURES,), weight, bias),
@@ -119,23 +141,39 @@ def main(argv=None):
     args = parse_args(argv)
     if args.worker:
         return run_worker(args.worker)
-    workers = {name: Worker([sys.executable, __file__, "--worker", name]) for name in ("minigrad", "torch")}
+    workers = {
+        name: Worker([sys.executable, __file__, "--worker", name]) for name in ("minigrad", "torch")
+    }
     rows = []
     try:
         for case in CASES:
             load = os.getloadavg()[0]
-            times = interleaved_times({name: (worker, {"case": case}) for name, worker in workers.items()},
-                                      args.warmup, args.repeats)
+            times = interleaved_times(
+                {name: (worker, {"case": case}) for name, worker in workers.items()},
+                args.warmup,
+                args.repeats,
+            )
             mine, theirs = np.median(times["minigrad"]), np.median(times["torch"])
-            rows.append(f"| {case} | {mine * 1e3:.2f} | {theirs * 1e3:.2f} | {mine / theirs:.2f} | {load:.1f} |")
+            rows.append(
+                f"| {case} | {mine * 1e3:.2f} | {theirs * 1e3:.2f} | {mine / theirs:.2f} | {load:.1f} |"
+            )
             print(rows[-1], flush=True)
     finally:
         for worker in workers.values():
             worker.close()
-    table = "\n".join([f"shapes: batch {BATCH}, {STEPS} steps, {FEATURES} features, {HEADS} heads, feed-forward {FF}; "
-                       f"median of {args.repeats} interleaved calls, each framework in its own process", "",
-                       "| op | minigrad ms | PyTorch ms | minigrad / PyTorch | load average |", "|---|---|---|---|---|"]
-                      + rows) + "\n"
+    table = (
+        "\n".join(
+            [
+                f"shapes: batch {BATCH}, {STEPS} steps, {FEATURES} features, {HEADS} heads, feed-forward {FF}; "
+                f"median of {args.repeats} interleaved calls, each framework in its own process",
+                "",
+                "| op | minigrad ms | PyTorch ms | minigrad / PyTorch | load average |",
+                "|---|---|---|---|---|",
+            ]
+            + rows
+        )
+        + "\n"
+    )
     print("\n" + table)
     if args.markdown:
         Path(args.markdown).write_text(f"`python benchmarks/{Path(__file__).name}`\n\n{table}")

@@ -67,20 +67,29 @@ def main():
 
     walk, order = best_of(args.repeats, lambda: autograd.graph_nodes(output.grad_fn))
     traced, _ = best_of(args.repeats, lambda: mg.viz.trace(output))
-    full, source = best_of(args.repeats, lambda: mg.viz.draw(output, params=model, show_grad=True,
-                                                             highlight=[model.weight]).source)
+    full, source = best_of(
+        args.repeats,
+        lambda: mg.viz.draw(output, params=model, show_grad=True, highlight=[model.weight]).source,
+    )
     drawn = sum(1 for line in source.splitlines() if re.match(r"\s*(t|op|m)\d+ \[", line))
-    collapsed, small = best_of(args.repeats, lambda: mg.viz.draw(output, params=model,
-                                                                 collapse=Recurrence).source)
+    collapsed, small = best_of(
+        args.repeats, lambda: mg.viz.draw(output, params=model, collapse=Recurrence).source
+    )
 
-    print(f"graph: {len(order):,} ops, {drawn:,} drawn nodes, {_edges(source):,} edges, "
-          f"{len(source) / 1e6:.1f} MB of DOT")
+    print(
+        f"graph: {len(order):,} ops, {drawn:,} drawn nodes, {_edges(source):,} edges, "
+        f"{len(source) / 1e6:.1f} MB of DOT"
+    )
     print(f"engine graph walk (topological sort):     {walk * 1e3:8.1f} ms")
     print(f"mg.viz.trace (vertices and edges):        {traced * 1e3:8.1f} ms")
-    print(f"draw(...).source, highlight + show_grad:  {full * 1e3:8.1f} ms  ({full / walk:.0f}x the walk, "
-          f"{full / drawn * 1e6:.1f} us per node)")
-    print(f"draw(..., collapse=Recurrence).source:    {collapsed * 1e3:8.1f} ms  "
-          f"({_edges(small)} edges drawn)")
+    print(
+        f"draw(...).source, highlight + show_grad:  {full * 1e3:8.1f} ms  ({full / walk:.0f}x the walk, "
+        f"{full / drawn * 1e6:.1f} us per node)"
+    )
+    print(
+        f"draw(..., collapse=Recurrence).source:    {collapsed * 1e3:8.1f} ms  "
+        f"({_edges(small)} edges drawn)"
+    )
 
 
 if __name__ == "__main__":

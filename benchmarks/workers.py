@@ -25,8 +25,13 @@ class Worker:
 
     def __init__(self, command, environment=None):
         self.command = command
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env={**os.environ, **(environment or {})})
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(environment or {})},
+        )
         self.info = self._answer()
 
     def ask(self, request):
@@ -37,8 +42,10 @@ class Worker:
     def _answer(self):
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError(f"benchmark worker {' '.join(map(str, self.command))} exited with code "
-                               f"{self.process.wait()} (its error is printed above)")
+            raise RuntimeError(
+                f"benchmark worker {' '.join(map(str, self.command))} exited with code "
+                f"{self.process.wait()} (its error is printed above)"
+            )
         return json.loads(line)
 
     def close(self):
@@ -85,8 +92,12 @@ def side_by_side_arguments(doc, rounds, why_one_thread):
     (default 1, for the reason given) and the internal --worker; add options to the parser returned."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=rounds)
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help=f"torch.set_num_threads in the torch worker (default 1: {why_one_thread})")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help=f"torch.set_num_threads in the torch worker (default 1: {why_one_thread})",
+    )
     parser.add_argument("--worker", choices=["minigrad", "torch"])
     return parser
 
@@ -105,15 +116,23 @@ def side_by_side(script, cases, rounds, torch_threads, calls_per_timing, width):
     `script` (its --worker and --torch-threads options), each case's timed calls interleaved
     between them. Prints a line per case as it goes; returns [(case, minigrad ms, torch ms)],
     per call of the case (a worker's timed call runs it calls_per_timing times)."""
-    workers = {name: Worker([sys.executable, script, "--worker", name, "--torch-threads", str(torch_threads)])
-               for name in ("minigrad", "torch")}
+    workers = {
+        name: Worker(
+            [sys.executable, script, "--worker", name, "--torch-threads", str(torch_threads)]
+        )
+        for name in ("minigrad", "torch")
+    }
     results = []
     try:
         print(f"{'case':{width}s} {'minigrad ms':>12s} {'torch ms':>10s} {'torch/minigrad':>15s}")
         for case in cases:
-            times = interleaved_times({name: (w, {"case": case}) for name, w in workers.items()}, warmup=2,
-                                      repeats=rounds)
-            ours, theirs = (statistics.median(times[name]) * 1e3 / calls_per_timing for name in ("minigrad", "torch"))
+            times = interleaved_times(
+                {name: (w, {"case": case}) for name, w in workers.items()}, warmup=2, repeats=rounds
+            )
+            ours, theirs = (
+                statistics.median(times[name]) * 1e3 / calls_per_timing
+                for name in ("minigrad", "torch")
+            )
             print(f"{case:{width}s} {ours:12.3f} {theirs:10.3f} {theirs / ours:15.2f}", flush=True)
             results.append((case, ours, theirs))
     finally:

@@ -29,12 +29,16 @@ import minigrad as mg
 from minigrad import nn
 
 WORDS = ("cats", "chase", "mice")
-EMBEDDINGS = np.array([[1.0, 0.0],   # cats     one row per word: X, (3 words, 2 features)
-                       [0.0, 1.0],   # chase
-                       [1.0, 1.0]],  # mice
-                      dtype=np.float32)
+EMBEDDINGS = np.array(
+    [
+        [1.0, 0.0],  # cats     one row per word: X, (3 words, 2 features)
+        [0.0, 1.0],  # chase
+        [1.0, 1.0],
+    ],  # mice
+    dtype=np.float32,
+)
 QUERY_WEIGHT = np.array([[1.0, 0.0], [1.0, 2.0]], dtype=np.float32)  # W_Q, used as x @ W_Q
-KEY_WEIGHT = np.array([[2.0, 0.0], [0.0, 1.0]], dtype=np.float32)    # W_K
+KEY_WEIGHT = np.array([[2.0, 0.0], [0.0, 1.0]], dtype=np.float32)  # W_K
 VALUE_WEIGHT = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)  # W_V
 TEMPERATURES = (0.5, 1.0, 2.0)
 
@@ -43,13 +47,19 @@ TEMPERATURES = (0.5, 1.0, 2.0)
 # vectors themselves, and W_Q is chosen so that q_it = [1, 1] W_Q = [2, 0]. (It also makes "cat"
 # look for its verb, q_cat = [0, 3], and "sleeps" for its subject, q_sleeps = [6, -3].)
 CHAPTER_WORDS = ("cat", "sleeps", "it")
-CHAPTER_EMBEDDINGS = np.array([[3.0, 0.0],   # cat
-                               [0.0, 3.0],   # sleeps
-                               [1.0, 1.0]],  # it
-                              dtype=np.float32)
+CHAPTER_EMBEDDINGS = np.array(
+    [
+        [3.0, 0.0],  # cat
+        [0.0, 3.0],  # sleeps
+        [1.0, 1.0],
+    ],  # it
+    dtype=np.float32,
+)
 CHAPTER_QUERY_WEIGHT = np.array([[0.0, 1.0], [2.0, -1.0]], dtype=np.float32)
 CHAPTER_KEY_WEIGHT = np.eye(2, dtype=np.float32)
-CHAPTER_VALUE_WEIGHT = np.eye(2, dtype=np.float32)  # values = word vectors: the output reads directly
+CHAPTER_VALUE_WEIGHT = np.eye(
+    2, dtype=np.float32
+)  # values = word vectors: the output reads directly
 CHAPTER_QUERY_WORD = "it"
 
 
@@ -80,20 +90,34 @@ def chapter_example():
     weights = mg.softmax(scaled, dim=-1)
     output = weights @ values  # (2,)
 
-    print(f"The chapter's example: \"{' '.join(CHAPTER_WORDS)}\", the query is \"{CHAPTER_QUERY_WORD}\"")
+    print(
+        f'The chapter\'s example: "{" ".join(CHAPTER_WORDS)}", the query is "{CHAPTER_QUERY_WORD}"'
+    )
     print(f"  query  q_{CHAPTER_QUERY_WORD} = {_vector(query.numpy())}")
     for word, key in zip(CHAPTER_WORDS, keys.numpy()):
         print(f"  key    k_{word:<7}= {_vector(key)}")
-    print_table(f"q_{CHAPTER_QUERY_WORD} . k, then / sqrt(2), then softmax",
-                np.stack([scores.numpy(), scaled.numpy(), weights.numpy()]), ["score", "/ sqrt(d)", "weight"],
-                CHAPTER_WORDS)
+    print_table(
+        f"q_{CHAPTER_QUERY_WORD} . k, then / sqrt(2), then softmax",
+        np.stack([scores.numpy(), scaled.numpy(), weights.numpy()]),
+        ["score", "/ sqrt(d)", "weight"],
+        CHAPTER_WORDS,
+    )
     rounded = ", ".join(f"{w:.2f}" for w in weights.numpy())
-    print(f"weights rounded: [{rounded}]: \"{CHAPTER_QUERY_WORD}\" attends to "
-          f"\"{CHAPTER_WORDS[int(weights.numpy().argmax())]}\"")
+    print(
+        f'weights rounded: [{rounded}]: "{CHAPTER_QUERY_WORD}" attends to '
+        f'"{CHAPTER_WORDS[int(weights.numpy().argmax())]}"'
+    )
     terms = " + ".join(f"{w:.4f}*{_vector(v)}" for w, v in zip(weights.numpy(), values.numpy()))
     print(f"output = {terms} = [{output.numpy()[0]:.4f} {output.numpy()[1]:.4f}]\n")
-    return {"query": query.numpy(), "keys": keys.numpy(), "values": values.numpy(), "scores": scores.numpy(),
-            "scaled_scores": scaled.numpy(), "weights": weights.numpy(), "output": output.numpy()}
+    return {
+        "query": query.numpy(),
+        "keys": keys.numpy(),
+        "values": values.numpy(),
+        "scores": scores.numpy(),
+        "scaled_scores": scaled.numpy(),
+        "weights": weights.numpy(),
+        "output": output.numpy(),
+    }
 
 
 def _vector(values):
@@ -110,22 +134,39 @@ def by_hand():
     keys = x @ mg.tensor(KEY_WEIGHT)
     values = x @ mg.tensor(VALUE_WEIGHT)
     print("Step 1: queries Q = X W_Q, keys K = X W_K, values V = X W_V (one row per word)")
-    print_table("X, Q, K, V side by side", np.hstack([EMBEDDINGS, queries.numpy(), keys.numpy(), values.numpy()]),
-                WORDS, ["x[0]", "x[1]", "q[0]", "q[1]", "k[0]", "k[1]", "v[0]", "v[1]"])
+    print_table(
+        "X, Q, K, V side by side",
+        np.hstack([EMBEDDINGS, queries.numpy(), keys.numpy(), values.numpy()]),
+        WORDS,
+        ["x[0]", "x[1]", "q[0]", "q[1]", "k[0]", "k[1]", "v[0]", "v[1]"],
+    )
 
     # 2. Row i, column j: how well word i's query matches word j's key.
     scores = queries @ keys.T
-    print_table("Step 2: scores Q K^T (row = the word asking, column = the word asked)",
-                scores.numpy(), WORDS, WORDS)
+    print_table(
+        "Step 2: scores Q K^T (row = the word asking, column = the word asked)",
+        scores.numpy(),
+        WORDS,
+        WORDS,
+    )
     # Dot products of d-dimensional vectors grow like sqrt(d); dividing keeps the softmax
     # out of its flat, saturated region when d is large (d = 256 in the textbook).
     scaled = scores / math.sqrt(size)
-    print_table(f"... divided by sqrt(d) = sqrt({size}) = {math.sqrt(size):.4f}", scaled.numpy(), WORDS, WORDS)
+    print_table(
+        f"... divided by sqrt(d) = sqrt({size}) = {math.sqrt(size):.4f}",
+        scaled.numpy(),
+        WORDS,
+        WORDS,
+    )
 
     # 3. Softmax over each row: positive weights that sum to 1 for every asking word.
     weights = mg.softmax(scaled, dim=-1)
-    print_table("Step 3: attention weights softmax(Q K^T / sqrt(d)), each row sums to 1",
-                weights.numpy(), WORDS, WORDS)
+    print_table(
+        "Step 3: attention weights softmax(Q K^T / sqrt(d)), each row sums to 1",
+        weights.numpy(),
+        WORDS,
+        WORDS,
+    )
 
     # 4. Each word's output is a blend of all the values, mixed by its row of weights.
     outputs = weights @ values
@@ -134,8 +175,15 @@ def by_hand():
     for i, word in enumerate(WORDS):
         terms = " + ".join(f"{w[i, j]:.4f}*[{v[j, 0]:g} {v[j, 1]:g}]" for j in range(len(WORDS)))
         print(f"  {word:<6} = {terms} = [{o[i, 0]:.4f} {o[i, 1]:.4f}]")
-    return {"queries": queries.numpy(), "keys": keys.numpy(), "values": values.numpy(),
-            "scores": scores.numpy(), "scaled_scores": scaled.numpy(), "weights": w, "outputs": o}
+    return {
+        "queries": queries.numpy(),
+        "keys": keys.numpy(),
+        "values": values.numpy(),
+        "scores": scores.numpy(),
+        "scaled_scores": scaled.numpy(),
+        "weights": w,
+        "outputs": o,
+    }
 
 
 def attention_module(causal=False, temperature=1.0):
@@ -145,8 +193,14 @@ def attention_module(causal=False, temperature=1.0):
     every query, hence every score, by T, so the module needs no extra setting for it.
     """
     attention = nn.SelfAttention(2, num_heads=1, causal=causal)
-    attention.load_state_dict({"query_weight": QUERY_WEIGHT / temperature, "key_weight": KEY_WEIGHT,
-                               "value_weight": VALUE_WEIGHT, "output_weight": np.eye(2, dtype=np.float32)})
+    attention.load_state_dict(
+        {
+            "query_weight": QUERY_WEIGHT / temperature,
+            "key_weight": KEY_WEIGHT,
+            "value_weight": VALUE_WEIGHT,
+            "output_weight": np.eye(2, dtype=np.float32),
+        }
+    )
     return attention
 
 
@@ -166,8 +220,10 @@ def main():
     print("\nStep 5: nn.SelfAttention(2) with W_Q, W_K, W_V loaded and W_O = identity")
     print_table("attention weights (attention.last_weights)", module_weights, WORDS, WORDS)
     print_table("outputs", module_outputs, WORDS, ["out[0]", "out[1]"])
-    difference = max(np.abs(module_weights - result["weights"]).max(),
-                     np.abs(module_outputs - result["outputs"]).max())
+    difference = max(
+        np.abs(module_weights - result["weights"]).max(),
+        np.abs(module_outputs - result["outputs"]).max(),
+    )
     print(f"largest difference from the hand computation: {difference:.1e} (float32 rounding)")
 
     # 5b. Causal: a word may only look at itself and the words before it, as when generating
@@ -186,13 +242,26 @@ def main():
         scores = mg.tensor(result["scores"])
         by_hand_weights = mg.softmax(scores / (math.sqrt(2) * temperature), dim=-1).numpy()
         module_weights_t, _ = run_module(attention_module(temperature=temperature))
-        print_table(f"temperature T = {temperature}: softmax(Q K^T / (sqrt(d) T))", by_hand_weights, WORDS, WORDS)
-        print(f"(nn.SelfAttention with W_Q / T: largest difference "
-              f"{np.abs(module_weights_t - by_hand_weights).max():.1e})")
+        print_table(
+            f"temperature T = {temperature}: softmax(Q K^T / (sqrt(d) T))",
+            by_hand_weights,
+            WORDS,
+            WORDS,
+        )
+        print(
+            f"(nn.SelfAttention with W_Q / T: largest difference "
+            f"{np.abs(module_weights_t - by_hand_weights).max():.1e})"
+        )
         temperature_weights[temperature] = module_weights_t
 
-    result.update(module_weights=module_weights, module_outputs=module_outputs, causal_weights=causal_weights,
-                  causal_outputs=causal_outputs, temperature_weights=temperature_weights, chapter=chapter)
+    result.update(
+        module_weights=module_weights,
+        module_outputs=module_outputs,
+        causal_weights=causal_weights,
+        causal_outputs=causal_outputs,
+        temperature_weights=temperature_weights,
+        chapter=chapter,
+    )
     return result
 
 

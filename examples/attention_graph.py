@@ -35,7 +35,9 @@ ATTENTION_MATRICES = ("query_weight", "key_weight", "value_weight", "output_weig
 def attention_graph():
     """One self-attention layer on 3 tokens, forward, loss, backward -> its graph (graphviz.Digraph)."""
     mg.manual_seed(0)
-    attention = nn.SelfAttention(4, fused=False)  # the textbook's steps as separate nodes, for the picture
+    attention = nn.SelfAttention(
+        4, fused=False
+    )  # the textbook's steps as separate nodes, for the picture
     tokens = mg.randn(1, 3, 4)  # (batch, tokens, features)
     tokens.name = "tokens"
     tokens.requires_grad_()  # in a real model they come from an embedding, which learns too
@@ -70,7 +72,11 @@ def main():
         graph = build()
         (IMAGES / f"{name}.dot").write_text(graph.source)
         written = mg.viz.render(graph, IMAGES / f"{name}.svg")
-        drawn = [line for line in graph.source.splitlines() if " [label=" in line and "legend_" not in line]
+        drawn = [
+            line
+            for line in graph.source.splitlines()
+            if " [label=" in line and "legend_" not in line
+        ]
         print(f"wrote {written} ({len(drawn)} nodes)")
 
 

@@ -25,10 +25,17 @@ from examples.lab.server import make_server  # noqa: E402
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to bind; the default serves this computer only (0.0.0.0 opens it to the network)")
-    parser.add_argument("--runs", default="runs", help="where examples/sentiment/train.py wrote its checkpoints")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to listen on (0: any free port)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind; the default serves this computer only (0.0.0.0 opens it to the network)",
+    )
+    parser.add_argument(
+        "--runs", default="runs", help="where examples/sentiment/train.py wrote its checkpoints"
+    )
     parser.add_argument("--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
@@ -36,7 +43,9 @@ def main(argv=None):
     try:
         server = make_server(args.host, args.port, runs=args.runs, verbose=args.verbose)
     except OSError as error:
-        sys.exit(f"attention lab: cannot listen on {args.host}:{args.port}: {error.strerror or error}")
+        sys.exit(
+            f"attention lab: cannot listen on {args.host}:{args.port}: {error.strerror or error}"
+        )
     print(f"attention lab: open {server.url}  (Ctrl-C stops it)", flush=True)
     # A shell that starts a program in the background (`... &`, nohup, some CI runners) hands it
     # SIGINT ignored, and Python then keeps it ignored: `kill -INT` would not stop the lab.

@@ -40,7 +40,9 @@ DOT_QUERY = np.array([1.5, 1.5, -0.5], dtype=np.float32)
 # dot product with one fixed query cannot do.
 ADDITIVE = {
     "input_weight": np.array([[1.0, -1.0], [1.0, -1.0], [0.0, 0.0]], dtype=np.float32),  # W (3, 2)
-    "query_weight": np.array([[-0.5, -0.5], [-0.5, -0.5], [0.0, 0.0]], dtype=np.float32),  # U (3, 2)
+    "query_weight": np.array(
+        [[-0.5, -0.5], [-0.5, -0.5], [0.0, 0.0]], dtype=np.float32
+    ),  # U (3, 2)
     "score_vector": np.array([1.0, 1.0], dtype=np.float32),  # v (2,)
     "query": np.array([1.0, 1.0, 0.0], dtype=np.float32),  # q (3,)
 }
@@ -51,7 +53,7 @@ def padded_batch(sentences):
     lengths = np.array([len(words) for words in sentences])
     x = np.tile(np.array(PADDING_VECTOR, dtype=np.float32), (len(sentences), lengths.max(), 1))
     for row, words in enumerate(sentences):
-        x[row, :len(words)] = [WORD_VECTORS[word] for word in words]
+        x[row, : len(words)] = [WORD_VECTORS[word] for word in words]
     return x, lengths
 
 
@@ -61,8 +63,11 @@ def poolings():
     additive.load_state_dict(ADDITIVE)
     dot = nn.DotProductScore(3)
     dot.load_state_dict({"query": DOT_QUERY})
-    return {"mean": nn.MeanPooling(), "additive": nn.AttentionPooling(additive),
-            "dot": nn.AttentionPooling(dot)}
+    return {
+        "mean": nn.MeanPooling(),
+        "additive": nn.AttentionPooling(additive),
+        "dot": nn.AttentionPooling(dot),
+    }
 
 
 def print_row(label, numbers, width=9):
@@ -82,12 +87,18 @@ def pool_batch(pool, x, lengths):
 def main():
     x, lengths = padded_batch(SENTENCES)
     steps = x.shape[1]
-    print(f"A padded batch of {len(SENTENCES)} sentences, lengths {lengths.tolist()}, "
-          f"padding vector {PADDING_VECTOR}")
+    print(
+        f"A padded batch of {len(SENTENCES)} sentences, lengths {lengths.tolist()}, "
+        f"padding vector {PADDING_VECTOR}"
+    )
     for row, words in enumerate(SENTENCES):
         names = list(words) + ["<pad>"] * (steps - len(words))
-        print(f"  row {row}: " + "  ".join(f"{name} [{' '.join(f'{v:g}' for v in x[row, t])}]"
-                                           for t, name in enumerate(names)))
+        print(
+            f"  row {row}: "
+            + "  ".join(
+                f"{name} [{' '.join(f'{v:g}' for v in x[row, t])}]" for t, name in enumerate(names)
+            )
+        )
 
     result = {"x": x, "lengths": lengths}
     for name, pool in poolings().items():
@@ -108,9 +119,16 @@ def main():
         # The short sentence alone, with no padding at all, pools to the same vector.
         alone, _ = padded_batch(SENTENCES[1:])
         alone_pooled = pool(mg.tensor(alone), lengths=lengths[1:]).numpy()[0]
-        print(f"  \"{' '.join(SENTENCES[1])}\" pooled alone, without padding: "
-              f"largest difference {np.abs(alone_pooled - pooled[1]).max():.1e}")
-        result[name] = {"weights": weights, "pooled": pooled, "scores": scores, "alone": alone_pooled}
+        print(
+            f'  "{" ".join(SENTENCES[1])}" pooled alone, without padding: '
+            f"largest difference {np.abs(alone_pooled - pooled[1]).max():.1e}"
+        )
+        result[name] = {
+            "weights": weights,
+            "pooled": pooled,
+            "scores": scores,
+            "alone": alone_pooled,
+        }
     return result
 
 

@@ -43,14 +43,21 @@ SEED = 0
 FIXED_SENTENCE = ("the", "acting", "was", "really", "good")
 OTHER_SENTENCE = ("so", "great", "was", "the", "plot")
 MATRICES = ("query_weight", "key_weight", "value_weight", "output_weight")
-SHORT_NAMES = {"query_weight": "W_Q", "key_weight": "W_K", "value_weight": "W_V", "output_weight": "W_O"}
+SHORT_NAMES = {
+    "query_weight": "W_Q",
+    "key_weight": "W_K",
+    "value_weight": "W_V",
+    "output_weight": "W_O",
+}
 IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
 
 
 def word_vectors(seed=SEED):
     """The fixed (not learned) vector of every word in VOCABULARY: (len(VOCABULARY), FEATURES) float32."""
-    vectors = np.random.default_rng(seed).normal(size=(len(VOCABULARY), FEATURES)).astype(np.float32)
-    vectors[:len(FILLERS)] *= FILLER_SCALE
+    vectors = (
+        np.random.default_rng(seed).normal(size=(len(VOCABULARY), FEATURES)).astype(np.float32)
+    )
+    vectors[: len(FILLERS)] *= FILLER_SCALE
     return vectors
 
 
@@ -73,7 +80,9 @@ class AttentionClassifier(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.attention = nn.SelfAttention(FEATURES, fused=False)  # drawn step by step (MatMul, Softmax, MatMul)
+        self.attention = nn.SelfAttention(
+            FEATURES, fused=False
+        )  # drawn step by step (MatMul, Softmax, MatMul)
         self.pool = nn.MeanPooling()
         self.classifier = nn.Linear(FEATURES, 2)
 
@@ -113,15 +122,23 @@ def train(model, vectors, ids, labels):
         logits = model(inputs)
         loss = mg.cross_entropy(logits, targets)
         if step % REPORT_EVERY == 0:
-            history.append({
-                "step": step, "loss": loss.item(),
-                "accuracy": float((logits.numpy().argmax(axis=1) == labels).mean()),
-                # How far each matrix has moved: the Frobenius norm of (W now - W at the start).
-                "moved": {name: float(np.linalg.norm(getattr(model.attention, name).numpy() - initial[name]))
-                          for name in MATRICES},
-                # With mean pooling after attention, word j's share of the sentence vector is the
-                # average over the asking words i of weight_ij: the column means.
-                "received": attention_of(model, vectors, FIXED_SENTENCE).mean(axis=0)})
+            history.append(
+                {
+                    "step": step,
+                    "loss": loss.item(),
+                    "accuracy": float((logits.numpy().argmax(axis=1) == labels).mean()),
+                    # How far each matrix has moved: the Frobenius norm of (W now - W at the start).
+                    "moved": {
+                        name: float(
+                            np.linalg.norm(getattr(model.attention, name).numpy() - initial[name])
+                        )
+                        for name in MATRICES
+                    },
+                    # With mean pooling after attention, word j's share of the sentence vector is the
+                    # average over the asking words i of weight_ij: the column means.
+                    "received": attention_of(model, vectors, FIXED_SENTENCE).mean(axis=0),
+                }
+            )
         if step == STEPS:
             break
         optimizer.zero_grad()
@@ -169,14 +186,25 @@ def main(images=IMAGES):
     history = train(model, vectors, train_ids, train_labels)
     weights_after = attention_of(model, vectors, FIXED_SENTENCE)
 
-    print_table(f"Training: loss, accuracy, and how far each matrix moved (||W - W_start||), "
-                f"Adam lr={LEARNING_RATE}", ["step", "loss", "accuracy", *(SHORT_NAMES[n] for n in MATRICES)],
-                [(h["step"], h["loss"], h["accuracy"], *h["moved"].values()) for h in history])
-    print_table(f"Attention each word of \"{' '.join(FIXED_SENTENCE)}\" receives (column means of its weights)",
-                ["step", *FIXED_SENTENCE], [(h["step"], *h["received"]) for h in history])
-    print_table("Its attention weights before training (row = the word asking)", ["", *FIXED_SENTENCE],
-                zip(FIXED_SENTENCE, *weights_before.T))
-    print_table("... and after training", ["", *FIXED_SENTENCE], zip(FIXED_SENTENCE, *weights_after.T))
+    print_table(
+        f"Training: loss, accuracy, and how far each matrix moved (||W - W_start||), "
+        f"Adam lr={LEARNING_RATE}",
+        ["step", "loss", "accuracy", *(SHORT_NAMES[n] for n in MATRICES)],
+        [(h["step"], h["loss"], h["accuracy"], *h["moved"].values()) for h in history],
+    )
+    print_table(
+        f'Attention each word of "{" ".join(FIXED_SENTENCE)}" receives (column means of its weights)',
+        ["step", *FIXED_SENTENCE],
+        [(h["step"], *h["received"]) for h in history],
+    )
+    print_table(
+        "Its attention weights before training (row = the word asking)",
+        ["", *FIXED_SENTENCE],
+        zip(FIXED_SENTENCE, *weights_before.T),
+    )
+    print_table(
+        "... and after training", ["", *FIXED_SENTENCE], zip(FIXED_SENTENCE, *weights_after.T)
+    )
 
     # Generalisation: sentences the model never saw.
     with mg.no_grad():
@@ -189,33 +217,55 @@ def main(images=IMAGES):
     # would underline: one kind of word standing out is enough to tell the two classes apart.
     received = model.attention.last_weights[:, 0].mean(axis=1)  # (B, T): column means per sentence
     sentiment_words = POSITIVE + NEGATIVE
-    received_by_word = {word: float(received[held_out_ids == VOCABULARY.index(word)].mean())
-                        for word in sentiment_words}
-    print_table("Average share of the sentence vector that each sentiment word gets (held-out sentences)",
-                ["", *sentiment_words], [("share", *received_by_word.values())])
+    received_by_word = {
+        word: float(received[held_out_ids == VOCABULARY.index(word)].mean())
+        for word in sentiment_words
+    }
+    print_table(
+        "Average share of the sentence vector that each sentiment word gets (held-out sentences)",
+        ["", *sentiment_words],
+        [("share", *received_by_word.values())],
+    )
 
     # Same four matrices, another sentence: other weights. They are outputs of the matrices,
     # recomputed for every input, which is why no optimizer could store them.
     other_weights = attention_of(model, vectors, OTHER_SENTENCE)
-    print_table(f"Same matrices, another sentence \"{' '.join(OTHER_SENTENCE)}\": its own weights",
-                ["", *OTHER_SENTENCE], zip(OTHER_SENTENCE, *other_weights.T))
+    print_table(
+        f'Same matrices, another sentence "{" ".join(OTHER_SENTENCE)}": its own weights',
+        ["", *OTHER_SENTENCE],
+        zip(OTHER_SENTENCE, *other_weights.T),
+    )
 
     if images is not None:
         images = Path(images)
         images.mkdir(parents=True, exist_ok=True)
         (images / "four_matrices.dot").write_text(graph.source)
         written = mg.viz.render(graph, images / "four_matrices.svg")
-        print(f"\nwrote {os.path.relpath(written)} (red: the gradient paths from the loss to W_Q, W_K, W_V, W_O)")
+        print(
+            f"\nwrote {os.path.relpath(written)} (red: the gradient paths from the loss to W_Q, W_K, W_V, W_O)"
+        )
 
-    return {"vectors": vectors, "train_ids": train_ids, "train_labels": train_labels,
-            "parameter_names": parameter_names, "history": history, "initial_parameters": initial_parameters,
-            "final_parameters": {name: p.numpy().copy() for name, p in model.named_parameters()},
-            "weights_before": weights_before, "weights_after": weights_after, "other_weights": other_weights,
-            "held_out_accuracy": held_out_accuracy, "held_out_ids": held_out_ids,
-            "received_by_word": received_by_word, "graph": graph}
+    return {
+        "vectors": vectors,
+        "train_ids": train_ids,
+        "train_labels": train_labels,
+        "parameter_names": parameter_names,
+        "history": history,
+        "initial_parameters": initial_parameters,
+        "final_parameters": {name: p.numpy().copy() for name, p in model.named_parameters()},
+        "weights_before": weights_before,
+        "weights_after": weights_after,
+        "other_weights": other_weights,
+        "held_out_accuracy": held_out_accuracy,
+        "held_out_ids": held_out_ids,
+        "received_by_word": received_by_word,
+        "graph": graph,
+    }
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--images", type=Path, default=IMAGES, help="where to write four_matrices.svg/.dot")
+    parser.add_argument(
+        "--images", type=Path, default=IMAGES, help="where to write four_matrices.svg/.dot"
+    )
     main(parser.parse_args().images)

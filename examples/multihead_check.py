@@ -26,15 +26,23 @@ import minigrad as mg
 from minigrad import nn
 
 NUM_HEADS = 2
-TOKENS = np.array([
-    [[1.0, 0.0, 0.0, 1.0], [5.0, 5.0, 5.0, 5.0]],  # sequence 0: one token, then padding (junk on purpose)
-    [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]],  # sequence 1: two tokens, same features 2-3
-], dtype=np.float32)
+TOKENS = np.array(
+    [
+        [
+            [1.0, 0.0, 0.0, 1.0],
+            [5.0, 5.0, 5.0, 5.0],
+        ],  # sequence 0: one token, then padding (junk on purpose)
+        [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]],  # sequence 1: two tokens, same features 2-3
+    ],
+    dtype=np.float32,
+)
 LENGTHS = np.array([1, 2])
 MATRICES = {
     "query_weight": np.eye(4, dtype=np.float32),
     "key_weight": 2 * np.eye(4, dtype=np.float32),
-    "value_weight": np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 1]], dtype=np.float32),
+    "value_weight": np.array(
+        [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 1]], dtype=np.float32
+    ),
     "output_weight": np.eye(4, dtype=np.float32),
 }
 
@@ -50,11 +58,15 @@ def heads_by_hand(x, lengths):
     """Each head on its own, with minigrad ops: weights (B, H, T, T) and concatenated outputs (B, T, 4)."""
     batch, steps, model_dim = x.shape
     head_dim = model_dim // NUM_HEADS
-    keys_allowed = (np.arange(steps) < lengths[:, None])[:, None, :]  # (B, 1, T_key): the real tokens
+    keys_allowed = (np.arange(steps) < lengths[:, None])[
+        :, None, :
+    ]  # (B, 1, T_key): the real tokens
     x = mg.tensor(x)
     weights, outputs = [], []
     for head in range(NUM_HEADS):
-        columns = slice(head * head_dim, (head + 1) * head_dim)  # this head's columns of W_Q, W_K, W_V
+        columns = slice(
+            head * head_dim, (head + 1) * head_dim
+        )  # this head's columns of W_Q, W_K, W_V
         queries = x @ mg.tensor(MATRICES["query_weight"][:, columns])
         keys = x @ mg.tensor(MATRICES["key_weight"][:, columns])
         values = x @ mg.tensor(MATRICES["value_weight"][:, columns])
@@ -62,7 +74,9 @@ def heads_by_hand(x, lengths):
         head_weights = mg.masked_softmax(scores, keys_allowed, scale=1 / math.sqrt(head_dim))
         weights.append(head_weights.numpy())
         outputs.append(head_weights @ values)
-    merged = mg.cat(outputs, dim=-1) @ mg.tensor(MATRICES["output_weight"])  # heads side by side, then W_O
+    merged = mg.cat(outputs, dim=-1) @ mg.tensor(
+        MATRICES["output_weight"]
+    )  # heads side by side, then W_O
     return np.stack(weights, axis=1), merged.numpy()
 
 
@@ -72,13 +86,19 @@ def main():
     output = attention(mg.tensor(TOKENS), lengths=LENGTHS).numpy()
     weights = attention.last_weights  # (batch, heads, query, key)
 
-    print(f"{NUM_HEADS} heads of {attention.head_dim} features; lengths {LENGTHS.tolist()}; "
-          "weights: row = query token, column = key token")
+    print(
+        f"{NUM_HEADS} heads of {attention.head_dim} features; lengths {LENGTHS.tolist()}; "
+        "weights: row = query token, column = key token"
+    )
     for sequence, length in enumerate(LENGTHS):
         names = [f"tok{t}" if t < length else "<pad>" for t in range(TOKENS.shape[1])]
         for head in range(NUM_HEADS):
-            print_matrix(f"\nsequence {sequence} (length {length}), head {head}", weights[sequence, head],
-                         names, names)
+            print_matrix(
+                f"\nsequence {sequence} (length {length}), head {head}",
+                weights[sequence, head],
+                names,
+                names,
+            )
     padded = np.concatenate([weights[s, :, :, length:].ravel() for s, length in enumerate(LENGTHS)])
     print(f"\nweights on padded keys: {padded.tolist()}")
     head_gap = np.abs(weights[1, 0] - weights[1, 1]).max()
@@ -88,14 +108,21 @@ def main():
     for sequence, length in enumerate(LENGTHS):
         for t in range(TOKENS.shape[1]):
             name = f"tok{t}" if t < length else "<pad>"
-            print(f"  sequence {sequence} {name:<6}" + "".join(f"{v:>9.4f}" for v in output[sequence, t]))
+            print(
+                f"  sequence {sequence} {name:<6}"
+                + "".join(f"{v:>9.4f}" for v in output[sequence, t])
+            )
 
     by_hand_weights, by_hand_output = heads_by_hand(TOKENS, LENGTHS)
     difference = max(np.abs(by_hand_weights - weights).max(), np.abs(by_hand_output - output).max())
     print("\neach head by hand from its columns of W_Q, W_K, W_V, then side by side and times W_O:")
     print(f"largest difference from the module: {difference:.1e}")
-    return {"weights": weights.copy(), "output": output, "by_hand_weights": by_hand_weights,
-            "by_hand_output": by_hand_output}
+    return {
+        "weights": weights.copy(),
+        "output": output,
+        "by_hand_weights": by_hand_weights,
+        "by_hand_output": by_hand_output,
+    }
 
 
 if __name__ == "__main__":

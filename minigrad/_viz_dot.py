@@ -22,8 +22,14 @@ STYLES = {  # vertex kind -> Graphviz node attributes (every node is filled; ten
     "op": {"shape": "box", "fillcolor": "#cfe2f3"},
     "module": {"shape": "box3d", "fillcolor": "#d9d2e9"},
 }
-LEGEND = {"input": "input\n(leaf)", "parameter": "parameter\n(weight)", "intermediate": "intermediate\ntensor",
-          "output": "output", "op": "op", "module": "collapsed module"}
+LEGEND = {
+    "input": "input\n(leaf)",
+    "parameter": "parameter\n(weight)",
+    "intermediate": "intermediate\ntensor",
+    "output": "output",
+    "op": "op",
+    "module": "collapsed module",
+}
 HIGHLIGHT = {"color": "#cc0000", "penwidth": "2.5"}
 NO_GRAD_EDGE = {"style": "dashed", "color": "#888888"}
 CLUSTER = {"style": "rounded", "color": "#888888", "fontcolor": "#444444", "labeljust": "l"}
@@ -42,9 +48,9 @@ def to_dot(vertices, edges, kinds, labels, paths, marked_vertices, marked_edges,
         prefix = ID_PREFIXES.get(kind, "t")
         ids[vertex], counts[prefix] = f"{prefix}{counts[prefix]}", counts[prefix] + 1
         for depth in range(len(path)):  # make the cluster, and its parents, on first use
-            if path[:depth + 1] not in clusters:
-                clusters[path[:depth + 1]] = ([], [])
-                clusters[path[:depth]][1].append(path[:depth + 1])
+            if path[: depth + 1] not in clusters:
+                clusters[path[: depth + 1]] = ([], [])
+                clusters[path[:depth]][1].append(path[: depth + 1])
         style = _NODE_STYLES[kind] + (" " + _HIGHLIGHT if vertex in marked_vertices else "")
         label = quoted.get(text) or quoted.setdefault(text, _quote(text))
         clusters[path][0].append(f"\t{ids[vertex]} [label={label} {style}]\n")
@@ -54,14 +60,30 @@ def to_dot(vertices, edges, kinds, labels, paths, marked_vertices, marked_edges,
         style = _HIGHLIGHT if index in marked_edges else _NO_GRAD if no_grad else ""
         body.append(f"\t{ids[tail]} -> {ids[head]}" + (f" [{style}]\n" if style else "\n"))
     if legend:
-        body += _legend([kind for kind in STYLES if kind in set(kinds.values())], bool(marked_edges))
+        body += _legend(
+            [kind for kind in STYLES if kind in set(kinds.values())], bool(marked_edges)
+        )
     return graphviz.Digraph(
-        "computation_graph", body=body,
-        graph_attr={"rankdir": rankdir, "fontname": FONT, "fontsize": "11", "nodesep": "0.25",
-                    "ranksep": "0.3", "newrank": "true"},
-        node_attr={"shape": "ellipse", "style": "filled", "fontname": FONT, "fontsize": "10",
-                   "margin": "0.08,0.04", "height": "0.3"},
-        edge_attr={"arrowsize": "0.6", "color": "#444444"})
+        "computation_graph",
+        body=body,
+        graph_attr={
+            "rankdir": rankdir,
+            "fontname": FONT,
+            "fontsize": "11",
+            "nodesep": "0.25",
+            "ranksep": "0.3",
+            "newrank": "true",
+        },
+        node_attr={
+            "shape": "ellipse",
+            "style": "filled",
+            "fontname": FONT,
+            "fontsize": "10",
+            "margin": "0.08,0.04",
+            "height": "0.3",
+        },
+        edge_attr={"arrowsize": "0.6", "color": "#444444"},
+    )
 
 
 def _cluster_lines(clusters, path):
@@ -72,7 +94,9 @@ def _cluster_lines(clusters, path):
     for child in children:
         name, class_name = child[-1]
         label = class_name if name == class_name else f"{name} ({class_name})"
-        lines.append(f"{indent}\tsubgraph {_quote('cluster_' + '/'.join(name for name, _ in child))} {{\n")
+        lines.append(
+            f"{indent}\tsubgraph {_quote('cluster_' + '/'.join(name for name, _ in child))} {{\n"
+        )
         lines.append(f"{indent}\t\tgraph [{_attributes({'label': label, **CLUSTER})}]\n")
         lines += _cluster_lines(clusters, child) + [f"{indent}\t}}\n"]
     return lines
@@ -80,14 +104,26 @@ def _cluster_lines(clusters, path):
 
 def _legend(kinds, with_highlight):
     """A column of sample nodes, one per kind drawn, held in order by invisible edges."""
-    lines = [f"\t\tlegend_{kind} [{_attributes({'label': LEGEND[kind], **STYLES[kind]})}]\n" for kind in kinds]
+    lines = [
+        f"\t\tlegend_{kind} [{_attributes({'label': LEGEND[kind], **STYLES[kind]})}]\n"
+        for kind in kinds
+    ]
     if with_highlight:
         kinds = kinds + ["highlight"]
-        lines.append('\t\tlegend_highlight [label="red edges:\\ngradient path to\\nhighlighted tensors" '
-                     f'shape="plaintext" style="" fontcolor="{HIGHLIGHT["color"]}"]\n')
-    lines += [f'\t\tlegend_{above} -> legend_{below} [style="invis"]\n' for above, below in zip(kinds, kinds[1:])]
-    return ["\tsubgraph cluster_legend {\n", f"\t\tgraph [{_attributes({'label': 'legend', **CLUSTER})}]\n",
-            *lines, "\t}\n"]
+        lines.append(
+            '\t\tlegend_highlight [label="red edges:\\ngradient path to\\nhighlighted tensors" '
+            f'shape="plaintext" style="" fontcolor="{HIGHLIGHT["color"]}"]\n'
+        )
+    lines += [
+        f'\t\tlegend_{above} -> legend_{below} [style="invis"]\n'
+        for above, below in zip(kinds, kinds[1:])
+    ]
+    return [
+        "\tsubgraph cluster_legend {\n",
+        f"\t\tgraph [{_attributes({'label': 'legend', **CLUSTER})}]\n",
+        *lines,
+        "\t}\n",
+    ]
 
 
 # In a DOT string only `"` must be escaped, but Graphviz reads backslash sequences (\n, \N
@@ -122,8 +158,14 @@ def label(vertex, names, show_values, show_grad):
     if isinstance(vertex, Tensor):
         return _tensor_label(vertex, names, show_values or is_constant(vertex, names), show_grad)
     if not isinstance(vertex, ModuleCall):
-        return "\n".join([vertex.name] + [f"{key}={_short(value)}" for key, value in vertex.attrs.items()
-                                          if value is not None and value is not False])
+        return "\n".join(
+            [vertex.name]
+            + [
+                f"{key}={_short(value)}"
+                for key, value in vertex.attrs.items()
+                if value is not None and value is not False
+            ]
+        )
     lines = [vertex.name] if vertex.name == vertex.class_name else [vertex.name, vertex.class_name]
     lines.append(f"({vertex.op_count} op{'s' if vertex.op_count > 1 else ''})")
     for parameter in vertex.parameters:
@@ -136,7 +178,9 @@ def label(vertex, names, show_values, show_grad):
 
 def _tensor_label(tensor, names, show_values, show_grad):
     name = name_of(tensor, names)
-    lines = ([str(name)] if name else []) + [f"{_shape_text(tensor.shape)} {_dtype_name(tensor.dtype)}"]
+    lines = ([str(name)] if name else []) + [
+        f"{_shape_text(tensor.shape)} {_dtype_name(tensor.dtype)}"
+    ]
     if show_values and tensor.data.size <= VALUES_MAX_ELEMENTS:
         text = np.array2string(tensor.data, precision=3, suppress_small=True, separator=" ")
         lines += [row.strip() for row in text.splitlines() if row.strip()]
@@ -163,12 +207,19 @@ def _short(value, limit=28):
     if isinstance(value, np.ndarray):
         text = f"array{_shape_text(value.shape)}"
     elif isinstance(value, slice):
-        text = ":".join("" if part is None else str(part) for part in (value.start, value.stop, value.step))
+        text = ":".join(
+            "" if part is None else str(part) for part in (value.start, value.stop, value.step)
+        )
         text = text[:-1] if text.endswith(":") and value.step is None else text
     elif isinstance(value, tuple):
-        text = "(" + ", ".join(_short(v, limit) for v in value) + ("," if len(value) == 1 else "") + ")"
+        text = (
+            "("
+            + ", ".join(_short(v, limit) for v in value)
+            + ("," if len(value) == 1 else "")
+            + ")"
+        )
     elif isinstance(value, (float, np.floating)):
         text = repr(float(f"{value:.4g}"))  # scale=0.3536, not 0.35355339059327373
     else:
         text = "..." if value is Ellipsis else repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -64,8 +64,13 @@ def kind_of(vertex, outputs, names):
 
 def is_constant(vertex, names):
     """A number written in the code (x * 2): a one-element leaf without grad or name."""
-    return (isinstance(vertex, Tensor) and vertex.grad_fn is None and not vertex.requires_grad
-            and vertex.data.size <= 1 and not name_of(vertex, names))
+    return (
+        isinstance(vertex, Tensor)
+        and vertex.grad_fn is None
+        and not vertex.requires_grad
+        and vertex.data.size <= 1
+        and not name_of(vertex, names)
+    )
 
 
 def merge_views(vertices, edges, keep):
@@ -74,7 +79,12 @@ def merge_views(vertices, edges, keep):
     sliced at each of 256 steps reaches the graph as 256 leaves. `keep` are drawn as they are."""
     groups = {}  # id(the array that owns the memory) -> the leaves viewing it
     for vertex in vertices:
-        if isinstance(vertex, Tensor) and vertex.grad_fn is None and not vertex.requires_grad and vertex not in keep:
+        if (
+            isinstance(vertex, Tensor)
+            and vertex.grad_fn is None
+            and not vertex.requires_grad
+            and vertex not in keep
+        ):
             owner = vertex.data
             while isinstance(owner.base, np.ndarray):
                 owner = owner.base
@@ -82,7 +92,10 @@ def merge_views(vertices, edges, keep):
     drawn_as = {}
     for leaves in groups.values():
         if len(leaves) > 1:
-            views = {(t.data.__array_interface__["data"][0], t.shape, t.data.strides, t.dtype.str) for t in leaves}
+            views = {
+                (t.data.__array_interface__["data"][0], t.shape, t.data.strides, t.dtype.str)
+                for t in leaves
+            }
             merged = leaves[0] if len(views) == 1 else ArrayViews(leaves[0], len(views))
             drawn_as.update((t, merged) for t in leaves)
     if not drawn_as:
@@ -119,7 +132,11 @@ def collapse(vertices, edges, match, known_calls, keep, names):
     ModuleCall box in place of its ops (the outermost match wins when they nest). The box
     hides its ops, the tensors they make that nothing outside it uses (unless in `keep`),
     and the numbers in its code; an input used by several of its ops gets one edge into it."""
-    box_of_op, box_of_frame, boxes = {}, {}, {}  # the last two by id(an op's frame), id(a matching call's frame)
+    box_of_op, box_of_frame, boxes = (
+        {},
+        {},
+        {},
+    )  # the last two by id(an op's frame), id(a matching call's frame)
     for op in vertices:
         if isinstance(op, Function):
             frame = op.module_frame
@@ -152,7 +169,9 @@ def collapse(vertices, edges, match, known_calls, keep, names):
             if (tail, box_of_op[head]) not in joined:
                 joined.add((tail, box_of_op[head]))
                 kept.append((tail, box_of_op[head]))
-    vertices = {box_of_op.get(v, v): None for v in vertices if v in used_outside or isinstance(v, Function)}
+    vertices = {
+        box_of_op.get(v, v): None for v in vertices if v in used_outside or isinstance(v, Function)
+    }
     return list(vertices), kept[::-1]  # a box takes the place of its first op
 
 
@@ -165,8 +184,13 @@ def list_parameters_in_boxes(vertices, edges, keep, outputs, names):
     listed = set()
     for vertex in vertices:
         heads = users.get(vertex)
-        if (heads and isinstance(heads[0], ModuleCall) and all(head is heads[0] for head in heads)
-                and vertex not in keep and kind_of(vertex, outputs, names) == "parameter"):
+        if (
+            heads
+            and isinstance(heads[0], ModuleCall)
+            and all(head is heads[0] for head in heads)
+            and vertex not in keep
+            and kind_of(vertex, outputs, names) == "parameter"
+        ):
             heads[0].parameters.append(vertex)
             listed.add(vertex)
     return [v for v in vertices if v not in listed], [(t, h) for t, h in edges if t not in listed]

@@ -281,33 +281,46 @@ def _walk(roots, retain_graph, targets=None):
         index = output._output_index
         slots[index] = grad if slots[index] is None else slots[index] + grad
     captured = [None] * len(targets) if targets is not None else None
-    leaf_targets, made_targets = {}, {}  # id(leaf) -> positions; (id(node), output index) -> positions
+    leaf_targets, made_targets = (
+        {},
+        {},
+    )  # id(leaf) -> positions; (id(node), output index) -> positions
     for position, tensor in enumerate(targets or ()):
         if tensor._node is None:
             leaf_targets.setdefault(id(tensor), []).append(position)
         else:
             made_targets.setdefault((id(tensor._node), tensor._output_index), []).append(position)
     hooked_leaves = {}
-    for node in reversed(graph_nodes(*{id(output._node): output._node for output, _ in roots}.values())):
+    for node in reversed(
+        graph_nodes(*{id(output._node): output._node for output, _ in roots}.values())
+    ):
         out_grads = pending.pop(id(node), None)
         if out_grads is None:  # unreachable from the output through differentiable paths
             continue
-        out_grads = [g if g is not None else np.zeros(shape, dtype) for g, (shape, dtype)
-                     in zip(out_grads, node.output_meta)]
+        out_grads = [
+            g if g is not None else np.zeros(shape, dtype)
+            for g, (shape, dtype) in zip(out_grads, node.output_meta)
+        ]
         out_grads = node._hooked_grads(out_grads)  # register_hook on the tensors this node made
         if made_targets:
             for index, g in enumerate(out_grads):
                 for position in made_targets.get((id(node), index), ()):
                     captured[position] = g
         in_grads = node.run_backward(out_grads, retain_graph)
-        for tensor, (child, index), needed, g in zip(node.inputs, node.input_edges, node.needs_input_grad, in_grads):
+        for tensor, (child, index), needed, g in zip(
+            node.inputs, node.input_edges, node.needs_input_grad, in_grads
+        ):
             if g is None or not needed:
                 continue
             g = sum_to(np.asarray(g, dtype=tensor.dtype), tensor.shape)
-            if child is None and (tensor._hooks or id(tensor) in leaf_targets):  # summed over its uses first
+            if child is None and (
+                tensor._hooks or id(tensor) in leaf_targets
+            ):  # summed over its uses first
                 entry = hooked_leaves.get(id(tensor))
                 hooked_leaves[id(tensor)] = (tensor, g if entry is None else entry[1] + g)
-            elif targets is None and (child is None or (tensor._retains_grad and tensor._node is child)):
+            elif targets is None and (
+                child is None or (tensor._retains_grad and tensor._node is child)
+            ):
                 tensor._accumulate_grad(g, _accumulate_lock)
             if child is not None:
                 slots = pending.setdefault(id(child), [None] * len(child.output_meta))
@@ -330,7 +343,9 @@ def _as_tensors(values, name, op):
     values = [values] if isinstance(values, _Tensor) else list(values)
     for position, value in enumerate(values):
         if not isinstance(value, _Tensor):
-            raise TypeError(f"{op}: {name} must be Tensors; item {position} is a {type(value).__name__}")
+            raise TypeError(
+                f"{op}: {name} must be Tensors; item {position} is a {type(value).__name__}"
+            )
     return values
 
 
@@ -341,29 +356,44 @@ def _roots(outputs, grad_outputs, name):
     else:
         grad_outputs = [grad_outputs] if isinstance(grad_outputs, _Tensor) else list(grad_outputs)
     if len(grad_outputs) != len(outputs):
-        raise ValueError(f"{name}: got {len(outputs)} outputs but {len(grad_outputs)} gradients for them")
+        raise ValueError(
+            f"{name}: got {len(outputs)} outputs but {len(grad_outputs)} gradients for them"
+        )
     roots = []
     for position, (output, grad) in enumerate(zip(outputs, grad_outputs)):
         if not output.requires_grad:
-            raise RuntimeError(f"{name}: output {position} does not require grad (no input had requires_grad=True, "
-                               f"or it was computed under no_grad)")
+            raise RuntimeError(
+                f"{name}: output {position} does not require grad (no input had requires_grad=True, "
+                f"or it was computed under no_grad)"
+            )
         if grad is None:
             if output.numel() != 1:
-                raise RuntimeError(f"{name}: output {position} has shape {output.shape}; a gradient for it is needed "
-                                   f"(grad_outputs), only a single-number output can go without")
+                raise RuntimeError(
+                    f"{name}: output {position} has shape {output.shape}; a gradient for it is needed "
+                    f"(grad_outputs), only a single-number output can go without"
+                )
             grad = np.ones(output.shape, output.dtype)
         else:
             grad = grad._data if isinstance(grad, _Tensor) else np.asarray(grad)
             if grad.shape != output.shape:
-                raise ShapeError(f"{name}: the gradient for output {position} has shape {grad.shape}; the output's "
-                                 f"is {output.shape}")
+                raise ShapeError(
+                    f"{name}: the gradient for output {position} has shape {grad.shape}; the output's "
+                    f"is {output.shape}"
+                )
             grad = grad.astype(output.dtype, copy=False)
         roots.append((output, grad))
     return roots
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    materialize_grads=False,
+):
     """torch.autograd.grad: the gradients of outputs (weighted by grad_outputs, which a single-number
     output may leave out) with respect to each of inputs, as a tuple of tensors without a graph.
     No `.grad` changes. An input the outputs do not depend on raises, unless allow_unused=True
@@ -371,12 +401,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     create_graph=True (gradients of gradients) is not supported: backward passes here compute
     with numpy arrays, not with recorded ops."""
     if create_graph:
-        raise NotImplementedError("grad: create_graph=True (higher-order gradients) is not supported; minigrad's "
-                                  "backward passes compute with numpy arrays, not recorded ops")
+        raise NotImplementedError(
+            "grad: create_graph=True (higher-order gradients) is not supported; minigrad's "
+            "backward passes compute with numpy arrays, not recorded ops"
+        )
     outputs, inputs = _as_tensors(outputs, "outputs", "grad"), _as_tensors(inputs, "inputs", "grad")
     for position, tensor in enumerate(inputs):
         if not tensor.requires_grad:
-            raise RuntimeError(f"grad: input {position} (shape {tensor.shape}) does not require grad")
+            raise RuntimeError(
+                f"grad: input {position} (shape {tensor.shape}) does not require grad"
+            )
     roots = _roots(outputs, grad_outputs, "grad")
     captured = [None] * len(inputs)
     for position, tensor in enumerate(inputs):  # a leaf output that is also an input: d x / d x
@@ -386,12 +420,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     made = [(output, g) for output, g in roots if output._node is not None]
     if made:
         walked = _walk(made, bool(retain_graph), targets=inputs)
-        captured = [w if c is None else (c if w is None else c + w) for c, w in zip(captured, walked)]
+        captured = [
+            w if c is None else (c if w is None else c + w) for c, w in zip(captured, walked)
+        ]
     results = []
     for position, (tensor, g) in enumerate(zip(inputs, captured)):
         if g is None and not (allow_unused or materialize_grads):
-            raise RuntimeError(f"grad: input {position} (shape {tensor.shape}) was not used to compute the outputs; "
-                               f"pass allow_unused=True to get None for it")
+            raise RuntimeError(
+                f"grad: input {position} (shape {tensor.shape}) was not used to compute the outputs; "
+                f"pass allow_unused=True to get None for it"
+            )
         if g is None and materialize_grads:
             g = np.zeros(tensor.shape, tensor.dtype)
         results.append(None if g is None else _Tensor._wrap(np.array(g, dtype=tensor.dtype)))
@@ -402,13 +440,19 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """torch.autograd.backward: `.backward()` of several outputs at once (their gradients summed
     in one walk, so a graph they share is walked once). inputs: only these leaves get `.grad`."""
     if create_graph:
-        raise NotImplementedError("backward: create_graph=True (higher-order gradients) is not supported")
+        raise NotImplementedError(
+            "backward: create_graph=True (higher-order gradients) is not supported"
+        )
     outputs = _as_tensors(tensors, "tensors", "backward")
     roots = _roots(outputs, grad_tensors, "backward")
     if inputs is not None:
         inputs = _as_tensors(inputs, "inputs", "backward")
-        for tensor, g in zip(inputs, grad(outputs, inputs, [g for _, g in roots], retain_graph=retain_graph,
-                                          allow_unused=True)):
+        for tensor, g in zip(
+            inputs,
+            grad(
+                outputs, inputs, [g for _, g in roots], retain_graph=retain_graph, allow_unused=True
+            ),
+        ):
             if g is not None:
                 tensor._accumulate_grad(g._data, _accumulate_lock, owned=True)
         return

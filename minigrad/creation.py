@@ -106,6 +106,7 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
 
 # -- random draws (from minigrad's generator: see mg.manual_seed) --------------------------
 
+
 def randn(*shape, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal draws (from `generator`, an mg.Generator, when given)."""
     draws = _draw(generator).standard_normal(_shape(shape, "randn"))
@@ -114,25 +115,45 @@ def randn(*shape, generator=None, dtype=None, requires_grad=False, device=None):
 
 def rand(*shape, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform [0, 1) draws."""
-    return _new(_draw(generator).random(_shape(shape, "rand")).astype(_dtype(dtype)), requires_grad, device, "rand")
+    return _new(
+        _draw(generator).random(_shape(shape, "rand")).astype(_dtype(dtype)),
+        requires_grad,
+        device,
+        "rand",
+    )
 
 
-def randint(*bounds, size=None, low=None, high=None, generator=None, dtype=None, requires_grad=False, device=None):
+def randint(
+    *bounds,
+    size=None,
+    low=None,
+    high=None,
+    generator=None,
+    dtype=None,
+    requires_grad=False,
+    device=None,
+):
     """Uniform integers in [low, high): randint(high, size), randint(low, high, size) or with keywords,
     as torch.randint. int64 unless dtype says otherwise."""
     if size is None and bounds:
         *bounds, size = bounds
     if high is None:
         if not bounds or len(bounds) > 2:
-            raise TypeError(f"randint: expected randint(high, size) or randint(low, high, size); got {bounds}")
+            raise TypeError(
+                f"randint: expected randint(high, size) or randint(low, high, size); got {bounds}"
+            )
         low, high = (0 if low is None else low, bounds[0]) if len(bounds) == 1 else bounds
     low = 0 if low is None else low
     if low >= high:
         raise ArgumentError(f"randint: low must be less than high; got low={low}, high={high}")
     shape = _shape((size,) if isinstance(size, (int, np.integer)) else (tuple(size),), "randint")
     draws = _draw(generator).integers(low, high, size=shape)
-    return _new(draws.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)), requires_grad, device,
-                "randint")
+    return _new(
+        draws.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)),
+        requires_grad,
+        device,
+        "randint",
+    )
 
 
 def randperm(n, generator=None, dtype=None, requires_grad=False, device=None):
@@ -140,8 +161,12 @@ def randperm(n, generator=None, dtype=None, requires_grad=False, device=None):
     if n < 0:
         raise ArgumentError(f"randperm: n must be non-negative; got {n}")
     order = _draw(generator).permutation(int(n))
-    return _new(order.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)), requires_grad, device,
-                "randperm")
+    return _new(
+        order.astype(dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)),
+        requires_grad,
+        device,
+        "randperm",
+    )
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):
@@ -163,8 +188,10 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     if rows.shape[0] and (rows.sum(axis=1) <= 0).any():
         raise ArgumentError("multinomial: every row of weights needs a positive sum")
     if num_samples <= 0 or (not replacement and num_samples > categories):
-        raise ArgumentError(f"multinomial: num_samples must be in [1, {categories}] without replacement (any "
-                         f"positive number with it); got {num_samples}")
+        raise ArgumentError(
+            f"multinomial: num_samples must be in [1, {categories}] without replacement (any "
+            f"positive number with it); got {num_samples}"
+        )
     if replacement:
         offsets = np.arange(rows.shape[0])[:, None]
         cdf = np.cumsum(rows, axis=1)
@@ -204,23 +231,33 @@ def normal(mean, std=1.0, size=None, generator=None, dtype=None):
         shape = _shape((size,) if isinstance(size, (int, np.integer)) else (tuple(size),), "normal")
     else:
         if not (mean_array.ndim or std_array.ndim):
-            raise ArgumentError("normal: with numbers for mean and std, give size (normal(0.0, 1.0, size=(3,)))")
+            raise ArgumentError(
+                "normal: with numbers for mean and std, give size (normal(0.0, 1.0, size=(3,)))"
+            )
         shape = np.broadcast_shapes(mean_array.shape, std_array.shape)
     if std_array.size and not (std_array >= 0).all():
         raise ArgumentError("normal: std must be >= 0")
     kinds = [a.dtype for a in (mean_array, std_array) if a.ndim and a.dtype.kind == "f"]
-    out_dtype = dtypes.as_dtype(dtype) if dtype is not None else (kinds[0] if kinds else _dtype(None))
+    out_dtype = (
+        dtypes.as_dtype(dtype) if dtype is not None else (kinds[0] if kinds else _dtype(None))
+    )
     draws = _draw(generator).normal(size=shape) * std_array + mean_array
     return Tensor._wrap(draws.astype(out_dtype))
 
 
 # -- like another tensor ------------------------------------------------------------------
 
+
 def _like(maker):
     def like(other, dtype=None, requires_grad=False, device=None):
-        return maker(*other.shape, dtype=dtype or other.dtype, requires_grad=requires_grad, device=device)
+        return maker(
+            *other.shape, dtype=dtype or other.dtype, requires_grad=requires_grad, device=device
+        )
+
     like.__name__ = maker.__name__ + "_like"
-    like.__doc__ = f"{maker.__name__} with the shape (and, unless given, the dtype) of another tensor."
+    like.__doc__ = (
+        f"{maker.__name__} with the shape (and, unless given, the dtype) of another tensor."
+    )
     return like
 
 
@@ -232,7 +269,13 @@ rand_like = _like(rand)
 
 
 def full_like(other, fill_value, dtype=None, requires_grad=False, device=None):
-    return full(other.shape, fill_value, dtype=dtype or other.dtype, requires_grad=requires_grad, device=device)
+    return full(
+        other.shape,
+        fill_value,
+        dtype=dtype or other.dtype,
+        requires_grad=requires_grad,
+        device=device,
+    )
 
 
 def new_zeros(self, *size, dtype=None, requires_grad=False, device=None):
@@ -249,7 +292,9 @@ def new_empty(self, *size, dtype=None, requires_grad=False, device=None):
 
 
 def new_full(self, size, fill_value, dtype=None, requires_grad=False, device=None):
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device)
+    return full(
+        size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device
+    )
 
 
 def new_tensor(self, data, dtype=None, requires_grad=False, device=None):

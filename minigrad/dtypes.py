@@ -51,7 +51,9 @@ def as_dtype(dtype):
     except TypeError:
         raise DTypeError(f"expected a dtype such as mg.float32; got {dtype!r}") from None
     if dtype not in ALLOWED_DTYPES:
-        raise DTypeError(f"minigrad tensors hold one of {', '.join(map(str, ALLOWED_DTYPES))}; got dtype {dtype}")
+        raise DTypeError(
+            f"minigrad tensors hold one of {', '.join(map(str, ALLOWED_DTYPES))}; got dtype {dtype}"
+        )
     return dtype
 
 

@@ -25,8 +25,12 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     when raise_exception=False) naming the input, the element and both values of the worst
     mismatch.
     """
-    inputs = [_as_float64_leaf(x) if np.issubdtype(np.asarray(getattr(x, "data", x)).dtype, np.floating) else x
-              for x in (inputs if isinstance(inputs, (list, tuple)) else [inputs])]
+    inputs = [
+        _as_float64_leaf(x)
+        if np.issubdtype(np.asarray(getattr(x, "data", x)).dtype, np.floating)
+        else x
+        for x in (inputs if isinstance(inputs, (list, tuple)) else [inputs])
+    ]
     out = fn(*inputs)
     if not isinstance(out, Tensor):
         raise TypeError(f"gradcheck: fn must return a Tensor; got {type(out).__name__}")
@@ -54,12 +58,16 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
         excess = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
         if excess.size and (worst is None or excess.max() > worst[0]):
-            index = tuple(int(i) for i in np.unravel_index(int(np.argmax(excess)), x.shape))  # (1, 2), not np.int64s
+            index = tuple(
+                int(i) for i in np.unravel_index(int(np.argmax(excess)), x.shape)
+            )  # (1, 2), not np.int64s
             worst = (excess.max(), position, index, analytic[index], numeric[index])
     if worst is not None and worst[0] > 0:
         _, position, index, a, n = worst
-        message = (f"gradcheck failed: input {position}, element {index}: analytic gradient {a:.8g}, "
-                   f"numeric {n:.8g} (difference {abs(a - n):.3g}, tolerance atol={atol} rtol={rtol})")
+        message = (
+            f"gradcheck failed: input {position}, element {index}: analytic gradient {a:.8g}, "
+            f"numeric {n:.8g} (difference {abs(a - n):.3g}, tolerance atol={atol} rtol={rtol})"
+        )
         if raise_exception:
             raise GradcheckError(message)
         return False

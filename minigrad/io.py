@@ -40,6 +40,7 @@ except ImportError:  # Windows: a file that is open cannot be deleted, which pro
 
 # -- writing: one temporary-file-and-rename writer ----------------------------------------------
 
+
 def _temporary_name_pattern(name):
     """Names of the temporaries of target `name`: '.<name>.<8 random characters>.tmp'
     (the random part as this module and, before it, tempfile.mkstemp made it)."""
@@ -68,8 +69,11 @@ def _remove_abandoned_temporaries(folder, name):
     pattern = _temporary_name_pattern(name)
     candidates = []
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
-        candidates = [entry.path for entry in entries
-                      if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)]
+        candidates = [
+            entry.path
+            for entry in entries
+            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+        ]
     for candidate in candidates:
         with contextlib.suppress(OSError):
             if fcntl is None:
@@ -91,8 +95,11 @@ def _create_temporary(folder, name, existing):
     while True:
         temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
         try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                         0o600 if existing is not None else 0o666)
+            fd = os.open(
+                temporary,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                0o600 if existing is not None else 0o666,
+            )
         except FileExistsError:
             continue
         try:
@@ -160,11 +167,17 @@ def atomic_file(path):
         existing = os.stat(target)
     except FileNotFoundError:
         existing = None
-    if existing is not None and not stat.S_ISREG(existing.st_mode):  # the rename would replace a pipe or device
-        raise OSError(f"cannot write {path!r}: it is not a regular file ({stat.filemode(existing.st_mode)}); "
-                      f"minigrad writes files by replacing them, which would remove it")
+    if existing is not None and not stat.S_ISREG(
+        existing.st_mode
+    ):  # the rename would replace a pipe or device
+        raise OSError(
+            f"cannot write {path!r}: it is not a regular file ({stat.filemode(existing.st_mode)}); "
+            f"minigrad writes files by replacing them, which would remove it"
+        )
     if existing is not None and not os.access(target, os.W_OK):
-        raise PermissionError(f"cannot write {path!r}: the file is read-only (mode {stat.filemode(existing.st_mode)})")
+        raise PermissionError(
+            f"cannot write {path!r}: the file is read-only (mode {stat.filemode(existing.st_mode)})"
+        )
     _remove_abandoned_temporaries(folder, name)
     try:
         fd, temporary = _create_temporary(folder, name, existing)
@@ -190,6 +203,7 @@ def atomic_file(path):
 
 # -- save ---------------------------------------------------------------------------------
 
+
 def _flatten(state_dict, prefix, out, where):
     for key, value in state_dict.items():
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
@@ -202,7 +216,9 @@ def _flatten(state_dict, prefix, out, where):
             continue
         if name in out:
             raise ValueError(f"{where}: key {name!r} appears twice after flattening nested dicts")
-        out[name] = {} if isinstance(value, Mapping) else _as_array(name, value, where)  # {}: an empty dict stays
+        out[name] = (
+            {} if isinstance(value, Mapping) else _as_array(name, value, where)
+        )  # {}: an empty dict stays
     return out
 
 
@@ -212,25 +228,35 @@ def _as_array(name, value, where):
     elif isinstance(value, (numbers.Number, np.generic, str)) and not isinstance(value, np.ndarray):
         value = np.asarray(value)
     elif isinstance(value, (list, tuple)):
-        kinds = {"str" if isinstance(v, str) else "number" if isinstance(v, numbers.Number) else "other"
-                 for v in value}
+        kinds = {
+            "str" if isinstance(v, str) else "number" if isinstance(v, numbers.Number) else "other"
+            for v in value
+        }
         if len(kinds) > 1 or "other" in kinds:
-            raise TypeError(f"{where}: {name!r} is a list or tuple, which can be saved when it holds only numbers "
-                            f"or only strings; got {[type(v).__name__ for v in value][:8]}")
+            raise TypeError(
+                f"{where}: {name!r} is a list or tuple, which can be saved when it holds only numbers "
+                f"or only strings; got {[type(v).__name__ for v in value][:8]}"
+            )
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
-        raise TypeError(f"{where}: {name!r} must be a Tensor, a numpy array, a number, a string or a list of "
-                        f"numbers or strings; got {type(value).__name__}")
+        raise TypeError(
+            f"{where}: {name!r} must be a Tensor, a numpy array, a number, a string or a list of "
+            f"numbers or strings; got {type(value).__name__}"
+        )
     if value.dtype.kind not in "biufcU":
-        raise TypeError(f"{where}: {name!r} has dtype {value.dtype}; only numeric, bool and text arrays can be "
-                        f"saved (no pickled objects)")
+        raise TypeError(
+            f"{where}: {name!r} has dtype {value.dtype}; only numeric, bool and text arrays can be "
+            f"saved (no pickled objects)"
+        )
     return value
 
 
 def _write_npz(file, arrays):
     """The .npz layout numpy uses: one '<name>.npy' member per array, written with allow_pickle=False
     (and an empty folder entry '<name>/' per empty nested dict)."""
-    with zipfile.ZipFile(file, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+    with zipfile.ZipFile(
+        file, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True
+    ) as archive:
         for name, array in arrays.items():
             if isinstance(array, Mapping):
                 archive.writestr(zipfile.ZipInfo(name + "/"), b"")
@@ -244,7 +270,9 @@ def save(state_dict, path):
     (atomic_file: a failed write leaves any existing file at `path` untouched)."""
     where = f"mg.save to {os.fspath(path)!r}"
     if not isinstance(state_dict, Mapping):
-        raise TypeError(f"{where}: expected a dict of name -> Tensor/array/number; got {type(state_dict).__name__}")
+        raise TypeError(
+            f"{where}: expected a dict of name -> Tensor/array/number; got {type(state_dict).__name__}"
+        )
     arrays = _flatten(state_dict, "", OrderedDict(), where)
     with atomic_file(path) as file:
         _write_npz(file, arrays)
@@ -274,9 +302,11 @@ def _entry_name(info, path):
     """The key a member holds: '<key>.npy' an array, '<key>/' (a folder entry) an empty nested dict."""
     for suffix in (".npy", "/"):
         if info.filename.endswith(suffix):
-            return info.filename[:-len(suffix)]
-    raise ValueError(f"mg.load: entry {info.filename!r} of {path!r} is not a .npy array (nor the folder entry "
-                     f"of an empty dict)")
+            return info.filename[: -len(suffix)]
+    raise ValueError(
+        f"mg.load: entry {info.filename!r} of {path!r} is not a .npy array (nor the folder entry "
+        f"of an empty dict)"
+    )
 
 
 def _entry_header(archive, info, path):
@@ -289,19 +319,28 @@ def _entry_header(archive, info, path):
             version = np.lib.format.read_magic(member)
             if version not in ((1, 0), (2, 0)):
                 raise ValueError(f"format version {version}, expected 1.0 or 2.0")
-            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
                 else np.lib.format.read_array_header_2_0
+            )
             shape, fortran_order, dtype = read_header(member)
         except ValueError as error:
-            raise ValueError(f"mg.load: entry {name!r} of {path!r} has no valid .npy header ({error})") from None
+            raise ValueError(
+                f"mg.load: entry {name!r} of {path!r} has no valid .npy header ({error})"
+            ) from None
         header_bytes = member.tell()
     if dtype.hasobject:
-        raise ValueError(f"mg.load: entry {name!r} of {path!r} holds pickled Python objects; refusing to load it")
+        raise ValueError(
+            f"mg.load: entry {name!r} of {path!r} holds pickled Python objects; refusing to load it"
+        )
     declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
     held = info.file_size - header_bytes
     if declared != held:
-        raise ValueError(f"mg.load: entry {name!r} of {path!r} is corrupt: its header declares shape {shape} "
-                         f"{dtype} ({declared:,} bytes) but the entry holds {held:,} bytes of data")
+        raise ValueError(
+            f"mg.load: entry {name!r} of {path!r} is corrupt: its header declares shape {shape} "
+            f"{dtype} ({declared:,} bytes) but the entry holds {held:,} bytes of data"
+        )
     return name, shape, fortran_order, dtype
 
 
@@ -314,13 +353,17 @@ def _entry_data(archive, info, header, path):
         member.seek(info.file_size - buffer.nbytes)  # past the header
         filled = 0
         while filled < buffer.nbytes:
-            count = member.readinto(buffer[filled:filled + _READ_CHUNK])
+            count = member.readinto(buffer[filled : filled + _READ_CHUNK])
             if not count:
-                raise ValueError(f"mg.load: entry {name!r} of {path!r} is corrupt (it ends after "
-                                 f"{filled:,} of {buffer.nbytes:,} bytes)")
+                raise ValueError(
+                    f"mg.load: entry {name!r} of {path!r} is corrupt (it ends after "
+                    f"{filled:,} of {buffer.nbytes:,} bytes)"
+                )
             filled += count
         if member.read(1):  # also makes the zip reader check the CRC
-            raise ValueError(f"mg.load: entry {name!r} of {path!r} is corrupt (more data than declared)")
+            raise ValueError(
+                f"mg.load: entry {name!r} of {path!r} is corrupt (more data than declared)"
+            )
     return array.reshape(shape, order="F" if fortran_order else "C")
 
 
@@ -332,7 +375,9 @@ class Checkpoint(OrderedDict):
 
     def __missing__(self, key):
         prefix = f"{key}."
-        part = Checkpoint((name[len(prefix):], value) for name, value in self.items() if name.startswith(prefix))
+        part = Checkpoint(
+            (name[len(prefix) :], value) for name, value in self.items() if name.startswith(prefix)
+        )
         if not part:
             raise KeyError(key)
         return part
@@ -344,7 +389,9 @@ class Checkpoint(OrderedDict):
             return default
 
     def __contains__(self, key):
-        return super().__contains__(key) or (isinstance(key, str) and any(name.startswith(f"{key}.") for name in self))
+        return super().__contains__(key) or (
+            isinstance(key, str) and any(name.startswith(f"{key}.") for name in self)
+        )
 
 
 def load(path):
@@ -360,44 +407,62 @@ def load(path):
     """
     path = os.fspath(path)
     if os.path.isdir(path):
-        raise IsADirectoryError(f"mg.load: {path!r} is a folder; expected an .npz file written by mg.save")
+        raise IsADirectoryError(
+            f"mg.load: {path!r} is a folder; expected an .npz file written by mg.save"
+        )
     if not os.path.exists(path):
         if os.path.islink(path):
-            raise FileNotFoundError(f"mg.load: {path!r} is a symbolic link that leads nowhere (a dangling link "
-                                    f"or a loop)")
+            raise FileNotFoundError(
+                f"mg.load: {path!r} is a symbolic link that leads nowhere (a dangling link "
+                f"or a loop)"
+            )
         raise FileNotFoundError(f"mg.load: no such file: {path!r}")
     if not os.path.isfile(path):
-        raise ValueError(f"mg.load: {path!r} is not a regular file (a device, fifo or socket); "
-                         f"expected an .npz file written by mg.save")
+        raise ValueError(
+            f"mg.load: {path!r} is not a regular file (a device, fifo or socket); "
+            f"expected an .npz file written by mg.save"
+        )
     with open(path, "rb") as file:
         magic = file.read(4)
     if magic not in _ZIP_MAGIC:  # np.load would take anything else for a pickle (or a lone .npy)
-        raise ValueError(f"mg.load: {path!r} is not an .npz archive (it does not start like a zip file; "
-                         f"first bytes {magic!r})")
+        raise ValueError(
+            f"mg.load: {path!r} is not an .npz archive (it does not start like a zip file; "
+            f"first bytes {magic!r})"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
             names = [_entry_name(info, path) for info in infos]
             if len(set(names)) != len(names):
-                raise ValueError(f"mg.load: {path!r} holds an entry twice; a valid .npz names each array once")
+                raise ValueError(
+                    f"mg.load: {path!r} holds an entry twice; a valid .npz names each array once"
+                )
             headers = []  # None for an empty dict's folder entry
             for info in infos:
                 if info.is_dir():
                     if info.file_size:
-                        raise ValueError(f"mg.load: entry {info.filename!r} of {path!r} is corrupt: the folder entry "
-                                         f"of an empty dict holds {info.file_size:,} bytes")
+                        raise ValueError(
+                            f"mg.load: entry {info.filename!r} of {path!r} is corrupt: the folder entry "
+                            f"of an empty dict holds {info.file_size:,} bytes"
+                        )
                     headers.append(None)
                     continue
                 try:
                     headers.append(_entry_header(archive, info, path))
                 except (OSError, EOFError, zipfile.BadZipFile) as error:
-                    raise ValueError(f"mg.load: entry {info.filename!r} of {path!r} is corrupt ({error})") from None
-            needed = sum(int(np.prod(shape, dtype=object)) * dtype.itemsize
-                         for _, shape, _, dtype in filter(None, headers))
+                    raise ValueError(
+                        f"mg.load: entry {info.filename!r} of {path!r} is corrupt ({error})"
+                    ) from None
+            needed = sum(
+                int(np.prod(shape, dtype=object)) * dtype.itemsize
+                for _, shape, _, dtype in filter(None, headers)
+            )
             available = _available_memory()
             if available is not None and needed > available:
-                raise MemoryError(f"mg.load: {path!r} holds {needed:,} bytes of arrays, more than the "
-                                  f"{available:,} bytes of memory available")
+                raise MemoryError(
+                    f"mg.load: {path!r} holds {needed:,} bytes of arrays, more than the "
+                    f"{available:,} bytes of memory available"
+                )
             result = Checkpoint()
             for info, name, header in zip(infos, names, headers):
                 if header is None:
@@ -406,7 +471,9 @@ def load(path):
                 try:
                     result[name] = _entry_data(archive, info, header, path)
                 except (OSError, EOFError, zipfile.BadZipFile) as error:
-                    raise ValueError(f"mg.load: entry {header[0]!r} of {path!r} is corrupt ({error})") from None
+                    raise ValueError(
+                        f"mg.load: entry {header[0]!r} of {path!r} is corrupt ({error})"
+                    ) from None
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as error:
         raise ValueError(f"mg.load: {path!r} is not a valid .npz archive ({error})") from None
     return result

@@ -47,19 +47,27 @@ def _rows(batch):
             try:
                 item = np.asarray(item)
             except Exception as error:
-                raise TypeError(f"forward_backward: batch argument {position} must be a Tensor or an array; "
-                                f"got {type(item).__name__}") from error
+                raise TypeError(
+                    f"forward_backward: batch argument {position} must be a Tensor or an array; "
+                    f"got {type(item).__name__}"
+                ) from error
         if item.dtype == object:
-            raise TypeError(f"forward_backward: batch argument {position} must be a Tensor or an array of "
-                            f"numbers; got an object array (from {type(batch[position]).__name__})")
+            raise TypeError(
+                f"forward_backward: batch argument {position} must be a Tensor or an array of "
+                f"numbers; got an object array (from {type(batch[position]).__name__})"
+            )
         if item.ndim == 0:
-            raise ShapeError(f"forward_backward: batch argument {position} must have a batch axis (first axis); "
-                             f"got a 0-d {type(item).__name__}")
+            raise ShapeError(
+                f"forward_backward: batch argument {position} must have a batch axis (first axis); "
+                f"got a 0-d {type(item).__name__}"
+            )
         items.append(item)
         lengths.append(item.shape[0])
     if len(set(lengths)) > 1:
-        raise ShapeError(f"forward_backward: every batch argument must have the same length along the first "
-                         f"axis; got lengths {lengths}")
+        raise ShapeError(
+            f"forward_backward: every batch argument must have the same length along the first "
+            f"axis; got lengths {lengths}"
+        )
     return items, lengths[0]
 
 
@@ -67,10 +75,14 @@ def _part_loss(loss_fn, part, weight):
     """loss_fn(*part), differentiated with weight as d(total)/d(loss); returns the loss as a float."""
     loss = loss_fn(*part)
     if not isinstance(loss, Tensor):
-        raise TypeError(f"forward_backward: loss_fn must return a Tensor; got {type(loss).__name__}")
+        raise TypeError(
+            f"forward_backward: loss_fn must return a Tensor; got {type(loss).__name__}"
+        )
     if loss.numel() != 1:
-        raise ShapeError(f"forward_backward: loss_fn must return a single number (a scalar Tensor); got shape "
-                         f"{loss.shape}. Reduce it first (.mean() or .sum()).")
+        raise ShapeError(
+            f"forward_backward: loss_fn must return a single number (a scalar Tensor); got shape "
+            f"{loss.shape}. Reduce it first (.mean() or .sum())."
+        )
     loss.backward(np.full(loss.shape, weight, dtype=loss.dtype))
     return loss.item(), loss.dtype
 
@@ -94,7 +106,9 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
     if not callable(loss_fn):
         raise TypeError(f"forward_backward: loss_fn must be callable; got {type(loss_fn).__name__}")
     if not batch:
-        raise TypeError("forward_backward: give the batch after loss_fn (forward_backward(loss_fn, inputs, targets))")
+        raise TypeError(
+            "forward_backward: give the batch after loss_fn (forward_backward(loss_fn, inputs, targets))"
+        )
     if reduction not in REDUCTIONS:
         raise ValueError(f"forward_backward: reduction must be 'mean' or 'sum'; got {reduction!r}")
     if parts is None:
@@ -102,12 +116,16 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
     elif isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or parts < 1:
         raise ValueError(f"forward_backward: parts must be a positive integer; got {parts!r}")
     if not autograd.is_grad_enabled():
-        raise RuntimeError("forward_backward: called under no_grad(); gradients need graph recording")
+        raise RuntimeError(
+            "forward_backward: called under no_grad(); gradients need graph recording"
+        )
     items, rows = _rows(batch)
     # A batch tensor computed from parameters (an encoder's output) is cut as a leaf of its own:
     # the parts' backward passes stop there, and its gradient, once summed, goes through the
     # graph that made it once, here (two parts walking that shared graph would each free it).
-    upstream = {k: item for k, item in enumerate(items) if isinstance(item, Tensor) and not item.is_leaf}
+    upstream = {
+        k: item for k, item in enumerate(items) if isinstance(item, Tensor) and not item.is_leaf
+    }
     for k, item in upstream.items():
         items[k] = item.detach().requires_grad_()
     parts = max(1, min(int(parts), rows))

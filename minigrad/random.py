@@ -19,9 +19,9 @@ def _seed_value(seed):
     """torch takes any integer seed in [-2**63, 2**64): as a non-negative int for numpy."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"manual_seed: the seed must be an integer; got {seed!r}")
-    if not -2 ** 63 <= int(seed) < 2 ** 64:
+    if not -(2**63) <= int(seed) < 2**64:
         raise ValueError(f"manual_seed: the seed must be in [-2**63, 2**64); got {seed}")
-    return int(seed) % 2 ** 64
+    return int(seed) % 2**64
 
 
 class Generator:
@@ -43,7 +43,7 @@ class Generator:
 
     def seed(self):
         """Start again from a fresh seed, which is returned."""
-        self.manual_seed(int(np.random.SeedSequence().entropy) % 2 ** 64)
+        self.manual_seed(int(np.random.SeedSequence().entropy) % 2**64)
         return self._initial_seed
 
     def initial_seed(self):
@@ -119,13 +119,23 @@ def _encode(rng):
     bits = rng.bit_generator
     sequence = bits.seed_seq
     entropy = sequence.entropy
-    if not isinstance(entropy, int) or not 0 <= entropy < 2 ** 128 or sequence.spawn_key:
-        raise ValueError("get_state: this generator was not made by minigrad (its seed is not one number below "
-                         "2**128)")
+    if not isinstance(entropy, int) or not 0 <= entropy < 2**128 or sequence.spawn_key:
+        raise ValueError(
+            "get_state: this generator was not made by minigrad (its seed is not one number below "
+            "2**128)"
+        )
     state = bits.state["state"]
-    words = [entropy % 2 ** 64, entropy >> 64, sequence.n_children_spawned, state["state"] % 2 ** 64,
-             state["state"] >> 64, state["inc"] % 2 ** 64, state["inc"] >> 64, bits.state["has_uint32"],
-             bits.state["uinteger"]]
+    words = [
+        entropy % 2**64,
+        entropy >> 64,
+        sequence.n_children_spawned,
+        state["state"] % 2**64,
+        state["state"] >> 64,
+        state["inc"] % 2**64,
+        state["inc"] >> 64,
+        bits.state["has_uint32"],
+        bits.state["uinteger"],
+    ]
     return np.frombuffer(_STATE_TAG + np.array(words, "<u8").tobytes(), np.uint8).copy()
 
 
@@ -134,21 +144,30 @@ def _decode(new_state):
     array = np.asarray(getattr(new_state, "_data", new_state))
     expected = len(_STATE_TAG) + 8 * _STATE_WORDS
     if array.dtype != np.uint8 or array.shape != (expected,):
-        raise ValueError(f"set_state: expected a 1-D uint8 array of {expected} bytes from get_state(); got "
-                         f"{array.dtype} of shape {array.shape}")
+        raise ValueError(
+            f"set_state: expected a 1-D uint8 array of {expected} bytes from get_state(); got "
+            f"{array.dtype} of shape {array.shape}"
+        )
     raw = array.tobytes()
-    if raw[:len(_STATE_TAG)] != _STATE_TAG:
-        raise ValueError("set_state: these bytes are not a minigrad generator state (get_state() starts with "
-                         f"{_STATE_TAG!r}; this one with {raw[:len(_STATE_TAG)]!r})")
-    words = [int(w) for w in np.frombuffer(raw[len(_STATE_TAG):], "<u8")]
+    if raw[: len(_STATE_TAG)] != _STATE_TAG:
+        raise ValueError(
+            "set_state: these bytes are not a minigrad generator state (get_state() starts with "
+            f"{_STATE_TAG!r}; this one with {raw[: len(_STATE_TAG)]!r})"
+        )
+    words = [int(w) for w in np.frombuffer(raw[len(_STATE_TAG) :], "<u8")]
     seed = words[0] + (words[1] << 64)
     if words[5] % 2 == 0 or words[7] > 1 or (not words[7] and words[8]):
-        raise ValueError("set_state: a damaged generator state (PCG64's increment must be odd, and its buffered "
-                         "half empty unless flagged)")
+        raise ValueError(
+            "set_state: a damaged generator state (PCG64's increment must be odd, and its buffered "
+            "half empty unless flagged)"
+        )
     bits = np.random.PCG64(np.random.SeedSequence(seed, n_children_spawned=words[2]))
-    bits.state = {"bit_generator": "PCG64", "state": {"state": words[3] + (words[4] << 64),
-                                                      "inc": words[5] + (words[6] << 64)},
-                  "has_uint32": words[7], "uinteger": words[8]}
+    bits.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": words[3] + (words[4] << 64), "inc": words[5] + (words[6] << 64)},
+        "has_uint32": words[7],
+        "uinteger": words[8],
+    }
     return np.random.Generator(bits), seed
 
 

@@ -37,10 +37,14 @@ from .errors import DimError, DTypeError, ShapeError
 def _scalar_attributes(attrs):
     """The settings of an op worth showing in a drawing (dim=1, scale=0.25): no arrays, which
     would keep masks and index arrays alive for as long as the graph is drawn."""
+
     def small(value):
         if isinstance(value, tuple):
             return all(small(v) for v in value)
-        return isinstance(value, (bool, int, float, str, slice, type(None), type(Ellipsis), np.generic))
+        return isinstance(
+            value, (bool, int, float, str, slice, type(None), type(Ellipsis), np.generic)
+        )
+
     return {key: value for key, value in attrs.items() if small(value)}
 
 
@@ -85,7 +89,9 @@ class Function:
         outputs = cls.forward(ctx, *[t._data for t in tensors], **attrs)
         multiple = isinstance(outputs, tuple)
         results = tuple(Tensor._wrap(np.asarray(o)) for o in (outputs if multiple else (outputs,)))
-        for out in results:  # an output that views an input's memory (reshape, transpose, x[0] ...) knows it
+        for out in (
+            results
+        ):  # an output that views an input's memory (reshape, transpose, x[0] ...) knows it
             if out._data.base is not None:
                 out._view_of = next((t for t in tensors if shares_memory(out._data, t._data)), None)
                 if out._view_of is not None:
@@ -114,16 +120,25 @@ class Function:
         # For inputs also keep a few sampled values: a user can change an array behind
         # minigrad's back (`w.data[...] = 0`), which no counter sees.
         saved_ids = {id(a) for a in self.saved if isinstance(a, np.ndarray)}
-        self._versions = [(t._version, t._version[0], t._data, _sample(t._data) if k < len(tensors) else None)
-                          for k, t in enumerate(tensors + results) if id(t._data) in saved_ids] if saved_ids else ()
+        self._versions = (
+            [
+                (t._version, t._version[0], t._data, _sample(t._data) if k < len(tensors) else None)
+                for k, t in enumerate(tensors + results)
+                if id(t._data) in saved_ids
+            ]
+            if saved_ids
+            else ()
+        )
 
     def _hooked_grads(self, out_grads):
         """The gradients of this node's outputs after the hooks registered on them (register_hook)."""
         hooks = self.__dict__.get("_hooks")
         if not hooks:
             return out_grads
-        return [_run_hooks(hooks.get(k), g, meta[0], f"an output of {self.name}")
-                for k, (g, meta) in enumerate(zip(out_grads, self.output_meta))]
+        return [
+            _run_hooks(hooks.get(k), g, meta[0], f"an output of {self.name}")
+            for k, (g, meta) in enumerate(zip(out_grads, self.output_meta))
+        ]
 
     def run_backward(self, out_grads, retain_graph):
         """Gradients for the inputs, given one per output (called by the backward walk)."""
@@ -131,20 +146,36 @@ class Function:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time (through {self.name}): its saved "
                 "arrays were freed after the first backward. Pass retain_graph=True to the first "
-                "backward() if you need to call it twice.")
+                "backward() if you need to call it twice."
+            )
         for box, version, array, sample in self._versions:
             if box[0] != version or (sample is not None and _sample(array) != sample):
-                how = (f"is at version {box[0]}; expected version {version}" if box[0] != version
-                       else "was changed through .data")
+                how = (
+                    f"is at version {box[0]}; expected version {version}"
+                    if box[0] != version
+                    else "was changed through .data"
+                )
                 raise RuntimeError(
                     f"one of the arrays needed for gradient computation has been modified by an in-place "
                     f"operation: the {array.dtype} tensor of shape {array.shape} saved by {self.name} {how}. "
-                    f"Change it out of place (x = x + 1, not x += 1 or x.add_(1)), or after backward().")
+                    f"Change it out of place (x = x + 1, not x += 1 or x.add_(1)), or after backward()."
+                )
         grads = type(self).backward(self, *out_grads)
-        if not retain_graph:  # free saved arrays and forward's notes; the structure stays for drawing
+        if (
+            not retain_graph
+        ):  # free saved arrays and forward's notes; the structure stays for drawing
             self.saved = None
-            kept = {key: self.__dict__[key] for key in ("inputs", "input_edges", "needs_input_grad", "output_meta",
-                                                    "module_frame", "attrs")}
+            kept = {
+                key: self.__dict__[key]
+                for key in (
+                    "inputs",
+                    "input_edges",
+                    "needs_input_grad",
+                    "output_meta",
+                    "module_frame",
+                    "attrs",
+                )
+            }
             self.__dict__.clear()
             self.__dict__.update(kept)
             self.saved, self._versions = None, ()
@@ -176,7 +207,9 @@ def _register_view(view):
         root = root._view_of
     if root._views is None:
         root._views = []
-    elif len(root._views) >= 16 and len(root._views) & (len(root._views) - 1) == 0:  # now and then: drop the dead
+    elif (
+        len(root._views) >= 16 and len(root._views) & (len(root._views) - 1) == 0
+    ):  # now and then: drop the dead
         root._views[:] = [ref for ref in root._views if ref() is not None]
     root._views.append(weakref.ref(view))
 
@@ -187,7 +220,9 @@ def shares_memory(view, array):
         return False
     try:
         return bool(np.shares_memory(view, array, max_work=10_000))
-    except np.exceptions.TooHardError:  # interleaved strides too costly to settle: count it as shared
+    except (
+        np.exceptions.TooHardError
+    ):  # interleaved strides too costly to settle: count it as shared
         return True
 
 
@@ -198,10 +233,14 @@ def _run_hooks(hooks, grad, shape, what):
         if result is None:
             continue
         if not isinstance(result, Tensor):
-            raise TypeError(f"a gradient hook on {what} must return None or a Tensor; got {type(result).__name__}")
+            raise TypeError(
+                f"a gradient hook on {what} must return None or a Tensor; got {type(result).__name__}"
+            )
         if result.shape != tuple(shape) or result.dtype != grad.dtype:
-            raise RuntimeError(f"a gradient hook on {what} returned a {result.dtype} tensor of shape {result.shape}; "
-                               f"expected {grad.dtype} of shape {tuple(shape)}")
+            raise RuntimeError(
+                f"a gradient hook on {what} returned a {result.dtype} tensor of shape {result.shape}; "
+                f"expected {grad.dtype} of shape {tuple(shape)}"
+            )
         grad = result._data
     return grad
 
@@ -211,14 +250,16 @@ def _sample(array):
     (bytes compare NaN with itself and cost ~1 us; np.array_equal(equal_nan=True) cost ~15)."""
     step = max(1, array.size // 16)
     if array.flags.c_contiguous:  # a strided view of 16 values, no index array
-        return array.reshape(-1)[:16 * step:step].tobytes()
+        return array.reshape(-1)[: 16 * step : step].tobytes()
     return array.flat[np.arange(0, array.size, step)[:16]].tobytes()
 
 
 def _as_constant(value, inputs):
     """Wrap a non-tensor operand of an op. A number takes the dtype of the tensor it meets when
     that is a float tensor or the number is an int (so `x * 2` stays float32), as in PyTorch."""
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    ):
         partner = next((t.dtype for t in inputs if isinstance(t, Tensor)), None)
         if partner is not None and (partner.kind == "f" or isinstance(value, (int, np.integer))):
             return Tensor._wrap(np.asarray(value, dtype=partner))
@@ -237,8 +278,20 @@ class Tensor:
     since forward raises instead of returning a wrong gradient.
     """
 
-    __slots__ = ("_data", "_requires_grad", "grad", "name", "_node", "_output_index", "_retains_grad",
-                 "_version", "_view_of", "_views", "_hooks", "__weakref__")
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "grad",
+        "name",
+        "_node",
+        "_output_index",
+        "_retains_grad",
+        "_version",
+        "_view_of",
+        "_views",
+        "_hooks",
+        "__weakref__",
+    )
     __array_priority__ = 1000  # numpy array (op) Tensor -> Tensor's reflected method
 
     def __init__(self, data, requires_grad=False, dtype=None, name=None):
@@ -257,7 +310,9 @@ class Tensor:
         self._output_index = 0
         self._retains_grad = False
         self._version = [0]  # a box: tensors that share an array (detach) share its version
-        self._view_of = None  # the tensor whose array this one views (ops/inplace.py writes through it)
+        self._view_of = (
+            None  # the tensor whose array this one views (ops/inplace.py writes through it)
+        )
         self._views = None  # on a tensor that views none: weak references to the views of its array
         self._hooks = None  # a leaf's gradient hooks (register_hook); a non-leaf's live on its node
 
@@ -279,10 +334,14 @@ class Tensor:
     def data(self, value):
         value = value._data if isinstance(value, Tensor) else value
         if not isinstance(value, np.ndarray):
-            raise TypeError(f"Tensor.data must be a numpy array or a Tensor; got {type(value).__name__}")
+            raise TypeError(
+                f"Tensor.data must be a numpy array or a Tensor; got {type(value).__name__}"
+            )
         dtypes.as_dtype(value.dtype)
         if self._requires_grad and value.dtype.kind != "f":
-            raise DTypeError(f"Tensor.data: this tensor requires grad, so it needs a float array; got {value.dtype}")
+            raise DTypeError(
+                f"Tensor.data: this tensor requires grad, so it needs a float array; got {value.dtype}"
+            )
         self._data = value
         self._bump_version()
 
@@ -354,10 +413,14 @@ class Tensor:
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and self.dtype.kind != "f":
-            raise DTypeError(f"only floating point tensors (float32, float64) can require gradients; "
-                             f"this tensor has dtype {self.dtype}")
+            raise DTypeError(
+                f"only floating point tensors (float32, float64) can require gradients; "
+                f"this tensor has dtype {self.dtype}"
+            )
         if not requires_grad and self._node is not None:
-            raise RuntimeError("requires_grad can only be switched off on leaf tensors; use detach()")
+            raise RuntimeError(
+                "requires_grad can only be switched off on leaf tensors; use detach()"
+            )
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -366,9 +429,13 @@ class Tensor:
         once per backward, with the sum over its uses); a tensor it returns replaces the
         gradient. Returns a handle whose remove() takes the hook off, as in torch."""
         if not self._requires_grad:
-            raise RuntimeError("register_hook: this tensor does not require grad, so it gets no gradient to hook")
+            raise RuntimeError(
+                "register_hook: this tensor does not require grad, so it gets no gradient to hook"
+            )
         if not callable(hook):
-            raise TypeError(f"register_hook: expected a function of the gradient; got {type(hook).__name__}")
+            raise TypeError(
+                f"register_hook: expected a function of the gradient; got {type(hook).__name__}"
+            )
         if self._node is None:
             if self._hooks is None:
                 self._hooks = []
@@ -390,17 +457,23 @@ class Tensor:
     def backward(self, grad=None, retain_graph=False):
         """Accumulate d(self)/d(leaf) into `leaf.grad` for every leaf that requires grad."""
         if not self._requires_grad:
-            raise RuntimeError("backward() called on a tensor that does not require grad "
-                               "(no input had requires_grad=True, or it was computed under no_grad)")
+            raise RuntimeError(
+                "backward() called on a tensor that does not require grad "
+                "(no input had requires_grad=True, or it was computed under no_grad)"
+            )
         if grad is None:
             if self._data.size != 1:
-                raise RuntimeError(f"backward() without a gradient argument needs a scalar output; got shape "
-                                   f"{self.shape}. Pass grad= of that shape, or reduce first (.sum()).")
+                raise RuntimeError(
+                    f"backward() without a gradient argument needs a scalar output; got shape "
+                    f"{self.shape}. Pass grad= of that shape, or reduce first (.sum())."
+                )
             grad = np.ones_like(self._data)
         else:
             grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad, dtype=self.dtype)
             if grad.shape != self.shape:
-                raise ShapeError(f"backward(): gradient shape {grad.shape} does not match output shape {self.shape}")
+                raise ShapeError(
+                    f"backward(): gradient shape {grad.shape} does not match output shape {self.shape}"
+                )
         if self._node is None:  # a leaf: d self / d self = 1
             self._accumulate_grad(self._hooked_grad(grad), autograd._accumulate_lock)
         else:
@@ -415,7 +488,9 @@ class Tensor:
             return
         with lock:
             if self.grad is None:
-                self.grad = Tensor._wrap(grad if owned else np.array(grad, dtype=self.dtype, copy=True))
+                self.grad = Tensor._wrap(
+                    grad if owned else np.array(grad, dtype=self.dtype, copy=True)
+                )
             else:
                 self.grad._data = self.grad._data + grad
 
@@ -441,26 +516,33 @@ class Tensor:
         if self.ndim == 0:
             return format(self.item(), spec)
         if spec:
-            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape {self.shape}; only a "
-                            f"0-d tensor formats as a number (use .item() or .tolist())")
+            raise TypeError(
+                f"unsupported format string {spec!r} for a tensor of shape {self.shape}; only a "
+                f"0-d tensor formats as a number (use .item() or .tolist())"
+            )
         return str(self)
 
     def __index__(self):
         if self.dtype.kind not in "iu" or self._data.size != 1:
-            raise TypeError(f"only integer tensors of a single element can be used as an index; "
-                            f"got dtype {self.dtype}, shape {self.shape}")
+            raise TypeError(
+                f"only integer tensors of a single element can be used as an index; "
+                f"got dtype {self.dtype}, shape {self.shape}"
+            )
         return int(self._data.item())
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"the truth value of a tensor with {self._data.size} elements is ambiguous")
+            raise RuntimeError(
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous"
+            )
         return bool(self._data.item())
 
     __hash__ = object.__hash__
 
     def __repr__(self):
-        body = np.array2string(self._data, separator=", ", prefix="tensor(", precision=4,
-                               threshold=200, edgeitems=3)
+        body = np.array2string(
+            self._data, separator=", ", prefix="tensor(", precision=4, threshold=200, edgeitems=3
+        )
         extras = []
         if self.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
             extras.append(f"dtype={self.dtype}")

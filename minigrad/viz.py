@@ -70,8 +70,17 @@ def trace(*outputs):
 
 
 @passes.cycle_collector_paused()
-def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_module=True,
-         collapse=None, highlight=None, rankdir="TB", legend=True):
+def draw(
+    *outputs,
+    params=None,
+    show_grad=False,
+    show_values=False,
+    group_by_module=True,
+    collapse=None,
+    highlight=None,
+    rankdir="TB",
+    legend=True,
+):
     """The graph that computed `outputs`, as a graphviz.Digraph.
 
     params: names for tensors: a dict name -> tensor, an iterable of (name, tensor) pairs, or an
@@ -91,7 +100,11 @@ def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_mod
     Leaves without grad that view one numpy array (an input reshaped or sliced by code that
     is not recorded) are drawn as one node.
     """
-    outputs, names, highlight = _check_outputs(outputs), _tensor_names(params), _check_highlight(highlight)
+    outputs, names, highlight = (
+        _check_outputs(outputs),
+        _tensor_names(params),
+        _check_highlight(highlight),
+    )
     collapse = _collapse_names(collapse)
     if rankdir not in RANKDIRS:
         raise ValueError(f"draw: rankdir must be one of {RANKDIRS}; got {rankdir!r}")
@@ -99,17 +112,31 @@ def draw(*outputs, params=None, show_grad=False, show_values=False, group_by_mod
     vertices, edges = passes.merge_views(*trace(*outputs), keep=output_set | marked)
     if collapse:
         vertices, edges = passes.collapse(vertices, edges, collapse, known_calls, output_set, names)
-        vertices, edges = passes.list_parameters_in_boxes(vertices, edges, marked, output_set, names)
+        vertices, edges = passes.list_parameters_in_boxes(
+            vertices, edges, marked, output_set, names
+        )
     drawn = set(vertices)
     for tensor in highlight:
         if tensor not in drawn:
-            raise ValueError(f"draw: highlight tensor {passes.name_of(tensor, names) or f'of shape {tensor.shape}'} "
-                             "is not in the drawn graph (it did not take part in computing the outputs, or it is "
-                             "hidden inside a collapsed module)")
+            raise ValueError(
+                f"draw: highlight tensor {passes.name_of(tensor, names) or f'of shape {tensor.shape}'} "
+                "is not in the drawn graph (it did not take part in computing the outputs, or it is "
+                "hidden inside a collapsed module)"
+            )
     kinds = {v: passes.kind_of(v, output_set, names) for v in vertices}
     paths = passes.clusters(vertices, edges, known_calls, kinds, names) if group_by_module else {}
     labels = {v: label(v, names, show_values, show_grad) for v in vertices}
-    return to_dot(vertices, edges, kinds, labels, paths, marked, passes.paths_from(highlight, edges), rankdir, legend)
+    return to_dot(
+        vertices,
+        edges,
+        kinds,
+        labels,
+        paths,
+        marked,
+        passes.paths_from(highlight, edges),
+        rankdir,
+        legend,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -123,7 +150,9 @@ def _check_outputs(outputs):
         raise TypeError("draw() needs at least one output tensor, e.g. draw(loss)")
     for index, output in enumerate(outputs):
         if not isinstance(output, Tensor):
-            raise TypeError(f"draw: outputs must be Tensors; argument {index} is a {type(output).__name__}")
+            raise TypeError(
+                f"draw: outputs must be Tensors; argument {index} is a {type(output).__name__}"
+            )
     return list(dict.fromkeys(outputs))
 
 
@@ -136,27 +165,45 @@ def _tensor_names(params):
     names = {}
     for entry in params.items() if isinstance(params, dict) else params:
         if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], Tensor)):
-            raise TypeError("draw: params must be a dict name -> Tensor, (name, Tensor) pairs or an "
-                            f"nn.Module; got an entry {entry!r:.60}")
+            raise TypeError(
+                "draw: params must be a dict name -> Tensor, (name, Tensor) pairs or an "
+                f"nn.Module; got an entry {entry!r:.60}"
+            )
         names.setdefault(entry[1], str(entry[0]))
     return names
 
 
 def _collapse_names(collapse):
     """The module dotted names and class names to collapse."""
-    entries = [] if collapse is None else [collapse] if isinstance(collapse, (str, type)) else list(collapse)
+    entries = (
+        []
+        if collapse is None
+        else [collapse]
+        if isinstance(collapse, (str, type))
+        else list(collapse)
+    )
     for entry in entries:
         if not isinstance(entry, (str, type)):
-            raise TypeError("draw: collapse takes module names (\"encoder.lstm\"), class names (\"LSTM\") "
-                            f"or classes (nn.LSTM); got {type(entry).__name__} {entry!r:.40}")
+            raise TypeError(
+                'draw: collapse takes module names ("encoder.lstm"), class names ("LSTM") '
+                f"or classes (nn.LSTM); got {type(entry).__name__} {entry!r:.40}"
+            )
     return frozenset(entry if isinstance(entry, str) else entry.__name__ for entry in entries)
 
 
 def _check_highlight(highlight):
-    highlight = [] if highlight is None else [highlight] if isinstance(highlight, Tensor) else list(highlight)
+    highlight = (
+        []
+        if highlight is None
+        else [highlight]
+        if isinstance(highlight, Tensor)
+        else list(highlight)
+    )
     for entry in highlight:
         if not isinstance(entry, Tensor):
-            raise TypeError(f"draw: highlight takes a list of Tensors; got a {type(entry).__name__}")
+            raise TypeError(
+                f"draw: highlight takes a list of Tensors; got a {type(entry).__name__}"
+            )
     return list(dict.fromkeys(highlight))
 
 
@@ -170,9 +217,11 @@ class GraphvizNotFoundError(RuntimeError):
     """The Graphviz `dot` program is not installed (DOT text via graph.source still works)."""
 
 
-INSTALL_HINT = ("rendering needs the Graphviz 'dot' program, which was not found on PATH. Install Graphviz "
-                "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
-                "conda: conda install graphviz), or use graph.source to get the DOT text without it.")
+INSTALL_HINT = (
+    "rendering needs the Graphviz 'dot' program, which was not found on PATH. Install Graphviz "
+    "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
+    "conda: conda install graphviz), or use graph.source to get the DOT text without it."
+)
 
 
 def render(graph, path, format=None):
@@ -182,7 +231,9 @@ def render(graph, path, format=None):
     of those. Raises GraphvizNotFoundError when the `dot` program is missing.
     """
     if not hasattr(graph, "pipe"):
-        raise TypeError(f"render: expected a graphviz graph from mg.viz.draw(); got a {type(graph).__name__}")
+        raise TypeError(
+            f"render: expected a graphviz graph from mg.viz.draw(); got a {type(graph).__name__}"
+        )
     path = pathlib.Path(path)
     if format is None:
         suffix = path.suffix.lower().lstrip(".")

@@ -11,6 +11,7 @@ from .module import Module
 
 class SELU(_Activation):
     """scale * elu(x, alpha) with the self-normalising constants."""
+
     function, settings = staticmethod(F.selu), ("inplace",)
 
     def __init__(self, inplace=False):
@@ -20,6 +21,7 @@ class SELU(_Activation):
 
 class CELU(_Activation):
     """x where x > 0, alpha * (exp(x / alpha) - 1) elsewhere."""
+
     function, settings = staticmethod(F.celu), ("alpha", "inplace")
 
     def __init__(self, alpha=1.0, inplace=False):
@@ -29,6 +31,7 @@ class CELU(_Activation):
 
 class GLU(_Activation):
     """a * sigmoid(b), a and b the halves of the input along dim."""
+
     function, settings = staticmethod(F.glu), ("dim",)
 
     def __init__(self, dim=-1):
@@ -38,11 +41,13 @@ class GLU(_Activation):
 
 class Hardsigmoid(_Activation):
     """x / 6 + 1/2 clipped to [0, 1]."""
+
     function = staticmethod(F.hardsigmoid)
 
 
 class Hardswish(_Activation):
     """x * hardsigmoid(x)."""
+
     function = staticmethod(F.hardswish)
 
 
@@ -59,11 +64,13 @@ class _Shrink(_Activation):
 
 class Hardshrink(_Shrink):
     """x where |x| > lambd, else 0."""
+
     function = staticmethod(F.hardshrink)
 
 
 class Softshrink(_Shrink):
     """x - lambd * sign(x) where |x| > lambd, else 0."""
+
     function = staticmethod(F.softshrink)
 
     def __init__(self, lambd=0.5):
@@ -74,11 +81,13 @@ class Softshrink(_Shrink):
 
 class Tanhshrink(_Activation):
     """x - tanh(x)."""
+
     function = staticmethod(F.tanhshrink)
 
 
 class Threshold(_Activation):
     """x where x > threshold, else value."""
+
     function, settings = staticmethod(F.threshold), ("threshold", "value", "inplace")
 
     def __init__(self, threshold, value, inplace=False):
@@ -88,6 +97,7 @@ class Threshold(_Activation):
 
 class Softmin(_Activation):
     """softmax(-x) along dim: the smallest input gets the largest weight."""
+
     function, settings = staticmethod(F.softmin), ("dim",)
 
     def __init__(self, dim=None):
@@ -102,14 +112,18 @@ class RReLU(Module):
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
         if not lower <= upper:
-            raise ArgumentError(f"RReLU: lower must be <= upper; got lower={lower} and upper={upper}")
+            raise ArgumentError(
+                f"RReLU: lower must be <= upper; got lower={lower} and upper={upper}"
+            )
         self.lower, self.upper, self.inplace = lower, upper, bool(inplace)
 
     def forward(self, x):
         return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+        return f"lower={self.lower}, upper={self.upper}" + (
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class Softmax2d(Module):
@@ -117,9 +131,23 @@ class Softmax2d(Module):
 
     def forward(self, x):
         if x.ndim not in (3, 4):
-            raise ShapeError(f"Softmax2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input; got shape {x.shape}")
+            raise ShapeError(
+                f"Softmax2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input; got shape {x.shape}"
+            )
         return F.softmax(x, -3)
 
 
-__all__ = ["SELU", "CELU", "GLU", "Hardsigmoid", "Hardswish", "Hardshrink", "Softshrink", "Tanhshrink", "Threshold",
-           "Softmin", "RReLU", "Softmax2d"]
+__all__ = [
+    "SELU",
+    "CELU",
+    "GLU",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardshrink",
+    "Softshrink",
+    "Tanhshrink",
+    "Threshold",
+    "Softmin",
+    "RReLU",
+    "Softmax2d",
+]

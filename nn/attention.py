@@ -42,9 +42,13 @@ QUERY_INIT_RANGE = 0.5  # learned queries start Uniform(-0.5, 0.5), as in the te
 
 def _check_input(name, x, size):
     if not isinstance(x, mg.Tensor):
-        raise TypeError(f"{name}: expected a Tensor of shape (batch, time, {size}); got {type(x).__name__}")
+        raise TypeError(
+            f"{name}: expected a Tensor of shape (batch, time, {size}); got {type(x).__name__}"
+        )
     if x.ndim != 3 or x.shape[-1] != size:
-        raise ValueError(f"{name}: expected input of shape (batch, time, {size}); got shape {x.shape}")
+        raise ValueError(
+            f"{name}: expected input of shape (batch, time, {size}); got shape {x.shape}"
+        )
 
 
 def _as_array(value):
@@ -54,7 +58,9 @@ def _as_array(value):
 def _check_mask(name, mask_name, mask, batch, steps):
     mask = _as_array(mask)
     if mask.shape != (batch, steps):
-        raise ValueError(f"{name}: expected {mask_name} of shape ({batch}, {steps}); got shape {mask.shape}")
+        raise ValueError(
+            f"{name}: expected {mask_name} of shape ({batch}, {steps}); got shape {mask.shape}"
+        )
     if mask.dtype != np.bool_:
         raise TypeError(f"{name}: {mask_name} must be bool; got dtype {mask.dtype}")
     return mask
@@ -70,8 +76,10 @@ def _pooling_mask(owner, x, lengths, mask):
     """Check a pooling input x (B, T, D) and its padding. Returns (B, T, lengths, mask): lengths
     (B,) int64 or None, mask (B, T) bool or None (at most one of them is given)."""
     if not isinstance(x, mg.Tensor) or x.ndim != 3:
-        raise ValueError(f"{owner}: expected input of shape (batch, time, features); "
-                         f"got shape {getattr(x, 'shape', type(x).__name__)}")
+        raise ValueError(
+            f"{owner}: expected input of shape (batch, time, features); "
+            f"got shape {getattr(x, 'shape', type(x).__name__)}"
+        )
     batch, steps, _ = x.shape
     if lengths is not None and mask is not None:
         raise ValueError(f"{owner}: pass lengths or mask, not both")
@@ -127,8 +135,12 @@ class AdditiveScore(Module):
         self.input_size = input_size
         self.query_size = input_size if query_size is None else query_size
         self.hidden_size = input_size if hidden_size is None else hidden_size
-        self.input_weight = Parameter(np.empty((self.input_size, self.hidden_size), parameter_dtype()))
-        self.query_weight = Parameter(np.empty((self.query_size, self.hidden_size), parameter_dtype()))
+        self.input_weight = Parameter(
+            np.empty((self.input_size, self.hidden_size), parameter_dtype())
+        )
+        self.query_weight = Parameter(
+            np.empty((self.query_size, self.hidden_size), parameter_dtype())
+        )
         self.score_vector = Parameter(np.empty(self.hidden_size, parameter_dtype()))
         self.query = Parameter(np.empty(self.query_size, parameter_dtype()))
         self.reset_parameters()
@@ -198,8 +210,10 @@ class AttentionPooling(Module):
     def __init__(self, score):
         super().__init__()
         if not isinstance(score, Module):
-            raise TypeError(f"AttentionPooling: score must be a Module such as AdditiveScore or "
-                            f"DotProductScore; got {type(score).__name__}")
+            raise TypeError(
+                f"AttentionPooling: score must be a Module such as AdditiveScore or "
+                f"DotProductScore; got {type(score).__name__}"
+            )
         self.score = score
         self.last_weights = None
 
@@ -208,8 +222,10 @@ class AttentionPooling(Module):
         x = _without_junk_in_padding(x, lengths, mask)
         scores = self.score(x)
         if scores.shape != (batch, steps):
-            raise ValueError(f"AttentionPooling: the score module must return shape ({batch}, {steps}); "
-                             f"got {scores.shape}")
+            raise ValueError(
+                f"AttentionPooling: the score module must return shape ({batch}, {steps}); "
+                f"got {scores.shape}"
+            )
         weights = mg.masked_softmax(scores, mask, key_lengths=lengths, empty_rows="zero")  # (B, T)
         self.last_weights = _read_only(weights.data)
         return (weights.unsqueeze(1) @ x).squeeze(1)  # (B, 1, T) @ (B, T, D) -> (B, D)
@@ -263,9 +279,13 @@ class KVCache:
 
     def append(self, keys, values):
         """Add keys and values (B, H, T, head_dim) of T new positions; returns all of them."""
-        if self.keys is not None and (keys.shape[:2] != self.keys.shape[:2] or keys.shape[3] != self.keys.shape[3]):
-            raise ValueError(f"KVCache: holds keys of shape {self.keys.shape} (batch, heads, positions, head_dim); "
-                             f"cannot append keys of shape {keys.shape}")
+        if self.keys is not None and (
+            keys.shape[:2] != self.keys.shape[:2] or keys.shape[3] != self.keys.shape[3]
+        ):
+            raise ValueError(
+                f"KVCache: holds keys of shape {self.keys.shape} (batch, heads, positions, head_dim); "
+                f"cannot append keys of shape {keys.shape}"
+            )
         self.keys = keys if self.keys is None else mg.cat([self.keys, keys], dim=2)
         self.values = values if self.values is None else mg.cat([self.values, values], dim=2)
         return self.keys, self.values
@@ -314,19 +334,31 @@ class SelfAttention(Module):
 
     def __init__(self, model_dim, num_heads=1, causal=False, bias=False, fused=True):
         super().__init__()
-        if (isinstance(num_heads, bool) or not isinstance(num_heads, (int, np.integer)) or num_heads < 1
-                or model_dim % num_heads != 0):
-            raise ValueError(f"SelfAttention: model_dim must be divisible by num_heads (a whole number); "
-                             f"got model_dim={model_dim}, num_heads={num_heads}")
+        if (
+            isinstance(num_heads, bool)
+            or not isinstance(num_heads, (int, np.integer))
+            or num_heads < 1
+            or model_dim % num_heads != 0
+        ):
+            raise ValueError(
+                f"SelfAttention: model_dim must be divisible by num_heads (a whole number); "
+                f"got model_dim={model_dim}, num_heads={num_heads}"
+            )
         self.model_dim = model_dim
         self.num_heads = num_heads
         self.head_dim = model_dim // num_heads
         self.causal = causal
         self.fused = fused
         for name in ("query", "key", "value", "output"):
-            setattr(self, f"{name}_weight", Parameter(np.empty((model_dim, model_dim), parameter_dtype())))
+            setattr(
+                self,
+                f"{name}_weight",
+                Parameter(np.empty((model_dim, model_dim), parameter_dtype())),
+            )
         for name in ("query", "key", "value", "output"):
-            self.register_parameter(f"{name}_bias", Parameter(np.empty(model_dim, parameter_dtype())) if bias else None)
+            self.register_parameter(
+                f"{name}_bias", Parameter(np.empty(model_dim, parameter_dtype())) if bias else None
+            )
         self.last_weights = None
         self.reset_parameters()
 
@@ -347,7 +379,9 @@ class SelfAttention(Module):
         if lengths is not None and key_padding_mask is not None:
             raise ValueError(f"{name}: pass lengths or key_padding_mask, not both")
         if cache is not None and (lengths is not None or key_padding_mask is not None):
-            raise ValueError(f"{name}: lengths and key_padding_mask cannot be combined with a cache")
+            raise ValueError(
+                f"{name}: lengths and key_padding_mask cannot be combined with a cache"
+            )
         if cache is not None and not isinstance(cache, KVCache):
             raise TypeError(f"{name}: cache must be an nn.KVCache; got {type(cache).__name__}")
         if lengths is not None:
@@ -376,16 +410,26 @@ class SelfAttention(Module):
         def split_heads(y):  # (B, T, H*dh) -> (B, H, T, dh)
             return y.reshape(batch, steps, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
 
-        queries, keys, values = (split_heads(self._project(x, name)) for name in ("query", "key", "value"))
+        queries, keys, values = (
+            split_heads(self._project(x, name)) for name in ("query", "key", "value")
+        )
         cached = 0
         if cache is not None:
             cached = len(cache)
             keys, values = cache.append(keys, values)
         context, weights = attention(
-            queries, keys, values, scale=1.0 / math.sqrt(self.head_dim),
+            queries,
+            keys,
+            values,
+            scale=1.0 / math.sqrt(self.head_dim),
             key_lengths=None if lengths is None else lengths[:, None],  # one per (batch, head)
-            attn_mask=None if keys_allowed is None else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
-            causal=self.causal, causal_offset=cached, need_weights=True)
+            attn_mask=None
+            if keys_allowed is None
+            else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
+            causal=self.causal,
+            causal_offset=cached,
+            need_weights=True,
+        )
         self.last_weights = _read_only(weights)  # (B, H, T, positions)
         return context.permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
 
@@ -395,32 +439,61 @@ class SelfAttention(Module):
         heads, head_dim = self.num_heads, self.head_dim
 
         def split_heads(y):  # (B, T, H*dh) -> (B*H, T, dh)
-            return y.reshape(batch, steps, heads, head_dim).permute(0, 2, 1, 3).reshape(batch * heads, steps, head_dim)
+            return (
+                y.reshape(batch, steps, heads, head_dim)
+                .permute(0, 2, 1, 3)
+                .reshape(batch * heads, steps, head_dim)
+            )
 
         queries = split_heads(self._project(x, "query"))
         # junk (inf, NaN) at padded positions would reach real ones through weight 0 * junk; the
         # fused kernel never reads those keys
-        values = _without_junk_in_padding(split_heads(self._project(x, "value")), lengths, keys_allowed, heads)
-        keys_transposed = (self._project(x, "key").reshape(batch, steps, heads, head_dim)
-                           .permute(0, 2, 3, 1).reshape(batch * heads, head_dim, steps))  # (B*H, dh, T)
+        values = _without_junk_in_padding(
+            split_heads(self._project(x, "value")), lengths, keys_allowed, heads
+        )
+        keys_transposed = (
+            self._project(x, "key")
+            .reshape(batch, steps, heads, head_dim)
+            .permute(0, 2, 3, 1)
+            .reshape(batch * heads, head_dim, steps)
+        )  # (B*H, dh, T)
 
-        scores = (queries @ keys_transposed).reshape(batch, heads, steps, steps)  # Q K^T, one batched matmul
+        scores = (queries @ keys_transposed).reshape(
+            batch, heads, steps, steps
+        )  # Q K^T, one batched matmul
         weights = mg.masked_softmax(
-            scores, None if keys_allowed is None else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
-            scale=1.0 / math.sqrt(head_dim), key_lengths=None if lengths is None else lengths[:, None, None],
-            causal=self.causal, empty_rows="zero")  # (B, H, T, T)
+            scores,
+            None if keys_allowed is None else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
+            scale=1.0 / math.sqrt(head_dim),
+            key_lengths=None if lengths is None else lengths[:, None, None],
+            causal=self.causal,
+            empty_rows="zero",
+        )  # (B, H, T, T)
         self.last_weights = _read_only(weights.data)
 
         context = weights.reshape(batch * heads, steps, steps) @ values  # (B*H, T, dh)
-        return context.reshape(batch, heads, steps, head_dim).permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
+        return (
+            context.reshape(batch, heads, steps, head_dim)
+            .permute(0, 2, 1, 3)
+            .reshape(batch, steps, self.model_dim)
+        )
 
     def extra_repr(self):
-        return (f"model_dim={self.model_dim}, num_heads={self.num_heads}, causal={self.causal}, "
-                f"bias={self.query_bias is not None}" + ("" if self.fused else ", fused=False"))
+        return (
+            f"model_dim={self.model_dim}, num_heads={self.num_heads}, causal={self.causal}, "
+            f"bias={self.query_bias is not None}" + ("" if self.fused else ", fused=False")
+        )
 
 
 MultiHeadSelfAttention = SelfAttention  # the textbook's name for it: MultiHeadSelfAttention(256, 8)
 
 
-__all__ = ["AdditiveScore", "DotProductScore", "AttentionPooling", "MeanPooling", "SelfAttention",
-           "MultiHeadSelfAttention", "KVCache"]
+__all__ = [
+    "AdditiveScore",
+    "DotProductScore",
+    "AttentionPooling",
+    "MeanPooling",
+    "SelfAttention",
+    "MultiHeadSelfAttention",
+    "KVCache",
+]

@@ -51,11 +51,15 @@ class _ModuleSequence(Module):
         return module
 
     def __setitem__(self, index, module):
-        self.add_module(list(self._modules)[_position(index, len(self), type(self).__name__)], module)
+        self.add_module(
+            list(self._modules)[_position(index, len(self), type(self).__name__)], module
+        )
 
     def __delitem__(self, index):
         modules = list(self._modules.values())
-        del modules[index if isinstance(index, slice) else _position(index, len(self), type(self).__name__)]
+        del modules[
+            index if isinstance(index, slice) else _position(index, len(self), type(self).__name__)
+        ]
         self._renumber(modules)
 
     def __len__(self):
@@ -76,7 +80,9 @@ class _ModuleSequence(Module):
     def __mul__(self, count):
         """A new container holding this one's modules `count` times (the same objects, as torch)."""
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-            raise ValueError(f"{type(self).__name__} can be multiplied by a positive integer; got {count!r}")
+            raise ValueError(
+                f"{type(self).__name__} can be multiplied by a positive integer; got {count!r}"
+            )
         return type(self)().extend(list(self) * int(count))
 
     __rmul__ = __mul__
@@ -106,7 +112,9 @@ class ModuleList(_ModuleSequence):
             if stop - start == 1:
                 children.append((f"({names[start]})", texts[start]))
             else:
-                children.append((f"({names[start]}-{names[stop - 1]})", f"{stop - start} x {texts[start]}"))
+                children.append(
+                    (f"({names[start]}-{names[stop - 1]})", f"{stop - start} x {texts[start]}")
+                )
             start = stop
         return _module_repr(self, children)
 
@@ -223,7 +231,9 @@ class ParameterList(Module):
         return self._parameters[str(_position(index, len(self), "ParameterList"))]
 
     def __setitem__(self, index, value):
-        self.register_parameter(str(_position(index, len(self), "ParameterList")), _as_parameter(value))
+        self.register_parameter(
+            str(_position(index, len(self), "ParameterList")), _as_parameter(value)
+        )
 
     def __len__(self):
         return len(self._parameters)
@@ -239,7 +249,11 @@ class ParameterList(Module):
 
     def __repr__(self):
         body = self.extra_repr()
-        return f"{type(self).__name__}(" + ("\n  " + body.replace("\n", "\n  ") + "\n" if body else "") + ")"
+        return (
+            f"{type(self).__name__}("
+            + ("\n  " + body.replace("\n", "\n  ") + "\n" if body else "")
+            + ")"
+        )
 
 
 class ParameterDict(Module):

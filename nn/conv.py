@@ -29,31 +29,58 @@ class _ConvNd(Module):
     function = None  # F.conv1d or F.conv2d
     transposed = False  # a ConvTranspose: weight (in_channels, out_channels / groups, *kernel_size)
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        dtype=None,
+    ):
         super().__init__()
         name = type(self).__name__
-        for what, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+        for what, value in (
+            ("in_channels", in_channels),
+            ("out_channels", out_channels),
+            ("groups", groups),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ArgumentError(f"{name}: {what} must be an int >= 1; got {value!r}")
         for what, value in (("in_channels", in_channels), ("out_channels", out_channels)):
             if value % groups:
-                raise ArgumentError(f"{name}: {what} must be divisible by groups; got {what}={value}, groups={groups}")
+                raise ArgumentError(
+                    f"{name}: {what} must be divisible by groups; got {what}={value}, groups={groups}"
+                )
         if padding_mode not in _PADDING_MODES:
-            raise ArgumentError(f"{name}: padding_mode must be one of {', '.join(map(repr, _PADDING_MODES))}; "
-                                f"got {padding_mode!r}")
-        self.in_channels, self.out_channels, self.groups = int(in_channels), int(out_channels), int(groups)
+            raise ArgumentError(
+                f"{name}: padding_mode must be one of {', '.join(map(repr, _PADDING_MODES))}; "
+                f"got {padding_mode!r}"
+            )
+        self.in_channels, self.out_channels, self.groups = (
+            int(in_channels),
+            int(out_channels),
+            int(groups),
+        )
         self.kernel_size = per_dim(kernel_size, self.dims, "kernel_size", name)
         self.stride = per_dim(stride, self.dims, "stride", name)
         self.dilation = per_dim(dilation, self.dims, "dilation", name)
         # (before, after) per dim, which also checks padding; torch keeps the string or the tuple
         self._amounts = padding_amounts(padding, self.kernel_size, self.stride, self.dilation, name)
-        self.padding = padding if isinstance(padding, str) else tuple(before for before, _ in self._amounts)
+        self.padding = (
+            padding if isinstance(padding, str) else tuple(before for before, _ in self._amounts)
+        )
         self.padding_mode = padding_mode
         self.output_padding = (0,) * self.dims
         dtype = parameter_dtype(dtype)
         channels = (in_channels, out_channels) if self.transposed else (out_channels, in_channels)
-        self.weight = Parameter(np.empty((channels[0], channels[1] // groups) + self.kernel_size, dtype))
+        self.weight = Parameter(
+            np.empty((channels[0], channels[1] // groups) + self.kernel_size, dtype)
+        )
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if bias:
             fan_in = channels[1] // groups * math.prod(self.kernel_size)
@@ -65,11 +92,20 @@ class _ConvNd(Module):
     def forward(self, x):
         function = type(self).function
         if self.padding_mode == "zeros":
-            return function(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+            return function(
+                x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+            )
         # F.pad lists (before, after) from the last dim back
         widths = tuple(amount for pair in reversed(self._amounts) for amount in pair)
-        return function(F.pad(x, widths, mode=self.padding_mode), self.weight, self.bias, self.stride, 0,
-                        self.dilation, self.groups)
+        return function(
+            F.pad(x, widths, mode=self.padding_mode),
+            self.weight,
+            self.bias,
+            self.stride,
+            0,
+            self.dilation,
+            self.groups,
+        )
 
     def extra_repr(self):
         text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -103,35 +139,79 @@ class Conv2d(_ConvNd):
 class _ConvTransposeNd(_ConvNd):
     transposed = True
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        dtype=None,
+    ):
         name = type(self).__name__
         if padding_mode != "zeros":
-            raise ArgumentError(f"{name}: only padding_mode='zeros' is supported, as in torch; got {padding_mode!r}")
+            raise ArgumentError(
+                f"{name}: only padding_mode='zeros' is supported, as in torch; got {padding_mode!r}"
+            )
         if isinstance(padding, str):
-            raise ArgumentError(f"{name}: padding must be an int or a tuple of {self.dims} ints; got {padding!r}")
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
-                         dtype)
+            raise ArgumentError(
+                f"{name}: padding must be an int or a tuple of {self.dims} ints; got {padding!r}"
+            )
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype,
+        )
         self.output_padding = per_dim(output_padding, self.dims, "output_padding", name, minimum=0)
 
     def forward(self, x, output_size=None):
-        output_padding = self.output_padding if output_size is None else self._output_padding(x, output_size)
-        return type(self).function(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
-                                   self.dilation)
+        output_padding = (
+            self.output_padding if output_size is None else self._output_padding(x, output_size)
+        )
+        return type(self).function(
+            x,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
 
     def _output_padding(self, x, output_size):
         """The output_padding that gives output_size (torch's forward(x, output_size)): each size
         between the smallest output and that plus stride - 1."""
-        name, sizes = type(self).__name__, tuple(output_size)[-self.dims:]
+        name, sizes = type(self).__name__, tuple(output_size)[-self.dims :]
         if len(output_size) not in (self.dims, x.ndim):
-            raise ArgumentError(f"{name}: output_size must have {self.dims} or {x.ndim} elements for a {x.ndim}-D "
-                                f"input; got {tuple(output_size)}")
-        smallest = tuple((size - 1) * s - 2 * p + d * (k - 1) + 1 for size, s, p, d, k
-                         in zip(x.shape[-self.dims:], self.stride, self.padding, self.dilation, self.kernel_size))
+            raise ArgumentError(
+                f"{name}: output_size must have {self.dims} or {x.ndim} elements for a {x.ndim}-D "
+                f"input; got {tuple(output_size)}"
+            )
+        smallest = tuple(
+            (size - 1) * s - 2 * p + d * (k - 1) + 1
+            for size, s, p, d, k in zip(
+                x.shape[-self.dims :], self.stride, self.padding, self.dilation, self.kernel_size
+            )
+        )
         largest = tuple(low + s - 1 for low, s in zip(smallest, self.stride))
         if not all(low <= size <= high for low, size, high in zip(smallest, sizes, largest)):
-            raise ArgumentError(f"{name}: requested an output size of {tuple(output_size)}, but valid sizes range "
-                                f"from {smallest} to {largest} (for an input of {x.shape[-self.dims:]})")
+            raise ArgumentError(
+                f"{name}: requested an output size of {tuple(output_size)}, but valid sizes range "
+                f"from {smallest} to {largest} (for an input of {x.shape[-self.dims :]})"
+            )
         return tuple(size - low for size, low in zip(sizes, smallest))
 
 
@@ -153,14 +233,21 @@ class Unfold(Module):
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
-        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+        self.kernel_size, self.dilation, self.padding, self.stride = (
+            kernel_size,
+            dilation,
+            padding,
+            stride,
+        )
 
     def forward(self, x):
         return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
-                f"stride={self.stride}")
+        return (
+            f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+            f"stride={self.stride}"
+        )
 
 
 class Fold(Module):
@@ -172,8 +259,12 @@ class Fold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, x):
-        return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+        return F.fold(
+            x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
+        )
 
     def extra_repr(self):
-        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"padding={self.padding}, stride={self.stride}"
+        )

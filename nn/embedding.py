@@ -18,12 +18,23 @@ class Embedding(Module):
     unless given (set_default_dtype). Embedding.from_pretrained(table) starts from given vectors.
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
-                 scale_grad_by_freq=False, sparse=False, dtype=None):
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+        dtype=None,
+    ):
         super().__init__()
         if num_embeddings < 1 or embedding_dim < 1:
-            raise ValueError(f"Embedding: num_embeddings and embedding_dim must be >= 1; "
-                             f"got {num_embeddings} and {embedding_dim}")
+            raise ValueError(
+                f"Embedding: num_embeddings and embedding_dim must be >= 1; "
+                f"got {num_embeddings} and {embedding_dim}"
+            )
         if scale_grad_by_freq or sparse:
             raise ValueError("Embedding: scale_grad_by_freq=True and sparse=True are not supported")
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
@@ -36,8 +47,16 @@ class Embedding(Module):
             self.weight.data[self.padding_idx] = 0
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
-                        scale_grad_by_freq=False, sparse=False):
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze=True,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+    ):
         """An Embedding holding a copy of `embeddings` (num_embeddings, embedding_dim), a float Tensor
         or array (word vectors trained elsewhere), as torch's: frozen (requires_grad=False) unless
         freeze=False; the padding_idx row is kept as given. (torch's shares the given tensor's
@@ -45,11 +64,21 @@ class Embedding(Module):
         table = getattr(embeddings, "_data", embeddings)
         if not isinstance(table, np.ndarray) or table.ndim != 2 or table.dtype.kind != "f":
             shape = getattr(table, "shape", None)
-            raise ValueError(f"Embedding.from_pretrained: embeddings must be a 2-D float Tensor or array "
-                             f"(num_embeddings, embedding_dim); got {type(embeddings).__name__} of shape {shape} "
-                             f"and dtype {getattr(table, 'dtype', None)}")
-        module = cls(table.shape[0], table.shape[1], padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-                     dtype=table.dtype)
+            raise ValueError(
+                f"Embedding.from_pretrained: embeddings must be a 2-D float Tensor or array "
+                f"(num_embeddings, embedding_dim); got {type(embeddings).__name__} of shape {shape} "
+                f"and dtype {getattr(table, 'dtype', None)}"
+            )
+        module = cls(
+            table.shape[0],
+            table.shape[1],
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            dtype=table.dtype,
+        )
         module.weight.data[...] = table
         module.weight.requires_grad_(not freeze)
         return module

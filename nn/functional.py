@@ -22,7 +22,16 @@ from minigrad.ops import softmax as _softmax
 from minigrad.ops import celu as _celu
 from minigrad.ops import elu as _elu
 from minigrad.ops import hardtanh as _hardtanh
-from minigrad.ops import gelu, glu, hardshrink, hardsigmoid, hardswish, softplus, softshrink, tanhshrink
+from minigrad.ops import (
+    gelu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    softplus,
+    softshrink,
+    tanhshrink,
+)
 from minigrad.ops import leaky_relu as _leaky_relu
 from minigrad.ops import rrelu as _rrelu
 from minigrad.ops import selu as _selu
@@ -38,12 +47,40 @@ from minigrad.ops import alpha_dropout, dropout1d, dropout2d, feature_alpha_drop
 from minigrad.ops.embedding import embedding
 from minigrad.ops import apply_inplace
 from minigrad.ops import gaussian_nll_loss, poisson_nll_loss
-from minigrad.ops import binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss
+from minigrad.ops import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from minigrad.ops.loss import cross_entropy
-from minigrad.ops import cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss
+from minigrad.ops import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from minigrad.ops import layer_norm, rms_norm
 from minigrad.ops.pad import pad
-from minigrad.ops import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from minigrad.ops import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from minigrad.ops import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
 from minigrad.tensor import Tensor
 
@@ -61,6 +98,7 @@ def _maybe_in_place(op, name, input, inplace, **settings):
 
 # -- activations ------------------------------------------------------------------------------
 
+
 def relu(input, inplace=False):
     return _maybe_in_place(_relu, "relu_", input, inplace)
 
@@ -70,7 +108,9 @@ def silu(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _maybe_in_place(_leaky_relu, "leaky_relu_", input, inplace, negative_slope=negative_slope)
+    return _maybe_in_place(
+        _leaky_relu, "leaky_relu_", input, inplace, negative_slope=negative_slope
+    )
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -86,11 +126,15 @@ def celu(input, alpha=1.0, inplace=False):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _maybe_in_place(_threshold, "threshold_", input, inplace, threshold=threshold, value=value)
+    return _maybe_in_place(
+        _threshold, "threshold_", input, inplace, threshold=threshold, value=value
+    )
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    return _maybe_in_place(_rrelu, "rrelu_", input, inplace, lower=lower, upper=upper, training=training)
+    return _maybe_in_place(
+        _rrelu, "rrelu_", input, inplace, lower=lower, upper=upper, training=training
+    )
 
 
 def mish(input):
@@ -106,15 +150,36 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 # torch's underscore spellings: the same functions with inplace=True
-def relu_(input): return relu(input, inplace=True)
-def elu_(input, alpha=1.0): return elu(input, alpha, inplace=True)
-def leaky_relu_(input, negative_slope=0.01): return leaky_relu(input, negative_slope, inplace=True)
-def hardtanh_(input, min_val=-1.0, max_val=1.0): return hardtanh(input, min_val, max_val, inplace=True)
-def threshold_(input, threshold, value): return _maybe_in_place(_threshold, "threshold_", input, True,
-                                                               threshold=threshold, value=value)
-def selu_(input): return selu(input, inplace=True)
-def celu_(input, alpha=1.0): return celu(input, alpha, inplace=True)
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False): return rrelu(input, lower, upper, training, inplace=True)
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    return _maybe_in_place(_threshold, "threshold_", input, True, threshold=threshold, value=value)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def relu6(input):
@@ -137,16 +202,24 @@ def prelu(input, weight):
     """x where x > 0, weight * x elsewhere, as torch's F.prelu: weight holds one slope, or one per
     channel (dim 1 of the input). The slopes get gradients too."""
     if not isinstance(input, mg.Tensor) or not isinstance(weight, mg.Tensor):
-        raise TypeError(f"prelu: input and weight must be Tensors; got {type(input).__name__} and "
-                        f"{type(weight).__name__}")
+        raise TypeError(
+            f"prelu: input and weight must be Tensors; got {type(input).__name__} and "
+            f"{type(weight).__name__}"
+        )
     if weight.ndim != 1:
-        raise ValueError(f"prelu: weight must be 1-D (one slope, or one per channel); got shape {weight.shape}")
+        raise ValueError(
+            f"prelu: weight must be 1-D (one slope, or one per channel); got shape {weight.shape}"
+        )
     if weight.shape[0] == 1:
-        slopes = weight.reshape(())  # one slope for every element: the output keeps the input's shape
+        slopes = weight.reshape(
+            ()
+        )  # one slope for every element: the output keeps the input's shape
     else:
         if input.ndim < 2 or input.shape[1] != weight.shape[0]:
-            raise ValueError(f"prelu: {weight.shape[0]} slopes need an input with {weight.shape[0]} channels in dim 1; "
-                             f"got input of shape {input.shape}")
+            raise ValueError(
+                f"prelu: {weight.shape[0]} slopes need an input with {weight.shape[0]} channels in dim 1; "
+                f"got input of shape {input.shape}"
+            )
         slopes = weight.reshape((weight.shape[0],) + (1,) * (input.ndim - 2))
     return mg.where(input > 0, input, slopes * input)
 
@@ -161,10 +234,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 # -- softmax family -----------------------------------------------------------------------------
 
+
 def _implicit_dim(name, ndim):
     """torch's legacy choice when dim is not given (0 for 0-, 1- and 3-dim inputs, else 1), with its warning."""
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
-                  f"dim=X as an argument.", stacklevel=3)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        f"dim=X as an argument.",
+        stacklevel=3,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -188,18 +265,23 @@ def softmin(input, dim=None, dtype=None):
 
 # -- small compositions -------------------------------------------------------------------------
 
+
 def one_hot(tensor, num_classes=-1):
     """Class ids (...) of an integer dtype -> int64 (..., num_classes), 1 at each id and 0 elsewhere.
     num_classes=-1 takes the largest id + 1."""
     ids = integer_array(tensor, "one_hot", "tensor")
     if num_classes == -1:
         if ids.size == 0:
-            raise ValueError("one_hot: cannot infer the number of classes from an empty tensor; pass num_classes")
+            raise ValueError(
+                "one_hot: cannot infer the number of classes from an empty tensor; pass num_classes"
+            )
         num_classes = int(ids.max()) + 1
     if ids.size and ids.min() < 0:
         raise ValueError(f"one_hot: class values must be non-negative; got {ids.min()}")
     if ids.size and ids.max() >= num_classes:
-        raise ValueError(f"one_hot: class values must be smaller than num_classes={num_classes}; got {ids.max()}")
+        raise ValueError(
+            f"one_hot: class values must be smaller than num_classes={num_classes}; got {ids.max()}"
+        )
     return Tensor._wrap((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
@@ -210,31 +292,117 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     gradient would be infinite, and 0 * inf is nan; this way the output there is 0 and its
     gradient input / eps's, as torch's."""
     if not isinstance(input, Tensor) or input.dtype.kind != "f":
-        raise DTypeError(f"normalize: expected a float32 or float64 tensor; got {getattr(input, 'dtype', type(input).__name__)}")
+        raise DTypeError(
+            f"normalize: expected a float32 or float64 tensor; got {getattr(input, 'dtype', type(input).__name__)}"
+        )
     if p == float("inf"):
         norm = input.abs().max(dim, keepdim=True).values
         return input / where(norm.data > eps, norm, float(eps))
     powered = input * input if p == 2 else input.abs() ** p
     total = powered.sum(dim, keepdim=True)
-    floor = max(float(eps) ** p, float(np.finfo(input.dtype).tiny))  # eps^p may underflow in float32
+    floor = max(
+        float(eps) ** p, float(np.finfo(input.dtype).tiny)
+    )  # eps^p may underflow in float32
     return input / where(total.data > floor, total, floor) ** (1 / p)
 
 
-__all__ = ["linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
-           "selu", "celu", "threshold", "rrelu", "glu", "hardsigmoid", "hardswish", "hardshrink", "softshrink",
-           "tanhshrink", "softmin", "relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "selu_", "celu_", "rrelu_",
-           "mish", "hardtanh", "relu6", "logsigmoid", "softsign", "prelu", "batch_norm",
-           "tanh", "softmax", "log_softmax", "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm",
-           "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss", "kl_div",
-           "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention",
-           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss",
-           "triplet_margin_with_distance_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
-           "multilabel_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "cosine_similarity", "pairwise_distance",
-           "pdist",
-           "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = [
+    "linear",
+    "embedding",
+    "dropout",
+    "relu",
+    "gelu",
+    "silu",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "sigmoid",
+    "selu",
+    "celu",
+    "threshold",
+    "rrelu",
+    "glu",
+    "hardsigmoid",
+    "hardswish",
+    "hardshrink",
+    "softshrink",
+    "tanhshrink",
+    "softmin",
+    "relu_",
+    "elu_",
+    "leaky_relu_",
+    "hardtanh_",
+    "threshold_",
+    "selu_",
+    "celu_",
+    "rrelu_",
+    "mish",
+    "hardtanh",
+    "relu6",
+    "logsigmoid",
+    "softsign",
+    "prelu",
+    "batch_norm",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "masked_softmax",
+    "one_hot",
+    "pad",
+    "normalize",
+    "layer_norm",
+    "rms_norm",
+    "cross_entropy",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "mse_loss",
+    "kl_div",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "scaled_dot_product_attention",
+    "cosine_embedding_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "cosine_similarity",
+    "pairwise_distance",
+    "pdist",
+    "conv1d",
+    "conv2d",
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+]
 
 # the normalisation, dropout, resampling and transposed convolution functions
-__all__ += ["group_norm", "instance_norm", "local_response_norm", "dropout1d", "dropout2d", "alpha_dropout",
-            "feature_alpha_dropout", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "interpolate",
-            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
+__all__ += [
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
+    "dropout1d",
+    "dropout2d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "unfold",
+    "fold",
+    "interpolate",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+]

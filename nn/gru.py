@@ -16,8 +16,19 @@ import minigrad as mg
 from minigrad.errors import ArgumentError
 
 from .linear import linear
-from .lstm import (LSTM, LSTMCell, _between_layers, _cell_inputs, _cell_parameters, _checked_input, _checked_states,
-                   _packed_call, _recurrent_parameters, _unbatched_call, flatten_parameters)
+from .lstm import (
+    LSTM,
+    LSTMCell,
+    _between_layers,
+    _cell_inputs,
+    _cell_parameters,
+    _checked_input,
+    _checked_states,
+    _packed_call,
+    _recurrent_parameters,
+    _unbatched_call,
+    flatten_parameters,
+)
 from .module import Module
 from .utils import rnn
 
@@ -32,8 +43,8 @@ def _gru_step(inputs, h, weight_hh, bias_hh):
     size = h.shape[-1]
     hidden = linear(h, weight_hh, bias_hh)
     r = (inputs[:, :size] + hidden[:, :size]).sigmoid()
-    z = (inputs[:, size:2 * size] + hidden[:, size:2 * size]).sigmoid()
-    n = (inputs[:, 2 * size:] + r * hidden[:, 2 * size:]).tanh()
+    z = (inputs[:, size : 2 * size] + hidden[:, size : 2 * size]).sigmoid()
+    n = (inputs[:, 2 * size :] + r * hidden[:, 2 * size :]).tanh()
     return n + z * (h - n)  # (1 - z) n + z h
 
 
@@ -58,7 +69,9 @@ class GRUCell(Module):
 
 def _checked_nonlinearity(module, nonlinearity):
     if nonlinearity not in ("tanh", "relu"):
-        raise ArgumentError(f"{type(module).__name__}: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}")
+        raise ArgumentError(
+            f"{type(module).__name__}: nonlinearity must be 'tanh' or 'relu'; got {nonlinearity!r}"
+        )
     return nonlinearity
 
 
@@ -99,10 +112,22 @@ class _StepByStep(Module):
 
     gates = None  # rows of weight_ih per hidden unit (GRU 3, RNN 1)
 
-    def __init__(self, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype):
+    def __init__(
+        self, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype
+    ):
         super().__init__()
-        _recurrent_parameters(self, self.gates, input_size, hidden_size, num_layers, bias, batch_first, bidirectional,
-                              dtype, dropout)
+        _recurrent_parameters(
+            self,
+            self.gates,
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            bidirectional,
+            dtype,
+            dropout,
+        )
 
     flatten_parameters = flatten_parameters
 
@@ -115,9 +140,14 @@ class _StepByStep(Module):
         name = type(self).__name__
         if isinstance(x, rnn.PackedSequence):
             return _packed_call(self, x, lengths, hx)
-        if isinstance(lengths, mg.Tensor) and lengths.ndim in (2, 3):  # lengths are 1-D, states 2-D or 3-D
-            raise TypeError(f"{name}.forward(x, lengths=None, hx=None): the second argument is lengths; "
-                            f"pass the initial state by name: {name.lower()}(x, hx=h0)")
+        if isinstance(lengths, mg.Tensor) and lengths.ndim in (
+            2,
+            3,
+        ):  # lengths are 1-D, states 2-D or 3-D
+            raise TypeError(
+                f"{name}.forward(x, lengths=None, hx=None): the second argument is lengths; "
+                f"pass the initial state by name: {name.lower()}(x, hx=h0)"
+            )
         x = _checked_input(self, x)
         if x.ndim == 2:
             return _unbatched_call(self, x, lengths, hx)
@@ -131,18 +161,24 @@ class _StepByStep(Module):
         h_n = []
         for layer in range(self.num_layers):
             outputs = []
-            for direction, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self._directions(layer)):
+            for direction, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(
+                self._directions(layer)
+            ):
                 inputs = linear(x, weight_ih, bias_ih)  # every step's input projection at once
                 h = hx[layer * self.num_directions + direction]
                 order = range(steps - 1, -1, -1) if direction else range(steps)
                 out = [None] * steps
-                for t in order:  # past a sequence's end h stays as it was (reverse: until its last step)
+                for t in (
+                    order
+                ):  # past a sequence's end h stays as it was (reverse: until its last step)
                     new = self._step(inputs[t], h, weight_hh, bias_hh)
                     h = h + real[t] * (new - h)
                     out[t] = new * real[t]
                 h_n.append(h)
                 outputs.append(mg.stack(out))
-            x = _between_layers(self, outputs[0] if len(outputs) == 1 else mg.cat(outputs, dim=2), layer)
+            x = _between_layers(
+                self, outputs[0] if len(outputs) == 1 else mg.cat(outputs, dim=2), layer
+            )
         output = x.transpose(0, 1) if self.batch_first else x
         return output, mg.stack(h_n)
 
@@ -167,9 +203,20 @@ class GRU(_StepByStep):
 
     gates = 3
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, dtype=None):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype)
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        dtype=None,
+    ):
+        super().__init__(
+            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype
+        )
 
     @staticmethod
     def _step(inputs, h, weight_hh, bias_hh):
@@ -187,10 +234,22 @@ class RNN(_StepByStep):
 
     gates = 1
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, dtype=None):
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        nonlinearity="tanh",
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        dtype=None,
+    ):
         nonlinearity = _checked_nonlinearity(self, nonlinearity)
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype)
+        super().__init__(
+            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype
+        )
         self.nonlinearity = nonlinearity
 
     _step = RNNCell._step

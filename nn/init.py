@@ -24,8 +24,10 @@ def _fill(tensor, values):
 def _fans(tensor, caller):
     """(fan_in, fan_out) as torch computes them; needs at least 2 dimensions."""
     if tensor.ndim < 2:
-        raise ValueError(f"{caller}: fan_in and fan_out need a tensor with at least 2 dimensions; "
-                         f"got shape {tensor.shape}")
+        raise ValueError(
+            f"{caller}: fan_in and fan_out need a tensor with at least 2 dimensions; "
+            f"got shape {tensor.shape}"
+        )
     receptive_field = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
 
@@ -41,9 +43,11 @@ def calculate_gain(nonlinearity, param=None):
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else float(param)
-        return math.sqrt(2.0 / (1 + slope ** 2))
-    raise ValueError(f"calculate_gain: expected one of linear, identity, sigmoid, tanh, relu, leaky_relu; "
-                     f"got {nonlinearity!r}")
+        return math.sqrt(2.0 / (1 + slope**2))
+    raise ValueError(
+        f"calculate_gain: expected one of linear, identity, sigmoid, tanh, relu, leaky_relu; "
+        f"got {nonlinearity!r}"
+    )
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
@@ -120,8 +124,21 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         if not outside.any():
             return _fill(tensor, values)
         values[outside] = draw.normal(mean, std, size=int(outside.sum()))
-    raise ValueError(f"trunc_normal_: [a, b] = [{a}, {b}] holds almost none of N({mean}, {std}^2); widen it")
+    raise ValueError(
+        f"trunc_normal_: [a, b] = [{a}, {b}] holds almost none of N({mean}, {std}^2); widen it"
+    )
 
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
-           "kaiming_uniform_", "xavier_normal_", "kaiming_normal_", "trunc_normal_"]
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "constant_",
+    "zeros_",
+    "ones_",
+    "xavier_uniform_",
+    "kaiming_uniform_",
+    "xavier_normal_",
+    "kaiming_normal_",
+    "trunc_normal_",
+]

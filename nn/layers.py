@@ -37,8 +37,11 @@ class _Activation(Module):
         return type(self).function(x, **{name: getattr(self, name) for name in self.settings})
 
     def extra_repr(self):
-        return ", ".join(f"{name}={getattr(self, name)!r}" for name in self.settings
-                         if not (name == "inplace" and not self.inplace))
+        return ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in self.settings
+            if not (name == "inplace" and not self.inplace)
+        )
 
 
 class Tanh(_Activation):
@@ -51,6 +54,7 @@ class Sigmoid(_Activation):
 
 class ReLU(_Activation):
     """max(x, 0)."""
+
     function, settings = staticmethod(F.relu), ("inplace",)
 
     def __init__(self, inplace=False):
@@ -60,6 +64,7 @@ class ReLU(_Activation):
 
 class GELU(_Activation):
     """x * Phi(x), Phi the standard normal CDF; approximate="tanh" for GPT-2's tanh form."""
+
     function, settings = staticmethod(F.gelu), ("approximate",)
 
     def __init__(self, approximate="none"):
@@ -71,6 +76,7 @@ class GELU(_Activation):
 
 class SiLU(_Activation):
     """x * sigmoid(x) (swish)."""
+
     function, settings = staticmethod(F.silu), ("inplace",)
 
     def __init__(self, inplace=False):
@@ -80,6 +86,7 @@ class SiLU(_Activation):
 
 class LeakyReLU(_Activation):
     """x where x > 0, negative_slope * x elsewhere."""
+
     function, settings = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
 
     def __init__(self, negative_slope=0.01, inplace=False):
@@ -89,6 +96,7 @@ class LeakyReLU(_Activation):
 
 class ELU(_Activation):
     """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+
     function, settings = staticmethod(F.elu), ("alpha", "inplace")
 
     def __init__(self, alpha=1.0, inplace=False):
@@ -98,32 +106,39 @@ class ELU(_Activation):
 
 class Mish(_Activation):
     """x * tanh(softplus(x))."""
+
     function = staticmethod(F.mish)
 
 
 class Hardtanh(_Activation):
     """x clipped to [min_val, max_val]."""
+
     function, settings = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
         if not min_val < max_val:
-            raise ValueError(f"Hardtanh: min_val must be below max_val; got {min_val} and {max_val}")
+            raise ValueError(
+                f"Hardtanh: min_val must be below max_val; got {min_val} and {max_val}"
+            )
         self.min_val, self.max_val, self.inplace = float(min_val), float(max_val), bool(inplace)
 
 
 class ReLU6(_Activation):
     """min(max(x, 0), 6)."""
+
     function = staticmethod(F.relu6)
 
 
 class LogSigmoid(_Activation):
     """log(sigmoid(x)), finite for large |x|."""
+
     function = staticmethod(F.logsigmoid)
 
 
 class Softsign(_Activation):
     """x / (1 + |x|)."""
+
     function = staticmethod(F.softsign)
 
 
@@ -133,8 +148,14 @@ class PReLU(Module):
 
     def __init__(self, num_parameters=1, init=0.25, dtype=None):
         super().__init__()
-        if isinstance(num_parameters, bool) or not isinstance(num_parameters, int) or num_parameters < 1:
-            raise ValueError(f"PReLU: num_parameters must be an integer >= 1; got {num_parameters!r}")
+        if (
+            isinstance(num_parameters, bool)
+            or not isinstance(num_parameters, int)
+            or num_parameters < 1
+        ):
+            raise ValueError(
+                f"PReLU: num_parameters must be an integer >= 1; got {num_parameters!r}"
+            )
         self.num_parameters = num_parameters
         self.weight = Parameter(np.full(num_parameters, init, dtype=parameter_dtype(dtype)))
 
@@ -147,6 +168,7 @@ class PReLU(Module):
 
 class Softplus(_Activation):
     """log(1 + exp(beta x)) / beta, and x where beta x > threshold."""
+
     function, settings = staticmethod(F.softplus), ("beta", "threshold")
 
     def __init__(self, beta=1.0, threshold=20.0):
@@ -156,6 +178,7 @@ class Softplus(_Activation):
 
 class Softmax(_Activation):
     """softmax along `dim` (torch's implicit choice, with its warning, when dim is None)."""
+
     function, settings = staticmethod(F.softmax), ("dim",)
 
     def __init__(self, dim=None):
@@ -165,6 +188,7 @@ class Softmax(_Activation):
 
 class LogSoftmax(_Activation):
     """log softmax along `dim`."""
+
     function, settings = staticmethod(F.log_softmax), ("dim",)
 
     def __init__(self, dim=None):
@@ -234,6 +258,27 @@ class PairwiseDistance(Module):
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-__all__ = ["Dropout", "Tanh", "ReLU", "Sigmoid", "Identity", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
-           "Mish", "Hardtanh", "ReLU6", "LogSigmoid", "Softsign", "PReLU", "Softmax", "LogSoftmax", "Flatten",
-           "Unflatten", "CosineSimilarity", "PairwiseDistance"]
+__all__ = [
+    "Dropout",
+    "Tanh",
+    "ReLU",
+    "Sigmoid",
+    "Identity",
+    "GELU",
+    "SiLU",
+    "LeakyReLU",
+    "ELU",
+    "Softplus",
+    "Mish",
+    "Hardtanh",
+    "ReLU6",
+    "LogSigmoid",
+    "Softsign",
+    "PReLU",
+    "Softmax",
+    "LogSoftmax",
+    "Flatten",
+    "Unflatten",
+    "CosineSimilarity",
+    "PairwiseDistance",
+]

@@ -20,16 +20,24 @@ def linear(x, weight, bias=None):
     """
     x = x if isinstance(x, mg.Tensor) else mg.Tensor(x)
     if weight.ndim != 2:
-        raise ShapeError(f"linear: weight must have shape (out_features, in_features); got {weight.shape}")
+        raise ShapeError(
+            f"linear: weight must have shape (out_features, in_features); got {weight.shape}"
+        )
     out_features, in_features = weight.shape
     if x.ndim == 0 or x.shape[-1] != in_features:
-        raise ShapeError(f"linear: expected input of shape (..., in_features={in_features}); "
-                         f"got input of shape {x.shape}")
+        raise ShapeError(
+            f"linear: expected input of shape (..., in_features={in_features}); "
+            f"got input of shape {x.shape}"
+        )
     if x.dtype != weight.dtype:
-        raise DTypeError(f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}")
+        raise DTypeError(
+            f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}"
+        )
     if bias is not None and (bias.shape != (out_features,) or bias.dtype != weight.dtype):
-        raise ShapeError(f"linear: bias must have shape ({out_features},) and dtype {weight.dtype}; "
-                         f"got {bias.shape} {bias.dtype}")
+        raise ShapeError(
+            f"linear: bias must have shape ({out_features},) and dtype {weight.dtype}; "
+            f"got {bias.shape} {bias.dtype}"
+        )
     if weight.dtype.kind != "f":  # integer tensors multiply too, without gradient (as matmul)
         y = x @ weight.T
         return y if bias is None else y + bias
@@ -48,8 +56,10 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, dtype=None):
         super().__init__()
         if in_features < 1 or out_features < 1:
-            raise ValueError(f"Linear: in_features and out_features must be >= 1; "
-                             f"got {in_features} and {out_features}")
+            raise ValueError(
+                f"Linear: in_features and out_features must be >= 1; "
+                f"got {in_features} and {out_features}"
+            )
         dtype = parameter_dtype(dtype)
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))

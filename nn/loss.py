@@ -20,8 +20,10 @@ class _Loss(Module):
     def __init__(self, reduction="mean"):
         super().__init__()
         if reduction not in REDUCTIONS:
-            raise ArgumentError(f"{type(self).__name__}: {reduction} is not a valid value for reduction "
-                             f"(expected 'mean', 'sum' or 'none')")
+            raise ArgumentError(
+                f"{type(self).__name__}: {reduction} is not a valid value for reduction "
+                f"(expected 'mean', 'sum' or 'none')"
+            )
         self.reduction = reduction
 
     def _register_weight(self, name, weight):
@@ -37,13 +39,21 @@ class CrossEntropyLoss(_Loss):
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(reduction)
         if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0; got {label_smoothing}")
+            raise ValueError(
+                f"CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0; got {label_smoothing}"
+            )
         self._register_weight("weight", weight)
         self.ignore_index, self.label_smoothing = int(ignore_index), float(label_smoothing)
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class NLLLoss(_Loss):
@@ -55,7 +65,9 @@ class NLLLoss(_Loss):
         self.ignore_index = int(ignore_index)
 
     def forward(self, input, target):
-        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+        return F.nll_loss(
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
 
 class BCELoss(_Loss):
@@ -78,8 +90,9 @@ class BCEWithLogitsLoss(_Loss):
         self._register_weight("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
-                                                  pos_weight=self.pos_weight)
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
 
 
 class MSELoss(_Loss):
@@ -127,7 +140,9 @@ class HuberLoss(_Loss):
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction)
         if not delta > 0:
-            raise ValueError(f"HuberLoss does not support non-positive values for delta; got {delta}")
+            raise ValueError(
+                f"HuberLoss does not support non-positive values for delta; got {delta}"
+            )
         self.delta = float(delta)
 
     def forward(self, input, target):
@@ -149,6 +164,7 @@ class _MarginLoss(_Loss):
 
 class CosineEmbeddingLoss(_MarginLoss):
     """F.cosine_embedding_loss(input1, input2, target): target 1 pulls a pair together, -1 apart."""
+
     function = staticmethod(F.cosine_embedding_loss)
 
     def __init__(self, margin=0.0, *, reduction="mean"):
@@ -157,6 +173,7 @@ class CosineEmbeddingLoss(_MarginLoss):
 
 class MarginRankingLoss(_MarginLoss):
     """F.margin_ranking_loss(input1, input2, target): target 1 ranks input1 above input2."""
+
     function = staticmethod(F.margin_ranking_loss)
 
     def __init__(self, margin=0.0, *, reduction="mean"):
@@ -165,6 +182,7 @@ class MarginRankingLoss(_MarginLoss):
 
 class HingeEmbeddingLoss(_MarginLoss):
     """F.hinge_embedding_loss(distance, target): distance for target 1, max(0, margin - distance) for -1."""
+
     function = staticmethod(F.hinge_embedding_loss)
 
     def __init__(self, margin=1.0, *, reduction="mean"):
@@ -179,8 +197,16 @@ class TripletMarginLoss(_Loss):
         self.margin, self.p, self.eps, self.swap = float(margin), float(p), float(eps), bool(swap)
 
     def forward(self, anchor, positive, negative):
-        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
-                                     reduction=self.reduction)
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            self.margin,
+            self.p,
+            self.eps,
+            self.swap,
+            reduction=self.reduction,
+        )
 
 
 class TripletMarginWithDistanceLoss(_Loss):
@@ -189,13 +215,24 @@ class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(reduction)
         if not margin > 0:
-            raise ArgumentError(f"TripletMarginWithDistanceLoss: margin must be greater than 0; got {margin}")
-        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+            raise ArgumentError(
+                f"TripletMarginWithDistanceLoss: margin must be greater than 0; got {margin}"
+            )
+        self.distance_function = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
         self.margin, self.swap = float(margin), bool(swap)
 
     def forward(self, anchor, positive, negative):
-        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
-                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class SoftMarginLoss(_Loss):
@@ -227,7 +264,9 @@ class MultiMarginLoss(_Loss):
         self._register_weight("weight", weight)
 
     def forward(self, input, target):
-        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight, reduction=self.reduction)
+        return F.multi_margin_loss(
+            input, target, self.p, self.margin, self.weight, reduction=self.reduction
+        )
 
 
 class MultiLabelMarginLoss(_Loss):
@@ -245,7 +284,9 @@ class PoissonNLLLoss(_Loss):
         self.log_input, self.full, self.eps = bool(log_input), bool(full), float(eps)
 
     def forward(self, input, target):
-        return F.poisson_nll_loss(input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
+        return F.poisson_nll_loss(
+            input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction
+        )
 
 
 class GaussianNLLLoss(_Loss):
@@ -259,7 +300,25 @@ class GaussianNLLLoss(_Loss):
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MSELoss", "KLDivLoss", "L1Loss",
-           "SmoothL1Loss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
-           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
-           "MultiMarginLoss", "MultiLabelMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
+__all__ = [
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "MSELoss",
+    "KLDivLoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "CosineEmbeddingLoss",
+    "MarginRankingLoss",
+    "HingeEmbeddingLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "SoftMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+]

@@ -46,9 +46,9 @@ def lstm_cell(x, state, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
     gates = linear(x, weight_ih, bias_ih) + linear(h, weight_hh, bias_hh)
     size = h.shape[-1]
     i = gates[:, :size].sigmoid()
-    f = gates[:, size:2 * size].sigmoid()
-    g = gates[:, 2 * size:3 * size].tanh()
-    o = gates[:, 3 * size:].sigmoid()
+    f = gates[:, size : 2 * size].sigmoid()
+    g = gates[:, 2 * size : 3 * size].tanh()
+    o = gates[:, 3 * size :].sigmoid()
     c = f * c + i * g
     h = o * c.tanh()
     return h, c
@@ -58,15 +58,19 @@ def _cell_parameters(cell, gates, input_size, hidden_size, bias, dtype):
     """The sizes and parameters of an LSTMCell (4 gates) or GRUCell (3), torch's names and init:
     weight_ih (gates * H, I), weight_hh (gates * H, H), bias_ih, bias_hh (gates * H,) or None."""
     if input_size < 1 or hidden_size < 1:
-        raise ArgumentError(f"{type(cell).__name__}: input_size and hidden_size must be >= 1; got {input_size} and "
-                         f"{hidden_size}")
+        raise ArgumentError(
+            f"{type(cell).__name__}: input_size and hidden_size must be >= 1; got {input_size} and "
+            f"{hidden_size}"
+        )
     dtype = parameter_dtype(dtype)
     cell.input_size, cell.hidden_size = int(input_size), int(hidden_size)
     bound = 1 / math.sqrt(hidden_size)
     cell.weight_ih = _uniform_parameter((gates * hidden_size, input_size), bound, dtype)
     cell.weight_hh = _uniform_parameter((gates * hidden_size, hidden_size), bound, dtype)
     for name in ("bias_ih", "bias_hh"):
-        cell.register_parameter(name, _uniform_parameter((gates * hidden_size,), bound, dtype) if bias else None)
+        cell.register_parameter(
+            name, _uniform_parameter((gates * hidden_size,), bound, dtype) if bias else None
+        )
 
 
 def _cell_inputs(cell, x, states, names):
@@ -78,25 +82,36 @@ def _cell_inputs(cell, x, states, names):
     x = x if isinstance(x, mg.Tensor) else mg.tensor(x)
     dtype = cell.weight_ih.dtype
     if x.ndim not in (1, 2) or x.shape[-1] != cell.input_size:
-        raise ShapeError(f"{name}: expected input of shape (batch, input_size={cell.input_size}) or unbatched "
-                         f"(input_size={cell.input_size},); got shape {x.shape}")
+        raise ShapeError(
+            f"{name}: expected input of shape (batch, input_size={cell.input_size}) or unbatched "
+            f"(input_size={cell.input_size},); got shape {x.shape}"
+        )
     if x.dtype != dtype:
-        raise DTypeError(f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
+        raise DTypeError(
+            f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}"
+        )
     unbatched = x.ndim == 1
     if unbatched:
         shape, layout = (cell.hidden_size,), f"(hidden_size={cell.hidden_size},)"
     else:
-        shape, layout = (x.shape[0], cell.hidden_size), f"(batch={x.shape[0]}, hidden_size={cell.hidden_size})"
+        shape, layout = (
+            (x.shape[0], cell.hidden_size),
+            f"(batch={x.shape[0]}, hidden_size={cell.hidden_size})",
+        )
     if states is None:
         states = [mg.zeros(*shape, dtype=dtype)] * len(names)
     for state_name, state in zip(names, states):
         if not isinstance(state, mg.Tensor):
             raise TypeError(f"{name}: {state_name} must be a Tensor; got {type(state).__name__}")
         if state.shape != shape:
-            raise ShapeError(f"{name}: expected {state_name} of shape {layout} for input of shape {x.shape}; "
-                             f"got {state.shape}")
+            raise ShapeError(
+                f"{name}: expected {state_name} of shape {layout} for input of shape {x.shape}; "
+                f"got {state.shape}"
+            )
         if state.dtype != dtype:
-            raise DTypeError(f"{name}: {state_name} dtype {state.dtype} does not match the parameters' dtype {dtype}")
+            raise DTypeError(
+                f"{name}: {state_name} dtype {state.dtype} does not match the parameters' dtype {dtype}"
+            )
     if unbatched:
         return x.unsqueeze(0), [state.unsqueeze(0) for state in states], True
     return x, list(states), False
@@ -116,39 +131,83 @@ class LSTMCell(Module):
 
     def forward(self, x, state=None):
         if state is not None and not (isinstance(state, (tuple, list)) and len(state) == 2):
-            raise TypeError(f"LSTMCell: the state must be the pair (h, c); got {type(state).__name__}")
+            raise TypeError(
+                f"LSTMCell: the state must be the pair (h, c); got {type(state).__name__}"
+            )
         x, (h, c), unbatched = _cell_inputs(self, x, state, ("h", "c"))
         h, c = lstm_cell(x, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
     def extra_repr(self):  # torch's: the sizes, then bias only when off
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias_ih is not None else ", bias=False")
+        return f"{self.input_size}, {self.hidden_size}" + (
+            "" if self.bias_ih is not None else ", bias=False"
+        )
 
 
-def _recurrent_parameters(module, gates, input_size, hidden_size, num_layers, bias, batch_first, bidirectional,
-                          dtype, dropout=0.0):
+def _recurrent_parameters(
+    module,
+    gates,
+    input_size,
+    hidden_size,
+    num_layers,
+    bias,
+    batch_first,
+    bidirectional,
+    dtype,
+    dropout=0.0,
+):
     """The settings and the parameters of an LSTM (4 gates) or GRU (3) with torch's names and init:
     weight_ih_l{k}[_reverse] (gates * H, I_k), weight_hh_l{k}... (gates * H, H), biases (gates * H,)."""
     name = type(module).__name__
     if input_size < 1 or hidden_size < 1 or num_layers < 1:
-        raise ArgumentError(f"{name}: input_size, hidden_size and num_layers must be >= 1; "
-                         f"got {input_size}, {hidden_size}, {num_layers}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float, np.floating)) or not 0 <= dropout <= 1:
+        raise ArgumentError(
+            f"{name}: input_size, hidden_size and num_layers must be >= 1; "
+            f"got {input_size}, {hidden_size}, {num_layers}"
+        )
+    if (
+        isinstance(dropout, bool)
+        or not isinstance(dropout, (int, float, np.floating))
+        or not 0 <= dropout <= 1
+    ):
         raise ArgumentError(f"{name}: dropout must be a probability in [0, 1]; got {dropout!r}")
     dtype = parameter_dtype(dtype)
-    module.input_size, module.hidden_size, module.num_layers = int(input_size), int(hidden_size), int(num_layers)
+    module.input_size, module.hidden_size, module.num_layers = (
+        int(input_size),
+        int(hidden_size),
+        int(num_layers),
+    )
     module.dropout = float(dropout)  # on each layer's output but the last, while training (torch's)
-    module.bias, module.batch_first, module.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
+    module.bias, module.batch_first, module.bidirectional = (
+        bool(bias),
+        bool(batch_first),
+        bool(bidirectional),
+    )
     module.num_directions = 2 if bidirectional else 1
     bound = 1 / math.sqrt(hidden_size)
     for layer in range(num_layers):
         layer_input = input_size if layer == 0 else hidden_size * module.num_directions
         for suffix in module._suffixes(layer):
-            setattr(module, f"weight_ih{suffix}", _uniform_parameter((gates * hidden_size, layer_input), bound, dtype))
-            setattr(module, f"weight_hh{suffix}", _uniform_parameter((gates * hidden_size, hidden_size), bound, dtype))
+            setattr(
+                module,
+                f"weight_ih{suffix}",
+                _uniform_parameter((gates * hidden_size, layer_input), bound, dtype),
+            )
+            setattr(
+                module,
+                f"weight_hh{suffix}",
+                _uniform_parameter((gates * hidden_size, hidden_size), bound, dtype),
+            )
             if bias:
-                setattr(module, f"bias_ih{suffix}", _uniform_parameter((gates * hidden_size,), bound, dtype))
-                setattr(module, f"bias_hh{suffix}", _uniform_parameter((gates * hidden_size,), bound, dtype))
+                setattr(
+                    module,
+                    f"bias_ih{suffix}",
+                    _uniform_parameter((gates * hidden_size,), bound, dtype),
+                )
+                setattr(
+                    module,
+                    f"bias_hh{suffix}",
+                    _uniform_parameter((gates * hidden_size,), bound, dtype),
+                )
 
 
 def _checked_input(module, x):
@@ -159,11 +218,17 @@ def _checked_input(module, x):
     dtype = module.weight_ih_l0.dtype
     if x.ndim not in (2, 3) or x.shape[-1] != module.input_size:
         layout = "(batch, time, input_size)" if module.batch_first else "(time, batch, input_size)"
-        raise ShapeError(f"{name}: expected input of shape {layout} or unbatched (time, input_size), with "
-                         f"input_size={module.input_size}; got shape {x.shape}")
+        raise ShapeError(
+            f"{name}: expected input of shape {layout} or unbatched (time, input_size), with "
+            f"input_size={module.input_size}; got shape {x.shape}"
+        )
     if x.dtype != dtype:
-        raise DTypeError(f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}")
-    if x.shape[1 if module.batch_first and x.ndim == 3 else 0] == 0:  # as torch (a batch of 0 sequences runs)
+        raise DTypeError(
+            f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}"
+        )
+    if (
+        x.shape[1 if module.batch_first and x.ndim == 3 else 0] == 0
+    ):  # as torch (a batch of 0 sequences runs)
         raise ShapeError(f"{name}: expected at least one time step; got input of shape {x.shape}")
     return x
 
@@ -179,20 +244,27 @@ def _checked_states(module, x, hx):
         shape, layout = (layers, module.hidden_size), "(num_layers * num_directions, hidden_size)"
     else:
         batch = x.shape[0 if module.batch_first else 1]
-        shape, layout = (layers, batch, module.hidden_size), "(num_layers * num_directions, batch, hidden_size)"
+        shape, layout = (
+            (layers, batch, module.hidden_size),
+            "(num_layers * num_directions, batch, hidden_size)",
+        )
     if hx is None:
         return [mg.zeros(*shape, dtype=x.dtype)] * len(names)
     states = list(hx) if len(names) == 2 and isinstance(hx, (tuple, list)) else [hx]
     if len(states) != len(names):
         length = f" of length {len(hx)}" if isinstance(hx, (tuple, list)) else ""
-        raise TypeError(f"{name}: expected hx as the pair (h0, c0); got {type(hx).__name__}{length}")
+        raise TypeError(
+            f"{name}: expected hx as the pair (h0, c0); got {type(hx).__name__}{length}"
+        )
     kind = "unbatched input" if x.ndim == 2 else "input"
     for state_name, state in zip(names, states):
         if not isinstance(state, mg.Tensor):
             raise TypeError(f"{name}: {state_name} must be a Tensor; got {type(state).__name__}")
         if state.shape != shape or state.dtype != x.dtype:
-            raise ShapeError(f"{name}: expected {state_name} of shape {shape} {layout} and dtype {x.dtype} for "
-                             f"{kind} of shape {x.shape}; got shape {state.shape}, dtype {state.dtype}")
+            raise ShapeError(
+                f"{name}: expected {state_name} of shape {shape} {layout} and dtype {x.dtype} for "
+                f"{kind} of shape {x.shape}; got shape {state.shape}, dtype {state.dtype}"
+            )
     return states
 
 
@@ -201,12 +273,18 @@ def _unbatched_call(module, x, lengths, hx):
     (batch_first does not apply, as in torch), with states (num_layers * num_directions, H) in
     and out, and output (T, D * H)."""
     if lengths is not None:
-        raise ArgumentError(f"{type(module).__name__}: lengths are for a padded batch; unbatched input of shape "
-                            f"{x.shape} is one sequence of {x.shape[0]} steps")
+        raise ArgumentError(
+            f"{type(module).__name__}: lengths are for a padded batch; unbatched input of shape "
+            f"{x.shape} is one sequence of {x.shape[0]} steps"
+        )
     states = [state.unsqueeze(1) for state in _checked_states(module, x, hx)]
     batch_dim = 0 if module.batch_first else 1
-    output, final = module.forward(x.unsqueeze(batch_dim), hx=tuple(states) if len(states) == 2 else states[0])
-    final = tuple(state.squeeze(1) for state in final) if isinstance(final, tuple) else final.squeeze(1)
+    output, final = module.forward(
+        x.unsqueeze(batch_dim), hx=tuple(states) if len(states) == 2 else states[0]
+    )
+    final = (
+        tuple(state.squeeze(1) for state in final) if isinstance(final, tuple) else final.squeeze(1)
+    )
     return output.squeeze(batch_dim), final
 
 
@@ -226,9 +304,12 @@ def _packed_call(module, packed, state, hx):
     lengths go through as usual, the output comes back packed. The initial state may be the
     second argument, as in torch (`lstm(packed, (h0, c0))`)."""
     if state is not None and hx is not None:
-        raise TypeError(f"{type(module).__name__}: give the initial state once (second argument or hx=)")
-    output, final = module.forward(packed.padded_as(module.batch_first), lengths=packed.lengths,
-                                   hx=state if hx is None else hx)
+        raise TypeError(
+            f"{type(module).__name__}: give the initial state once (second argument or hx=)"
+        )
+    output, final = module.forward(
+        packed.padded_as(module.batch_first), lengths=packed.lengths, hx=state if hx is None else hx
+    )
     return packed.with_padded(output, module.batch_first), final
 
 
@@ -260,29 +341,55 @@ class LSTM(Module):
                  (for the reverse direction, after t = 0).
     """
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, dtype=None):
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        dtype=None,
+    ):
         super().__init__()
-        _recurrent_parameters(self, 4, input_size, hidden_size, num_layers, bias, batch_first, bidirectional, dtype,
-                              dropout)
+        _recurrent_parameters(
+            self,
+            4,
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            bidirectional,
+            dtype,
+            dropout,
+        )
 
     _state_names = ("h0", "c0")  # what hx holds
     flatten_parameters = flatten_parameters
 
     def _suffixes(self, layer):
-        return [f"_l{layer}", f"_l{layer}_reverse"][:self.num_directions]
+        return [f"_l{layer}", f"_l{layer}_reverse"][: self.num_directions]
 
     def _directions(self, layer):
         """(weight_ih, weight_hh, bias_ih, bias_hh) of each direction of a layer (biases None if bias=False)."""
-        return [tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
-                for suffix in self._suffixes(layer)]
+        return [
+            tuple(
+                getattr(self, name + suffix, None)
+                for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+            )
+            for suffix in self._suffixes(layer)
+        ]
 
     def forward(self, x, lengths=None, hx=None):
         if isinstance(x, rnn.PackedSequence):
             return _packed_call(self, x, lengths, hx)
         if isinstance(lengths, tuple):
-            raise TypeError("LSTM.forward(x, lengths=None, hx=None): the second argument is lengths; "
-                            "pass the initial state by name: lstm(x, hx=(h0, c0))")
+            raise TypeError(
+                "LSTM.forward(x, lengths=None, hx=None): the second argument is lengths; "
+                "pass the initial state by name: lstm(x, hx=(h0, c0))"
+            )
         x = _checked_input(self, x)
         if x.ndim == 2:
             return _unbatched_call(self, x, lengths, hx)
@@ -292,7 +399,9 @@ class LSTM(Module):
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             rows = slice(layer * self.num_directions, (layer + 1) * self.num_directions)
-            x, h, c = lstm_layer(x, h0[rows], c0[rows], self._directions(layer), lengths, self.batch_first)
+            x, h, c = lstm_layer(
+                x, h0[rows], c0[rows], self._directions(layer), lengths, self.batch_first
+            )
             x = _between_layers(self, x, layer)
             h_n.append(h)
             c_n.append(c)
@@ -307,23 +416,37 @@ class LSTM(Module):
         if lengths is None:
             return np.full(batch, steps, dtype=np.int64)
         array = np.asarray(lengths.data if isinstance(lengths, mg.Tensor) else lengths)
-        if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.round(array)):
+        if (
+            array.dtype.kind == "f"
+            and np.all(np.isfinite(array))
+            and np.all(array == np.round(array))
+        ):
             array = array.astype(np.int64)
         if array.dtype.kind not in "iu":
             raise DTypeError(f"{name}: lengths must be integers; got dtype {array.dtype}")
         if array.shape != (batch,):
-            raise ShapeError(f"{name}: expected lengths of shape (batch={batch},); got shape {array.shape}")
+            raise ShapeError(
+                f"{name}: expected lengths of shape (batch={batch},); got shape {array.shape}"
+            )
         if array.size and (array.min() < 1 or array.max() > steps):
-            raise ArgumentError(f"{name}: lengths must be in [1, {steps}] (the padded length); "
-                             f"got min {array.min()}, max {array.max()}")
+            raise ArgumentError(
+                f"{name}: lengths must be in [1, {steps}] (the padded length); "
+                f"got min {array.min()}, max {array.max()}"
+            )
         return array.astype(np.int64)
 
     def extra_repr(self):
-        options = [("num_layers", self.num_layers, 1), ("bias", self.bias, True),
-                   ("batch_first", self.batch_first, False), ("dropout", self.dropout, 0.0),
-                   ("bidirectional", self.bidirectional, False)]
-        return ", ".join([f"{self.input_size}, {self.hidden_size}"]
-                         + [f"{name}={value}" for name, value, default in options if value != default])
+        options = [
+            ("num_layers", self.num_layers, 1),
+            ("bias", self.bias, True),
+            ("batch_first", self.batch_first, False),
+            ("dropout", self.dropout, 0.0),
+            ("bidirectional", self.bidirectional, False),
+        ]
+        return ", ".join(
+            [f"{self.input_size}, {self.hidden_size}"]
+            + [f"{name}={value}" for name, value, default in options if value != default]
+        )
 
 
 __all__ = ["LSTM", "LSTMCell"]

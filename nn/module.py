@@ -39,11 +39,17 @@ class Module:
     """Base class of layers and models: subclasses set attributes in __init__ and define forward()."""
 
     def __init__(self):
-        for name, value in (("_parameters", OrderedDict()), ("_buffers", OrderedDict()),
-                            ("_non_persistent_buffers", set()), ("_modules", OrderedDict()),
-                            ("_forward_pre_hooks", OrderedDict()), ("_forward_hooks", OrderedDict()),
-                            ("_backward_pre_hooks", OrderedDict()), ("_backward_hooks", OrderedDict()),
-                            ("training", True)):
+        for name, value in (
+            ("_parameters", OrderedDict()),
+            ("_buffers", OrderedDict()),
+            ("_non_persistent_buffers", set()),
+            ("_modules", OrderedDict()),
+            ("_forward_pre_hooks", OrderedDict()),
+            ("_forward_hooks", OrderedDict()),
+            ("_backward_pre_hooks", OrderedDict()),
+            ("_backward_hooks", OrderedDict()),
+            ("training", True),
+        ):
             object.__setattr__(self, name, value)
 
     # -- registration -------------------------------------------------------------------------
@@ -51,12 +57,16 @@ class Module:
         """torch's rules: a Parameter or Module registers (and replaces whatever had the name); a
         name registered as parameter, child or buffer takes only its own kind or None."""
         if "_parameters" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
-                                 f"before assigning attribute {name!r}")
+            raise AttributeError(
+                f"{type(self).__name__}.__init__ must call super().__init__() "
+                f"before assigning attribute {name!r}"
+            )
         if isinstance(value, Parameter):
             if name not in self._parameters:  # a new name goes last; a replaced one keeps its place
                 self._forget(name)
-                self._check_name("parameter", name, self._parameters)  # a method's name would hide it
+                self._check_name(
+                    "parameter", name, self._parameters
+                )  # a method's name would hide it
             self._parameters[name] = value
         elif name in self._parameters:
             self._replace(self._parameters, name, value, Parameter, "parameter")
@@ -74,8 +84,10 @@ class Module:
     @staticmethod
     def _replace(registry, name, value, kind, what):
         if value is not None and not isinstance(value, kind):
-            raise TypeError(f"cannot assign {type(value).__name__} as {what} {name!r} "
-                            f"({kind.__name__} or None expected)")
+            raise TypeError(
+                f"cannot assign {type(value).__name__} as {what} {name!r} "
+                f"({kind.__name__} or None expected)"
+            )
         registry[name] = value
 
     def _forget(self, name):
@@ -100,21 +112,27 @@ class Module:
     def _check_name(self, kind, name, registry):
         """torch's rules for names given to register_parameter / register_buffer / add_module."""
         if "_parameters" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
-                                 f"before registering {kind} {name!r}")
+            raise AttributeError(
+                f"{type(self).__name__}.__init__ must call super().__init__() "
+                f"before registering {kind} {name!r}"
+            )
         if not isinstance(name, str):
             raise TypeError(f"{kind} name must be a string; got {type(name).__name__}")
         if not name or "." in name:
             raise KeyError(f"{kind} name must be a non-empty string without '.'; got {name!r}")
         if hasattr(self, name) and name not in registry:
-            raise KeyError(f"attribute {name!r} already exists on {type(self).__name__}; choose another {kind} name")
+            raise KeyError(
+                f"attribute {name!r} already exists on {type(self).__name__}; choose another {kind} name"
+            )
 
     def register_parameter(self, name, parameter):
         """Register a Parameter (or None, for an absent optional weight such as a bias)."""
         self._check_name("parameter", name, self._parameters)
         if parameter is not None and not isinstance(parameter, Parameter):
-            raise TypeError(f"register_parameter: {name!r} must be an nn.Parameter or None; "
-                            f"got {type(parameter).__name__}")
+            raise TypeError(
+                f"register_parameter: {name!r} must be an nn.Parameter or None; "
+                f"got {type(parameter).__name__}"
+            )
         self._parameters[name] = parameter
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -122,7 +140,9 @@ class Module:
         persistent buffers are saved in state_dict(). tensor may be None (listed nowhere)."""
         self._check_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None; got {type(tensor).__name__}")
+            raise TypeError(
+                f"register_buffer: {name!r} must be a Tensor or None; got {type(tensor).__name__}"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers.discard(name)
@@ -133,7 +153,9 @@ class Module:
         """Register a child module (or None) under `name`."""
         self._check_name("module", name, self._modules)
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"add_module: {name!r} must be an nn.Module or None; got {type(module).__name__}")
+            raise TypeError(
+                f"add_module: {name!r} must be an nn.Module or None; got {type(module).__name__}"
+            )
         self._modules[name] = module
 
     register_module = add_module
@@ -151,8 +173,11 @@ class Module:
                     continue
                 seen.add(module)
             yield name, module
-            children = [(f"{name}.{child_name}" if name else child_name, child)
-                        for child_name, child in module._modules.items() if child is not None]
+            children = [
+                (f"{name}.{child_name}" if name else child_name, child)
+                for child_name, child in module._modules.items()
+                if child is not None
+            ]
             stack.extend(reversed(children))
 
     def modules(self):
@@ -169,7 +194,11 @@ class Module:
         return (child for _, child in self.named_children())
 
     def _named_members(self, registry, prefix, recurse, remove_duplicate):
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         seen = set()
         for module_name, module in modules:
             for name, value in getattr(module, registry).items():
@@ -197,7 +226,9 @@ class Module:
         module = self
         for item in target.split(".") if target else ():
             if module._modules.get(item) is None:
-                raise AttributeError(f"{type(module).__name__} has no submodule {item!r} (looking up {target!r})")
+                raise AttributeError(
+                    f"{type(module).__name__} has no submodule {item!r} (looking up {target!r})"
+                )
             module = module._modules[item]
         return module
 
@@ -213,7 +244,9 @@ class Module:
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
         if getattr(module, registry).get(name) is None:
-            raise AttributeError(f"{type(module).__name__} has no {kind} {name!r} (looking up {target!r})")
+            raise AttributeError(
+                f"{type(module).__name__} has no {kind} {name!r} (looking up {target!r})"
+            )
         return getattr(module, registry)[name]
 
     # -- modes, gradients, dtypes --------------------------------------------------------------
@@ -263,7 +296,11 @@ class Module:
             return self
         for module in self.modules():
             for parameter in module._parameters.values():
-                if parameter is not None and parameter.dtype.kind == "f" and parameter.dtype != dtype:
+                if (
+                    parameter is not None
+                    and parameter.dtype.kind == "f"
+                    and parameter.dtype != dtype
+                ):
                     parameter.data = parameter.data.astype(dtype)
                     if parameter.grad is not None:
                         parameter.grad = Tensor._wrap(parameter.grad.data.astype(dtype))
@@ -324,10 +361,18 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_pre_hooks or self._backward_hooks):
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_pre_hooks
+            or self._backward_hooks
+        ):
             with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
                 return self.forward(*args, **kwargs)
-        output, called = None, set()  # the forward hooks that have run: an always_call one runs once
+        output, called = (
+            None,
+            set(),
+        )  # the forward hooks that have run: an always_call one runs once
 
         def run_forward_hook(key, hook, with_kwargs):
             nonlocal output
@@ -343,8 +388,10 @@ class Module:
                     continue
                 if with_kwargs:
                     if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(f"a forward pre-hook with kwargs must return None or (args, kwargs); "
-                                           f"got {type(result).__name__}")
+                        raise RuntimeError(
+                            f"a forward pre-hook with kwargs must return None or (args, kwargs); "
+                            f"got {type(result).__name__}"
+                        )
                     args, kwargs = result
                 else:
                     args = result if isinstance(result, tuple) else (result,)
@@ -363,8 +410,11 @@ class Module:
                     try:
                         run_forward_hook(key, hook, with_kwargs)
                     except Exception as error:  # the first error is the one to see
-                        warnings.warn(f"a forward hook of {type(self).__name__} with always_call=True raised an "
-                                      f"error, ignored as forward had raised first: {error!r}", stacklevel=2)
+                        warnings.warn(
+                            f"a forward hook of {type(self).__name__} with always_call=True raised an "
+                            f"error, ignored as forward had raised first: {error!r}",
+                            stacklevel=2,
+                        )
             raise
 
     # -- state --------------------------------------------------------------------------------
@@ -377,14 +427,23 @@ class Module:
             destination[prefix + name] = value if keep_vars else value.detach()
         for name, child in self._modules.items():
             if child is not None:
-                child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+                child.state_dict(
+                    destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars
+                )
         return destination
 
     def _own_state(self):
         """(name, tensor) of this module's own entries of a state dict: parameters, then persistent buffers."""
-        buffers = ((name, b) for name, b in self._buffers.items() if name not in self._non_persistent_buffers)
-        return [(name, value) for name, value in itertools.chain(self._parameters.items(), buffers)
-                if value is not None]
+        buffers = (
+            (name, b)
+            for name, b in self._buffers.items()
+            if name not in self._non_persistent_buffers
+        )
+        return [
+            (name, value)
+            for name, value in itertools.chain(self._parameters.items(), buffers)
+            if value is not None
+        ]
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy arrays (or tensors) into the parameters and persistent buffers of the same name, in
@@ -394,8 +453,10 @@ class Module:
         unexpected keys raise too. Returns (missing_keys, unexpected_keys).
         """
         if not isinstance(state_dict, Mapping):
-            raise TypeError(f"load_state_dict expects a dict-like state dict (name -> array or Tensor); got "
-                            f"{type(state_dict).__name__}")
+            raise TypeError(
+                f"load_state_dict expects a dict-like state dict (name -> array or Tensor); got "
+                f"{type(state_dict).__name__}"
+            )
         own = self.state_dict(keep_vars=True)
         missing = [name for name in own if name not in state_dict]
         unexpected = self._unexpected_keys(state_dict)
@@ -414,7 +475,9 @@ class Module:
                     problems.append(f"{name}: expected a numeric array, got dtype {value.dtype}")
                 values[name] = value
         if problems:
-            raise RuntimeError(f"load_state_dict into {type(self).__name__} failed: " + "; ".join(problems))
+            raise RuntimeError(
+                f"load_state_dict into {type(self).__name__} failed: " + "; ".join(problems)
+            )
         for name, value in values.items():
             # in place: optimizers keep their arrays; the version bump guards graphs made before
             np.copyto(own[name].data, value, casting="unsafe")
@@ -432,7 +495,7 @@ class Module:
             own = {name for name, _ in module._own_state()}
             for key in state_dict:
                 if isinstance(key, str) and key.startswith(prefix):
-                    first, dot, _ = key[len(prefix):].partition(".")
+                    first, dot, _ = key[len(prefix) :].partition(".")
                     if (first not in module._modules) if dot else (first not in own):
                         unexpected.append(key)
         return unexpected
@@ -445,7 +508,9 @@ class Module:
     def __repr__(self):
         """As torch prints a module: a one-line extra_repr inside the parentheses; otherwise its
         lines, then one line per child, each indented by two spaces."""
-        return _module_repr(self, [(f"({name})", repr(child)) for name, child in self._modules.items()])
+        return _module_repr(
+            self, [(f"({name})", repr(child)) for name, child in self._modules.items()]
+        )
 
 
 def _module_repr(module, children):

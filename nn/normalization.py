@@ -42,39 +42,64 @@ def _check_input(op, input, minimum_ndim):
     if not isinstance(input, mg.Tensor):
         raise TypeError(f"{op}: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim < minimum_ndim:
-        raise ShapeError(f"{op}: expected an input of at least {minimum_ndim} dims (N, C, ...); got input of "
-                         f"shape {input.shape}")
+        raise ShapeError(
+            f"{op}: expected an input of at least {minimum_ndim} dims (N, C, ...); got input of "
+            f"shape {input.shape}"
+        )
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """torch's F.group_norm: input (N, C, *) -> the same shape; weight and bias (C,) or None."""
     _check_input("group_norm", input, 2)
     batch, channels = input.shape[:2]
-    if isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1 or channels % num_groups:
-        raise ShapeError(f"group_norm: expected a number of groups that divides the {channels} channels of the "
-                         f"input (shape {input.shape}); got num_groups={num_groups!r}")
+    if (
+        isinstance(num_groups, bool)
+        or not isinstance(num_groups, int)
+        or num_groups < 1
+        or channels % num_groups
+    ):
+        raise ShapeError(
+            f"group_norm: expected a number of groups that divides the {channels} channels of the "
+            f"input (shape {input.shape}); got num_groups={num_groups!r}"
+        )
     for name, value in (("weight", weight), ("bias", bias)):
         if value is not None and value.shape != (channels,):
-            raise ShapeError(f"group_norm: expected {name} of shape ({channels},) (one per channel); got "
-                             f"{value.shape}")
+            raise ShapeError(
+                f"group_norm: expected {name} of shape ({channels},) (one per channel); got "
+                f"{value.shape}"
+            )
     groups = input.reshape(batch, num_groups, -1)  # each row: one group's channels and positions
-    return _per_channel(layer_norm(groups, groups.shape[-1], eps=eps).reshape(input.shape), weight, bias)
+    return _per_channel(
+        layer_norm(groups, groups.shape[-1], eps=eps).reshape(input.shape), weight, bias
+    )
 
 
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
-                  momentum=0.1, eps=1e-5):
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
+):
     """torch's F.instance_norm: input (N, C, *) -> the same shape, each (n, c) plane normalised; with
     use_input_stats the planes' own statistics (running_mean / running_var (C,), if given, are
     updated in place), else running_mean and running_var."""
     _check_input("instance_norm", input, 2)
     batch, channels = input.shape[:2]
     if use_input_stats and math.prod(input.shape[2:]) <= 1:
-        raise ShapeError(f"instance_norm: expected more than 1 spatial element when training; got input of "
-                         f"shape {input.shape}")
+        raise ShapeError(
+            f"instance_norm: expected more than 1 spatial element when training; got input of "
+            f"shape {input.shape}"
+        )
     # the batch as one sample of N * C channels, with the (C,) statistics repeated for each sample
     planes = input.reshape((1, batch * channels) + input.shape[2:])
-    repeated = [None if stats is None else mg.tensor(np.tile(stats.data, batch))
-                for stats in (running_mean, running_var)]
+    repeated = [
+        None if stats is None else mg.tensor(np.tile(stats.data, batch))
+        for stats in (running_mean, running_var)
+    ]
     out = batch_norm(planes, *repeated, training=use_input_stats, momentum=momentum, eps=eps)
     for stats, updated in zip((running_mean, running_var), repeated):
         if stats is not None and use_input_stats and batch:
@@ -95,7 +120,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     padded = pad(squares, (0, 0, size // 2, (size - 1) // 2))
     window_sum = padded[:, 0:channels]
     for offset in range(1, size):
-        window_sum = window_sum + padded[:, offset:offset + channels]
+        window_sum = window_sum + padded[:, offset : offset + channels]
     return input / (window_sum.reshape(input.shape) * (alpha / size) + k) ** beta
 
 
@@ -108,27 +133,48 @@ class GroupNorm(Module):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ArgumentError(f"GroupNorm: {what} must be an int >= 1; got {value!r}")
         if num_channels % num_groups:
-            raise ArgumentError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
-                                f"({num_groups})")
+            raise ArgumentError(
+                f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
+                f"({num_groups})"
+            )
         dtype = parameter_dtype(dtype)
-        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, float(eps), bool(affine)
-        self.register_parameter("weight", Parameter(np.ones(num_channels, dtype)) if affine else None)
-        self.register_parameter("bias", Parameter(np.zeros(num_channels, dtype))
-                                if affine and bias else None)
+        self.num_groups, self.num_channels, self.eps, self.affine = (
+            num_groups,
+            num_channels,
+            float(eps),
+            bool(affine),
+        )
+        self.register_parameter(
+            "weight", Parameter(np.ones(num_channels, dtype)) if affine else None
+        )
+        self.register_parameter(
+            "bias", Parameter(np.zeros(num_channels, dtype)) if affine and bias else None
+        )
 
     def forward(self, x):
         return group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class _InstanceNorm(_BatchNorm):
     """BatchNorm's parameters and buffers with torch's InstanceNorm defaults and forward."""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, dtype=None,
-                 *, bias=True):
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        dtype=None,
+        *,
+        bias=True,
+    ):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
         if not bias:
             self.register_parameter("bias", None)
@@ -136,26 +182,41 @@ class _InstanceNorm(_BatchNorm):
     def forward(self, x):
         name, unbatched = type(self).__name__, max(self.dims) - 1
         if not isinstance(x, mg.Tensor) or x.ndim not in self.dims:
-            raise ShapeError(f"{name}: expected a {unbatched}-D (C, ...) or {unbatched + 1}-D (N, C, ...) input; "
-                             f"got {getattr(x, 'shape', type(x).__name__)}")
+            raise ShapeError(
+                f"{name}: expected a {unbatched}-D (C, ...) or {unbatched + 1}-D (N, C, ...) input; "
+                f"got {getattr(x, 'shape', type(x).__name__)}"
+            )
         channel_dim = x.ndim - unbatched
         if x.shape[channel_dim] != self.num_features:
             if self.affine:
-                raise ShapeError(f"{name}: expected input's size at dim={channel_dim} to match num_features "
-                                 f"({self.num_features}); got input of shape {x.shape}")
-            warnings.warn(f"input's size at dim={channel_dim} does not match num_features. You can silence this "
-                          f"warning by not passing in num_features, which is not used because affine=False",
-                          stacklevel=2)
+                raise ShapeError(
+                    f"{name}: expected input's size at dim={channel_dim} to match num_features "
+                    f"({self.num_features}); got input of shape {x.shape}"
+                )
+            warnings.warn(
+                f"input's size at dim={channel_dim} does not match num_features. You can silence this "
+                f"warning by not passing in num_features, which is not used because affine=False",
+                stacklevel=2,
+            )
         batched = x.unsqueeze(0) if x.ndim == unbatched else x
         # torch's InstanceNorm: momentum None means 0 (the running statistics stay), not an average
-        out = instance_norm(batched, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training or not self.track_running_stats,
-                            0.0 if self.momentum is None else self.momentum, self.eps)
+        out = instance_norm(
+            batched,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            0.0 if self.momentum is None else self.momentum,
+            self.eps,
+        )
         return out.squeeze(0) if x.ndim == unbatched else out
 
     def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -15,8 +15,18 @@ from minigrad.ops.pad import pad
 
 from .module import Module
 
-__all__ = ["ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
-           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
+__all__ = [
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "CircularPad1d",
+    "CircularPad2d",
+]
 
 _LAYOUT = {1: "(C, L) or (N, C, L)", 2: "(C, H, W) or (N, C, H, W)"}
 
@@ -24,9 +34,14 @@ _LAYOUT = {1: "(C, L) or (N, C, L)", 2: "(C, H, W) or (N, C, H, W)"}
 def _amounts(padding, dims, name):
     """An int or a tuple of 2 * dims ints -> the tuple F.pad takes."""
     amounts = (padding,) * (2 * dims) if isinstance(padding, (int, np.integer)) else padding
-    if (not isinstance(amounts, (tuple, list)) or len(amounts) != 2 * dims
-            or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in amounts)):
-        raise ArgumentError(f"{name}: padding must be an int or a tuple of {2 * dims} ints; got {padding!r}")
+    if (
+        not isinstance(amounts, (tuple, list))
+        or len(amounts) != 2 * dims
+        or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in amounts)
+    ):
+        raise ArgumentError(
+            f"{name}: padding must be an int or a tuple of {2 * dims} ints; got {padding!r}"
+        )
     return tuple(int(a) for a in amounts)
 
 
@@ -40,8 +55,10 @@ class _PadNd(Module):
 
     def forward(self, x):
         if isinstance(x, mg.Tensor) and x.ndim not in (self.dims + 1, self.dims + 2):
-            raise ShapeError(f"{type(self).__name__}: expected a {self.dims + 1}-D or {self.dims + 2}-D input "
-                             f"{_LAYOUT[self.dims]}; got input of shape {x.shape}")
+            raise ShapeError(
+                f"{type(self).__name__}: expected a {self.dims + 1}-D or {self.dims + 2}-D input "
+                f"{_LAYOUT[self.dims]}; got input of shape {x.shape}"
+            )
         return pad(x, self.padding, mode=self.mode)
 
     def extra_repr(self):

@@ -5,8 +5,16 @@ in repr as torch shows them); none has weights."""
 from . import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+]
 
 
 class _Pool(Module):
@@ -27,7 +35,9 @@ class _MaxPoolNd(_Pool):
     settings = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")
     shown = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
+    ):
         super().__init__()
         self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
         self.padding, self.dilation = padding, dilation
@@ -51,10 +61,16 @@ class _AvgPoolNd(_Pool):
     settings = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")
     shown = ("kernel_size", "stride", "padding")
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+    ):
         super().__init__()
         self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
-        self.padding, self.ceil_mode, self.count_include_pad = padding, bool(ceil_mode), bool(count_include_pad)
+        self.padding, self.ceil_mode, self.count_include_pad = (
+            padding,
+            bool(ceil_mode),
+            bool(count_include_pad),
+        )
 
 
 class AvgPool1d(_AvgPoolNd):
@@ -63,11 +79,19 @@ class AvgPool1d(_AvgPoolNd):
 
     function = staticmethod(F.avg_pool1d)
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+    ):
         def single(value):
             return value if isinstance(value, tuple) else (value,)
-        super().__init__(single(kernel_size), None if stride is None else single(stride), single(padding),
-                         ceil_mode, count_include_pad)
+
+        super().__init__(
+            single(kernel_size),
+            None if stride is None else single(stride),
+            single(padding),
+            ceil_mode,
+            count_include_pad,
+        )
 
 
 class AvgPool2d(_AvgPoolNd):
@@ -77,8 +101,15 @@ class AvgPool2d(_AvgPoolNd):
     function = staticmethod(F.avg_pool2d)
     settings = _AvgPoolNd.settings + ("divisor_override",)
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
         super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
         self.divisor_override = divisor_override
 

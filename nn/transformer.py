@@ -35,10 +35,14 @@ from .module import Module, Parameter, parameter_dtype
 def _normalized_shape(name, value):
     """A normalized_shape (a size or a tuple of them) as a tuple of ints >= 0 (a 0 gives an empty
     layer, as in torch)."""
-    shape = tuple(int(size) for size in ((value,) if isinstance(value, (int, np.integer)) else value))
+    shape = tuple(
+        int(size) for size in ((value,) if isinstance(value, (int, np.integer)) else value)
+    )
     if not shape or min(shape) < 0:
-        raise ArgumentError(f"{name}: normalized_shape must be a size >= 0 or a non-empty tuple of them; got "
-                            f"{value!r}")
+        raise ArgumentError(
+            f"{name}: normalized_shape must be a size >= 0 or a non-empty tuple of them; got "
+            f"{value!r}"
+        )
     return shape
 
 
@@ -61,17 +65,25 @@ class LayerNorm(Module):
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         dtype = parameter_dtype(dtype)
-        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, dtype))
-                                if self.elementwise_affine else None)
-        self.register_parameter("bias", Parameter(np.zeros(self.normalized_shape, dtype))
-                                if self.elementwise_affine and bias else None)
+        self.register_parameter(
+            "weight",
+            Parameter(np.ones(self.normalized_shape, dtype)) if self.elementwise_affine else None,
+        )
+        self.register_parameter(
+            "bias",
+            Parameter(np.zeros(self.normalized_shape, dtype))
+            if self.elementwise_affine and bias
+            else None,
+        )
 
     def forward(self, x):
         return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None}")  # as torch prints it
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+            f"bias={self.bias is not None}"
+        )  # as torch prints it
 
 
 class RMSNorm(Module):
@@ -79,20 +91,28 @@ class RMSNorm(Module):
     normalized_shape (no mean taken away, no bias; Llama's normalisation). eps None: the input
     dtype's machine epsilon. weight: ones (none with elementwise_affine=False)."""
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+    def __init__(
+        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
+    ):
         super().__init__()
         self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
         check_device(device, "RMSNorm")
         self.eps = None if eps is None else float(eps)
         self.elementwise_affine = bool(elementwise_affine)
-        self.register_parameter("weight", Parameter(np.ones(self.normalized_shape, parameter_dtype(dtype)))
-                                if self.elementwise_affine else None)
+        self.register_parameter(
+            "weight",
+            Parameter(np.ones(self.normalized_shape, parameter_dtype(dtype)))
+            if self.elementwise_affine
+            else None,
+        )
 
     def forward(self, x):
         return rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class FeedForward(Module):
@@ -122,15 +142,21 @@ def _check_positions(name, x, offset, max_length, model_dim):
     """The input's number of steps, after checking x (a Tensor (..., T, model_dim)) and
     offset (an integer: positions offset..offset+T-1 must fit max_length)."""
     if not isinstance(x, mg.Tensor):
-        raise TypeError(f"{name}: expected a Tensor of shape (..., time, {model_dim}); got {type(x).__name__}")
+        raise TypeError(
+            f"{name}: expected a Tensor of shape (..., time, {model_dim}); got {type(x).__name__}"
+        )
     if x.ndim < 2 or x.shape[-1] != model_dim:
         raise ShapeError(f"{name}: expected input of shape (..., time, {model_dim}); got {x.shape}")
     if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-        raise TypeError(f"{name}: offset must be an integer (the position of the first step); got {offset!r}")
+        raise TypeError(
+            f"{name}: offset must be an integer (the position of the first step); got {offset!r}"
+        )
     steps = x.shape[-2]
     if offset < 0 or offset + steps > max_length:
-        raise ValueError(f"{name}: positions {offset}..{offset + steps - 1} do not fit max_length={max_length} "
-                         f"(input of {steps} steps at offset {offset})")
+        raise ValueError(
+            f"{name}: positions {offset}..{offset + steps - 1} do not fit max_length={max_length} "
+            f"(input of {steps} steps at offset {offset})"
+        )
     return steps
 
 
@@ -146,15 +172,17 @@ class PositionalEmbedding(Module):
     def __init__(self, max_length, model_dim, dtype=None):
         super().__init__()
         if max_length < 1 or model_dim < 1:
-            raise ValueError(f"PositionalEmbedding: max_length and model_dim must be >= 1; "
-                             f"got {max_length} and {model_dim}")
+            raise ValueError(
+                f"PositionalEmbedding: max_length and model_dim must be >= 1; "
+                f"got {max_length} and {model_dim}"
+            )
         self.max_length, self.model_dim = int(max_length), int(model_dim)
         self.weight = Parameter(np.empty((self.max_length, self.model_dim), parameter_dtype(dtype)))
         init.normal_(self.weight)
 
     def forward(self, x, offset=0):
         steps = _check_positions("PositionalEmbedding", x, offset, self.max_length, self.model_dim)
-        return x + self.weight[offset:offset + steps]
+        return x + self.weight[offset : offset + steps]
 
     def extra_repr(self):
         return f"{self.max_length}, {self.model_dim}"
@@ -169,13 +197,17 @@ def sinusoidal_encoding(length, model_dim, dtype=np.float32):
     function of PE[pos] for every offset k. An odd model_dim leaves its last feature a sine.
     """
     if length < 0 or model_dim < 1:
-        raise ValueError(f"sinusoidal_encoding: expected length >= 0 and model_dim >= 1; got {length} and {model_dim}")
+        raise ValueError(
+            f"sinusoidal_encoding: expected length >= 0 and model_dim >= 1; got {length} and {model_dim}"
+        )
     positions = np.arange(length, dtype=np.float64)[:, None]
-    frequencies = np.exp(-math.log(10000.0) * np.arange(0, model_dim, 2) / model_dim)  # 1 / 10000^(2i/d)
+    frequencies = np.exp(
+        -math.log(10000.0) * np.arange(0, model_dim, 2) / model_dim
+    )  # 1 / 10000^(2i/d)
     angles = positions * frequencies  # (length, ceil(model_dim / 2))
     table = np.empty((length, model_dim))
     table[:, 0::2] = np.sin(angles)
-    table[:, 1::2] = np.cos(angles[:, :model_dim // 2])
+    table[:, 1::2] = np.cos(angles[:, : model_dim // 2])
     return table.astype(dtype)
 
 
@@ -192,11 +224,15 @@ class SinusoidalPositionalEncoding(Module):
         self._tables = {}  # dtype -> (max_length, model_dim) array, made on first use
 
     def forward(self, x, offset=0):
-        steps = _check_positions("SinusoidalPositionalEncoding", x, offset, self.max_length, self.model_dim)
-        dtype = x.dtype if x.dtype.kind == "f" else parameter_dtype()  # an int or bool x is promoted, as in torch
+        steps = _check_positions(
+            "SinusoidalPositionalEncoding", x, offset, self.max_length, self.model_dim
+        )
+        dtype = (
+            x.dtype if x.dtype.kind == "f" else parameter_dtype()
+        )  # an int or bool x is promoted, as in torch
         if dtype not in self._tables:
             self._tables[dtype] = sinusoidal_encoding(self.max_length, self.model_dim, dtype)
-        return x + mg.tensor(self._tables[dtype][offset:offset + steps])
+        return x + mg.tensor(self._tables[dtype][offset : offset + steps])
 
     def extra_repr(self):
         return f"{self.model_dim}, max_length={self.max_length}"
@@ -230,8 +266,16 @@ class TransformerBlock(Module):
         cache for generation (the keys and values of earlier positions), when given.
     """
 
-    def __init__(self, model_dim, num_heads, ff_dim, dropout=0.0, causal=False, norm_first=True,
-                 approximate="none"):
+    def __init__(
+        self,
+        model_dim,
+        num_heads,
+        ff_dim,
+        dropout=0.0,
+        causal=False,
+        norm_first=True,
+        approximate="none",
+    ):
         super().__init__()
         self.model_dim, self.num_heads, self.ff_dim = int(model_dim), int(num_heads), int(ff_dim)
         self.causal, self.norm_first = bool(causal), bool(norm_first)
@@ -249,18 +293,35 @@ class TransformerBlock(Module):
 
     def forward(self, x, lengths=None, key_padding_mask=None, cache=None):
         if not isinstance(x, mg.Tensor):
-            raise TypeError(f"TransformerBlock: expected a Tensor of shape (batch, time, {self.model_dim}); got "
-                            f"{type(x).__name__}")
+            raise TypeError(
+                f"TransformerBlock: expected a Tensor of shape (batch, time, {self.model_dim}); got "
+                f"{type(x).__name__}"
+            )
         if x.ndim != 3 or x.shape[-1] != self.model_dim:
-            raise ShapeError(f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); got {x.shape}")
-        x = residual(x, lambda y: self._attend(y, lengths, key_padding_mask, cache), self.attention_norm,
-                     self.norm_first)
+            raise ShapeError(
+                f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); got {x.shape}"
+            )
+        x = residual(
+            x,
+            lambda y: self._attend(y, lengths, key_padding_mask, cache),
+            self.attention_norm,
+            self.norm_first,
+        )
         return residual(x, self.feed_forward, self.feed_forward_norm, self.norm_first)
 
     def extra_repr(self):
-        return (f"model_dim={self.model_dim}, num_heads={self.num_heads}, ff_dim={self.ff_dim}, "
-                f"causal={self.causal}, norm_first={self.norm_first}")
+        return (
+            f"model_dim={self.model_dim}, num_heads={self.num_heads}, ff_dim={self.ff_dim}, "
+            f"causal={self.causal}, norm_first={self.norm_first}"
+        )
 
 
-__all__ = ["LayerNorm", "RMSNorm", "FeedForward", "PositionalEmbedding", "SinusoidalPositionalEncoding",
-           "sinusoidal_encoding", "TransformerBlock"]
+__all__ = [
+    "LayerNorm",
+    "RMSNorm",
+    "FeedForward",
+    "PositionalEmbedding",
+    "SinusoidalPositionalEncoding",
+    "sinusoidal_encoding",
+    "TransformerBlock",
+]

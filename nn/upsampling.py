@@ -4,28 +4,55 @@ PixelUnshuffle and ChannelShuffle: the functions of minigrad/ops/resample.py wit
 from . import functional as F
 from .module import Module
 
-__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-           "ChannelShuffle"]
+__all__ = [
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ChannelShuffle",
+]
 
 
 class Upsample(Module):
     """torch.nn.Upsample: F.interpolate with size or scale_factor, mode and align_corners fixed."""
 
-    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode="nearest",
+        align_corners=None,
+        recompute_scale_factor=None,
+    ):
         super().__init__()
         self.size = size
         if isinstance(scale_factor, tuple):
             self.scale_factor = tuple(float(factor) for factor in scale_factor)
         else:
             self.scale_factor = float(scale_factor) if scale_factor else None
-        self.mode, self.align_corners, self.recompute_scale_factor = mode, align_corners, recompute_scale_factor
+        self.mode, self.align_corners, self.recompute_scale_factor = (
+            mode,
+            align_corners,
+            recompute_scale_factor,
+        )
 
     def forward(self, x):
-        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
-                             recompute_scale_factor=self.recompute_scale_factor)
+        return F.interpolate(
+            x,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
 
     def extra_repr(self):
-        shown = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        shown = (
+            f"scale_factor={self.scale_factor!r}"
+            if self.scale_factor is not None
+            else f"size={self.size!r}"
+        )
         return f"{shown}, mode={self.mode!r}"
 
 

@@ -16,8 +16,12 @@ import pytest
 
 import minigrad as mg
 
-COMPRESSIONS = {"": lambda raw: raw, "gz": lambda raw: gzip.compress(raw, mtime=0),
-                "bz2": bz2.compress, "xz": lzma.compress}
+COMPRESSIONS = {
+    "": lambda raw: raw,
+    "gz": lambda raw: gzip.compress(raw, mtime=0),
+    "bz2": bz2.compress,
+    "xz": lzma.compress,
+}
 
 
 def write_imdb_tarball(path, reviews, extra_files=None, extra_members=(), compression="gz"):
@@ -34,12 +38,20 @@ def write_imdb_tarball(path, reviews, extra_files=None, extra_members=(), compre
     members = {}
     for (split, folder), texts in reviews.items():
         if split not in ("train", "test") or folder not in ("pos", "neg", "unsup"):
-            raise ValueError(f"write_imdb_tarball: expected keys (train|test, pos|neg|unsup), got {(split, folder)!r}")
+            raise ValueError(
+                f"write_imdb_tarball: expected keys (train|test, pos|neg|unsup), got {(split, folder)!r}"
+            )
         for index, text in enumerate(texts):
             rating = {"pos": 7 + index % 4, "neg": 1 + index % 4, "unsup": 0}[folder]
             members[f"aclImdb/{split}/{folder}/{index}_{rating}.txt"] = text
     members.update(extra_files or {})
-    folders = sorted({"/".join(name.split("/")[:depth]) for name in members for depth in range(1, name.count("/") + 1)})
+    folders = sorted(
+        {
+            "/".join(name.split("/")[:depth])
+            for name in members
+            for depth in range(1, name.count("/") + 1)
+        }
+    )
 
     def add(archive, name, data=None):
         info = tarfile.TarInfo(name)
@@ -68,12 +80,15 @@ def write_imdb_tarball(path, reviews, extra_files=None, extra_members=(), compre
 def make_imdb_tarball(tmp_path):
     """make_imdb_tarball(reviews, name="tiny.tar.gz", **options) -> the path of a tarball
     written by write_imdb_tarball in this test's tmp_path."""
+
     def make(reviews, name="tiny.tar.gz", **options):
         return write_imdb_tarball(tmp_path / name, reviews, **options)
+
     return make
 
 
 # -- gradients of a whole module ----------------------------------------------------------
+
 
 def check_module_gradients(module, x, *args, **kwargs):
     """mg.gradcheck of module(x, *args, **kwargs) with respect to x and every parameter.

@@ -20,23 +20,33 @@ few = settings(max_examples=25, deadline=None)  # no wall-clock limits (first ca
 # name -> (minigrad call, torch call given torch.nn.functional), with non-default settings too
 CASES = {
     "gelu": (lambda x: gelu(x), lambda F, x: F.gelu(x)),
-    "gelu_tanh": (lambda x: gelu(x, approximate="tanh"), lambda F, x: F.gelu(x, approximate="tanh")),
+    "gelu_tanh": (
+        lambda x: gelu(x, approximate="tanh"),
+        lambda F, x: F.gelu(x, approximate="tanh"),
+    ),
     "silu": (silu, lambda F, x: F.silu(x)),
     "leaky_relu": (leaky_relu, lambda F, x: F.leaky_relu(x)),
     "leaky_relu_0.2": (lambda x: leaky_relu(x, 0.2), lambda F, x: F.leaky_relu(x, 0.2)),
     "elu": (elu, lambda F, x: F.elu(x)),
     "elu_alpha_0.5": (lambda x: elu(x, alpha=0.5), lambda F, x: F.elu(x, alpha=0.5)),
     "softplus": (softplus, lambda F, x: F.softplus(x)),
-    "softplus_beta_2_threshold_5": (lambda x: softplus(x, beta=2.0, threshold=5.0),
-                                    lambda F, x: F.softplus(x, beta=2.0, threshold=5.0)),
+    "softplus_beta_2_threshold_5": (
+        lambda x: softplus(x, beta=2.0, threshold=5.0),
+        lambda F, x: F.softplus(x, beta=2.0, threshold=5.0),
+    ),
     "mish": (nn.functional.mish, lambda F, x: F.mish(x)),
     "hardtanh": (nn.functional.hardtanh, lambda F, x: F.hardtanh(x)),
-    "hardtanh_-2_3": (lambda x: nn.functional.hardtanh(x, -2.0, 3.0), lambda F, x: F.hardtanh(x, -2.0, 3.0)),
+    "hardtanh_-2_3": (
+        lambda x: nn.functional.hardtanh(x, -2.0, 3.0),
+        lambda F, x: F.hardtanh(x, -2.0, 3.0),
+    ),
     "relu6": (nn.functional.relu6, lambda F, x: F.relu6(x)),
     "logsigmoid": (nn.functional.logsigmoid, lambda F, x: F.logsigmoid(x)),
     "softsign": (nn.functional.softsign, lambda F, x: F.softsign(x)),
-    "modules": (lambda x: nn.Softsign()(nn.LogSigmoid()(nn.ReLU6()(nn.Hardtanh(-5.0, 5.0)(nn.Mish()(x))))),
-                lambda F, x: F.softsign(F.logsigmoid(F.relu6(F.hardtanh(F.mish(x), -5.0, 5.0))))),
+    "modules": (
+        lambda x: nn.Softsign()(nn.LogSigmoid()(nn.ReLU6()(nn.Hardtanh(-5.0, 5.0)(nn.Mish()(x))))),
+        lambda F, x: F.softsign(F.logsigmoid(F.relu6(F.hardtanh(F.mish(x), -5.0, 5.0)))),
+    ),
 }
 TOLERANCE = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
 
@@ -47,7 +57,7 @@ def inputs(seed, shape, dtype, spread):
     x = rng.standard_normal(shape) * spread
     flat = x.reshape(-1)
     specials = [0.0, -0.0, 1e-8, -1e-8, 2.5, 10.0, 20.0, 25.0, -30.0, -100.0]
-    flat[:min(len(specials), flat.size)] = specials[:flat.size]
+    flat[: min(len(specials), flat.size)] = specials[: flat.size]
     return x.astype(dtype)
 
 
@@ -71,8 +81,13 @@ def test_matches_torch_values_and_gradients(name, dtype, shape):
 
 
 @few
-@given(seed=st.integers(0, 2**16), name=st.sampled_from(sorted(CASES)), spread=st.sampled_from([0.1, 1.0, 8.0]),
-       dtype=st.sampled_from([np.float32, np.float64]), size=st.integers(1, 3000))
+@given(
+    seed=st.integers(0, 2**16),
+    name=st.sampled_from(sorted(CASES)),
+    spread=st.sampled_from([0.1, 1.0, 8.0]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    size=st.integers(1, 3000),
+)
 def test_matches_torch_over_random_values(seed, name, spread, dtype, size):
     torch = pytest.importorskip("torch")
     mine, theirs = CASES[name]
@@ -82,14 +97,18 @@ def test_matches_torch_over_random_values(seed, name, spread, dtype, size):
     torch_leaf = torch.tensor(x, requires_grad=True)
     torch_y = theirs(torch.nn.functional, torch_leaf)
     torch_y.sum().backward()
-    np.testing.assert_allclose(mine(mg.tensor(x)).numpy(), torch_y.detach().numpy(), **TOLERANCE[dtype])
+    np.testing.assert_allclose(
+        mine(mg.tensor(x)).numpy(), torch_y.detach().numpy(), **TOLERANCE[dtype]
+    )
     np.testing.assert_allclose(leaf.grad.numpy(), torch_leaf.grad.numpy(), **TOLERANCE[dtype])
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_gradcheck_float64(name):
     x = inputs(3, (4, 6), np.float64, spread=3.0)
-    x = np.where(np.abs(x) < 1e-3, 0.5, x)  # no finite difference across a kink (relu-like ops at 0)
+    x = np.where(
+        np.abs(x) < 1e-3, 0.5, x
+    )  # no finite difference across a kink (relu-like ops at 0)
     # keep away from softplus's switch to the identity (beta x = threshold: 20, or 5 with beta 2)
     x = np.where((np.abs(x - 20) < 1e-3) | (np.abs(x * 2 - 5) < 1e-3), 1.0, x)
     x = np.where(np.abs(np.abs(x) - 1) < 1e-3, 0.5, x)  # nor across hardtanh's corners at -1 and 1
@@ -98,9 +117,14 @@ def test_gradcheck_float64(name):
 
 # ============================================================ GELU kernels against the twin
 
+
 @few
-@given(seed=st.integers(0, 2**16), size=st.sampled_from([1, 5, 511, 512, 513, 4000, PARALLEL_MIN_SIZE + 77]),
-       dtype=st.sampled_from([np.float32, np.float64]), approximate=st.sampled_from(["none", "tanh"]))
+@given(
+    seed=st.integers(0, 2**16),
+    size=st.sampled_from([1, 5, 511, 512, 513, 4000, PARALLEL_MIN_SIZE + 77]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    approximate=st.sampled_from(["none", "tanh"]),
+)
 def test_gelu_kernels_match_twin(seed, size, dtype, approximate):
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal(size) * 5).astype(dtype)
@@ -146,7 +170,12 @@ def test_gelu_kernels_propagate_nan_and_reject_bad_arguments():
 
 # ============================================================ errors and modules
 
-INTEGER_OK = {"hardtanh", "hardtanh_-2_3", "relu6", "softsign"}  # torch takes integer tensors for these
+INTEGER_OK = {
+    "hardtanh",
+    "hardtanh_-2_3",
+    "relu6",
+    "softsign",
+}  # torch takes integer tensors for these
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - INTEGER_OK))
@@ -159,7 +188,10 @@ def test_integer_inputs_are_rejected(name):
 def test_integer_inputs_where_torch_takes_them(name):
     torch = pytest.importorskip("torch")
     ids = np.array([-7, -1, 0, 2, 9])
-    ours, theirs = CASES[name][0](mg.tensor(ids)), CASES[name][1](torch.nn.functional, torch.tensor(ids))
+    ours, theirs = (
+        CASES[name][0](mg.tensor(ids)),
+        CASES[name][1](torch.nn.functional, torch.tensor(ids)),
+    )
     assert ours.dtype == theirs.numpy().dtype
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
@@ -178,29 +210,43 @@ def test_gelu_module():
     assert repr(nn.GELU("tanh")) == "GELU(approximate='tanh')"
 
 
-@pytest.mark.parametrize("shape, slopes", [((4, 3), 3), ((2, 3, 5), 3), ((5,), 1), ((2, 3, 4, 4), 1), ((), 1),
-                                           ((2, 4, 3, 3), 4)])
+@pytest.mark.parametrize(
+    "shape, slopes",
+    [((4, 3), 3), ((2, 3, 5), 3), ((5,), 1), ((2, 3, 4, 4), 1), ((), 1), ((2, 4, 3, 3), 4)],
+)
 def test_prelu_matches_torch_values_and_gradients_of_input_and_slopes(shape, slopes):
     torch = pytest.importorskip("torch")
     x = inputs(5, shape, np.float64, spread=2.0)
     weight = np.random.default_rng(6).uniform(0.1, 0.5, slopes)
     ours, our_weight = mg.tensor(x, requires_grad=True), mg.tensor(weight, requires_grad=True)
-    theirs, their_weight = torch.tensor(x, requires_grad=True), torch.tensor(weight, requires_grad=True)
-    out, reference = nn.functional.prelu(ours, our_weight), torch.nn.functional.prelu(theirs, their_weight)
+    theirs, their_weight = (
+        torch.tensor(x, requires_grad=True),
+        torch.tensor(weight, requires_grad=True),
+    )
+    out, reference = (
+        nn.functional.prelu(ours, our_weight),
+        torch.nn.functional.prelu(theirs, their_weight),
+    )
     grad = inputs(7, shape, np.float64, spread=1.0)
     out.backward(mg.tensor(grad))
     reference.backward(torch.tensor(grad))
     np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(our_weight.grad.numpy(), their_weight.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        our_weight.grad.numpy(), their_weight.grad.numpy(), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_prelu_module_and_bad_slopes():
     torch = pytest.importorskip("torch")
     layer = nn.PReLU(3)
-    assert layer.weight.numpy().tolist() == [0.25] * 3 and list(layer.state_dict()) == list(torch.nn.PReLU(3).state_dict())
+    assert layer.weight.numpy().tolist() == [0.25] * 3 and list(layer.state_dict()) == list(
+        torch.nn.PReLU(3).state_dict()
+    )
     assert layer(mg.tensor([[-4.0, 2.0, -1.0]])).numpy().tolist() == [[-1.0, 2.0, -0.25]]
-    with pytest.raises(ValueError, match="3 slopes need an input with 3 channels in dim 1; got input of shape"):
+    with pytest.raises(
+        ValueError, match="3 slopes need an input with 3 channels in dim 1; got input of shape"
+    ):
         layer(mg.ones(2, 4))
     with pytest.raises(ValueError, match="num_parameters must be an integer >= 1; got 0"):
         nn.PReLU(0)

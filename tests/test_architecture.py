@@ -47,8 +47,18 @@ FLOORS = [  # files -> what of minigrad/nn they may import
     ("minigrad/dtypes.py", ["minigrad.errors"]),
     ("minigrad/autograd.py", ["minigrad.errors"]),
     ("minigrad/tensor.py", ["minigrad.autograd", "minigrad.dtypes", "minigrad.errors"]),
-    ("minigrad/ops/*.py", ["minigrad.ops", "minigrad.tensor", "minigrad.autograd", "minigrad.dtypes",
-                           "minigrad.errors", "minigrad.kernels", "minigrad.random"]),
+    (
+        "minigrad/ops/*.py",
+        [
+            "minigrad.ops",
+            "minigrad.tensor",
+            "minigrad.autograd",
+            "minigrad.dtypes",
+            "minigrad.errors",
+            "minigrad.kernels",
+            "minigrad.random",
+        ],
+    ),
 ]
 
 
@@ -63,14 +73,22 @@ def test_each_floor_imports_only_the_floors_below(pattern, may_import):
 
 
 def test_the_engine_never_imports_the_layers():
-    problems = [f"{p.relative_to(ROOT)} imports {n}" for p in files("minigrad/**/*.py")
-                for n in imports_of(p) if n.split(".")[0] == "nn" or allowed(n, ["minigrad.nn"])]
+    problems = [
+        f"{p.relative_to(ROOT)} imports {n}"
+        for p in files("minigrad/**/*.py")
+        for n in imports_of(p)
+        if n.split(".")[0] == "nn" or allowed(n, ["minigrad.nn"])
+    ]
     assert not problems, "\n".join(problems)
 
 
 def test_layers_use_no_kernels_directly():
-    problems = [f"{p.relative_to(ROOT)} imports {n}" for p in files("nn/*.py")
-                for n in imports_of(p) if allowed(n, ["minigrad.kernels"])]
+    problems = [
+        f"{p.relative_to(ROOT)} imports {n}"
+        for p in files("nn/*.py")
+        for n in imports_of(p)
+        if allowed(n, ["minigrad.kernels"])
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -79,8 +97,9 @@ def test_layers_define_no_functions_of_their_own():
     problems = []
     for path in files("nn/*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef) and any(getattr(b, "id", getattr(b, "attr", "")) == "Function"
-                                                      for b in node.bases):
+            if isinstance(node, ast.ClassDef) and any(
+                getattr(b, "id", getattr(b, "attr", "")) == "Function" for b in node.bases
+            ):
                 problems.append(f"{path.relative_to(ROOT)}: class {node.name}(Function)")
     assert not problems, "\n".join(problems)
 
@@ -92,9 +111,11 @@ def run_python(code):
 
 
 def test_importing_minigrad_loads_no_layer_and_mg_nn_is_nn():
-    out = run_python("import sys, minigrad as mg; print('minigrad.nn' in sys.modules); "
-                     "from minigrad import nn; import minigrad.nn.functional as F; "
-                     "print(nn is mg.nn is sys.modules['minigrad.nn'], F is nn.functional, 'nn' in sys.modules)")
+    out = run_python(
+        "import sys, minigrad as mg; print('minigrad.nn' in sys.modules); "
+        "from minigrad import nn; import minigrad.nn.functional as F; "
+        "print(nn is mg.nn is sys.modules['minigrad.nn'], F is nn.functional, 'nn' in sys.modules)"
+    )
     assert out.split() == ["False", "True", "True", "False"]
 
 
@@ -102,15 +123,18 @@ def test_a_students_own_nn_py_does_not_shadow_minigrad_nn(tmp_path):
     """In a course folder holding its own nn.py (and an nn/ package), minigrad's nn is still minigrad's."""
     (tmp_path / "nn.py").write_text("raise SystemExit('the student nn.py was imported')\n")
     (tmp_path / "nn_pkg").mkdir()
-    script = ("import sys\n"
-              "from minigrad import nn\n"
-              "import minigrad.nn.functional as F\n"
-              "from minigrad.nn import LSTM\n"
-              "import minigrad\n"
-              "print(nn.__name__, F.__name__, LSTM.__module__, nn.Linear(2, 3).weight.shape)\n"
-              "print('nn' in sys.modules)\n")
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=300)
+    script = (
+        "import sys\n"
+        "from minigrad import nn\n"
+        "import minigrad.nn.functional as F\n"
+        "from minigrad.nn import LSTM\n"
+        "import minigrad\n"
+        "print(nn.__name__, F.__name__, LSTM.__module__, nn.Linear(2, 3).weight.shape)\n"
+        "print('nn' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     first, second = result.stdout.strip().splitlines()
     names, lstm_module, shape = first.rsplit(" ", 3)[0], first.split()[2], first.split(" ", 3)[3]
@@ -122,6 +146,7 @@ def test_a_students_own_nn_py_does_not_shadow_minigrad_nn(tmp_path):
 def test_the_package_list_names_every_package_folder():
     """pyproject.toml lists the packages by hand (nn/ installs as minigrad.nn): none may be left out."""
     import tomllib
+
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     folders = {"minigrad": ROOT / "minigrad", "minigrad.nn": ROOT / "nn"}
     found = set()
@@ -139,5 +164,6 @@ def test_star_import_does_not_shadow_builtins_or_export_numpy():
         assert name not in namespace, name
     assert {"tensor", "Tensor", "no_grad", "nn"} <= set(namespace)
     import minigrad as mg
+
     missing = [name for name in mg.__all__ if not hasattr(mg, name)]
     assert not missing

@@ -26,8 +26,6 @@ def _set_weights(module, dtype, seed=0):
         parameter.data = (0.5 * rng.normal(size=parameter.shape)).astype(dtype)
 
 
-
-
 # ---------------------------------------------------------------------------------------
 # Parameters and initialisation
 
@@ -36,10 +34,19 @@ def test_additive_score_parameters_and_init():
     mg.manual_seed(0)
     score = nn.AdditiveScore(64, query_size=32, hidden_size=48)
     shapes = {name: p.shape for name, p in score.named_parameters()}
-    assert shapes == {"input_weight": (64, 48), "query_weight": (32, 48), "score_vector": (48,), "query": (32,)}
+    assert shapes == {
+        "input_weight": (64, 48),
+        "query_weight": (32, 48),
+        "score_vector": (48,),
+        "query": (32,),
+    }
     assert all(p.dtype == np.float32 for p in score.parameters())
-    for name, bound in [("input_weight", math.sqrt(6 / (64 + 48))), ("query_weight", math.sqrt(6 / (32 + 48))),
-                        ("score_vector", math.sqrt(6 / (48 + 1))), ("query", 0.5)]:
+    for name, bound in [
+        ("input_weight", math.sqrt(6 / (64 + 48))),
+        ("query_weight", math.sqrt(6 / (32 + 48))),
+        ("score_vector", math.sqrt(6 / (48 + 1))),
+        ("query", 0.5),
+    ]:
         values = getattr(score, name).data
         assert np.abs(values).max() <= bound
         assert np.abs(values).max() > 0.8 * bound  # drawn from the whole range, not a narrower one
@@ -60,16 +67,26 @@ def test_self_attention_parameters_and_init():
     assert isinstance(attention, nn.SelfAttention)
     assert attention.head_dim == 32
     assert [(name, p.shape) for name, p in attention.named_parameters()] == [
-        ("query_weight", (256, 256)), ("key_weight", (256, 256)), ("value_weight", (256, 256)),
-        ("output_weight", (256, 256))]
+        ("query_weight", (256, 256)),
+        ("key_weight", (256, 256)),
+        ("value_weight", (256, 256)),
+        ("output_weight", (256, 256)),
+    ]
     assert attention.query_bias is None and attention.output_bias is None
     bound = math.sqrt(6 / 512)
     for parameter in attention.parameters():
         assert bound * 0.99 < np.abs(parameter.data).max() <= bound
     with_bias = nn.SelfAttention(8, bias=True)
     assert [name for name, _ in with_bias.named_parameters()][4:] == [
-        "query_bias", "key_bias", "value_bias", "output_bias"]
-    assert all(np.all(getattr(with_bias, f"{n}_bias").data == 0) for n in ("query", "key", "value", "output"))
+        "query_bias",
+        "key_bias",
+        "value_bias",
+        "output_bias",
+    ]
+    assert all(
+        np.all(getattr(with_bias, f"{n}_bias").data == 0)
+        for n in ("query", "key", "value", "output")
+    )
     assert nn.MultiHeadSelfAttention is nn.SelfAttention  # a plain alias
     assert repr(attention) == "SelfAttention(model_dim=256, num_heads=8, causal=False, bias=False)"
 
@@ -77,7 +94,11 @@ def test_self_attention_parameters_and_init():
 def test_attention_pooling_registers_the_score_module():
     pooling = nn.AttentionPooling(nn.AdditiveScore(4))
     assert [name for name, _ in pooling.named_parameters()] == [
-        "score.input_weight", "score.query_weight", "score.score_vector", "score.query"]
+        "score.input_weight",
+        "score.query_weight",
+        "score.score_vector",
+        "score.query",
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -86,24 +107,37 @@ def test_attention_pooling_registers_the_score_module():
 
 def test_self_attention_by_hand():
     # Three tokens with model_dim 2, one head (head_dim 2, so scores are divided by sqrt(2)).
-    x = mg.tensor(np.array([[[1.0, 0.0],     # token 1
-                             [0.0, 1.0],     # token 2
-                             [1.0, 1.0]]]))  # token 3; float64, shape (1, 3, 2)
+    x = mg.tensor(
+        np.array(
+            [
+                [
+                    [1.0, 0.0],  # token 1
+                    [0.0, 1.0],  # token 2
+                    [1.0, 1.0],
+                ]
+            ]
+        )
+    )  # token 3; float64, shape (1, 3, 2)
     attention = nn.SelfAttention(2, num_heads=1)
-    attention.load_state_dict({
-        "query_weight": np.array([[0.0, 1.0], [1.0, 0.0]]),   # swaps the two features
-        "key_weight": np.array([[1.0, 0.0], [0.0, 2.0]]),     # doubles the second feature
-        "value_weight": np.array([[1.0, 0.0], [1.0, 2.0]]),
-        "output_weight": np.array([[1.0, 0.0], [0.0, 0.5]]),  # halves the second feature
-    })
+    attention.load_state_dict(
+        {
+            "query_weight": np.array([[0.0, 1.0], [1.0, 0.0]]),  # swaps the two features
+            "key_weight": np.array([[1.0, 0.0], [0.0, 2.0]]),  # doubles the second feature
+            "value_weight": np.array([[1.0, 0.0], [1.0, 2.0]]),
+            "output_weight": np.array([[1.0, 0.0], [0.0, 0.5]]),  # halves the second feature
+        }
+    )
     for parameter in attention.parameters():
         parameter.data = parameter.data.astype(np.float64)
 
     # Q = X W_Q: (1,0)->(0,1), (0,1)->(1,0), (1,1)->(1,1)
     # K = X W_K: (1,0)->(1,0), (0,1)->(0,2), (1,1)->(1,2)
     # V = X W_V: (1,0)->(1,0), (0,1)->(1,2), (1,1)->(1+1, 0+2) = (2,2)
-    q, k, v = (x.data[0] @ attention.query_weight.data, x.data[0] @ attention.key_weight.data,
-               x.data[0] @ attention.value_weight.data)
+    q, k, v = (
+        x.data[0] @ attention.query_weight.data,
+        x.data[0] @ attention.key_weight.data,
+        x.data[0] @ attention.value_weight.data,
+    )
     np.testing.assert_array_equal(q, [[0, 1], [1, 0], [1, 1]])
     np.testing.assert_array_equal(k, [[1, 0], [0, 2], [1, 2]])
     np.testing.assert_array_equal(v, [[1, 0], [1, 2], [2, 2]])
@@ -112,9 +146,11 @@ def test_self_attention_by_hand():
     #   q2=(1,0): 1, 0, 1
     #   q3=(1,1): 1, 2, 3
     # divided by sqrt(2) = 1.41421: [0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421, 2.12132]
-    np.testing.assert_allclose(q @ k.T / math.sqrt(2),
-                               [[0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421, 2.12132]],
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        q @ k.T / math.sqrt(2),
+        [[0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421, 2.12132]],
+        atol=1e-5,
+    )
 
     out = attention(x)
 
@@ -122,15 +158,18 @@ def test_self_attention_by_hand():
     #   row 1: [1, 4.11325, 4.11325] / 9.22650       = [0.10838, 0.44581, 0.44581]
     #   row 2: [2.02811, 1, 2.02811] / 5.05623       = [0.40111, 0.19778, 0.40111]
     #   row 3: [2.02811, 4.11325, 8.34214] / 14.48351 = [0.14003, 0.28400, 0.57598]
-    weights = np.array([[0.10838, 0.44581, 0.44581], [0.40111, 0.19778, 0.40111], [0.14003, 0.28400, 0.57598]])
+    weights = np.array(
+        [[0.10838, 0.44581, 0.44581], [0.40111, 0.19778, 0.40111], [0.14003, 0.28400, 0.57598]]
+    )
     np.testing.assert_allclose(attention.last_weights[0, 0], weights, atol=1e-5)
     # context = weights @ V, V rows (1,0), (1,2), (2,2):
     #   row 1: first 0.10838 + 0.44581 + 2*0.44581 = 1.44581, second 2*0.44581 + 2*0.44581 = 1.78323
     #   row 2: 0.40111 + 0.19778 + 2*0.40111 = 1.40111,       2*0.19778 + 2*0.40111 = 1.19778
     #   row 3: 0.14003 + 0.28400 + 2*0.57598 = 1.57598,       2*0.28400 + 2*0.57598 = 1.71995
     # output = context @ W_O halves the second column: (1.44581, 0.89162), (1.40111, 0.59889), (1.57598, 0.85997)
-    np.testing.assert_allclose(out.data[0], [[1.44581, 0.89162], [1.40111, 0.59889], [1.57598, 0.85997]],
-                               atol=2e-5)
+    np.testing.assert_allclose(
+        out.data[0], [[1.44581, 0.89162], [1.40111, 0.59889], [1.57598, 0.85997]], atol=2e-5
+    )
 
     # Backprop reaches all four matrices; one plain SGD step moves all four.
     out.sum().backward()
@@ -144,16 +183,20 @@ def test_self_attention_by_hand():
         assert np.all(parameter.data != before[name]), name
     # d(sum of outputs)/d W_O[i, j] = sum of column i of the context (the same for both j):
     #   column 1: 1.44581 + 1.40111 + 1.57598 = 4.42290, column 2: 1.78323 + 1.19778 + 1.71995 = 4.70096
-    np.testing.assert_allclose(attention.output_weight.grad.data, [[4.42290, 4.42290], [4.70096, 4.70096]],
-                               atol=2e-5)
+    np.testing.assert_allclose(
+        attention.output_weight.grad.data, [[4.42290, 4.42290], [4.70096, 4.70096]], atol=2e-5
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # Gradient checks (float64 finite differences), with masks and lengths
 
 
-@pytest.mark.parametrize("make_score", [lambda: nn.AdditiveScore(3, hidden_size=4), lambda: nn.DotProductScore(3)],
-                         ids=["additive", "dot"])
+@pytest.mark.parametrize(
+    "make_score",
+    [lambda: nn.AdditiveScore(3, hidden_size=4), lambda: nn.DotProductScore(3)],
+    ids=["additive", "dot"],
+)
 def test_attention_pooling_gradcheck(make_score, gradcheck_module):
     pooling = nn.AttentionPooling(make_score())
     _set_weights(pooling, np.float64)
@@ -172,11 +215,15 @@ def test_additive_score_with_its_own_query_size_gradcheck(gradcheck_module):
 def test_mean_pooling_gradcheck():
     x = _random((3, 4, 2), seed=3)
     assert mg.gradcheck(lambda x: nn.MeanPooling()(x, lengths=[4, 1, 0]), [x])
-    assert mg.gradcheck(lambda x: nn.MeanPooling()(x, mask=np.array([[True, False, True, False]] * 3)), [x])
+    assert mg.gradcheck(
+        lambda x: nn.MeanPooling()(x, mask=np.array([[True, False, True, False]] * 3)), [x]
+    )
     assert mg.gradcheck(lambda x: nn.MeanPooling()(x), [x])
 
 
-@pytest.mark.parametrize("num_heads, causal, bias", [(1, False, False), (2, True, False), (2, False, True)])
+@pytest.mark.parametrize(
+    "num_heads, causal, bias", [(1, False, False), (2, True, False), (2, False, True)]
+)
 def test_self_attention_gradcheck(num_heads, causal, bias, gradcheck_module):
     attention = nn.SelfAttention(4, num_heads=num_heads, causal=causal, bias=bias)
     _set_weights(attention, np.float64)
@@ -192,7 +239,10 @@ def test_self_attention_gradcheck(num_heads, causal, bias, gradcheck_module):
 def _torch_pooling(torch, kind, x, mask, weights):
     """The textbook's attention pooling written in plain torch."""
     if kind == "additive":
-        hidden = torch.tanh(x @ weights["score.input_weight"] + weights["score.query"] @ weights["score.query_weight"])
+        hidden = torch.tanh(
+            x @ weights["score.input_weight"]
+            + weights["score.query"] @ weights["score.query_weight"]
+        )
         scores = hidden @ weights["score.score_vector"]
     else:
         scores = x @ weights["score.query"]
@@ -206,7 +256,9 @@ def _torch_pooling(torch, kind, x, mask, weights):
 def test_attention_pooling_matches_torch(kind, dtype):
     torch = pytest.importorskip("torch")
     mg.manual_seed(5)
-    pooling = nn.AttentionPooling(nn.AdditiveScore(6, hidden_size=5) if kind == "additive" else nn.DotProductScore(6))
+    pooling = nn.AttentionPooling(
+        nn.AdditiveScore(6, hidden_size=5) if kind == "additive" else nn.DotProductScore(6)
+    )
     _set_weights(pooling, dtype, seed=6)
     x_data, lengths = _random((3, 5, 6), seed=7, dtype=dtype), np.array([5, 3, 1])
     upstream = _random((3, 6), seed=8, dtype=dtype)
@@ -216,24 +268,42 @@ def test_attention_pooling_matches_torch(kind, dtype):
     (pooled * mg.tensor(upstream)).sum().backward()
 
     x_torch = torch.tensor(x_data, requires_grad=True)
-    weights = {name: torch.tensor(p.data, requires_grad=True) for name, p in pooling.named_parameters()}
+    weights = {
+        name: torch.tensor(p.data, requires_grad=True) for name, p in pooling.named_parameters()
+    }
     mask = torch.arange(5)[None, :] < torch.tensor(lengths)[:, None]
     pooled_torch, attention_torch = _torch_pooling(torch, kind, x_torch, mask, weights)
     (pooled_torch * torch.tensor(upstream)).sum().backward()
 
     tolerance = TOLERANCE[dtype]
     assert pooled.dtype == dtype
-    np.testing.assert_allclose(pooled.data, pooled_torch.detach().numpy(), rtol=tolerance, atol=tolerance)
-    np.testing.assert_allclose(pooling.last_weights, attention_torch.detach().numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        pooled.data, pooled_torch.detach().numpy(), rtol=tolerance, atol=tolerance
+    )
+    np.testing.assert_allclose(
+        pooling.last_weights, attention_torch.detach().numpy(), rtol=tolerance, atol=tolerance
+    )
     np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tolerance, atol=tolerance)
     for name, parameter in pooling.named_parameters():
-        np.testing.assert_allclose(parameter.grad.data, weights[name].grad.numpy(), rtol=tolerance, atol=tolerance,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            parameter.grad.data,
+            weights[name].grad.numpy(),
+            rtol=tolerance,
+            atol=tolerance,
+            err_msg=name,
+        )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("causal, bias, padding", [(False, False, "lengths"), (True, False, "key_padding_mask"),
-                                                   (True, True, "lengths"), (False, True, None)])
+@pytest.mark.parametrize(
+    "causal, bias, padding",
+    [
+        (False, False, "lengths"),
+        (True, False, "key_padding_mask"),
+        (True, True, "lengths"),
+        (False, True, None),
+    ],
+)
 def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
     torch = pytest.importorskip("torch")
     batch, steps, model_dim, num_heads = 3, 5, 8, 4
@@ -242,10 +312,18 @@ def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
     x_data = _random((batch, steps, model_dim), seed=10, dtype=dtype)
     upstream = _random((batch, steps, model_dim), seed=11, dtype=dtype)
     lengths = np.array([5, 2, 4])
-    padding_mask = np.arange(steps)[None, :] >= lengths[:, None]  # True at padding (torch's convention)
+    padding_mask = (
+        np.arange(steps)[None, :] >= lengths[:, None]
+    )  # True at padding (torch's convention)
 
     x = mg.tensor(x_data, requires_grad=True)
-    kwargs = {"lengths": lengths} if padding == "lengths" else {"key_padding_mask": padding_mask} if padding else {}
+    kwargs = (
+        {"lengths": lengths}
+        if padding == "lengths"
+        else {"key_padding_mask": padding_mask}
+        if padding
+        else {}
+    )
     out = attention(x, **kwargs)
     (out * mg.tensor(upstream)).sum().backward()
 
@@ -254,18 +332,44 @@ def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
     reference = torch.nn.MultiheadAttention(model_dim, num_heads, bias=bias, batch_first=True)
     reference = reference.to(torch.float64 if dtype == np.float64 else torch.float32)
     with torch.no_grad():
-        reference.in_proj_weight.copy_(torch.from_numpy(np.concatenate(
-            [attention.query_weight.data.T, attention.key_weight.data.T, attention.value_weight.data.T])))
+        reference.in_proj_weight.copy_(
+            torch.from_numpy(
+                np.concatenate(
+                    [
+                        attention.query_weight.data.T,
+                        attention.key_weight.data.T,
+                        attention.value_weight.data.T,
+                    ]
+                )
+            )
+        )
         reference.out_proj.weight.copy_(torch.from_numpy(attention.output_weight.data.T.copy()))
         if bias:
-            reference.in_proj_bias.copy_(torch.from_numpy(np.concatenate(
-                [attention.query_bias.data, attention.key_bias.data, attention.value_bias.data])))
+            reference.in_proj_bias.copy_(
+                torch.from_numpy(
+                    np.concatenate(
+                        [
+                            attention.query_bias.data,
+                            attention.key_bias.data,
+                            attention.value_bias.data,
+                        ]
+                    )
+                )
+            )
             reference.out_proj.bias.copy_(torch.from_numpy(attention.output_bias.data))
     x_torch = torch.tensor(x_data, requires_grad=True)
-    causal_mask = torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1) if causal else None
+    causal_mask = (
+        torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1) if causal else None
+    )
     out_torch, weights_torch = reference(
-        x_torch, x_torch, x_torch, key_padding_mask=torch.from_numpy(padding_mask) if padding else None,
-        attn_mask=causal_mask, need_weights=True, average_attn_weights=False)
+        x_torch,
+        x_torch,
+        x_torch,
+        key_padding_mask=torch.from_numpy(padding_mask) if padding else None,
+        attn_mask=causal_mask,
+        need_weights=True,
+        average_attn_weights=False,
+    )
     (out_torch * torch.tensor(upstream)).sum().backward()
 
     tolerance = TOLERANCE[dtype]
@@ -276,23 +380,37 @@ def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
     np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), **close)
     in_grad = reference.in_proj_weight.grad.numpy()
     for index, name in enumerate(["query", "key", "value"]):
-        np.testing.assert_allclose(getattr(attention, f"{name}_weight").grad.data,
-                                   in_grad[index * model_dim:(index + 1) * model_dim].T, err_msg=name, **close)
+        np.testing.assert_allclose(
+            getattr(attention, f"{name}_weight").grad.data,
+            in_grad[index * model_dim : (index + 1) * model_dim].T,
+            err_msg=name,
+            **close,
+        )
         if bias:
-            np.testing.assert_allclose(getattr(attention, f"{name}_bias").grad.data,
-                                       reference.in_proj_bias.grad.numpy()[index * model_dim:(index + 1) * model_dim],
-                                       err_msg=name, **close)
-    np.testing.assert_allclose(attention.output_weight.grad.data, reference.out_proj.weight.grad.numpy().T, **close)
+            np.testing.assert_allclose(
+                getattr(attention, f"{name}_bias").grad.data,
+                reference.in_proj_bias.grad.numpy()[index * model_dim : (index + 1) * model_dim],
+                err_msg=name,
+                **close,
+            )
+    np.testing.assert_allclose(
+        attention.output_weight.grad.data, reference.out_proj.weight.grad.numpy().T, **close
+    )
     if bias:
-        np.testing.assert_allclose(attention.output_bias.grad.data, reference.out_proj.bias.grad.numpy(), **close)
+        np.testing.assert_allclose(
+            attention.output_bias.grad.data, reference.out_proj.bias.grad.numpy(), **close
+        )
 
 
 # ---------------------------------------------------------------------------------------
 # Padding: weight exactly 0, and no NaN for a sequence with no tokens
 
 
-@pytest.mark.parametrize("make_score", [lambda: nn.AdditiveScore(4), lambda: nn.DotProductScore(4)],
-                         ids=["additive", "dot"])
+@pytest.mark.parametrize(
+    "make_score",
+    [lambda: nn.AdditiveScore(4), lambda: nn.DotProductScore(4)],
+    ids=["additive", "dot"],
+)
 def test_attention_pooling_padding_gets_exactly_zero_weight(make_score):
     mg.manual_seed(12)
     pooling = nn.AttentionPooling(make_score())
@@ -303,7 +421,9 @@ def test_attention_pooling_padding_gets_exactly_zero_weight(make_score):
     assert np.all(weights[1, 2:] == 0.0) and np.all(weights[2, 3:] == 0.0)
     assert np.all(weights[0] > 0) and np.all(weights[1, :2] > 0)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-6)
-    np.testing.assert_allclose(pooled.data, np.einsum("bt,btd->bd", weights, x.data), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        pooled.data, np.einsum("bt,btd->bd", weights, x.data), rtol=1e-5, atol=1e-6
+    )
     # The padding cannot influence the result: no gradient reaches it.
     pooled.sum().backward()
     assert np.all(x.grad.data[1, 2:] == 0.0) and np.all(x.grad.data[2, 3:] == 0.0)
@@ -312,8 +432,11 @@ def test_attention_pooling_padding_gets_exactly_zero_weight(make_score):
     assert np.all(pooling.last_weights[:, [2, 4]] == 0.0)
 
 
-@pytest.mark.parametrize("make_score", [lambda: nn.AdditiveScore(4), lambda: nn.DotProductScore(4)],
-                         ids=["additive", "dot"])
+@pytest.mark.parametrize(
+    "make_score",
+    [lambda: nn.AdditiveScore(4), lambda: nn.DotProductScore(4)],
+    ids=["additive", "dot"],
+)
 def test_attention_pooling_of_an_empty_sequence_is_zero(make_score):
     mg.manual_seed(14)
     pooling = nn.AttentionPooling(make_score())
@@ -332,7 +455,9 @@ def test_attention_pooling_of_an_empty_sequence_is_zero(make_score):
 def test_mean_pooling_values():
     x = mg.tensor(np.arange(24, dtype=np.float32).reshape(2, 4, 3))
     # row 0: mean of its first 2 tokens (0,1,2) and (3,4,5) = (1.5, 2.5, 3.5); row 1 has no tokens -> 0
-    np.testing.assert_array_equal(nn.MeanPooling()(x, lengths=[2, 0]).data, [[1.5, 2.5, 3.5], [0, 0, 0]])
+    np.testing.assert_array_equal(
+        nn.MeanPooling()(x, lengths=[2, 0]).data, [[1.5, 2.5, 3.5], [0, 0, 0]]
+    )
     # row 1 with every token: mean of 12..23 by column = (16.5, 17.5, 18.5)
     np.testing.assert_array_equal(nn.MeanPooling()(x, lengths=[2, 4]).data[1], [16.5, 17.5, 18.5])
     np.testing.assert_array_equal(nn.MeanPooling()(x).data, x.data.mean(axis=1))
@@ -441,10 +566,13 @@ def _torch_sdpa(torch, q, k, v, mask, is_causal, scale):
     refuses the pair in float64, its CPU kernel combines them)."""
     if is_causal and mask is not None:
         causal = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
-        mask = mask & causal if mask.dtype == torch.bool else mask.masked_fill(~causal, float("-inf"))
+        mask = (
+            mask & causal if mask.dtype == torch.bool else mask.masked_fill(~causal, float("-inf"))
+        )
         is_causal = False
-    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal,
-                                                            scale=scale)
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask, is_causal=is_causal, scale=scale
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -458,10 +586,14 @@ def test_scaled_dot_product_attention_matches_torch(case, dtype):
     if mask_kind == "bool":
         mask = rng.random(mask_shape) < 0.6
     elif mask_kind == "float":
-        mask = np.where(rng.random(mask_shape) < 0.7, rng.normal(size=mask_shape), -np.inf).astype(dtype)
+        mask = np.where(rng.random(mask_shape) < 0.7, rng.normal(size=mask_shape), -np.inf).astype(
+            dtype
+        )
     tensors = [mg.tensor(a, requires_grad=True) for a in (q, k, v)]
     mask_tensor = None if mask is None else mg.tensor(mask, requires_grad=mask_kind == "float")
-    out = attention(*tensors, attn_mask=mask_tensor, causal=is_causal, scale=scale)  # SDPA's op; it takes both
+    out = attention(
+        *tensors, attn_mask=mask_tensor, causal=is_causal, scale=scale
+    )  # SDPA's op; it takes both
     upstream = rng.normal(size=out.shape).astype(dtype)
     (out * mg.tensor(upstream)).sum().backward()
 
@@ -473,7 +605,9 @@ def test_scaled_dot_product_attention_matches_torch(case, dtype):
     close = dict(rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
     assert out.shape == tuple(out_torch.shape) and out.dtype == dtype
     np.testing.assert_allclose(out.data, out_torch.detach().numpy(), **close)
-    for ours, theirs, name in zip(tensors + [mask_tensor], leaves + [mask_torch], ["query", "key", "value", "mask"]):
+    for ours, theirs, name in zip(
+        tensors + [mask_tensor], leaves + [mask_torch], ["query", "key", "value", "mask"]
+    ):
         if name != "mask" or mask_kind == "float":
             np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), err_msg=name, **close)
 
@@ -481,11 +615,23 @@ def test_scaled_dot_product_attention_matches_torch(case, dtype):
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_scaled_dot_product_attention_gradcheck(is_causal):
     rng = np.random.default_rng(21)
-    q, k, v = rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 3, 5))
-    mask = np.array([[True, False, True], [True, True, True], [False, False, False]])  # a row with no key
-    assert mg.gradcheck(lambda q, k, v: attention(q, k, v, attn_mask=mask, causal=is_causal), [q, k, v])
-    assert mg.gradcheck(lambda q, k, v: attention(q, k, v, key_lengths=[[3, 1], [0, 2]], causal=is_causal,
-                                                  causal_offset=1), [q, k, v])
+    q, k, v = (
+        rng.normal(size=(2, 2, 3, 4)),
+        rng.normal(size=(2, 2, 3, 4)),
+        rng.normal(size=(2, 2, 3, 5)),
+    )
+    mask = np.array(
+        [[True, False, True], [True, True, True], [False, False, False]]
+    )  # a row with no key
+    assert mg.gradcheck(
+        lambda q, k, v: attention(q, k, v, attn_mask=mask, causal=is_causal), [q, k, v]
+    )
+    assert mg.gradcheck(
+        lambda q, k, v: attention(
+            q, k, v, key_lengths=[[3, 1], [0, 2]], causal=is_causal, causal_offset=1
+        ),
+        [q, k, v],
+    )
 
 
 def test_scaled_dot_product_attention_dropout():
@@ -504,25 +650,50 @@ def test_scaled_dot_product_attention_dropout():
     mg.manual_seed(7)
     keep = mg.random.generator().random(weights.shape, dtype=np.float32) >= 0.4
     np.testing.assert_allclose(out_dropped.data, (weights * keep / 0.6) @ v, rtol=1e-12)
-    many = attention(mg.tensor(np.zeros((1, 200, 4))), mg.tensor(np.zeros((1, 200, 4))), mg.tensor(np.ones((1, 200, 1))),
-                     dropout_p=0.25)
-    np.testing.assert_allclose(many.data.mean(), 1.0, atol=0.01)  # E[kept / 0.75] = 1 over 40,000 draws
-    assert np.all(scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0).data == 0)
+    many = attention(
+        mg.tensor(np.zeros((1, 200, 4))),
+        mg.tensor(np.zeros((1, 200, 4))),
+        mg.tensor(np.ones((1, 200, 1))),
+        dropout_p=0.25,
+    )
+    np.testing.assert_allclose(
+        many.data.mean(), 1.0, atol=0.01
+    )  # E[kept / 0.75] = 1 over 40,000 draws
+    assert np.all(
+        scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0).data
+        == 0
+    )
     float_mask = mg.tensor(np.zeros((3, 5)))
-    assert np.all(scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), float_mask, 1.0).data == 0)
+    assert np.all(
+        scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), float_mask, 1.0).data
+        == 0
+    )
 
 
 @pytest.mark.parametrize("causal, causal_offset", [(False, 0), (True, 0), (True, 2)])
-def test_float_mask_path_applies_key_lengths_and_causal_offset_as_the_kernel_does(causal, causal_offset):
+def test_float_mask_path_applies_key_lengths_and_causal_offset_as_the_kernel_does(
+    causal, causal_offset
+):
     """A float mask goes through the step-by-step ops; with key lengths and a causal offset it
     must give the fused kernel's numbers (an all-True bool mask) and the same zero rows."""
     rng = np.random.default_rng(11)
-    q, k, v = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 2))
-    settings = dict(key_lengths=np.array([[6], [0]]), causal=causal, causal_offset=causal_offset, need_weights=True)
-    fused, fused_weights = attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=np.ones((4, 6), bool),
-                                     **settings)
-    stepwise, weights = attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=mg.tensor(np.zeros((4, 6))),
-                                  **settings)
+    q, k, v = (
+        rng.standard_normal((2, 3, 4, 5)),
+        rng.standard_normal((2, 3, 6, 5)),
+        rng.standard_normal((2, 3, 6, 2)),
+    )
+    settings = dict(
+        key_lengths=np.array([[6], [0]]),
+        causal=causal,
+        causal_offset=causal_offset,
+        need_weights=True,
+    )
+    fused, fused_weights = attention(
+        mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=np.ones((4, 6), bool), **settings
+    )
+    stepwise, weights = attention(
+        mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=mg.tensor(np.zeros((4, 6))), **settings
+    )
     np.testing.assert_allclose(stepwise.data, fused.data, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(weights, fused_weights, rtol=1e-12, atol=1e-14)
     assert np.all(weights[1] == 0)  # the entry with no keys
@@ -532,7 +703,9 @@ def test_scaled_dot_product_attention_errors():
     q, k, v = mg.zeros(2, 3, 4), mg.zeros(2, 5, 4), mg.zeros(2, 5, 6)
     with pytest.raises(ValueError, match=r"query \(\.\.\., L, E\).*\(2, 3, 4\), \(2, 5, 3\)"):
         scaled_dot_product_attention(q, mg.zeros(2, 5, 3), v)
-    with pytest.raises(ValueError, match=r"attn_mask of shape \(3, 4\) does not broadcast to \(2, 3, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"attn_mask of shape \(3, 4\) does not broadcast to \(2, 3, 5\)"
+    ):
         scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 4), bool))
     with pytest.raises(TypeError, match="attn_mask must be bool.*or float.*int64"):
         scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 5), np.int64))
@@ -569,24 +742,44 @@ def test_two_graphs_alive_at_once_keep_their_own_weights():
 # The fused path and the textbook's steps agree
 
 
-@pytest.mark.parametrize("causal, bias, padding", [(False, False, "lengths"), (True, False, "key_padding_mask"),
-                                                   (True, True, None), (False, True, "lengths")])
+@pytest.mark.parametrize(
+    "causal, bias, padding",
+    [
+        (False, False, "lengths"),
+        (True, False, "key_padding_mask"),
+        (True, True, None),
+        (False, True, "lengths"),
+    ],
+)
 def test_fused_and_step_by_step_self_attention_agree(causal, bias, padding):
     fused = nn.SelfAttention(8, num_heads=4, causal=causal, bias=bias)
     steps = nn.SelfAttention(8, num_heads=4, causal=causal, bias=bias, fused=False)
     _set_weights(fused, np.float64, seed=25)
-    _set_weights(steps, np.float64, seed=25)  # the same numbers: parameters are drawn in the same order
+    _set_weights(
+        steps, np.float64, seed=25
+    )  # the same numbers: parameters are drawn in the same order
     x = _random((3, 6, 8), seed=26)
     lengths = np.array([6, 0, 3])
-    kwargs = {"lengths": lengths} if padding == "lengths" else \
-        {"key_padding_mask": np.arange(6)[None, :] >= lengths[:, None]} if padding else {}
+    kwargs = (
+        {"lengths": lengths}
+        if padding == "lengths"
+        else {"key_padding_mask": np.arange(6)[None, :] >= lengths[:, None]}
+        if padding
+        else {}
+    )
     results = []
     for module in (fused, steps):
         leaf = mg.tensor(x, requires_grad=True)
         out = module(leaf, **kwargs)
         (out * mg.tensor(_random(out.shape, seed=27))).sum().backward()
-        results.append((out.data, module.last_weights, leaf.grad.data,
-                        [p.grad.data for p in module.parameters()]))
+        results.append(
+            (
+                out.data,
+                module.last_weights,
+                leaf.grad.data,
+                [p.grad.data for p in module.parameters()],
+            )
+        )
     (out_a, weights_a, grad_a, params_a), (out_b, weights_b, grad_b, params_b) = results
     np.testing.assert_allclose(out_a, out_b, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(weights_a, weights_b, rtol=1e-12, atol=1e-14)
@@ -622,20 +815,31 @@ def test_cached_generation_equals_recomputing_the_prefix(num_heads, causal):
     x = _random((2, 7, 8), seed=29)
     cache = nn.KVCache()
     with mg.no_grad():
-        pieces = [attention_layer(mg.tensor(x[:, :3]), cache=cache)]  # a prompt of 3, then one at a time
+        pieces = [
+            attention_layer(mg.tensor(x[:, :3]), cache=cache)
+        ]  # a prompt of 3, then one at a time
         assert len(cache) == 3
         for t in range(3, 7):
-            pieces.append(attention_layer(mg.tensor(x[:, t:t + 1]), cache=cache))
-            assert len(cache) == t + 1 and attention_layer.last_weights.shape == (2, num_heads, 1, t + 1)
+            pieces.append(attention_layer(mg.tensor(x[:, t : t + 1]), cache=cache))
+            assert len(cache) == t + 1 and attention_layer.last_weights.shape == (
+                2,
+                num_heads,
+                1,
+                t + 1,
+            )
         cached = np.concatenate([p.data for p in pieces], axis=1)
         for t in range(1, 8):  # recompute each prefix from scratch: its last output is that step's
             whole = attention_layer(mg.tensor(x[:, :t])).data
             if causal:
-                np.testing.assert_allclose(cached[:, t - 1], whole[:, t - 1], rtol=1e-10, atol=1e-10)
+                np.testing.assert_allclose(
+                    cached[:, t - 1], whole[:, t - 1], rtol=1e-10, atol=1e-10
+                )
         if causal:
             np.testing.assert_allclose(cached, whole, rtol=1e-10, atol=1e-10)
         else:  # without the causal mask each chunk sees the prefix cached so far (and itself)
-            np.testing.assert_allclose(cached[:, :3], attention_layer(mg.tensor(x[:, :3])).data, rtol=1e-10)
+            np.testing.assert_allclose(
+                cached[:, :3], attention_layer(mg.tensor(x[:, :3])).data, rtol=1e-10
+            )
             np.testing.assert_allclose(cached[:, 6], whole[:, 6], rtol=1e-10, atol=1e-10)
     cache.reset()
     assert len(cache) == 0 and cache.keys is None
@@ -646,9 +850,15 @@ def test_cache_in_chunks_matches_the_whole_sequence_with_gradients():
     _set_weights(attention_layer, np.float64, seed=30)
     x = _random((1, 5, 6), seed=31)
     cache = nn.KVCache()
-    chunks = [attention_layer(mg.tensor(x[:, :2]), cache=cache), attention_layer(mg.tensor(x[:, 2:]), cache=cache)]
-    np.testing.assert_allclose(np.concatenate([c.data for c in chunks], axis=1), attention_layer(mg.tensor(x)).data,
-                               rtol=1e-12)
+    chunks = [
+        attention_layer(mg.tensor(x[:, :2]), cache=cache),
+        attention_layer(mg.tensor(x[:, 2:]), cache=cache),
+    ]
+    np.testing.assert_allclose(
+        np.concatenate([c.data for c in chunks], axis=1),
+        attention_layer(mg.tensor(x)).data,
+        rtol=1e-12,
+    )
     assert mg.gradcheck(lambda x: attention_layer(x, cache=nn.KVCache()), [x])
 
 
@@ -656,7 +866,9 @@ def test_cache_errors():
     attention_layer = nn.SelfAttention(4, num_heads=2)
     cache = nn.KVCache()
     attention_layer(mg.zeros(2, 3, 4), cache=cache)
-    with pytest.raises(ValueError, match=r"KVCache: holds keys of shape \(2, 2, 3, 2\).*\(1, 2, 1, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"KVCache: holds keys of shape \(2, 2, 3, 2\).*\(1, 2, 1, 2\)"
+    ):
         attention_layer(mg.zeros(1, 1, 4), cache=cache)
     with pytest.raises(ValueError, match="cannot be combined with a cache"):
         attention_layer(mg.zeros(2, 1, 4), lengths=[1, 1], cache=cache)
@@ -674,8 +886,13 @@ def test_cache_errors():
 @pytest.mark.parametrize("pool", ["additive", "dot", "mean"])
 def test_pooling_ignores_junk_in_padded_positions(pool, junk):
     mg.manual_seed(32)
-    module = nn.MeanPooling() if pool == "mean" else \
-        nn.AttentionPooling(nn.AdditiveScore(4) if pool == "additive" else nn.DotProductScore(4))
+    module = (
+        nn.MeanPooling()
+        if pool == "mean"
+        else nn.AttentionPooling(
+            nn.AdditiveScore(4) if pool == "additive" else nn.DotProductScore(4)
+        )
+    )
     clean = _random((3, 5, 4), seed=33, dtype=np.float32)
     lengths = np.array([5, 2, 0])
     dirty = clean.copy()
@@ -687,8 +904,10 @@ def test_pooling_ignores_junk_in_padded_positions(pool, junk):
             leaf = mg.tensor(x, requires_grad=True)
             module.zero_grad()
             module(leaf, **kwargs).sum().backward()
-            results.append([module(leaf, **kwargs).data, np.where(np.isfinite(x), leaf.grad.data, 0)]
-                           + [p.grad.data.copy() for p in module.parameters()])
+            results.append(
+                [module(leaf, **kwargs).data, np.where(np.isfinite(x), leaf.grad.data, 0)]
+                + [p.grad.data.copy() for p in module.parameters()]
+            )
     for clean_result, dirty_result in zip(results[:2], results[2:]):
         for a, b in zip(clean_result, dirty_result):
             assert np.all(np.isfinite(b))
@@ -708,11 +927,17 @@ def test_self_attention_ignores_junk_in_padded_keys():
 
 
 @pytest.mark.parametrize("fused", [True, False])
-@pytest.mark.parametrize("shape, lengths", [((2, 0, 8), [0, 0]), ((0, 3, 8), np.zeros(0, np.int64)), ((0, 0, 8), None)])
+@pytest.mark.parametrize(
+    "shape, lengths", [((2, 0, 8), [0, 0]), ((0, 3, 8), np.zeros(0, np.int64)), ((0, 0, 8), None)]
+)
 def test_zero_size_batches_and_sequences(shape, lengths, fused):
     # issue 14: attention on length-0 input with lengths crashed ("cannot reshape array of size 0")
-    modules = [nn.SelfAttention(8, num_heads=2, causal=True, fused=fused), nn.MeanPooling(),
-               nn.AttentionPooling(nn.AdditiveScore(8)), nn.AttentionPooling(nn.DotProductScore(8))]
+    modules = [
+        nn.SelfAttention(8, num_heads=2, causal=True, fused=fused),
+        nn.MeanPooling(),
+        nn.AttentionPooling(nn.AdditiveScore(8)),
+        nn.AttentionPooling(nn.DotProductScore(8)),
+    ]
     for module in modules:
         x = mg.tensor(np.ones(shape, np.float32), requires_grad=True)
         out = module(x) if lengths is None else module(x, lengths)

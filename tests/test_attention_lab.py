@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 
-import minigrad as mg
 from examples.lab import by_hand, training
 from examples.lab.api import Lab
 from examples.lab.inputs import LabInputError
@@ -28,11 +27,14 @@ def softmax(scores, allowed=None):
     return exps / exps.sum(axis=-1, keepdims=True)
 
 
-def attention_reference(x, query_weight, key_weight, value_weight, output_weight, heads=1, temperature=1.0,
-                        causal=False):
+def attention_reference(
+    x, query_weight, key_weight, value_weight, output_weight, heads=1, temperature=1.0, causal=False
+):
     """Self-attention of x (T, D), one head at a time, in float64: every intermediate table."""
     x = np.asarray(x, np.float64)
-    queries, keys, values = (x @ np.asarray(w, np.float64) for w in (query_weight, key_weight, value_weight))
+    queries, keys, values = (
+        x @ np.asarray(w, np.float64) for w in (query_weight, key_weight, value_weight)
+    )
     steps = len(x)
     allowed = np.tril(np.ones((steps, steps), bool)) if causal else None
     head_dim = x.shape[1] // heads
@@ -42,11 +44,24 @@ def attention_reference(x, query_weight, key_weight, value_weight, output_weight
         scores = queries[:, columns] @ keys[:, columns].T
         scaled = scores / math.sqrt(head_dim)
         weights = softmax(scaled / temperature, allowed)
-        per_head.append(dict(scores=scores, scaled=scaled, tempered=scaled / temperature, weights=weights,
-                             context=weights @ values[:, columns]))
+        per_head.append(
+            dict(
+                scores=scores,
+                scaled=scaled,
+                tempered=scaled / temperature,
+                weights=weights,
+                context=weights @ values[:, columns],
+            )
+        )
     merged = np.concatenate([h["context"] for h in per_head], axis=1)
-    return dict(queries=queries, keys=keys, values=values, heads=per_head, merged=merged,
-                outputs=merged @ np.asarray(output_weight, np.float64))
+    return dict(
+        queries=queries,
+        keys=keys,
+        values=values,
+        heads=per_head,
+        merged=merged,
+        outputs=merged @ np.asarray(output_weight, np.float64),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -60,16 +75,22 @@ def lab(tmp_path_factory):
 
 def check_by_hand(answer, request):
     settings = {**by_hand.defaults(), **request}
-    reference = attention_reference(np.array(settings["embeddings"], float), *(
-        np.array(settings[name], float) for name in by_hand.MATRICES),
-        heads=settings["heads"], temperature=float(settings["temperature"]), causal=settings["causal"])
+    reference = attention_reference(
+        np.array(settings["embeddings"], float),
+        *(np.array(settings[name], float) for name in by_hand.MATRICES),
+        heads=settings["heads"],
+        temperature=float(settings["temperature"]),
+        causal=settings["causal"],
+    )
     for name in ("queries", "keys", "values", "merged", "outputs"):
         np.testing.assert_allclose(answer[name], reference[name], **TOLERANCE, err_msg=name)
     assert len(answer["head_results"]) == settings["heads"]
     for head, expected in zip(answer["head_results"], reference["heads"]):
         for name, values in expected.items():
             np.testing.assert_allclose(head[name], values, **TOLERANCE, err_msg=name)
-    np.testing.assert_allclose(answer["module"]["weights"], [h["weights"] for h in reference["heads"]], **TOLERANCE)
+    np.testing.assert_allclose(
+        answer["module"]["weights"], [h["weights"] for h in reference["heads"]], **TOLERANCE
+    )
     np.testing.assert_allclose(answer["module"]["outputs"], reference["outputs"], **TOLERANCE)
     assert answer["module"]["largest_difference"] < 1e-5
     return reference
@@ -97,13 +118,18 @@ def test_by_hand_matches_numpy_for_any_settings(lab, seed):
         "words": ["a", "b", "c"],
         "embeddings": rng.uniform(-3, 3, (3, 2)).round(2).tolist(),
         **{name: rng.uniform(-2, 2, (2, 2)).round(2).tolist() for name in by_hand.MATRICES},
-        "query": int(rng.integers(3)), "temperature": [0.1, 0.5, 1.0, 3.0, 20.0, 0.05][seed],
-        "causal": bool(seed % 2), "heads": 1 + seed // 3,
+        "query": int(rng.integers(3)),
+        "temperature": [0.1, 0.5, 1.0, 3.0, 20.0, 0.05][seed],
+        "causal": bool(seed % 2),
+        "heads": 1 + seed // 3,
     }
     # Numbers typed into the page's boxes arrive as text; they mean the same.
     request["query_weight"] = [[str(v) for v in row] for row in request["query_weight"]]
     answer = lab.call("/api/by_hand", request)
-    check_by_hand(answer, {**request, "query_weight": [[float(v) for v in r] for r in request["query_weight"]]})
+    check_by_hand(
+        answer,
+        {**request, "query_weight": [[float(v) for v in r] for r in request["query_weight"]]},
+    )
     if request["causal"]:
         for head in answer["head_results"]:
             assert np.all(np.triu(head["weights"], k=1) == 0.0)  # exactly 0, not small
@@ -111,9 +137,13 @@ def test_by_hand_matches_numpy_for_any_settings(lab, seed):
 
 
 def test_by_hand_temperature_sharpens_and_flattens(lab):
-    peaks = [max(lab.call("/api/by_hand", {"temperature": t})["head_results"][0]["weights"][2])
-             for t in (0.1, 1.0, 10.0)]
-    assert peaks[0] > 0.999 and peaks[0] > peaks[1] > peaks[2] and peaks[2] < 0.42  # 1/3 would be flat
+    peaks = [
+        max(lab.call("/api/by_hand", {"temperature": t})["head_results"][0]["weights"][2])
+        for t in (0.1, 1.0, 10.0)
+    ]
+    assert (
+        peaks[0] > 0.999 and peaks[0] > peaks[1] > peaks[2] and peaks[2] < 0.42
+    )  # 1/3 would be flat
 
 
 def test_by_hand_two_heads_split_the_features(lab):
@@ -132,7 +162,10 @@ BAD_BY_HAND = [
     ({"temperature": "1e999"}, "temperature: expected a finite number"),
     ({"temperature": 0}, "temperature: expected a number between 0.05 and 20; got 0"),
     ({"temperature": True}, "temperature: expected a number"),
-    ({"embeddings": [[1e9, 0], [0, 3], [1, 1]]}, "word vectors[1][1]: expected a number between -100 and 100"),
+    (
+        {"embeddings": [[1e9, 0], [0, 3], [1, 1]]},
+        "word vectors[1][1]: expected a number between -100 and 100",
+    ),
     ({"query_weight": [[1, 2], [3]]}, "W_Q: expected a 2 x 2 matrix"),
     ({"key_weight": [[1, 2, 3], [4, 5, 6]]}, "W_K: expected a 2 x 2 matrix"),
     ({"value_weight": [[1, 2], [3, 4], [5, 6]]}, "W_V: expected a 2 x 2 matrix"),
@@ -161,8 +194,14 @@ def test_by_hand_bad_input_says_what_was_expected(lab, request_, message):
 
 def classifier_loss(parameters, x, labels):
     """The toy model in numpy float64: self-attention, mean over the words, linear, cross-entropy."""
-    logits = np.stack([attention_reference(sentence, *(parameters[f"attention.{n}"] for n in training.MATRICES))
-                       ["outputs"].mean(axis=0) for sentence in x])
+    logits = np.stack(
+        [
+            attention_reference(
+                sentence, *(parameters[f"attention.{n}"] for n in training.MATRICES)
+            )["outputs"].mean(axis=0)
+            for sentence in x
+        ]
+    )
     logits = logits @ parameters["classifier.weight"].T + parameters["classifier.bias"]
     shifted = logits - logits.max(axis=1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
@@ -197,25 +236,42 @@ def test_training_step_is_gradient_descent_with_the_true_gradient(lab):
     for name, matrix in start["matrices"].items():
         np.testing.assert_array_equal(matrix["value"], parameters[f"attention.{name}"])
 
-    answer = lab.call("/api/train/step", {"session": "gradient", "steps": 1, "learning_rate": "0.5"})
+    answer = lab.call(
+        "/api/train/step", {"session": "gradient", "steps": 1, "learning_rate": "0.5"}
+    )
     assert answer["step"] == 1 and answer["learning_rate"] == 0.5
     after = session_parameters(lab, "gradient")
     for name, matrix in answer["matrices"].items():
         key = f"attention.{name}"
-        expected = finite_difference_gradient(lambda: classifier_loss(parameters, x, labels), parameters[key])
+        expected = finite_difference_gradient(
+            lambda: classifier_loss(parameters, x, labels), parameters[key]
+        )
         np.testing.assert_allclose(matrix["gradient"], expected, rtol=1e-3, atol=1e-6, err_msg=name)
         np.testing.assert_array_equal(matrix["before"], parameters[key])
         # float32: W now - W before loses the last bits of W (|W| < 1, so about 6e-8)
-        np.testing.assert_allclose(matrix["update"], -0.5 * np.array(matrix["gradient"]), rtol=1e-5, atol=2e-7)
-        np.testing.assert_allclose(matrix["value"], parameters[key] + matrix["update"], rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            matrix["update"], -0.5 * np.array(matrix["gradient"]), rtol=1e-5, atol=2e-7
+        )
+        np.testing.assert_allclose(
+            matrix["value"], parameters[key] + matrix["update"], rtol=1e-6, atol=1e-7
+        )
         np.testing.assert_array_equal(matrix["value"], after[key])
     # The loss curve: the loss before the step, then the loss now, from the updated matrices.
-    np.testing.assert_allclose(answer["losses"], [classifier_loss(parameters, x, labels),
-                                                  classifier_loss(after, x, labels)], rtol=1e-5)
+    np.testing.assert_allclose(
+        answer["losses"],
+        [classifier_loss(parameters, x, labels), classifier_loss(after, x, labels)],
+        rtol=1e-5,
+    )
     sentence = vectors[four_matrices.sentence_ids(four_matrices.FIXED_SENTENCE)][0]
-    expected_weights = attention_reference(sentence, *(after[f"attention.{n}"] for n in training.MATRICES))
-    np.testing.assert_allclose(answer["sentence_weights"], expected_weights["heads"][0]["weights"], **TOLERANCE)
-    np.testing.assert_allclose(answer["received"], expected_weights["heads"][0]["weights"].mean(axis=0), **TOLERANCE)
+    expected_weights = attention_reference(
+        sentence, *(after[f"attention.{n}"] for n in training.MATRICES)
+    )
+    np.testing.assert_allclose(
+        answer["sentence_weights"], expected_weights["heads"][0]["weights"], **TOLERANCE
+    )
+    np.testing.assert_allclose(
+        answer["received"], expected_weights["heads"][0]["weights"].mean(axis=0), **TOLERANCE
+    )
 
 
 def test_training_hundred_steps_lower_the_loss_and_move_attention_to_good(lab):
@@ -264,7 +320,10 @@ def test_training_stops_at_the_step_cap(lab, monkeypatch):
 
 BAD_TRAINING = [
     ({"session": "s", "learning_rate": "abc"}, "learning rate: expected a number"),
-    ({"session": "s", "learning_rate": 0}, "learning rate: expected a number between 0.0001 and 10"),
+    (
+        {"session": "s", "learning_rate": 0},
+        "learning rate: expected a number between 0.0001 and 10",
+    ),
     ({"session": "s", "learning_rate": -1}, "learning rate: expected a number between"),
     ({"session": "s", "learning_rate": "NaN"}, "learning rate: expected a finite number"),
     ({"session": "s", "learning_rate": 1e9}, "learning rate: expected a number between"),
@@ -286,6 +345,7 @@ def test_training_bad_input_says_what_was_expected(lab, request_, message):
 
 def test_sessions_are_capped(monkeypatch):
     from examples.lab import api
+
     monkeypatch.setattr(api, "MAX_SESSIONS", 2)
     lab = Lab()
     for name in ("one", "two", "three"):
@@ -305,7 +365,9 @@ def test_graph_is_drawn_with_the_paths_to_the_four_matrices(lab):
     for name in training.MATRICES:
         assert f"attention.{name}" in answer["dot"] and f"attention.{name}" in answer["svg"]
     lines = answer["dot"].splitlines()
-    for name in training.MATRICES:  # the four matrices drawn emphasised, the classifier's weight not
+    for (
+        name
+    ) in training.MATRICES:  # the four matrices drawn emphasised, the classifier's weight not
         (line,) = [line for line in lines if f'label="attention.{name}' in line]
         assert "#cc0000" in line
     (line,) = [line for line in lines if 'label="classifier.weight' in line]
@@ -317,8 +379,12 @@ def test_graph_is_drawn_with_the_paths_to_the_four_matrices(lab):
 
 def test_graph_collapses_modules(lab):
     full = lab.call("/api/graph", {"session": "graph", "collapse": []})["dot"]
-    collapsed = lab.call("/api/graph", {"session": "graph", "collapse": ["attention", "pool"]})["dot"]
-    heads_split = "Permute\\ndims=(0, 2, 1, 3)"  # splitting into heads happens inside the attention box
+    collapsed = lab.call("/api/graph", {"session": "graph", "collapse": ["attention", "pool"]})[
+        "dot"
+    ]
+    heads_split = (
+        "Permute\\ndims=(0, 2, 1, 3)"  # splitting into heads happens inside the attention box
+    )
     assert heads_split in full and heads_split not in collapsed
     assert len(collapsed) < len(full) / 2
     assert "SelfAttention" in collapsed
@@ -326,7 +392,9 @@ def test_graph_collapses_modules(lab):
 
 @pytest.mark.parametrize("collapse", [["encoder"], "attention", [1]])
 def test_graph_bad_collapse(lab, collapse):
-    with pytest.raises(LabInputError, match="collapse: expected a list drawn from attention, pool, classifier"):
+    with pytest.raises(
+        LabInputError, match="collapse: expected a list drawn from attention, pool, classifier"
+    ):
         lab.call("/api/graph", {"session": "graph", "collapse": collapse})
 
 

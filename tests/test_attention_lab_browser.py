@@ -35,14 +35,26 @@ from examples.sentiment.model import SentimentModel
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
 WAIT_SECONDS = 60  # how long to wait for the page to show something before failing
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-                 "--window-size=1400,1000", "--hide-scrollbars", "--force-device-scale-factor=1"]
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--window-size=1400,1000",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+]
 
 
 def unavailable(reason):
     if os.environ.get("CI"):
-        pytest.fail(f"CI must run the browser test: {reason} (.ci/run installs chromium and chromium-driver)")
+        pytest.fail(
+            f"CI must run the browser test: {reason} (.ci/run installs chromium and chromium-driver)"
+        )
     pytest.skip(reason)
 
 
@@ -55,7 +67,9 @@ def browser():
         unavailable("selenium is not installed (pip install -e '.[test]')")
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or driver_path is None:
-        unavailable("no chromium/chromedriver on PATH (Debian: apt-get install chromium chromium-driver)")
+        unavailable(
+            "no chromium/chromedriver on PATH (Debian: apt-get install chromium chromium-driver)"
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for argument in CHROMIUM_ARGS:
@@ -76,9 +90,23 @@ def lab_url(tmp_path_factory):
     (runs / "dot").mkdir()
     mg.save(model.state_dict(), runs / "dot" / "best.npz")
     vocab.to_json(runs / "dot" / "vocab.json")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    process = subprocess.Popen([sys.executable, str(ROOT / "examples" / "attention_lab.py"), "--port", "0",
-                                "--runs", str(runs)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "attention_lab.py"),
+            "--port",
+            "0",
+            "--runs",
+            str(runs),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     line = process.stdout.readline()
     url = re.search(r"http://127\.0\.0\.1:\d+/", line)
     if url is None:
@@ -92,9 +120,14 @@ def lab_url(tmp_path_factory):
 def expected_weights(temperature=1.0, causal=False):
     """The chapter's attention weights (3, 3) computed by nn.SelfAttention, checked against numpy."""
     attention = nn.SelfAttention(2, num_heads=1, causal=causal)
-    attention.load_state_dict({"query_weight": chapter.CHAPTER_QUERY_WEIGHT / np.float32(temperature),
-                               "key_weight": chapter.CHAPTER_KEY_WEIGHT, "value_weight": chapter.CHAPTER_VALUE_WEIGHT,
-                               "output_weight": np.eye(2, dtype=np.float32)})
+    attention.load_state_dict(
+        {
+            "query_weight": chapter.CHAPTER_QUERY_WEIGHT / np.float32(temperature),
+            "key_weight": chapter.CHAPTER_KEY_WEIGHT,
+            "value_weight": chapter.CHAPTER_VALUE_WEIGHT,
+            "output_weight": np.eye(2, dtype=np.float32),
+        }
+    )
     with mg.no_grad():
         attention(mg.tensor(chapter.CHAPTER_EMBEDDINGS[None]))
     weights = attention.last_weights[0, 0]
@@ -103,7 +136,9 @@ def expected_weights(temperature=1.0, causal=False):
     if causal:
         scores = np.where(np.tril(np.ones((3, 3), bool)), scores, -np.inf)
     reference = np.exp(scores - scores.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(weights, reference / reference.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        weights, reference / reference.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6
+    )
     return weights
 
 
@@ -111,13 +146,19 @@ def wait_for(driver, condition, what):
     """Wait until condition() is true; on time-out, fail with what the page shows."""
     from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
+
     try:  # an element replaced by a redraw between two look-ups: look again
-        return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.05,
-                             ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: condition())
+        return WebDriverWait(
+            driver,
+            WAIT_SECONDS,
+            poll_frequency=0.05,
+            ignored_exceptions=(StaleElementReferenceException,),
+        ).until(lambda d: condition())
     except TimeoutException:
         shown = driver.execute_script(
             "return [...document.querySelectorAll('.message, .status')].filter((e) => e.textContent.trim())"
-            ".map((e) => e.id + ': ' + e.textContent.trim()).join(' | ')")
+            ".map((e) => e.id + ': ' + e.textContent.trim()).join(' | ')"
+        )
         pytest.fail(f"the page never showed {what}; it shows: {shown}")
 
 
@@ -134,19 +175,23 @@ def shown_weights(driver):
     """The weight row of the asking word as shown (4 decimals), or None while it is not there.
     Read in one script call: the page may redraw between two element look-ups."""
     texts = driver.execute_script(
-        "return [...document.querySelectorAll('#head-steps tr.weights td.value')].map((c) => c.textContent)")
+        "return [...document.querySelectorAll('#head-steps tr.weights td.value')].map((c) => c.textContent)"
+    )
     return [float(text) for text in texts] if len(texts) == 3 else None
 
 
 def heat_values(driver, selector):
     """The exact values behind the cells of a heat map (as the server sent them)."""
     return driver.execute_script(
-        "return [...document.querySelectorAll(arguments[0] + ' .cell')].map((c) => c.dataset.value)", selector)
+        "return [...document.querySelectorAll(arguments[0] + ' .cell')].map((c) => c.dataset.value)",
+        selector,
+    )
 
 
 def test_the_lab_in_a_browser(browser, lab_url):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+
     driver = browser
     find = lambda css: driver.find_element(By.CSS_SELECTOR, css)  # noqa: E731
     driver.get(lab_url)
@@ -161,8 +206,11 @@ def test_the_lab_in_a_browser(browser, lab_url):
     # Colder: the slider two notches to the left is T = 0.5, and the weights sharpen.
     find("#temperature").send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT)
     cold = expected_weights(temperature=0.5)
-    wait_for(driver, lambda: shown_weights(driver) and abs(shown_weights(driver)[0] - cold[2, 0]) < 5e-5,
-             "the weights at T = 0.5")
+    wait_for(
+        driver,
+        lambda: shown_weights(driver) and abs(shown_weights(driver)[0] - cold[2, 0]) < 5e-5,
+        "the weights at T = 0.5",
+    )
     assert find("#temperature-value").text == "T = 0.5"
     np.testing.assert_allclose(shown_weights(driver), cold[2], atol=5e-5)
 
@@ -172,8 +220,11 @@ def test_the_lab_in_a_browser(browser, lab_url):
     causal = expected_weights(temperature=0.5, causal=True)
     lower_triangle = ["✓", "✕", "✕", "✓", "✓", "✕", "✓", "✓", "✓"]
     mask_grid = lambda: driver.execute_script(  # noqa: E731  (one read: the page redraws as a whole)
-        "return [...document.querySelectorAll('#mask-grid .cell')].map((c) => c.textContent)")
-    wait_for(driver, lambda: mask_grid() == lower_triangle, "the lower-triangle grid of the causal mask")
+        "return [...document.querySelectorAll('#mask-grid .cell')].map((c) => c.textContent)"
+    )
+    wait_for(
+        driver, lambda: mask_grid() == lower_triangle, "the lower-triangle grid of the causal mask"
+    )
     np.testing.assert_allclose(shown_weights(driver), causal[1], atol=5e-5)
     assert shown_weights(driver)[2] == 0.0
     all_weights = np.array([float(v) for v in heat_values(driver, "#weights-matrix")]).reshape(3, 3)
@@ -185,7 +236,10 @@ def test_the_lab_in_a_browser(browser, lab_url):
     cell.clear()
     cell.send_keys("abc")
     wait_for(driver, lambda: "got 'abc'" in find("#by-hand-error").text, "the error message")
-    assert "W_Q[1][1]: expected a number between -100 and 100; got 'abc'" in find("#by-hand-error").text
+    assert (
+        "W_Q[1][1]: expected a number between -100 and 100; got 'abc'"
+        in find("#by-hand-error").text
+    )
     cell.clear()
     cell.send_keys("0")
     wait_for(driver, lambda: not find("#by-hand-error").is_displayed(), "the error to clear")
@@ -210,14 +264,23 @@ def test_the_lab_in_a_browser(browser, lab_url):
 
     # Panel 3: the graph of the current model, with the four matrices in it.
     find("#tabs button[data-panel=graph]").click()
-    wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, "#graph-picture svg")
-             or find("#graph-missing").is_displayed(), "the graph")
+    wait_for(
+        driver,
+        lambda: (
+            driver.find_elements(By.CSS_SELECTOR, "#graph-picture svg")
+            or find("#graph-missing").is_displayed()
+        ),
+        "the graph",
+    )
     if shutil.which("dot"):
         picture = find("#graph-picture svg").get_attribute("outerHTML")
         assert all(f"attention.{n}_weight" in picture for n in ("query", "key", "value", "output"))
         find("input[name=collapse][value=attention]").click()
-        wait_for(driver, lambda: len(find("#graph-picture svg").get_attribute("outerHTML")) < len(picture) / 2,
-                 "the graph with attention collapsed")
+        wait_for(
+            driver,
+            lambda: len(find("#graph-picture svg").get_attribute("outerHTML")) < len(picture) / 2,
+            "the graph with attention collapsed",
+        )
     else:
         assert "apt-get install graphviz" in find("#graph-missing").text
 
@@ -229,9 +292,14 @@ def test_the_lab_in_a_browser(browser, lab_url):
     assert find("#model-label").text in ("positive", "negative")
     tokens = driver.find_elements(By.CSS_SELECTOR, "#model-tokens span")
     assert [t.text for t in tokens][:3] == ["this", "movie", "was"]
-    np.testing.assert_allclose(sum(float(t.get_attribute("data-value")) for t in tokens), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(
+        sum(float(t.get_attribute("data-value")) for t in tokens), 1.0, rtol=1e-5
+    )
 
     # Nothing went wrong in the page itself (a blocked request or a script error would show here).
-    problems = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
-                and "400 (Bad Request)" not in entry["message"]]  # the "abc" above, answered on purpose
+    problems = [
+        entry
+        for entry in driver.get_log("browser")
+        if entry["level"] == "SEVERE" and "400 (Bad Request)" not in entry["message"]
+    ]  # the "abc" above, answered on purpose
     assert problems == []

@@ -43,15 +43,21 @@ def sentiment_reference(state, ids, pool):
     """(probabilities (2,), token weights (T,)) of examples/sentiment/model.py for one review."""
     p = {name: np.asarray(value, np.float64) for name, value in state.items()}
     x = p["embedding.weight"][ids]
-    forward = lstm_direction(x, *(p[f"encoder.{n}_l0"] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")))
-    backward = lstm_direction(x[::-1], *(p[f"encoder.{n}_l0_reverse"]
-                                         for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")))[::-1]
+    forward = lstm_direction(
+        x, *(p[f"encoder.{n}_l0"] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+    )
+    backward = lstm_direction(
+        x[::-1],
+        *(p[f"encoder.{n}_l0_reverse"] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")),
+    )[::-1]
     h = np.concatenate([forward, backward], axis=1)  # (T, 2 hidden)
     if pool == "dot":
         weights = softmax(h @ p["pool.score.query"])
         pooled = weights @ h
     elif pool == "additive":
-        hidden = np.tanh(h @ p["pool.score.input_weight"] + p["pool.score.query"] @ p["pool.score.query_weight"])
+        hidden = np.tanh(
+            h @ p["pool.score.input_weight"] + p["pool.score.query"] @ p["pool.score.query_weight"]
+        )
         weights = softmax(hidden @ p["pool.score.score_vector"])
         pooled = weights @ h
     elif pool == "mhsa":
@@ -76,7 +82,9 @@ def write_checkpoint(runs, pool, seed=0):
     vocab = preprocess.build_vocab([WORDS])
     mg.manual_seed(seed)
     model = SentimentModel(len(vocab), pool=pool, embedding_dim=6, hidden_size=8)
-    for parameter in model.parameters():  # larger weights than the initialisation: weights far from uniform
+    for (
+        parameter
+    ) in model.parameters():  # larger weights than the initialisation: weights far from uniform
         parameter.data[...] *= 3
     folder = runs / pool
     folder.mkdir(parents=True, exist_ok=True)
@@ -97,8 +105,12 @@ def test_status_without_checkpoints_says_which_command_makes_one(tmp_path):
     status = Lab(runs=tmp_path / "runs").call("/api/model/status", {})
     assert status["checkpoints"] == []
     assert "python examples/sentiment/train.py --quick --pool dot" in status["message"]
-    with pytest.raises(LabInputError, match="no checkpoint for the dot pooling.*train.py --quick --pool dot"):
-        Lab(runs=tmp_path / "runs").call("/api/model/predict", {"model": "dot", "text": "good movie"})
+    with pytest.raises(
+        LabInputError, match="no checkpoint for the dot pooling.*train.py --quick --pool dot"
+    ):
+        Lab(runs=tmp_path / "runs").call(
+            "/api/model/predict", {"model": "dot", "text": "good movie"}
+        )
 
 
 @pytest.mark.parametrize("pool", ["dot", "additive", "mhsa", "mean"])
@@ -107,11 +119,31 @@ def test_prediction_matches_numpy(runs, pool):
     assert lab.call("/api/model/status", {})["checkpoints"] == ["mean", "additive", "dot", "mhsa"]
     text = "The movie was GOOD, the plot... awful!! Zebras."
     answer = lab.call("/api/model/predict", {"model": pool, "text": text})
-    tokens = ["the", "movie", "was", "good", ",", "the", "plot", ".", ".", ".", "awful", "!", "!", "zebras", "."]
-    assert answer["tokens"] == tokens and answer["tokens_read"] == answer["tokens_total"] == len(tokens)
+    tokens = [
+        "the",
+        "movie",
+        "was",
+        "good",
+        ",",
+        "the",
+        "plot",
+        ".",
+        ".",
+        ".",
+        "awful",
+        "!",
+        "!",
+        "zebras",
+        ".",
+    ]
+    assert answer["tokens"] == tokens and answer["tokens_read"] == answer["tokens_total"] == len(
+        tokens
+    )
     vocab = preprocess.Vocab.from_json(runs / pool / "vocab.json")
     assert answer["known"] == [token in vocab.stoi for token in tokens]
-    probabilities, weights = sentiment_reference(np.load(runs / pool / "best.npz"), vocab.encode(tokens), pool)
+    probabilities, weights = sentiment_reference(
+        np.load(runs / pool / "best.npz"), vocab.encode(tokens), pool
+    )
     np.testing.assert_allclose(answer["probability_positive"], probabilities[1], rtol=1e-4)
     assert answer["label"] == ("positive" if probabilities[1] > 0.5 else "negative")
     np.testing.assert_allclose(answer["probability"], probabilities.max(), rtol=1e-4)
@@ -135,9 +167,11 @@ def test_a_changed_checkpoint_is_reloaded(tmp_path):
     first = lab.call("/api/model/predict", {"model": "dot", "text": "good movie"})
     write_checkpoint(runs, "dot", seed=2)
     second = lab.call("/api/model/predict", {"model": "dot", "text": "good movie"})
-    probabilities, _ = sentiment_reference(np.load(runs / "dot" / "best.npz"),
-                                           preprocess.Vocab.from_json(runs / "dot" / "vocab.json").encode(
-                                               ["good", "movie"]), "dot")
+    probabilities, _ = sentiment_reference(
+        np.load(runs / "dot" / "best.npz"),
+        preprocess.Vocab.from_json(runs / "dot" / "vocab.json").encode(["good", "movie"]),
+        "dot",
+    )
     assert first["probability_positive"] != second["probability_positive"]
     np.testing.assert_allclose(second["probability_positive"], probabilities[1], rtol=1e-4)
 
@@ -162,8 +196,12 @@ def test_bad_reviews_say_what_was_expected(runs, request_, message):
 def test_a_broken_checkpoint_gives_a_message(tmp_path):
     runs = tmp_path / "runs"
     write_checkpoint(runs, "dot")
-    preprocess.Vocab(["[pad]", "[unk]", "only"]).to_json(runs / "dot" / "vocab.json")  # does not fit the model
-    with pytest.raises(LabInputError, match="could not load the dot model.*vocab.json has 3 tokens"):
+    preprocess.Vocab(["[pad]", "[unk]", "only"]).to_json(
+        runs / "dot" / "vocab.json"
+    )  # does not fit the model
+    with pytest.raises(
+        LabInputError, match="could not load the dot model.*vocab.json has 3 tokens"
+    ):
         Lab(runs=runs).call("/api/model/predict", {"model": "dot", "text": "good"})
     (runs / "dot" / "best.npz").write_bytes(b"not an archive")
     with pytest.raises(LabInputError, match="could not load the dot model"):

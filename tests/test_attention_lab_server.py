@@ -59,7 +59,9 @@ def error_of(answer, status):
 def test_the_page_and_its_files_are_served_offline(served):
     status, headers, body = request(served, "GET", "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
-    assert "default-src 'self'" in headers["Content-Security-Policy"]  # the browser loads nothing from elsewhere
+    assert (
+        "default-src 'self'" in headers["Content-Security-Policy"]
+    )  # the browser loads nothing from elsewhere
     page = body.decode()
     files = re.findall(r'(?:src|href)="(/static/[^"]+)"', page)
     assert {"/static/lab.css", "/static/lab.js", "/static/by_hand.js"} <= set(files)
@@ -67,22 +69,38 @@ def test_the_page_and_its_files_are_served_offline(served):
     for path in files:
         status, headers, body = request(served, "GET", path)
         assert status == 200 and len(body) > 500, path
-        assert not re.search(rb"https?://(?!www\.w3\.org/2000/svg)", body), path  # no fetch from the network
+        assert not re.search(rb"https?://(?!www\.w3\.org/2000/svg)", body), (
+            path
+        )  # no fetch from the network
 
 
-@pytest.mark.parametrize("path", ["/static/../api.py", "/static/%2e%2e/api.py", "/static/..%2fserver.py",
-                                  "/static/%2e%2e/%2e%2e/%2e%2e/README.md", "/static//etc/passwd"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/../api.py",
+        "/static/%2e%2e/api.py",
+        "/static/..%2fserver.py",
+        "/static/%2e%2e/%2e%2e/%2e%2e/README.md",
+        "/static//etc/passwd",
+    ],
+)
 def test_paths_outside_the_static_folder_are_refused(served, path):
-    assert "only files inside the lab's static folder" in error_of(request(served, "GET", path), 403)
+    assert "only files inside the lab's static folder" in error_of(
+        request(served, "GET", path), 403
+    )
 
 
-@pytest.mark.parametrize("path", ["/nothing", "/static/missing.js", "/static/", "/api/by_hand/extra", "/static/x.py"])
+@pytest.mark.parametrize(
+    "path", ["/nothing", "/static/missing.js", "/static/", "/api/by_hand/extra", "/static/x.py"]
+)
 def test_unknown_pages_are_404(served, path):
     error_of(request(served, "GET", path), 404)
 
 
 def test_unknown_endpoints_and_wrong_methods(served):
-    assert "no endpoint at /api/nothing" in error_of(request(served, "POST", "/api/nothing", {}), 404)
+    assert "no endpoint at /api/nothing" in error_of(
+        request(served, "POST", "/api/nothing", {}), 404
+    )
     assert "takes POST" in error_of(request(served, "GET", "/api/by_hand"), 405)
 
 
@@ -93,20 +111,25 @@ def test_an_endpoint_answers_json(served):
     assert answer["temperature"] == 2 and len(answer["head_results"][0]["weights"]) == 3
 
 
-@pytest.mark.parametrize("body, message", [
-    (b"{not json", "not valid JSON"),
-    (b'{"temperature": NaN}', "not valid JSON: NaN is not a number JSON allows"),
-    (b'{"temperature": Infinity}', "not valid JSON"),
-    (b"[1, 2]", "expected a JSON object; got list"),
-    (b"\xff\xfe", "not valid JSON"),
-    (b"[" * 50_000 + b"]" * 10_000, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (b"{not json", "not valid JSON"),
+        (b'{"temperature": NaN}', "not valid JSON: NaN is not a number JSON allows"),
+        (b'{"temperature": Infinity}', "not valid JSON"),
+        (b"[1, 2]", "expected a JSON object; got list"),
+        (b"\xff\xfe", "not valid JSON"),
+        (b"[" * 50_000 + b"]" * 10_000, "not valid JSON"),
+    ],
+)
 def test_malformed_bodies_are_400(served, body, message):
     assert message in error_of(request(served, "POST", "/api/by_hand", body), 400)
 
 
 def test_bad_input_is_400_with_the_message(served):
-    message = error_of(request(served, "POST", "/api/by_hand", {"query_weight": [[1, "x"], [0, 1]]}), 400)
+    message = error_of(
+        request(served, "POST", "/api/by_hand", {"query_weight": [[1, "x"], [0, 1]]}), 400
+    )
     assert message == "W_Q[1][2]: expected a number between -100 and 100; got 'x'"
 
 
@@ -126,13 +149,15 @@ def test_missing_or_bad_content_length(served):
     with socket.create_connection(served.server_address[:2], timeout=30) as raw:
         raw.sendall(b"POST /api/by_hand HTTP/1.1\r\nHost: x\r\n\r\n")
         assert raw.recv(4096).startswith(b"HTTP/1.0 411")
-    assert "whole number" in error_of(request(served, "POST", "/api/by_hand", b"{}",
-                                              {"Content-Length": "-5"}), 400)
+    assert "whole number" in error_of(
+        request(served, "POST", "/api/by_hand", b"{}", {"Content-Length": "-5"}), 400
+    )
 
 
 def test_a_bug_is_500_without_a_traceback(served, capsys):
     def broken(request):
         raise ZeroDivisionError("division by zero")
+
     served.lab.routes["/api/by_hand"] = broken
     message = error_of(request(served, "POST", "/api/by_hand", {}), 500)
     assert "internal error (ZeroDivisionError)" in message
@@ -141,18 +166,23 @@ def test_a_bug_is_500_without_a_traceback(served, capsys):
 
 def test_a_stalled_client_does_not_hold_up_the_others(served):
     with socket.create_connection(served.server_address[:2], timeout=30) as stalled:
-        stalled.sendall(b"POST /api/by_hand HTTP/1.1\r\nContent-Length: 100\r\n\r\n{")  # and then nothing
+        stalled.sendall(
+            b"POST /api/by_hand HTTP/1.1\r\nContent-Length: 100\r\n\r\n{"
+        )  # and then nothing
         status, _, _ = request(served, "POST", "/api/by_hand", {})
         assert status == 200
 
 
 def test_several_tabs_at_once(served):
     """Four tabs train their own models at the same time; each ends where one alone would."""
+
     def tab(number):
         session = f"tab{number}"
         request(served, "POST", "/api/train/reset", {"session": session})
         for _ in range(5):
-            status, _, body = request(served, "POST", "/api/train/step", {"session": session, "steps": 2})
+            status, _, body = request(
+                served, "POST", "/api/train/step", {"session": session, "steps": 2}
+            )
             assert status == 200, body
         by_hand = request(served, "POST", "/api/by_hand", {"temperature": 0.5 + number})
         assert by_hand[0] == 200
@@ -161,7 +191,9 @@ def test_several_tabs_at_once(served):
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         states = list(pool.map(tab, range(4)))
     assert [state["step"] for state in states] == [10] * 4
-    assert all(state["losses"] == states[0]["losses"] for state in states)  # the same seed, the same data
+    assert all(
+        state["losses"] == states[0]["losses"] for state in states
+    )  # the same seed, the same data
 
 
 # ---------------------------------------------------------------------------------------
@@ -171,13 +203,23 @@ def test_several_tabs_at_once(served):
 def start_lab(*arguments, sigint=signal.SIG_DFL):
     """The lab as a user starts it; sigint: the SIGINT disposition it inherits (a shell hands a
     program it starts in the background SIG_IGN)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.Popen([sys.executable, str(ROOT / "examples" / "attention_lab.py"), *map(str, arguments)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / "attention_lab.py"), *map(str, arguments)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
+    )
 
 
-@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["foreground", "started in the background"])
+@pytest.mark.parametrize(
+    "sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["foreground", "started in the background"]
+)
 def test_command_prints_the_url_serves_and_stops_on_ctrl_c(tmp_path, sigint):
     process = start_lab("--port", 0, "--runs", tmp_path, sigint=sigint)
     try:

@@ -15,6 +15,7 @@ def leaf(values):
 
 # -- accumulation -------------------------------------------------------------------------
 
+
 def test_gradients_accumulate_across_backward_calls():
     x = leaf([1.0, 2.0, 3.0])
     (x * x).sum().backward()
@@ -41,7 +42,9 @@ def test_constants_and_intermediates_get_no_grad():
     (h * h).sum().backward()
     assert c.grad is None
     assert h.grad is None  # a non-leaf keeps no grad unless asked
-    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.array([1.0, 2.0]) * np.array([3.0, 4.0]) ** 2)
+    np.testing.assert_array_equal(
+        x.grad.numpy(), 2 * np.array([1.0, 2.0]) * np.array([3.0, 4.0]) ** 2
+    )
 
 
 def test_broadcast_operand_gets_gradient_of_its_own_shape():
@@ -55,14 +58,17 @@ def test_broadcast_operand_gets_gradient_of_its_own_shape():
     assert b.grad.item() == 12.0
 
 
-@pytest.mark.parametrize("shape, target, expected", [
-    ((2, 3, 4), (3, 1), np.full((3, 1), 8.0)),
-    ((2, 3, 4), (4,), np.full(4, 6.0)),
-    ((2, 3, 4), (), np.array(24.0)),
-    ((2, 3, 4), (1, 1, 1), np.full((1, 1, 1), 24.0)),
-    ((2, 3), (2, 3), np.ones((2, 3))),
-    ((5, 1, 4), (1, 1), np.full((1, 1), 20.0)),
-])
+@pytest.mark.parametrize(
+    "shape, target, expected",
+    [
+        ((2, 3, 4), (3, 1), np.full((3, 1), 8.0)),
+        ((2, 3, 4), (4,), np.full(4, 6.0)),
+        ((2, 3, 4), (), np.array(24.0)),
+        ((2, 3, 4), (1, 1, 1), np.full((1, 1, 1), 24.0)),
+        ((2, 3), (2, 3), np.ones((2, 3))),
+        ((5, 1, 4), (1, 1), np.full((1, 1), 20.0)),
+    ],
+)
 def test_sum_to_undoes_broadcasting(shape, target, expected):
     out = sum_to(np.ones(shape), target)
     assert out.shape == target
@@ -77,10 +83,11 @@ def test_sum_to_sums_the_right_elements():
 
 # -- graph shapes -------------------------------------------------------------------------
 
+
 def test_diamond_graph():
     x = leaf([1.0, -2.0, 3.0])
-    a = x * 2          # da/dx = 2
-    b = x ** 2         # db/dx = 2x
+    a = x * 2  # da/dx = 2
+    b = x**2  # db/dx = 2x
     y = (a * b).sum()  # y = 2x^3: dy/dx = 6x^2
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), 6 * np.array([1.0, 4.0, 9.0]), rtol=1e-12)
@@ -109,7 +116,7 @@ def test_chain_of_100000_ops_backwards_without_recursion_error():
     for _ in range(100_000):
         y = y * factor
     y.backward()
-    np.testing.assert_allclose(x.grad.item(), 1.00001 ** 100_000, rtol=1e-9)  # about e
+    np.testing.assert_allclose(x.grad.item(), 1.00001**100_000, rtol=1e-9)  # about e
 
 
 def test_retain_grad_on_non_leaf():
@@ -194,6 +201,7 @@ def test_custom_function_sees_needs_input_grad():
 
 # -- freeing the graph --------------------------------------------------------------------
 
+
 def test_second_backward_raises_and_mentions_retain_graph():
     x = leaf([1.0, 2.0])
     y = (x.exp() * 2).sum()
@@ -223,6 +231,7 @@ def test_retain_graph_allows_a_second_backward():
 
 
 # -- backward arguments -------------------------------------------------------------------
+
 
 def test_backward_on_non_scalar_without_grad_raises():
     y = leaf([1.0, 2.0]) * 2
@@ -262,6 +271,7 @@ def test_backward_on_a_tensor_without_grad_raises():
 
 
 # -- grad mode ----------------------------------------------------------------------------
+
 
 def test_no_grad_context():
     x = leaf([1.0, 2.0])
@@ -364,19 +374,25 @@ def _small_graph(lib):
     """a, b leaves; h = tanh(a * b) made by an op; y a number; z = exp(h) of h's shape; c unused."""
     a, b, c = (lib.tensor(v, requires_grad=True) for v in (_A, _B, _B))
     h = (a * b).tanh()
-    return dict(a=a, b=b, c=c, h=h, y=h.sum() * 2 + (a ** 2).mean(), z=h.exp())
+    return dict(a=a, b=b, c=c, h=h, y=h.sum() * 2 + (a**2).mean(), z=h.exp())
 
 
 GRAD_CASES = {
     "a number by two leaves": lambda L, t: L.autograd.grad(t["y"], [t["a"], t["b"]]),
     "one tensor, not a list": lambda L, t: L.autograd.grad(t["y"], t["b"]),
     "by a tensor an op made": lambda L, t: L.autograd.grad(t["y"], [t["h"], t["a"]]),
-    "weighted by grad_outputs": lambda L, t: L.autograd.grad(t["z"], [t["a"], t["b"]], grad_outputs=L.tensor(_G)),
-    "two outputs": lambda L, t: L.autograd.grad([t["y"], t["z"]], [t["a"]], grad_outputs=[None, L.tensor(_G)]),
+    "weighted by grad_outputs": lambda L, t: L.autograd.grad(
+        t["z"], [t["a"], t["b"]], grad_outputs=L.tensor(_G)
+    ),
+    "two outputs": lambda L, t: L.autograd.grad(
+        [t["y"], t["z"]], [t["a"]], grad_outputs=[None, L.tensor(_G)]
+    ),
     "an output by itself": lambda L, t: L.autograd.grad(t["y"], [t["y"]]),
     "a leaf by itself": lambda L, t: L.autograd.grad(t["a"], [t["a"]], grad_outputs=L.tensor(_G)),
     "allow_unused": lambda L, t: L.autograd.grad(t["y"], [t["a"], t["c"]], allow_unused=True),
-    "materialize_grads": lambda L, t: L.autograd.grad(t["y"], [t["c"], t["b"]], materialize_grads=True),
+    "materialize_grads": lambda L, t: L.autograd.grad(
+        t["y"], [t["c"], t["b"]], materialize_grads=True
+    ),
 }
 
 
@@ -400,9 +416,14 @@ def test_autograd_backward_of_several_outputs_matches_torch(inputs):
     results = []
     for lib in (mg, torch):
         graph = _small_graph(lib)
-        lib.autograd.backward([graph["y"], graph["z"]], [None, lib.tensor(_G)],
-                              inputs=None if inputs is None else [graph[name] for name in inputs])
-        results.append([None if graph[name].grad is None else graph[name].grad.numpy() for name in "abc"])
+        lib.autograd.backward(
+            [graph["y"], graph["z"]],
+            [None, lib.tensor(_G)],
+            inputs=None if inputs is None else [graph[name] for name in inputs],
+        )
+        results.append(
+            [None if graph[name].grad is None else graph[name].grad.numpy() for name in "abc"]
+        )
     for mine, reference in zip(*results):
         assert (mine is None) == (reference is None)
         if mine is not None:
@@ -411,19 +432,27 @@ def test_autograd_backward_of_several_outputs_matches_torch(inputs):
 
 def test_autograd_grad_errors_name_the_problem():
     graph = _small_graph(mg)
-    with pytest.raises(RuntimeError, match=r"output 0 has shape \(3, 4\); a gradient for it is needed"):
+    with pytest.raises(
+        RuntimeError, match=r"output 0 has shape \(3, 4\); a gradient for it is needed"
+    ):
         mg.autograd.grad(graph["z"], [graph["a"]])
-    with pytest.raises(RuntimeError, match=r"input 1 \(shape \(4,\)\) was not used.*allow_unused=True"):
+    with pytest.raises(
+        RuntimeError, match=r"input 1 \(shape \(4,\)\) was not used.*allow_unused=True"
+    ):
         mg.autograd.grad(graph["y"], [graph["a"], graph["c"]], retain_graph=True)
     with pytest.raises(RuntimeError, match=r"input 0 \(shape \(4,\)\) does not require grad"):
         mg.autograd.grad(graph["y"], [mg.tensor(_B)])
     with pytest.raises(TypeError, match="inputs must be Tensors; item 0 is a ndarray"):
         mg.autograd.grad(graph["y"], [_A])
-    with pytest.raises(ValueError, match=r"the gradient for output 0 has shape \(4,\); the output's is \(3, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"the gradient for output 0 has shape \(4,\); the output's is \(3, 4\)"
+    ):
         mg.autograd.grad(graph["z"], [graph["a"]], grad_outputs=[np.ones(4)])
     with pytest.raises(NotImplementedError, match="create_graph=True"):
         mg.autograd.grad(graph["y"], [graph["a"]], create_graph=True)
     first = mg.autograd.grad(graph["y"], [graph["a"]], retain_graph=True)[0]
-    np.testing.assert_array_equal(mg.autograd.grad(graph["y"], [graph["a"]])[0].numpy(), first.numpy())
+    np.testing.assert_array_equal(
+        mg.autograd.grad(graph["y"], [graph["a"]])[0].numpy(), first.numpy()
+    )
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         mg.autograd.grad(graph["y"], [graph["a"]])

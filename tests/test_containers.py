@@ -15,7 +15,9 @@ def _torch():
 
 
 def test_dotted_names_through_sequential_and_modulelist():
-    model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Sequential(nn.Linear(3, 2), nn.ModuleList([nn.Linear(2, 2)])))
+    model = nn.Sequential(
+        nn.Linear(4, 3), nn.Tanh(), nn.Sequential(nn.Linear(3, 2), nn.ModuleList([nn.Linear(2, 2)]))
+    )
     names = [name for name, _ in model.named_parameters()]
     assert names == ["0.weight", "0.bias", "2.0.weight", "2.0.bias", "2.1.0.weight", "2.1.0.bias"]
     assert len(model) == 3 and isinstance(model[1], nn.Tanh)
@@ -38,7 +40,13 @@ def test_module_list_edits_renumber_like_torch():
         layers[-1] = library.Tanh()
         names = [type(m).__name__ for m in layers]
         sliced = layers[1:3]
-        return names, list(layers._modules), type(sliced).__name__, [type(m).__name__ for m in sliced], len(layers)
+        return (
+            names,
+            list(layers._modules),
+            type(sliced).__name__,
+            [type(m).__name__ for m in sliced],
+            len(layers),
+        )
 
     assert edit(nn) == edit(torch.nn)
     with pytest.raises(IndexError, match="out of range"):
@@ -46,9 +54,15 @@ def test_module_list_edits_renumber_like_torch():
 
 
 def test_sequential_from_ordered_dict_and_slices():
-    model = nn.Sequential(OrderedDict([("encode", nn.Linear(3, 4)), ("act", nn.Tanh()), ("decode", nn.Linear(4, 1))]))
-    assert [name for name, _ in model.named_parameters()] == ["encode.weight", "encode.bias", "decode.weight",
-                                                               "decode.bias"]
+    model = nn.Sequential(
+        OrderedDict([("encode", nn.Linear(3, 4)), ("act", nn.Tanh()), ("decode", nn.Linear(4, 1))])
+    )
+    assert [name for name, _ in model.named_parameters()] == [
+        "encode.weight",
+        "encode.bias",
+        "decode.weight",
+        "decode.bias",
+    ]
     head = model[:2]
     assert isinstance(head, nn.Sequential) and list(head._modules) == ["encode", "act"]
     assert model[-1] is model.decode
@@ -60,7 +74,9 @@ def test_module_dict_registers_by_key_as_torch():
     torch = _torch()
 
     def build(library):
-        heads = library.ModuleDict({"query": library.Linear(2, 2), "key": library.Linear(2, 2, bias=False)})
+        heads = library.ModuleDict(
+            {"query": library.Linear(2, 2), "key": library.Linear(2, 2, bias=False)}
+        )
         heads["value"] = library.Linear(2, 3)
         heads.update([("extra", library.Tanh())])
         popped = heads.pop("extra")
@@ -68,7 +84,11 @@ def test_module_dict_registers_by_key_as_torch():
 
     (ours, popped), (theirs, _) = build(nn), build(torch.nn)
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
-    assert list(ours) == list(theirs) == ["query", "key", "value"] and "key" in ours and isinstance(popped, nn.Tanh)
+    assert (
+        list(ours) == list(theirs) == ["query", "key", "value"]
+        and "key" in ours
+        and isinstance(popped, nn.Tanh)
+    )
     assert [type(v).__name__ for v in ours.values()] == ["Linear"] * 3 and len(ours) == 3
     model = nn.Sequential(ours)
     assert "0.value.weight" in model.state_dict()
@@ -82,7 +102,11 @@ def test_parameter_list_and_dict_register_tensors_as_parameters():
     theirs = torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(2)), torch.ones(3)])
     ours.append(mg.ones(1))
     theirs.append(torch.ones(1))
-    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()] == ["0", "1", "2"]
+    assert (
+        [n for n, _ in ours.named_parameters()]
+        == [n for n, _ in theirs.named_parameters()]
+        == ["0", "1", "2"]
+    )
     assert isinstance(ours[1], nn.Parameter) and ours[1].requires_grad and len(ours) == 3
     assert [p.shape for p in ours[1:]] == [(3,), (1,)]
     table = nn.ParameterDict({"scale": mg.ones(2)})
@@ -91,8 +115,13 @@ def test_parameter_list_and_dict_register_tensors_as_parameters():
     model = nn.Sequential(nn.Linear(2, 2))
     model.extra = ours
     model.table = table
-    assert [n for n, _ in model.named_parameters()][2:] == ["extra.0", "extra.1", "extra.2", "table.scale",
-                                                            "table.shift"]
+    assert [n for n, _ in model.named_parameters()][2:] == [
+        "extra.0",
+        "extra.1",
+        "extra.2",
+        "table.scale",
+        "table.shift",
+    ]
     assert model.double().extra[0].dtype == np.float64
     with pytest.raises(TypeError, match="Parameters or Tensors"):
         nn.ParameterList([[1.0, 2.0]])

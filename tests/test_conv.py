@@ -19,7 +19,9 @@ from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.nn import functional as F
 from torch_twins import assert_layer_matches_torch
 
-torch = pytest.importorskip("torch")  # the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip(
+    "torch"
+)  # the tables compare with torch: without it the file is skipped
 
 TOLERANCE = {np.float64: 1e-10, np.float32: 2e-4}
 TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32}
@@ -36,17 +38,26 @@ def run_both(call, arrays, dtype, seed=0):
     upstream = np.random.default_rng(seed).standard_normal(tuple(torch_out.shape)).astype(dtype)
     (out * mg.tensor(upstream)).sum().backward()
     (torch_out * torch.from_numpy(upstream)).sum().backward()
-    return SimpleNamespace(out=out, leaves=leaves), SimpleNamespace(out=torch_out, leaves=torch_leaves)
+    return SimpleNamespace(out=out, leaves=leaves), SimpleNamespace(
+        out=torch_out, leaves=torch_leaves
+    )
 
 
 def assert_matches(ours, theirs, dtype, names):
     tolerance = TOLERANCE[dtype]
     assert ours.out.dtype == dtype and ours.out.shape == tuple(theirs.out.shape)
-    np.testing.assert_allclose(ours.out.numpy(), theirs.out.detach().numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        ours.out.numpy(), theirs.out.detach().numpy(), rtol=tolerance, atol=tolerance
+    )
     for name, leaf, torch_leaf in zip(names, ours.leaves, theirs.leaves):
         assert leaf.grad.dtype == dtype, name
-        np.testing.assert_allclose(leaf.grad.numpy(), torch_leaf.grad.numpy(), rtol=tolerance, atol=tolerance,
-                                   err_msg=f"gradient of {name}")
+        np.testing.assert_allclose(
+            leaf.grad.numpy(),
+            torch_leaf.grad.numpy(),
+            rtol=tolerance,
+            atol=tolerance,
+            err_msg=f"gradient of {name}",
+        )
 
 
 def normal(*shape, seed=0):
@@ -60,24 +71,53 @@ CONV_CASES = {
     "1d": ((2, 3, 10), (4, 3, 3), True, {}),
     "1d stride 2, padding 1": ((2, 3, 11), (5, 3, 3), True, dict(stride=2, padding=1)),
     "1d same, even kernel": ((2, 3, 9), (4, 3, 4), True, dict(padding="same")),
-    "1d same, even kernel, dilation 3": ((2, 3, 9), (4, 3, 2), True, dict(padding="same", dilation=3)),
+    "1d same, even kernel, dilation 3": (
+        (2, 3, 9),
+        (4, 3, 2),
+        True,
+        dict(padding="same", dilation=3),
+    ),
     "1d same, dilation 2": ((1, 2, 13), (3, 2, 3), True, dict(padding="same", dilation=2)),
     "1d valid, kernel as long as the input": ((2, 4, 7), (2, 4, 7), True, dict(padding="valid")),
     "1d groups 2": ((2, 4, 8), (6, 2, 3), True, dict(groups=2)),
     "1d depthwise": ((2, 4, 8), (4, 1, 5), True, dict(groups=4, padding=2)),
     "1d depthwise, 2 filters a channel, no bias": ((2, 3, 8), (6, 1, 3), False, dict(groups=3)),
-    "1d stride 3, dilation 2, no bias": ((3, 2, 17), (3, 2, 3), False, dict(stride=3, dilation=2, padding=1)),
+    "1d stride 3, dilation 2, no bias": (
+        (3, 2, 17),
+        (3, 2, 3),
+        False,
+        dict(stride=3, dilation=2, padding=1),
+    ),
     "1d unbatched": ((3, 10), (4, 3, 3), True, dict(padding=1)),
     "1d TextCNN-like": ((4, 16, 20), (8, 16, 5), True, {}),
     "2d": ((2, 3, 7, 6), (4, 3, 3, 3), True, {}),
-    "2d tuples of stride and padding": ((2, 3, 9, 8), (4, 3, 3, 2), True, dict(stride=(2, 1), padding=(1, 2))),
+    "2d tuples of stride and padding": (
+        (2, 3, 9, 8),
+        (4, 3, 3, 2),
+        True,
+        dict(stride=(2, 1), padding=(1, 2)),
+    ),
     "2d same, even kernels": ((2, 2, 6, 7), (3, 2, 2, 4), True, dict(padding="same")),
-    "2d same, dilation (2, 3)": ((1, 2, 8, 9), (3, 2, 3, 2), True, dict(padding="same", dilation=(2, 3))),
+    "2d same, dilation (2, 3)": (
+        (1, 2, 8, 9),
+        (3, 2, 3, 2),
+        True,
+        dict(padding="same", dilation=(2, 3)),
+    ),
     "2d groups 2": ((2, 6, 5, 5), (4, 3, 3, 3), True, dict(groups=2, padding=1)),
-    "2d depthwise, stride 2": ((2, 4, 9, 9), (4, 1, 3, 3), True, dict(groups=4, stride=2, padding=1)),
+    "2d depthwise, stride 2": (
+        (2, 4, 9, 9),
+        (4, 1, 3, 3),
+        True,
+        dict(groups=4, stride=2, padding=1),
+    ),
     "2d 1x1, no bias": ((2, 5, 4, 3), (7, 5, 1, 1), False, {}),
-    "2d odd sizes, stride (3, 2), dilation (2, 1)": ((1, 3, 13, 11), (2, 3, 3, 3), True,
-                                                     dict(stride=(3, 2), dilation=(2, 1), padding=(0, 2))),
+    "2d odd sizes, stride (3, 2), dilation (2, 1)": (
+        (1, 3, 13, 11),
+        (2, 3, 3, 3),
+        True,
+        dict(stride=(3, 2), dilation=(2, 1), padding=(0, 2)),
+    ),
     "2d unbatched": ((3, 6, 5), (2, 3, 3, 2), True, dict(padding=1, stride=2)),
     "2d kernel as large as the padded input": ((1, 1, 3, 3), (2, 1, 5, 5), True, dict(padding=1)),
     "2d empty batch": ((0, 2, 5, 5), (3, 2, 3, 3), True, {}),
@@ -86,14 +126,16 @@ CONV_CASES = {
 
 def conv_arrays(input_shape, weight_shape, with_bias):
     """Input, weight and (with_bias) bias arrays, each of its own seed."""
-    return [normal(*input_shape), normal(*weight_shape, seed=1)] + ([normal(weight_shape[0], seed=2)]
-                                                                    if with_bias else [])
+    return [normal(*input_shape), normal(*weight_shape, seed=1)] + (
+        [normal(weight_shape[0], seed=2)] if with_bias else []
+    )
 
 
 def conv_call(weight_shape, settings):
     def call(F, x, weight, bias=None):
         function = F.conv1d if len(weight_shape) == 3 else F.conv2d
         return function(x, weight, bias, **settings)
+
     return call
 
 
@@ -107,9 +149,18 @@ def test_conv_matches_torch(case, dtype):
     assert_matches(ours, theirs, dtype, ["input", "weight", "bias"])
 
 
-@pytest.mark.parametrize("case", ["1d stride 3, dilation 2, no bias", "1d same, even kernel", "1d depthwise",
-                                  "2d groups 2", "2d same, dilation (2, 3)", "2d unbatched",
-                                  "2d odd sizes, stride (3, 2), dilation (2, 1)"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "1d stride 3, dilation 2, no bias",
+        "1d same, even kernel",
+        "1d depthwise",
+        "2d groups 2",
+        "2d same, dilation (2, 3)",
+        "2d unbatched",
+        "2d odd sizes, stride (3, 2), dilation (2, 1)",
+    ],
+)
 def test_conv_gradcheck(case):
     input_shape, weight_shape, with_bias, settings = CONV_CASES[case]
     inputs = conv_arrays(input_shape, weight_shape, with_bias)
@@ -118,14 +169,20 @@ def test_conv_gradcheck(case):
 
 def test_conv_gradient_of_the_input_alone_and_of_the_weight_alone():
     x, weight = mg.tensor(normal(2, 3, 6, 6)), mg.tensor(normal(4, 3, 3, 3, seed=1))
-    torch_x, torch_weight = torch.tensor(x.numpy(), requires_grad=True), torch.tensor(weight.numpy())
+    torch_x, torch_weight = (
+        torch.tensor(x.numpy(), requires_grad=True),
+        torch.tensor(weight.numpy()),
+    )
     x.requires_grad_(True)
     F.conv2d(x, weight, stride=2, padding=1).sum().backward()
     torch.nn.functional.conv2d(torch_x, torch_weight, stride=2, padding=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), torch_x.grad.numpy(), rtol=1e-10)
     assert weight.grad is None
     x, weight = mg.tensor(x.numpy()), mg.tensor(weight.numpy(), requires_grad=True)
-    torch_x, torch_weight = torch.tensor(x.numpy()), torch.tensor(weight.numpy(), requires_grad=True)
+    torch_x, torch_weight = (
+        torch.tensor(x.numpy()),
+        torch.tensor(weight.numpy(), requires_grad=True),
+    )
     F.conv2d(x, weight, stride=2, padding=1).sum().backward()
     torch.nn.functional.conv2d(torch_x, torch_weight, stride=2, padding=1).sum().backward()
     np.testing.assert_allclose(weight.grad.numpy(), torch_weight.grad.numpy(), rtol=1e-10)
@@ -137,17 +194,27 @@ def test_conv_gradient_of_the_input_alone_and_of_the_weight_alone():
 def test_conv_shapes_match_torch(data):
     dims = data.draw(st.sampled_from([1, 2]))
     groups = data.draw(st.integers(1, 3))
-    in_channels, out_channels = groups * data.draw(st.integers(1, 2)), groups * data.draw(st.integers(1, 2))
+    in_channels, out_channels = (
+        groups * data.draw(st.integers(1, 2)),
+        groups * data.draw(st.integers(1, 2)),
+    )
     kernel = tuple(data.draw(st.integers(1, 4)) for _ in range(dims))
     dilation = tuple(data.draw(st.integers(1, 3)) for _ in range(dims))
     padding = data.draw(st.sampled_from(["same", "valid", "numbers"]))
-    stride = (1,) * dims if padding == "same" else tuple(data.draw(st.integers(1, 3)) for _ in range(dims))
+    stride = (
+        (1,) * dims
+        if padding == "same"
+        else tuple(data.draw(st.integers(1, 3)) for _ in range(dims))
+    )
     if padding == "numbers":
         padding = tuple(data.draw(st.integers(0, 2)) for _ in range(dims))
     amounts = (0,) * dims if isinstance(padding, str) else padding
     reach = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
     # the input is at least as large as the kernel's reach less the padding, as both libraries need
-    spatial = tuple(data.draw(st.integers(max(1, r - 2 * p), max(1, r - 2 * p) + 5)) for r, p in zip(reach, amounts))
+    spatial = tuple(
+        data.draw(st.integers(max(1, r - 2 * p), max(1, r - 2 * p) + 5))
+        for r, p in zip(reach, amounts)
+    )
     batch = data.draw(st.sampled_from([None, 1, 2]))
     input_shape = ((in_channels,) if batch is None else (batch, in_channels)) + spatial
     weight_shape = (out_channels, in_channels // groups) + kernel
@@ -167,8 +234,18 @@ LAYER_CASES = [
     ("Conv1d", (2, 3, 2), dict(padding="same", dilation=3, padding_mode="circular"), (2, 2, 8)),
     ("Conv1d", (3, 3, 5), dict(groups=3, stride=2, padding="valid"), (3, 11)),
     ("Conv2d", (3, 8, 3), dict(stride=2, padding=1), (2, 3, 9, 8)),
-    ("Conv2d", (4, 4, (3, 2)), dict(groups=4, padding="same", padding_mode="replicate"), (2, 4, 5, 6)),
-    ("Conv2d", (2, 4, 3), dict(padding=(1, 2), padding_mode="reflect", dilation=(1, 2)), (1, 2, 6, 7)),
+    (
+        "Conv2d",
+        (4, 4, (3, 2)),
+        dict(groups=4, padding="same", padding_mode="replicate"),
+        (2, 4, 5, 6),
+    ),
+    (
+        "Conv2d",
+        (2, 4, 3),
+        dict(padding=(1, 2), padding_mode="reflect", dilation=(1, 2)),
+        (1, 2, 6, 7),
+    ),
     ("Conv2d", (2, 4, 2), dict(padding="same", padding_mode="circular", bias=False), (1, 2, 5, 5)),
     ("Conv2d", (3, 2, 3), dict(padding=1), (3, 7, 7)),
 ]
@@ -178,7 +255,9 @@ def _layer_pair(name, args, kwargs, dtype):
     """Our layer and torch's, torch's with our weights."""
     ours = getattr(nn, name)(*args, **kwargs, dtype=dtype)
     theirs = getattr(torch.nn, name)(*args, **kwargs, dtype=TORCH_DTYPE[dtype])
-    theirs.load_state_dict({key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()}
+    )
     return ours, theirs
 
 
@@ -198,8 +277,10 @@ def test_conv_layer_gradcheck(name, args, kwargs, input_shape, gradcheck_module)
     gradcheck_module(getattr(nn, name)(*args, **kwargs, dtype=np.float64), normal(*input_shape))
 
 
-@pytest.mark.parametrize("name, args", [("Conv1d", (16, 32, 5)), ("Conv2d", (8, 16, (3, 5))),
-                                        ("Conv2d", (12, 24, 3, 1, 0, 1, 4))])
+@pytest.mark.parametrize(
+    "name, args",
+    [("Conv1d", (16, 32, 5)), ("Conv2d", (8, 16, (3, 5))), ("Conv2d", (12, 24, 3, 1, 0, 1, 4))],
+)
 def test_conv_layer_init_is_torchs(name, args):
     """Weights and bias are drawn from torch's ranges: U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
     mg.manual_seed(6)
@@ -214,26 +295,46 @@ def test_conv_layer_init_is_torchs(name, args):
         assert np.abs(parameter.numpy()).max() <= bound
         assert np.abs(torch_parameter.detach().numpy()).max() <= bound
         if parameter.numel() > 1000:  # U(-b, b): standard deviation b / sqrt(3)
-            assert abs(parameter.numpy().std() - torch_parameter.detach().numpy().std()) < 0.05 * bound
+            assert (
+                abs(parameter.numpy().std() - torch_parameter.detach().numpy().std()) < 0.05 * bound
+            )
 
 
 def test_conv_state_dict_moves_to_torch_and_back():
     mg.manual_seed(7)
-    ours = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 4, 2, stride=2, groups=2))
-    theirs = torch.nn.Sequential(torch.nn.Conv2d(3, 6, 3, padding=1), torch.nn.ReLU(),
-                                 torch.nn.Conv2d(6, 4, 2, stride=2, groups=2))
+    ours = nn.Sequential(
+        nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 4, 2, stride=2, groups=2)
+    )
+    theirs = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 6, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(6, 4, 2, stride=2, groups=2),
+    )
     assert list(ours.state_dict()) == list(theirs.state_dict())
-    theirs.load_state_dict({key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()}
+    )
     x = normal(2, 3, 8, 8).astype(np.float32)
-    np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        ours(mg.tensor(x)).numpy(),
+        theirs(torch.from_numpy(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
     # and back: torch's freshly drawn weights into ours
     torch.manual_seed(8)
-    theirs = torch.nn.Sequential(torch.nn.Conv2d(3, 6, 3, padding=1), torch.nn.ReLU(),
-                                 torch.nn.Conv2d(6, 4, 2, stride=2, groups=2))
+    theirs = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 6, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(6, 4, 2, stride=2, groups=2),
+    )
     ours.load_state_dict({key: value.numpy() for key, value in theirs.state_dict().items()})
-    np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        ours(mg.tensor(x)).numpy(),
+        theirs(torch.from_numpy(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 # -- pooling: the table -------------------------------------------------------------------------
@@ -241,32 +342,70 @@ def test_conv_state_dict_moves_to_torch_and_back():
 # name -> (F function, input shape, settings)
 POOL_CASES = {
     "max 1d": ("max_pool1d", (2, 3, 10), dict(kernel_size=2)),
-    "max 1d stride 2, padding 1": ("max_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1)),
-    "max 1d dilation 2": ("max_pool1d", (2, 2, 12), dict(kernel_size=3, stride=1, dilation=2, padding=1)),
+    "max 1d stride 2, padding 1": (
+        "max_pool1d",
+        (2, 3, 11),
+        dict(kernel_size=3, stride=2, padding=1),
+    ),
+    "max 1d dilation 2": (
+        "max_pool1d",
+        (2, 2, 12),
+        dict(kernel_size=3, stride=1, dilation=2, padding=1),
+    ),
     "max 1d ceil_mode": ("max_pool1d", (2, 2, 10), dict(kernel_size=3, stride=2, ceil_mode=True)),
-    "max 1d ceil_mode, window past the end": ("max_pool1d", (1, 1, 2), dict(kernel_size=3, stride=2, ceil_mode=True)),
+    "max 1d ceil_mode, window past the end": (
+        "max_pool1d",
+        (1, 1, 2),
+        dict(kernel_size=3, stride=2, ceil_mode=True),
+    ),
     "max 1d unbatched": ("max_pool1d", (3, 9), dict(kernel_size=3, stride=1)),
     "max 2d": ("max_pool2d", (2, 3, 8, 8), dict(kernel_size=2)),
-    "max 2d overlapping, padding 1": ("max_pool2d", (2, 2, 7, 9), dict(kernel_size=3, stride=1, padding=1)),
-    "max 2d rectangles, dilation (1, 2)": ("max_pool2d", (2, 2, 9, 7), dict(kernel_size=(3, 2), stride=(2, 1),
-                                                                         padding=(1, 0), dilation=(1, 2))),
-    "max 2d ceil_mode, padding 1": ("max_pool2d", (1, 2, 7, 8), dict(kernel_size=3, stride=2, padding=1,
-                                                                    ceil_mode=True)),
+    "max 2d overlapping, padding 1": (
+        "max_pool2d",
+        (2, 2, 7, 9),
+        dict(kernel_size=3, stride=1, padding=1),
+    ),
+    "max 2d rectangles, dilation (1, 2)": (
+        "max_pool2d",
+        (2, 2, 9, 7),
+        dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2)),
+    ),
+    "max 2d ceil_mode, padding 1": (
+        "max_pool2d",
+        (1, 2, 7, 8),
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    ),
     "max 2d unbatched": ("max_pool2d", (3, 5, 6), dict(kernel_size=2, stride=1)),
     "avg 1d": ("avg_pool1d", (2, 3, 10), dict(kernel_size=2)),
     "avg 1d padding 1": ("avg_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1)),
-    "avg 1d padding 1, count_include_pad off": ("avg_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1,
-                                                                              count_include_pad=False)),
-    "avg 1d ceil_mode": ("avg_pool1d", (2, 2, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
-    "avg 1d ceil_mode, count_include_pad off": ("avg_pool1d", (2, 2, 6), dict(kernel_size=3, stride=2, padding=1,
-                                                                             ceil_mode=True,
-                                                                             count_include_pad=False)),
+    "avg 1d padding 1, count_include_pad off": (
+        "avg_pool1d",
+        (2, 3, 11),
+        dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    ),
+    "avg 1d ceil_mode": (
+        "avg_pool1d",
+        (2, 2, 6),
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    ),
+    "avg 1d ceil_mode, count_include_pad off": (
+        "avg_pool1d",
+        (2, 2, 6),
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    ),
     "avg 1d unbatched": ("avg_pool1d", (3, 9), dict(kernel_size=4, stride=3)),
     "avg 2d": ("avg_pool2d", (2, 3, 8, 8), dict(kernel_size=2)),
     "avg 2d padding 1": ("avg_pool2d", (2, 2, 7, 9), dict(kernel_size=3, stride=2, padding=1)),
-    "avg 2d ceil_mode, count_include_pad off": ("avg_pool2d", (1, 2, 7, 8), dict(
-        kernel_size=(3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
-    "avg 2d divisor_override": ("avg_pool2d", (2, 2, 6, 6), dict(kernel_size=3, stride=3, divisor_override=4)),
+    "avg 2d ceil_mode, count_include_pad off": (
+        "avg_pool2d",
+        (1, 2, 7, 8),
+        dict(kernel_size=(3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    ),
+    "avg 2d divisor_override": (
+        "avg_pool2d",
+        (2, 2, 6, 6),
+        dict(kernel_size=3, stride=3, divisor_override=4),
+    ),
     "avg 2d unbatched": ("avg_pool2d", (3, 5, 6), dict(kernel_size=2, stride=1, padding=1)),
     "adaptive avg 1d to 1": ("adaptive_avg_pool1d", (2, 3, 10), dict(output_size=1)),
     "adaptive avg 1d, 10 to 3": ("adaptive_avg_pool1d", (2, 3, 10), dict(output_size=3)),
@@ -274,7 +413,11 @@ POOL_CASES = {
     "adaptive avg 1d unbatched": ("adaptive_avg_pool1d", (3, 8), dict(output_size=(4,))),
     "adaptive avg 2d to 1": ("adaptive_avg_pool2d", (2, 3, 5, 7), dict(output_size=1)),
     "adaptive avg 2d to (3, 2)": ("adaptive_avg_pool2d", (2, 3, 10, 7), dict(output_size=(3, 2))),
-    "adaptive avg 2d to (None, 4)": ("adaptive_avg_pool2d", (2, 2, 5, 9), dict(output_size=(None, 4))),
+    "adaptive avg 2d to (None, 4)": (
+        "adaptive_avg_pool2d",
+        (2, 2, 5, 9),
+        dict(output_size=(None, 4)),
+    ),
     "adaptive avg 2d unbatched": ("adaptive_avg_pool2d", (3, 6, 6), dict(output_size=(4, 5))),
     "adaptive max 1d to 1": ("adaptive_max_pool1d", (2, 3, 10), dict(output_size=1)),
     "adaptive max 1d, 10 to 3": ("adaptive_max_pool1d", (2, 3, 10), dict(output_size=3)),
@@ -282,7 +425,11 @@ POOL_CASES = {
     "adaptive max 1d unbatched": ("adaptive_max_pool1d", (3, 8), dict(output_size=3)),
     "adaptive max 2d to 1": ("adaptive_max_pool2d", (2, 3, 5, 7), dict(output_size=1)),
     "adaptive max 2d to (3, 2)": ("adaptive_max_pool2d", (2, 3, 10, 7), dict(output_size=(3, 2))),
-    "adaptive max 2d to (None, 4)": ("adaptive_max_pool2d", (2, 2, 5, 9), dict(output_size=(None, 4))),
+    "adaptive max 2d to (None, 4)": (
+        "adaptive_max_pool2d",
+        (2, 2, 5, 9),
+        dict(output_size=(None, 4)),
+    ),
     "adaptive max 2d unbatched": ("adaptive_max_pool2d", (3, 6, 6), dict(output_size=(4, 5))),
 }
 
@@ -307,8 +454,9 @@ def test_max_pool_indices_match_torch(case):
     function, input_shape, settings = POOL_CASES[case]
     x = normal(*input_shape)
     values, indices = getattr(F, function)(mg.tensor(x), **settings, return_indices=True)
-    torch_values, torch_indices = getattr(torch.nn.functional, function)(torch.from_numpy(x), **settings,
-                                                                         return_indices=True)
+    torch_values, torch_indices = getattr(torch.nn.functional, function)(
+        torch.from_numpy(x), **settings, return_indices=True
+    )
     np.testing.assert_array_equal(values.numpy(), torch_values.numpy())
     assert indices.dtype == np.int64
     np.testing.assert_array_equal(indices.numpy(), torch_indices.numpy())
@@ -330,15 +478,26 @@ def test_max_pool_ties_nan_and_minus_inf_as_torch(case, values):
     ours, theirs = run_both(lambda F, x: call(F, x)[0], [x], np.float64)
     np.testing.assert_array_equal(ours.out.numpy(), theirs.out.detach().numpy())
     np.testing.assert_array_equal(ours.leaves[0].grad.numpy(), theirs.leaves[0].grad.numpy())
-    np.testing.assert_array_equal(call(F, mg.tensor(x))[1].numpy(),
-                                  call(torch.nn.functional, torch.from_numpy(x))[1].numpy())
+    np.testing.assert_array_equal(
+        call(F, mg.tensor(x))[1].numpy(), call(torch.nn.functional, torch.from_numpy(x))[1].numpy()
+    )
 
 
-@pytest.mark.parametrize("case", ["max 1d dilation 2", "max 2d rectangles, dilation (1, 2)",
-                                  "max 2d ceil_mode, padding 1", "avg 1d ceil_mode, count_include_pad off",
-                                  "avg 2d padding 1", "avg 2d divisor_override", "adaptive avg 1d, 5 to 7",
-                                  "adaptive avg 2d to (3, 2)", "adaptive max 2d to (None, 4)",
-                                  "adaptive max 1d unbatched"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "max 1d dilation 2",
+        "max 2d rectangles, dilation (1, 2)",
+        "max 2d ceil_mode, padding 1",
+        "avg 1d ceil_mode, count_include_pad off",
+        "avg 2d padding 1",
+        "avg 2d divisor_override",
+        "adaptive avg 1d, 5 to 7",
+        "adaptive avg 2d to (3, 2)",
+        "adaptive max 2d to (None, 4)",
+        "adaptive max 1d unbatched",
+    ],
+)
 def test_pool_gradcheck(case):
     function, input_shape, settings = POOL_CASES[case]
     assert mg.gradcheck(lambda x: pool_call(function, settings)(F, x), [normal(*input_shape)])
@@ -348,7 +507,9 @@ def test_pool_gradcheck(case):
 def test_adaptive_pool_to_an_empty_output_as_torch(function):
     x = normal(1, 2, 4, 4)
     out = getattr(F, function)(mg.tensor(x), (0, 2))
-    assert out.shape == tuple(getattr(torch.nn.functional, function)(torch.from_numpy(x), (0, 2)).shape)
+    assert out.shape == tuple(
+        getattr(torch.nn.functional, function)(torch.from_numpy(x), (0, 2)).shape
+    )
 
 
 @settings(max_examples=60)
@@ -359,12 +520,18 @@ def test_pool_shapes_match_torch(data):
     kernel = tuple(data.draw(st.integers(1, 4)) for _ in range(dims))
     stride = tuple(data.draw(st.integers(1, 3)) for _ in range(dims))
     padding = tuple(data.draw(st.integers(0, k // 2)) for k in kernel)
-    dilation = tuple(data.draw(st.integers(1, 2)) for _ in range(dims)) if kind == "max" else (1,) * dims
+    dilation = (
+        tuple(data.draw(st.integers(1, 2)) for _ in range(dims)) if kind == "max" else (1,) * dims
+    )
     reach = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
-    spatial = tuple(data.draw(st.integers(max(1, r - 2 * p), r + 6)) for r, p in zip(reach, padding))
+    spatial = tuple(
+        data.draw(st.integers(max(1, r - 2 * p), r + 6)) for r, p in zip(reach, padding)
+    )
     batch = data.draw(st.sampled_from([None, 1, 2]))
     input_shape = ((2,) if batch is None else (batch, 2)) + spatial
-    settings = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=data.draw(st.booleans()))
+    settings = dict(
+        kernel_size=kernel, stride=stride, padding=padding, ceil_mode=data.draw(st.booleans())
+    )
     if kind == "max":
         settings["dilation"] = dilation
     else:
@@ -373,11 +540,15 @@ def test_pool_shapes_match_torch(data):
     x = normal(*input_shape)
     try:
         expected = call(torch.nn.functional, torch.from_numpy(x))
-    except RuntimeError:  # settings torch refuses (the output would be empty): ours must refuse them too
+    except (
+        RuntimeError
+    ):  # settings torch refuses (the output would be empty): ours must refuse them too
         with pytest.raises(ShapeError, match="is too small for kernel_size"):
             call(F, mg.tensor(x))
         return
-    if torch.isinf(expected).any():  # a window that reads only padding: -inf from torch, refused here
+    if torch.isinf(
+        expected
+    ).any():  # a window that reads only padding: -inf from torch, refused here
         with pytest.raises(ArgumentError, match="reads only padding"):
             call(F, mg.tensor(x))
         return
@@ -390,10 +561,14 @@ def test_pool_shapes_match_torch(data):
 def test_adaptive_pool_shapes_match_torch(data):
     dims = data.draw(st.sampled_from([1, 2]))
     spatial = tuple(data.draw(st.integers(1, 9)) for _ in range(dims))
-    sizes = st.integers(1, 10) if dims == 1 else st.one_of(st.none(), st.integers(1, 10))  # None: torch's 2-d only
+    sizes = (
+        st.integers(1, 10) if dims == 1 else st.one_of(st.none(), st.integers(1, 10))
+    )  # None: torch's 2-d only
     output_size = tuple(data.draw(sizes) for _ in range(dims))
     function = f"adaptive_{data.draw(st.sampled_from(['max', 'avg']))}_pool{dims}d"
-    ours, theirs = run_both(pool_call(function, dict(output_size=output_size)), [normal(2, 3, *spatial)], np.float64)
+    ours, theirs = run_both(
+        pool_call(function, dict(output_size=output_size)), [normal(2, 3, *spatial)], np.float64
+    )
     assert_matches(ours, theirs, np.float64, ["input"])
 
 
@@ -424,16 +599,27 @@ def test_pool_layers_match_torch(name, args, kwargs, input_shape, dtype):
     ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
     assert repr(ours) == repr(theirs)
     layers = {F: ours, torch.nn.functional: theirs}
-    result, torch_result = run_both(lambda library, x: layers[library](x), [normal(*input_shape)], dtype)
+    result, torch_result = run_both(
+        lambda library, x: layers[library](x), [normal(*input_shape)], dtype
+    )
     assert_matches(result, torch_result, dtype, ["input"])
 
 
-@pytest.mark.parametrize("name, args", [("MaxPool1d", (2,)), ("MaxPool2d", (3, 2, 1)), ("AdaptiveMaxPool1d", (3,)),
-                                        ("AdaptiveMaxPool2d", ((2, 3),))])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("MaxPool1d", (2,)),
+        ("MaxPool2d", (3, 2, 1)),
+        ("AdaptiveMaxPool1d", (3,)),
+        ("AdaptiveMaxPool2d", ((2, 3),)),
+    ],
+)
 def test_max_pool_layers_return_indices_as_torch(name, args):
     x = normal(2, 3, 7, 8)[..., 0, :] if name.endswith("1d") else normal(2, 3, 7, 8)
     values, indices = getattr(nn, name)(*args, return_indices=True)(mg.tensor(x))
-    torch_values, torch_indices = getattr(torch.nn, name)(*args, return_indices=True)(torch.from_numpy(x))
+    torch_values, torch_indices = getattr(torch.nn, name)(*args, return_indices=True)(
+        torch.from_numpy(x)
+    )
     np.testing.assert_array_equal(values.numpy(), torch_values.numpy())
     np.testing.assert_array_equal(indices.numpy(), torch_indices.numpy())
 
@@ -441,27 +627,52 @@ def test_max_pool_layers_return_indices_as_torch(name, args):
 def test_a_small_image_classifier_trains_as_torch():
     """Two steps of SGD on a conv / pool / linear model give torch's weights."""
     mg.manual_seed(10)
-    ours = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 6, 3),
-                         nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 3))
-    theirs = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                                 torch.nn.Conv2d(4, 6, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
-                                 torch.nn.Flatten(), torch.nn.Linear(6, 3)).double()
+    ours = nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(4, 6, 3),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(6, 3),
+    )
+    theirs = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(4, 6, 3),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(6, 3),
+    ).double()
     ours.to(mg.float64)
-    theirs.load_state_dict({key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()}
+    )
     images, labels = normal(8, 1, 10, 10, seed=11), np.random.default_rng(12).integers(0, 3, 8)
-    optimizer, torch_optimizer = mg.optim.SGD(ours.parameters(), lr=0.1), torch.optim.SGD(theirs.parameters(), lr=0.1)
+    optimizer, torch_optimizer = (
+        mg.optim.SGD(ours.parameters(), lr=0.1),
+        torch.optim.SGD(theirs.parameters(), lr=0.1),
+    )
     for _ in range(2):
         optimizer.zero_grad()
         F.cross_entropy(ours(mg.tensor(images)), mg.tensor(labels)).backward()
         optimizer.step()
         torch_optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(theirs(torch.from_numpy(images)), torch.from_numpy(labels)).backward()
+        torch.nn.functional.cross_entropy(
+            theirs(torch.from_numpy(images)), torch.from_numpy(labels)
+        ).backward()
         torch_optimizer.step()
     for key, value in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-10, atol=1e-12, err_msg=key)
+        np.testing.assert_allclose(
+            ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-10, atol=1e-12, err_msg=key
+        )
 
 
 # -- bad inputs ---------------------------------------------------------------------------------
+
 
 def _floats(*shape):
     return normal(*shape).astype(np.float32)
@@ -474,92 +685,172 @@ THEIRS = SimpleNamespace(F=torch.nn.functional, nn=torch.nn, tensor=torch.from_n
 BAD_INPUTS = {
     "conv2d: input channels": (
         lambda L: L.F.conv2d(L.tensor(_floats(1, 3, 5, 5)), L.tensor(_floats(4, 2, 3, 3))),
-        ShapeError, r"expected input with 2 channels .*\(4, 2, 3, 3\).*got input of shape \(1, 3, 5, 5\)"),
+        ShapeError,
+        r"expected input with 2 channels .*\(4, 2, 3, 3\).*got input of shape \(1, 3, 5, 5\)",
+    ),
     "Conv2d: input channels": (
         lambda L: L.nn.Conv2d(3, 4, 3)(L.tensor(_floats(1, 2, 5, 5))),
-        ShapeError, r"expected input with 3 channels .*got input of shape \(1, 2, 5, 5\)"),
+        ShapeError,
+        r"expected input with 3 channels .*got input of shape \(1, 2, 5, 5\)",
+    ),
     "conv1d: channels with groups": (
         lambda L: L.F.conv1d(L.tensor(_floats(1, 3, 5)), L.tensor(_floats(4, 1, 3)), groups=2),
-        ShapeError, r"expected input with 2 channels .*groups=2.*\(1, 3, 5\)"),
+        ShapeError,
+        r"expected input with 2 channels .*groups=2.*\(1, 3, 5\)",
+    ),
     "conv2d: kernel larger than the padded input": (
         lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 2, 2)), L.tensor(_floats(1, 1, 3, 3))),
-        ShapeError, r"kernel \(3, 3\).*larger than the padded input \(2, 2\)"),
+        ShapeError,
+        r"kernel \(3, 3\).*larger than the padded input \(2, 2\)",
+    ),
     "conv1d: dilated kernel larger than the padded input": (
         lambda L: L.F.conv1d(L.tensor(_floats(1, 1, 4)), L.tensor(_floats(1, 1, 3)), dilation=2),
-        ShapeError, r"kernel \(3,\) \(with dilation \(2,\): \(5,\)\) is larger than the padded input \(4,\)"),
+        ShapeError,
+        r"kernel \(3,\) \(with dilation \(2,\): \(5,\)\) is larger than the padded input \(4,\)",
+    ),
     "Conv2d: groups not dividing in_channels": (
-        lambda L: L.nn.Conv2d(3, 4, 3, groups=2), ArgumentError, r"in_channels must be divisible by groups; "
-                                                                 r"got in_channels=3, groups=2"),
+        lambda L: L.nn.Conv2d(3, 4, 3, groups=2),
+        ArgumentError,
+        r"in_channels must be divisible by groups; "
+        r"got in_channels=3, groups=2",
+    ),
     "Conv1d: groups not dividing out_channels": (
-        lambda L: L.nn.Conv1d(4, 3, 3, groups=2), ArgumentError, r"out_channels=3, groups=2"),
+        lambda L: L.nn.Conv1d(4, 3, 3, groups=2),
+        ArgumentError,
+        r"out_channels=3, groups=2",
+    ),
     "conv2d: groups not dividing the weight's out channels": (
-        lambda L: L.F.conv2d(L.tensor(_floats(1, 4, 5, 5)), L.tensor(_floats(3, 2, 3, 3)), groups=2),
-        ShapeError, r"out_channels of weight \(3\) must be divisible by groups=2"),
+        lambda L: L.F.conv2d(
+            L.tensor(_floats(1, 4, 5, 5)), L.tensor(_floats(3, 2, 3, 3)), groups=2
+        ),
+        ShapeError,
+        r"out_channels of weight \(3\) must be divisible by groups=2",
+    ),
     "conv2d: padding='same' with stride 2": (
-        lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), padding="same", stride=2),
-        ArgumentError, r"padding='same' needs stride 1.*got stride=\(2, 2\)"),
+        lambda L: L.F.conv2d(
+            L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), padding="same", stride=2
+        ),
+        ArgumentError,
+        r"padding='same' needs stride 1.*got stride=\(2, 2\)",
+    ),
     "Conv1d: padding='same' with stride 2": (
-        lambda L: L.nn.Conv1d(2, 2, 3, stride=2, padding="same"), ArgumentError, r"got stride=\(2,\)"),
+        lambda L: L.nn.Conv1d(2, 2, 3, stride=2, padding="same"),
+        ArgumentError,
+        r"got stride=\(2,\)",
+    ),
     "conv2d: 2-D input": (
         lambda L: L.F.conv2d(L.tensor(_floats(5, 5)), L.tensor(_floats(1, 1, 3, 3))),
-        ShapeError, r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(5, 5\)"),
+        ShapeError,
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(5, 5\)",
+    ),
     "conv1d: 4-D input": (
         lambda L: L.F.conv1d(L.tensor(_floats(1, 1, 1, 5)), L.tensor(_floats(1, 1, 3))),
-        ShapeError, r"expected a 2-D input \(C, L\) or a 3-D input \(N, C, L\); got input of shape \(1, 1, 1, 5\)"),
+        ShapeError,
+        r"expected a 2-D input \(C, L\) or a 3-D input \(N, C, L\); got input of shape \(1, 1, 1, 5\)",
+    ),
     "conv2d: 3-D weight": (
         lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3))),
-        ShapeError, r"expected a 4-D weight .*got \(1, 1, 3\)"),
+        ShapeError,
+        r"expected a 4-D weight .*got \(1, 1, 3\)",
+    ),
     "Conv2d: int input": (
         lambda L: L.nn.Conv2d(1, 1, 2)(L.tensor(np.ones((1, 1, 3, 3), np.int64))),
-        DTypeError, r"expected a float32 or float64 input; got dtype int64"),
+        DTypeError,
+        r"expected a float32 or float64 input; got dtype int64",
+    ),
     "conv1d: input and weight of two dtypes": (
         lambda L: L.F.conv1d(L.tensor(normal(1, 1, 5)), L.tensor(_floats(1, 1, 3))),
-        DTypeError, r"weight dtype float32 does not match input dtype float64"),
+        DTypeError,
+        r"weight dtype float32 does not match input dtype float64",
+    ),
     "conv1d: bias of the wrong size": (
-        lambda L: L.F.conv1d(L.tensor(_floats(1, 1, 5)), L.tensor(_floats(2, 1, 3)), L.tensor(_floats(3))),
-        ShapeError, r"expected bias of shape \(2,\).*got \(3,\)"),
+        lambda L: L.F.conv1d(
+            L.tensor(_floats(1, 1, 5)), L.tensor(_floats(2, 1, 3)), L.tensor(_floats(3))
+        ),
+        ShapeError,
+        r"expected bias of shape \(2,\).*got \(3,\)",
+    ),
     "conv2d: unknown padding string": (
-        lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), padding="full"),
-        ArgumentError, r"padding must be 'valid', 'same', an int or a tuple of 2 ints; got 'full'"),
+        lambda L: L.F.conv2d(
+            L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), padding="full"
+        ),
+        ArgumentError,
+        r"padding must be 'valid', 'same', an int or a tuple of 2 ints; got 'full'",
+    ),
     "conv2d: negative padding": (
-        lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), padding=-1),
-        ArgumentError, r"padding must be >= 0; got -1"),
+        lambda L: L.F.conv2d(
+            L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), padding=-1
+        ),
+        ArgumentError,
+        r"padding must be >= 0; got -1",
+    ),
     "conv2d: stride 0": (
-        lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), stride=0),
-        ArgumentError, r"stride must be >= 1; got 0"),
+        lambda L: L.F.conv2d(
+            L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), stride=0
+        ),
+        ArgumentError,
+        r"stride must be >= 1; got 0",
+    ),
     "conv2d: stride of three numbers": (
-        lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), stride=(1, 1, 1)),
-        ArgumentError, r"stride must be an int or a tuple of 2 ints; got \(1, 1, 1\)"),
+        lambda L: L.F.conv2d(
+            L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), stride=(1, 1, 1)
+        ),
+        ArgumentError,
+        r"stride must be an int or a tuple of 2 ints; got \(1, 1, 1\)",
+    ),
     "conv2d: groups 0": (
-        lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), groups=0),
-        ArgumentError, r"groups must be an int >= 1; got 0"),
+        lambda L: L.F.conv2d(
+            L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3, 3)), groups=0
+        ),
+        ArgumentError,
+        r"groups must be an int >= 1; got 0",
+    ),
     "Conv2d: unknown padding_mode": (
-        lambda L: L.nn.Conv2d(1, 1, 3, padding_mode="mirror"), ArgumentError,
-        r"padding_mode must be one of 'zeros', 'reflect', 'replicate', 'circular'; got 'mirror'"),
+        lambda L: L.nn.Conv2d(1, 1, 3, padding_mode="mirror"),
+        ArgumentError,
+        r"padding_mode must be one of 'zeros', 'reflect', 'replicate', 'circular'; got 'mirror'",
+    ),
     "max_pool2d: padding over half the kernel": (
         lambda L: L.F.max_pool2d(L.tensor(_floats(1, 1, 6, 6)), 3, padding=2),
-        ArgumentError, r"padding must be at most half the kernel size \(<= \(1, 1\) for kernel_size=\(3, 3\)\); "
-                       r"got padding=\(2, 2\)"),
+        ArgumentError,
+        r"padding must be at most half the kernel size \(<= \(1, 1\) for kernel_size=\(3, 3\)\); "
+        r"got padding=\(2, 2\)",
+    ),
     "avg_pool1d: kernel larger than the input": (
         lambda L: L.F.avg_pool1d(L.tensor(_floats(1, 1, 3)), 4),
-        ShapeError, r"input of shape \(1, 1, 3\) is too small for kernel_size=\(4,\).*output would be \(0,\)"),
+        ShapeError,
+        r"input of shape \(1, 1, 3\) is too small for kernel_size=\(4,\).*output would be \(0,\)",
+    ),
     "max_pool1d: stride 0": (
-        lambda L: L.F.max_pool1d(L.tensor(_floats(1, 1, 6)), 2, stride=0), ArgumentError, r"stride must be >= 1"),
+        lambda L: L.F.max_pool1d(L.tensor(_floats(1, 1, 6)), 2, stride=0),
+        ArgumentError,
+        r"stride must be >= 1",
+    ),
     "max_pool2d: 2-D input": (
         lambda L: L.F.max_pool2d(L.tensor(_floats(4, 4)), 2),
-        ShapeError, r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, 4\)"),
+        ShapeError,
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, 4\)",
+    ),
     "avg_pool2d: divisor_override 0": (
         lambda L: L.F.avg_pool2d(L.tensor(_floats(1, 1, 4, 4)), 2, divisor_override=0),
-        ArgumentError, r"divisor_override must be a non-zero int or None; got 0"),
+        ArgumentError,
+        r"divisor_override must be a non-zero int or None; got 0",
+    ),
     "MaxPool1d: int input": (
         lambda L: L.nn.MaxPool1d(2)(L.tensor(np.ones((1, 1, 4), np.int64))),
-        DTypeError, r"expected a float32 or float64 input; got dtype int64"),
+        DTypeError,
+        r"expected a float32 or float64 input; got dtype int64",
+    ),
     "adaptive_avg_pool2d: negative output size": (
         lambda L: L.F.adaptive_avg_pool2d(L.tensor(_floats(1, 1, 4, 4)), (2, -1)),
-        ArgumentError, r"output_size must be >= 0; got \(2, -1\)"),
+        ArgumentError,
+        r"output_size must be >= 0; got \(2, -1\)",
+    ),
     "adaptive_max_pool1d: output size of two numbers": (
         lambda L: L.F.adaptive_max_pool1d(L.tensor(_floats(1, 1, 4)), (2, 2)),
-        ArgumentError, r"output_size must be an int or a tuple of 1 ints; got \(2, 2\)"),
+        ArgumentError,
+        r"output_size must be an int or a tuple of 1 ints; got \(2, 2\)",
+    ),
 }
 
 
@@ -577,15 +868,21 @@ def test_max_pool_window_of_padding_only_is_refused():
     """torch gives -inf and an index outside the input for a window that reads only padding
     (dilation 5, padding 1 over 4 places); minigrad says so instead."""
     x = _floats(1, 1, 4)
-    torch_values, torch_indices = torch.nn.functional.max_pool1d(torch.from_numpy(x), 2, stride=1, padding=1,
-                                                                 dilation=5, return_indices=True)
+    torch_values, torch_indices = torch.nn.functional.max_pool1d(
+        torch.from_numpy(x), 2, stride=1, padding=1, dilation=5, return_indices=True
+    )
     assert torch_values.item() == -np.inf and torch_indices.item() >= 4
     with pytest.raises(ArgumentError, match="reads only padding"):
         F.max_pool1d(mg.tensor(x), 2, stride=1, padding=1, dilation=5)
 
 
-@pytest.mark.parametrize("call", [lambda: F.conv1d(_floats(1, 1, 5), mg.tensor(_floats(1, 1, 3))),
-                                  lambda: F.max_pool2d([[[1.0, 2.0]]], 1)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: F.conv1d(_floats(1, 1, 5), mg.tensor(_floats(1, 1, 3))),
+        lambda: F.max_pool2d([[[1.0, 2.0]]], 1),
+    ],
+)
 def test_non_tensor_input_is_a_type_error(call):
     with pytest.raises(TypeError, match="expected input to be a Tensor; got"):
         call()

@@ -10,9 +10,19 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, RandomSampler, Subset,
-                                 SubsetRandomSampler, TensorDataset, WeightedRandomSampler, default_collate,
-                                 random_split)
+from minigrad.utils.data import (
+    BatchSampler,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    RandomSampler,
+    Subset,
+    SubsetRandomSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    default_collate,
+    random_split,
+)
 from torch_twins import plain
 
 X = np.arange(42, dtype=np.float32).reshape(14, 3)
@@ -26,6 +36,7 @@ def _torch():
 
 def _samples(kind):
     """(a factory of a dataset of the given kind, from a tensor library)."""
+
     def make(lib):
         class Items(lib.utils.data.Dataset):
             def __len__(self):
@@ -33,10 +44,16 @@ def _samples(kind):
 
             def __getitem__(self, i):
                 x, y = lib.tensor(X[i]), int(Y[i])
-                return {"tuple": lambda: (x, y), "dict": lambda: {"x": x, "y": y, "name": f"n{i}"},
-                        "numbers": lambda: (float(X[i, 0]), bool(i % 2), int(Y[i])),
-                        "arrays": lambda: [X[i], Y[i:i + 1]], "namedtuple": lambda: Point(x, y)}[kind]()
+                return {
+                    "tuple": lambda: (x, y),
+                    "dict": lambda: {"x": x, "y": y, "name": f"n{i}"},
+                    "numbers": lambda: (float(X[i, 0]), bool(i % 2), int(Y[i])),
+                    "arrays": lambda: [X[i], Y[i : i + 1]],
+                    "namedtuple": lambda: Point(x, y),
+                }[kind]()
+
         return Items()
+
     return make
 
 
@@ -53,10 +70,15 @@ LOADERS = {  # DataLoader settings, given the library's utils.data (for its samp
     "no batching": lambda data: dict(batch_size=None),
     "sampler": lambda data: dict(batch_size=3, sampler=[5, 0, 13, 2, 2]),
     "batch_sampler": lambda data: dict(batch_sampler=[[3, 1], [0], [13, 12, 11]]),
-    "SequentialSampler, no batching": lambda data: dict(batch_size=None, sampler=data.SequentialSampler(range(5))),
-    "BatchSampler, drop_last": lambda data: dict(batch_sampler=data.BatchSampler(range(13, -1, -1), 3, True)),
+    "SequentialSampler, no batching": lambda data: dict(
+        batch_size=None, sampler=data.SequentialSampler(range(5))
+    ),
+    "BatchSampler, drop_last": lambda data: dict(
+        batch_sampler=data.BatchSampler(range(13, -1, -1), 3, True)
+    ),
     "BatchSampler of a sampler": lambda data: dict(
-        batch_sampler=data.BatchSampler(data.SequentialSampler(range(14)), 5, False)),
+        batch_sampler=data.BatchSampler(data.SequentialSampler(range(14)), 5, False)
+    ),
 }
 
 
@@ -67,7 +89,9 @@ def test_batches_match_torch(dataset, loader):
     import torch.utils.data  # noqa: F401
 
     ours = DataLoader(DATASETS[dataset](mg), **LOADERS[loader](mg.utils.data))
-    theirs = torch.utils.data.DataLoader(DATASETS[dataset](torch), **LOADERS[loader](torch.utils.data))
+    theirs = torch.utils.data.DataLoader(
+        DATASETS[dataset](torch), **LOADERS[loader](torch.utils.data)
+    )
     assert len(ours) == len(theirs)
     got, expected = [plain(b) for b in ours], [plain(b) for b in theirs]
     if dataset == "namedtuple":  # same fields; the type names differ only by library
@@ -97,12 +121,16 @@ SAMPLERS = {  # samplers whose order involves no randomness: the same indices as
     "SequentialSampler": lambda data: data.SequentialSampler(range(7)),
     "SequentialSampler, empty": lambda data: data.SequentialSampler([]),
     "BatchSampler": lambda data: data.BatchSampler(data.SequentialSampler(range(10)), 3, False),
-    "BatchSampler, drop_last": lambda data: data.BatchSampler(data.SequentialSampler(range(10)), 3, True),
+    "BatchSampler, drop_last": lambda data: data.BatchSampler(
+        data.SequentialSampler(range(10)), 3, True
+    ),
     "BatchSampler, exact": lambda data: data.BatchSampler(range(9), 3, True),
     "BatchSampler, one short batch, drop_last": lambda data: data.BatchSampler([4, 2], 3, True),
     "BatchSampler, one short batch": lambda data: data.BatchSampler([4, 2], 3, False),
     "BatchSampler of a list": lambda data: data.BatchSampler([9, 9, 1, 0, 5], 2, False),
-    "BatchSampler of BatchSampler": lambda data: data.BatchSampler(data.BatchSampler(range(7), 2, False), 2, False),
+    "BatchSampler of BatchSampler": lambda data: data.BatchSampler(
+        data.BatchSampler(range(7), 2, False), 2, False
+    ),
 }
 
 
@@ -128,20 +156,35 @@ def test_a_batch_sampler_of_an_iterator_batches_it_once_and_has_no_length():
             len(sampler)
 
 
-@pytest.mark.parametrize("settings", [dict(), dict(shuffle=True), dict(batch_size=None),
-                                      dict(batch_size=None, shuffle=True), dict(sampler=[3, 1]),
-                                      dict(batch_sampler=[[3], [1, 2]]), dict(batch_size=4, drop_last=True)])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(),
+        dict(shuffle=True),
+        dict(batch_size=None),
+        dict(batch_size=None, shuffle=True),
+        dict(sampler=[3, 1]),
+        dict(batch_sampler=[[3], [1, 2]]),
+        dict(batch_size=4, drop_last=True),
+    ],
+)
 def test_the_loader_sets_sampler_and_batch_sampler_as_torch(settings):
     torch = _torch()
     import torch.utils.data  # noqa: F401
 
-    ours, theirs = DataLoader(range(10), **settings), torch.utils.data.DataLoader(range(10), **settings)
+    ours, theirs = (
+        DataLoader(range(10), **settings),
+        torch.utils.data.DataLoader(range(10), **settings),
+    )
     for name in ("sampler", "batch_sampler"):
         assert type(getattr(ours, name)).__name__ == type(getattr(theirs, name)).__name__, name
     assert (ours.batch_size, ours.drop_last) == (theirs.batch_size, theirs.drop_last)
     if isinstance(theirs.batch_sampler, torch.utils.data.BatchSampler):
         assert ours.batch_sampler.sampler is ours.sampler
-        assert (ours.batch_sampler.batch_size, ours.batch_sampler.drop_last) == (theirs.batch_size, theirs.drop_last)
+        assert (ours.batch_sampler.batch_size, ours.batch_sampler.drop_last) == (
+            theirs.batch_size,
+            theirs.drop_last,
+        )
     assert len(ours) == len(theirs)
 
 
@@ -152,39 +195,68 @@ def _is_permutation(indices, size):
 def _whole_permutations_then_distinct(count, size):
     """What RandomSampler without replacement gives (torch's as ours): whole permutations of
     range(size), then count % size distinct indices."""
+
     def check(indices):
         whole = count - count % size
-        return (len(indices) == count
-                and all(_is_permutation(indices[start:start + size], size) for start in range(0, whole, size))
-                and len(set(indices[whole:])) == count % size and set(indices[whole:]) <= set(range(size)))
+        return (
+            len(indices) == count
+            and all(
+                _is_permutation(indices[start : start + size], size)
+                for start in range(0, whole, size)
+            )
+            and len(set(indices[whole:])) == count % size
+            and set(indices[whole:]) <= set(range(size))
+        )
+
     return check
 
 
 def _draws_from(allowed, count, distinct=False):
     def check(indices):
-        return (len(indices) == count and set(indices) <= set(allowed)
-                and (not distinct or len(set(indices)) == count))
+        return (
+            len(indices) == count
+            and set(indices) <= set(allowed)
+            and (not distinct or len(set(indices)) == count)
+        )
+
     return check
 
 
 RANDOM_SAMPLERS = {  # name: (build(data, generator), what each epoch's indices must be)
-    "RandomSampler": (lambda data, g: data.RandomSampler(range(50), generator=g),
-                      lambda indices: _is_permutation(indices, 50)),
-    "RandomSampler, num_samples < len": (lambda data, g: data.RandomSampler(range(50), num_samples=20, generator=g),
-                                         _whole_permutations_then_distinct(20, 50)),
-    "RandomSampler, num_samples > len": (lambda data, g: data.RandomSampler(range(30), num_samples=75, generator=g),
-                                         _whole_permutations_then_distinct(75, 30)),
-    "RandomSampler, replacement": (lambda data, g: data.RandomSampler(range(6), True, 100, generator=g),
-                                   _draws_from(range(6), 100)),
-    "RandomSampler, replacement, num_samples = len": (lambda data, g: data.RandomSampler(range(40), True, generator=g),
-                                                      _draws_from(range(40), 40)),
-    "SubsetRandomSampler": (lambda data, g: data.SubsetRandomSampler([7, 3, 11, 40, 2] * 2 + list(range(50, 90)), g),
-                            lambda indices: sorted(indices) == sorted([7, 3, 11, 40, 2] * 2 + list(range(50, 90)))),
-    "WeightedRandomSampler": (lambda data, g: data.WeightedRandomSampler([1.0, 0.0, 3.0, 0.5], 60, generator=g),
-                              _draws_from([0, 2, 3], 60)),
+    "RandomSampler": (
+        lambda data, g: data.RandomSampler(range(50), generator=g),
+        lambda indices: _is_permutation(indices, 50),
+    ),
+    "RandomSampler, num_samples < len": (
+        lambda data, g: data.RandomSampler(range(50), num_samples=20, generator=g),
+        _whole_permutations_then_distinct(20, 50),
+    ),
+    "RandomSampler, num_samples > len": (
+        lambda data, g: data.RandomSampler(range(30), num_samples=75, generator=g),
+        _whole_permutations_then_distinct(75, 30),
+    ),
+    "RandomSampler, replacement": (
+        lambda data, g: data.RandomSampler(range(6), True, 100, generator=g),
+        _draws_from(range(6), 100),
+    ),
+    "RandomSampler, replacement, num_samples = len": (
+        lambda data, g: data.RandomSampler(range(40), True, generator=g),
+        _draws_from(range(40), 40),
+    ),
+    "SubsetRandomSampler": (
+        lambda data, g: data.SubsetRandomSampler([7, 3, 11, 40, 2] * 2 + list(range(50, 90)), g),
+        lambda indices: sorted(indices) == sorted([7, 3, 11, 40, 2] * 2 + list(range(50, 90))),
+    ),
+    "WeightedRandomSampler": (
+        lambda data, g: data.WeightedRandomSampler([1.0, 0.0, 3.0, 0.5], 60, generator=g),
+        _draws_from([0, 2, 3], 60),
+    ),
     "WeightedRandomSampler, no replacement": (
-        lambda data, g: data.WeightedRandomSampler([2.0, 0.0, 1.0] + [1.0] * 40, 30, replacement=False, generator=g),
-        _draws_from([0] + list(range(2, 43)), 30, distinct=True)),
+        lambda data, g: data.WeightedRandomSampler(
+            [2.0, 0.0, 1.0] + [1.0] * 40, 30, replacement=False, generator=g
+        ),
+        _draws_from([0] + list(range(2, 43)), 30, distinct=True),
+    ),
 }
 
 
@@ -215,15 +287,25 @@ def test_random_samplers_draw_what_torch_draws_and_repeat_with_the_seed(sampler)
 
 
 def test_weighted_draws_follow_the_weights():
-    sampler = WeightedRandomSampler(mg.tensor([1.0, 0.0, 3.0]), 20000, generator=mg.Generator().manual_seed(0))
+    sampler = WeightedRandomSampler(
+        mg.tensor([1.0, 0.0, 3.0]), 20000, generator=mg.Generator().manual_seed(0)
+    )
     counts = np.bincount(list(sampler), minlength=3) / 20000
     np.testing.assert_allclose(counts, [0.25, 0.0, 0.75], atol=0.015)
-    assert sampler.weights.dtype == mg.float64 and sampler.weights.numpy().tolist() == [1.0, 0.0, 3.0]
+    assert sampler.weights.dtype == mg.float64 and sampler.weights.numpy().tolist() == [
+        1.0,
+        0.0,
+        3.0,
+    ]
 
 
 def test_shuffle_is_a_random_sampler_drawing_from_the_loader_generator():
-    loader = DataLoader(range(30), batch_size=7, shuffle=True, generator=mg.Generator().manual_seed(11))
-    assert isinstance(loader.sampler, RandomSampler) and isinstance(loader.batch_sampler, BatchSampler)
+    loader = DataLoader(
+        range(30), batch_size=7, shuffle=True, generator=mg.Generator().manual_seed(11)
+    )
+    assert isinstance(loader.sampler, RandomSampler) and isinstance(
+        loader.batch_sampler, BatchSampler
+    )
     order = sum((batch.numpy().tolist() for batch in loader), [])
     assert order == list(RandomSampler(range(30), generator=mg.Generator().manual_seed(11)))
 
@@ -242,66 +324,174 @@ def test_a_loader_takes_a_sampler_object_and_any_iterable():
 
 
 SAMPLER_ERRORS = {  # name: (call(utils.data, DataLoader), exception, what both messages say, what ours says)
-    "RandomSampler num_samples=0": (lambda data, loader: data.RandomSampler(range(3), num_samples=0),
-                                    ValueError, "num_samples should be a positive integer.*num_samples=0", None),
-    "RandomSampler num_samples=-2": (lambda data, loader: data.RandomSampler(range(3), num_samples=-2),
-                                     ValueError, "num_samples should be a positive integer.*num_samples=-2", None),
-    "RandomSampler num_samples=2.0": (lambda data, loader: data.RandomSampler(range(3), num_samples=2.0),
-                                      ValueError, r"num_samples should be a positive integer.*num_samples=2\.0", None),
-    "RandomSampler of nothing": (lambda data, loader: data.RandomSampler([]),
-                                 ValueError, "num_samples should be a positive integer.*num_samples=0", None),
-    "RandomSampler replacement=1": (lambda data, loader: data.RandomSampler(range(3), replacement=1),
-                                    TypeError, "replacement should be a boolean.*replacement=1", None),
-    "RandomSampler generator=42": (lambda data, loader: list(data.RandomSampler(range(3), generator=42)),
-                                   TypeError, "generator", "generator must be an mg.Generator; got int"),
-    "WeightedRandomSampler num_samples=0": (lambda data, loader: data.WeightedRandomSampler([1.0], 0), ValueError,
-                                            "num_samples should be a positive integer.*num_samples=0", None),
-    "WeightedRandomSampler num_samples=True": (lambda data, loader: data.WeightedRandomSampler([1.0], True), ValueError,
-                                               "num_samples should be a positive integer.*num_samples=True", None),
-    "WeightedRandomSampler replacement=1": (lambda data, loader: data.WeightedRandomSampler([1.0], 2, replacement=1),
-                                            ValueError, "replacement should be a boolean.*replacement=1", None),
-    "WeightedRandomSampler 2-d weights": (lambda data, loader: data.WeightedRandomSampler([[1.0, 2.0]], 2),
-                                          ValueError, r"weights should be a 1-?d sequence.*shape \(1, 2\)", None),
-    "WeightedRandomSampler 0-d weights": (lambda data, loader: data.WeightedRandomSampler(1.0, 2),
-                                          ValueError, r"weights should be a 1-?d sequence.*shape \(\)", None),
-    "WeightedRandomSampler negative weight": (lambda data, loader: list(data.WeightedRandomSampler([1.0, -1.0], 2)),
-                                              RuntimeError, "multinomial", "non-negative"),
-    "WeightedRandomSampler zero weights": (lambda data, loader: list(data.WeightedRandomSampler([0.0, 0.0], 2)),
-                                           RuntimeError, "multinomial.*sum", "positive sum"),
+    "RandomSampler num_samples=0": (
+        lambda data, loader: data.RandomSampler(range(3), num_samples=0),
+        ValueError,
+        "num_samples should be a positive integer.*num_samples=0",
+        None,
+    ),
+    "RandomSampler num_samples=-2": (
+        lambda data, loader: data.RandomSampler(range(3), num_samples=-2),
+        ValueError,
+        "num_samples should be a positive integer.*num_samples=-2",
+        None,
+    ),
+    "RandomSampler num_samples=2.0": (
+        lambda data, loader: data.RandomSampler(range(3), num_samples=2.0),
+        ValueError,
+        r"num_samples should be a positive integer.*num_samples=2\.0",
+        None,
+    ),
+    "RandomSampler of nothing": (
+        lambda data, loader: data.RandomSampler([]),
+        ValueError,
+        "num_samples should be a positive integer.*num_samples=0",
+        None,
+    ),
+    "RandomSampler replacement=1": (
+        lambda data, loader: data.RandomSampler(range(3), replacement=1),
+        TypeError,
+        "replacement should be a boolean.*replacement=1",
+        None,
+    ),
+    "RandomSampler generator=42": (
+        lambda data, loader: list(data.RandomSampler(range(3), generator=42)),
+        TypeError,
+        "generator",
+        "generator must be an mg.Generator; got int",
+    ),
+    "WeightedRandomSampler num_samples=0": (
+        lambda data, loader: data.WeightedRandomSampler([1.0], 0),
+        ValueError,
+        "num_samples should be a positive integer.*num_samples=0",
+        None,
+    ),
+    "WeightedRandomSampler num_samples=True": (
+        lambda data, loader: data.WeightedRandomSampler([1.0], True),
+        ValueError,
+        "num_samples should be a positive integer.*num_samples=True",
+        None,
+    ),
+    "WeightedRandomSampler replacement=1": (
+        lambda data, loader: data.WeightedRandomSampler([1.0], 2, replacement=1),
+        ValueError,
+        "replacement should be a boolean.*replacement=1",
+        None,
+    ),
+    "WeightedRandomSampler 2-d weights": (
+        lambda data, loader: data.WeightedRandomSampler([[1.0, 2.0]], 2),
+        ValueError,
+        r"weights should be a 1-?d sequence.*shape \(1, 2\)",
+        None,
+    ),
+    "WeightedRandomSampler 0-d weights": (
+        lambda data, loader: data.WeightedRandomSampler(1.0, 2),
+        ValueError,
+        r"weights should be a 1-?d sequence.*shape \(\)",
+        None,
+    ),
+    "WeightedRandomSampler negative weight": (
+        lambda data, loader: list(data.WeightedRandomSampler([1.0, -1.0], 2)),
+        RuntimeError,
+        "multinomial",
+        "non-negative",
+    ),
+    "WeightedRandomSampler zero weights": (
+        lambda data, loader: list(data.WeightedRandomSampler([0.0, 0.0], 2)),
+        RuntimeError,
+        "multinomial.*sum",
+        "positive sum",
+    ),
     "WeightedRandomSampler more than there is": (
         lambda data, loader: list(data.WeightedRandomSampler([1.0, 1.0], 3, False)),
-        RuntimeError, "without replacement", r"in \[1, 2\].*got 3"),
-    "BatchSampler batch_size=0": (lambda data, loader: data.BatchSampler(range(3), 0, False),
-                                  ValueError, "batch_size should be a positive integer.*batch_size=0", None),
-    "BatchSampler batch_size=2.0": (lambda data, loader: data.BatchSampler(range(3), 2.0, False),
-                                    ValueError, r"batch_size should be a positive integer.*batch_size=2\.0", None),
-    "BatchSampler batch_size=True": (lambda data, loader: data.BatchSampler(range(3), True, False),
-                                     ValueError, "batch_size should be a positive integer.*batch_size=True", None),
-    "BatchSampler drop_last=0": (lambda data, loader: data.BatchSampler(range(3), 2, 0),
-                                 ValueError, "drop_last should be a boolean.*drop_last=0", None),
-    "Sampler without __iter__": (lambda data, loader: list(data.Sampler()),
-                                 NotImplementedError, None, "Sampler must define __iter__"),
-    "DataLoader batch_size=0": (lambda data, loader: loader(range(3), batch_size=0),
-                                ValueError, "batch_size should be a positive integer.*batch_size=0", None),
-    "DataLoader batch_size=-1": (lambda data, loader: loader(range(3), batch_size=-1),
-                                 ValueError, "batch_size should be a positive integer.*batch_size=-1", None),
-    "DataLoader drop_last=1": (lambda data, loader: loader(range(3), batch_size=2, drop_last=1),
-                               ValueError, "drop_last should be a boolean.*drop_last=1", None),
-    "DataLoader sampler and shuffle": (lambda data, loader: loader(range(3), sampler=[0], shuffle=True),
-                                       ValueError, "sampler.* mutually exclusive with shuffle", None),
+        RuntimeError,
+        "without replacement",
+        r"in \[1, 2\].*got 3",
+    ),
+    "BatchSampler batch_size=0": (
+        lambda data, loader: data.BatchSampler(range(3), 0, False),
+        ValueError,
+        "batch_size should be a positive integer.*batch_size=0",
+        None,
+    ),
+    "BatchSampler batch_size=2.0": (
+        lambda data, loader: data.BatchSampler(range(3), 2.0, False),
+        ValueError,
+        r"batch_size should be a positive integer.*batch_size=2\.0",
+        None,
+    ),
+    "BatchSampler batch_size=True": (
+        lambda data, loader: data.BatchSampler(range(3), True, False),
+        ValueError,
+        "batch_size should be a positive integer.*batch_size=True",
+        None,
+    ),
+    "BatchSampler drop_last=0": (
+        lambda data, loader: data.BatchSampler(range(3), 2, 0),
+        ValueError,
+        "drop_last should be a boolean.*drop_last=0",
+        None,
+    ),
+    "Sampler without __iter__": (
+        lambda data, loader: list(data.Sampler()),
+        NotImplementedError,
+        None,
+        "Sampler must define __iter__",
+    ),
+    "DataLoader batch_size=0": (
+        lambda data, loader: loader(range(3), batch_size=0),
+        ValueError,
+        "batch_size should be a positive integer.*batch_size=0",
+        None,
+    ),
+    "DataLoader batch_size=-1": (
+        lambda data, loader: loader(range(3), batch_size=-1),
+        ValueError,
+        "batch_size should be a positive integer.*batch_size=-1",
+        None,
+    ),
+    "DataLoader drop_last=1": (
+        lambda data, loader: loader(range(3), batch_size=2, drop_last=1),
+        ValueError,
+        "drop_last should be a boolean.*drop_last=1",
+        None,
+    ),
+    "DataLoader sampler and shuffle": (
+        lambda data, loader: loader(range(3), sampler=[0], shuffle=True),
+        ValueError,
+        "sampler.* mutually exclusive with shuffle",
+        None,
+    ),
     "DataLoader batch_sampler and batch_size": (
         lambda data, loader: loader(range(3), batch_sampler=[[0]], batch_size=4),
-        ValueError, "batch_sampler.* mutually exclusive with batch_size, shuffle, sampler,? and drop_last", None),
+        ValueError,
+        "batch_sampler.* mutually exclusive with batch_size, shuffle, sampler,? and drop_last",
+        None,
+    ),
     "DataLoader batch_sampler and drop_last": (
         lambda data, loader: loader(range(3), batch_sampler=[[0]], drop_last=True),
-        ValueError, "batch_sampler.* mutually exclusive with batch_size", None),
-    "DataLoader batch_sampler and shuffle": (lambda data, loader: loader(range(3), batch_sampler=[[0]], shuffle=True),
-                                             ValueError, "batch_sampler.* mutually exclusive with batch_size", None),
+        ValueError,
+        "batch_sampler.* mutually exclusive with batch_size",
+        None,
+    ),
+    "DataLoader batch_sampler and shuffle": (
+        lambda data, loader: loader(range(3), batch_sampler=[[0]], shuffle=True),
+        ValueError,
+        "batch_sampler.* mutually exclusive with batch_size",
+        None,
+    ),
     "DataLoader batch_size=None and drop_last": (
         lambda data, loader: loader(range(3), batch_size=None, drop_last=True),
-        ValueError, "batch_size=None.* mutually exclusive with drop_last", None),
-    "DataLoader shuffled nothing": (lambda data, loader: loader([], shuffle=True),
-                                    ValueError, "num_samples should be a positive integer.*num_samples=0", None),
+        ValueError,
+        "batch_size=None.* mutually exclusive with drop_last",
+        None,
+    ),
+    "DataLoader shuffled nothing": (
+        lambda data, loader: loader([], shuffle=True),
+        ValueError,
+        "num_samples should be a positive integer.*num_samples=0",
+        None,
+    ),
 }
 
 
@@ -318,7 +508,9 @@ def test_bad_sampler_and_loader_arguments_raise_as_torch(case):
     assert ours_say is None or re.search(ours_say, str(info.value)), str(info.value)
 
 
-@pytest.mark.parametrize("lengths", [[10, 4], [0.7, 0.3], [0.5, 0.25, 0.25], [0.34, 0.33, 0.33], [14], [0, 14]])
+@pytest.mark.parametrize(
+    "lengths", [[10, 4], [0.7, 0.3], [0.5, 0.25, 0.25], [0.34, 0.33, 0.33], [14], [0, 14]]
+)
 def test_random_split_sizes_match_torch_and_cover_the_dataset(lengths):
     torch = _torch()
     import torch.utils.data  # noqa: F401
@@ -338,41 +530,98 @@ def test_subset_concat_and_collate():
     assert isinstance(both, ConcatDataset) and len(both) == 16
     np.testing.assert_array_equal(both[15][0].numpy(), X[0])
     np.testing.assert_array_equal(both[-1][0].numpy(), X[0])
-    batch = default_collate([{"a": np.ones(2, np.float32), "b": "s"}, {"a": np.zeros(2, np.float32), "b": "t"}])
-    assert batch["b"] == ["s", "t"] and batch["a"].shape == (2, 2) and batch["a"].dtype == mg.float32
-    assert default_collate([1.5, 2.0]).dtype == mg.float64 and default_collate([True, False]).dtype == mg.bool
-    assert len(DataLoader(data, batch_size=3, num_workers=2, pin_memory=True)) == 5  # accepted, no workers
+    batch = default_collate(
+        [{"a": np.ones(2, np.float32), "b": "s"}, {"a": np.zeros(2, np.float32), "b": "t"}]
+    )
+    assert (
+        batch["b"] == ["s", "t"] and batch["a"].shape == (2, 2) and batch["a"].dtype == mg.float32
+    )
+    assert (
+        default_collate([1.5, 2.0]).dtype == mg.float64
+        and default_collate([True, False]).dtype == mg.bool
+    )
+    assert (
+        len(DataLoader(data, batch_size=3, num_workers=2, pin_memory=True)) == 5
+    )  # accepted, no workers
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: TensorDataset(mg.tensor(X), mg.tensor(Y[:5])), ValueError, r"same size along the first axis; got \[14, 5\]"),
-    (lambda: TensorDataset(X), TypeError, "argument 0 must be a Tensor; got ndarray"),
-    (lambda: TensorDataset(), ValueError, "at least one tensor"),
-    (lambda: DataLoader(42), TypeError, "dataset must have __getitem__ and __len__; got int"),
-    (lambda: DataLoader(TensorDataset(mg.tensor(X)), num_workers=-1), ValueError, "num_workers must be an integer >= 0"),
-    (lambda: random_split(TensorDataset(mg.tensor(X)), [10, 5]), ValueError, "add up to 15, but the dataset has 14"),
-    (lambda: random_split(TensorDataset(mg.tensor(X)), [0.5, 0.6]), ValueError, "lengths must be counts"),
-    (lambda: default_collate([object()]), TypeError, "samples must be tensors, numeric arrays"),
-    (lambda: default_collate([(1, 2), (3,)]), RuntimeError, r"same number of fields; got \[1, 2\]"),
-    (lambda: ConcatDataset([TensorDataset(mg.tensor(X))])[14], IndexError, "index 14 out of range for 14 samples"),
-    (lambda: list(DataLoader(type("Sized", (Dataset,), {"__len__": lambda self: 3})(), batch_size=None)),
-     NotImplementedError, "Sized must define __getitem__"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda: TensorDataset(mg.tensor(X), mg.tensor(Y[:5])),
+            ValueError,
+            r"same size along the first axis; got \[14, 5\]",
+        ),
+        (lambda: TensorDataset(X), TypeError, "argument 0 must be a Tensor; got ndarray"),
+        (lambda: TensorDataset(), ValueError, "at least one tensor"),
+        (lambda: DataLoader(42), TypeError, "dataset must have __getitem__ and __len__; got int"),
+        (
+            lambda: DataLoader(TensorDataset(mg.tensor(X)), num_workers=-1),
+            ValueError,
+            "num_workers must be an integer >= 0",
+        ),
+        (
+            lambda: random_split(TensorDataset(mg.tensor(X)), [10, 5]),
+            ValueError,
+            "add up to 15, but the dataset has 14",
+        ),
+        (
+            lambda: random_split(TensorDataset(mg.tensor(X)), [0.5, 0.6]),
+            ValueError,
+            "lengths must be counts",
+        ),
+        (lambda: default_collate([object()]), TypeError, "samples must be tensors, numeric arrays"),
+        (
+            lambda: default_collate([(1, 2), (3,)]),
+            RuntimeError,
+            r"same number of fields; got \[1, 2\]",
+        ),
+        (
+            lambda: ConcatDataset([TensorDataset(mg.tensor(X))])[14],
+            IndexError,
+            "index 14 out of range for 14 samples",
+        ),
+        (
+            lambda: list(
+                DataLoader(
+                    type("Sized", (Dataset,), {"__len__": lambda self: 3})(), batch_size=None
+                )
+            ),
+            NotImplementedError,
+            "Sized must define __getitem__",
+        ),
+    ],
+)
 def test_bad_arguments_name_what_was_expected(call, error, message):
     with pytest.raises(error, match=message):
         call()
 
 
-@pytest.mark.parametrize("settings", [{}, {"batch_first": True}, {"batch_first": True, "padding_value": -1.0},
-                                      {"padding_side": "left"}, {"batch_first": True, "padding_side": "left"}])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"batch_first": True},
+        {"batch_first": True, "padding_value": -1.0},
+        {"padding_side": "left"},
+        {"batch_first": True, "padding_side": "left"},
+    ],
+)
 def test_pad_sequence_matches_torch_values_and_gradients(settings):
     torch = _torch()
     from minigrad.nn.utils.rnn import pad_sequence
 
-    arrays = [np.random.default_rng(k).standard_normal((n, 2, 3)).astype(np.float32) for k, n in enumerate((4, 1, 6))]
+    arrays = [
+        np.random.default_rng(k).standard_normal((n, 2, 3)).astype(np.float32)
+        for k, n in enumerate((4, 1, 6))
+    ]
     ours = [mg.tensor(a, requires_grad=True) for a in arrays]
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, reference = pad_sequence(ours, **settings), torch.nn.utils.rnn.pad_sequence(theirs, **settings)
+    out, reference = (
+        pad_sequence(ours, **settings),
+        torch.nn.utils.rnn.pad_sequence(theirs, **settings),
+    )
     np.testing.assert_array_equal(out.numpy(), reference.detach().numpy())
     grad = np.random.default_rng(9).standard_normal(out.shape).astype(np.float32)
     (out * mg.tensor(grad)).sum().backward()
@@ -396,13 +645,22 @@ def test_a_loader_of_token_lists_padded_by_collate_fn():
 
     def collate(samples):
         ids, labels = zip(*samples)
-        return pad_sequence(ids, batch_first=True), mg.tensor([len(x) for x in ids]), mg.tensor(labels)
+        return (
+            pad_sequence(ids, batch_first=True),
+            mg.tensor([len(x) for x in ids]),
+            mg.tensor(labels),
+        )
+
     batches = list(DataLoader(Reviews(), batch_size=3, collate_fn=collate))
     ids, lengths, labels = batches[0]
-    assert ids.numpy().tolist() == [[5, 2, 9, 0], [4, 0, 0, 0], [7, 7, 7, 7]] and ids.dtype == mg.int64
+    assert (
+        ids.numpy().tolist() == [[5, 2, 9, 0], [4, 0, 0, 0], [7, 7, 7, 7]] and ids.dtype == mg.int64
+    )
     assert lengths.numpy().tolist() == [3, 1, 4] and labels.numpy().tolist() == [0, 1, 0]
     assert batches[1][0].numpy().tolist() == [[1, 3]]
-    with pytest.raises(ValueError, match=r"trailing shape \(\) \(the first's\); sequence 1 has shape \(2, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"trailing shape \(\) \(the first's\); sequence 1 has shape \(2, 2\)"
+    ):
         pad_sequence([mg.ones(3), mg.ones(2, 2)])
     with pytest.raises(ValueError, match="padding_side must be 'right' or 'left'; got 'up'"):
         pad_sequence([mg.ones(3)], padding_side="up")

@@ -36,26 +36,39 @@ def softmax(scores, allowed=None):
     return exps / exps.sum(axis=-1, keepdims=True)
 
 
-def self_attention(x, query_weight, key_weight, value_weight, output_weight, num_heads=1, allowed=None):
+def self_attention(
+    x, query_weight, key_weight, value_weight, output_weight, num_heads=1, allowed=None
+):
     """x (T, D) -> weights (H, T, T), output (T, D), heads computed one at a time."""
     x = np.asarray(x, np.float64)
     head_dim = x.shape[1] // num_heads
     weights, contexts = [], []
     for head in range(num_heads):
         columns = slice(head * head_dim, (head + 1) * head_dim)
-        queries, keys, values = (x @ np.asarray(w, np.float64)[:, columns]
-                                 for w in (query_weight, key_weight, value_weight))
+        queries, keys, values = (
+            x @ np.asarray(w, np.float64)[:, columns]
+            for w in (query_weight, key_weight, value_weight)
+        )
         head_weights = softmax(queries @ keys.T / math.sqrt(head_dim), allowed)
         weights.append(head_weights)
         contexts.append(head_weights @ values)
-    return np.stack(weights), np.concatenate(contexts, axis=1) @ np.asarray(output_weight, np.float64)
+    return np.stack(weights), np.concatenate(contexts, axis=1) @ np.asarray(
+        output_weight, np.float64
+    )
 
 
 def run_script(name, *arguments):
     """stdout of `python examples/<name>.py ...` run from the repository root."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / f"{name}.py"), *map(str, arguments)],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / f"{name}.py"), *map(str, arguments)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -65,7 +78,9 @@ def assert_printed(stdout, *values):
     for value in np.concatenate([np.ravel(v) for v in values]):
         candidates = {f"{value + shift:.4f}" for shift in (-1e-5, 0.0, 1e-5)}
         candidates = {"0.0000" if c == "-0.0000" else c for c in candidates}
-        assert any(c in stdout for c in candidates), f"{value:.6f} not printed (looked for {sorted(candidates)})"
+        assert any(c in stdout for c in candidates), (
+            f"{value:.6f} not printed (looked for {sorted(candidates)})"
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -84,8 +99,15 @@ def by_hand_reference():
     values = x @ attention_by_hand.VALUE_WEIGHT
     scores = queries @ keys.T
     weights = softmax(scores / math.sqrt(2))
-    return dict(queries=queries, keys=keys, values=values, scores=scores, scaled_scores=scores / math.sqrt(2),
-                weights=weights, outputs=weights @ values)
+    return dict(
+        queries=queries,
+        keys=keys,
+        values=values,
+        scores=scores,
+        scaled_scores=scores / math.sqrt(2),
+        weights=weights,
+        outputs=weights @ values,
+    )
 
 
 def chapter_reference():
@@ -97,8 +119,15 @@ def chapter_reference():
     values = x @ attention_by_hand.CHAPTER_VALUE_WEIGHT
     scores = keys @ query
     weights = softmax(scores / math.sqrt(2))
-    return dict(query=query, keys=keys, values=values, scores=scores, scaled_scores=scores / math.sqrt(2),
-                weights=weights, output=weights @ values)
+    return dict(
+        query=query,
+        keys=keys,
+        values=values,
+        scores=scores,
+        scaled_scores=scores / math.sqrt(2),
+        weights=weights,
+        output=weights @ values,
+    )
 
 
 def test_attention_by_hand_chapter_example(by_hand):
@@ -136,13 +165,17 @@ def test_attention_by_hand_causal_mask_zeroes_the_future(by_hand):
     expected = softmax(reference["scaled_scores"], earlier)
     np.testing.assert_allclose(by_hand["causal_weights"], expected, **TOLERANCE)
     assert np.all(by_hand["causal_weights"][~earlier] == 0.0)
-    np.testing.assert_allclose(by_hand["causal_outputs"], expected @ reference["values"], **TOLERANCE)
+    np.testing.assert_allclose(
+        by_hand["causal_outputs"], expected @ reference["values"], **TOLERANCE
+    )
 
 
 def test_attention_by_hand_temperature(by_hand):
     scores = by_hand_reference()["scores"]
     for temperature, weights in by_hand["temperature_weights"].items():
-        np.testing.assert_allclose(weights, softmax(scores / (math.sqrt(2) * temperature)), **TOLERANCE)
+        np.testing.assert_allclose(
+            weights, softmax(scores / (math.sqrt(2) * temperature)), **TOLERANCE
+        )
     sharp, flat = by_hand["temperature_weights"][0.5], by_hand["temperature_weights"][2.0]
     assert np.all(sharp.max(axis=1) > flat.max(axis=1))
 
@@ -168,7 +201,10 @@ def classifier_reference(parameters, x, labels):
     matrices = [parameters[f"attention.{name}"] for name in four_matrices.MATRICES]
     weights, outputs = zip(*(self_attention(sentence, *matrices) for sentence in x))
     pooled = np.stack(outputs).mean(axis=1)
-    logits = pooled @ parameters["classifier.weight"].T.astype(np.float64) + parameters["classifier.bias"]
+    logits = (
+        pooled @ parameters["classifier.weight"].T.astype(np.float64)
+        + parameters["classifier.bias"]
+    )
     log_probs = logits - logits.max(axis=1, keepdims=True)
     log_probs -= np.log(np.exp(log_probs).sum(axis=1, keepdims=True))
     loss = -log_probs[np.arange(len(labels)), labels].mean()
@@ -185,9 +221,14 @@ def sentence_vectors(result, words):
 
 
 def test_four_matrices_attention_weights_are_not_parameters(trained):
-    assert trained["parameter_names"] == ["attention.query_weight", "attention.key_weight",
-                                          "attention.value_weight", "attention.output_weight",
-                                          "classifier.weight", "classifier.bias"]
+    assert trained["parameter_names"] == [
+        "attention.query_weight",
+        "attention.key_weight",
+        "attention.value_weight",
+        "attention.output_weight",
+        "classifier.weight",
+        "classifier.bias",
+    ]
     # Recomputed per input: two sentences, the same matrices, different weights.
     assert not np.allclose(trained["weights_after"], trained["other_weights"], atol=0.05)
 
@@ -203,7 +244,9 @@ def test_four_matrices_loss_falls_and_all_four_matrices_move(trained):
     assert history[-1]["accuracy"] == 1.0 and trained["held_out_accuracy"] > 0.9
     for name in four_matrices.MATRICES:
         key = f"attention.{name}"
-        moved = np.linalg.norm(trained["final_parameters"][key].astype(np.float64) - trained["initial_parameters"][key])
+        moved = np.linalg.norm(
+            trained["final_parameters"][key].astype(np.float64) - trained["initial_parameters"][key]
+        )
         assert moved > 0.5, name
         np.testing.assert_allclose(history[-1]["moved"][name], moved, rtol=1e-5)
         assert history[0]["moved"][name] == 0.0
@@ -211,23 +254,34 @@ def test_four_matrices_loss_falls_and_all_four_matrices_move(trained):
 
 def test_four_matrices_attention_moves_onto_the_sentiment_word(trained):
     words = four_matrices.FIXED_SENTENCE
-    _, before = classifier_reference(trained["initial_parameters"], sentence_vectors(trained, words), [1])
-    _, after = classifier_reference(trained["final_parameters"], sentence_vectors(trained, words), [1])
+    _, before = classifier_reference(
+        trained["initial_parameters"], sentence_vectors(trained, words), [1]
+    )
+    _, after = classifier_reference(
+        trained["final_parameters"], sentence_vectors(trained, words), [1]
+    )
     np.testing.assert_allclose(trained["weights_before"], before[0], **TOLERANCE)
     np.testing.assert_allclose(trained["weights_after"], after[0], rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(trained["history"][-1]["received"], after[0].mean(axis=0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        trained["history"][-1]["received"], after[0].mean(axis=0), rtol=1e-4, atol=1e-5
+    )
     good = words.index("good")
     assert after[0].mean(axis=0)[good] > 0.9 > 0.3 > before[0].mean(axis=0)[good]
-    _, other = classifier_reference(trained["final_parameters"],
-                                    sentence_vectors(trained, four_matrices.OTHER_SENTENCE), [1])
+    _, other = classifier_reference(
+        trained["final_parameters"], sentence_vectors(trained, four_matrices.OTHER_SENTENCE), [1]
+    )
     np.testing.assert_allclose(trained["other_weights"], other[0], rtol=1e-4, atol=1e-5)
 
 
 def test_four_matrices_graph_is_reproducible(trained):
     committed = (IMAGES / "four_matrices.dot").read_text()
-    rebuilt = four_matrices.build_graph(four_matrices.untrained_model(), four_matrices.word_vectors()).source
-    assert rebuilt == committed, ("docs/images/four_matrices.dot is out of date (viz or SelfAttention changed?): "
-                                  "rerun `python examples/four_matrices.py` and commit the .dot and .svg")
+    rebuilt = four_matrices.build_graph(
+        four_matrices.untrained_model(), four_matrices.word_vectors()
+    ).source
+    assert rebuilt == committed, (
+        "docs/images/four_matrices.dot is out of date (viz or SelfAttention changed?): "
+        "rerun `python examples/four_matrices.py` and commit the .dot and .svg"
+    )
     assert trained["graph"].source == rebuilt  # main() draws the same picture
     svg = (IMAGES / "four_matrices.svg").read_text()
     for name in four_matrices.MATRICES:
@@ -235,7 +289,10 @@ def test_four_matrices_graph_is_reproducible(trained):
     # The four matrices are drawn emphasised (red), the head's weights are not, and so are the
     # edges on the gradient paths from the loss to the four matrices.
     lines = committed.splitlines()
-    for name in [f"attention.{n}" for n in four_matrices.MATRICES] + ["classifier.weight", "classifier.bias"]:
+    for name in [f"attention.{n}" for n in four_matrices.MATRICES] + [
+        "classifier.weight",
+        "classifier.bias",
+    ]:
         (line,) = [line for line in lines if f'label="{name}' in line]
         assert ("#cc0000" in line) == name.startswith("attention."), line
     assert sum("->" in line and "#cc0000" in line for line in lines) > 20
@@ -247,8 +304,13 @@ def test_four_matrices_script_prints_the_numbers(trained, tmp_path):
     loss_before, _ = classifier_reference(trained["initial_parameters"], x, labels)
     fixed_sentence = sentence_vectors(trained, four_matrices.FIXED_SENTENCE)
     _, after = classifier_reference(trained["final_parameters"], fixed_sentence, [1])
-    moved = [np.linalg.norm(trained["final_parameters"][f"attention.{name}"].astype(np.float64)
-                            - trained["initial_parameters"][f"attention.{name}"]) for name in four_matrices.MATRICES]
+    moved = [
+        np.linalg.norm(
+            trained["final_parameters"][f"attention.{name}"].astype(np.float64)
+            - trained["initial_parameters"][f"attention.{name}"]
+        )
+        for name in four_matrices.MATRICES
+    ]
     assert_printed(stdout, loss_before, after[0], moved)
     # It writes the picture main() draws (test_four_matrices_graph_is_reproducible: the committed one).
     assert (tmp_path / "four_matrices.dot").read_text() == trained["graph"].source
@@ -265,18 +327,23 @@ def pooling_reference():
     x[:] = attention_pooling.PADDING_VECTOR
     lengths = np.array([len(s) for s in attention_pooling.SENTENCES])
     for row, words in enumerate(attention_pooling.SENTENCES):
-        x[row, :len(words)] = [attention_pooling.WORD_VECTORS[w] for w in words]
+        x[row, : len(words)] = [attention_pooling.WORD_VECTORS[w] for w in words]
     real = np.arange(4) < lengths[:, None]
     additive = {k: v.astype(np.float64) for k, v in attention_pooling.ADDITIVE.items()}
     scores = {
-        "additive": np.tanh(x @ additive["input_weight"] + additive["query"] @ additive["query_weight"])
+        "additive": np.tanh(
+            x @ additive["input_weight"] + additive["query"] @ additive["query_weight"]
+        )
         @ additive["score_vector"],
         "dot": x @ attention_pooling.DOT_QUERY.astype(np.float64),
     }
     result = {"mean": (None, real / lengths[:, None])}
     for name, score in scores.items():
         result[name] = (score, softmax(score, real))
-    return x, {name: (score, weights, np.einsum("bt,btd->bd", weights, x)) for name, (score, weights) in result.items()}
+    return x, {
+        name: (score, weights, np.einsum("bt,btd->bd", weights, x))
+        for name, (score, weights) in result.items()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -329,8 +396,12 @@ def multihead_reference():
     outputs = np.zeros((2, 2, 4))
     for sequence, length in enumerate(multihead_check.LENGTHS):
         allowed = np.arange(2) < length
-        w, out = self_attention(multihead_check.TOKENS[sequence], *multihead_check.MATRICES.values(),
-                                num_heads=2, allowed=allowed)
+        w, out = self_attention(
+            multihead_check.TOKENS[sequence],
+            *multihead_check.MATRICES.values(),
+            num_heads=2,
+            allowed=allowed,
+        )
         weights[sequence], outputs[sequence] = w, out
     return weights, outputs
 
@@ -341,7 +412,12 @@ def heads():
 
 
 def test_multihead_matches_numpy(heads):
-    assert list(multihead_check.MATRICES) == ["query_weight", "key_weight", "value_weight", "output_weight"]
+    assert list(multihead_check.MATRICES) == [
+        "query_weight",
+        "key_weight",
+        "value_weight",
+        "output_weight",
+    ]
     weights, outputs = multihead_reference()
     np.testing.assert_allclose(heads["weights"], weights, **TOLERANCE)
     np.testing.assert_allclose(heads["output"], outputs, **TOLERANCE)
@@ -349,8 +425,11 @@ def test_multihead_matches_numpy(heads):
     np.testing.assert_allclose(heads["by_hand_output"], outputs, **TOLERANCE)
     # Worked out by hand: head 0 scores 2 * (x_i . x_j) over features 0-1, scaled by 1/sqrt(2).
     self_weight = 1 / (1 + math.exp(-math.sqrt(2)))
-    np.testing.assert_allclose(heads["weights"][1, 0], [[self_weight, 1 - self_weight],
-                                                        [1 - self_weight, self_weight]], rtol=1e-5)
+    np.testing.assert_allclose(
+        heads["weights"][1, 0],
+        [[self_weight, 1 - self_weight], [1 - self_weight, self_weight]],
+        rtol=1e-5,
+    )
     np.testing.assert_allclose(heads["weights"][1, 1], 0.5, rtol=1e-6)
 
 

@@ -34,8 +34,12 @@ class Library:
 
 
 MINIGRAD = Library(F, mg.tensor, np.dtype, lambda t: t.numpy())
-TORCH = Library(torch.nn.functional, torch.tensor, lambda d: getattr(torch, np.dtype(d).name),
-                lambda t: t.detach().numpy())
+TORCH = Library(
+    torch.nn.functional,
+    torch.tensor,
+    lambda d: getattr(torch, np.dtype(d).name),
+    lambda t: t.detach().numpy(),
+)
 
 # name -> (call(library, x), smallest ndim, largest ndim[, notes]): each call is written once and
 # runs on both libraries. Notes: "lenient" -- minigrad may accept an input torch refuses (the pad
@@ -55,18 +59,35 @@ CASES = {
     "sigmoid": (lambda L, x: L.F.sigmoid(x), 0, 4),
     "tanh": (lambda L, x: L.F.tanh(x), 0, 4),
     "softmax_last": (lambda L, x: L.F.softmax(x, dim=-1), 0, 4, NO_0D),
-    "softmax_first_as_float64": (lambda L, x: L.F.softmax(x, 0, dtype=L.dtype(np.float64)), 0, 4, NO_0D),
+    "softmax_first_as_float64": (
+        lambda L, x: L.F.softmax(x, 0, dtype=L.dtype(np.float64)),
+        0,
+        4,
+        NO_0D,
+    ),
     "log_softmax_first": (lambda L, x: L.F.log_softmax(x, dim=0), 0, 4, NO_0D),
     "dropout_eval": (lambda L, x: L.F.dropout(x, 0.4, training=False), 0, 4),
     "dropout_p0": (lambda L, x: L.F.dropout(x, 0.0), 0, 4),
-    "linear": (lambda L, x: L.F.linear(x, L.like(x, np.linspace(-1, 1, 3 * x.shape[-1]).reshape(3, -1)),
-                                       L.like(x, [0.5, -1, 2])), 1, 4),
+    "linear": (
+        lambda L, x: L.F.linear(
+            x,
+            L.like(x, np.linspace(-1, 1, 3 * x.shape[-1]).reshape(3, -1)),
+            L.like(x, [0.5, -1, 2]),
+        ),
+        1,
+        4,
+    ),
     "linear_no_bias": (lambda L, x: L.F.linear(x, L.like(x, np.ones((2, x.shape[-1])))), 1, 3),
     "pad_constant_last": (lambda L, x: L.F.pad(x, (1, 2), value=0.5), 1, 4),
     "pad_crop_and_widen": (lambda L, x: L.F.pad(x, (-1, 1, 2, -1)), 2, 4),
     "pad_three_dims": (lambda L, x: L.F.pad(x, (0, 1, 1, 0, 2, 1)), 3, 4),
     "pad_reflect": (lambda L, x: L.F.pad(x, (1, 2), mode="reflect"), 2, 3, "lenient"),
-    "pad_reflect_two_dims": (lambda L, x: L.F.pad(x, (1, 0, 1, 1), mode="reflect"), 3, 4, "lenient"),
+    "pad_reflect_two_dims": (
+        lambda L, x: L.F.pad(x, (1, 0, 1, 1), mode="reflect"),
+        3,
+        4,
+        "lenient",
+    ),
     "pad_replicate": (lambda L, x: L.F.pad(x, (2, 1), mode="replicate"), 2, 3, "lenient"),
     "pad_circular": (lambda L, x: L.F.pad(x, (1, 1, 0, 1), mode="circular"), 3, 4, "lenient"),
     "normalize": (lambda L, x: L.F.normalize(x, dim=-1), 1, 4),
@@ -74,7 +95,12 @@ CASES = {
     "normalize_p3": (lambda L, x: L.F.normalize(x, p=3, dim=-1), 1, 4),
     "normalize_inf": (lambda L, x: L.F.normalize(x, p=float("inf"), dim=-1), 1, 4),
     # layer_norm over a last dim of size 0 is refused by ops/normalization.py, accepted by torch (reported)
-    "layer_norm": (lambda L, x: L.F.layer_norm(x, x.shape[-1:]), 1, 4, lambda shape: shape[-1] == 0),
+    "layer_norm": (
+        lambda L, x: L.F.layer_norm(x, x.shape[-1:]),
+        1,
+        4,
+        lambda shape: shape[-1] == 0,
+    ),
 }
 
 
@@ -97,7 +123,9 @@ def run(library, name, array, seed):
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
 def test_matches_torch_forward_and_backward(name, data, dtype):
     _, low, high, *notes = CASES[name]
-    shape = tuple(data.draw(st.lists(st.integers(0, 4), min_size=low, max_size=high), label="shape"))
+    shape = tuple(
+        data.draw(st.lists(st.integers(0, 4), min_size=low, max_size=high), label="shape")
+    )
     assume(not any(callable(note) and note(shape) for note in notes))
     seed = data.draw(st.integers(0, 2**16), label="seed")
     array = (np.random.default_rng(seed).standard_normal(shape) * 2).astype(dtype)
@@ -108,9 +136,13 @@ def test_matches_torch_forward_and_backward(name, data, dtype):
         if "lenient" in notes and not isinstance(ours, Exception):
             assert 0 in shape and ours[0].size == 0
             return
-        assert isinstance(ours, Exception), f"torch refused shape {shape} ({theirs}); minigrad accepted it"
+        assert isinstance(ours, Exception), (
+            f"torch refused shape {shape} ({theirs}); minigrad accepted it"
+        )
         return
-    assert not isinstance(ours, Exception), f"torch accepted shape {shape}; minigrad raised {ours!r}"
+    assert not isinstance(ours, Exception), (
+        f"torch accepted shape {shape}; minigrad raised {ours!r}"
+    )
     (value, grad), (torch_value, torch_grad) = ours, theirs
     assert value.shape == torch_value.shape and value.dtype == torch_value.dtype
     np.testing.assert_allclose(value, torch_value, **TOLERANCE[dtype])
@@ -118,7 +150,9 @@ def test_matches_torch_forward_and_backward(name, data, dtype):
     np.testing.assert_allclose(grad, torch_grad, **TOLERANCE[dtype])
 
 
-@pytest.mark.parametrize("name", ["pad_crop_and_widen", "pad_reflect_two_dims", "pad_circular", "normalize_p3"])
+@pytest.mark.parametrize(
+    "name", ["pad_crop_and_widen", "pad_reflect_two_dims", "pad_circular", "normalize_p3"]
+)
 def test_gradcheck_float64(name):
     x = mg.tensor(np.random.default_rng(3).standard_normal((2, 3, 4)))
     assert mg.gradcheck(lambda x: CASES[name][0](MINIGRAD, x), [x])
@@ -126,10 +160,12 @@ def test_gradcheck_float64(name):
 
 # -- pad ----------------------------------------------------------------------------------------
 
+
 def test_pad_counts_from_the_last_dim_and_fills_with_value():
     x = mg.tensor(np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(F.pad(x, (1, 0, 0, 1), value=-1).numpy(),
-                                  [[-1, 0, 1, 2], [-1, 3, 4, 5], [-1, -1, -1, -1]])
+    np.testing.assert_array_equal(
+        F.pad(x, (1, 0, 0, 1), value=-1).numpy(), [[-1, 0, 1, 2], [-1, 3, 4, 5], [-1, -1, -1, -1]]
+    )
     np.testing.assert_array_equal(F.pad(x, (-1, -1)).numpy(), [[1], [4]])
     assert F.pad(x, ()).shape == (2, 3)
     integers = F.pad(mg.tensor([[1, 2]]), (1, 1), value=2.5)
@@ -139,16 +175,19 @@ def test_pad_counts_from_the_last_dim_and_fills_with_value():
     np.testing.assert_array_equal(F.pad(x, (2, 1), mode="circular").numpy()[0], [1, 2, 0, 1, 2, 0])
 
 
-@pytest.mark.parametrize("pad, mode, kwargs, error", [
-    ((1,), "constant", {}, ValueError),                        # odd length
-    ((1, 1, 1, 1, 1, 1), "constant", {}, ValueError),           # more dims than the input has
-    ((1.5, 1), "constant", {}, TypeError),                     # not ints
-    ((-2, -2), "constant", {}, ValueError),                    # crops below nothing
-    ((3, 1), "reflect", {}, ValueError),                       # reflect needs pad < size
-    ((4, 0), "circular", {}, ValueError),                      # circular wraps at most once
-    ((1, 1), "reflect", {"value": 1.0}, ValueError),           # only constant takes a value
-    ((1, 1), "mirror", {}, (ValueError, NotImplementedError)),  # unknown mode
-])
+@pytest.mark.parametrize(
+    "pad, mode, kwargs, error",
+    [
+        ((1,), "constant", {}, ValueError),  # odd length
+        ((1, 1, 1, 1, 1, 1), "constant", {}, ValueError),  # more dims than the input has
+        ((1.5, 1), "constant", {}, TypeError),  # not ints
+        ((-2, -2), "constant", {}, ValueError),  # crops below nothing
+        ((3, 1), "reflect", {}, ValueError),  # reflect needs pad < size
+        ((4, 0), "circular", {}, ValueError),  # circular wraps at most once
+        ((1, 1), "reflect", {"value": 1.0}, ValueError),  # only constant takes a value
+        ((1, 1), "mirror", {}, (ValueError, NotImplementedError)),  # unknown mode
+    ],
+)
 def test_pad_refuses_what_torch_refuses(pad, mode, kwargs, error):
     array = np.zeros((2, 3), np.float32)
     with pytest.raises(error):
@@ -159,23 +198,29 @@ def test_pad_refuses_what_torch_refuses(pad, mode, kwargs, error):
 
 # -- one_hot, normalize, softmax's dim --------------------------------------------------------
 
+
 def test_one_hot_matches_torch():
     ids = np.array([[0, 3], [1, 1]])
     ours, theirs = F.one_hot(mg.tensor(ids)), torch.nn.functional.one_hot(torch.tensor(ids))
     assert ours.dtype == np.int64 and ours.shape == (2, 2, 4)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
-    np.testing.assert_array_equal(F.one_hot(mg.tensor([2]), num_classes=5).numpy(), [[0, 0, 1, 0, 0]])
+    np.testing.assert_array_equal(
+        F.one_hot(mg.tensor([2]), num_classes=5).numpy(), [[0, 0, 1, 0, 0]]
+    )
     assert F.one_hot(mg.tensor(np.zeros(0, np.int64)), 3).shape == (0, 3)
     assert F.one_hot(mg.tensor(1), 3).tolist() == [0, 1, 0]
 
 
-@pytest.mark.parametrize("ids, num_classes, error, match", [
-    ([0, 3], 3, ValueError, "smaller than num_classes=3"),
-    ([0, -1], 3, ValueError, "non-negative"),
-    (np.zeros(0, np.int64), -1, ValueError, "empty"),
-    ([0.0, 1.0], -1, TypeError, "integer.*float32"),
-    ([True], -1, TypeError, "integer.*bool"),
-])
+@pytest.mark.parametrize(
+    "ids, num_classes, error, match",
+    [
+        ([0, 3], 3, ValueError, "smaller than num_classes=3"),
+        ([0, -1], 3, ValueError, "non-negative"),
+        (np.zeros(0, np.int64), -1, ValueError, "empty"),
+        ([0.0, 1.0], -1, TypeError, "integer.*float32"),
+        ([True], -1, TypeError, "integer.*bool"),
+    ],
+)
 def test_one_hot_errors(ids, num_classes, error, match):
     with pytest.raises(error, match=match):
         F.one_hot(mg.tensor(ids), num_classes)
@@ -205,6 +250,7 @@ def test_softmax_without_dim_picks_torchs_dim_and_warns(shape):
 
 
 # -- in place --------------------------------------------------------------------------------
+
 
 def test_inplace_variants_write_into_their_input():
     hidden = mg.tensor([-1.0, 2.0]) * 1
@@ -241,8 +287,16 @@ def test_dropout_inplace_keeps_the_gradient_of_the_kept_elements():
 
 def test_functional_names_reach_the_engine_functions():
     from minigrad.ops import activations, embedding, loss, normalization, pad
-    assert F.cross_entropy is mg.cross_entropy is loss.cross_entropy and F.embedding is embedding.embedding
-    assert F.mse_loss is loss.mse_loss and F.gelu is activations.gelu and F.softplus is activations.softplus
+
+    assert (
+        F.cross_entropy is mg.cross_entropy is loss.cross_entropy
+        and F.embedding is embedding.embedding
+    )
+    assert (
+        F.mse_loss is loss.mse_loss
+        and F.gelu is activations.gelu
+        and F.softplus is activations.softplus
+    )
     assert F.layer_norm is normalization.layer_norm and F.pad is pad.pad
     assert F.sigmoid is mg.sigmoid and F.tanh is mg.tanh and F.masked_softmax is mg.masked_softmax
     for name in F.__all__:

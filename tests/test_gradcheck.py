@@ -79,7 +79,9 @@ def test_catches_a_wrong_backward_and_reports_the_worst_element():
     message = str(info.value)
     assert "input 0" in message
     assert "element (1, 1)" in message  # |x| = 3 gives the largest error
-    analytic, numeric = map(float, re.search(r"analytic gradient (\S+), numeric (\S+?) ", message).groups())
+    analytic, numeric = map(
+        float, re.search(r"analytic gradient (\S+), numeric (\S+?) ", message).groups()
+    )
     assert numeric == pytest.approx(2 * analytic, rel=1e-6)  # the missing factor 2
     assert analytic != 0
 
@@ -88,7 +90,9 @@ def test_every_output_element_is_checked_not_just_the_sum():
     x = np.array([0.5, -1.0, 2.0])
     leaf = mg.tensor(x, requires_grad=True)
     DoubleIgnoringGrad.apply(leaf).sum().backward()
-    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 2.0, 2.0])  # right by luck for a plain sum
+    np.testing.assert_array_equal(
+        leaf.grad.numpy(), [2.0, 2.0, 2.0]
+    )  # right by luck for a plain sum
     with pytest.raises(GradcheckError):
         mg.gradcheck(lambda t: DoubleIgnoringGrad.apply(t), [x])
 
@@ -107,8 +111,12 @@ def test_tolerances_decide():
 
 
 def test_raise_exception_false_returns_false():
-    assert mg.gradcheck(lambda t: SquareMissingFactor.apply(t), [np.array([1.0, 2.0])],
-                        raise_exception=False) is False
+    assert (
+        mg.gradcheck(
+            lambda t: SquareMissingFactor.apply(t), [np.array([1.0, 2.0])], raise_exception=False
+        )
+        is False
+    )
     assert issubclass(GradcheckError, AssertionError)  # a failed check reads as a test failure
 
 
@@ -123,7 +131,9 @@ def test_inputs_become_float64_copies_and_integers_pass_through():
 
     assert mg.gradcheck(fn, [x, index])
     assert seen[0] == (np.float64, True, np.int64)
-    np.testing.assert_array_equal(x.numpy(), [[1.0, 2.0], [3.0, 4.0]])  # the caller's tensor is untouched
+    np.testing.assert_array_equal(
+        x.numpy(), [[1.0, 2.0], [3.0, 4.0]]
+    )  # the caller's tensor is untouched
     assert x.grad is None
     # one analytic pass plus two evaluations per element of the float input
     assert len(seen) == 1 + 2 * 4

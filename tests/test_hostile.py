@@ -8,8 +8,16 @@ from minigrad import nn
 
 
 @pytest.mark.parametrize("register", ["add_module", "register_parameter"])
-@pytest.mark.parametrize("name, error", [("", KeyError), ("a.b", KeyError), (3, TypeError),
-                                          ("forward", KeyError), ("training", KeyError)])
+@pytest.mark.parametrize(
+    "name, error",
+    [
+        ("", KeyError),
+        ("a.b", KeyError),
+        (3, TypeError),
+        ("forward", KeyError),
+        ("training", KeyError),
+    ],
+)
 def test_module_names_are_checked_as_torch_checks_them(register, name, error):
     module = nn.Linear(2, 2)
     value = nn.Linear(1, 1) if register == "add_module" else nn.Parameter(np.zeros(1, np.float32))
@@ -32,7 +40,9 @@ def test_a_registered_name_can_be_replaced():
     assert [n for n, _ in module.named_parameters()] == ["weight", "bias"]
 
 
-@pytest.mark.parametrize("data", [np.array(["a", "b"]), np.array([1 + 2j]), object(), np.float16(1.0)])
+@pytest.mark.parametrize(
+    "data", [np.array(["a", "b"]), np.array([1 + 2j]), object(), np.float16(1.0)]
+)
 def test_tensor_refuses_dtypes_it_cannot_hold(data):
     with pytest.raises(TypeError, match="minigrad tensors hold"):
         mg.tensor(data)

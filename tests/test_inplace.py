@@ -27,7 +27,9 @@ CASES = {
     "setitem slice": lambda lib, x, o: x.__setitem__((slice(None), slice(1, 3)), o[:, :2]) or x,
     "setitem int": lambda lib, x, o: x.__setitem__(1, o[0]) or x,
     "setitem int array": lambda lib, x, o: x.__setitem__(lib.tensor([0, 2]), o[:2]) or x,
-    "setitem bool mask": lambda lib, x, o: x.__setitem__(x > 0, o[o > -10][:int((x > 0).sum())]) or x,
+    "setitem bool mask": lambda lib, x, o: (
+        x.__setitem__(x > 0, o[o > -10][: int((x > 0).sum())]) or x
+    ),
     "setitem number": lambda lib, x, o: x.__setitem__((0, 0), 5.0) or x * o,
     "setitem broadcast row": lambda lib, x, o: x.__setitem__(slice(0, 2), o[0]) or x,
     "masked_fill_": lambda lib, x, o: x.masked_fill_(o > 0, 2.0) * o,
@@ -96,7 +98,6 @@ def test_the_issue_example_changing_data_behind_autograd_raises_instead_of_zero_
         loss.backward()
 
 
-
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
 def test_changes_through_data_are_seen_in_every_layout_and_nan_is_not_a_change(layout):
     """The fingerprint of a saved input reads values spread over the whole array, whatever its
@@ -107,7 +108,10 @@ def test_changes_through_data_are_seen_in_every_layout_and_nan_is_not_a_change(l
     w = mg.tensor(base, requires_grad=True)
 
     def view():
-        return {"contiguous": w * w, "transposed": w.T, "strided": w[::2, ::2]}[layout]  # w * w keeps w for backward
+        return {"contiguous": w * w, "transposed": w.T, "strided": w[::2, ::2]}[
+            layout
+        ]  # w * w keeps w for backward
+
     assert view().data.flags.c_contiguous == (layout == "contiguous")
     v = view()
     (v * v).sum().backward()  # a NaN inside, untouched: backward runs
@@ -118,7 +122,9 @@ def test_changes_through_data_are_seen_in_every_layout_and_nan_is_not_a_change(l
         loss.backward()
 
 
-@pytest.mark.parametrize("change", ["add_", "setitem", "data=", "optimizer", "init", "load_state_dict"])
+@pytest.mark.parametrize(
+    "change", ["add_", "setitem", "data=", "optimizer", "init", "load_state_dict"]
+)
 def test_every_in_place_path_bumps_the_version_and_backward_raises(change):
     layer = nn.Linear(3, 2)
     x = mg.ones(4, 3)
@@ -218,20 +224,30 @@ VIEW_CASES = {
     "view of a view": lambda lib, x, o: (x.view(2, 6)[1:].mul_(o.view(2, 6)[:1]), x)[1],
     "slice of the transpose": lambda lib, x, o: (x.t()[1:].add_(o.t()[1:]), x)[1],
     "the view read afterwards": lambda lib, x, o: (lambda v: v.mul_(10) * v.sum())(x[:, 2]),
-    "the base and the view both read": lambda lib, x, o: (lambda v: (v.add_(o[2]), x * v.sum())[1])(x[2]),
+    "the base and the view both read": lambda lib, x, o: (lambda v: (v.add_(o[2]), x * v.sum())[1])(
+        x[2]
+    ),
     "flipped then changed": lambda lib, x, o: (lambda y: (y[0].mul_(2), y)[1])(x.flip(1)),
     "masked_fill_ on a view": lambda lib, x, o: (x[1:].masked_fill_(o[1:] > 0, -1.0), x * o)[1],
-    "a buffer without grad": lambda lib, x, o: (lambda buf: (buf[1].add_(x[0] * o[1]), buf)[1])(lib.zeros(3, 4)),
+    "a buffer without grad": lambda lib, x, o: (lambda buf: (buf[1].add_(x[0] * o[1]), buf)[1])(
+        lib.zeros(3, 4)
+    ),
     # the other way: views taken earlier see a change of the tensor they view, or of a sibling view
     "a row, then the whole changed": lambda lib, x, o: (lambda w: (x.mul_(o), w)[1])(x[1]),
-    "a flat view, then the whole changed": lambda lib, x, o: (lambda w: (x.add_(1.5), w * o.view(12))[1])(x.view(12)),
+    "a flat view, then the whole changed": lambda lib, x, o: (
+        lambda w: (x.add_(1.5), w * o.view(12))[1]
+    )(x.view(12)),
     "the transpose, then a row changed": lambda lib, x, o: (lambda w: (x[0].mul_(10), w)[1])(x.t()),
     "a row, then the same row changed": lambda lib, x, o: (lambda w: (x[1].mul_(o[1]), w)[1])(x[1]),
-    "a row, then setitem on the whole": lambda lib, x, o: (lambda w: (x.__setitem__(1, o[2]), w)[1])(x[1]),
-    "an expanded row, then the row changed": lambda lib, x, o: (lambda w: (x[0].mul_(2), w + x.sum())[1])(
-        x[0:1].expand(2, 4)),
-    "two views, one changed": lambda lib, x, o: (lambda w, u: (x[2].add_(o[0]), w * u.sum())[1])(x.view(4, 3),
-                                                                                                  x[:, 1]),
+    "a row, then setitem on the whole": lambda lib, x, o: (
+        lambda w: (x.__setitem__(1, o[2]), w)[1]
+    )(x[1]),
+    "an expanded row, then the row changed": lambda lib, x, o: (
+        lambda w: (x[0].mul_(2), w + x.sum())[1]
+    )(x[0:1].expand(2, 4)),
+    "two views, one changed": lambda lib, x, o: (lambda w, u: (x[2].add_(o[0]), w * u.sum())[1])(
+        x.view(4, 3), x[:, 1]
+    ),
 }
 
 
@@ -239,9 +255,13 @@ def run_view_case(lib, case):
     base = lib.tensor(A, requires_grad=True)
     other = lib.tensor(B, requires_grad=True)
     out = VIEW_CASES[case](lib, base * 1.0, other)
-    weights = lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)) * 0.1 + 1)
+    weights = lib.tensor(
+        np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)) * 0.1 + 1
+    )
     (out * weights).sum().backward()
-    return np.asarray(out.detach()), [np.zeros_like(A) if t.grad is None else np.asarray(t.grad) for t in (base, other)]
+    return np.asarray(out.detach()), [
+        np.zeros_like(A) if t.grad is None else np.asarray(t.grad) for t in (base, other)
+    ]
 
 
 @pytest.mark.parametrize("case", sorted(VIEW_CASES))
@@ -255,7 +275,9 @@ def test_in_place_changes_of_views_reach_the_tensor_they_view_as_in_torch(case):
 
 def test_a_view_of_a_leaf_that_requires_grad_cannot_be_changed_in_place_while_recording():
     w = mg.tensor(A, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a view of a leaf tensor that requires grad cannot be changed in place"):
+    with pytest.raises(
+        RuntimeError, match="a view of a leaf tensor that requires grad cannot be changed in place"
+    ):
         w[0].mul_(2)
     with mg.no_grad():
         w[0].mul_(2)  # as initialisers do: written into w's own array
@@ -270,8 +292,10 @@ def test_views_without_a_graph_still_write_into_the_shared_array():
     assert row._node is None and x._node is None  # no graph was made
 
 
-@pytest.mark.parametrize("change", [lambda e: e.fill_(9.0), lambda e: e.mul_(5), lambda e: e.zero_(),
-                                    lambda e: e.add_(1.5)])
+@pytest.mark.parametrize(
+    "change",
+    [lambda e: e.fill_(9.0), lambda e: e.mul_(5), lambda e: e.zero_(), lambda e: e.add_(1.5)],
+)
 @pytest.mark.parametrize("recording", [False, True])
 def test_in_place_on_a_single_element_writes_into_the_tensor_as_torch(change, recording):
     results = []

@@ -16,7 +16,9 @@ from thread_helpers import run_in_threads
 
 
 def _model():
-    return nn.Sequential(nn.Embedding(20, 4, padding_idx=0), nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    return nn.Sequential(
+        nn.Embedding(20, 4, padding_idx=0), nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)
+    )
 
 
 def test_round_trip_reproduces_outputs_bit_for_bit(tmp_path):
@@ -41,14 +43,36 @@ def test_round_trip_reproduces_outputs_bit_for_bit(tmp_path):
 def test_values_may_be_tensors_arrays_numbers_and_nested_dicts(tmp_path):
     path = str(tmp_path / "mixed.npz")
     optimizer = mg.optim.SGD([nn.Parameter(np.ones(2))], lr=0.1)
-    mg.io.save({"weights": {"w": mg.tensor(np.eye(2))}, "optim": optimizer.state_dict(), "epoch": 3,
-                "mask": np.array([True, False]), "ids": np.arange(3, dtype=np.int32)}, path)
+    mg.io.save(
+        {
+            "weights": {"w": mg.tensor(np.eye(2))},
+            "optim": optimizer.state_dict(),
+            "epoch": 3,
+            "mask": np.array([True, False]),
+            "ids": np.arange(3, dtype=np.int32),
+        },
+        path,
+    )
     loaded = mg.io.load(path)
-    assert list(loaded) == ["weights.w", "optim.lr", "optim.momentum", "optim.dampening", "optim.weight_decay",
-                            "optim.nesterov", "optim.maximize", "epoch", "mask", "ids"]
+    assert list(loaded) == [
+        "weights.w",
+        "optim.lr",
+        "optim.momentum",
+        "optim.dampening",
+        "optim.weight_decay",
+        "optim.nesterov",
+        "optim.maximize",
+        "epoch",
+        "mask",
+        "ids",
+    ]
     np.testing.assert_array_equal(loaded["weights.w"], np.eye(2))
     assert loaded["weights.w"].dtype == np.float64 and loaded["ids"].dtype == np.int32
-    assert loaded["epoch"].shape == () and int(loaded["epoch"]) == 3 and float(loaded["optim.lr"]) == 0.1
+    assert (
+        loaded["epoch"].shape == ()
+        and int(loaded["epoch"]) == 3
+        and float(loaded["optim.lr"]) == 0.1
+    )
     np.testing.assert_array_equal(loaded["mask"], [True, False])
 
 
@@ -58,9 +82,21 @@ def test_a_torch_style_checkpoint_round_trips_and_reads_back_nested(tmp_path):
     mg.manual_seed(0)
     model, path = _model(), tmp_path / "ckpt.npz"
     optimizer = mg.optim.AdamW(model.parameters(), lr=1e-3)
-    mg.io.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iter_num": 250,
-                "best_val_loss": 1.4712, "config": {"dataset": "imdb_char", "betas": (0.9, 0.95),
-                                                     "names": ["train", "val"], "compile": False}}, path)
+    mg.io.save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "iter_num": 250,
+            "best_val_loss": 1.4712,
+            "config": {
+                "dataset": "imdb_char",
+                "betas": (0.9, 0.95),
+                "names": ["train", "val"],
+                "compile": False,
+            },
+        },
+        path,
+    )
     checkpoint = mg.io.load(path)
     restored = _model()
     restored.load_state_dict(checkpoint["model"])
@@ -72,7 +108,11 @@ def test_a_torch_style_checkpoint_round_trips_and_reads_back_nested(tmp_path):
     assert str(config["dataset"]) == "imdb_char" and config["names"].tolist() == ["train", "val"]
     assert config["betas"].tolist() == [0.9, 0.95] and not bool(config["compile"])
     assert "model" in checkpoint and "optimizer" in checkpoint and "model.1.weight" in checkpoint
-    assert "mode" not in checkpoint and checkpoint.get("scheduler") is None and checkpoint.get("iter_num") == 250
+    assert (
+        "mode" not in checkpoint
+        and checkpoint.get("scheduler") is None
+        and checkpoint.get("iter_num") == 250
+    )
     with pytest.raises(KeyError):
         checkpoint["scheduler"]
     assert list(checkpoint)[0] == "model.0.weight"  # still the flat form when iterated
@@ -82,20 +122,40 @@ def test_empty_nested_dicts_round_trip_in_their_place(tmp_path):
     """A module without parameters has an empty state_dict; saved inside a checkpoint it comes back
     as an empty dict, in its place among the entries, and a second save keeps it."""
     path, again = tmp_path / "ckpt.npz", tmp_path / "again.npz"
-    mg.io.save({"model": nn.Linear(2, 1).state_dict(), "act": nn.ReLU().state_dict(),
-                "config": {"empty": {}, "depth": 2, "deeper": {"none": {}}}, "last": {}}, path)
+    mg.io.save(
+        {
+            "model": nn.Linear(2, 1).state_dict(),
+            "act": nn.ReLU().state_dict(),
+            "config": {"empty": {}, "depth": 2, "deeper": {"none": {}}},
+            "last": {},
+        },
+        path,
+    )
     loaded = mg.io.load(path)
-    assert list(loaded) == ["model.weight", "model.bias", "act", "config.empty", "config.depth", "config.deeper.none",
-                            "last"]
-    for empty in (loaded["act"], loaded["last"], loaded["config"]["empty"], loaded["config"]["deeper"]["none"]):
+    assert list(loaded) == [
+        "model.weight",
+        "model.bias",
+        "act",
+        "config.empty",
+        "config.depth",
+        "config.deeper.none",
+        "last",
+    ]
+    for empty in (
+        loaded["act"],
+        loaded["last"],
+        loaded["config"]["empty"],
+        loaded["config"]["deeper"]["none"],
+    ):
         assert isinstance(empty, mg.io.Checkpoint) and len(empty) == 0
     assert "act" in loaded and loaded.get("act") == {} and int(loaded["config"]["depth"]) == 2
     nn.ReLU().load_state_dict(loaded["act"])
     mg.io.save(loaded, again)
     assert list(mg.io.load(again)) == list(loaded)
     with zipfile.ZipFile(path) as archive:  # an empty folder entry per empty dict, nothing else new
-        assert [(info.filename, info.file_size) for info in archive.infolist() if info.is_dir()] == [
-            ("act/", 0), ("config.empty/", 0), ("config.deeper.none/", 0), ("last/", 0)]
+        assert [
+            (info.filename, info.file_size) for info in archive.infolist() if info.is_dir()
+        ] == [("act/", 0), ("config.empty/", 0), ("config.deeper.none/", 0), ("last/", 0)]
     mg.io.save({}, path)
     assert mg.io.load(path) == {}
 
@@ -104,9 +164,13 @@ def test_save_rejects_values_that_would_need_pickle(tmp_path):
     path = tmp_path / "bad.npz"
     with pytest.raises(TypeError, match="'names'.*object"):
         mg.io.save({"names": np.array(["a", None], dtype=object)}, path)
-    with pytest.raises(TypeError, match="'config' must be a Tensor, a numpy array, a number, a string .*NoneType"):
+    with pytest.raises(
+        TypeError, match="'config' must be a Tensor, a numpy array, a number, a string .*NoneType"
+    ):
         mg.io.save({"config": None}, path)
-    with pytest.raises(TypeError, match=r"'layers' is a list .* only numbers or only strings; got \['int', 'str'\]"):
+    with pytest.raises(
+        TypeError, match=r"'layers' is a list .* only numbers or only strings; got \['int', 'str'\]"
+    ):
         mg.io.save({"layers": [1, "two"]}, path)
     with pytest.raises(TypeError, match=r"'nested' is a list .*got \['list'\]"):
         mg.io.save({"nested": [[1, 2]]}, path)
@@ -199,7 +263,9 @@ def test_corrupt_and_tampered_files_are_refused(tmp_path):
     stuffed = tmp_path / "stuffed.npz"  # an empty dict's folder entry must hold nothing
     with zipfile.ZipFile(stuffed, "w") as archive:
         archive.writestr("act/", b"\x93NUMPY hidden")
-    with pytest.raises(ValueError, match="'act/' of .*stuffed.npz.*folder entry of an empty dict holds 13 bytes"):
+    with pytest.raises(
+        ValueError, match="'act/' of .*stuffed.npz.*folder entry of an empty dict holds 13 bytes"
+    ):
         mg.io.load(stuffed)
 
     both = tmp_path / "both.npz"  # one name as an array and as an empty dict
@@ -224,12 +290,24 @@ def test_missing_file_names_the_path(tmp_path):
 def test_load_reads_numpy_savez_files(tmp_path, writer):
     path = tmp_path / "plain.npz"
     fortran = np.asfortranarray(np.arange(12.0).reshape(3, 4))
-    writer(path, a=np.arange(3), b=np.ones((2, 2), np.float32), big_endian=np.arange(4, dtype=">i4"),
-           fortran=fortran, empty=np.zeros((0, 5)), flag=np.array(True))
+    writer(
+        path,
+        a=np.arange(3),
+        b=np.ones((2, 2), np.float32),
+        big_endian=np.arange(4, dtype=">i4"),
+        fortran=fortran,
+        empty=np.zeros((0, 5)),
+        flag=np.array(True),
+    )
     loaded = mg.io.load(path)
     assert list(loaded) == ["a", "b", "big_endian", "fortran", "empty", "flag"]
     np.testing.assert_array_equal(loaded["b"], np.ones((2, 2)))
-    assert loaded["big_endian"].dtype == np.dtype(">i4") and loaded["big_endian"].tolist() == [0, 1, 2, 3]
+    assert loaded["big_endian"].dtype == np.dtype(">i4") and loaded["big_endian"].tolist() == [
+        0,
+        1,
+        2,
+        3,
+    ]
     np.testing.assert_array_equal(loaded["fortran"], fortran)
     assert loaded["empty"].shape == (0, 5) and loaded["flag"].shape == () and bool(loaded["flag"])
 
@@ -257,19 +335,31 @@ def test_saves_of_one_path_from_several_threads_never_take_each_others_temporari
         for _ in range(15):
             mg.io.save({"w": np.full(20_000, float(value))}, path)
 
-    run_in_threads(*(lambda value=value: saver(value) for value in range(4)))  # raises what a saver raised
+    run_in_threads(
+        *(lambda value=value: saver(value) for value in range(4))
+    )  # raises what a saver raised
     assert os.listdir(tmp_path) == ["model.npz"]
     w = mg.io.load(path)["w"]
     assert w.shape == (20_000,) and np.all(w == w[0]) and w[0] in range(4)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(arrays=st.dictionaries(
-    st.text("abcxyz_.0123", min_size=1, max_size=8).filter(lambda key: not key.startswith(".") and ".." not in key
-                                                             and not key.endswith(".")),
-    hnp.arrays(st.sampled_from([np.float32, np.float64, np.int8, np.int64, np.uint16, np.bool_, np.complex64]),
-               hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)),
-    max_size=4))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    arrays=st.dictionaries(
+        st.text("abcxyz_.0123", min_size=1, max_size=8).filter(
+            lambda key: not key.startswith(".") and ".." not in key and not key.endswith(".")
+        ),
+        hnp.arrays(
+            st.sampled_from(
+                [np.float32, np.float64, np.int8, np.int64, np.uint16, np.bool_, np.complex64]
+            ),
+            hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+        ),
+        max_size=4,
+    )
+)
 def test_save_load_round_trip_property(tmp_path, arrays):
     path = tmp_path / "property.npz"
     mg.io.save(arrays, path)

@@ -39,6 +39,7 @@ def padding_mask(rng, batch, length, shape):
 
 # ============================================================ twins vs formulas written here
 
+
 def test_softmax_twin_matches_exp_over_sum():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 4, 6))
@@ -53,10 +54,15 @@ def test_softmax_twin_matches_exp_over_sum():
     y = reference.softmax_forward(x, 0.5, mask, key_stop, empty=empty)
     np.testing.assert_allclose(y, e / e.sum(-1, keepdims=True), rtol=1e-13)
     assert (y[~allowed] == 0).all() and not empty.any()
-    np.testing.assert_allclose(reference.softmax_forward(x[2]), np.exp(x[2]) / np.exp(x[2]).sum(-1, keepdims=True),
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        reference.softmax_forward(x[2]),
+        np.exp(x[2]) / np.exp(x[2]).sum(-1, keepdims=True),
+        rtol=1e-13,
+    )
     # a row with no allowed key holds empty_value and is reported in `empty`
-    y = reference.softmax_forward(x, 0.5, mask, np.array([[0], [6], [6]]), empty_value=0.25, empty=empty)
+    y = reference.softmax_forward(
+        x, 0.5, mask, np.array([[0], [6], [6]]), empty_value=0.25, empty=empty
+    )
     assert (y[0] == 0.25).all() and empty[0].all() and not empty[1:].any()
 
 
@@ -65,15 +71,21 @@ def test_softmax_and_log_softmax_backward_twins_match_jacobians():
     x, grad_y, scale = rng.standard_normal((5, 7)), rng.standard_normal((5, 7)), 0.3
     y = reference.softmax_forward(x, scale)
     log_y = reference.log_softmax_forward(x)
-    np.testing.assert_allclose(log_y, np.log(np.exp(x) / np.exp(x).sum(-1, keepdims=True)), rtol=1e-13)
+    np.testing.assert_allclose(
+        log_y, np.log(np.exp(x) / np.exp(x).sum(-1, keepdims=True)), rtol=1e-13
+    )
     for r in range(5):
         softmax_jacobian = scale * (np.diag(y[r]) - np.outer(y[r], y[r]))  # d y_i / d x_j
-        np.testing.assert_allclose(reference.softmax_backward(y, grad_y, scale)[r],
-                                   softmax_jacobian.T @ grad_y[r], rtol=1e-12)
+        np.testing.assert_allclose(
+            reference.softmax_backward(y, grad_y, scale)[r],
+            softmax_jacobian.T @ grad_y[r],
+            rtol=1e-12,
+        )
         p = np.exp(log_y[r])
         log_jacobian = np.eye(7) - p[None, :]  # d log_y_i / d x_j = delta_ij - p_j
-        np.testing.assert_allclose(reference.log_softmax_backward(log_y, grad_y)[r],
-                                   log_jacobian.T @ grad_y[r], rtol=1e-12)
+        np.testing.assert_allclose(
+            reference.log_softmax_backward(log_y, grad_y)[r], log_jacobian.T @ grad_y[r], rtol=1e-12
+        )
 
 
 def test_cross_entropy_twin_matches_loop_and_finite_differences():
@@ -85,22 +97,32 @@ def test_cross_entropy_twin_matches_loop_and_finite_differences():
     expected = np.mean([np.log(np.exp(logits[r]).sum()) - logits[r, t] for r, t in kept])
     assert count == 4 and loss.shape == () and loss.dtype == np.float64
     assert loss == pytest.approx(expected, rel=1e-13)
-    np.testing.assert_allclose(probs, np.exp(logits) / np.exp(logits).sum(1, keepdims=True), rtol=1e-13)
+    np.testing.assert_allclose(
+        probs, np.exp(logits) / np.exp(logits).sum(1, keepdims=True), rtol=1e-13
+    )
 
     grad = reference.cross_entropy_backward(probs, target, -100, count, 2.0)
     numeric = np.zeros_like(logits)
     for index in np.ndindex(*logits.shape):
         step = np.zeros_like(logits)
         step[index] = 1e-6
-        numeric[index] = 2.0 * (reference.cross_entropy_forward(logits + step, target)[0]
-                                - reference.cross_entropy_forward(logits - step, target)[0]) / 2e-6
+        numeric[index] = (
+            2.0
+            * (
+                reference.cross_entropy_forward(logits + step, target)[0]
+                - reference.cross_entropy_forward(logits - step, target)[0]
+            )
+            / 2e-6
+        )
     np.testing.assert_allclose(grad, numeric, atol=1e-8)
     assert (grad[[2, 5]] == 0).all()
 
 
 def test_cross_entropy_all_ignored_gives_zero_loss_and_grad():
     for module in (reference, numba_softmax):
-        loss, probs, count = module.cross_entropy_forward(np.ones((3, 2), np.float32), np.full(3, -1), -1)
+        loss, probs, count = module.cross_entropy_forward(
+            np.ones((3, 2), np.float32), np.full(3, -1), -1
+        )
         assert count == 0 and loss == 0.0 and loss.dtype == np.float32
         assert (module.cross_entropy_backward(probs, np.full(3, -1), -1, 0, 1.0) == 0).all()
 
@@ -111,12 +133,18 @@ def test_cross_entropy_matches_torch():
     logits = rng.standard_normal((9, 5)).astype(np.float32)
     target = np.array([4, 0, 7, 7, 1, 2, 3, 7, 0])  # 7 is the ignore_index here
     torch_logits = torch.tensor(logits, requires_grad=True)
-    torch_loss = torch.nn.functional.cross_entropy(torch_logits, torch.tensor(target), ignore_index=7)
+    torch_loss = torch.nn.functional.cross_entropy(
+        torch_logits, torch.tensor(target), ignore_index=7
+    )
     torch_loss.backward(torch.tensor(1.5))
     for module in (reference, numba_softmax):
         loss, probs, count = module.cross_entropy_forward(logits, target, ignore_index=7)
         assert float(loss) == pytest.approx(torch_loss.item(), rel=1e-5)
-        close(module.cross_entropy_backward(probs, target, 7, count, 1.5), torch_logits.grad.numpy(), np.float32)
+        close(
+            module.cross_entropy_backward(probs, target, 7, count, 1.5),
+            torch_logits.grad.numpy(),
+            np.float32,
+        )
 
 
 def test_adam_twin_matches_scalar_formula_and_torch():
@@ -132,13 +160,15 @@ def test_adam_twin_matches_scalar_formula_and_torch():
             g = grad[i] + decay * p[i]
             m[i] = beta1 * m[i] + (1 - beta1) * g
             v[i] = beta2 * v[i] + (1 - beta2) * g * g
-            p[i] -= lr * (m[i] / (1 - beta1 ** step)) / ((v[i] / (1 - beta2 ** step)) ** 0.5 + eps)
+            p[i] -= lr * (m[i] / (1 - beta1**step)) / ((v[i] / (1 - beta2**step)) ** 0.5 + eps)
     np.testing.assert_allclose(twin[0], by_hand[0], rtol=1e-13)
     np.testing.assert_allclose(twin[2], by_hand[2], rtol=1e-13)
 
     torch = pytest.importorskip("torch")
     torch_param = torch.tensor(param, requires_grad=True)
-    optimizer = torch.optim.Adam([torch_param], lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=decay)
+    optimizer = torch.optim.Adam(
+        [torch_param], lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=decay
+    )
     for grad in grads:
         torch_param.grad = torch.tensor(grad)
         optimizer.step()
@@ -150,20 +180,35 @@ def test_embedding_twin_matches_one_hot_matmul():
     indices, grad_out = rng.integers(0, 6, (4, 3)), rng.standard_normal((4, 3, 2))
     one_hot = np.eye(6)[indices.reshape(-1)]  # (12, 6)
     expected = one_hot.T @ grad_out.reshape(12, 2)
-    np.testing.assert_allclose(reference.embedding_backward(indices, grad_out, 6), expected, rtol=1e-13)
+    np.testing.assert_allclose(
+        reference.embedding_backward(indices, grad_out, 6), expected, rtol=1e-13
+    )
     expected[4] = 0
-    np.testing.assert_allclose(reference.embedding_backward(indices, grad_out, 6, padding_idx=-2), expected)
+    np.testing.assert_allclose(
+        reference.embedding_backward(indices, grad_out, 6, padding_idx=-2), expected
+    )
 
 
 def test_matmul_twins_match_einsum():
     rng = np.random.default_rng(6)
-    a, b, grad = rng.standard_normal((2, 1, 3, 4)), rng.standard_normal((5, 4, 6)), rng.standard_normal((2, 5, 3, 6))
-    np.testing.assert_allclose(reference.matmul(a, b), np.einsum("xyik,ykj->xyij", a, b), rtol=1e-12)
-    np.testing.assert_allclose(reference.matmul_grad_a(grad, b), np.einsum("xyij,ykj->xyik", grad, b), rtol=1e-12)
-    np.testing.assert_allclose(reference.matmul_grad_b(a, grad), np.einsum("xzik,xyij->xykj", a, grad), rtol=1e-12)
+    a, b, grad = (
+        rng.standard_normal((2, 1, 3, 4)),
+        rng.standard_normal((5, 4, 6)),
+        rng.standard_normal((2, 5, 3, 6)),
+    )
+    np.testing.assert_allclose(
+        reference.matmul(a, b), np.einsum("xyik,ykj->xyij", a, b), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        reference.matmul_grad_a(grad, b), np.einsum("xyij,ykj->xyik", grad, b), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        reference.matmul_grad_b(a, grad), np.einsum("xzik,xyij->xykj", a, grad), rtol=1e-12
+    )
 
 
 # ============================================================ Numba kernels vs twins
+
 
 def test_backend_exposes_every_kernel():
     assert kernels.BACKEND == os.environ.get("MINIGRAD_KERNELS", "numba")
@@ -172,16 +217,28 @@ def test_backend_exposes_every_kernel():
 
 
 @few
-@given(seed=st.integers(0, 2**32 - 1), lead=st.lists(st.integers(1, 4), min_size=0, max_size=3),
-       length=st.integers(0, 40), dtype=st.sampled_from(FLOATS), scale=st.floats(0.1, 3.0),
-       masked=st.booleans(), stopped=st.booleans(), mask_dims=st.integers(0, 3), empty_value=st.sampled_from([0.0, 0.5]))
-def test_softmax_matches_twin(seed, lead, length, dtype, scale, masked, stopped, mask_dims, empty_value):
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    lead=st.lists(st.integers(1, 4), min_size=0, max_size=3),
+    length=st.integers(0, 40),
+    dtype=st.sampled_from(FLOATS),
+    scale=st.floats(0.1, 3.0),
+    masked=st.booleans(),
+    stopped=st.booleans(),
+    mask_dims=st.integers(0, 3),
+    empty_value=st.sampled_from([0.0, 0.5]),
+)
+def test_softmax_matches_twin(
+    seed, lead, length, dtype, scale, masked, stopped, mask_dims, empty_value
+):
     rng = np.random.default_rng(seed)
     shape = tuple(lead) + (length,)
     x = (rng.standard_normal(shape) * 4).astype(dtype)
     mask = key_stop = None
     if masked:  # mask broadcast over some leading dims, as (B,1,1,L) or (B,1,L) masks are
-        mask_shape = tuple(1 if i < len(lead) - mask_dims else d for i, d in enumerate(lead)) + (length,)
+        mask_shape = tuple(1 if i < len(lead) - mask_dims else d for i, d in enumerate(lead)) + (
+            length,
+        )
         mask = rng.random(mask_shape) < 0.6
     if stopped:
         key_stop = rng.integers(0, length + 2, shape[:-1])
@@ -193,37 +250,77 @@ def test_softmax_matches_twin(seed, lead, length, dtype, scale, masked, stopped,
     np.testing.assert_array_equal(empties[0], empties[1])
     assert (y[~allowed & allowed.any(-1, keepdims=True)] == 0).all()
     grad_y = rng.standard_normal(shape).astype(dtype)
-    close(numba_softmax.softmax_backward(y, grad_y, scale, mask, key_stop, empties[0]),
-          reference.softmax_backward(y, grad_y, scale, mask, key_stop, empties[1]), dtype)
+    close(
+        numba_softmax.softmax_backward(y, grad_y, scale, mask, key_stop, empties[0]),
+        reference.softmax_backward(y, grad_y, scale, mask, key_stop, empties[1]),
+        dtype,
+    )
 
 
 @few
-@given(seed=st.integers(0, 2**32 - 1), batch=st.lists(st.integers(0, 5), min_size=1, max_size=2),
-       queries=st.integers(0, 9), keys=st.integers(0, 9), features=st.integers(0, 5), dtype=st.sampled_from(FLOATS),
-       lengths=st.booleans(), causal_offset=st.sampled_from([None, 0, 2]), masked=st.booleans(), dropout=st.booleans(),
-       two_threads=st.booleans())
-def test_attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout,
-                                two_threads):
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    batch=st.lists(st.integers(0, 5), min_size=1, max_size=2),
+    queries=st.integers(0, 9),
+    keys=st.integers(0, 9),
+    features=st.integers(0, 5),
+    dtype=st.sampled_from(FLOATS),
+    lengths=st.booleans(),
+    causal_offset=st.sampled_from([None, 0, 2]),
+    masked=st.booleans(),
+    dropout=st.booleans(),
+    two_threads=st.booleans(),
+)
+def test_attention_matches_twin(
+    seed,
+    batch,
+    queries,
+    keys,
+    features,
+    dtype,
+    lengths,
+    causal_offset,
+    masked,
+    dropout,
+    two_threads,
+):
     """two_threads: also small problems are dealt to two threads (else they stay on one)."""
     saved = numba_attention.TWO_THREADS_MIN_WORK
     numba_attention.TWO_THREADS_MIN_WORK = 0 if two_threads else saved
     try:
-        _attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout)
+        _attention_matches_twin(
+            seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout
+        )
     finally:
         numba_attention.TWO_THREADS_MIN_WORK = saved
 
 
-def _attention_matches_twin(seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout):
+def _attention_matches_twin(
+    seed, batch, queries, keys, features, dtype, lengths, causal_offset, masked, dropout
+):
     rng = np.random.default_rng(seed)
     batch = tuple(batch)
     q = rng.standard_normal(batch + (queries, features)).astype(dtype)
     k = rng.standard_normal(batch + (keys, features)).astype(dtype)
     v = rng.standard_normal(batch + (keys, 3)).astype(dtype)
-    key_lengths = rng.integers(0, keys + 1, batch[:1] + (1,) * (len(batch) - 1)) if lengths else None
+    key_lengths = (
+        rng.integers(0, keys + 1, batch[:1] + (1,) * (len(batch) - 1)) if lengths else None
+    )
     mask = rng.random(batch[-1:] + (1, keys)) < 0.7 if masked else None
     keep = rng.random(batch + (queries, keys)) < 0.8 if dropout else None
-    attention_matches_twin(rng, q, k, v, 0.7, dtype, key_lengths=key_lengths, causal_offset=causal_offset,
-                           mask=mask, keep=keep, keep_scale=1.25)
+    attention_matches_twin(
+        rng,
+        q,
+        k,
+        v,
+        0.7,
+        dtype,
+        key_lengths=key_lengths,
+        causal_offset=causal_offset,
+        mask=mask,
+        keep=keep,
+        keep_scale=1.25,
+    )
 
 
 def attention_matches_twin(rng, q, k, v, scale, dtype, **settings):
@@ -234,21 +331,27 @@ def attention_matches_twin(rng, q, k, v, scale, dtype, **settings):
     close(weights, twin_weights, dtype)
     close(out, twin_out, dtype)
     grad_out = rng.standard_normal(out.shape).astype(dtype)
-    for ours, theirs in zip(numba_attention.attention_backward(q, k, v, weights, grad_out, scale, **settings),
-                            reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings)):
+    for ours, theirs in zip(
+        numba_attention.attention_backward(q, k, v, weights, grad_out, scale, **settings),
+        reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings),
+    ):
         close(ours, theirs, dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("one_matrix_chunks", [False, True])
-@pytest.mark.parametrize("queries, keys, causal_offset, lengths", [
-    (130, 130, 0, None),          # causal: chunks of whole batch entries
-    (128, 128, 0, "entries"),     # causal and a key length per batch entry
-    (70, 200, 130, None),         # the last 70 positions against a cache of 130 earlier keys
-    (150, 150, None, "heads"),    # a key length per head: an entry's heads split into chunks
-])
-def test_attention_of_model_sized_problems_matches_twin(dtype, one_matrix_chunks, queries, keys, causal_offset,
-                                                        lengths, monkeypatch):
+@pytest.mark.parametrize(
+    "queries, keys, causal_offset, lengths",
+    [
+        (130, 130, 0, None),  # causal: chunks of whole batch entries
+        (128, 128, 0, "entries"),  # causal and a key length per batch entry
+        (70, 200, 130, None),  # the last 70 positions against a cache of 130 earlier keys
+        (150, 150, None, "heads"),  # a key length per head: an entry's heads split into chunks
+    ],
+)
+def test_attention_of_model_sized_problems_matches_twin(
+    dtype, one_matrix_chunks, queries, keys, causal_offset, lengths, monkeypatch
+):
     """Problems big enough for two threads and chunks of several batch entries, causal, with a
     cache offset, key lengths per entry or per head; also with one matrix per chunk."""
     if one_matrix_chunks:
@@ -258,9 +361,14 @@ def test_attention_of_model_sized_problems_matches_twin(dtype, one_matrix_chunks
     q = rng.standard_normal((4, 3, queries, 8)).astype(dtype)
     k = rng.standard_normal((4, 3, keys, 8)).astype(dtype)
     v = rng.standard_normal((4, 3, keys, 5)).astype(dtype)
-    key_lengths = {None: None, "entries": np.array([[keys], [keys], [keys // 3], [keys]]),
-                   "heads": np.array([[keys, keys // 2, 7], [3, keys, keys], [0, 0, 0], [keys] * 3])}[lengths]
-    attention_matches_twin(rng, q, k, v, 0.3, dtype, key_lengths=key_lengths, causal_offset=causal_offset)
+    key_lengths = {
+        None: None,
+        "entries": np.array([[keys], [keys], [keys // 3], [keys]]),
+        "heads": np.array([[keys, keys // 2, 7], [3, keys, keys], [0, 0, 0], [keys] * 3]),
+    }[lengths]
+    attention_matches_twin(
+        rng, q, k, v, 0.3, dtype, key_lengths=key_lengths, causal_offset=causal_offset
+    )
 
 
 def test_attention_chunks_merge_whole_entries_of_one_width():
@@ -268,11 +376,22 @@ def test_attention_chunks_merge_whole_entries_of_one_width():
     heads of an entry apart where they differ."""
     stops = np.full((5, 2, 4), 4)
     stops[2, 1] = 2  # entry 2: its two heads need 4 and 2 keys
-    chunks = numba_attention._chunks(stops, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4)  # at most 4 matrices
-    assert chunks == [(0, 2, 0, 2, 4, 4), (2, 3, 0, 1, 4, 4), (2, 3, 1, 2, 2, 2), (3, 5, 0, 2, 4, 4)]
+    chunks = numba_attention._chunks(
+        stops, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4
+    )  # at most 4 matrices
+    assert chunks == [
+        (0, 2, 0, 2, 4, 4),
+        (2, 3, 0, 1, 4, 4),
+        (2, 3, 1, 2, 2, 2),
+        (3, 5, 0, 2, 4, 4),
+    ]
     causal = np.broadcast_to(np.arange(1, 5), (5, 2, 4))  # query i sees keys 0..i
     chunks = numba_attention._chunks(causal, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4)
-    assert chunks == [(0, 2, 0, 2, 4, 2), (2, 4, 0, 2, 4, 2), (4, 5, 0, 2, 4, 2)]  # the first 2 queries: 2 keys
+    assert chunks == [
+        (0, 2, 0, 2, 4, 2),
+        (2, 4, 0, 2, 4, 2),
+        (4, 5, 0, 2, 4, 2),
+    ]  # the first 2 queries: 2 keys
 
 
 def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
@@ -280,15 +399,23 @@ def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
     same numbers as the twin, and the results come back in that layout (no copies needed)."""
     rng = np.random.default_rng(5)
     q, k, v = (rng.standard_normal((3, 7, 4, 5)).transpose(0, 2, 1, 3) for _ in range(3))
-    out, weights = numba_attention.attention_forward(q, k, v, 0.5, np.array([[7], [3], [0]]), causal_offset=0)
-    twin_out, twin_weights = reference.attention_forward(q, k, v, 0.5, np.array([[7], [3], [0]]), causal_offset=0)
+    out, weights = numba_attention.attention_forward(
+        q, k, v, 0.5, np.array([[7], [3], [0]]), causal_offset=0
+    )
+    twin_out, twin_weights = reference.attention_forward(
+        q, k, v, 0.5, np.array([[7], [3], [0]]), causal_offset=0
+    )
     close(out, twin_out, np.float64)
     close(weights, twin_weights, np.float64)
     assert out.transpose(0, 2, 1, 3).flags.c_contiguous
     grad_out = rng.standard_normal((3, 7, 4, 5)).transpose(0, 2, 1, 3)
-    grads = numba_attention.attention_backward(q, k, v, weights, grad_out, 0.5, np.array([[7], [3], [0]]), 0)
-    for ours, theirs in zip(grads, reference.attention_backward(q, k, v, weights, grad_out, 0.5,
-                                                                np.array([[7], [3], [0]]), 0)):
+    grads = numba_attention.attention_backward(
+        q, k, v, weights, grad_out, 0.5, np.array([[7], [3], [0]]), 0
+    )
+    for ours, theirs in zip(
+        grads,
+        reference.attention_backward(q, k, v, weights, grad_out, 0.5, np.array([[7], [3], [0]]), 0),
+    ):
         close(ours, theirs, np.float64)
         assert ours.transpose(0, 2, 1, 3).flags.c_contiguous
 
@@ -296,19 +423,29 @@ def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
 def test_attention_twin_matches_the_composition_and_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(3)
-    q, k, v = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 2))
+    q, k, v = (
+        rng.standard_normal((2, 3, 4, 5)),
+        rng.standard_normal((2, 3, 6, 5)),
+        rng.standard_normal((2, 3, 6, 2)),
+    )
     key_lengths = np.array([[6], [2]])
-    allowed = (np.arange(6) < key_lengths[..., None, None]) & (np.arange(6) <= np.arange(4)[:, None] + 2)
+    allowed = (np.arange(6) < key_lengths[..., None, None]) & (
+        np.arange(6) <= np.arange(4)[:, None] + 2
+    )
     out, weights = reference.attention_forward(q, k, v, 0.4, key_lengths, causal_offset=2)
     leaves = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
-    expected = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=torch.tensor(allowed), scale=0.4)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *leaves, attn_mask=torch.tensor(allowed), scale=0.4
+    )
     np.testing.assert_allclose(out, expected.detach().numpy(), rtol=1e-12)
     scores = np.where(allowed, q @ np.swapaxes(k, -1, -2) * 0.4, -np.inf)
     e = np.exp(scores - scores.max(-1, keepdims=True))
     np.testing.assert_allclose(weights, e / e.sum(-1, keepdims=True), rtol=1e-12)
     grad_out = rng.standard_normal(out.shape)
     expected.backward(torch.tensor(grad_out))
-    for ours, leaf in zip(reference.attention_backward(q, k, v, weights, grad_out, 0.4, key_lengths, 2), leaves):
+    for ours, leaf in zip(
+        reference.attention_backward(q, k, v, weights, grad_out, 0.4, key_lengths, 2), leaves
+    ):
         np.testing.assert_allclose(ours, leaf.grad.numpy(), rtol=1e-11, atol=1e-13)
 
 
@@ -320,24 +457,41 @@ def test_attention_reuses_the_weights_array_only_when_it_is_free():
     address = first.__array_interface__["data"][0]
     del first
     _, third = numba_attention.attention_forward(q, q, q, 0.5)
-    assert third.__array_interface__["data"][0] == address  # now free: reused, no fresh pages to fault in
+    assert (
+        third.__array_interface__["data"][0] == address
+    )  # now free: reused, no fresh pages to fault in
 
 
 @few
-@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 30), length=st.integers(1, 50),
-       dtype=st.sampled_from(FLOATS), spread=st.sampled_from([1.0, 30.0]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.integers(1, 30),
+    length=st.integers(1, 50),
+    dtype=st.sampled_from(FLOATS),
+    spread=st.sampled_from([1.0, 30.0]),
+)
 def test_log_softmax_matches_twin(seed, rows, length, dtype, spread):
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal((rows, length)) * spread).astype(dtype)
     y = numba_softmax.log_softmax_forward(x)
     close(y, reference.log_softmax_forward(x), dtype)
     grad_y = rng.standard_normal(x.shape).astype(dtype)
-    close(numba_softmax.log_softmax_backward(y, grad_y), reference.log_softmax_backward(y, grad_y), dtype)
+    close(
+        numba_softmax.log_softmax_backward(y, grad_y),
+        reference.log_softmax_backward(y, grad_y),
+        dtype,
+    )
 
 
 @few
-@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 40), classes=st.integers(1, 30),
-       dtype=st.sampled_from(FLOATS), ignore_index=st.sampled_from([-100, 0, 3]), grad_loss=st.floats(-2, 2))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.integers(1, 40),
+    classes=st.integers(1, 30),
+    dtype=st.sampled_from(FLOATS),
+    ignore_index=st.sampled_from([-100, 0, 3]),
+    grad_loss=st.floats(-2, 2),
+)
 def test_cross_entropy_matches_twin(seed, rows, classes, dtype, ignore_index, grad_loss):
     rng = np.random.default_rng(seed)
     logits = (rng.standard_normal((rows, classes)) * 3).astype(dtype)
@@ -348,14 +502,24 @@ def test_cross_entropy_matches_twin(seed, rows, classes, dtype, ignore_index, gr
     assert count == ref_count and isinstance(count, int)
     close(loss, ref_loss, dtype)
     close(probs, ref_probs, dtype)
-    close(numba_softmax.cross_entropy_backward(probs, target, ignore_index, count, grad_loss),
-          reference.cross_entropy_backward(ref_probs, target, ignore_index, count, grad_loss), dtype)
+    close(
+        numba_softmax.cross_entropy_backward(probs, target, ignore_index, count, grad_loss),
+        reference.cross_entropy_backward(ref_probs, target, ignore_index, count, grad_loss),
+        dtype,
+    )
 
 
 @few
-@given(seed=st.integers(0, 2**32 - 1),
-       batches=st.sampled_from([((), ()), ((3,), ()), ((), (2, 3)), ((2, 1), (3,)), ((1, 4), (2, 1)), ((2, 3), (1,))]),
-       n=st.integers(1, 9), k=st.integers(1, 9), m=st.integers(1, 9), dtype=st.sampled_from(FLOATS))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    batches=st.sampled_from(
+        [((), ()), ((3,), ()), ((), (2, 3)), ((2, 1), (3,)), ((1, 4), (2, 1)), ((2, 3), (1,))]
+    ),
+    n=st.integers(1, 9),
+    k=st.integers(1, 9),
+    m=st.integers(1, 9),
+    dtype=st.sampled_from(FLOATS),
+)
 def test_matmul_matches_twin(seed, batches, n, k, m, dtype):
     a_batch, b_batch = batches
     rng = np.random.default_rng(seed)
@@ -373,7 +537,10 @@ def test_small_matrix_numba_path_with_broadcast_batch(dtype):
     """Stacks of tiny matrices take the Numba loop (serial and parallel); batch dims broadcast."""
     rng = np.random.default_rng(7)
     for a_shape, b_shape in [((2, 1, 600, 2, 3), (3, 1, 3, 2)), ((70000, 2, 2), (2, 2))]:
-        a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+        a, b = (
+            rng.standard_normal(a_shape).astype(dtype),
+            rng.standard_normal(b_shape).astype(dtype),
+        )
         assert numba_matmul._small_batch(a, b) is not None
         out = numba_matmul.matmul(a, b)
         close(out, np.matmul(a, b), dtype)
@@ -382,7 +549,9 @@ def test_small_matrix_numba_path_with_broadcast_batch(dtype):
         close(numba_matmul.matmul_grad_b(a, grad), reference.matmul_grad_b(a, grad), dtype)
 
 
-@pytest.mark.skipif(kernels._runtime.openblas_threads is None, reason="numpy's OpenBLAS thread count cannot be set")
+@pytest.mark.skipif(
+    kernels._runtime.openblas_threads is None, reason="numpy's OpenBLAS thread count cannot be set"
+)
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_big_stacks_split_over_two_threads_with_broadcast_batch(dtype, monkeypatch):
     """Products big enough to split (the MHSA shapes, scaled down; stacks by their first batch
@@ -392,16 +561,29 @@ def test_big_stacks_split_over_two_threads_with_broadcast_batch(dtype, monkeypat
     monkeypatch.setattr(numba_matmul, "SPLIT_MIN_WORK", 1 << 12)
     split_calls = []
     real_run_threads = kernels._runtime.run_threads
-    monkeypatch.setattr(kernels._runtime, "run_threads",
-                        lambda run, tasks: split_calls.append(1) or real_run_threads(run, tasks))
+    monkeypatch.setattr(
+        kernels._runtime,
+        "run_threads",
+        lambda run, tasks: split_calls.append(1) or real_run_threads(run, tasks),
+    )
     saved = get_threads()
     set_threads(2)
     try:
         rng = np.random.default_rng(8)
-        for a_shape, b_shape in [((9, 16, 8), (9, 8, 16)), ((5, 16, 16), (16, 16)), ((16, 16), (5, 16, 8)),
-                                 ((4, 1, 16, 8), (1, 3, 8, 16)), ((1, 6, 16, 8), (6, 8, 16)),
-                                 ((64, 16), (16, 8)), ((8, 64), (64, 32)), ((4, 512), (512, 16))]:
-            a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+        for a_shape, b_shape in [
+            ((9, 16, 8), (9, 8, 16)),
+            ((5, 16, 16), (16, 16)),
+            ((16, 16), (5, 16, 8)),
+            ((4, 1, 16, 8), (1, 3, 8, 16)),
+            ((1, 6, 16, 8), (6, 8, 16)),
+            ((64, 16), (16, 8)),
+            ((8, 64), (64, 32)),
+            ((4, 512), (512, 16)),
+        ]:
+            a, b = (
+                rng.standard_normal(a_shape).astype(dtype),
+                rng.standard_normal(b_shape).astype(dtype),
+            )
             before = len(split_calls)
             out = numba_matmul.matmul(a, b)
             close(out, np.matmul(a, b), dtype)
@@ -419,7 +601,9 @@ def _small_products_split(threads):
     """Inside: OpenBLAS on `threads` threads (when its count can be set) and products from 2^10
     multiply-adds worth two threads, so small test shapes take the two-thread paths."""
     saved_work = numba_matmul.SPLIT_MIN_WORK
-    saved_threads = kernels._runtime.openblas_threads[1]() if kernels._runtime.openblas_threads else None
+    saved_threads = (
+        kernels._runtime.openblas_threads[1]() if kernels._runtime.openblas_threads else None
+    )
     try:
         if saved_threads is not None:
             kernels._runtime.openblas_threads[0](threads)
@@ -433,8 +617,17 @@ def _small_products_split(threads):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("n, k, m, transposed", [(0, 3, 4, False), (5, 0, 2, False), (3, 4, 0, False),
-                                                  (7, 5, 3, False), (256, 32, 48, False), (256, 32, 48, True)])
+@pytest.mark.parametrize(
+    "n, k, m, transposed",
+    [
+        (0, 3, 4, False),
+        (5, 0, 2, False),
+        (3, 4, 0, False),
+        (7, 5, 3, False),
+        (256, 32, 48, False),
+        (256, 32, 48, True),
+    ],
+)
 def test_matmul_grads_match_twin(dtype, threads, n, k, m, transposed):
     """Both gradients at once: each product whole on its own thread when big enough (and
     OpenBLAS's thread count can be set), else one after the other; b may be a transposed view
@@ -443,7 +636,11 @@ def test_matmul_grads_match_twin(dtype, threads, n, k, m, transposed):
         pytest.skip("numpy's OpenBLAS thread count cannot be set")
     rng = np.random.default_rng(n * 100 + k * 10 + m)
     a = rng.standard_normal((n, k)).astype(dtype)
-    b = rng.standard_normal((m, k)).astype(dtype).T if transposed else rng.standard_normal((k, m)).astype(dtype)
+    b = (
+        rng.standard_normal((m, k)).astype(dtype).T
+        if transposed
+        else rng.standard_normal((k, m)).astype(dtype)
+    )
     grad = rng.standard_normal((n, m)).astype(dtype)
     with _small_products_split(threads):
         grad_a, grad_b = numba_matmul.matmul_grads(a, b, grad)
@@ -453,13 +650,17 @@ def test_matmul_grads_match_twin(dtype, threads, n, k, m, transposed):
     close(grad_b, expected_b, dtype)
     np.testing.assert_allclose(expected_a, grad @ b.T, rtol=1e-5)  # the twin against the formula
     np.testing.assert_allclose(expected_b, a.T @ grad, rtol=1e-5)
-    with pytest.raises(ValueError, match=r"matmul_grads expects a \(n, k\), b \(k, m\) and grad \(n, m\)"):
+    with pytest.raises(
+        ValueError, match=r"matmul_grads expects a \(n, k\), b \(k, m\) and grad \(n, m\)"
+    ):
         numba_matmul.matmul_grads(a, b, np.zeros((n + 1, m), dtype))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("n, k, m", [(0, 3, 4), (5, 0, 2), (3, 4, 0), (7, 5, 3), (256, 32, 48), (3, 32, 300)])
+@pytest.mark.parametrize(
+    "n, k, m", [(0, 3, 4), (5, 0, 2), (3, 4, 0), (7, 5, 3), (256, 32, 48), (3, 32, 300)]
+)
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
     """linear_forward (rows split when n >= m, else columns; the bias added by each half) and
@@ -474,17 +675,31 @@ def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
     grad = rng.standard_normal((n, m)).astype(dtype)
     with _small_products_split(threads):
         out = numba_matmul.linear_forward(x, weight, b)
-        grads = [numba_matmul.linear_backward(x, weight, grad, needs) for needs in
-                 ((True, True, True), (False, True, False), (True, False, False), (False, False, True))]
+        grads = [
+            numba_matmul.linear_backward(x, weight, grad, needs)
+            for needs in (
+                (True, True, True),
+                (False, True, False),
+                (True, False, False),
+                (False, False, True),
+            )
+        ]
     expected = reference.linear_forward(x, weight, b)
-    np.testing.assert_allclose(expected, x @ weight.T + (0 if b is None else b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        expected, x @ weight.T + (0 if b is None else b), rtol=1e-5, atol=1e-5
+    )
     assert out.shape == (n, m) and out.dtype == dtype
     close(out, expected, dtype)
     full = reference.linear_backward(x, weight, grad)
-    np.testing.assert_allclose(full[0], grad @ weight, rtol=1e-5, atol=1e-5)  # the twin against the formula
+    np.testing.assert_allclose(
+        full[0], grad @ weight, rtol=1e-5, atol=1e-5
+    )  # the twin against the formula
     np.testing.assert_allclose(full[1], grad.T @ x, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(full[2], grad.sum(axis=0), rtol=1e-5, atol=1e-5)
-    for needs, got in zip(((True, True, True), (False, True, False), (True, False, False), (False, False, True)), grads):
+    for needs, got in zip(
+        ((True, True, True), (False, True, False), (True, False, False), (False, False, True)),
+        grads,
+    ):
         for wanted, value, twin in zip(needs, got, full):
             if wanted:
                 assert value.shape == twin.shape and value.dtype == dtype
@@ -494,42 +709,78 @@ def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
     assert grads[0][1].flags.c_contiguous  # weight's layout, for the optimizer
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32)),
-     r"linear_forward expects x \(n, k\) and weight \(m, k\); got shapes \(2, 3\) and \(4, 5\)"),
-    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float64)),
-     r"linear_forward expects x and weight of one float dtype .*float32 and float64"),
-    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.int64), np.zeros((4, 3), np.int64)),
-     r"linear_forward expects x and weight of one float dtype .*int64 and int64"),
-    (lambda: numba_matmul.linear_forward(np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float32),
-                                         np.zeros(5, np.float32)),
-     r"linear_forward expects bias of shape \(4,\) and dtype float32; got \(5,\) float32"),
-    (lambda: numba_matmul.linear_backward(np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float32),
-                                          np.zeros((2, 5), np.float32)),
-     r"linear_backward expects grad of shape \(2, 4\); got \(2, 5\)"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: numba_matmul.linear_forward(
+                np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32)
+            ),
+            r"linear_forward expects x \(n, k\) and weight \(m, k\); got shapes \(2, 3\) and \(4, 5\)",
+        ),
+        (
+            lambda: numba_matmul.linear_forward(
+                np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float64)
+            ),
+            r"linear_forward expects x and weight of one float dtype .*float32 and float64",
+        ),
+        (
+            lambda: numba_matmul.linear_forward(
+                np.zeros((2, 3), np.int64), np.zeros((4, 3), np.int64)
+            ),
+            r"linear_forward expects x and weight of one float dtype .*int64 and int64",
+        ),
+        (
+            lambda: numba_matmul.linear_forward(
+                np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float32), np.zeros(5, np.float32)
+            ),
+            r"linear_forward expects bias of shape \(4,\) and dtype float32; got \(5,\) float32",
+        ),
+        (
+            lambda: numba_matmul.linear_backward(
+                np.zeros((2, 3), np.float32),
+                np.zeros((4, 3), np.float32),
+                np.zeros((2, 5), np.float32),
+            ),
+            r"linear_backward expects grad of shape \(2, 4\); got \(2, 5\)",
+        ),
+    ],
+)
 def test_linear_kernels_name_what_was_expected(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
 
 
 @few
-@given(seed=st.integers(0, 2**32 - 1), shape=st.lists(st.integers(1, 7), min_size=1, max_size=3),
-       dtype=st.sampled_from(FLOATS), decay=st.sampled_from([0.0, 0.01]), steps=st.integers(1, 3))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    shape=st.lists(st.integers(1, 7), min_size=1, max_size=3),
+    dtype=st.sampled_from(FLOATS),
+    decay=st.sampled_from([0.0, 0.01]),
+    steps=st.integers(1, 3),
+)
 def test_adam_matches_twin(seed, shape, dtype, decay, steps):
     rng = np.random.default_rng(seed)
-    state = [rng.standard_normal(shape).astype(dtype), np.zeros(shape, dtype), np.zeros(shape, dtype)]
+    state = [
+        rng.standard_normal(shape).astype(dtype),
+        np.zeros(shape, dtype),
+        np.zeros(shape, dtype),
+    ]
     twin = [array.copy() for array in state]
     for step in range(1, steps + 1):
         grad = rng.standard_normal(shape).astype(dtype)
-        numba_adam.adam_update(state[0], grad, state[1], state[2], step, 1e-2, 0.9, 0.999, 1e-8, decay)
+        numba_adam.adam_update(
+            state[0], grad, state[1], state[2], step, 1e-2, 0.9, 0.999, 1e-8, decay
+        )
         reference.adam_update(twin[0], grad, twin[1], twin[2], step, 1e-2, 0.9, 0.999, 1e-8, decay)
     for mine, theirs in zip(state, twin):
         close(mine, theirs, dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("size", [numba_adam.PARALLEL_MIN_SIZE - 1, numba_adam.PARALLEL_MIN_SIZE + 3])
+@pytest.mark.parametrize(
+    "size", [numba_adam.PARALLEL_MIN_SIZE - 1, numba_adam.PARALLEL_MIN_SIZE + 3]
+)
 def test_adam_serial_and_parallel_paths_match_twin(dtype, size):
     """Both sides of the parallel threshold, the same numbers as the twin (to rounding:
     both compute in the parameter's dtype, vectorised or not)."""
@@ -538,17 +789,26 @@ def test_adam_serial_and_parallel_paths_match_twin(dtype, size):
     twin = [array.copy() for array in state]
     for step in (1, 2):
         grad = rng.standard_normal(size).astype(dtype)
-        numba_adam.adam_update(state[0], grad, state[1], state[2], step, 1e-2, 0.9, 0.999, 1e-8, 0.01)
+        numba_adam.adam_update(
+            state[0], grad, state[1], state[2], step, 1e-2, 0.9, 0.999, 1e-8, 0.01
+        )
         reference.adam_update(twin[0], grad, twin[1], twin[2], step, 1e-2, 0.9, 0.999, 1e-8, 0.01)
     for mine, theirs in zip(state, twin):
         close(mine, theirs, dtype)
 
 
 @few
-@given(seed=st.integers(0, 2**32 - 1), index_shape=st.lists(st.integers(0, 6), min_size=1, max_size=3),
-       num_embeddings=st.integers(1, 12), dim=st.integers(1, 9), dtype=st.sampled_from(FLOATS),
-       padding_idx=st.sampled_from([None, 0, -1]))
-def test_embedding_backward_matches_twin(seed, index_shape, num_embeddings, dim, dtype, padding_idx):
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    index_shape=st.lists(st.integers(0, 6), min_size=1, max_size=3),
+    num_embeddings=st.integers(1, 12),
+    dim=st.integers(1, 9),
+    dtype=st.sampled_from(FLOATS),
+    padding_idx=st.sampled_from([None, 0, -1]),
+)
+def test_embedding_backward_matches_twin(
+    seed, index_shape, num_embeddings, dim, dtype, padding_idx
+):
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, num_embeddings, index_shape)
     grad_out = rng.standard_normal(tuple(index_shape) + (dim,)).astype(dtype)
@@ -563,22 +823,37 @@ def test_parallel_paths_match_twins():
     x = rng.standard_normal((4, 2, 64, 150)).astype(dtype)
     assert x.size >= PARALLEL_MIN_SIZE
     mask = padding_mask(rng, 4, 150, (4, 1, 1, 150))
-    y = numba_softmax.softmax_forward(x, 0.125, mask, np.arange(1, 65))  # and causal-like key limits
+    y = numba_softmax.softmax_forward(
+        x, 0.125, mask, np.arange(1, 65)
+    )  # and causal-like key limits
     close(y, reference.softmax_forward(x, 0.125, mask, np.arange(1, 65)), dtype)
-    close(numba_softmax.softmax_backward(y, x, 0.125, mask, np.arange(1, 65)),
-          reference.softmax_backward(y, x, 0.125, mask, np.arange(1, 65)), dtype)
+    close(
+        numba_softmax.softmax_backward(y, x, 0.125, mask, np.arange(1, 65)),
+        reference.softmax_backward(y, x, 0.125, mask, np.arange(1, 65)),
+        dtype,
+    )
     logits = x.reshape(-1, 150)
     log_y = numba_softmax.log_softmax_forward(logits)
     close(log_y, reference.log_softmax_forward(logits), dtype)
-    close(numba_softmax.log_softmax_backward(log_y, logits), reference.log_softmax_backward(log_y, logits), dtype)
+    close(
+        numba_softmax.log_softmax_backward(log_y, logits),
+        reference.log_softmax_backward(log_y, logits),
+        dtype,
+    )
     target = rng.integers(0, 150, logits.shape[0])
     target[::5] = -100
     loss, probs, count = numba_softmax.cross_entropy_forward(logits, target)
     close(loss, reference.cross_entropy_forward(logits, target)[0], dtype)
-    close(numba_softmax.cross_entropy_backward(probs, target, -100, count, 1.0),
-          reference.cross_entropy_backward(probs, target, -100, count, 1.0), dtype)
+    close(
+        numba_softmax.cross_entropy_backward(probs, target, -100, count, 1.0),
+        reference.cross_entropy_backward(probs, target, -100, count, 1.0),
+        dtype,
+    )
     param, grad = x.copy(), rng.standard_normal(x.shape).astype(dtype)
-    state, twin = [param, np.zeros_like(x), np.zeros_like(x)], [param.copy(), np.zeros_like(x), np.zeros_like(x)]
+    state, twin = (
+        [param, np.zeros_like(x), np.zeros_like(x)],
+        [param.copy(), np.zeros_like(x), np.zeros_like(x)],
+    )
     numba_adam.adam_update(state[0], grad, state[1], state[2], 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
     reference.adam_update(twin[0], grad, twin[1], twin[2], 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
     close(state[0], twin[0], dtype)
@@ -619,10 +894,13 @@ def test_exp_is_accurate_over_the_whole_range():
         spacing = np.spacing(np.exp(y).astype(dtype))
         assert (np.abs(ours - np.exp(y)) <= ulps * spacing).all()
     y = np.array([[0.0, -90.0, -np.inf, -1e30]], np.float32)
-    assert (numba_softmax.log_softmax_backward(y, np.array([[-1.0, 0, 0, 0]], np.float32))[0, 1:] == 0).all()
+    assert (
+        numba_softmax.log_softmax_backward(y, np.array([[-1.0, 0, 0, 0]], np.float32))[0, 1:] == 0
+    ).all()
 
 
 # ============================================================ errors a user can cause
+
 
 @pytest.mark.parametrize("module", [reference, numba_softmax], ids=["numpy", "numba"])
 def test_cross_entropy_rejects_targets_out_of_range(module):
@@ -648,18 +926,25 @@ def test_numba_kernels_reject_bad_shapes_and_dtypes():
         numba_softmax.softmax_forward(np.zeros((2, 3)), 1.0, np.zeros((2, 2), bool))
     with pytest.raises(TypeError, match="mask must be bool.*float64"):
         numba_softmax.softmax_forward(np.zeros((2, 3)), 1.0, np.zeros((2, 3)))
-    with pytest.raises(ValueError, match=r"q \(\.\.\., L, E\), k \(\.\.\., S, E\).*\(2, 3, 4\), \(2, 5, 3\)"):
-        numba_attention.attention_forward(np.zeros((2, 3, 4)), np.zeros((2, 5, 3)), np.zeros((2, 5, 3)), 1.0)
+    with pytest.raises(
+        ValueError, match=r"q \(\.\.\., L, E\), k \(\.\.\., S, E\).*\(2, 3, 4\), \(2, 5, 3\)"
+    ):
+        numba_attention.attention_forward(
+            np.zeros((2, 3, 4)), np.zeros((2, 5, 3)), np.zeros((2, 5, 3)), 1.0
+        )
     with pytest.raises(TypeError, match="int64"):
         numba_softmax.log_softmax_forward(np.zeros((2, 3), np.int64))
     with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4, 5\)"):
         numba_matmul.matmul(np.zeros((2, 3)), np.zeros((4, 5)))
     param = np.zeros((4, 4))[:, ::2]
     with pytest.raises(ValueError, match="C-contiguous"):
-        numba_adam.adam_update(param, param, param.copy(), param.copy(), 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
+        numba_adam.adam_update(
+            param, param, param.copy(), param.copy(), 1, 1e-3, 0.9, 0.999, 1e-8, 0.0
+        )
 
 
 # ---------------------------------------------------------------- the row kernels' unmasked path
+
 
 def test_every_key_allowed_only_for_one_all_true_row():
     check = numba_softmax._every_key_allowed
@@ -682,18 +967,26 @@ def test_row_kernels_give_the_same_rows_with_and_without_the_mask_path(dtype):
     grad = rng.standard_normal((rows, width)).astype(dtype)
     scale, zero = dtype(0.3), dtype(0)
     results = []
-    for allowed, allowed_row in ((np.ones((1, width), np.bool_), np.zeros(1, np.int64)),
-                                 (np.ones((2, width), np.bool_), np.arange(rows, dtype=np.int64) % 2)):
+    for allowed, allowed_row in (
+        (np.ones((1, width), np.bool_), np.zeros(1, np.int64)),
+        (np.ones((2, width), np.bool_), np.arange(rows, dtype=np.int64) % 2),
+    ):
         out, empty = np.empty_like(x), np.empty(rows, np.bool_)
-        numba_softmax._softmax_rows(x, scale, stops, allowed, allowed_row, zero, out, empty, 0, rows)
+        numba_softmax._softmax_rows(
+            x, scale, stops, allowed, allowed_row, zero, out, empty, 0, rows
+        )
         grad_x = np.empty_like(x)
-        numba_softmax._softmax_backward_rows(out, grad, scale, stops, allowed, allowed_row, empty, grad_x, 0, rows)
+        numba_softmax._softmax_backward_rows(
+            out, grad, scale, stops, allowed, allowed_row, empty, grad_x, 0, rows
+        )
         results.append((out, empty, grad_x))
     (out, empty, grad_x), (out_masked, empty_masked, grad_masked) = results
     np.testing.assert_array_equal(empty, empty_masked)
     tolerance = 1e-6 if dtype == np.float32 else 1e-14
     np.testing.assert_allclose(out, out_masked, rtol=tolerance, atol=tolerance)
     np.testing.assert_allclose(grad_x, grad_masked, rtol=tolerance, atol=tolerance)
-    assert empty[9] and not empty[5] and np.isnan(out[5, 0])  # all -inf: empty; NaN spreads over its row
+    assert (
+        empty[9] and not empty[5] and np.isnan(out[5, 0])
+    )  # all -inf: empty; NaN spreads over its row
     assert (out[np.arange(width)[None, :] >= stops[:, None]] == 0).all()  # past each row's stop
     np.testing.assert_allclose(np.delete(out, [5, 9], axis=0).sum(axis=1), 1, rtol=1e-5)

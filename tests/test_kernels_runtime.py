@@ -20,6 +20,7 @@ from minigrad.kernels import _runtime
 
 # ============================================================ launches and chunks (in process)
 
+
 @pytest.mark.parametrize("rows", [1, 5, 16, 17, 1000, 100_003])
 def test_chunk_bounds_cover_every_row_once(rows):
     bounds = _runtime.chunk_bounds(rows)
@@ -46,7 +47,9 @@ def test_launch_runs_serial_below_the_threshold_and_chunks_above():
 
 def test_run_tasks_gives_results_in_order_and_restores_openblas(monkeypatch):
     for two_threads in (False, True):
-        monkeypatch.setattr(_runtime, "use_two_threads", two_threads and _runtime.openblas_threads is not None)
+        monkeypatch.setattr(
+            _runtime, "use_two_threads", two_threads and _runtime.openblas_threads is not None
+        )
         before = _runtime.openblas_threads[1]() if _runtime.openblas_threads else None
         assert _runtime.run_tasks(lambda n: np.ones((n, n)) @ np.ones((n, n)), [3, 5])[1][0, 0] == 5
         assert _runtime.run_tasks(lambda n: n * 2, [4]) == [8]
@@ -72,10 +75,14 @@ def test_a_buffer_is_handed_out_again_only_when_nothing_refers_to_it(pool):
     first = _buffers.empty((512, 1024), np.float32)  # 2 MiB: kept
     view = first[3:, ::2]
     del first
-    second = _buffers.empty((1024, 512), np.float32)  # same bytes, but the view still holds the first
+    second = _buffers.empty(
+        (1024, 512), np.float32
+    )  # same bytes, but the view still holds the first
     assert not np.shares_memory(view, second) and len(pool.buffers[2 << 20]) == 2
     del view
-    third = _buffers.empty((2048, 256), np.float32)  # the first is free again: handed out, no new one
+    third = _buffers.empty(
+        (2048, 256), np.float32
+    )  # the first is free again: handed out, no new one
     assert third.flags.c_contiguous and third.shape == (2048, 256) and third.dtype == np.float32
     assert not np.shares_memory(third, second) and len(pool.buffers[2 << 20]) == 2
 
@@ -97,8 +104,9 @@ def test_the_pool_keeps_at_most_max_bytes_of_free_buffers(pool, monkeypatch):
         _buffers.empty((size << 20,), np.uint8)
     kept = sum(b.nbytes for same in pool.buffers.values() for b in same)
     assert kept == pool.kept and kept <= max(_buffers.MAX_BYTES, 3 << 20) + (4 << 20)
-    assert all(any(np.shares_memory(b, h) for same in pool.buffers.values() for b in same)
-               for h in held)  # in use: never dropped
+    assert all(
+        any(np.shares_memory(b, h) for same in pool.buffers.values() for b in same) for h in held
+    )  # in use: never dropped
 
 
 def test_two_threads_never_get_the_same_buffer_at_once(pool):
@@ -129,19 +137,37 @@ REPO_ROOT = os.path.dirname(os.path.dirname(KERNELS_DIR))
 
 def run_python(code, env=None, cwd=None):
     """Run code in a fresh interpreter; return its last stdout line as JSON."""
-    full_env = {key: value for key, value in os.environ.items()
-                if key not in ("MINIGRAD_KERNELS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_CACHE_DIR",
-                               "GLIBC_TUNABLES", *_runtime._MALLOC_ENVIRONMENT)}
-    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd or REPO_ROOT, os.environ.get("PYTHONPATH")]))
+    full_env = {
+        key: value
+        for key, value in os.environ.items()
+        if key
+        not in (
+            "MINIGRAD_KERNELS",
+            "OMP_WAIT_POLICY",
+            "GOMP_SPINCOUNT",
+            "NUMBA_CACHE_DIR",
+            "GLIBC_TUNABLES",
+            *_runtime._MALLOC_ENVIRONMENT,
+        )
+    }
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [cwd or REPO_ROOT, os.environ.get("PYTHONPATH")])
+    )
     full_env.update(env or {})
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, cwd=cwd or REPO_ROOT,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        cwd=cwd or REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def test_minigrad_kernels_numpy_selects_the_twins():
-    report = run_python("""
+    report = run_python(
+        """
         import json, sys
         import minigrad.kernels as k
         import numpy as np
@@ -154,13 +180,25 @@ def test_minigrad_kernels_numpy_selects_the_twins():
                           "twins": all(getattr(k, n) is getattr(k.reference, n) for n in k.KERNELS),
                           "numba_kernels_loaded": "minigrad.kernels.softmax" in sys.modules,
                           "numba_imported": "numba" in sys.modules}))
-    """, env={"MINIGRAD_KERNELS": "numpy"})
-    assert report == {"backend": "numpy", "twins": True, "numba_kernels_loaded": False, "numba_imported": False}
+    """,
+        env={"MINIGRAD_KERNELS": "numpy"},
+    )
+    assert report == {
+        "backend": "numpy",
+        "twins": True,
+        "numba_kernels_loaded": False,
+        "numba_imported": False,
+    }
 
 
 def test_unknown_backend_is_an_error():
-    result = subprocess.run([sys.executable, "-c", "import minigrad.kernels"], cwd=REPO_ROOT, capture_output=True,
-                            text=True, env=dict(os.environ, MINIGRAD_KERNELS="cuda", PYTHONPATH=REPO_ROOT))
+    result = subprocess.run(
+        [sys.executable, "-c", "import minigrad.kernels"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, MINIGRAD_KERNELS="cuda", PYTHONPATH=REPO_ROOT),
+    )
     assert result.returncode != 0
     assert "MINIGRAD_KERNELS must be 'numba' or 'numpy', got 'cuda'" in result.stderr
 
@@ -200,8 +238,12 @@ def test_malloc_keeps_freed_arrays_for_reuse_unless_the_user_configured_it(backe
     user's setting here is glibc's default threshold (128 KiB) made fixed: every array above it
     then comes as fresh pages, ~1 fault per 4 KiB page."""
     tuned = run_python(MALLOC_PROBE, env={"MINIGRAD_KERNELS": backend})
-    untuned = run_python(MALLOC_PROBE, env={"MINIGRAD_KERNELS": backend, "MALLOC_MMAP_THRESHOLD_": "131072"})
-    pages = 80 * ((1 << 20) + (1 << 21) + (1 << 22) + (3 << 20)) // 4096  # 80 rounds of the four arrays
+    untuned = run_python(
+        MALLOC_PROBE, env={"MINIGRAD_KERNELS": backend, "MALLOC_MMAP_THRESHOLD_": "131072"}
+    )
+    pages = (
+        80 * ((1 << 20) + (1 << 21) + (1 << 22) + (3 << 20)) // 4096
+    )  # 80 rounds of the four arrays
     assert tuned["tuned"] is True and untuned["tuned"] is False
     assert untuned["faults"] > pages // 2, untuned  # the probe does see fresh pages when untuned
     assert tuned["faults"] < pages // 50, (tuned, pages)
@@ -270,8 +312,13 @@ def make_read_only(folder):
         os.chmod(folder, 0o555)
         return lambda: os.chmod(folder, 0o755)
     chattr = shutil.which("chattr")
-    if chattr is None or subprocess.run([chattr, "+i", folder], capture_output=True).returncode != 0:
-        pytest.skip("running as root on a file system without chattr +i: cannot make a folder read-only")
+    if (
+        chattr is None
+        or subprocess.run([chattr, "+i", folder], capture_output=True).returncode != 0
+    ):
+        pytest.skip(
+            "running as root on a file system without chattr +i: cannot make a folder read-only"
+        )
     return lambda: subprocess.run([chattr, "-i", folder], check=True)
 
 
@@ -296,7 +343,9 @@ def test_cache_works_from_a_read_only_install():
         site = os.path.join(root, "site")
         package = os.path.join(site, "kernels_copy")
         shutil.copytree(KERNELS_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
-        home, tmp, locked_home = (os.path.join(root, name) for name in ("home", "tmp", "locked-home"))
+        home, tmp, locked_home = (
+            os.path.join(root, name) for name in ("home", "tmp", "locked-home")
+        )
         for folder in (home, tmp, locked_home):
             os.makedirs(folder)
         undo += [make_read_only(package), make_read_only(locked_home)]
@@ -342,7 +391,9 @@ DAMAGED_CACHE_PROBE = """
 """
 
 
-@pytest.mark.parametrize("damaged, damage", [("data", "truncated"), ("data", "empty"), ("index", "junk")])
+@pytest.mark.parametrize(
+    "damaged, damage", [("data", "truncated"), ("data", "empty"), ("index", "junk")]
+)
 def test_a_damaged_cache_file_is_recompiled_and_repaired(damaged, damage, tmp_path):
     """Before: every later run raised (pickle's "data was truncated", EOFError ...) until the
     cache folder was deleted by hand. Now: one warning naming the folder, a recompile, and the
@@ -354,12 +405,26 @@ def test_a_damaged_cache_file_is_recompiled_and_repaired(damaged, damage, tmp_pa
     path = data[0] if damaged == "data" else index
     content = open(path, "rb").read()
     with open(path, "wb") as file:
-        file.write({"truncated": content[:len(content) // 3], "junk": bytes(range(256)) * 4, "empty": b""}[damage])
+        file.write(
+            {
+                "truncated": content[: len(content) // 3],
+                "junk": bytes(range(256)) * 4,
+                "empty": b"",
+            }[damage]
+        )
 
     recovered = run_python(DAMAGED_CACHE_PROBE, env=env)
     assert recovered["right"] and recovered["misses"] == 1 and len(recovered["warnings"]) == 1
-    assert "_scatter_add" in recovered["warnings"][0] and os.path.dirname(path) in recovered["warnings"][0]
-    assert run_python(DAMAGED_CACHE_PROBE, env=env) == {"right": True, "hits": 1, "misses": 0, "warnings": []}
+    assert (
+        "_scatter_add" in recovered["warnings"][0]
+        and os.path.dirname(path) in recovered["warnings"][0]
+    )
+    assert run_python(DAMAGED_CACHE_PROBE, env=env) == {
+        "right": True,
+        "hits": 1,
+        "misses": 0,
+        "warnings": [],
+    }
 
 
 def test_a_damaged_cache_that_cannot_be_repaired_names_the_folder_to_delete(tmp_path):
@@ -378,7 +443,19 @@ def test_a_damaged_cache_that_cannot_be_repaired_names_the_folder_to_delete(tmp_
     """
     full_env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=REPO_ROOT)
     full_env.pop("MINIGRAD_KERNELS", None)
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(refuse_removal) + textwrap.dedent(DAMAGED_CACHE_PROBE)],
-                            cwd=REPO_ROOT, env=full_env, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(refuse_removal) + textwrap.dedent(DAMAGED_CACHE_PROBE),
+        ],
+        cwd=REPO_ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0
-    assert "RuntimeError" in result.stderr and f"delete the folder {os.path.dirname(index)}" in result.stderr
+    assert (
+        "RuntimeError" in result.stderr
+        and f"delete the folder {os.path.dirname(index)}" in result.stderr
+    )

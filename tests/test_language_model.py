@@ -24,17 +24,22 @@ def tiny_model(vocab_size=12, seed=0, **settings):
 
 # ============================================================ text
 
+
 def test_reviews_are_cleaned_and_the_vocabulary_round_trips():
     assert corpus.clean("Great.<br /><br />Really<br/>good") == "Great.  Really good\n"
     vocabulary = corpus.Vocabulary.from_text("hello world\n")
-    assert vocabulary.characters[0] == corpus.UNKNOWN and len(vocabulary) == 10  # 9 distinct + unknown
+    assert (
+        vocabulary.characters[0] == corpus.UNKNOWN and len(vocabulary) == 10
+    )  # 9 distinct + unknown
     ids = vocabulary.encode("low hello\n")
     assert ids.dtype == np.int64 and vocabulary.decode(ids) == "low hello\n"
     assert vocabulary.encode("héllo").tolist()[1] == 0  # not in the training text
     restored = corpus.Vocabulary.from_code_points(vocabulary.code_points())
     assert restored.characters == vocabulary.characters
     big = "abc" * 3_000_000  # more than one encoding chunk
-    np.testing.assert_array_equal(corpus.encode(corpus.Vocabulary.from_text("abc"), big, np.uint8)[-4:], [3, 1, 2, 3])
+    np.testing.assert_array_equal(
+        corpus.encode(corpus.Vocabulary.from_text("abc"), big, np.uint8)[-4:], [3, 1, 2, 3]
+    )
 
 
 def test_batches_are_windows_and_their_next_characters():
@@ -46,13 +51,18 @@ def test_batches_are_windows_and_their_next_characters():
     again = next(corpus.random_batches(ids, 4, 10, seed=0))[0]
     np.testing.assert_array_equal(inputs, again)  # the seed decides the batches
     fixed = list(corpus.evaluation_batches(ids, 3, 10, max_batches=5))
-    assert [b[0].shape for b in fixed] == [(3, 10), (3, 10), (3, 10)]  # 9 windows fit in 100 characters
+    assert [b[0].shape for b in fixed] == [
+        (3, 10),
+        (3, 10),
+        (3, 10),
+    ]  # 9 windows fit in 100 characters
     np.testing.assert_array_equal(fixed[0][0][1], np.arange(10, 20))
     with pytest.raises(ValueError, match="a context of 10 needs at least 11"):
         next(corpus.random_batches(ids[:10], 4, 10, seed=0))
 
 
 # ============================================================ the model
+
 
 def test_model_names_shapes_and_causality():
     model = tiny_model()
@@ -64,7 +74,9 @@ def test_model_names_shapes_and_causality():
     assert logits.shape == (3, 9, 12) and logits.dtype == np.float32
     changed = ids.copy()
     changed[:, 5:] = (changed[:, 5:] + 1) % 12
-    np.testing.assert_allclose(model(changed).numpy()[:, :5], logits.numpy()[:, :5], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        model(changed).numpy()[:, :5], logits.numpy()[:, :5], rtol=1e-6, atol=1e-6
+    )
     with pytest.raises(ValueError, match="exceed the context of 16"):
         model(np.zeros((1, 17), np.int64))
 
@@ -109,7 +121,7 @@ def test_cached_generation_gives_the_logits_of_the_whole_prefix():
         caches = model.new_caches()
         pieces = [model(ids[:, :4], caches).numpy()]  # a prompt of 4, then one character at a time
         for t in range(4, 11):
-            pieces.append(model(ids[:, t:t + 1], caches).numpy())
+            pieces.append(model(ids[:, t : t + 1], caches).numpy())
     assert len(caches[0]) == 11
     np.testing.assert_allclose(np.concatenate(pieces, axis=1), full, rtol=1e-5, atol=1e-5)
 
@@ -120,7 +132,9 @@ def test_generation_with_and_without_cache_writes_the_same_text():
     texts = []
     for use_cache in (True, False):
         mg.manual_seed(7)  # the same draws
-        texts.append(generate(model, vocabulary, "abc", 10, temperature=1.0, top_k=5, use_cache=use_cache))
+        texts.append(
+            generate(model, vocabulary, "abc", 10, temperature=1.0, top_k=5, use_cache=use_cache)
+        )
     assert texts[0] == texts[1] and texts[0].startswith("abc") and len(texts[0]) == 13
     # past the context of 16 the cached run starts again from the last half context and goes on
     long = generate(model, vocabulary, "abc", 40, use_cache=True)
@@ -142,6 +156,7 @@ def test_next_id_samples_from_the_top_k():
 
 # ============================================================ checkpoints and pictures
 
+
 def test_checkpoint_round_trip(tmp_path):
     model = tiny_model(seed=5, positions="sinusoidal")
     vocabulary = corpus.Vocabulary.from_text("0123456789a")
@@ -153,7 +168,9 @@ def test_checkpoint_round_trip(tmp_path):
     train.save_checkpoint(tmp_path / "best.npz", model, vocabulary, optimizer, schedule, 7, 1.25)
     restored, restored_vocabulary, info = train.load_checkpoint(tmp_path / "best.npz")
     assert info == {"step": 7, "validation_loss": 1.25}
-    assert restored.config == model.config and restored_vocabulary.characters == vocabulary.characters
+    assert (
+        restored.config == model.config and restored_vocabulary.characters == vocabulary.characters
+    )
     ids = np.arange(8).reshape(1, 8)
     np.testing.assert_array_equal(restored(ids).numpy(), model(ids).numpy())
     mg.save({"something": np.zeros(3)}, tmp_path / "other.npz")
@@ -167,31 +184,75 @@ def test_attention_grid_draws_lower_triangles_only():
     characters, maps = attention_maps(model, vocabulary, "the cat")
     assert characters == "the cat" and len(maps) == 2 and maps[0].shape == (2, 7, 7)
     svg = attention_grid_svg(characters, maps, title="test")
-    cells = [(float(x), float(y)) for x, y in re.findall(r'<use href="#c" x="([\d.]+)" y="([\d.]+)"', svg)]
+    cells = [
+        (float(x), float(y))
+        for x, y in re.findall(r'<use href="#c" x="([\d.]+)" y="([\d.]+)"', svg)
+    ]
     assert cells and all(x <= y for x, y in cells)  # key <= query: nothing above the diagonal
     assert svg.count("head 1") == 1 and svg.count("block 1") == 1
 
 
 # ============================================================ the command line
 
+
 def test_command_line_quick_run_then_generate(make_imdb_tarball, tmp_path, capsys):
     rng = np.random.default_rng(0)
     words = "the movie was good bad great plot actors film and".split()
-    reviews = {(split, label): [" ".join(rng.choice(words, 60)) + ".<br /><br />The end." for _ in range(6)]
-               for split in ("train", "test") for label in ("pos", "neg")}
+    reviews = {
+        (split, label): [
+            " ".join(rng.choice(words, 60)) + ".<br /><br />The end." for _ in range(6)
+        ]
+        for split in ("train", "test")
+        for label in ("pos", "neg")
+    }
     tarball = make_imdb_tarball(reviews)
     out = tmp_path / "run"
-    log = train.main(["--data", str(tarball), "--quick", "--steps", "8", "--eval-every", "4", "--eval-batches", "2",
-                      "--samples", "1", "--sample-length", "12", "--out", str(out), "--no-progress",
-                      "--attention-prompt", "the plot"])
+    log = train.main(
+        [
+            "--data",
+            str(tarball),
+            "--quick",
+            "--steps",
+            "8",
+            "--eval-every",
+            "4",
+            "--eval-batches",
+            "2",
+            "--samples",
+            "1",
+            "--sample-length",
+            "12",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--attention-prompt",
+            "the plot",
+        ]
+    )
     assert (out / "best.npz").is_file() and (out / "attention.svg").is_file()
     assert log["total_steps"] == 8 and [v["step"] for v in log["validation"]] == [4, 8]
     assert json.loads((out / "log.json").read_text())["best_step"] in (4, 8)
-    assert log["samples"][0].startswith("This movie") and len(log["samples"][0]) == len("This movie") + 12
+    assert (
+        log["samples"][0].startswith("This movie")
+        and len(log["samples"][0]) == len("This movie") + 12
+    )
     printed = capsys.readouterr().out
     assert "QUICK DEMO" in printed and "bits/char" in printed
-    samples, svg = train.main(["--generate", "The film", "--checkpoint", str(out / "best.npz"), "--samples", "2",
-                               "--sample-length", "5", "--out", str(tmp_path / "again"), "--no-progress"])
+    samples, svg = train.main(
+        [
+            "--generate",
+            "The film",
+            "--checkpoint",
+            str(out / "best.npz"),
+            "--samples",
+            "2",
+            "--sample-length",
+            "5",
+            "--out",
+            str(tmp_path / "again"),
+            "--no-progress",
+        ]
+    )
     assert len(samples) == 2 and all(s.startswith("The film") for s in samples) and svg.is_file()
 
 
@@ -202,7 +263,9 @@ def test_time_budget_fits_the_schedule_to_the_measured_pace():
     assert plan.steps == 1000 and not plan.over(999)
     now[0] += 30.0  # 100 steps in 30 s: 0.3 s per step, 90 s left -> 300 more steps
     plan.replan(100, 0, 0.0)
-    assert plan.steps == 400 and plan.lr_factor(5) == 0.6 and plan.lr_factor(400) == pytest.approx(0.1)
+    assert (
+        plan.steps == 400 and plan.lr_factor(5) == 0.6 and plan.lr_factor(400) == pytest.approx(0.1)
+    )
     assert not plan.over(399) and plan.over(400)
     now[0] += 90.0  # the budget is spent, whatever the step
     assert plan.over(10)
@@ -215,4 +278,6 @@ def test_command_line_errors(tmp_path):
     with pytest.raises(SystemExit):
         train.parse_args(["--model-dim", "10", "--num-heads", "3"])
     with pytest.raises(SystemExit, match="train.py: "):
-        train.main(["--data", str(tmp_path / "missing.tar.gz"), "--out", str(tmp_path), "--no-progress"])
+        train.main(
+            ["--data", str(tmp_path / "missing.tar.gz"), "--out", str(tmp_path), "--no-progress"]
+        )

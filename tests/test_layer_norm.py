@@ -24,14 +24,18 @@ def random_rows(seed, shape, dtype, shift=1.0):
 
 # ============================================================ the numpy twin against the formula
 
+
 def test_twin_matches_the_textbook_formula_and_its_jacobian():
     x = random_rows(0, (3, 6), np.float64)
     weight, bias = random_rows(1, 6, np.float64), random_rows(2, 6, np.float64)
     y, mean, rstd = reference.layer_norm_forward(x, weight, bias, 1e-5)
     np.testing.assert_allclose(mean, x.mean(1), rtol=1e-14)
     np.testing.assert_allclose(rstd, 1 / np.sqrt(x.var(1) + 1e-5), rtol=1e-14)
-    np.testing.assert_allclose(y, (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
-                               * weight + bias, rtol=1e-13)
+    np.testing.assert_allclose(
+        y,
+        (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * weight + bias,
+        rtol=1e-13,
+    )
     # backward of row 0 against the Jacobian by central differences
     grad_y = random_rows(3, (3, 6), np.float64)
     grad_x, grad_weight, grad_bias = reference.layer_norm_backward(grad_y, x, mean, rstd, weight)
@@ -50,14 +54,21 @@ def test_twin_matches_the_textbook_formula_and_its_jacobian():
 
 # ============================================================ Numba kernels against the twin
 
+
 @few
-@given(seed=st.integers(0, 2**16), lead=st.sampled_from([(1,), (5,), (2, 3), (0,), (700,)]),
-       width=st.sampled_from([1, 2, 7, 128, 130]), dtype=st.sampled_from([np.float32, np.float64]),
-       affine=st.booleans())
+@given(
+    seed=st.integers(0, 2**16),
+    lead=st.sampled_from([(1,), (5,), (2, 3), (0,), (700,)]),
+    width=st.sampled_from([1, 2, 7, 128, 130]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    affine=st.booleans(),
+)
 def test_kernels_match_twin(seed, lead, width, dtype, affine):
     shape = lead + (width,)
     x = random_rows(seed, shape, np.float64, shift=0.0)
-    if width > 1:  # rows of standard deviation 3 around 1: no row so flat that float32 rounding dominates
+    if (
+        width > 1
+    ):  # rows of standard deviation 3 around 1: no row so flat that float32 rounding dominates
         x = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True) * 3 + 1
     x = x.astype(dtype)
     weight = random_rows(seed + 1, width, dtype) if affine else None
@@ -73,12 +84,16 @@ def test_kernels_match_twin(seed, lead, width, dtype, affine):
     want = reference.layer_norm_backward(grad_y, x, want[1], want[2], weight)
     for a, b in zip(got, want):
         assert a.dtype == dtype and a.shape == b.shape
-        scale = max(1.0, float(np.abs(b).max(initial=0)))  # sums over 700 rows: compare relative to their size
+        scale = max(
+            1.0, float(np.abs(b).max(initial=0))
+        )  # sums over 700 rows: compare relative to their size
         np.testing.assert_allclose(a / scale, b / scale, **tol)
 
 
 def test_parallel_path_matches_serial_path():
-    rows = numba_layer_norm.PARALLEL_MIN_SIZE // 64 + 37  # above the threshold, not a multiple of the chunk count
+    rows = (
+        numba_layer_norm.PARALLEL_MIN_SIZE // 64 + 37
+    )  # above the threshold, not a multiple of the chunk count
     x = random_rows(0, (rows, 64), np.float64)
     weight, bias = random_rows(1, 64, np.float64), random_rows(2, 64, np.float64)
     grad_y = random_rows(3, (rows, 64), np.float64)
@@ -87,10 +102,13 @@ def test_parallel_path_matches_serial_path():
     numba_layer_norm._forward_rows(x, weight, bias, 1e-5, 1 / 64, *serial, 0, rows)
     for a, b in zip((y, mean, rstd), serial):
         np.testing.assert_array_equal(a, b)
-    grad_x, grad_weight, grad_bias = numba_layer_norm.layer_norm_backward(grad_y, x, mean, rstd, weight)
+    grad_x, grad_weight, grad_bias = numba_layer_norm.layer_norm_backward(
+        grad_y, x, mean, rstd, weight
+    )
     serial_x, serial_weight, serial_bias = np.empty_like(x), np.zeros(64), np.zeros(64)
-    numba_layer_norm._backward_rows(grad_y, x, mean, rstd, weight, 1 / 64, serial_x, serial_weight, serial_bias,
-                                    0, rows)
+    numba_layer_norm._backward_rows(
+        grad_y, x, mean, rstd, weight, 1 / 64, serial_x, serial_weight, serial_bias, 0, rows
+    )
     np.testing.assert_array_equal(grad_x, serial_x)
     np.testing.assert_allclose(grad_weight, serial_weight, rtol=1e-12)  # summed in another order
     np.testing.assert_allclose(grad_bias, serial_bias, rtol=1e-12)
@@ -112,12 +130,19 @@ def test_kernels_reject_bad_arguments():
     with pytest.raises(ValueError, match=r"weight of shape \(4,\)"):
         numba_layer_norm.layer_norm_forward(x, np.ones(3, np.float32))
     with pytest.raises(ValueError, match="grad_y of x's shape"):
-        numba_layer_norm.layer_norm_backward(np.zeros((2, 3), np.float32), x, np.zeros(2), np.ones(2))
+        numba_layer_norm.layer_norm_backward(
+            np.zeros((2, 3), np.float32), x, np.zeros(2), np.ones(2)
+        )
 
 
 # ============================================================ the op against PyTorch
 
-torch_cases = [((2, 5, 16), (16,), True), ((3, 7), (7,), False), ((2, 3, 4, 5), (4, 5), True), ((6,), (6,), True)]
+torch_cases = [
+    ((2, 5, 16), (16,), True),
+    ((3, 7), (7,), False),
+    ((2, 3, 4, 5), (4, 5), True),
+    ((6,), (6,), True),
+]
 
 
 @pytest.mark.parametrize("shape, normalized_shape, affine", torch_cases)
@@ -128,12 +153,17 @@ def test_layer_norm_matches_torch_float32(shape, normalized_shape, affine):
     bias = random_rows(2, normalized_shape, np.float32) if affine else None
     grad_y = random_rows(3, shape, np.float32, shift=0.0)
 
-    leaves = [mg.tensor(a, requires_grad=True) if a is not None else None for a in (x, weight, bias)]
+    leaves = [
+        mg.tensor(a, requires_grad=True) if a is not None else None for a in (x, weight, bias)
+    ]
     y = layer_norm(leaves[0], normalized_shape, leaves[1], leaves[2], eps=1e-5)
     y.backward(mg.tensor(grad_y))
-    torch_leaves = [torch.tensor(a, requires_grad=True) if a is not None else None for a in (x, weight, bias)]
-    y_torch = torch.nn.functional.layer_norm(torch_leaves[0], normalized_shape, torch_leaves[1], torch_leaves[2],
-                                             eps=1e-5)
+    torch_leaves = [
+        torch.tensor(a, requires_grad=True) if a is not None else None for a in (x, weight, bias)
+    ]
+    y_torch = torch.nn.functional.layer_norm(
+        torch_leaves[0], normalized_shape, torch_leaves[1], torch_leaves[2], eps=1e-5
+    )
     y_torch.backward(torch.tensor(grad_y))
 
     assert y.dtype == np.float32 and y.shape == shape
@@ -150,8 +180,13 @@ def test_layer_norm_gradcheck_float64(shape, normalized_shape, affine):
     if not affine:
         assert mg.gradcheck(lambda x: layer_norm(x, normalized_shape, eps=1e-5), [x])
         return
-    weight, bias = random_rows(5, normalized_shape, np.float64), random_rows(6, normalized_shape, np.float64)
-    assert mg.gradcheck(lambda x, w, b: layer_norm(x, normalized_shape, w, b, eps=1e-5), [x, weight, bias])
+    weight, bias = (
+        random_rows(5, normalized_shape, np.float64),
+        random_rows(6, normalized_shape, np.float64),
+    )
+    assert mg.gradcheck(
+        lambda x, w, b: layer_norm(x, normalized_shape, w, b, eps=1e-5), [x, weight, bias]
+    )
 
 
 def test_weight_without_bias_and_bias_without_weight_match_torch():
@@ -160,13 +195,20 @@ def test_weight_without_bias_and_bias_without_weight_match_torch():
     parameter = random_rows(8, 6, np.float64)
     for use_weight in (True, False):
         mine_x, mine_p = mg.tensor(x, requires_grad=True), mg.tensor(parameter, requires_grad=True)
-        theirs_x, theirs_p = torch.tensor(x, requires_grad=True), torch.tensor(parameter, requires_grad=True)
+        theirs_x, theirs_p = (
+            torch.tensor(x, requires_grad=True),
+            torch.tensor(parameter, requires_grad=True),
+        )
         args = (mine_p, None) if use_weight else (None, mine_p)
         torch_args = (theirs_p, None) if use_weight else (None, theirs_p)
         (layer_norm(mine_x, 6, *args) ** 2).sum().backward()
         (torch.nn.functional.layer_norm(theirs_x, (6,), *torch_args) ** 2).sum().backward()
-        np.testing.assert_allclose(mine_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(mine_p.grad.numpy(), theirs_p.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            mine_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-10, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            mine_p.grad.numpy(), theirs_p.grad.numpy(), rtol=1e-10, atol=1e-12
+        )
 
 
 def test_layer_norm_is_one_node_in_the_graph():
@@ -174,7 +216,11 @@ def test_layer_norm_is_one_node_in_the_graph():
     norm = nn.LayerNorm(8)
     y = norm(x)
     assert y.grad_fn.name == "LayerNorm"
-    assert [t is u for t, u in zip(y.grad_fn.inputs, (x, norm.weight, norm.bias))] == [True, True, True]
+    assert [t is u for t, u in zip(y.grad_fn.inputs, (x, norm.weight, norm.bias))] == [
+        True,
+        True,
+        True,
+    ]
 
 
 def test_layer_norm_rejects_bad_arguments():
@@ -189,26 +235,36 @@ def test_layer_norm_rejects_bad_arguments():
         layer_norm(x, 8, mg.ones(8, dtype=mg.float64))
     with pytest.raises(ValueError, match="eps must be >= 0"):
         layer_norm(x, 8, eps=-1e-5)
-    with pytest.raises(RuntimeError, match=r"expected input with shape \(\*, 4\)"):  # what torch code catches
+    with pytest.raises(
+        RuntimeError, match=r"expected input with shape \(\*, 4\)"
+    ):  # what torch code catches
         layer_norm(x, 4)
 
 
 # ============================================================ nn.LayerNorm
 
+
 def test_module_matches_torch_module_and_names_its_parameters():
     torch = pytest.importorskip("torch")
     norm = nn.LayerNorm(16)
     assert [name for name, _ in norm.named_parameters()] == ["weight", "bias"]
-    assert (norm.weight.numpy() == 1).all() and (norm.bias.numpy() == 0).all()  # torch's initial values
+    assert (norm.weight.numpy() == 1).all() and (
+        norm.bias.numpy() == 0
+    ).all()  # torch's initial values
     rng = np.random.default_rng(0)
     norm.weight.data[...] = rng.standard_normal(16)
     norm.bias.data[...] = rng.standard_normal(16)
     reference_norm = torch.nn.LayerNorm(16)
-    reference_norm.load_state_dict({name: torch.from_numpy(value.numpy().copy())
-                                    for name, value in norm.state_dict().items()})
+    reference_norm.load_state_dict(
+        {name: torch.from_numpy(value.numpy().copy()) for name, value in norm.state_dict().items()}
+    )
     x = random_rows(9, (2, 5, 16), np.float32)
-    np.testing.assert_allclose(norm(mg.tensor(x)).numpy(), reference_norm(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        norm(mg.tensor(x)).numpy(),
+        reference_norm(torch.tensor(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
     assert repr(norm) == "LayerNorm((16,), eps=1e-05, elementwise_affine=True, bias=True)"
 
 
@@ -236,15 +292,25 @@ def test_module_without_bias_matches_torch_forward_and_backward():
     out.backward(grad)
     reference_out.backward(torch.tensor(grad))
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(norm.weight.grad.numpy(), reference_norm.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        norm.weight.grad.numpy(), reference_norm.weight.grad.numpy(), rtol=1e-4, atol=1e-5
+    )
     # without affine, bias=False changes nothing
     assert list(nn.LayerNorm(8, elementwise_affine=False, bias=False).parameters()) == []
 
 
 # ============================================================ RMSNorm
 
-@pytest.mark.parametrize("shape, normalized_shape, eps, affine", [
-    ((2, 5, 16), 16, None, True), ((3, 4, 6), (4, 6), 1e-6, True), ((7, 8), 8, 0.1, False), ((8,), (8,), None, True)])
+
+@pytest.mark.parametrize(
+    "shape, normalized_shape, eps, affine",
+    [
+        ((2, 5, 16), 16, None, True),
+        ((3, 4, 6), (4, 6), 1e-6, True),
+        ((7, 8), 8, 0.1, False),
+        ((8,), (8,), None, True),
+    ],
+)
 def test_rms_norm_matches_torch_forward_and_backward(shape, normalized_shape, eps, affine):
     torch = pytest.importorskip("torch")
     norm = nn.RMSNorm(normalized_shape, eps=eps, elementwise_affine=affine)
@@ -261,11 +327,14 @@ def test_rms_norm_matches_torch_forward_and_backward(shape, normalized_shape, ep
     reference_out.backward(torch.tensor(grad))
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-5)
     if affine:
-        np.testing.assert_allclose(norm.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(
+            norm.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=1e-4, atol=1e-5
+        )
 
 
 def test_rms_norm_gradcheck_float64_and_bad_arguments():
     import minigrad.nn.functional as F
+
     x = mg.tensor(random_rows(23, (3, 5), np.float64), requires_grad=True)
     w = mg.tensor(random_rows(24, 5, np.float64), requires_grad=True)
     assert mg.gradcheck(lambda a, b: F.rms_norm(a, 5, b, eps=1e-3), (x, w))
@@ -273,9 +342,13 @@ def test_rms_norm_gradcheck_float64_and_bad_arguments():
         F.rms_norm(x, 4)
     with pytest.raises(ValueError, match="rms_norm: eps must be >= 0; got -1"):
         F.rms_norm(x, 5, eps=-1)
-    with pytest.raises(TypeError, match="rms_norm: expected a float32 or float64 input; got dtype int64"):
+    with pytest.raises(
+        TypeError, match="rms_norm: expected a float32 or float64 input; got dtype int64"
+    ):
         F.rms_norm(mg.tensor([[1, 2]]), 2)
-    with pytest.raises(ValueError, match=r"RMSNorm: normalized_shape must be a size >= 0 .*; got -1"):
+    with pytest.raises(
+        ValueError, match=r"RMSNorm: normalized_shape must be a size >= 0 .*; got -1"
+    ):
         nn.RMSNorm(-1)
 
 
@@ -302,10 +375,13 @@ def test_empty_normalized_shape_matches_torch(name, normalized_shape, shape, set
     ours = getattr(nn, name)(normalized_shape, dtype=dtype, **settings)
     theirs = getattr(torch.nn, name)(normalized_shape, dtype=getattr(torch, dtype), **settings)
     assert repr(ours) == repr(theirs)
-    assert [(n, p.shape) for n, p in ours.named_parameters()] == [(n, tuple(p.shape))
-                                                                  for n, p in theirs.named_parameters()]
-    x, x_torch = mg.zeros(*shape, dtype=dtype, requires_grad=True), torch.zeros(shape, dtype=getattr(torch, dtype),
-                                                                                requires_grad=True)
+    assert [(n, p.shape) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
+    x, x_torch = (
+        mg.zeros(*shape, dtype=dtype, requires_grad=True),
+        torch.zeros(shape, dtype=getattr(torch, dtype), requires_grad=True),
+    )
     out, out_torch = ours(x), theirs(x_torch)
     assert (out.shape, str(out.dtype)) == (tuple(out_torch.shape), dtype)
     assert out is not x
@@ -320,14 +396,21 @@ def test_empty_normalized_shape_matches_torch(name, normalized_shape, shape, set
 def test_functional_norms_of_empty_normalized_shape_match_torch(function):
     torch = pytest.importorskip("torch")
     import minigrad.nn.functional as F
+
     x, weight = mg.zeros(3, 2, 0, requires_grad=True), mg.ones(2, 0, requires_grad=True)
-    x_torch, weight_torch = torch.zeros(3, 2, 0, requires_grad=True), torch.ones(2, 0, requires_grad=True)
+    x_torch, weight_torch = (
+        torch.zeros(3, 2, 0, requires_grad=True),
+        torch.ones(2, 0, requires_grad=True),
+    )
     out = getattr(F, function)(x, (2, 0), weight)
     out_torch = getattr(torch.nn.functional, function)(x_torch, (2, 0), weight_torch)
     assert out.shape == tuple(out_torch.shape)
     out.sum().backward()
     out_torch.sum().backward()
-    assert (x.grad.shape, weight.grad.shape) == (tuple(x_torch.grad.shape), tuple(weight_torch.grad.shape))
+    assert (x.grad.shape, weight.grad.shape) == (
+        tuple(x_torch.grad.shape),
+        tuple(weight_torch.grad.shape),
+    )
 
 
 @pytest.mark.parametrize("name", ["LayerNorm", "RMSNorm"])

@@ -18,6 +18,7 @@ def _torch():
 
 # -- Linear ---------------------------------------------------------------------------------
 
+
 def test_linear_init_matches_torch_default_bounds():
     mg.manual_seed(0)
     layer = nn.Linear(400, 100)
@@ -89,28 +90,36 @@ def test_linear_matches_torch_values_and_grads(dtype):
     assert y.shape == (2, 4, 3) and y.dtype == dtype
     np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=tol, atol=tol)
     np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(layer.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(layer.bias.grad.data, reference.bias.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        layer.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol
+    )
+    np.testing.assert_allclose(
+        layer.bias.grad.data, reference.bias.grad.numpy(), rtol=tol, atol=tol
+    )
 
 
-
-@pytest.mark.parametrize("x_shape, out_features, bias, needs", [
-    ((5,), 3, True, (True, True, True)),             # 1-D input
-    ((2, 4, 5), 3, False, (True, True)),
-    ((4096, 32), 64, True, (True, True, True)),      # big enough for the two-thread path
-    ((3, 8), 600, True, (False, True, True)),         # more columns than rows; x needs no grad
-    ((6, 8), 4, True, (True, False, False)),          # frozen weight and bias
-    ((0, 5), 3, True, (True, True, True)),            # no rows: zero gradients for weight and bias
-    ((2, 3, 0, 5), 3, True, (True, True, True)),
-])
+@pytest.mark.parametrize(
+    "x_shape, out_features, bias, needs",
+    [
+        ((5,), 3, True, (True, True, True)),  # 1-D input
+        ((2, 4, 5), 3, False, (True, True)),
+        ((4096, 32), 64, True, (True, True, True)),  # big enough for the two-thread path
+        ((3, 8), 600, True, (False, True, True)),  # more columns than rows; x needs no grad
+        ((6, 8), 4, True, (True, False, False)),  # frozen weight and bias
+        ((0, 5), 3, True, (True, True, True)),  # no rows: zero gradients for weight and bias
+        ((2, 3, 0, 5), 3, True, (True, True, True)),
+    ],
+)
 def test_functional_linear_matches_torch(x_shape, out_features, bias, needs):
     """F.linear as a torch user calls it, one graph node (Linear), gradients of every input that
     asks for one; the weight gradient comes out C-contiguous (the optimizer's layout)."""
     torch = _torch()
     rng = np.random.default_rng(len(x_shape) * 1000 + out_features)
-    arrays = [rng.standard_normal(x_shape).astype(np.float32),
-              rng.standard_normal((out_features, x_shape[-1])).astype(np.float32),
-              rng.standard_normal(out_features).astype(np.float32)][:3 if bias else 2]
+    arrays = [
+        rng.standard_normal(x_shape).astype(np.float32),
+        rng.standard_normal((out_features, x_shape[-1])).astype(np.float32),
+        rng.standard_normal(out_features).astype(np.float32),
+    ][: 3 if bias else 2]
     ours = [mg.tensor(a, requires_grad=need) for a, need in zip(arrays, needs)]
     theirs = [torch.tensor(a, requires_grad=need) for a, need in zip(arrays, needs)]
     y, y_torch = F.linear(*ours), torch.nn.functional.linear(*theirs)
@@ -131,11 +140,19 @@ def test_functional_linear_matches_torch(x_shape, out_features, bias, needs):
 
 def test_functional_linear_errors_and_in_place_changes():
     x, weight = mg.randn(4, 3, requires_grad=True), mg.randn(2, 3, requires_grad=True)
-    with pytest.raises(ValueError, match=r"linear: bias must have shape \(2,\) and dtype float32; got \(3,\) float32"):
+    with pytest.raises(
+        ValueError,
+        match=r"linear: bias must have shape \(2,\) and dtype float32; got \(3,\) float32",
+    ):
         F.linear(x, weight, mg.randn(3))
-    with pytest.raises(ValueError, match=r"linear: bias must have shape \(2,\) and dtype float32; got \(2,\) float64"):
+    with pytest.raises(
+        ValueError,
+        match=r"linear: bias must have shape \(2,\) and dtype float32; got \(2,\) float64",
+    ):
         F.linear(x, weight, mg.randn(2, dtype=np.float64))
-    with pytest.raises(ValueError, match=r"weight must have shape \(out_features, in_features\); got \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"weight must have shape \(out_features, in_features\); got \(3,\)"
+    ):
         F.linear(x, mg.randn(3))
     y = F.linear(x, weight)
     with mg.no_grad():
@@ -143,10 +160,13 @@ def test_functional_linear_errors_and_in_place_changes():
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         y.sum().backward()
     integer = F.linear(mg.tensor(np.arange(6).reshape(2, 3)), mg.tensor(np.ones((4, 3), np.int64)))
-    np.testing.assert_array_equal(integer.data, np.arange(6).reshape(2, 3) @ np.ones((3, 4), np.int64))
+    np.testing.assert_array_equal(
+        integer.data, np.arange(6).reshape(2, 3) @ np.ones((3, 4), np.int64)
+    )
 
 
 # -- Embedding ------------------------------------------------------------------------------
+
 
 def test_embedding_init_is_standard_normal_with_zero_padding_row():
     mg.manual_seed(3)
@@ -164,7 +184,9 @@ def test_embedding_forward_picks_rows_for_any_id_shape():
     out = table(mg.tensor(ids))
     assert out.shape == (1, 2, 2, 2)
     np.testing.assert_array_equal(out.data, table.weight.data[ids])
-    np.testing.assert_array_equal(table(ids.astype(np.int32)).data, table.weight.data[ids])  # plain array, int32
+    np.testing.assert_array_equal(
+        table(ids.astype(np.int32)).data, table.weight.data[ids]
+    )  # plain array, int32
     assert table(mg.tensor(4)).shape == (2,)
 
 
@@ -201,7 +223,9 @@ def test_embedding_matches_torch_values_and_grads(dtype):
     out_torch.backward(torch.from_numpy(upstream))
     tol = TOLERANCE[dtype]
     np.testing.assert_allclose(out.data, out_torch.detach().numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(table.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        table.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol
+    )
     np.testing.assert_array_equal(table.weight.grad.data[3], np.zeros(4))
 
 
@@ -219,28 +243,46 @@ def test_embedding_rejects_bad_ids():
         nn.Embedding(10, 3, padding_idx=10)
 
 
-@pytest.mark.parametrize("settings", [dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0),
-                                      dict(max_norm=2.0, norm_type=math.inf), dict(padding_idx=1, max_norm=1.0),
-                                      dict(padding_idx=-2, freeze=False), dict(freeze=False)])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(max_norm=1.0),
+        dict(max_norm=1.5, norm_type=1.0),
+        dict(max_norm=2.0, norm_type=math.inf),
+        dict(padding_idx=1, max_norm=1.0),
+        dict(padding_idx=-2, freeze=False),
+        dict(freeze=False),
+    ],
+)
 def test_from_pretrained_and_max_norm_match_torch(settings):
     """from_pretrained keeps the rows as given (the padding row too); max_norm scales the rows a
     forward pass looks up, in place, before the lookup (a repeated id once)."""
     torch = _torch()
     table = (np.random.default_rng(2).standard_normal((6, 4)) * 2).astype(np.float32)
     ours = nn.Embedding.from_pretrained(mg.tensor(table), **{"freeze": False, **settings})
-    theirs = torch.nn.Embedding.from_pretrained(torch.from_numpy(table.copy()), **{"freeze": False, **settings})
+    theirs = torch.nn.Embedding.from_pretrained(
+        torch.from_numpy(table.copy()), **{"freeze": False, **settings}
+    )
     ids = np.array([[0, 2, 2], [5, 1, 0]])
     upstream = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
     out, reference = ours(ids), theirs(torch.from_numpy(ids))
     out.backward(upstream)
     reference.backward(torch.from_numpy(upstream))
     np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(ours.weight.numpy(), theirs.weight.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        ours.weight.numpy(), theirs.weight.detach().numpy(), rtol=1e-6, atol=1e-7
+    )
     np.testing.assert_array_equal(ours.weight.grad.numpy(), theirs.weight.grad.numpy())
     if "max_norm" in settings:
-        np.testing.assert_array_equal(ours.weight.numpy()[[3, 4]], table[[3, 4]])  # rows not looked up: as given
-        assert (np.linalg.norm(ours.weight.numpy()[[0, 1, 2, 5]], ord=settings.get("norm_type", 2.0), axis=1)
-                <= settings["max_norm"] + 1e-5).all()
+        np.testing.assert_array_equal(
+            ours.weight.numpy()[[3, 4]], table[[3, 4]]
+        )  # rows not looked up: as given
+        assert (
+            np.linalg.norm(
+                ours.weight.numpy()[[0, 1, 2, 5]], ord=settings.get("norm_type", 2.0), axis=1
+            )
+            <= settings["max_norm"] + 1e-5
+        ).all()
 
 
 def test_from_pretrained_freezes_by_default_and_refuses_bad_tables():
@@ -249,17 +291,23 @@ def test_from_pretrained_freezes_by_default_and_refuses_bad_tables():
     assert not frozen.weight.requires_grad and frozen.weight.dtype == np.float64
     table[0, 0] = 99.0  # a copy: the module keeps its own rows
     assert frozen.weight.numpy()[0, 0] == 0.0
-    with pytest.raises(ValueError, match=r"2-D float Tensor or array .* got ndarray of shape \(3,\) and dtype float64"):
+    with pytest.raises(
+        ValueError,
+        match=r"2-D float Tensor or array .* got ndarray of shape \(3,\) and dtype float64",
+    ):
         nn.Embedding.from_pretrained(table[0])
     with pytest.raises(ValueError, match="dtype int64"):
         nn.Embedding.from_pretrained(np.arange(6).reshape(2, 3))
-    with pytest.raises(ValueError, match="scale_grad_by_freq=True and sparse=True are not supported"):
+    with pytest.raises(
+        ValueError, match="scale_grad_by_freq=True and sparse=True are not supported"
+    ):
         nn.Embedding(5, 2, sparse=True)
     with pytest.raises(ValueError, match="max_norm must be a number > 0; got -1.0"):
         F.embedding(mg.tensor([0]), mg.tensor(table), max_norm=-1.0)
 
 
 # -- Dropout and activations ----------------------------------------------------------------
+
 
 def test_dropout_scales_kept_elements_and_is_identity_in_eval():
     mg.manual_seed(6)
@@ -280,7 +328,9 @@ def test_dropout_gradient_flows_only_through_kept_elements():
     x = mg.ones(50, dtype=np.float64, requires_grad=True)
     y = nn.Dropout(0.5)(x)
     y.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, y.data)  # d(x * mask / 0.5)/dx = mask / 0.5 = y when x == 1
+    np.testing.assert_array_equal(
+        x.grad.data, y.data
+    )  # d(x * mask / 0.5)/dx = mask / 0.5 = y when x == 1
 
 
 def test_activations_compute_their_formulas():
@@ -306,7 +356,10 @@ ACTIVATIONS = {  # name -> (minigrad module, torch module given torch.nn)
     "SiLU": (lambda: nn.SiLU(), lambda T: T.SiLU()),
     "LeakyReLU": (lambda: nn.LeakyReLU(0.3), lambda T: T.LeakyReLU(0.3)),
     "ELU": (lambda: nn.ELU(alpha=0.5), lambda T: T.ELU(alpha=0.5)),
-    "Softplus": (lambda: nn.Softplus(beta=2.0, threshold=4.0), lambda T: T.Softplus(beta=2.0, threshold=4.0)),
+    "Softplus": (
+        lambda: nn.Softplus(beta=2.0, threshold=4.0),
+        lambda T: T.Softplus(beta=2.0, threshold=4.0),
+    ),
     "Softmax": (lambda: nn.Softmax(dim=1), lambda T: T.Softmax(dim=1)),
     "LogSoftmax": (lambda: nn.LogSoftmax(dim=-1), lambda T: T.LogSoftmax(dim=-1)),
     "ReLU_inplace": (lambda: nn.ReLU(inplace=True), lambda T: T.ReLU(inplace=True)),
@@ -324,7 +377,9 @@ def test_modules_match_torch_values_grads_and_repr(name, dtype):
     ours, theirs = ACTIVATIONS[name][0](), ACTIVATIONS[name][1](torch.nn)
     assert repr(ours) == repr(theirs)
     array = np.random.default_rng(0).standard_normal((2, 6, 2)).astype(dtype) * 3
-    upstream = np.random.default_rng(1).standard_normal(theirs(torch.tensor(array)).shape).astype(dtype)
+    upstream = (
+        np.random.default_rng(1).standard_normal(theirs(torch.tensor(array)).shape).astype(dtype)
+    )
     x, x_torch = mg.tensor(array, requires_grad=True), torch.tensor(array, requires_grad=True)
     y, y_torch = ours(x * 1), theirs(x_torch * 1)  # * 1: in-place modules may not write into a leaf
     y.backward(upstream)
@@ -360,8 +415,13 @@ def test_dropout_inplace_module_writes_into_its_input():
 # -- BatchNorm1d / BatchNorm2d against torch's ------------------------------------------------
 
 BATCH_NORMS = [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)), ("BatchNorm2d", (2, 3, 4, 4))]
-BATCH_NORM_SETTINGS = [{}, {"momentum": None}, {"affine": False}, {"track_running_stats": False},
-                       {"momentum": 0.3, "eps": 1e-3}]
+BATCH_NORM_SETTINGS = [
+    {},
+    {"momentum": None},
+    {"affine": False},
+    {"track_running_stats": False},
+    {"momentum": 0.3, "eps": 1e-3},
+]
 
 
 @pytest.mark.parametrize("settings", BATCH_NORM_SETTINGS, ids=lambda s: ",".join(s) or "defaults")
@@ -371,8 +431,10 @@ def test_batch_norm_matches_torch_in_training_and_in_eval(name, shape, settings)
     batch count), then eval() with the running statistics."""
     torch = _torch()
     rng = np.random.default_rng(len(shape) + len(settings))
-    ours, theirs = getattr(nn, name)(3, **settings, dtype=np.float64), getattr(torch.nn, name)(3, **settings,
-                                                                                              dtype=torch.float64)
+    ours, theirs = (
+        getattr(nn, name)(3, **settings, dtype=np.float64),
+        getattr(torch.nn, name)(3, **settings, dtype=torch.float64),
+    )
     if ours.weight is not None:
         with torch.no_grad():
             for p, q in ((ours.weight, theirs.weight), (ours.bias, theirs.bias)):
@@ -387,21 +449,35 @@ def test_batch_norm_matches_torch_in_training_and_in_eval(name, shape, settings)
         out.backward(mg.tensor(grad))
         their_out.backward(torch.from_numpy(grad))
         np.testing.assert_allclose(out.numpy(), their_out.detach().numpy(), rtol=1e-12, atol=1e-13)
-        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            mine.grad.numpy(), reference.grad.numpy(), rtol=1e-10, atol=1e-12
+        )
     for key, value in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-12, atol=1e-14, err_msg=key)
+        np.testing.assert_allclose(
+            ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-12, atol=1e-14, err_msg=key
+        )
     if ours.weight is not None:
-        np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-10, atol=1e-12
+        )
     ours.eval()
     theirs.eval()
     x = rng.standard_normal(shape)
-    np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-12,
-                               atol=1e-13)
+    np.testing.assert_allclose(
+        ours(mg.tensor(x)).numpy(),
+        theirs(torch.from_numpy(x)).detach().numpy(),
+        rtol=1e-12,
+        atol=1e-13,
+    )
 
 
 def test_batch_norm_refuses_bad_input():
-    with pytest.raises(ValueError, match=r"2 or 3 dims and num_features=3 channels in dim 1; got \(4, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"2 or 3 dims and num_features=3 channels in dim 1; got \(4, 2\)"
+    ):
         nn.BatchNorm1d(3)(mg.ones(4, 2))
     with pytest.raises(ValueError, match="4 dims"):
         nn.BatchNorm2d(3)(mg.ones(4, 3))

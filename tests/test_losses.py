@@ -36,7 +36,10 @@ def run(library, loss, arrays, differentiable, options, seed):
     tensors = {name: library.tensor(array) for name, array in arrays.items()}
     for name in differentiable:
         tensors[name].requires_grad_(True)
-    kwargs = {key: library.tensor(value) if isinstance(value, np.ndarray) else value for key, value in options.items()}
+    kwargs = {
+        key: library.tensor(value) if isinstance(value, np.ndarray) else value
+        for key, value in options.items()
+    }
     try:
         out = getattr(library.F, loss)(tensors["input"], tensors["target"], **kwargs)
         value = library.numpy(out)
@@ -48,6 +51,7 @@ def run(library, loss, arrays, differentiable, options, seed):
 
 
 # -- cases: each draws arrays and options; returns (loss name, arrays, differentiable, options) -----
+
 
 def _class_shapes(data):
     classes = data.draw(st.integers(1, 4), label="classes")
@@ -70,18 +74,24 @@ def _class_options(data, rng, dtype, classes, smoothing):
     if data.draw(st.booleans(), label="weight"):
         options["weight"] = rng.uniform(0.2, 2.0, classes).astype(dtype)
     if smoothing and data.draw(st.booleans(), label="smoothing"):
-        options["label_smoothing"] = data.draw(st.sampled_from([0.1, 0.5, 1.0]), label="label_smoothing")
+        options["label_smoothing"] = data.draw(
+            st.sampled_from([0.1, 0.5, 1.0]), label="label_smoothing"
+        )
     return options
 
 
 def cross_entropy_ids(data, rng, dtype):
     input_shape, target_shape = _class_shapes(data)
     ignore_index = data.draw(st.sampled_from([None, -100, 1]), label="ignore_index")
-    options = _class_options(data, rng, dtype, input_shape[min(1, len(input_shape) - 1)], smoothing=True)
+    options = _class_options(
+        data, rng, dtype, input_shape[min(1, len(input_shape) - 1)], smoothing=True
+    )
     if ignore_index is not None:
         options["ignore_index"] = ignore_index
-    arrays = {"input": (rng.standard_normal(input_shape) * 3).astype(dtype),
-              "target": _class_ids(data, rng, input_shape, target_shape, ignore_index)}
+    arrays = {
+        "input": (rng.standard_normal(input_shape) * 3).astype(dtype),
+        "target": _class_ids(data, rng, input_shape, target_shape, ignore_index),
+    }
     return "cross_entropy", arrays, ["input"], options
 
 
@@ -91,18 +101,25 @@ def cross_entropy_probabilities(data, rng, dtype):
     raw = rng.standard_normal(input_shape)
     target = np.exp(raw) / np.exp(raw).sum(axis=class_dim, keepdims=True)
     options = _class_options(data, rng, dtype, input_shape[class_dim], smoothing=True)
-    arrays = {"input": (rng.standard_normal(input_shape) * 3).astype(dtype), "target": target.astype(dtype)}
+    arrays = {
+        "input": (rng.standard_normal(input_shape) * 3).astype(dtype),
+        "target": target.astype(dtype),
+    }
     return "cross_entropy", arrays, ["input", "target"], options
 
 
 def nll(data, rng, dtype):
     input_shape, target_shape = _class_shapes(data)
     ignore_index = data.draw(st.sampled_from([None, 0]), label="ignore_index")
-    options = _class_options(data, rng, dtype, input_shape[min(1, len(input_shape) - 1)], smoothing=False)
+    options = _class_options(
+        data, rng, dtype, input_shape[min(1, len(input_shape) - 1)], smoothing=False
+    )
     if ignore_index is not None:
         options["ignore_index"] = ignore_index
-    arrays = {"input": rng.standard_normal(input_shape).astype(dtype),
-              "target": _class_ids(data, rng, input_shape, target_shape, ignore_index)}
+    arrays = {
+        "input": rng.standard_normal(input_shape).astype(dtype),
+        "target": _class_ids(data, rng, input_shape, target_shape, ignore_index),
+    }
     return "nll_loss", arrays, ["input"], options
 
 
@@ -127,7 +144,10 @@ def bce_with_logits(data, rng, dtype):
         options["weight"] = rng.uniform(0.2, 2.0, shape[-1:]).astype(dtype)
     if shape and data.draw(st.booleans(), label="pos_weight"):
         options["pos_weight"] = rng.uniform(0.2, 3.0, shape[-1:]).astype(dtype)
-    arrays = {"input": (rng.standard_normal(shape) * 5).astype(dtype), "target": rng.random(shape).astype(dtype)}
+    arrays = {
+        "input": (rng.standard_normal(shape) * 5).astype(dtype),
+        "target": rng.random(shape).astype(dtype),
+    }
     return "binary_cross_entropy_with_logits", arrays, ["input", "target"], options
 
 
@@ -141,7 +161,13 @@ def regression(name, option=None, values=()):
         if input_.size:
             input_.reshape(-1)[0] = 0.0
         options = {option: data.draw(st.sampled_from(values), label=option)} if option else {}
-        return name, {"input": input_.astype(dtype), "target": target.astype(dtype)}, ["input", "target"], options
+        return (
+            name,
+            {"input": input_.astype(dtype), "target": target.astype(dtype)},
+            ["input", "target"],
+            options,
+        )
+
     return case
 
 
@@ -151,12 +177,18 @@ def kl(data, rng, dtype):
     shape = _elementwise_shape(data)
     scores, weights = rng.standard_normal(shape), rng.random(shape) + 0.05
     last = max(len(shape) - 1, 0)
-    log_probabilities = scores - np.log(np.exp(scores).sum(axis=last, keepdims=True)) if shape else scores
+    log_probabilities = (
+        scores - np.log(np.exp(scores).sum(axis=last, keepdims=True)) if shape else scores
+    )
     probabilities = weights / weights.sum(axis=last, keepdims=True) if shape else weights
     log_target = data.draw(st.booleans(), label="log_target")
     target = np.log(probabilities) if log_target else probabilities
-    return ("kl_div", {"input": log_probabilities.astype(dtype), "target": target.astype(dtype)}, ["input", "target"],
-            {"log_target": log_target})
+    return (
+        "kl_div",
+        {"input": log_probabilities.astype(dtype), "target": target.astype(dtype)},
+        ["input", "target"],
+        {"log_target": log_target},
+    )
 
 
 CASES = {
@@ -175,7 +207,11 @@ CASES = {
 
 @pytest.mark.parametrize("case", CASES)
 @few
-@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]), reduction=st.sampled_from(REDUCTIONS))
+@given(
+    data=st.data(),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    reduction=st.sampled_from(REDUCTIONS),
+)
 def test_matches_torch_values_and_gradients(case, data, dtype, reduction):
     seed = data.draw(st.integers(0, 2**16), label="seed")
     loss, arrays, differentiable, options = CASES[case](data, np.random.default_rng(seed), dtype)
@@ -189,7 +225,9 @@ def test_matches_torch_values_and_gradients(case, data, dtype, reduction):
     np.testing.assert_allclose(value, torch_value, **TOLERANCE[dtype])
     for name in differentiable:
         assert grads[name].dtype == dtype, name
-        np.testing.assert_allclose(grads[name], torch_grads[name], **TOLERANCE[dtype], err_msg=f"gradient of {name}")
+        np.testing.assert_allclose(
+            grads[name], torch_grads[name], **TOLERANCE[dtype], err_msg=f"gradient of {name}"
+        )
 
 
 # -- gradchecks (float64 finite differences) -------------------------------------------------------
@@ -201,21 +239,41 @@ PROBABILITIES = np.exp(LOGITS) / np.exp(LOGITS).sum(axis=1, keepdims=True)
 WEIGHT = np.array([0.5, 1.0, 2.0, 1.5])
 VALUES = rng.standard_normal((3, 4))
 GRADCHECKS = {
-    "cross_entropy_weighted_smoothed": (lambda x: F.cross_entropy(x, IDS, WEIGHT, label_smoothing=0.2), [LOGITS]),
+    "cross_entropy_weighted_smoothed": (
+        lambda x: F.cross_entropy(x, IDS, WEIGHT, label_smoothing=0.2),
+        [LOGITS],
+    ),
     "cross_entropy_sum": (lambda x: F.cross_entropy(x, IDS, reduction="sum"), [LOGITS]),
-    "cross_entropy_probabilities": (lambda x, p: F.cross_entropy(x, p, WEIGHT, label_smoothing=0.1),
-                                    [LOGITS, PROBABILITIES]),
+    "cross_entropy_probabilities": (
+        lambda x, p: F.cross_entropy(x, p, WEIGHT, label_smoothing=0.1),
+        [LOGITS, PROBABILITIES],
+    ),
     "nll_loss_none": (lambda x: F.nll_loss(x, IDS, WEIGHT, reduction="none"), [LOGITS]),
-    "binary_cross_entropy": (lambda p, y: F.binary_cross_entropy(p, y, WEIGHT), [1 / (1 + np.exp(-VALUES)),
-                                                                                 np.abs(np.sin(VALUES))]),
-    "binary_cross_entropy_with_logits": (lambda x, y: F.binary_cross_entropy_with_logits(
-        x, y, WEIGHT, pos_weight=WEIGHT[::-1].copy()), [VALUES, np.abs(np.cos(VALUES))]),
+    "binary_cross_entropy": (
+        lambda p, y: F.binary_cross_entropy(p, y, WEIGHT),
+        [1 / (1 + np.exp(-VALUES)), np.abs(np.sin(VALUES))],
+    ),
+    "binary_cross_entropy_with_logits": (
+        lambda x, y: F.binary_cross_entropy_with_logits(
+            x, y, WEIGHT, pos_weight=WEIGHT[::-1].copy()
+        ),
+        [VALUES, np.abs(np.cos(VALUES))],
+    ),
     "mse_loss": (lambda x, y: F.mse_loss(x, y), [VALUES, VALUES[::-1].copy()]),
     "l1_loss": (lambda x, y: F.l1_loss(x, y, reduction="sum"), [VALUES, VALUES[::-1] + 0.1]),
     "smooth_l1_loss": (lambda x, y: F.smooth_l1_loss(x, y, beta=0.7), [VALUES, VALUES[::-1] + 0.1]),
-    "huber_loss": (lambda x, y: F.huber_loss(x, y, delta=0.6, reduction="none"), [VALUES, VALUES[::-1] + 0.1]),
-    "kl_div_batchmean": (lambda x, q: F.kl_div(x, q, reduction="batchmean"), [LOGITS, PROBABILITIES]),
-    "kl_div_log_target": (lambda x, q: F.kl_div(x, q, reduction="sum", log_target=True), [LOGITS, LOGITS[::-1] * 0.5]),
+    "huber_loss": (
+        lambda x, y: F.huber_loss(x, y, delta=0.6, reduction="none"),
+        [VALUES, VALUES[::-1] + 0.1],
+    ),
+    "kl_div_batchmean": (
+        lambda x, q: F.kl_div(x, q, reduction="batchmean"),
+        [LOGITS, PROBABILITIES],
+    ),
+    "kl_div_log_target": (
+        lambda x, q: F.kl_div(x, q, reduction="sum", log_target=True),
+        [LOGITS, LOGITS[::-1] * 0.5],
+    ),
 }
 
 
@@ -227,6 +285,7 @@ def test_gradcheck(name):
 
 # -- the cases the general path must get right ------------------------------------------------------
 
+
 def test_every_target_ignored_or_empty_batch_gives_nan_and_zero_gradient_as_torch():
     for target in (np.array([-100, -100]), np.zeros(0, np.int64)):
         logits = np.ones((len(target), 3))
@@ -235,7 +294,9 @@ def test_every_target_ignored_or_empty_batch_gives_nan_and_zero_gradient_as_torc
             loss = F.cross_entropy(x, target, label_smoothing=label_smoothing)
             loss.backward()
             reference = torch.tensor(logits, requires_grad=True)
-            torch.nn.functional.cross_entropy(reference, torch.tensor(target), label_smoothing=label_smoothing).backward()
+            torch.nn.functional.cross_entropy(
+                reference, torch.tensor(target), label_smoothing=label_smoothing
+            ).backward()
             assert np.isnan(loss.item())
             np.testing.assert_array_equal(x.grad.numpy(), reference.grad.numpy())
     assert np.isnan(F.mse_loss(mg.zeros(0), mg.zeros(0)).item())
@@ -247,9 +308,14 @@ def test_plain_case_runs_the_fused_kernel_and_the_rest_composes():
     assert mg.cross_entropy(logits, target).grad_fn.name == "CrossEntropy"  # the one fused node
     assert F.cross_entropy(logits, target, reduction="sum").grad_fn.name == "NLLLoss"
     assert F.cross_entropy(logits, target, np.ones(3, np.float32)).grad_fn.name == "NLLLoss"
-    np.testing.assert_allclose(mg.cross_entropy(logits, target).item(),
-                               F.cross_entropy(logits, target, reduction="sum").item() / 5, rtol=1e-6)
-    assert mg.cross_entropy(logits, mg.tensor(target, dtype=mg.int32)).dtype == np.float32  # any integer ids
+    np.testing.assert_allclose(
+        mg.cross_entropy(logits, target).item(),
+        F.cross_entropy(logits, target, reduction="sum").item() / 5,
+        rtol=1e-6,
+    )
+    assert (
+        mg.cross_entropy(logits, mg.tensor(target, dtype=mg.int32)).dtype == np.float32
+    )  # any integer ids
 
 
 def test_binary_cross_entropy_at_zero_and_one_is_clamped_as_torch():
@@ -287,53 +353,152 @@ X = np.zeros((3, 4), np.float32)
 # dtype errors are mg.ShapeError / mg.DTypeError: ValueError / TypeError and RuntimeError at once,
 # so code written for torch (except RuntimeError) catches them too.
 ERRORS = {
-    "bad reduction": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 2])), reduction="avg"),
-                      ValueError, "avg is not a valid value for reduction", True),
-    "smoothing above 1": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 2])),
-                                                      label_smoothing=1.5), ValueError, "between 0.0 and 1.0", True),
-    "smoothing below 0": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 2])),
-                                                      label_smoothing=-0.1), ValueError, "between 0.0 and 1.0", False),
-    "target out of bounds": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 4]))),
-                             IndexError, "target 4 is out of bounds", True),
-    "negative target": (lambda L: L.F.nll_loss(L.tensor(X), L.tensor(np.array([0, -1, 2]))),
-                        IndexError, "target -1 is out of bounds", True),
-    "batch mismatch": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1]))),
-                       mg.ShapeError, r"batch_size \(3\).*batch_size \(2\)", True),
-    "target shape": (lambda L: L.F.cross_entropy(L.tensor(np.zeros((2, 4, 5), np.float32)),
-                                                 L.tensor(np.zeros((2, 4), np.int64))),
-                     mg.ShapeError, r"target of shape \(2, 5\)", True),
-    "bool target": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([True, False, True]))),
-                    mg.DTypeError, "integer class ids.*bool", True),
-    "integer logits": (lambda L: L.F.cross_entropy(L.tensor(X.astype(np.int64)), L.tensor(np.array([0, 1, 2]))),
-                       mg.DTypeError, "float32 or float64 input", True),
-    "0-d logits": (lambda L: L.F.cross_entropy(L.tensor(np.float32(1)), L.tensor(np.int64(0))),
-                   mg.ShapeError, "0-d", True),
-    "unbatched target shape": (lambda L: L.F.cross_entropy(L.tensor(np.zeros(4, np.float32)),
-                                                           L.tensor(np.array([0, 1, 2, 0]))),
-                               mg.ShapeError, r"unbatched input of shape \(4,\)", True),
-    "weight shape": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 2])),
-                                                 L.tensor(np.ones(3, np.float32))), mg.ShapeError, "4 classes", True),
-    "probabilities shape": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.ones((3, 5), np.float32))),
-                            mg.DTypeError, r"class ids \(or float class probabilities of input's shape\)", True),
-    "probabilities with ignore_index": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.ones((3, 4), np.float32)),
-                                                                    ignore_index=1), ValueError, "ignore_index", True),
-    "bce outside [0, 1]": (lambda L: L.F.binary_cross_entropy(L.tensor(X + 2), L.tensor(X)),
-                           ValueError, "between 0 and 1", True),
-    "bce target shape": (lambda L: L.F.binary_cross_entropy(L.tensor(X), L.tensor(np.zeros(3, np.float32))),
-                         mg.ShapeError, r"target size \(3,\)", True),
-    "bce logits target shape": (lambda L: L.F.binary_cross_entropy_with_logits(L.tensor(X),
-                                                                               L.tensor(np.zeros(4, np.float32))),
-                                mg.ShapeError, "must be the same as input size", True),
-    "pos_weight shape": (lambda L: L.F.binary_cross_entropy_with_logits(L.tensor(X), L.tensor(X),
-                                                                        pos_weight=L.tensor(np.ones(3, np.float32))),
-                         mg.ShapeError, "pos_weight of shape", True),
-    "mse shapes": (lambda L: L.F.mse_loss(L.tensor(X), L.tensor(np.zeros(5, np.float32))),
-                   mg.ShapeError, "does not broadcast", True),
-    "negative beta": (lambda L: L.F.smooth_l1_loss(L.tensor(X), L.tensor(X), beta=-1.0),
-                      ValueError, "negative values for beta", True),
-    "weight that wants a gradient": (lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 2])),
-                                                                 L.tensor(np.ones(4, np.float32)).requires_grad_()),
-                                     RuntimeError, "takes no gradient", True),
+    "bad reduction": (
+        lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 2])), reduction="avg"),
+        ValueError,
+        "avg is not a valid value for reduction",
+        True,
+    ),
+    "smoothing above 1": (
+        lambda L: L.F.cross_entropy(
+            L.tensor(X), L.tensor(np.array([0, 1, 2])), label_smoothing=1.5
+        ),
+        ValueError,
+        "between 0.0 and 1.0",
+        True,
+    ),
+    "smoothing below 0": (
+        lambda L: L.F.cross_entropy(
+            L.tensor(X), L.tensor(np.array([0, 1, 2])), label_smoothing=-0.1
+        ),
+        ValueError,
+        "between 0.0 and 1.0",
+        False,
+    ),
+    "target out of bounds": (
+        lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1, 4]))),
+        IndexError,
+        "target 4 is out of bounds",
+        True,
+    ),
+    "negative target": (
+        lambda L: L.F.nll_loss(L.tensor(X), L.tensor(np.array([0, -1, 2]))),
+        IndexError,
+        "target -1 is out of bounds",
+        True,
+    ),
+    "batch mismatch": (
+        lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([0, 1]))),
+        mg.ShapeError,
+        r"batch_size \(3\).*batch_size \(2\)",
+        True,
+    ),
+    "target shape": (
+        lambda L: L.F.cross_entropy(
+            L.tensor(np.zeros((2, 4, 5), np.float32)), L.tensor(np.zeros((2, 4), np.int64))
+        ),
+        mg.ShapeError,
+        r"target of shape \(2, 5\)",
+        True,
+    ),
+    "bool target": (
+        lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.array([True, False, True]))),
+        mg.DTypeError,
+        "integer class ids.*bool",
+        True,
+    ),
+    "integer logits": (
+        lambda L: L.F.cross_entropy(L.tensor(X.astype(np.int64)), L.tensor(np.array([0, 1, 2]))),
+        mg.DTypeError,
+        "float32 or float64 input",
+        True,
+    ),
+    "0-d logits": (
+        lambda L: L.F.cross_entropy(L.tensor(np.float32(1)), L.tensor(np.int64(0))),
+        mg.ShapeError,
+        "0-d",
+        True,
+    ),
+    "unbatched target shape": (
+        lambda L: L.F.cross_entropy(
+            L.tensor(np.zeros(4, np.float32)), L.tensor(np.array([0, 1, 2, 0]))
+        ),
+        mg.ShapeError,
+        r"unbatched input of shape \(4,\)",
+        True,
+    ),
+    "weight shape": (
+        lambda L: L.F.cross_entropy(
+            L.tensor(X), L.tensor(np.array([0, 1, 2])), L.tensor(np.ones(3, np.float32))
+        ),
+        mg.ShapeError,
+        "4 classes",
+        True,
+    ),
+    "probabilities shape": (
+        lambda L: L.F.cross_entropy(L.tensor(X), L.tensor(np.ones((3, 5), np.float32))),
+        mg.DTypeError,
+        r"class ids \(or float class probabilities of input's shape\)",
+        True,
+    ),
+    "probabilities with ignore_index": (
+        lambda L: L.F.cross_entropy(
+            L.tensor(X), L.tensor(np.ones((3, 4), np.float32)), ignore_index=1
+        ),
+        ValueError,
+        "ignore_index",
+        True,
+    ),
+    "bce outside [0, 1]": (
+        lambda L: L.F.binary_cross_entropy(L.tensor(X + 2), L.tensor(X)),
+        ValueError,
+        "between 0 and 1",
+        True,
+    ),
+    "bce target shape": (
+        lambda L: L.F.binary_cross_entropy(L.tensor(X), L.tensor(np.zeros(3, np.float32))),
+        mg.ShapeError,
+        r"target size \(3,\)",
+        True,
+    ),
+    "bce logits target shape": (
+        lambda L: L.F.binary_cross_entropy_with_logits(
+            L.tensor(X), L.tensor(np.zeros(4, np.float32))
+        ),
+        mg.ShapeError,
+        "must be the same as input size",
+        True,
+    ),
+    "pos_weight shape": (
+        lambda L: L.F.binary_cross_entropy_with_logits(
+            L.tensor(X), L.tensor(X), pos_weight=L.tensor(np.ones(3, np.float32))
+        ),
+        mg.ShapeError,
+        "pos_weight of shape",
+        True,
+    ),
+    "mse shapes": (
+        lambda L: L.F.mse_loss(L.tensor(X), L.tensor(np.zeros(5, np.float32))),
+        mg.ShapeError,
+        "does not broadcast",
+        True,
+    ),
+    "negative beta": (
+        lambda L: L.F.smooth_l1_loss(L.tensor(X), L.tensor(X), beta=-1.0),
+        ValueError,
+        "negative values for beta",
+        True,
+    ),
+    "weight that wants a gradient": (
+        lambda L: L.F.cross_entropy(
+            L.tensor(X),
+            L.tensor(np.array([0, 1, 2])),
+            L.tensor(np.ones(4, np.float32)).requires_grad_(),
+        ),
+        RuntimeError,
+        "takes no gradient",
+        True,
+    ),
 }
 
 
@@ -349,18 +514,31 @@ def test_errors_name_what_was_expected(name):
 
 # -- modules ----------------------------------------------------------------------------------------
 
+
 def test_loss_modules_call_their_function_with_their_settings():
     logits, ids = mg.randn(6, 3), np.array([0, 2, 1, -1, 2, 0])
     weight = np.array([1.0, 2.0, 0.5], np.float32)
-    criterion = nn.CrossEntropyLoss(weight=weight, ignore_index=-1, reduction="sum", label_smoothing=0.2)
-    np.testing.assert_allclose(criterion(logits, ids).item(), F.cross_entropy(
-        logits, ids, weight, ignore_index=-1, reduction="sum", label_smoothing=0.2).item(), rtol=1e-6)
+    criterion = nn.CrossEntropyLoss(
+        weight=weight, ignore_index=-1, reduction="sum", label_smoothing=0.2
+    )
+    np.testing.assert_allclose(
+        criterion(logits, ids).item(),
+        F.cross_entropy(
+            logits, ids, weight, ignore_index=-1, reduction="sum", label_smoothing=0.2
+        ).item(),
+        rtol=1e-6,
+    )
     log_probs = F.log_softmax(logits, dim=1)
-    assert nn.NLLLoss(ignore_index=-1)(log_probs, ids).item() == F.nll_loss(log_probs, ids, ignore_index=-1).item()
+    assert (
+        nn.NLLLoss(ignore_index=-1)(log_probs, ids).item()
+        == F.nll_loss(log_probs, ids, ignore_index=-1).item()
+    )
     p, y = mg.rand(4, 3), mg.rand(4, 3)
     assert nn.BCELoss(reduction="none")(p, y).shape == (4, 3)
-    assert nn.BCEWithLogitsLoss(pos_weight=mg.ones(3) * 2)(p, y).item() == F.binary_cross_entropy_with_logits(
-        p, y, pos_weight=mg.ones(3) * 2).item()
+    assert (
+        nn.BCEWithLogitsLoss(pos_weight=mg.ones(3) * 2)(p, y).item()
+        == F.binary_cross_entropy_with_logits(p, y, pos_weight=mg.ones(3) * 2).item()
+    )
     assert nn.MSELoss()(p, y).item() == F.mse_loss(p, y).item()
     assert nn.L1Loss(reduction="sum")(p, y).item() == F.l1_loss(p, y, reduction="sum").item()
     assert nn.SmoothL1Loss(beta=0.1)(p, y).item() == F.smooth_l1_loss(p, y, beta=0.1).item()
@@ -375,7 +553,11 @@ def test_loss_weights_are_buffers_as_in_torch():
     ours = nn.BCEWithLogitsLoss(weight=np.ones(3, np.float32), pos_weight=mg.ones(3))
     theirs = torch.nn.BCEWithLogitsLoss(weight=torch.ones(3), pos_weight=torch.ones(3))
     assert list(ours.state_dict()) == list(theirs.state_dict()) == ["weight", "pos_weight"]
-    assert list(nn.CrossEntropyLoss().state_dict()) == list(torch.nn.CrossEntropyLoss().state_dict()) == []
+    assert (
+        list(nn.CrossEntropyLoss().state_dict())
+        == list(torch.nn.CrossEntropyLoss().state_dict())
+        == []
+    )
     assert ours.double().pos_weight.dtype == np.float64
     x = mg.randn(2, 3, dtype=mg.float64)
     assert ours(x, mg.rand(2, 3, dtype=mg.float64)).dtype == np.float64
@@ -386,7 +568,10 @@ def test_kl_div_batchmean_zero_targets_and_its_module_match_torch():
     log_probabilities = np.log(PROBABILITIES[:, :, 0])
     target = PROBABILITIES[::-1, :, 1].copy()
     target[0, 2] = 0.0  # x log x = 0 at 0: the loss stays finite
-    ours, theirs = mg.tensor(log_probabilities, requires_grad=True), torch.tensor(log_probabilities, requires_grad=True)
+    ours, theirs = (
+        mg.tensor(log_probabilities, requires_grad=True),
+        torch.tensor(log_probabilities, requires_grad=True),
+    )
     value = nn.KLDivLoss(reduction="batchmean")(ours, mg.tensor(target))
     reference = torch.nn.KLDivLoss(reduction="batchmean")(theirs, torch.tensor(target))
     np.testing.assert_allclose(value.item(), reference.item(), rtol=1e-12)

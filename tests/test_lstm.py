@@ -51,12 +51,17 @@ def weighted_loss(outputs, rng):
 
 # ============================================================ LSTMCell, the reference
 
+
 @pytest.mark.parametrize("batch", [(4,), ()], ids=["batched", "unbatched"])
 def test_cell_gradcheck(batch):
     mg.manual_seed(0)
     cell = nn.LSTMCell(3, 2, dtype=np.float64)
     rng = np.random.default_rng(0)
-    x, h, c = rng.standard_normal(batch + (3,)), rng.standard_normal(batch + (2,)), rng.standard_normal(batch + (2,))
+    x, h, c = (
+        rng.standard_normal(batch + (3,)),
+        rng.standard_normal(batch + (2,)),
+        rng.standard_normal(batch + (2,)),
+    )
 
     def step(x, h, c, *params):
         with parameters_replaced(cell, params):
@@ -72,7 +77,9 @@ def test_cell_step_by_hand():
     for p in cell.parameters():
         p.data[...] = 0
     cell.bias_ih.data[:] = [1.0, -1.0, 0.5, 2.0]  # i, f, g, o
-    h, c = cell(mg.tensor(np.ones((1, 1))), (mg.tensor([[0.0]]).double(), mg.tensor([[3.0]]).double()))
+    h, c = cell(
+        mg.tensor(np.ones((1, 1))), (mg.tensor([[0.0]]).double(), mg.tensor([[3.0]]).double())
+    )
     sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
     c_expected = sig(-1.0) * 3.0 + sig(1.0) * np.tanh(0.5)
     np.testing.assert_allclose(c.data, [[c_expected]], rtol=1e-14)
@@ -84,7 +91,9 @@ def test_cell_matches_torch():
     mg.manual_seed(1)
     cell = nn.LSTMCell(3, 4, dtype=np.float64)
     reference = torch.nn.LSTMCell(3, 4).double()
-    reference.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in cell.state_dict().items()})
+    reference.load_state_dict(
+        {k: torch.from_numpy(np.asarray(v)) for k, v in cell.state_dict().items()}
+    )
     rng = np.random.default_rng(1)
     x, h, c = (rng.standard_normal(s) for s in [(2, 3), (2, 4), (2, 4)])
     h1, c1 = cell(mg.tensor(x), (mg.tensor(h), mg.tensor(c)))
@@ -94,6 +103,7 @@ def test_cell_matches_torch():
 
 
 # ============================================================ fused LSTM vs unrolled cells
+
 
 def unrolled_lstm(lstm, x, lengths, h0, c0):
     """What nn.LSTM computes, written as a Python loop of lstm_cell steps (the slow reference).
@@ -110,10 +120,13 @@ def unrolled_lstm(lstm, x, lengths, h0, c0):
     for layer in range(lstm.num_layers):
         outputs = []
         for d, suffix in enumerate(lstm._suffixes(layer)):
-            weights = [getattr(lstm, f"{name}{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+            weights = [
+                getattr(lstm, f"{name}{suffix}")
+                for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+            ]
             h, c = h0[layer * directions + d], c0[layer * directions + d]
             out = [None] * steps
-            for t in (range(steps) if d == 0 else reversed(range(steps))):
+            for t in range(steps) if d == 0 else reversed(range(steps)):
                 running = mg.tensor((t < lengths)[:, None])
                 h_new, c_new = nn.lstm.lstm_cell(x[t], (h, c), *weights)
                 h, c = mg.where(running, h_new, h), mg.where(running, c_new, c)
@@ -126,16 +139,21 @@ def unrolled_lstm(lstm, x, lengths, h0, c0):
     return output, (mg.stack(h_n, dim=0), mg.stack(c_n, dim=0))
 
 
-@pytest.mark.parametrize("layers, bidirectional, batch_first, lengths", [
-    (1, False, True, None),
-    (1, False, False, [5, 2, 4]),
-    (1, True, True, [3, 5, 1]),
-    (2, True, False, [5, 3, 5]),
-    (2, False, True, [1, 4, 2]),
-])
+@pytest.mark.parametrize(
+    "layers, bidirectional, batch_first, lengths",
+    [
+        (1, False, True, None),
+        (1, False, False, [5, 2, 4]),
+        (1, True, True, [3, 5, 1]),
+        (2, True, False, [5, 3, 5]),
+        (2, False, True, [1, 4, 2]),
+    ],
+)
 def test_fused_matches_unrolled_cells(layers, bidirectional, batch_first, lengths):
     mg.manual_seed(2)
-    lstm = nn.LSTM(3, 4, layers, batch_first=batch_first, bidirectional=bidirectional, dtype=np.float64)
+    lstm = nn.LSTM(
+        3, 4, layers, batch_first=batch_first, bidirectional=bidirectional, dtype=np.float64
+    )
     rng = np.random.default_rng(2)
     shape = (3, 5, 3) if batch_first else (5, 3, 3)
     states = (layers * lstm.num_directions, 3, 4)
@@ -179,7 +197,11 @@ def test_unbatched_gradcheck_two_layers_bidirectional(batch_first):
     mg.manual_seed(15)
     lstm = nn.LSTM(2, 2, 2, batch_first=batch_first, bidirectional=True, dtype=np.float64)
     rng = np.random.default_rng(15)
-    x, h0, c0 = rng.standard_normal((3, 2)), rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+    x, h0, c0 = (
+        rng.standard_normal((3, 2)),
+        rng.standard_normal((4, 2)),
+        rng.standard_normal((4, 2)),
+    )
 
     def run(x, h0, c0, *params):
         with parameters_replaced(lstm, params):
@@ -194,7 +216,10 @@ def test_padded_positions_output_zero_and_get_no_gradient():
     mg.manual_seed(4)
     lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
     lengths = [6, 2, 4]
-    x = mg.tensor(random_inputs(np.random.default_rng(4), (3, 6, 3), lengths, True, np.float32), requires_grad=True)
+    x = mg.tensor(
+        random_inputs(np.random.default_rng(4), (3, 6, 3), lengths, True, np.float32),
+        requires_grad=True,
+    )
     output, _ = lstm(x, lengths)
     output.sum().backward()
     for b, length in enumerate(lengths):
@@ -228,7 +253,10 @@ def test_two_threads_match_one(bidirectional):
             x = mg.tensor(x_data, requires_grad=True)
             output, (h_n, c_n) = lstm(x, [6, 2, 3, 6, 1])
             weighted_loss([output, h_n, c_n], np.random.default_rng(7)).backward()
-            results.append([output.data, h_n.data, c_n.data, x.grad.data] + [p.grad.data for p in lstm.parameters()])
+            results.append(
+                [output.data, h_n.data, c_n.data, x.grad.data]
+                + [p.grad.data for p in lstm.parameters()]
+            )
     finally:
         _runtime.use_two_threads = previous
     for one, two in zip(*results):  # the weight gradients add up the halves in another order
@@ -252,23 +280,32 @@ def test_input_without_grad_gives_the_same_parameter_gradients():
 
 # ============================================================ against PyTorch
 
+
 def torch_twin(torch, lstm):
-    twin = torch.nn.LSTM(lstm.input_size, lstm.hidden_size, lstm.num_layers, batch_first=lstm.batch_first,
-                         bidirectional=lstm.bidirectional)
+    twin = torch.nn.LSTM(
+        lstm.input_size,
+        lstm.hidden_size,
+        lstm.num_layers,
+        batch_first=lstm.batch_first,
+        bidirectional=lstm.bidirectional,
+    )
     twin = twin.double() if lstm.weight_ih_l0.dtype == np.float64 else twin
     twin.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
     return twin
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("layers, bidirectional, batch_first, lengths", [
-    (1, False, True, None),
-    (1, True, True, None),
-    (1, False, True, [7, 3, 5, 1]),
-    (1, True, True, [2, 7, 7, 4]),
-    (1, True, False, [6, 1, 3, 5]),
-    (2, True, True, [7, 2, 5, 6]),
-])
+@pytest.mark.parametrize(
+    "layers, bidirectional, batch_first, lengths",
+    [
+        (1, False, True, None),
+        (1, True, True, None),
+        (1, False, True, [7, 3, 5, 1]),
+        (1, True, True, [2, 7, 7, 4]),
+        (1, True, False, [6, 1, 3, 5]),
+        (2, True, True, [7, 2, 5, 6]),
+    ],
+)
 def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     torch = pytest.importorskip("torch")
     mg.manual_seed(7)
@@ -276,7 +313,9 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     twin = torch_twin(torch, lstm)
     rng = np.random.default_rng(7)
     steps, batch = 7, 4
-    x_data = random_inputs(rng, (batch, steps, 5) if batch_first else (steps, batch, 5), lengths, batch_first, dtype)
+    x_data = random_inputs(
+        rng, (batch, steps, 5) if batch_first else (steps, batch, 5), lengths, batch_first, dtype
+    )
 
     x = mg.tensor(x_data, requires_grad=True)
     output, (h_n, c_n) = lstm(x, lengths)
@@ -286,13 +325,18 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     if lengths is None:
         output_t, (h_t, c_t) = twin(xt)
     else:
-        packed = torch.nn.utils.rnn.pack_padded_sequence(xt, torch.tensor(lengths), batch_first=batch_first,
-                                                         enforce_sorted=False)
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            xt, torch.tensor(lengths), batch_first=batch_first, enforce_sorted=False
+        )
         packed_output, (h_t, c_t) = twin(packed)
-        output_t, _ = torch.nn.utils.rnn.pad_packed_sequence(packed_output, batch_first=batch_first,
-                                                             total_length=steps)
+        output_t, _ = torch.nn.utils.rnn.pad_packed_sequence(
+            packed_output, batch_first=batch_first, total_length=steps
+        )
     rng = np.random.default_rng(8)
-    loss_t = sum((t * torch.from_numpy(rng.standard_normal(t.shape).astype(dtype))).sum() for t in (output_t, h_t, c_t))
+    loss_t = sum(
+        (t * torch.from_numpy(rng.standard_normal(t.shape).astype(dtype))).sum()
+        for t in (output_t, h_t, c_t)
+    )
     loss_t.backward()
 
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-10)
@@ -306,8 +350,12 @@ def test_without_bias_matches_torch():
     torch = pytest.importorskip("torch")
     mg.manual_seed(14)
     lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True, bias=False, dtype=np.float64)
-    assert [name for name, _ in lstm.named_parameters()] == ["weight_ih_l0", "weight_hh_l0",
-                                                             "weight_ih_l0_reverse", "weight_hh_l0_reverse"]
+    assert [name for name, _ in lstm.named_parameters()] == [
+        "weight_ih_l0",
+        "weight_hh_l0",
+        "weight_ih_l0_reverse",
+        "weight_hh_l0_reverse",
+    ]
     twin = torch.nn.LSTM(3, 4, batch_first=True, bidirectional=True, bias=False).double()
     twin.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
     x_data = np.random.default_rng(14).standard_normal((2, 5, 3))
@@ -320,26 +368,36 @@ def test_without_bias_matches_torch():
     np.testing.assert_allclose(output.data, output_t.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
     for (name, parameter), theirs in zip(lstm.named_parameters(), twin.parameters()):
-        np.testing.assert_allclose(parameter.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            parameter.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name
+        )
 
 
 def test_state_dict_round_trip_through_torch():
     torch = pytest.importorskip("torch")
     mg.manual_seed(9)
     lstm = nn.LSTM(3, 4, 2, batch_first=True, bidirectional=True)
-    expected_names = [f"{kind}_{group}_l{layer}{suffix}" for layer in range(2) for suffix in ("", "_reverse")
-                      for kind, group in (("weight", "ih"), ("weight", "hh"), ("bias", "ih"), ("bias", "hh"))]
+    expected_names = [
+        f"{kind}_{group}_l{layer}{suffix}"
+        for layer in range(2)
+        for suffix in ("", "_reverse")
+        for kind, group in (("weight", "ih"), ("weight", "hh"), ("bias", "ih"), ("bias", "hh"))
+    ]
     assert list(lstm.state_dict()) == expected_names
     twin = torch.nn.LSTM(3, 4, 2, batch_first=True, bidirectional=True)
     assert list(twin.state_dict()) == expected_names
-    assert repr(lstm) == repr(twin) == "LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True)"
+    assert (
+        repr(lstm) == repr(twin) == "LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True)"
+    )
     assert repr(nn.LSTM(3, 4, bias=False)) == repr(torch.nn.LSTM(3, 4, bias=False))
     twin.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in lstm.state_dict().items()})
     back = nn.LSTM(3, 4, 2, batch_first=True, bidirectional=True)
     back.load_state_dict({k: v.detach().numpy() for k, v in twin.state_dict().items()})
     x = mg.tensor(np.random.default_rng(9).standard_normal((2, 5, 3)).astype(np.float32))
     np.testing.assert_array_equal(lstm(x)[0].data, back(x)[0].data)
-    np.testing.assert_allclose(back(x)[0].data, twin(torch.from_numpy(x.data))[0].detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        back(x)[0].data, twin(torch.from_numpy(x.data))[0].detach().numpy(), atol=1e-6
+    )
 
 
 def test_init_like_torch():
@@ -354,14 +412,19 @@ def test_init_like_torch():
 
 # ============================================================ errors
 
+
 def test_bad_inputs_raise_clear_errors():
     lstm = nn.LSTM(3, 4, batch_first=True)
     x = mg.zeros(2, 5, 3)
     with pytest.raises(ValueError, match=r"input_size=3.*\(2, 5, 4\)"):
         lstm(mg.zeros(2, 5, 4))
-    with pytest.raises(ValueError, match=r"\(batch, time, input_size\) or unbatched \(time, input_size\).*\(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"\(batch, time, input_size\) or unbatched \(time, input_size\).*\(3,\)"
+    ):
         lstm(mg.zeros(3))
-    with pytest.raises(ValueError, match=r"h0 of shape \(1, 4\).*unbatched input of shape \(5, 3\).*\(1, 1, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"h0 of shape \(1, 4\).*unbatched input of shape \(5, 3\).*\(1, 1, 4\)"
+    ):
         lstm(mg.zeros(5, 3), hx=(mg.zeros(1, 1, 4), mg.zeros(1, 1, 4)))
     with pytest.raises(TypeError, match=r"hx as the pair \(h0, c0\); got Tensor"):
         lstm(x, hx=mg.zeros(1, 2, 4))
@@ -383,9 +446,13 @@ def test_bad_inputs_raise_clear_errors():
         nn.LSTM(3, 0)
     with pytest.raises(ValueError, match=r"input_size=3.*\(2, 4\)"):
         nn.LSTMCell(3, 4)(mg.zeros(2, 4))
-    with pytest.raises(ValueError, match=r"c of shape \(hidden_size=4,\) for input of shape \(3,\); got \(1, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"c of shape \(hidden_size=4,\) for input of shape \(3,\); got \(1, 4\)"
+    ):
         nn.LSTMCell(3, 4)(mg.zeros(3), (mg.zeros(4), mg.zeros(1, 4)))
-    with pytest.raises(ValueError, match=r"at least one time step.*\(2, 0, 3\)"):  # torch raises too
+    with pytest.raises(
+        ValueError, match=r"at least one time step.*\(2, 0, 3\)"
+    ):  # torch raises too
         lstm(mg.zeros(2, 0, 3))
 
 
@@ -405,6 +472,7 @@ def test_a_batch_of_no_sequences_gives_empty_outputs_as_torch(bidirectional):
 
 # ============================================================ kernels
 
+
 def test_packed_layout_by_hand():
     layout = lstm_kernels.PackedLayout(np.array([2, 3, 1]), reverse=False)
     np.testing.assert_array_equal(layout.order, [1, 0, 2])
@@ -418,13 +486,16 @@ def test_packed_layout_by_hand():
     np.testing.assert_array_equal(reverse.times, [2, 1, 0, 1, 0, 0])
 
 
-numba_only = pytest.mark.skipif(kernels.BACKEND != "numba", reason="the numba backend's pass tests the Numba kernels")
+numba_only = pytest.mark.skipif(
+    kernels.BACKEND != "numba", reason="the numba backend's pass tests the Numba kernels"
+)
 
 
 @numba_only
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_cell_kernels_match_numpy_twins(dtype):
     from minigrad.kernels import lstm_cell
+
     rng = np.random.default_rng(11)
     n, hidden = 7, 20
     # pre-activations from saturated to small, so sigmoid and tanh are checked over their range
@@ -453,6 +524,7 @@ def test_cell_kernels_match_numpy_twins(dtype):
 @numba_only
 def test_float32_sigmoid_and_tanh_accuracy():
     from minigrad.kernels import lstm_cell
+
     # the fast float32 exp behind the kernel's gates, over the whole useful range and beyond
     z = np.concatenate([np.linspace(-120, 120, 4001), [-1e-6, 0.0, 1e-6]]).astype(np.float32)
     n = z.size

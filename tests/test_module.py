@@ -57,6 +57,7 @@ def with_buffers(library, tensor):
 
 # -- registration ---------------------------------------------------------------------------
 
+
 def test_setattr_registers_parameters_and_children_only():
     block = Block()
     assert list(block._parameters) == ["scale"]
@@ -105,9 +106,11 @@ def test_setattr_before_super_init_explains():
 @pytest.mark.parametrize("register", ["register_parameter", "register_buffer", "add_module"])
 def test_registration_names_are_checked_as_in_torch(register):
     torch = _torch()
-    values = {"register_parameter": (nn.Parameter(np.zeros(1)), torch.nn.Parameter(torch.zeros(1))),
-              "register_buffer": (mg.zeros(1), torch.zeros(1)),
-              "add_module": (nn.Tanh(), torch.nn.Tanh())}[register]
+    values = {
+        "register_parameter": (nn.Parameter(np.zeros(1)), torch.nn.Parameter(torch.zeros(1))),
+        "register_buffer": (mg.zeros(1), torch.zeros(1)),
+        "add_module": (nn.Tanh(), torch.nn.Tanh()),
+    }[register]
     for module, value in zip((nn.Linear(1, 1), torch.nn.Linear(1, 1)), values):
         with pytest.raises(TypeError):
             getattr(module, register)(3, value)
@@ -115,7 +118,9 @@ def test_registration_names_are_checked_as_in_torch(register):
             with pytest.raises(KeyError):
                 getattr(module, register)(bad, value)
         with pytest.raises(KeyError, match="already exists"):
-            getattr(module, register)("weight" if register != "register_parameter" else "forward", value)
+            getattr(module, register)(
+                "weight" if register != "register_parameter" else "forward", value
+            )
         with pytest.raises(TypeError):
             getattr(module, register)("fresh", "not a tensor or module")
         getattr(module, register)("fresh", value)
@@ -124,16 +129,24 @@ def test_registration_names_are_checked_as_in_torch(register):
 
 # -- buffers ----------------------------------------------------------------------------------
 
+
 def test_buffers_and_state_dict_keys_match_torch():
     torch = _torch()
     ours, theirs = with_buffers(nn, mg.tensor), with_buffers(torch.nn, torch.tensor)
     assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
-    assert list(ours.state_dict()) == list(theirs.state_dict())  # params, persistent buffers, children
-    assert "first.scratch" not in ours.state_dict() and "first.scratch" in dict(ours.named_buffers())
+    assert list(ours.state_dict()) == list(
+        theirs.state_dict()
+    )  # params, persistent buffers, children
+    assert "first.scratch" not in ours.state_dict() and "first.scratch" in dict(
+        ours.named_buffers()
+    )
     assert len(list(ours.buffers())) == len(list(theirs.buffers())) == 7
     assert [n for n, _ in ours.first.named_buffers(prefix="first", recurse=False)] == [
-        "first.running_mean", "first.steps", "first.scratch"]
+        "first.running_mean",
+        "first.steps",
+        "first.scratch",
+    ]
     assert ours.mask is ours._buffers["mask"] and ours.first.absent is None
 
 
@@ -152,12 +165,16 @@ def test_state_dict_round_trip_loads_buffers_and_casts_as_torch():
     source, target = with_buffers(nn, mg.tensor), with_buffers(nn, mg.tensor)
     source.first.running_mean.data[...] = [1.5, -2.0]
     source.second[1].steps.data[...] = 7
-    state = {name: value.numpy().astype(np.float64) for name, value in source.state_dict().items()}  # float64
+    state = {
+        name: value.numpy().astype(np.float64) for name, value in source.state_dict().items()
+    }  # float64
     state["second.1.steps"] = np.array(7, np.int64)
     assert target.load_state_dict(state) == ([], [])
     np.testing.assert_array_equal(target.first.running_mean.numpy(), [1.5, -2.0])
     assert target.first.running_mean.dtype == np.float32 and target.second[1].steps.item() == 7
-    np.testing.assert_allclose(target.first.linear.weight.numpy(), source.first.linear.weight.numpy(), rtol=1e-7)
+    np.testing.assert_allclose(
+        target.first.linear.weight.numpy(), source.first.linear.weight.numpy(), rtol=1e-7
+    )
     assert target.first.linear.weight.dtype == np.float32
     # integer values into a float parameter are copied with a cast, as torch's copy_ does
     reference = torch.nn.Linear(2, 1)
@@ -179,7 +196,9 @@ def test_tied_parameters_appear_under_every_name_as_in_torch():
             self.out.weight = self.embed.weight
 
     model = Tied()
-    assert list(model.state_dict()) == list(TorchTied().state_dict()) == ["embed.weight", "out.weight"]
+    assert (
+        list(model.state_dict()) == list(TorchTied().state_dict()) == ["embed.weight", "out.weight"]
+    )
     assert [name for name, _ in model.named_parameters()] == ["embed.weight"]
     state = {name: np.full((5, 3), 2.0, np.float32) for name in model.state_dict()}
     model.load_state_dict(state)
@@ -188,21 +207,29 @@ def test_tied_parameters_appear_under_every_name_as_in_torch():
 
 # -- hooks ------------------------------------------------------------------------------------
 
+
 def run_hooks(library, tensor):
     """Hooks on a Sequential and on a child; some change args or outputs; some are removed."""
     model = library.Sequential(library.Linear(2, 2), library.ReLU())
     weight = np.array([[1.0, -2.0], [0.5, 1.0]], np.float32)
-    model[0].load_state_dict({"weight": tensor(weight), "bias": tensor(np.array([0.1, -0.3], np.float32))})
+    model[0].load_state_dict(
+        {"weight": tensor(weight), "bias": tensor(np.array([0.1, -0.3], np.float32))}
+    )
     log = []
     handles = [
         model.register_forward_pre_hook(lambda m, args: log.append("pre1")),
         model.register_forward_pre_hook(lambda m, args: log.append("pre2") or (args[0] * 2,)),
         model.register_forward_pre_hook(lambda m, args: log.append("pre0"), prepend=True),
-        model.register_forward_hook(lambda m, args, out: log.append(f"post1 got {args[0].shape[0]} rows")),
+        model.register_forward_hook(
+            lambda m, args, out: log.append(f"post1 got {args[0].shape[0]} rows")
+        ),
         model.register_forward_hook(lambda m, args, out: log.append("post2") or out + 1),
-        model[0].register_forward_hook(lambda m, args, out: log.append(f"child {type(m).__name__}")),
-        model.register_forward_pre_hook(lambda m, args, kwargs: log.append(f"pre kw {sorted(kwargs)}"),
-                                        with_kwargs=True),
+        model[0].register_forward_hook(
+            lambda m, args, out: log.append(f"child {type(m).__name__}")
+        ),
+        model.register_forward_pre_hook(
+            lambda m, args, kwargs: log.append(f"pre kw {sorted(kwargs)}"), with_kwargs=True
+        ),
     ]
     x = tensor(np.array([[1.0, 2.0], [-1.0, 0.5]], np.float32))
     first = model(x)
@@ -220,7 +247,15 @@ def test_forward_hooks_run_in_order_change_values_and_remove_as_in_torch():
     log, first, second = run_hooks(nn, mg.tensor)
     torch_log, torch_first, torch_second = run_hooks(torch.nn, torch.tensor)
     assert log == torch_log
-    assert log[:7] == ["pre0", "pre1", "pre2", "pre kw []", "child Linear", "post1 got 2 rows", "post2"]
+    assert log[:7] == [
+        "pre0",
+        "pre1",
+        "pre2",
+        "pre kw []",
+        "child Linear",
+        "post1 got 2 rows",
+        "post2",
+    ]
     np.testing.assert_allclose(first, torch_first, rtol=1e-6)
     np.testing.assert_allclose(second, torch_second, rtol=1e-6)
 
@@ -231,9 +266,13 @@ def test_pre_hook_with_kwargs_can_replace_args_and_kwargs():
             return x * factor
 
     module = Scale()
-    module.register_forward_pre_hook(lambda m, args, kwargs: ((args[0] + 1,), {"factor": 3.0}), with_kwargs=True)
+    module.register_forward_pre_hook(
+        lambda m, args, kwargs: ((args[0] + 1,), {"factor": 3.0}), with_kwargs=True
+    )
     seen = []
-    module.register_forward_hook(lambda m, args, kwargs, out: seen.append((kwargs, out.item())), with_kwargs=True)
+    module.register_forward_hook(
+        lambda m, args, kwargs, out: seen.append((kwargs, out.item())), with_kwargs=True
+    )
     assert module(mg.tensor(1.0), factor=10.0).item() == 6.0
     assert seen == [({"factor": 3.0}, 6.0)]
     module.register_forward_pre_hook(lambda m, args, kwargs: "wrong", with_kwargs=True)
@@ -245,6 +284,7 @@ def test_pre_hook_with_kwargs_can_replace_args_and_kwargs():
 
 # -- dtypes -----------------------------------------------------------------------------------
 
+
 def test_double_and_float_cast_in_place_keeping_parameters_and_int_buffers():
     model = with_buffers(nn, mg.tensor)
     weight = model.first.linear.weight
@@ -252,7 +292,11 @@ def test_double_and_float_cast_in_place_keeping_parameters_and_int_buffers():
     loss = model.first.linear(mg.ones(4, 3)).sum()
     loss.backward()
     assert model.double() is model
-    assert model.first.linear.weight is weight and weight.dtype == np.float64 and weight.grad.dtype == np.float64
+    assert (
+        model.first.linear.weight is weight
+        and weight.dtype == np.float64
+        and weight.grad.dtype == np.float64
+    )
     assert all(p.dtype == np.float64 for p in model.parameters())
     assert model.mask.dtype == np.float64 and model.first.scratch.dtype == np.float64
     assert model.first.steps.dtype == np.int64  # only float tensors move
@@ -314,16 +358,21 @@ def test_a_model_moved_with_double_passes_gradcheck_end_to_end():
                 parameter.data[...] = np.random.default_rng(1).normal(size=parameter.shape)
     x = mg.randn(2, 3, 3, dtype=mg.float64)
     parameters = list(model.parameters())
-    assert mg.gradcheck(lambda x, *values: _call_with_parameters(model, values, x), [x] + parameters)
+    assert mg.gradcheck(
+        lambda x, *values: _call_with_parameters(model, values, x), [x] + parameters
+    )
 
 
 # -- traversal and gradients -------------------------------------------------------------------
+
 
 def test_apply_visits_children_before_parents_as_torch():
     torch = _torch()
 
     def visit(library):
-        model = library.Sequential(library.Linear(2, 2), library.Sequential(library.Tanh(), library.Linear(2, 1)))
+        model = library.Sequential(
+            library.Linear(2, 2), library.Sequential(library.Tanh(), library.Linear(2, 1))
+        )
         order = []
         assert model.apply(lambda m: order.append(type(m).__name__)) is model
         return order
@@ -365,7 +414,10 @@ def test_zero_grad_sets_to_none_or_zeros_in_place():
 
 def test_get_submodule_parameter_and_buffer():
     torch = _torch()
-    for model, library in ((with_buffers(nn, mg.tensor), nn), (with_buffers(torch.nn, torch.tensor), torch.nn)):
+    for model, library in (
+        (with_buffers(nn, mg.tensor), nn),
+        (with_buffers(torch.nn, torch.tensor), torch.nn),
+    ):
         assert model.get_submodule("") is model
         assert model.get_submodule("second.1.linear") is model.second[1].linear
         assert model.get_parameter("second.1.linear.bias") is model.second[1].linear.bias
@@ -392,7 +444,9 @@ def test_shared_parameter_is_listed_once():
 
 
 def test_train_eval_reaches_every_descendant():
-    model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Dropout(0.5), nn.ModuleList([nn.Dropout(0.1)])))
+    model = nn.Sequential(
+        nn.Linear(2, 2), nn.Sequential(nn.Dropout(0.5), nn.ModuleList([nn.Dropout(0.1)]))
+    )
     assert all(m.training for m in model.modules())
     assert model.eval() is model
     assert not any(m.training for m in model.modules())
@@ -417,16 +471,29 @@ def test_repr_matches_torch():
 
     def build(library):
         return library.Sequential(
-            library.Linear(4, 3), library.ReLU(), library.LeakyReLU(0.2, inplace=True), library.GELU(approximate="tanh"),
-            library.ELU(), library.Softplus(), library.Softmax(dim=1), library.LogSoftmax(dim=-1), library.Flatten(),
-            library.Unflatten(1, (2, 5)), library.SiLU(), library.Sequential(library.Dropout(0.25), library.Tanh()),
-            library.CrossEntropyLoss(label_smoothing=0.1), library.Identity(), library.ModuleDict({"a": library.Tanh()}),
-            library.Embedding(10, 3, padding_idx=0))
+            library.Linear(4, 3),
+            library.ReLU(),
+            library.LeakyReLU(0.2, inplace=True),
+            library.GELU(approximate="tanh"),
+            library.ELU(),
+            library.Softplus(),
+            library.Softmax(dim=1),
+            library.LogSoftmax(dim=-1),
+            library.Flatten(),
+            library.Unflatten(1, (2, 5)),
+            library.SiLU(),
+            library.Sequential(library.Dropout(0.25), library.Tanh()),
+            library.CrossEntropyLoss(label_smoothing=0.1),
+            library.Identity(),
+            library.ModuleDict({"a": library.Tanh()}),
+            library.Embedding(10, 3, padding_idx=0),
+        )
 
     assert repr(build(nn)) == repr(build(torch.nn))
 
 
 # -- state dicts --------------------------------------------------------------------------------
+
 
 def test_state_dict_round_trip_into_a_fresh_model():
     mg.manual_seed(0)
@@ -473,6 +540,7 @@ def test_load_state_dict_strict_lists_missing_and_unexpected_keys():
 
 def _state_dict_layouts(library, tensor):
     """name -> (model, extra keys given to load_state_dict besides some of its own)."""
+
     class Scratch(library.Module):
         def __init__(self):
             super().__init__()
@@ -482,16 +550,33 @@ def _state_dict_layouts(library, tensor):
 
     shared = library.Linear(1, 1)
     return {
-        "flat": (library.Sequential(library.Linear(1, 1), library.Linear(1, 1)), ["1.extra", "0.extra", "zzz"]),
-        "nested": (library.Sequential(library.Linear(1, 1), library.Sequential(library.Linear(1, 1), library.ReLU())),
-                   ["1.1.x", "1.0.bias.x", "x.y", "1.x", "1.0.x", "0.weight.deeper", "1.2.x", "top"]),
-        "non-persistent buffer, None bias and child": (Scratch(), ["head.weight", "scratch", "linear.bias", "b"]),
+        "flat": (
+            library.Sequential(library.Linear(1, 1), library.Linear(1, 1)),
+            ["1.extra", "0.extra", "zzz"],
+        ),
+        "nested": (
+            library.Sequential(
+                library.Linear(1, 1), library.Sequential(library.Linear(1, 1), library.ReLU())
+            ),
+            ["1.1.x", "1.0.bias.x", "x.y", "1.x", "1.0.x", "0.weight.deeper", "1.2.x", "top"],
+        ),
+        "non-persistent buffer, None bias and child": (
+            Scratch(),
+            ["head.weight", "scratch", "linear.bias", "b"],
+        ),
         "a module shared by two names": (library.Sequential(shared, shared), ["1.x", "0.x", "x"]),
     }
 
 
-@pytest.mark.parametrize("layout", ["flat", "nested", "non-persistent buffer, None bias and child",
-                                    "a module shared by two names"])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "flat",
+        "nested",
+        "non-persistent buffer, None bias and child",
+        "a module shared by two names",
+    ],
+)
 def test_missing_and_unexpected_keys_come_in_torch_order(layout):
     torch = _torch()
     results = []
@@ -510,10 +595,13 @@ def test_load_state_dict_shape_mismatch_names_both_shapes_and_changes_nothing():
     model = nn.Linear(3, 2)
     before = model.weight.data.copy()
     with pytest.raises(RuntimeError, match=r"weight: expected shape \(2, 3\), got \(3, 2\)"):
-        model.load_state_dict({"weight": np.zeros((3, 2), np.float32), "bias": np.zeros(2, np.float32)})
+        model.load_state_dict(
+            {"weight": np.zeros((3, 2), np.float32), "bias": np.zeros(2, np.float32)}
+        )
     with pytest.raises(RuntimeError, match=r"weight: expected shape \(2, 3\), got \(3, 2\)"):
-        model.load_state_dict({"weight": np.zeros((3, 2), np.float32), "bias": np.zeros(2, np.float32)},
-                              strict=False)
+        model.load_state_dict(
+            {"weight": np.zeros((3, 2), np.float32), "bias": np.zeros(2, np.float32)}, strict=False
+        )
     with pytest.raises(RuntimeError, match="numeric"):
         model.load_state_dict({"weight": np.full((2, 3), "x"), "bias": np.zeros(2, np.float32)})
     np.testing.assert_array_equal(model.weight.data, before)
@@ -528,13 +616,19 @@ def test_state_dict_with_buffers_saves_and_loads_through_files(tmp_path):
 
 
 def test_minigrad_nn_functional_imports_as_in_torch():
-    code = ("import minigrad.nn.functional as F, minigrad.nn as mnn, nn, minigrad as mg; "
-            "assert F is nn.functional is mg.nn.functional and mnn is nn; "
-            "from minigrad.nn import Linear; assert Linear is nn.Linear; print('ok')")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(_root()))
+    code = (
+        "import minigrad.nn.functional as F, minigrad.nn as mnn, minigrad as mg; "
+        "from minigrad import nn; "
+        "assert F is nn.functional is mg.nn.functional and mnn is nn; "
+        "from minigrad.nn import Linear; assert Linear is nn.Linear; print('ok')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=str(_root())
+    )
     assert result.stdout.strip() == "ok", result.stderr
 
 
 def _root():
     from pathlib import Path
+
     return Path(__file__).resolve().parents[1]

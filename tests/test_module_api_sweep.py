@@ -36,6 +36,7 @@ def both(build):
 
 # -- parameters, buffers, traversal -------------------------------------------------------------
 
+
 def _nested(lib, tensor):
     class Block(lib.Module):
         def __init__(self):
@@ -64,9 +65,16 @@ def _named_sequential(lib):
 
 def test_traversal_names_and_orders_match_torch():
     ours, theirs = both(_nested)
-    for kwargs in ({}, {"prefix": "model"}, {"recurse": False}, {"remove_duplicate": False},
-                   {"prefix": "m", "remove_duplicate": False}):
-        assert names(ours.named_parameters(**kwargs)) == names(theirs.named_parameters(**kwargs)), kwargs
+    for kwargs in (
+        {},
+        {"prefix": "model"},
+        {"recurse": False},
+        {"remove_duplicate": False},
+        {"prefix": "m", "remove_duplicate": False},
+    ):
+        assert names(ours.named_parameters(**kwargs)) == names(theirs.named_parameters(**kwargs)), (
+            kwargs
+        )
         assert names(ours.named_buffers(**kwargs)) == names(theirs.named_buffers(**kwargs)), kwargs
     for kwargs in ({}, {"prefix": "root"}, {"remove_duplicate": False}):
         assert names(ours.named_modules(**kwargs)) == names(theirs.named_modules(**kwargs)), kwargs
@@ -74,10 +82,16 @@ def test_traversal_names_and_orders_match_torch():
     assert kinds(ours.modules()) == kinds(theirs.modules())
     assert kinds(ours.children()) == kinds(theirs.children())
     assert len(list(ours.parameters())) == len(list(theirs.parameters()))
-    assert len(list(ours.parameters(recurse=False))) == len(list(theirs.parameters(recurse=False))) == 0
+    assert (
+        len(list(ours.parameters(recurse=False)))
+        == len(list(theirs.parameters(recurse=False)))
+        == 0
+    )
     assert list(ours.state_dict()) == list(theirs.state_dict())
     assert list(ours.state_dict(prefix="net.")) == list(theirs.state_dict(prefix="net."))
-    assert "blocks.0.scratch" not in ours.state_dict() and "blocks.0.scratch" in dict(ours.named_buffers())
+    assert "blocks.0.scratch" not in ours.state_dict() and "blocks.0.scratch" in dict(
+        ours.named_buffers()
+    )
     assert names(ours.blocks[1].named_parameters(prefix="x", recurse=False)) == ["x.scale"]
 
 
@@ -112,7 +126,9 @@ def test_reassigning_a_registered_name_keeps_its_place_as_in_torch():
 
     ours, theirs = both(build)
     assert names(ours.named_children()) == names(theirs.named_children()) == ["encoder", "head"]
-    assert list(ours.state_dict()) == list(theirs.state_dict())  # parameters() order feeds optimizers
+    assert list(ours.state_dict()) == list(
+        theirs.state_dict()
+    )  # parameters() order feeds optimizers
 
 
 def test_buffers_persistent_switches_and_none_as_torch():
@@ -135,7 +151,11 @@ def test_a_parameter_over_a_buffer_name_replaces_it_as_in_torch():
         module = lib.Linear(1, 1)
         module.register_buffer("b", tensor([1.0]), persistent=False)
         module.b = lib.Parameter(tensor([2.0]))
-        return list(module.state_dict()), names(module.named_buffers()), names(module.named_parameters())
+        return (
+            list(module.state_dict()),
+            names(module.named_buffers()),
+            names(module.named_parameters()),
+        )
 
     assert both(build)[0] == both(build)[1]
 
@@ -173,10 +193,14 @@ def test_setattr_and_delattr_of_modules_parameters_and_none_as_torch():
 
 # -- state dicts ----------------------------------------------------------------------------------
 
+
 def test_load_state_dict_missing_and_unexpected_keys_as_torch():
     def build(lib, tensor):
         model = lib.Sequential(lib.Linear(2, 2), lib.Sequential(lib.Linear(2, 1)))
-        state = {name: tensor(np.asarray(value.detach().numpy()).copy()) for name, value in model.state_dict().items()}
+        state = {
+            name: tensor(np.asarray(value.detach().numpy()).copy())
+            for name, value in model.state_dict().items()
+        }
         del state["1.0.bias"]
         state["1.0.extra"] = tensor([0.0])
         state["0.weight.more"] = tensor([0.0])
@@ -186,7 +210,12 @@ def test_load_state_dict_missing_and_unexpected_keys_as_torch():
             strict = "loaded"
         except RuntimeError as error:
             strict = ("1.0.bias" in str(error), "1.0.extra" in str(error))
-        return list(result.missing_keys), sorted(result.unexpected_keys), strict, isinstance(result, tuple)
+        return (
+            list(result.missing_keys),
+            sorted(result.unexpected_keys),
+            strict,
+            isinstance(result, tuple),
+        )
 
     assert both(build)[0] == both(build)[1]
 
@@ -208,8 +237,13 @@ def test_shape_mismatch_is_refused_even_when_not_strict_and_names_the_key():
         before = np.array(model.weight.detach().numpy())
         for strict in (True, False):
             with pytest.raises(RuntimeError, match=r"weight") as info:
-                model.load_state_dict({"weight": tensor(np.zeros((3, 2), np.float32)),
-                                       "bias": tensor(np.zeros(2, np.float32))}, strict=strict)
+                model.load_state_dict(
+                    {
+                        "weight": tensor(np.zeros((3, 2), np.float32)),
+                        "bias": tensor(np.zeros(2, np.float32)),
+                    },
+                    strict=strict,
+                )
             assert "3, 2" in str(info.value) and "2, 3" in str(info.value)
         np.testing.assert_array_equal(model.weight.detach().numpy(), before)
 
@@ -223,7 +257,9 @@ def test_load_state_dict_refuses_what_is_not_a_mapping():
 
 
 def _zoo(lib):
-    return lib.Sequential(lib.Linear(3, 4), lib.BatchNorm1d(4), lib.LayerNorm(4), lib.Tanh(), lib.Linear(4, 2))
+    return lib.Sequential(
+        lib.Linear(3, 4), lib.BatchNorm1d(4), lib.LayerNorm(4), lib.Tanh(), lib.Linear(4, 2)
+    )
 
 
 def test_a_torch_state_dict_loads_into_minigrad_and_back():
@@ -237,11 +273,17 @@ def test_a_torch_state_dict_loads_into_minigrad_and_back():
     assert ours.load_state_dict(theirs.state_dict()) == ([], [])  # torch tensors directly
     assert ours[1].num_batches_tracked.item() == 1 and ours[1].num_batches_tracked.dtype == np.int64
     x = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
-    np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        ours(mg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-6
+    )
     back = _zoo(torch.nn).eval()
-    result = back.load_state_dict({k: torch.from_numpy(np.array(v.numpy())) for k, v in ours.state_dict().items()})
+    result = back.load_state_dict(
+        {k: torch.from_numpy(np.array(v.numpy())) for k, v in ours.state_dict().items()}
+    )
     assert not result.missing_keys and not result.unexpected_keys
-    np.testing.assert_allclose(back(torch.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy())
+    np.testing.assert_allclose(
+        back(torch.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy()
+    )
 
 
 def test_dtype_moves_match_torch():
@@ -249,7 +291,10 @@ def test_dtype_moves_match_torch():
         model = lib.Sequential(lib.Linear(2, 2), lib.BatchNorm1d(2)).requires_grad_(False)
         seen = [str(v.dtype).replace("torch.", "") for v in model.double().state_dict().values()]
         float32 = mg.float32 if lib is nn else torch.float32
-        seen += [str(v.dtype).replace("torch.", "") for v in model.to(dtype=float32).state_dict().values()]
+        seen += [
+            str(v.dtype).replace("torch.", "")
+            for v in model.to(dtype=float32).state_dict().values()
+        ]
         return seen, [p.requires_grad for p in model.parameters()], kinds(model.parameters())
 
     assert both(build)[0] == both(build)[1]
@@ -279,6 +324,7 @@ def test_train_eval_apply_requires_grad_zero_grad_as_torch():
 
 
 # -- hooks ----------------------------------------------------------------------------------------
+
 
 def test_hooks_replace_inputs_and_outputs_and_remove_as_torch():
     def build(lib, tensor):
@@ -322,7 +368,8 @@ def test_full_backward_hook_sees_the_gradients_as_torch():
         module = lib.Linear(2, 1)
         seen = []
         module.register_full_backward_hook(
-            lambda m, grad_input, grad_output: seen.append((len(grad_input), len(grad_output))))
+            lambda m, grad_input, grad_output: seen.append((len(grad_input), len(grad_output)))
+        )
         x = tensor(np.ones((1, 2), np.float32), requires_grad=True)
         module(x).sum().backward()
         return seen
@@ -346,6 +393,7 @@ def test_forward_hook_always_call_runs_after_a_failed_forward():
 
 
 # -- repr ---------------------------------------------------------------------------------------
+
 
 def test_single_line_extra_repr_without_children_as_torch():
     def build(lib, tensor):
@@ -389,11 +437,18 @@ def test_module_list_repr_compresses_repeats_as_torch():
 
 # -- containers -----------------------------------------------------------------------------------
 
+
 def test_sequential_indexing_slicing_len_append_as_torch():
     def build(lib, tensor):
         model = lib.Sequential(lib.Linear(1, 1), lib.ReLU(), lib.Tanh())
-        log = [type(model[-1]).__name__, type(model[np.int64(1)]).__name__, kinds(model[::-1]),
-               list(model[1:]._modules), type(model[:2]).__name__, len(model)]
+        log = [
+            type(model[-1]).__name__,
+            type(model[np.int64(1)]).__name__,
+            kinds(model[::-1]),
+            list(model[1:]._modules),
+            type(model[:2]).__name__,
+            len(model),
+        ]
         for bad in (3, -4, "0", 1.0):
             try:
                 model[bad]
@@ -416,7 +471,13 @@ def test_sequential_list_edits_as_torch():
         del model[1]
         joined = model + lib.Sequential(lib.ReLU())
         model += lib.Sequential(lib.Tanh())
-        return (type(popped).__name__, list(model._modules), kinds(model), kinds(joined), len(model * 2))
+        return (
+            type(popped).__name__,
+            list(model._modules),
+            kinds(model),
+            kinds(joined),
+            len(model * 2),
+        )
 
     assert both(build)[0] == both(build)[1]
 
@@ -464,13 +525,25 @@ def test_identity_flatten_unflatten_values_and_gradients_as_torch():
 
     def build(lib, tensor):
         results = []
-        for layer in (lib.Identity(), lib.Flatten(), lib.Flatten(0, 1), lib.Flatten(-2, -1),
-                      lib.Unflatten(-1, (2, -1)), lib.Sequential(lib.Flatten(), lib.Unflatten(1, (3, 4)))):
+        for layer in (
+            lib.Identity(),
+            lib.Flatten(),
+            lib.Flatten(0, 1),
+            lib.Flatten(-2, -1),
+            lib.Unflatten(-1, (2, -1)),
+            lib.Sequential(lib.Flatten(), lib.Unflatten(1, (3, 4))),
+        ):
             inp = tensor(x, requires_grad=True)
             out = layer(inp)
             (out * out).sum().backward()
-            results.append((tuple(out.shape), np.asarray(out.detach().numpy()).tolist(),
-                            np.asarray(inp.grad.numpy()).tolist(), list(layer.state_dict())))
+            results.append(
+                (
+                    tuple(out.shape),
+                    np.asarray(out.detach().numpy()).tolist(),
+                    np.asarray(inp.grad.numpy()).tolist(),
+                    list(layer.state_dict()),
+                )
+            )
         return results
 
     assert both(build)[0] == both(build)[1]
@@ -480,11 +553,19 @@ def test_get_submodule_and_get_parameter_as_torch():
     def build(lib, tensor):
         model = lib.Sequential(lib.Linear(1, 1), lib.ModuleDict({"q": lib.Linear(1, 2)}))
         model.note = "plain"
-        found = [tuple(model.get_parameter("1.q.weight").shape), model.get_submodule("1.q") is model[1]["q"],
-                 model.get_submodule("") is model]
-        for call, target in ((model.get_submodule, "0.weight"), (model.get_submodule, "2"),
-                             (model.get_submodule, "note"), (model.get_parameter, "0"),
-                             (model.get_parameter, "0.nothere"), (model.get_parameter, "nothere.weight")):
+        found = [
+            tuple(model.get_parameter("1.q.weight").shape),
+            model.get_submodule("1.q") is model[1]["q"],
+            model.get_submodule("") is model,
+        ]
+        for call, target in (
+            (model.get_submodule, "0.weight"),
+            (model.get_submodule, "2"),
+            (model.get_submodule, "note"),
+            (model.get_parameter, "0"),
+            (model.get_parameter, "0.nothere"),
+            (model.get_parameter, "nothere.weight"),
+        ):
             try:
                 call(target)
                 found.append("found")
@@ -497,19 +578,39 @@ def test_get_submodule_and_get_parameter_as_torch():
 
 # -- checkpoints ----------------------------------------------------------------------------------
 
+
 def test_checkpoint_round_trip_of_nested_values(tmp_path):
     model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
-    checkpoint = {"model": model.state_dict(), "config": {"name": "run-ü", "layers": [3, 2], "tags": ["a", "bb"],
-                                                          "lr": 1e-3, "step": 7, "flag": True, "neg": -3,
-                                                          "big": 2 ** 62, "pair": (1.5, 2.5)}}
+    checkpoint = {
+        "model": model.state_dict(),
+        "config": {
+            "name": "run-ü",
+            "layers": [3, 2],
+            "tags": ["a", "bb"],
+            "lr": 1e-3,
+            "step": 7,
+            "flag": True,
+            "neg": -3,
+            "big": 2**62,
+            "pair": (1.5, 2.5),
+        },
+    }
     path = tmp_path / "ckpt.npz"
     mg.save(checkpoint, path)
     loaded = mg.load(path)
     config = loaded["config"]
     assert str(config["name"]) == "run-ü" and config["layers"].tolist() == [3, 2]
     assert config["tags"].tolist() == ["a", "bb"] and float(config["lr"]) == 1e-3
-    assert int(config["step"]) == 7 and bool(config["flag"]) is True and config["flag"].dtype == np.bool_
-    assert int(config["neg"]) == -3 and int(config["big"]) == 2 ** 62 and config["pair"].tolist() == [1.5, 2.5]
+    assert (
+        int(config["step"]) == 7
+        and bool(config["flag"]) is True
+        and config["flag"].dtype == np.bool_
+    )
+    assert (
+        int(config["neg"]) == -3
+        and int(config["big"]) == 2**62
+        and config["pair"].tolist() == [1.5, 2.5]
+    )
     fresh = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
     assert fresh.load_state_dict(loaded["model"]) == ([], [])
     for name, value in model.state_dict().items():
@@ -527,7 +628,9 @@ def test_an_empty_nested_dict_round_trips(tmp_path):
 
 
 @pytest.mark.parametrize("interrupt", [KeyboardInterrupt, MemoryError])
-def test_an_interrupted_save_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch, interrupt):
+def test_an_interrupted_save_keeps_the_old_file_and_leaves_no_temporary(
+    tmp_path, monkeypatch, interrupt
+):
     path = tmp_path / "ckpt.npz"
     mg.save({"w": np.arange(3.0)}, path)
     before = path.read_bytes()
@@ -551,7 +654,9 @@ def test_an_interrupted_save_keeps_the_old_file_and_leaves_no_temporary(tmp_path
 def _npy(array=None, header=None, payload=b""):
     buffer = io.BytesIO()
     if header is None:
-        np.lib.format.write_array(buffer, np.arange(3) if array is None else array, allow_pickle=True)
+        np.lib.format.write_array(
+            buffer, np.arange(3) if array is None else array, allow_pickle=True
+        )
     else:
         np.lib.format.write_array_header_1_0(buffer, header)
         buffer.write(payload)
@@ -568,8 +673,13 @@ def _hostile(tmp_path, kind):
         np.savez(path, w=np.array([{"a": 1}], dtype=object))
     elif kind == "huge shape":
         with zipfile.ZipFile(path, "w") as archive:
-            archive.writestr("w.npy", _npy(header={"descr": "<f8", "fortran_order": False, "shape": (10 ** 12,)},
-                                           payload=b"\0" * 64))
+            archive.writestr(
+                "w.npy",
+                _npy(
+                    header={"descr": "<f8", "fortran_order": False, "shape": (10**12,)},
+                    payload=b"\0" * 64,
+                ),
+            )
     elif kind == "dev zero":
         os.symlink("/dev/zero", path)
     elif kind == "folder":
@@ -586,13 +696,20 @@ def _hostile(tmp_path, kind):
     return path
 
 
-@pytest.mark.parametrize("kind, error, words", [
-    ("truncated", ValueError, "not a valid .npz"), ("pickled", ValueError, "pickled"),
-    ("huge shape", ValueError, "corrupt"), ("dev zero", ValueError, "not a regular file"),
-    ("folder", IsADirectoryError, "folder"), ("missing", FileNotFoundError, "no such file"),
-    ("empty", ValueError, "not an .npz"), ("lone npy", ValueError, "not an .npz"),
-    ("not npy member", ValueError, "not a .npy"),
-])
+@pytest.mark.parametrize(
+    "kind, error, words",
+    [
+        ("truncated", ValueError, "not a valid .npz"),
+        ("pickled", ValueError, "pickled"),
+        ("huge shape", ValueError, "corrupt"),
+        ("dev zero", ValueError, "not a regular file"),
+        ("folder", IsADirectoryError, "folder"),
+        ("missing", FileNotFoundError, "no such file"),
+        ("empty", ValueError, "not an .npz"),
+        ("lone npy", ValueError, "not an .npz"),
+        ("not npy member", ValueError, "not a .npy"),
+    ],
+)
 def test_hostile_files_are_refused_naming_the_file(tmp_path, kind, error, words):
     path = _hostile(tmp_path, kind)
     with pytest.raises(error, match=words) as info:

@@ -23,9 +23,15 @@ def _data(shape, seed, dtype):
 
 def _linear(lib, tensor, dtype, n_in, n_out, seed):
     """A Linear layer with the same weights in either library."""
-    layer = lib.Linear(n_in, n_out, dtype=dtype if lib is nn else getattr(torch, np.dtype(dtype).name))
-    layer.load_state_dict({"weight": tensor(_data((n_out, n_in), seed, dtype)),
-                           "bias": tensor(_data(n_out, seed + 1, dtype))})
+    layer = lib.Linear(
+        n_in, n_out, dtype=dtype if lib is nn else getattr(torch, np.dtype(dtype).name)
+    )
+    layer.load_state_dict(
+        {
+            "weight": tensor(_data((n_out, n_in), seed, dtype)),
+            "bias": tensor(_data(n_out, seed + 1, dtype)),
+        }
+    )
     return layer
 
 
@@ -40,6 +46,7 @@ def _plain(value):
 
 def _modules(lib):
     """Modules of several inputs and outputs, written once for either library."""
+
     class Product(lib.Module):
         def forward(self, a, b):
             return a * b + a.sum()
@@ -70,12 +77,14 @@ def _modules(lib):
 def _record(log, name):
     def hook(module, grad_input, grad_output):
         log.append((name, _plain(grad_input), _plain(grad_output)))
+
     return hook
 
 
 def _record_pre(log, name):
     def hook(module, grad_output):
         log.append((name, _plain(grad_output)))
+
     return hook
 
 
@@ -95,11 +104,13 @@ def _linear_case(requires_grad):
         layer.register_full_backward_hook(_record(log, "linear"))
         x = tensor(_data((4, 3), 1, dtype), requires_grad=requires_grad)
         return _weighted_sum(lib, [layer(x)], dtype), [x, layer.weight, layer.bias]
+
     return case
 
 
 def _inputs_case(module_index, *arguments):
     """A module of _modules with tensors made from (shape, requires_grad), ints, or an index array."""
+
     def case(lib, tensor, dtype, log):
         module = _modules(lib)[module_index]()
         module.register_full_backward_hook(_record(log, "module"))
@@ -115,6 +126,7 @@ def _inputs_case(module_index, *arguments):
         output = module(*args)
         leaves = [arg for arg in args if hasattr(arg, "grad")]
         return _weighted_sum(lib, output if isinstance(output, tuple) else [output], dtype), leaves
+
     return case
 
 
@@ -128,7 +140,9 @@ def _replacing_case(lib, tensor, dtype, log):
 
 def _stopping_case(lib, tensor, dtype, log):
     product = _modules(lib)[0]()
-    product.register_full_backward_hook(lambda m, grad_input, grad_output: (None, grad_input[1] + 1))
+    product.register_full_backward_hook(
+        lambda m, grad_input, grad_output: (None, grad_input[1] + 1)
+    )
     a, b = (tensor(_data((3,), seed, dtype), requires_grad=True) for seed in (0, 1))
     return _weighted_sum(lib, [product(a, b)], dtype), [a, b]
 
@@ -146,7 +160,12 @@ def _nested_case(lib, tensor, dtype, log):
     """Hooks on a Sequential and on its children, and one child called twice in one graph."""
     first, second = _linear(lib, tensor, dtype, 3, 3, 0), _linear(lib, tensor, dtype, 3, 2, 4)
     model = lib.Sequential(first, lib.Tanh(), first, second)
-    for name, module in (("model", model), ("first", first), ("second", second), ("tanh", model[1])):
+    for name, module in (
+        ("model", model),
+        ("first", first),
+        ("second", second),
+        ("tanh", model[1]),
+    ):
         module.register_full_backward_hook(_record(log, name))
         module.register_full_backward_pre_hook(_record_pre(log, f"pre {name}"))
     x = tensor(_data((2, 3), 1, dtype), requires_grad=True)
@@ -184,7 +203,7 @@ def _no_grad_case(lib, tensor, dtype, log):
     layer = _linear(lib, tensor, dtype, 3, 2, 0)
     layer.register_full_backward_hook(_record(log, "never"))
     x = tensor(_data((1, 3), 1, dtype), requires_grad=True)
-    with (mg.no_grad() if lib is nn else torch.no_grad()):
+    with mg.no_grad() if lib is nn else torch.no_grad():
         layer(x)
     return (x * 2).sum(), [x]
 
@@ -221,7 +240,11 @@ def _assert_same(ours, theirs, dtype, where):
         for k, (a, b) in enumerate(zip(ours, theirs)):
             _assert_same(a, b, dtype, f"{where}[{k}]")
     elif isinstance(theirs, np.ndarray):
-        assert isinstance(ours, np.ndarray) and ours.dtype == theirs.dtype and ours.shape == theirs.shape, where
+        assert (
+            isinstance(ours, np.ndarray)
+            and ours.dtype == theirs.dtype
+            and ours.shape == theirs.shape
+        ), where
         tolerance = 1e-5 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(ours, theirs, rtol=tolerance, atol=tolerance, err_msg=where)
     else:
@@ -247,7 +270,12 @@ def test_a_module_none_of_whose_inputs_requires_grad_calls_its_hook_with_the_out
         x = tensor(np.ones(2), requires_grad=True)
         with pytest.warns(UserWarning, match="no inputs? requires? grad"):
             keyword(input=x).sum().backward()
-        results[lib_name] = (log, [_plain(leaf.grad) for leaf in leaves], keyword_log, _plain(x.grad))
+        results[lib_name] = (
+            log,
+            [_plain(leaf.grad) for leaf in leaves],
+            keyword_log,
+            _plain(x.grad),
+        )
     _assert_same(results["minigrad"], results["torch"], np.float64, "no input requires grad")
     assert results["minigrad"][0][0][1] == (None,) and results["minigrad"][2][0][1] == ()
 
@@ -270,6 +298,7 @@ def test_an_in_place_change_of_a_hooked_output_or_input_keeps_gradients_right():
     """torch refuses these (its identity node's outputs are views it may not change in place);
     minigrad lets them through its views, and the hooks and the leaves get the gradients a
     module without hooks gives, as torch computes them without hooks."""
+
     def run(lib, tensor, hooked):
         class ScaleFirst(lib.Module):
             def forward(self, h):
@@ -297,9 +326,12 @@ def test_an_in_place_change_of_a_hooked_output_or_input_keeps_gradients_right():
     np.testing.assert_allclose(log[1][2][0], [30.0, 6.0, 6.0])  # ... / d y, through mul_(3)
 
 
-@pytest.mark.xfail(strict=True, reason="an output that does not reach the loss gets zeros in grad_output "
-                                       "(minigrad's backward fills in zeros before the hook sees them); torch "
-                                       "gives None")
+@pytest.mark.xfail(
+    strict=True,
+    reason="an output that does not reach the loss gets zeros in grad_output "
+    "(minigrad's backward fills in zeros before the hook sees them); torch "
+    "gives None",
+)
 def test_an_output_that_does_not_reach_the_loss_has_no_gradient_as_in_torch():
     seen = []
     pair = _modules(nn)[3]()
@@ -310,17 +342,23 @@ def test_an_output_that_does_not_reach_the_loss_has_no_gradient_as_in_torch():
 
 def _bad_results(hook, pre=False):
     """(lib, tensor) -> a backward through a Linear with `hook(lib, tensor)` as its (pre-)hook."""
+
     def call(lib, tensor):
         layer = _linear(lib, tensor, np.float32, 2, 1, 0)
-        register = layer.register_full_backward_pre_hook if pre else layer.register_full_backward_hook
+        register = (
+            layer.register_full_backward_pre_hook if pre else layer.register_full_backward_hook
+        )
         register(hook(lib, tensor))
         layer(tensor(np.ones((1, 2), np.float32), requires_grad=True)).sum().backward()
+
     return call
 
 
 def _no_input_returning_gradients(lib, tensor):
     layer = _linear(lib, tensor, np.float32, 2, 1, 0)
-    layer.register_full_backward_hook(lambda m, grad_input, grad_output: (tensor(np.ones((1, 2), np.float32)),))
+    layer.register_full_backward_hook(
+        lambda m, grad_input, grad_output: (tensor(np.ones((1, 2), np.float32)),)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         layer(tensor(np.ones((1, 2), np.float32))).sum().backward()
@@ -328,26 +366,53 @@ def _no_input_returning_gradients(lib, tensor):
 
 BAD_HOOK_RESULTS = {  # name: (call(lib, tensor), exception, what both messages say, what ours says)
     "two grad_input for one input": (
-        _bad_results(lambda lib, tensor: lambda m, grad_input, grad_output: (grad_input[0], grad_input[0])),
-        RuntimeError, "grad_input.*2.*expected 1", "backward hook of Linear returned 2 grad_input; expected 1"),
+        _bad_results(
+            lambda lib, tensor: lambda m, grad_input, grad_output: (grad_input[0], grad_input[0])
+        ),
+        RuntimeError,
+        "grad_input.*2.*expected 1",
+        "backward hook of Linear returned 2 grad_input; expected 1",
+    ),
     "two grad_output for one output": (
         _bad_results(lambda lib, tensor: lambda m, grad_output: (grad_output[0], 1), pre=True),
-        RuntimeError, "grad_output.*2.*expected 1", "backward pre-hook of Linear returned 2 grad_output; expected 1"),
+        RuntimeError,
+        "grad_output.*2.*expected 1",
+        "backward pre-hook of Linear returned 2 grad_output; expected 1",
+    ),
     "grad_input of another shape": (
-        _bad_results(lambda lib, tensor: lambda m, grad_input, grad_output: (tensor(np.ones(3, np.float32)),)),
-        RuntimeError, "size", r"grad_input\[0\] of shape \(3,\); expected shape \(1, 2\)"),
+        _bad_results(
+            lambda lib, tensor: lambda m, grad_input, grad_output: (tensor(np.ones(3, np.float32)),)
+        ),
+        RuntimeError,
+        "size",
+        r"grad_input\[0\] of shape \(3,\); expected shape \(1, 2\)",
+    ),
     "grad_output of another shape": (
         _bad_results(lambda lib, tensor: lambda m, grad_output: (grad_output[0][0],), pre=True),
-        RuntimeError, "size", r"grad_output\[0\] of shape \(1,\); expected shape \(1, 1\)"),
+        RuntimeError,
+        "size",
+        r"grad_output\[0\] of shape \(1,\); expected shape \(1, 1\)",
+    ),
     "grad_input of another dtype": (
-        _bad_results(lambda lib, tensor: lambda m, grad_input, grad_output: (tensor(np.ones((1, 2))),)),
-        RuntimeError, "type", r"grad_input\[0\] of dtype float64; expected dtype float32"),
+        _bad_results(
+            lambda lib, tensor: lambda m, grad_input, grad_output: (tensor(np.ones((1, 2))),)
+        ),
+        RuntimeError,
+        "type",
+        r"grad_input\[0\] of dtype float64; expected dtype float32",
+    ),
     "a string as grad_input": (
         _bad_results(lambda lib, tensor: lambda m, grad_input, grad_output: ("gradient",)),
-        TypeError, "str", r"returned a str as grad_input\[0\]; expected a Tensor or None"),
+        TypeError,
+        "str",
+        r"returned a str as grad_input\[0\]; expected a Tensor or None",
+    ),
     "gradients when no input requires grad": (
-        _no_input_returning_gradients, RuntimeError, "no input requires gradient|no input of this call requires grad",
-        "may only return None"),
+        _no_input_returning_gradients,
+        RuntimeError,
+        "no input requires gradient|no input of this call requires grad",
+        "may only return None",
+    ),
 }
 
 
@@ -362,13 +427,16 @@ def test_bad_hook_results_raise_as_torch(case):
 
 def test_a_hook_that_returns_a_tensor_instead_of_a_tuple_is_told_so():
     with pytest.raises(TypeError, match="must return None or a tuple of 1 grad_input; got Tensor"):
-        _bad_results(lambda lib, tensor: lambda m, grad_input, grad_output: grad_input[0])(*LIBS["minigrad"])
+        _bad_results(lambda lib, tensor: lambda m, grad_input, grad_output: grad_input[0])(
+            *LIBS["minigrad"]
+        )
     with pytest.raises(TypeError, match="a hook must be callable; got int"):
         nn.Linear(1, 1).register_full_backward_hook(3)
 
 
 def test_a_module_whose_output_is_not_a_tensor_or_tuple_warns_that_its_hooks_cannot_run():
     for lib, tensor in LIBS.values():
+
         class AsList(lib.Module):
             def forward(self, x):
                 return [x * 2]
@@ -383,6 +451,7 @@ def test_a_module_whose_output_is_not_a_tensor_or_tuple_warns_that_its_hooks_can
 
 # -- forward hooks with always_call ------------------------------------------------------------
 
+
 def _always_call_log(lib, tensor, fail):
     """The calls the forward hooks of a module get when `fail` ('forward', 'pre-hook', 'a hook',
     or None) raises; each hook notes its name and the output it was given."""
@@ -395,7 +464,9 @@ def _always_call_log(lib, tensor, fail):
             return x * 2 * scale
 
     def note(name):
-        return lambda m, args, output: log.append((name, None if output is None else float(output.sum())))
+        return lambda m, args, output: log.append(
+            (name, None if output is None else float(output.sum()))
+        )
 
     def failing(*args):
         log.append("failing hook")
@@ -408,10 +479,14 @@ def _always_call_log(lib, tensor, fail):
     if fail == "a hook":
         module.register_forward_hook(failing)
     module.register_forward_hook(note("always, first"), always_call=True, prepend=True)
-    module.register_forward_hook(lambda m, args, kwargs, output: log.append(("always, kwargs", sorted(kwargs))),
-                                 always_call=True, with_kwargs=True)
-    module.register_forward_hook(lambda m, args, output: log.append("always, replacing") or tensor([7.0]),
-                                 always_call=True)
+    module.register_forward_hook(
+        lambda m, args, kwargs, output: log.append(("always, kwargs", sorted(kwargs))),
+        always_call=True,
+        with_kwargs=True,
+    )
+    module.register_forward_hook(
+        lambda m, args, output: log.append("always, replacing") or tensor([7.0]), always_call=True
+    )
     module.register_forward_hook(note("always, after the replacement"), always_call=True)
     try:
         result = float(module(tensor([1.0, 2.0]), scale=3.0).sum())
@@ -422,21 +497,29 @@ def _always_call_log(lib, tensor, fail):
 
 @pytest.mark.parametrize("fail", [None, "forward", "pre-hook", "a hook"])
 def test_always_call_hooks_run_once_even_when_the_call_fails_as_torch(fail):
-    ours, theirs = _always_call_log(nn, mg.tensor, fail), _always_call_log(torch.nn, torch.tensor, fail)
+    ours, theirs = (
+        _always_call_log(nn, mg.tensor, fail),
+        _always_call_log(torch.nn, torch.tensor, fail),
+    )
     assert ours == theirs
     assert sum(entry[0] == "always" for entry in ours[0] if isinstance(entry, tuple)) == 1
 
 
 def test_an_always_call_hook_that_fails_after_a_failed_forward_only_warns():
     for lib, tensor in LIBS.values():
+
         class Broken(lib.Module):
             def forward(self, x):
                 raise ValueError("forward failed")
 
         module, log = Broken(), []
         module.register_forward_hook(lambda m, args, output: 1 / 0, always_call=True)
-        module.register_forward_hook(lambda m, args, output: log.append("still called"), always_call=True)
-        with pytest.warns(UserWarning, match="always_call=True.*(silenced|ignored).*division by zero"):
+        module.register_forward_hook(
+            lambda m, args, output: log.append("still called"), always_call=True
+        )
+        with pytest.warns(
+            UserWarning, match="always_call=True.*(silenced|ignored).*division by zero"
+        ):
             with pytest.raises(ValueError, match="forward failed"):
                 module(tensor([1.0]))
         assert log == ["still called"]

@@ -17,7 +17,9 @@ from minigrad import nn
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
 
-torch = pytest.importorskip("torch")  # the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip(
+    "torch"
+)  # the tables compare with torch: without it the file is skipped
 
 TOLERANCE = {np.float64: 1e-10, np.float32: 2e-4}
 TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32}
@@ -42,11 +44,17 @@ def layer_pair(name, args, kwargs, dtype):
     theirs = getattr(torch.nn, name)(*args, **kwargs)
     if list(ours.parameters()) or list(ours.buffers()):
         ours = ours.to(dtype) if hasattr(ours, "to") else ours
-        for parameter in ours.parameters():  # not the init's ones and zeros: every gradient then shows
+        for (
+            parameter
+        ) in ours.parameters():  # not the init's ones and zeros: every gradient then shows
             parameter.data[...] = normal(*parameter.shape, seed=9) * 0.5 + 1
         theirs = theirs.to(TORCH_DTYPE[dtype])
-        theirs.load_state_dict({key: torch.from_numpy(np.array(value.numpy())) for key, value
-                                in ours.state_dict().items()})
+        theirs.load_state_dict(
+            {
+                key: torch.from_numpy(np.array(value.numpy()))
+                for key, value in ours.state_dict().items()
+            }
+        )
     return ours, theirs
 
 
@@ -67,11 +75,21 @@ def check_layer(name, args, kwargs, input_shape, dtype, training=True):
     assert_close(leaf.grad, torch_leaf.grad, dtype, "gradient of the input")
     torch_parameters = dict(theirs.named_parameters())
     for parameter_name, parameter in ours.named_parameters():
-        assert_close(parameter.grad, torch_parameters[parameter_name].grad, dtype, f"gradient of {parameter_name}")
+        assert_close(
+            parameter.grad,
+            torch_parameters[parameter_name].grad,
+            dtype,
+            f"gradient of {parameter_name}",
+        )
     torch_state = theirs.state_dict()
     for key, value in ours.state_dict().items():
-        np.testing.assert_allclose(value.numpy(), torch_state[key].numpy(), rtol=TOLERANCE[dtype],
-                                   atol=TOLERANCE[dtype], err_msg=key)
+        np.testing.assert_allclose(
+            value.numpy(),
+            torch_state[key].numpy(),
+            rtol=TOLERANCE[dtype],
+            atol=TOLERANCE[dtype],
+            err_msg=key,
+        )
 
 
 def run_both(call, arrays, dtype, seed=0):
@@ -124,7 +142,9 @@ def test_norm_layers_match_torch(name, args, kwargs, input_shape, training, dtyp
     check_layer(name, args, kwargs, input_shape, dtype, training)
 
 
-@pytest.mark.parametrize("name, args, kwargs, input_shape, training", [NORM_LAYERS[i] for i in (0, 7, 12, 15, 18)])
+@pytest.mark.parametrize(
+    "name, args, kwargs, input_shape, training", [NORM_LAYERS[i] for i in (0, 7, 12, 15, 18)]
+)
 def test_norm_layer_gradcheck(name, args, kwargs, input_shape, training, gradcheck_module):
     layer = getattr(nn, name)(*args, **kwargs).to(np.float64)
     layer.train(training)
@@ -136,8 +156,14 @@ NORM_FUNCTIONS = {
     "group_norm": (lambda F, x, w, b: F.group_norm(x, 2, w, b, eps=1e-4), [(3, 4, 5), (4,), (4,)]),
     "group_norm, no affine, 2-D": (lambda F, x: F.group_norm(x, 3), [(2, 6)]),
     "instance_norm": (lambda F, x: F.instance_norm(x), [(2, 3, 6)]),
-    "instance_norm, affine": (lambda F, x, w, b: F.instance_norm(x, weight=w, bias=b), [(2, 3, 4, 3), (3,), (3,)]),
-    "local_response_norm": (lambda F, x: F.local_response_norm(x, 4, alpha=0.3, beta=0.5, k=1.5), [(2, 7, 3)]),
+    "instance_norm, affine": (
+        lambda F, x, w, b: F.instance_norm(x, weight=w, bias=b),
+        [(2, 3, 4, 3), (3,), (3,)],
+    ),
+    "local_response_norm": (
+        lambda F, x: F.local_response_norm(x, 4, alpha=0.3, beta=0.5, k=1.5),
+        [(2, 7, 3)],
+    ),
 }
 
 
@@ -151,7 +177,9 @@ def test_norm_functions_match_torch(case, dtype):
 @pytest.mark.parametrize("case", NORM_FUNCTIONS)
 def test_norm_functions_gradcheck(case):
     call, shapes = NORM_FUNCTIONS[case]
-    assert mg.gradcheck(lambda *xs: call(F, *xs), [normal(*shape, seed=i) for i, shape in enumerate(shapes)])
+    assert mg.gradcheck(
+        lambda *xs: call(F, *xs), [normal(*shape, seed=i) for i, shape in enumerate(shapes)]
+    )
 
 
 @pytest.mark.parametrize("use_input_stats", [True, False])
@@ -161,8 +189,9 @@ def test_instance_norm_running_statistics_as_torch(use_input_stats):
     ours = [mg.tensor(r.copy()) for r in running]
     theirs = [torch.tensor(r.copy()) for r in running]
     out = F.instance_norm(mg.tensor(x), *ours, use_input_stats=use_input_stats, momentum=0.2)
-    torch_out = torch.nn.functional.instance_norm(torch.tensor(x), *theirs, use_input_stats=use_input_stats,
-                                                  momentum=0.2)
+    torch_out = torch.nn.functional.instance_norm(
+        torch.tensor(x), *theirs, use_input_stats=use_input_stats, momentum=0.2
+    )
     assert_close(out, torch_out, np.float64, "output")
     for mine, torchs in zip(ours, theirs):
         assert_close(mine, torchs, np.float64, "running statistics")
@@ -170,22 +199,40 @@ def test_instance_norm_running_statistics_as_torch(use_input_stats):
 
 def test_norm_state_dicts_move_to_torch_and_back():
     mg.manual_seed(1)
-    ours = nn.Sequential(nn.Conv2d(2, 4, 3), nn.GroupNorm(2, 4), nn.InstanceNorm2d(4, affine=True,
-                                                                                   track_running_stats=True))
-    theirs = torch.nn.Sequential(torch.nn.Conv2d(2, 4, 3), torch.nn.GroupNorm(2, 4),
-                                 torch.nn.InstanceNorm2d(4, affine=True, track_running_stats=True))
+    ours = nn.Sequential(
+        nn.Conv2d(2, 4, 3),
+        nn.GroupNorm(2, 4),
+        nn.InstanceNorm2d(4, affine=True, track_running_stats=True),
+    )
+    theirs = torch.nn.Sequential(
+        torch.nn.Conv2d(2, 4, 3),
+        torch.nn.GroupNorm(2, 4),
+        torch.nn.InstanceNorm2d(4, affine=True, track_running_stats=True),
+    )
     x = normal(2, 2, 6, 6).astype(np.float32)
     ours(mg.tensor(x))  # a training step moves the running statistics
-    theirs.load_state_dict({key: torch.from_numpy(np.array(value.numpy())) for key, value in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {key: torch.from_numpy(np.array(value.numpy())) for key, value in ours.state_dict().items()}
+    )
     ours.eval()
     theirs.eval()
-    assert_close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), np.float32, "eval output, ours -> torch")
+    assert_close(
+        ours(mg.tensor(x)), theirs(torch.from_numpy(x)), np.float32, "eval output, ours -> torch"
+    )
     torch.manual_seed(2)
-    theirs = torch.nn.Sequential(torch.nn.Conv2d(2, 4, 3), torch.nn.GroupNorm(2, 4),
-                                 torch.nn.InstanceNorm2d(4, affine=True, track_running_stats=True))
+    theirs = torch.nn.Sequential(
+        torch.nn.Conv2d(2, 4, 3),
+        torch.nn.GroupNorm(2, 4),
+        torch.nn.InstanceNorm2d(4, affine=True, track_running_stats=True),
+    )
     theirs.train()(torch.from_numpy(x))
     ours.load_state_dict({key: value.numpy() for key, value in theirs.state_dict().items()})
-    assert_close(ours(mg.tensor(x)), theirs.eval()(torch.from_numpy(x)), np.float32, "eval output, torch -> ours")
+    assert_close(
+        ours(mg.tensor(x)),
+        theirs.eval()(torch.from_numpy(x)),
+        np.float32,
+        "eval output, torch -> ours",
+    )
 
 
 def test_instance_norm_warns_as_torch_when_channels_differ_without_affine():
@@ -231,8 +278,13 @@ def test_pad_layer_gradcheck(name, args, input_shape, gradcheck_module):
 
 # -- dropout ------------------------------------------------------------------------------------
 
-CHANNEL_DROPOUTS = [("Dropout1d", (8, 16, 5), 2), ("Dropout1d", (16, 7), 1), ("Dropout2d", (8, 16, 3, 4), 2),
-                    ("FeatureAlphaDropout", (8, 16, 3, 4), 2), ("FeatureAlphaDropout", (8, 16, 5), 2)]
+CHANNEL_DROPOUTS = [
+    ("Dropout1d", (8, 16, 5), 2),
+    ("Dropout1d", (16, 7), 1),
+    ("Dropout2d", (8, 16, 3, 4), 2),
+    ("FeatureAlphaDropout", (8, 16, 3, 4), 2),
+    ("FeatureAlphaDropout", (8, 16, 5), 2),
+]
 
 
 @pytest.mark.parametrize("name, shape, drawn_dims", CHANNEL_DROPOUTS)
@@ -249,7 +301,9 @@ def test_channel_dropout_drops_whole_channels_as_often_as_asked(name, shape, dra
     np.testing.assert_allclose(values[kept], slope * inputs[kept] + intercept, rtol=1e-6, atol=1e-6)
     assert np.unique(values[~kept]).size == 1
     if name.startswith("Dropout"):
-        np.testing.assert_allclose([slope, intercept, values[~kept][0, 0]], [1 / 0.7, 0, 0], atol=1e-6)
+        np.testing.assert_allclose(
+            [slope, intercept, values[~kept][0, 0]], [1 / 0.7, 0, 0], atol=1e-6
+        )
     assert 0.5 < kept.mean() < 0.9  # 128 or 16 channels with a keep probability of 0.7
     layer.eval()
     assert layer(x) is x
@@ -265,7 +319,9 @@ def test_dropout_statistics_with_a_fixed_seed():
     assert abs((channel_values != 0).mean() - 0.75) < 0.01
     assert abs(out.mean() - 1) < 0.02
     mg.manual_seed(123)
-    np.testing.assert_array_equal(F.dropout2d(x, p=0.25).numpy(), out)  # the same seed, the same channels
+    np.testing.assert_array_equal(
+        F.dropout2d(x, p=0.25).numpy(), out
+    )  # the same seed, the same channels
 
 
 @pytest.mark.parametrize("function", ["alpha_dropout", "feature_alpha_dropout"])
@@ -296,9 +352,15 @@ def test_alpha_dropout_follows_torchs_affine_rule(p):
     np.testing.assert_allclose(_affine_rule(ours, x), _affine_rule(theirs, x), rtol=1e-8)
 
 
-@pytest.mark.parametrize("call", [lambda F, x: F.dropout1d(x, 0.4), lambda F, x: F.dropout2d(x[..., None], 0.4)[..., 0],
-                                  lambda F, x: F.alpha_dropout(x, 0.4, True),
-                                  lambda F, x: F.feature_alpha_dropout(x, 0.4, True)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, x: F.dropout1d(x, 0.4),
+        lambda F, x: F.dropout2d(x[..., None], 0.4)[..., 0],
+        lambda F, x: F.alpha_dropout(x, 0.4, True),
+        lambda F, x: F.feature_alpha_dropout(x, 0.4, True),
+    ],
+)
 def test_dropout_gradient_is_the_mask_of_the_forward(call):
     mg.manual_seed(3)
     x = mg.tensor(normal(4, 6, 5), requires_grad=True)
@@ -311,7 +373,9 @@ def test_dropout_gradient_is_the_mask_of_the_forward(call):
     np.testing.assert_allclose(x.grad.numpy(), (nudged - out.numpy()) / 1e-3, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("function", ["dropout1d", "dropout2d", "alpha_dropout", "feature_alpha_dropout"])
+@pytest.mark.parametrize(
+    "function", ["dropout1d", "dropout2d", "alpha_dropout", "feature_alpha_dropout"]
+)
 def test_dropout_in_place_and_p_one(function):
     shape = (2, 3, 4) if function == "dropout1d" else (2, 3, 4, 2)
     mg.manual_seed(4)
@@ -338,7 +402,9 @@ def test_dropout2d_warns_as_torch_for_3d_and_2d_inputs():
 @pytest.mark.parametrize("name", ["Dropout1d", "Dropout2d", "AlphaDropout", "FeatureAlphaDropout"])
 def test_dropout_reprs_are_torchs(name):
     assert repr(getattr(nn, name)(0.25)) == repr(getattr(torch.nn, name)(0.25))
-    assert repr(getattr(nn, name)(0.5, inplace=True)) == repr(getattr(torch.nn, name)(0.5, inplace=True))
+    assert repr(getattr(nn, name)(0.5, inplace=True)) == repr(
+        getattr(torch.nn, name)(0.5, inplace=True)
+    )
 
 
 # -- resampling ---------------------------------------------------------------------------------
@@ -349,22 +415,39 @@ INTERPOLATE_CASES = {
     "nearest 1d to 3 (down)": ((2, 3, 7), dict(size=3)),
     "nearest 1d x0.6": ((2, 3, 7), dict(scale_factor=0.6)),
     "nearest-exact 1d to 8": ((2, 3, 5), dict(size=8, mode="nearest-exact")),
-    "nearest-exact 1d x1.7, recomputed": ((2, 3, 7), dict(scale_factor=1.7, mode="nearest-exact",
-                                                          recompute_scale_factor=True)),
+    "nearest-exact 1d x1.7, recomputed": (
+        (2, 3, 7),
+        dict(scale_factor=1.7, mode="nearest-exact", recompute_scale_factor=True),
+    ),
     "nearest 2d x(2, 3)": ((2, 2, 4, 5), dict(scale_factor=(2, 3))),
     "nearest 2d to (7, 3)": ((2, 2, 4, 5), dict(size=(7, 3))),
-    "nearest-exact 2d x(0.5, 2.3)": ((1, 2, 5, 4), dict(scale_factor=(0.5, 2.3), mode="nearest-exact")),
+    "nearest-exact 2d x(0.5, 2.3)": (
+        (1, 2, 5, 4),
+        dict(scale_factor=(0.5, 2.3), mode="nearest-exact"),
+    ),
     "linear to 9": ((2, 3, 5), dict(size=9, mode="linear")),
     "linear to 9, align_corners": ((2, 3, 5), dict(size=9, mode="linear", align_corners=True)),
     "linear x2.5": ((2, 3, 5), dict(scale_factor=2.5, mode="linear")),
-    "linear x2.5, recomputed": ((2, 3, 5), dict(scale_factor=2.5, mode="linear", recompute_scale_factor=True)),
+    "linear x2.5, recomputed": (
+        (2, 3, 5),
+        dict(scale_factor=2.5, mode="linear", recompute_scale_factor=True),
+    ),
     "linear to 4 (down)": ((2, 3, 6), dict(size=4, mode="linear")),
     "linear to 1, align_corners": ((2, 3, 6), dict(size=1, mode="linear", align_corners=True)),
     "bilinear to (7, 3)": ((2, 2, 4, 5), dict(size=(7, 3), mode="bilinear")),
-    "bilinear to (7, 3), align_corners": ((2, 2, 4, 5), dict(size=(7, 3), mode="bilinear", align_corners=True)),
+    "bilinear to (7, 3), align_corners": (
+        (2, 2, 4, 5),
+        dict(size=(7, 3), mode="bilinear", align_corners=True),
+    ),
     "bilinear x1.5": ((1, 2, 5, 4), dict(scale_factor=1.5, mode="bilinear")),
-    "bilinear x1.5, recomputed": ((1, 2, 5, 4), dict(scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)),
-    "bilinear x2, align_corners": ((2, 3, 3, 3), dict(scale_factor=2, mode="bilinear", align_corners=True)),
+    "bilinear x1.5, recomputed": (
+        (1, 2, 5, 4),
+        dict(scale_factor=1.5, mode="bilinear", recompute_scale_factor=True),
+    ),
+    "bilinear x2, align_corners": (
+        (2, 3, 3, 3),
+        dict(scale_factor=2, mode="bilinear", align_corners=True),
+    ),
 }
 
 
@@ -407,9 +490,19 @@ def test_pixel_unshuffle_undoes_pixel_shuffle():
 RESAMPLE_LAYERS = [
     ("Upsample", (), dict(scale_factor=2), (2, 3, 4)),
     ("Upsample", (), dict(size=(5, 7), mode="bilinear"), (2, 3, 3, 4)),
-    ("Upsample", (), dict(scale_factor=(1.5, 2), mode="bilinear", align_corners=True), (1, 2, 4, 3)),
+    (
+        "Upsample",
+        (),
+        dict(scale_factor=(1.5, 2), mode="bilinear", align_corners=True),
+        (1, 2, 4, 3),
+    ),
     ("Upsample", (), dict(size=7, mode="linear", align_corners=False), (2, 3, 4)),
-    ("Upsample", (), dict(scale_factor=1.5, mode="nearest-exact", recompute_scale_factor=True), (2, 2, 5, 3)),
+    (
+        "Upsample",
+        (),
+        dict(scale_factor=1.5, mode="nearest-exact", recompute_scale_factor=True),
+        (2, 2, 5, 3),
+    ),
     ("UpsamplingNearest2d", (), dict(scale_factor=2), (2, 3, 3, 4)),
     ("UpsamplingNearest2d", (), dict(size=(5, 2)), (1, 2, 3, 4)),
     ("UpsamplingBilinear2d", (), dict(size=5), (2, 3, 3, 4)),
@@ -433,6 +526,7 @@ def test_resample_layer_gradcheck(name, args, kwargs, input_shape, gradcheck_mod
 
 # -- bad inputs ---------------------------------------------------------------------------------
 
+
 def _floats(*shape):
     return normal(*shape).astype(np.float32)
 
@@ -443,84 +537,150 @@ THEIRS = SimpleNamespace(F=torch.nn.functional, nn=torch.nn, tensor=torch.from_n
 # name -> (call(library), our error class, a pattern our message matches: what was expected and given)
 BAD_INPUTS = {
     "GroupNorm: channels not divisible by groups": (
-        lambda L: L.nn.GroupNorm(4, 6), ArgumentError, r"num_channels \(6\) must be divisible by num_groups \(4\)"),
+        lambda L: L.nn.GroupNorm(4, 6),
+        ArgumentError,
+        r"num_channels \(6\) must be divisible by num_groups \(4\)",
+    ),
     "group_norm: channels not divisible by groups": (
-        lambda L: L.F.group_norm(L.tensor(_floats(2, 6, 3)), 4), ShapeError,
-        r"divides the 6 channels .*\(2, 6, 3\).*got num_groups=4"),
+        lambda L: L.F.group_norm(L.tensor(_floats(2, 6, 3)), 4),
+        ShapeError,
+        r"divides the 6 channels .*\(2, 6, 3\).*got num_groups=4",
+    ),
     "group_norm: 1-D input": (
-        lambda L: L.F.group_norm(L.tensor(_floats(6)), 2), ShapeError, r"at least 2 dims .*got input of shape \(6,\)"),
+        lambda L: L.F.group_norm(L.tensor(_floats(6)), 2),
+        ShapeError,
+        r"at least 2 dims .*got input of shape \(6,\)",
+    ),
     "GroupNorm: input with other channels": (
-        lambda L: L.nn.GroupNorm(2, 4)(L.tensor(_floats(2, 6, 3))), ShapeError,
-        r"expected weight of shape \(6,\) .*got \(4,\)"),
+        lambda L: L.nn.GroupNorm(2, 4)(L.tensor(_floats(2, 6, 3))),
+        ShapeError,
+        r"expected weight of shape \(6,\) .*got \(4,\)",
+    ),
     "InstanceNorm1d: 4-D input": (
-        lambda L: L.nn.InstanceNorm1d(3)(L.tensor(_floats(2, 3, 4, 5))), ShapeError,
-        r"expected a 2-D \(C, \.\.\.\) or 3-D \(N, C, \.\.\.\) input; got \(2, 3, 4, 5\)"),
+        lambda L: L.nn.InstanceNorm1d(3)(L.tensor(_floats(2, 3, 4, 5))),
+        ShapeError,
+        r"expected a 2-D \(C, \.\.\.\) or 3-D \(N, C, \.\.\.\) input; got \(2, 3, 4, 5\)",
+    ),
     "InstanceNorm2d: 2-D input": (
-        lambda L: L.nn.InstanceNorm2d(3)(L.tensor(_floats(3, 4))), ShapeError, r"3-D .* or 4-D .*got \(3, 4\)"),
+        lambda L: L.nn.InstanceNorm2d(3)(L.tensor(_floats(3, 4))),
+        ShapeError,
+        r"3-D .* or 4-D .*got \(3, 4\)",
+    ),
     "InstanceNorm1d: affine, other channels": (
-        lambda L: L.nn.InstanceNorm1d(3, affine=True)(L.tensor(_floats(2, 4, 5))), ShapeError,
-        r"size at dim=1 to match num_features \(3\); got input of shape \(2, 4, 5\)"),
+        lambda L: L.nn.InstanceNorm1d(3, affine=True)(L.tensor(_floats(2, 4, 5))),
+        ShapeError,
+        r"size at dim=1 to match num_features \(3\); got input of shape \(2, 4, 5\)",
+    ),
     "instance_norm: one value per plane": (
-        lambda L: L.F.instance_norm(L.tensor(_floats(2, 3, 1))), ShapeError,
-        r"more than 1 spatial element when training; got input of shape \(2, 3, 1\)"),
+        lambda L: L.F.instance_norm(L.tensor(_floats(2, 3, 1))),
+        ShapeError,
+        r"more than 1 spatial element when training; got input of shape \(2, 3, 1\)",
+    ),
     "local_response_norm: 2-D input": (
-        lambda L: L.F.local_response_norm(L.tensor(_floats(2, 3)), 2), ShapeError,
-        r"at least 3 dims .*got input of shape \(2, 3\)"),
+        lambda L: L.F.local_response_norm(L.tensor(_floats(2, 3)), 2),
+        ShapeError,
+        r"at least 3 dims .*got input of shape \(2, 3\)",
+    ),
     "dropout1d: 4-D input": (
-        lambda L: L.F.dropout1d(L.tensor(_floats(2, 3, 4, 5))), ShapeError,
-        r"2-D \(C, L\) or 3-D \(N, C, L\) input; got \(2, 3, 4, 5\)"),
+        lambda L: L.F.dropout1d(L.tensor(_floats(2, 3, 4, 5))),
+        ShapeError,
+        r"2-D \(C, L\) or 3-D \(N, C, L\) input; got \(2, 3, 4, 5\)",
+    ),
     "dropout2d: p above 1": (
-        lambda L: L.F.dropout2d(L.tensor(_floats(2, 3, 4, 5)), 1.5), ArgumentError,
-        r"between 0 and 1; got 1.5"),
+        lambda L: L.F.dropout2d(L.tensor(_floats(2, 3, 4, 5)), 1.5),
+        ArgumentError,
+        r"between 0 and 1; got 1.5",
+    ),
     "alpha_dropout: negative p": (
-        lambda L: L.F.alpha_dropout(L.tensor(_floats(4)), -0.1, True), ArgumentError, r"between 0 and 1; got -0.1"),
-    "Dropout2d: p above 1": (lambda L: L.nn.Dropout2d(2.0), ValueError, r"p must be in \[0, 1\]; got 2.0"),
+        lambda L: L.F.alpha_dropout(L.tensor(_floats(4)), -0.1, True),
+        ArgumentError,
+        r"between 0 and 1; got -0.1",
+    ),
+    "Dropout2d: p above 1": (
+        lambda L: L.nn.Dropout2d(2.0),
+        ValueError,
+        r"p must be in \[0, 1\]; got 2.0",
+    ),
     "feature_alpha_dropout: 1-D input": (
-        lambda L: L.F.feature_alpha_dropout(L.tensor(_floats(4)), 0.5, True), ShapeError,
-        r"batch and a channel dim \(N, C, \.\.\.\); got input of shape \(4,\)"),
+        lambda L: L.F.feature_alpha_dropout(L.tensor(_floats(4)), 0.5, True),
+        ShapeError,
+        r"batch and a channel dim \(N, C, \.\.\.\); got input of shape \(4,\)",
+    ),
     "ZeroPad2d: padding of 3 numbers": (
-        lambda L: L.nn.ZeroPad2d((1, 2, 3))(L.tensor(_floats(1, 2, 3))), ArgumentError, r"an int or a tuple of 4 ints; got \(1, 2, 3\)"),
+        lambda L: L.nn.ZeroPad2d((1, 2, 3))(L.tensor(_floats(1, 2, 3))),
+        ArgumentError,
+        r"an int or a tuple of 4 ints; got \(1, 2, 3\)",
+    ),
     "ReflectionPad1d: padding as wide as the input": (
-        lambda L: L.nn.ReflectionPad1d(3)(L.tensor(_floats(1, 2, 3))), ShapeError,
-        r"reflect padding of \(3, 3\) does not fit dim 2 of size 3.*at most 2"),
+        lambda L: L.nn.ReflectionPad1d(3)(L.tensor(_floats(1, 2, 3))),
+        ShapeError,
+        r"reflect padding of \(3, 3\) does not fit dim 2 of size 3.*at most 2",
+    ),
     "ReflectionPad2d: 2-D input": (
-        lambda L: L.nn.ReflectionPad2d(1)(L.tensor(_floats(4, 4))), ShapeError,
-        r"3-D or 4-D input \(C, H, W\) or \(N, C, H, W\); got input of shape \(4, 4\)"),
+        lambda L: L.nn.ReflectionPad2d(1)(L.tensor(_floats(4, 4))),
+        ShapeError,
+        r"3-D or 4-D input \(C, H, W\) or \(N, C, H, W\); got input of shape \(4, 4\)",
+    ),
     "ReplicationPad1d: 4-D input": (
-        lambda L: L.nn.ReplicationPad1d(1)(L.tensor(_floats(1, 1, 4, 4))), ShapeError,
-        r"2-D or 3-D input \(C, L\) or \(N, C, L\); got input of shape \(1, 1, 4, 4\)"),
+        lambda L: L.nn.ReplicationPad1d(1)(L.tensor(_floats(1, 1, 4, 4))),
+        ShapeError,
+        r"2-D or 3-D input \(C, L\) or \(N, C, L\); got input of shape \(1, 1, 4, 4\)",
+    ),
     "interpolate: both size and scale_factor": (
-        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, scale_factor=2), ArgumentError,
-        r"exactly one of size or scale_factor; got both \(size=3, scale_factor=2\)"),
+        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, scale_factor=2),
+        ArgumentError,
+        r"exactly one of size or scale_factor; got both \(size=3, scale_factor=2\)",
+    ),
     "interpolate: neither size nor scale_factor": (
-        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4))), ArgumentError, r"got neither"),
+        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4))),
+        ArgumentError,
+        r"got neither",
+    ),
     "interpolate: bilinear of a 3-D input": (
-        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, mode="bilinear"), ShapeError,
-        r"mode 'bilinear' expects a 4-D \(N, C, H, W\) input; got input of shape \(1, 2, 4\)"),
+        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, mode="bilinear"),
+        ShapeError,
+        r"mode 'bilinear' expects a 4-D \(N, C, H, W\) input; got input of shape \(1, 2, 4\)",
+    ),
     "interpolate: linear of a 4-D input": (
-        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4, 4)), size=3, mode="linear"), ShapeError,
-        r"mode 'linear' expects a 3-D \(N, C, L\) input; got input of shape \(1, 2, 4, 4\)"),
+        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4, 4)), size=3, mode="linear"),
+        ShapeError,
+        r"mode 'linear' expects a 3-D \(N, C, L\) input; got input of shape \(1, 2, 4, 4\)",
+    ),
     "interpolate: nearest of a 2-D input": (
-        lambda L: L.F.interpolate(L.tensor(_floats(2, 4)), size=3), ShapeError,
-        r"3-D \(N, C, L\) or 4-D \(N, C, H, W\) input; got input of shape \(2, 4\)"),
+        lambda L: L.F.interpolate(L.tensor(_floats(2, 4)), size=3),
+        ShapeError,
+        r"3-D \(N, C, L\) or 4-D \(N, C, H, W\) input; got input of shape \(2, 4\)",
+    ),
     "interpolate: align_corners with nearest": (
-        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, align_corners=True), ArgumentError,
-        r"align_corners can only be set with the interpolating modes.*got mode 'nearest'"),
+        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, align_corners=True),
+        ArgumentError,
+        r"align_corners can only be set with the interpolating modes.*got mode 'nearest'",
+    ),
     "interpolate: size of the wrong length": (
-        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4, 4)), size=(3, 3, 3)), ArgumentError,
-        r"size must be an int >= 1 or a tuple of 2 .*got \(3, 3, 3\)"),
+        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4, 4)), size=(3, 3, 3)),
+        ArgumentError,
+        r"size must be an int >= 1 or a tuple of 2 .*got \(3, 3, 3\)",
+    ),
     "interpolate: unknown mode": (
-        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, mode="cubic"), ArgumentError,
-        r"mode must be one of .*got 'cubic'"),
+        lambda L: L.F.interpolate(L.tensor(_floats(1, 2, 4)), size=3, mode="cubic"),
+        ArgumentError,
+        r"mode must be one of .*got 'cubic'",
+    ),
     "pixel_shuffle: channels not divisible by r^2": (
-        lambda L: L.F.pixel_shuffle(L.tensor(_floats(1, 6, 3, 3)), 2), ShapeError,
-        r"channels divisible by upscale_factor\^2 = 4; got \(1, 6, 3, 3\)"),
+        lambda L: L.F.pixel_shuffle(L.tensor(_floats(1, 6, 3, 3)), 2),
+        ShapeError,
+        r"channels divisible by upscale_factor\^2 = 4; got \(1, 6, 3, 3\)",
+    ),
     "pixel_unshuffle: width not divisible by r": (
-        lambda L: L.F.pixel_unshuffle(L.tensor(_floats(1, 2, 4, 5)), 2), ShapeError,
-        r"H and W divisible by downscale_factor=2; got \(1, 2, 4, 5\)"),
+        lambda L: L.F.pixel_unshuffle(L.tensor(_floats(1, 2, 4, 5)), 2),
+        ShapeError,
+        r"H and W divisible by downscale_factor=2; got \(1, 2, 4, 5\)",
+    ),
     "channel_shuffle: channels not divisible by groups": (
-        lambda L: L.F.channel_shuffle(L.tensor(_floats(1, 5, 3)), 2), ShapeError,
-        r"C divisible by groups=2; got \(1, 5, 3\)"),
+        lambda L: L.F.channel_shuffle(L.tensor(_floats(1, 5, 3)), 2),
+        ShapeError,
+        r"C divisible by groups=2; got \(1, 5, 3\)",
+    ),
 }
 
 
@@ -531,5 +691,7 @@ def test_bad_inputs_raise_clear_runtime_errors(case):
         call(OURS)
     if error is not ValueError:
         assert isinstance(caught.value, RuntimeError)  # what torch raises, so torch code catches it
-    with pytest.raises((RuntimeError, ValueError, NotImplementedError, IndexError)):  # torch refuses it too
+    with pytest.raises(
+        (RuntimeError, ValueError, NotImplementedError, IndexError)
+    ):  # torch refuses it too
         call(THEIRS)

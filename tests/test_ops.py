@@ -39,10 +39,17 @@ BINARY = {
     "sub": (lambda a, b: a - b, np.subtract),
     "mul": (lambda a, b: a * b, np.multiply),
     "div": (lambda a, b: a / b, np.divide),
-    "pow": (lambda a, b: a ** b, np.power),
+    "pow": (lambda a, b: a**b, np.power),
 }
-SHAPE_PAIRS = [((3, 4), (3, 4)), ((3, 1, 4), (2, 4)), ((2, 4), (3, 1, 4)), ((4,), (3, 4)),
-               ((), (2, 3)), ((2, 1), (1, 3)), ((1,), (1,))]
+SHAPE_PAIRS = [
+    ((3, 4), (3, 4)),
+    ((3, 1, 4), (2, 4)),
+    ((2, 4), (3, 1, 4)),
+    ((4,), (3, 4)),
+    ((), (2, 3)),
+    ((2, 1), (1, 3)),
+    ((1,), (1,)),
+]
 
 
 @pytest.mark.parametrize("name", BINARY)
@@ -64,25 +71,45 @@ def test_binary_ops_method_and_function_forms(name):
     np.testing.assert_array_equal(method, function)
 
 
-@pytest.mark.parametrize("make, dtype", [
-    (lambda: mg.tensor([1, 2]) * 2.5, np.float32),               # int tensor, float number: default float
-    (lambda: mg.tensor([1, 2]) / mg.tensor([2, 4]), np.float32),  # int / int: true division
-    (lambda: mg.tensor([1, 2]) + 2, np.int64),
-    (lambda: mg.tensor([1, 2]) + mg.tensor([0.5, 1.0]), np.float32),  # numpy would give float64
-    (lambda: mg.tensor([1.0, 2.0]) * mg.tensor(np.float64(3.0)), np.float32),  # a 0-d tensor does not widen
-    (lambda: mg.tensor([1.0, 2.0]) * mg.tensor(np.array([3.0, 4.0])), np.float64),
-    (lambda: mg.tensor(np.array([1, 2], np.int32)) + mg.tensor(np.int64(3)), np.int32),
-    (lambda: mg.tensor([True, False]) + 1.5, np.float32),
-    (lambda: mg.tensor([4, 9]) ** 0.5, np.float32),
-], ids=["int*float", "int/int", "int+int", "int+float32", "f32*f64 0-d", "f32*f64", "i32+i64 0-d",
-        "bool+float", "int**float"])
+@pytest.mark.parametrize(
+    "make, dtype",
+    [
+        (lambda: mg.tensor([1, 2]) * 2.5, np.float32),  # int tensor, float number: default float
+        (lambda: mg.tensor([1, 2]) / mg.tensor([2, 4]), np.float32),  # int / int: true division
+        (lambda: mg.tensor([1, 2]) + 2, np.int64),
+        (lambda: mg.tensor([1, 2]) + mg.tensor([0.5, 1.0]), np.float32),  # numpy would give float64
+        (
+            lambda: mg.tensor([1.0, 2.0]) * mg.tensor(np.float64(3.0)),
+            np.float32,
+        ),  # a 0-d tensor does not widen
+        (lambda: mg.tensor([1.0, 2.0]) * mg.tensor(np.array([3.0, 4.0])), np.float64),
+        (lambda: mg.tensor(np.array([1, 2], np.int32)) + mg.tensor(np.int64(3)), np.int32),
+        (lambda: mg.tensor([True, False]) + 1.5, np.float32),
+        (lambda: mg.tensor([4, 9]) ** 0.5, np.float32),
+    ],
+    ids=[
+        "int*float",
+        "int/int",
+        "int+int",
+        "int+float32",
+        "f32*f64 0-d",
+        "f32*f64",
+        "i32+i64 0-d",
+        "bool+float",
+        "int**float",
+    ],
+)
 def test_mixed_operands_follow_torch_promotion(make, dtype):
     # PyTorch's rules (checked against torch itself in test_vs_torch.py)
     assert make().dtype == dtype
 
+
 @FAST
-@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
-       name=st.sampled_from(sorted(BINARY)), seed=st.integers(0, 1000))
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+    name=st.sampled_from(sorted(BINARY)),
+    seed=st.integers(0, 1000),
+)
 def test_binary_ops_random_broadcasting(shapes, name, seed):
     op, reference = BINARY[name]
     a = rand(*shapes.input_shapes[0], low=0.5, high=2.0, seed=seed)
@@ -93,22 +120,39 @@ def test_binary_ops_random_broadcasting(shapes, name, seed):
     check(op, a, b)
 
 
-@pytest.mark.parametrize("fn, reference", [
-    (lambda x: 2 + x, lambda x: 2 + x),
-    (lambda x: 2 - x, lambda x: 2 - x),
-    (lambda x: 2 * x, lambda x: 2 * x),
-    (lambda x: 2 / x, lambda x: 2 / x),
-    (lambda x: 2 ** x, lambda x: 2 ** x),
-    (lambda x: 0.5 ** x, lambda x: 0.5 ** x),
-    (lambda x: x - 1.5, lambda x: x - 1.5),
-    (lambda x: x / 4, lambda x: x / 4),
-    (lambda x: x ** 3, lambda x: x ** 3),
-    (lambda x: x ** 0.5, np.sqrt),
-    (lambda x: x ** -1.5, lambda x: x ** -1.5),
-    (lambda x: x ** 0, np.ones_like),
-    (lambda x: np.array([1.0, 2.0, 3.0]) - x, lambda x: np.array([1.0, 2.0, 3.0]) - x),
-], ids=["2+x", "2-x", "2*x", "2/x", "2**x", "0.5**x", "x-1.5", "x/4", "x**3", "x**0.5", "x**-1.5", "x**0",
-        "array-x"])
+@pytest.mark.parametrize(
+    "fn, reference",
+    [
+        (lambda x: 2 + x, lambda x: 2 + x),
+        (lambda x: 2 - x, lambda x: 2 - x),
+        (lambda x: 2 * x, lambda x: 2 * x),
+        (lambda x: 2 / x, lambda x: 2 / x),
+        (lambda x: 2**x, lambda x: 2**x),
+        (lambda x: 0.5**x, lambda x: 0.5**x),
+        (lambda x: x - 1.5, lambda x: x - 1.5),
+        (lambda x: x / 4, lambda x: x / 4),
+        (lambda x: x**3, lambda x: x**3),
+        (lambda x: x**0.5, np.sqrt),
+        (lambda x: x**-1.5, lambda x: x**-1.5),
+        (lambda x: x**0, np.ones_like),
+        (lambda x: np.array([1.0, 2.0, 3.0]) - x, lambda x: np.array([1.0, 2.0, 3.0]) - x),
+    ],
+    ids=[
+        "2+x",
+        "2-x",
+        "2*x",
+        "2/x",
+        "2**x",
+        "0.5**x",
+        "x-1.5",
+        "x/4",
+        "x**3",
+        "x**0.5",
+        "x**-1.5",
+        "x**0",
+        "array-x",
+    ],
+)
 def test_scalar_and_reflected_operands(fn, reference):
     x = rand(2, 3, low=0.5, high=2.0, seed=3)
     np.testing.assert_allclose(value(fn, x), reference(x), rtol=1e-12)
@@ -117,13 +161,13 @@ def test_scalar_and_reflected_operands(fn, reference):
 
 def test_pow_with_tensor_exponent_gradient_to_both():
     base, exponent = rand(3, 1, low=0.5, high=2.0, seed=4), rand(4, low=-1.0, high=2.0, seed=5)
-    check(lambda a, b: a ** b, base, exponent)
+    check(lambda a, b: a**b, base, exponent)
     check(lambda a, b: mg.ops.pow(a, b), base, exponent)
 
 
 def test_pow_negative_base_integer_exponent():
-    check(lambda x: x ** 3, np.array([-1.5, -0.5, 2.0]))
-    check(lambda x: x ** 2, np.array([-1.5, -0.5, 2.0]))
+    check(lambda x: x**3, np.array([-1.5, -0.5, 2.0]))
+    check(lambda x: x**2, np.array([-1.5, -0.5, 2.0]))
 
 
 @pytest.mark.parametrize("shapes", [((2, 3), (4,)), ((3, 1, 4), (2, 5)), ((2,), (3,))], ids=str)
@@ -138,19 +182,24 @@ def test_binary_shape_mismatch_names_both_shapes(name, shapes):
 
 # -- matmul -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shapes", [
-    ((3, 4), (4, 5)),            # 2-D
-    ((2, 3, 4), (2, 4, 5)),      # batched
-    ((2, 3, 4), (4, 5)),         # batch on the left only
-    ((3, 4), (2, 4, 5)),         # batch on the right only
-    ((2, 1, 3, 4), (3, 4, 2)),   # batch dims broadcast: (2, 1) with (3,)
-    ((1, 3, 4), (2, 4, 5)),      # size-1 batch dim broadcast
-    ((4,), (4, 5)),              # 1-D on the left
-    ((3, 4), (4,)),              # 1-D on the right
-    ((4,), (4,)),                # dot product
-    ((4,), (2, 4, 5)),
-    ((2, 3, 4), (4,)),
-], ids=str)
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((3, 4), (4, 5)),  # 2-D
+        ((2, 3, 4), (2, 4, 5)),  # batched
+        ((2, 3, 4), (4, 5)),  # batch on the left only
+        ((3, 4), (2, 4, 5)),  # batch on the right only
+        ((2, 1, 3, 4), (3, 4, 2)),  # batch dims broadcast: (2, 1) with (3,)
+        ((1, 3, 4), (2, 4, 5)),  # size-1 batch dim broadcast
+        ((4,), (4, 5)),  # 1-D on the left
+        ((3, 4), (4,)),  # 1-D on the right
+        ((4,), (4,)),  # dot product
+        ((4,), (2, 4, 5)),
+        ((2, 3, 4), (4,)),
+    ],
+    ids=str,
+)
 def test_matmul(shapes):
     a, b = rand(*shapes[0], seed=6), rand(*shapes[1], seed=7)
     out = value(lambda x, y: x @ y, a, b)
@@ -161,8 +210,11 @@ def test_matmul(shapes):
 
 
 @FAST
-@given(batch=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3),
-       sizes=st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)), seed=st.integers(0, 1000))
+@given(
+    batch=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3),
+    sizes=st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)),
+    seed=st.integers(0, 1000),
+)
 def test_matmul_random_batch_broadcasting(batch, sizes, seed):
     n, k, m = sizes
     a = rand(*batch.input_shapes[0], n, k, seed=seed)
@@ -187,8 +239,11 @@ def test_matmul_float32():
     np.testing.assert_allclose(out.numpy(), np.matmul(a.numpy(), b.numpy()), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("shapes", [((3, 4), (5, 6)), ((4,), (3,)), ((2, 3, 4), (3, 5)), ((2, 3, 4), (3, 4, 5)),
-                                    ((3,), (4, 5))], ids=str)
+@pytest.mark.parametrize(
+    "shapes",
+    [((3, 4), (5, 6)), ((4,), (3,)), ((2, 3, 4), (3, 5)), ((2, 3, 4), (3, 4, 5)), ((3,), (4, 5))],
+    ids=str,
+)
 def test_matmul_mismatch_names_both_shapes(shapes):
     with pytest.raises(ValueError) as info:
         mg.zeros(*shapes[0]) @ mg.zeros(*shapes[1])
@@ -242,7 +297,9 @@ def test_unary_edge_values():
     np.testing.assert_array_equal(mg.tanh(big).numpy(), [-1.0, 0.0, 1.0])
     x = mg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     (mg.relu(x) + mg.abs(x)).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [-1.0, 0.0, 2.0])  # relu'(0) = abs'(0) = 0, as torch
+    np.testing.assert_array_equal(
+        x.grad.numpy(), [-1.0, 0.0, 2.0]
+    )  # relu'(0) = abs'(0) = 0, as torch
 
 
 # -- reductions ---------------------------------------------------------------------------
@@ -308,7 +365,9 @@ def test_max_ties_share_the_gradient():
 def test_var(dim, keepdim, unbiased):
     x = rand(2, 3, 4, seed=16)
     out = value(lambda t: t.var(dim, unbiased, keepdim), x)  # torch's positional order
-    np.testing.assert_allclose(out, np.var(x, axis=dim, keepdims=keepdim, ddof=1 if unbiased else 0), rtol=1e-12)
+    np.testing.assert_allclose(
+        out, np.var(x, axis=dim, keepdims=keepdim, ddof=1 if unbiased else 0), rtol=1e-12
+    )
     check(lambda t: mg.var(t, dim, keepdim=keepdim, unbiased=unbiased), x)
 
 
@@ -334,11 +393,17 @@ def test_reductions_keep_float32():
 @FAST
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=3, max_side=4), data=st.data())
 def test_reductions_random_shapes(shape, data):
-    dims = data.draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True))
+    dims = data.draw(
+        st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True)
+    )
     keepdim = data.draw(st.booleans())
     x = rand(*shape, seed=len(shape))
-    np.testing.assert_allclose(value(lambda t: t.sum(tuple(dims), keepdim), x),
-                               x.sum(axis=tuple(dims), keepdims=keepdim), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        value(lambda t: t.sum(tuple(dims), keepdim), x),
+        x.sum(axis=tuple(dims), keepdims=keepdim),
+        rtol=1e-12,
+        atol=1e-12,
+    )
     check(lambda t: t.mean(tuple(dims), keepdim) * t.sum(tuple(dims), keepdim), x)
     check(lambda t: t.max(dims[0], keepdim).values, x)
 
@@ -361,9 +426,17 @@ SHAPE_OPS = [
     ("flatten", lambda t: t.flatten(), lambda a: a.reshape(-1)),
     ("flatten_range", lambda t: mg.flatten(t, 1), lambda a: a.reshape(2, 12)),
     ("flatten_start_end", lambda t: t.flatten(0, 1), lambda a: a.reshape(6, 4)),
-    ("expand_leading", lambda t: t[:, :1].expand(5, 2, 3, 4), lambda a: np.broadcast_to(a[:, :1], (5, 2, 3, 4))),
+    (
+        "expand_leading",
+        lambda t: t[:, :1].expand(5, 2, 3, 4),
+        lambda a: np.broadcast_to(a[:, :1], (5, 2, 3, 4)),
+    ),
     ("expand_minus_one", lambda t: mg.expand(t[:1], -1, 3, 4), lambda a: a[:1]),
-    ("expand_size1", lambda t: t[:, :, 1:2].expand(2, 3, 5), lambda a: np.broadcast_to(a[:, :, 1:2], (2, 3, 5))),
+    (
+        "expand_size1",
+        lambda t: t[:, :, 1:2].expand(2, 3, 5),
+        lambda a: np.broadcast_to(a[:, :, 1:2], (2, 3, 5)),
+    ),
     ("clone", lambda t: t.clone(), lambda a: a),
 ]
 
@@ -407,13 +480,16 @@ def test_shape_op_gradient_moves_back_exactly():
     np.testing.assert_array_equal(x.grad.numpy(), weights.numpy().T)
 
 
-@pytest.mark.parametrize("call, shapes", [
-    (lambda: mg.zeros(2, 3).reshape(4, 2), [(2, 3), (4, 2)]),
-    (lambda: mg.zeros(2, 3).view(-1, 4), [(2, 3)]),
-    (lambda: mg.zeros(2, 3).expand(3, 3), [(2, 3), (3, 3)]),
-    (lambda: mg.zeros(2, 3).expand(3), [(2, 3)]),
-    (lambda: mg.zeros(2, 3).permute(0, 0), [(2, 3)]),
-])
+@pytest.mark.parametrize(
+    "call, shapes",
+    [
+        (lambda: mg.zeros(2, 3).reshape(4, 2), [(2, 3), (4, 2)]),
+        (lambda: mg.zeros(2, 3).view(-1, 4), [(2, 3)]),
+        (lambda: mg.zeros(2, 3).expand(3, 3), [(2, 3), (3, 3)]),
+        (lambda: mg.zeros(2, 3).expand(3), [(2, 3)]),
+        (lambda: mg.zeros(2, 3).permute(0, 0), [(2, 3)]),
+    ],
+)
 def test_shape_errors_name_shapes(call, shapes):
     with pytest.raises(ValueError) as info:
         call()
@@ -484,12 +560,16 @@ def test_getitem_negative_step_is_refused_as_in_torch():
 
 # -- gather, cat, stack -------------------------------------------------------------------
 
-@pytest.mark.parametrize("dim, index", [
-    (0, np.array([[0, 1, 2, 0], [2, 2, 2, 1]])),
-    (1, np.array([[3, 3, 0], [1, 1, 1], [0, 2, 3]])),   # repeated indices, fewer columns
-    (-1, np.array([[0], [3], [2]])),
-    (1, np.array([[1, 2], [0, 0]])),                    # fewer rows than the input
-])
+
+@pytest.mark.parametrize(
+    "dim, index",
+    [
+        (0, np.array([[0, 1, 2, 0], [2, 2, 2, 1]])),
+        (1, np.array([[3, 3, 0], [1, 1, 1], [0, 2, 3]])),  # repeated indices, fewer columns
+        (-1, np.array([[0], [3], [2]])),
+        (1, np.array([[1, 2], [0, 0]])),  # fewer rows than the input
+    ],
+)
 def test_gather(dim, index):
     x = rand(3, 4, seed=21)
     expected = np.empty(index.shape)
@@ -522,28 +602,41 @@ def test_gather_errors():
         x.gather(1, np.zeros((3, 1)))
 
 
-@pytest.mark.parametrize("dim, shapes", [
-    (0, [(2, 3), (1, 3), (4, 3)]),
-    (1, [(2, 3), (2, 1), (2, 2)]),
-    (-1, [(2, 2, 1), (2, 2, 3)]),
-    (0, [(3,)]),
-], ids=str)
+@pytest.mark.parametrize(
+    "dim, shapes",
+    [
+        (0, [(2, 3), (1, 3), (4, 3)]),
+        (1, [(2, 3), (2, 1), (2, 2)]),
+        (-1, [(2, 2, 1), (2, 2, 3)]),
+        (0, [(3,)]),
+    ],
+    ids=str,
+)
 def test_cat(dim, shapes):
     arrays = [rand(*s, seed=30 + i) for i, s in enumerate(shapes)]
-    np.testing.assert_array_equal(value(lambda *ts: mg.cat(ts, dim), *arrays), np.concatenate(arrays, axis=dim))
+    np.testing.assert_array_equal(
+        value(lambda *ts: mg.cat(ts, dim), *arrays), np.concatenate(arrays, axis=dim)
+    )
     check(lambda *ts: mg.cat(list(ts), dim=dim), *arrays)
 
 
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
 def test_stack(dim):
     arrays = [rand(2, 3, seed=40 + i) for i in range(3)]
-    np.testing.assert_array_equal(value(lambda *ts: mg.stack(ts, dim), *arrays), np.stack(arrays, axis=dim))
+    np.testing.assert_array_equal(
+        value(lambda *ts: mg.stack(ts, dim), *arrays), np.stack(arrays, axis=dim)
+    )
     check(lambda *ts: mg.stack(ts, dim=dim), *arrays)
 
 
 def test_cat_and_stack_with_a_constant():
     x = rand(2, 2, seed=44)
-    check(lambda t: mg.cat([t, np.ones((1, 2))])[1:] * mg.stack([t, t * 2, np.zeros((2, 2))], 1)[:, 1], x)
+    check(
+        lambda t: (
+            mg.cat([t, np.ones((1, 2))])[1:] * mg.stack([t, t * 2, np.zeros((2, 2))], 1)[:, 1]
+        ),
+        x,
+    )
 
 
 def test_cat_stack_errors_name_shapes():
@@ -564,13 +657,24 @@ def test_cat_stack_errors_name_shapes():
 
 # -- where, masked_fill -------------------------------------------------------------------
 
-@pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), (3, 4)), ((4,), (3, 4), (3, 1)),
-                                    ((2, 3, 4), (3, 4), (4,))], ids=str)
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((3, 4), (3, 4), (3, 4)),
+        ((3, 1), (1, 4), (3, 4)),
+        ((4,), (3, 4), (3, 1)),
+        ((2, 3, 4), (3, 4), (4,)),
+    ],
+    ids=str,
+)
 def test_where(shapes):
     cond_shape, x_shape, y_shape = shapes
     condition = np.random.default_rng(1).random(cond_shape) < 0.5
     x, y = rand(*x_shape, seed=50), rand(*y_shape, seed=51)
-    np.testing.assert_array_equal(value(lambda a, b: mg.where(condition, a, b), x, y), np.where(condition, x, y))
+    np.testing.assert_array_equal(
+        value(lambda a, b: mg.where(condition, a, b), x, y), np.where(condition, x, y)
+    )
     check(lambda a, b: mg.where(mg.tensor(condition), a, b), x, y)
 
 
@@ -594,7 +698,9 @@ def test_where_errors():
 def test_masked_fill(mask_shape):
     mask = np.random.default_rng(2).random(mask_shape) < 0.5
     x = rand(3, 4, seed=53)
-    np.testing.assert_array_equal(value(lambda t: t.masked_fill(mask, -7.0), x), np.where(mask, -7.0, x))
+    np.testing.assert_array_equal(
+        value(lambda t: t.masked_fill(mask, -7.0), x), np.where(mask, -7.0, x)
+    )
     check(lambda t: mg.masked_fill(t, mg.tensor(mask), -5.0), x)
 
 
@@ -610,6 +716,7 @@ def test_masked_fill_errors():
 
 # -- softmax family -----------------------------------------------------------------------
 
+
 def np_softmax(x, axis):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -619,7 +726,9 @@ def np_softmax(x, axis):
 def test_softmax_and_log_softmax(dim):
     x = rand(2, 3, 4, low=-3, high=3, seed=60)
     np.testing.assert_allclose(value(lambda t: t.softmax(dim), x), np_softmax(x, dim), rtol=1e-12)
-    np.testing.assert_allclose(value(lambda t: mg.log_softmax(t, dim), x), np.log(np_softmax(x, dim)), rtol=1e-12)
+    np.testing.assert_allclose(
+        value(lambda t: mg.log_softmax(t, dim), x), np.log(np_softmax(x, dim)), rtol=1e-12
+    )
     check(lambda t: mg.softmax(t, dim), x)
     check(lambda t: t.log_softmax(dim), x)
 
@@ -659,8 +768,11 @@ def test_masked_softmax(mask_shape, scale):
 
 def test_masked_softmax_without_mask_is_scaled_softmax():
     scores = rand(3, 4, seed=62)
-    np.testing.assert_allclose(value(lambda s: mg.masked_softmax(s, scale=0.5), scores),
-                               np_softmax(scores * 0.5, -1), rtol=1e-12)
+    np.testing.assert_allclose(
+        value(lambda s: mg.masked_softmax(s, scale=0.5), scores),
+        np_softmax(scores * 0.5, -1),
+        rtol=1e-12,
+    )
     check(lambda s: mg.masked_softmax(s, None, 2.0), scores)
 
 
@@ -680,7 +792,9 @@ def test_masked_softmax_fully_masked_row_is_uniform_and_passes_no_gradient(dtype
 def test_masked_softmax_dead_rows_against_finite_differences():
     scores = rand(2, 3, 4, seed=65)
     mask = np.array([[[True, False, True, True]], [[False, False, False, False]]])  # (2, 1, 4)
-    check(lambda s: mg.masked_softmax(s, mask, scale=0.5) * mg.tensor(rand(2, 3, 4, seed=66)), scores)
+    check(
+        lambda s: mg.masked_softmax(s, mask, scale=0.5) * mg.tensor(rand(2, 3, 4, seed=66)), scores
+    )
 
 
 def test_masked_softmax_errors():
@@ -692,6 +806,7 @@ def test_masked_softmax_errors():
 
 
 # -- cross_entropy ------------------------------------------------------------------------
+
 
 def np_cross_entropy(logits, target, ignore_index=-100):
     keep = target != ignore_index
@@ -753,6 +868,7 @@ def test_cross_entropy_errors():
 
 # -- dropout ------------------------------------------------------------------------------
 
+
 def test_dropout_training_zeroes_and_scales():
     mg.manual_seed(0)
     x = mg.ones(200, 100, requires_grad=True)
@@ -785,6 +901,7 @@ def test_dropout_gradcheck():
     def fn(t):
         mg.manual_seed(3)  # the same mask on every evaluation
         return mg.dropout(t, 0.4)
+
     check(fn, rand(4, 5, seed=80))
 
 

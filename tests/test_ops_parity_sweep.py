@@ -9,7 +9,6 @@ size-1 dims, 0-d tensors, empty reductions, edge values, dtype promotion, in-pla
 checks, losses with every option, and hostile arguments (a RuntimeError either way).
 """
 
-import math
 import warnings
 
 import numpy as np
@@ -42,7 +41,11 @@ def _dtype_name(t):
 def _flatten(out):
     if isinstance(out, (tuple, list)):
         return [leaf for item in out for leaf in _flatten(item)]
-    if hasattr(out, "values") and hasattr(out, "indices") and not isinstance(out, (mg.Tensor, torch.Tensor)):
+    if (
+        hasattr(out, "values")
+        and hasattr(out, "indices")
+        and not isinstance(out, (mg.Tensor, torch.Tensor))
+    ):
         return [out.values, out.indices]
     return [out]
 
@@ -64,7 +67,10 @@ def _to_numpy(t):
 
 def check(call, *arrays, dtype="float64", grad=True, seed=0, tol=None):
     """Run call in both libraries on arrays (float ones cast to dtype) and compare values and gradients."""
-    arrays = [np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f" else np.asarray(a) for a in arrays]
+    arrays = [
+        np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f" else np.asarray(a)
+        for a in arrays
+    ]
     rtol, atol = tol or TOL[dtype]
     ours_in = [_make(mg, a, grad) for a in arrays]
     theirs_in = [_make(torch, a, grad) for a in arrays]
@@ -76,29 +82,39 @@ def check(call, *arrays, dtype="float64", grad=True, seed=0, tol=None):
     for k, (o, t) in enumerate(zip(ours, theirs)):
         if not _is_tensor(t):
             o = o.item() if _is_tensor(o) and not isinstance(t, (tuple, list)) else o
-            assert type(o) is type(t) or (isinstance(t, float) and isinstance(o, float)), \
+            assert type(o) is type(t) or (isinstance(t, float) and isinstance(o, float)), (
                 f"output {k}: {type(o).__name__}, torch gives {type(t).__name__}"
+            )
             if isinstance(t, float):
                 np.testing.assert_allclose(o, t, rtol=rtol, atol=atol)
             else:
                 assert o == t, f"output {k}: {o!r}, torch gives {t!r}"
             continue
         assert _is_tensor(o), f"output {k} is {type(o).__name__}, torch gives a tensor"
-        assert tuple(o.shape) == tuple(t.shape), f"output {k}: shape {tuple(o.shape)}, torch {tuple(t.shape)}"
-        assert _dtype_name(o) == _dtype_name(t), f"output {k}: dtype {_dtype_name(o)}, torch {_dtype_name(t)}"
+        assert tuple(o.shape) == tuple(t.shape), (
+            f"output {k}: shape {tuple(o.shape)}, torch {tuple(t.shape)}"
+        )
+        assert _dtype_name(o) == _dtype_name(t), (
+            f"output {k}: dtype {_dtype_name(o)}, torch {_dtype_name(t)}"
+        )
         r, a = TOL["float32"] if _dtype_name(t) == "float32" and tol is None else (rtol, atol)
-        np.testing.assert_allclose(_to_numpy(o), _to_numpy(t), rtol=r, atol=a, equal_nan=True,
-                                   err_msg=f"output {k} values")
+        np.testing.assert_allclose(
+            _to_numpy(o), _to_numpy(t), rtol=r, atol=a, equal_nan=True, err_msg=f"output {k} values"
+        )
     if not grad:
         return
     rng = np.random.default_rng(seed)
     pairs = [(o, t) for o, t in zip(ours, theirs) if _is_tensor(t) and t.requires_grad]
-    assert all(o.requires_grad for o, t in pairs), "an output does not require grad where torch's does"
+    assert all(o.requires_grad for o, t in pairs), (
+        "an output does not require grad where torch's does"
+    )
     if not pairs:
         return
     weights = [rng.standard_normal(tuple(t.shape)) for _, t in pairs]
     loss_t = sum((t * torch.tensor(w, dtype=t.dtype)).sum() for (_, t), w in zip(pairs, weights))
-    loss_o = sum((o * mg.tensor(w.astype(_dtype_name(o)))).sum() for (o, _), w in zip(pairs, weights))
+    loss_o = sum(
+        (o * mg.tensor(w.astype(_dtype_name(o)))).sum() for (o, _), w in zip(pairs, weights)
+    )
     loss_t.backward()
     loss_o.backward()
     for k, (o, t) in enumerate(zip(ours_in, theirs_in)):
@@ -107,7 +123,9 @@ def check(call, *arrays, dtype="float64", grad=True, seed=0, tol=None):
         tg = np.zeros(t.shape, dtype=dtype) if t.grad is None else t.grad.numpy()
         og = np.zeros(t.shape, dtype=dtype) if o.grad is None else o.grad.numpy()
         assert og.shape == tg.shape, f"input {k}: gradient shape {og.shape}, torch {tg.shape}"
-        np.testing.assert_allclose(og, tg, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"input {k} gradient")
+        np.testing.assert_allclose(
+            og, tg, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"input {k} gradient"
+        )
 
 
 def R(*shape, seed=0, low=-2.0, high=2.0):
@@ -139,12 +157,18 @@ CASES = {
     "python scalar - x": (lambda B, a: 2.5 - a, [R(2, 3)]),
     "python scalar / x": (lambda B, a: 1.0 / (a.abs() + 1), [R(2, 3)]),
     "(1,) + (0,)": (lambda B, a, b: a + b, [R(1), R(0)]),
-    "(4,1,1) * (1,3,1) * (1,1,2)": (lambda B, a, b, c: a * b * c, [R(4, 1, 1), R(1, 3, 1), R(1, 1, 2)]),
+    "(4,1,1) * (1,3,1) * (1,1,2)": (
+        lambda B, a, b, c: a * b * c,
+        [R(4, 1, 1), R(1, 3, 1), R(1, 1, 2)],
+    ),
     "expand 0-d to (2,3)": (lambda B, a: a.expand(2, 3) * 1, [R()]),
     "expand_as": (lambda B, a, b: a.expand_as(b) * b, [R(3, 1), R(2, 3, 4)]),
     "where 0-d branches": (lambda B, a, b: B.where(a > 0, b, a), [R(2, 3), R()]),
     "where scalar other": (lambda B, a: B.where(a > 0, a, 0.0), [R(2, 3)]),
-    "where broadcast cond": (lambda B, a, b: B.where(B.tensor([True, False, True]), a, b), [R(2, 3), R(2, 1)]),
+    "where broadcast cond": (
+        lambda B, a, b: B.where(B.tensor([True, False, True]), a, b),
+        [R(2, 3), R(2, 1)],
+    ),
     # reductions
     "sum dims (0,-1) keepdim": (lambda B, x: x.sum((0, -1), keepdim=True), [R(2, 3, 4)]),
     "sum empty": (lambda B, x: x.sum(), [R(0, 3)]),
@@ -154,7 +178,10 @@ CASES = {
     "sum 0-d dim 0": (lambda B, x: x.sum(0), [R()]),
     "sum 0-d dim -1 keepdim": (lambda B, x: x.sum(-1, keepdim=True), [R()]),
     "prod empty": (lambda B, x: x.prod(), [R(0)]),
-    "prod dim with zeros": (lambda B, x: x.prod(1), [np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.0], [1.0, 2.0, 4.0]])]),
+    "prod dim with zeros": (
+        lambda B, x: x.prod(1),
+        [np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.0], [1.0, 2.0, 4.0]])],
+    ),
     "prod with one zero": (lambda B, x: x.prod(), [np.array([2.0, 0.0, 3.0])]),
     "max dim -1 indices": (lambda B, x: x.max(-1), [R(3, 4)]),
     "max dim keepdim": (lambda B, x: x.max(dim=0, keepdim=True), [R(3, 4)]),
@@ -172,7 +199,10 @@ CASES = {
     "var single element": (lambda B, x: x.var(), [R(1)]),
     "std single element dim": (lambda B, x: x.std(0), [R(1, 3)]),
     "var empty": (lambda B, x: x.var(0), [R(0, 3)]),
-    "logsumexp -inf row": (lambda B, x: x.logsumexp(1), [np.array([[-np.inf, -np.inf], [0.0, 1.0]])]),
+    "logsumexp -inf row": (
+        lambda B, x: x.logsumexp(1),
+        [np.array([[-np.inf, -np.inf], [0.0, 1.0]])],
+    ),
     "logsumexp dims tuple": (lambda B, x: B.logsumexp(x, (0, 2), keepdim=True), [R(2, 3, 4)]),
     "logsumexp empty dim": (lambda B, x: x.logsumexp(1), [R(2, 0)]),
     "cumsum dim -1": (lambda B, x: x.cumsum(-1), [R(2, 3)]),
@@ -209,15 +239,31 @@ CASES = {
     "0-d x[None]": (lambda B, x: x[None], [R()]),
     "0-d x[...]": (lambda B, x: x[...], [R()]),
     "index_select negative dim": (lambda B, x: x.index_select(-1, B.tensor([2, 0, 2])), [R(3, 4)]),
-    "index_select empty index": (lambda B, x: B.index_select(x, 0, B.tensor([], dtype=B.int64)), [R(3, 4)]),
+    "index_select empty index": (
+        lambda B, x: B.index_select(x, 0, B.tensor([], dtype=B.int64)),
+        [R(3, 4)],
+    ),
     "gather dim -1": (lambda B, x: x.gather(-1, B.tensor([[0, 0], [1, 3], [2, 2]])), [R(3, 4)]),
     "gather smaller index": (lambda B, x: B.gather(x, 0, B.tensor([[2], [0]])), [R(3, 4)]),
-    "scatter src": (lambda B, x, s: x.scatter(1, B.tensor([[0, 2], [1, 3]]), s), [R(2, 4), R(2, 2)]),
+    "scatter src": (
+        lambda B, x, s: x.scatter(1, B.tensor([[0, 2], [1, 3]]), s),
+        [R(2, 4), R(2, 2)],
+    ),
     "scatter value": (lambda B, x: x.scatter(0, B.tensor([[1, 0, 1]]), 5.0), [R(2, 3)]),
-    "scatter_add dups": (lambda B, x, s: x.scatter_add(1, B.tensor([[0, 0], [3, 3]]), s), [R(2, 4), R(2, 2)]),
-    "masked_fill broadcast": (lambda B, x: x.masked_fill(B.tensor([True, False, True, False]), -1.0), [R(3, 4)]),
-    "masked_fill -inf then softmax": (lambda B, x: x.masked_fill(B.tensor([[False, True], [False, False]]),
-                                                                float("-inf")).softmax(-1), [R(2, 2)]),
+    "scatter_add dups": (
+        lambda B, x, s: x.scatter_add(1, B.tensor([[0, 0], [3, 3]]), s),
+        [R(2, 4), R(2, 2)],
+    ),
+    "masked_fill broadcast": (
+        lambda B, x: x.masked_fill(B.tensor([True, False, True, False]), -1.0),
+        [R(3, 4)],
+    ),
+    "masked_fill -inf then softmax": (
+        lambda B, x: x.masked_fill(
+            B.tensor([[False, True], [False, False]]), float("-inf")
+        ).softmax(-1),
+        [R(2, 2)],
+    ),
     "masked_fill 0-d value tensor": (lambda B, x, v: x.masked_fill(x > 0, v), [R(3, 4), R()]),
     "mg.masked_fill function": (lambda B, x: B.masked_fill(x, x < 0, 0.0), [R(3, 4)]),
     # shape ops
@@ -272,13 +318,19 @@ CASES = {
     "T 2-d": (lambda B, x: x.T, [R(3, 2)]),
     "mT": (lambda B, x: x.mT, [R(2, 3, 2)]),
     # elementwise at edge values
-    "pow negative base fractional": (lambda B, x: x ** 0.5, [np.array([-4.0, 4.0, 0.0])]),
-    "pow negative base integer exponent": (lambda B, x: x ** 3, [np.array([-2.0, 0.5, 0.0])]),
-    "pow negative base 2.0": (lambda B, x: x ** 2.0, [np.array([-2.0, 0.5, 0.0])]),
-    "0 ** 0 tensors": (lambda B, a, b: a ** b, [np.array([0.0, 0.0, 2.0]), np.array([0.0, 1.0, 0.0])]),
-    "pow tensor exponent grad at base 0": (lambda B, a, b: a ** b, [np.array([0.0, 0.0]), np.array([2.0, 0.5])]),
-    "pow x ** -1 at 0": (lambda B, x: x ** -1, [np.array([0.0, 2.0])]),
-    "rpow 0 ** x": (lambda B, x: 0.0 ** x, [np.array([0.0, 1.0, -1.0])]),
+    "pow negative base fractional": (lambda B, x: x**0.5, [np.array([-4.0, 4.0, 0.0])]),
+    "pow negative base integer exponent": (lambda B, x: x**3, [np.array([-2.0, 0.5, 0.0])]),
+    "pow negative base 2.0": (lambda B, x: x**2.0, [np.array([-2.0, 0.5, 0.0])]),
+    "0 ** 0 tensors": (
+        lambda B, a, b: a**b,
+        [np.array([0.0, 0.0, 2.0]), np.array([0.0, 1.0, 0.0])],
+    ),
+    "pow tensor exponent grad at base 0": (
+        lambda B, a, b: a**b,
+        [np.array([0.0, 0.0]), np.array([2.0, 0.5])],
+    ),
+    "pow x ** -1 at 0": (lambda B, x: x**-1, [np.array([0.0, 2.0])]),
+    "rpow 0 ** x": (lambda B, x: 0.0**x, [np.array([0.0, 1.0, -1.0])]),
     "rpow -2 ** x": (lambda B, x: (-2.0) ** x, [np.array([2.0, 0.5, 3.0])]),
     "mg.pow(x, tensor)": (lambda B, a, b: B.pow(a, b), [R(3).__abs__() + 0.1, R(3)]),
     "mg.pow(number, x)": (lambda B, x: B.pow(2.0, x), [R(3)]),
@@ -287,31 +339,55 @@ CASES = {
     "rsqrt of 0": (lambda B, x: x.rsqrt(), [np.array([0.0, 4.0])]),
     "log1p of -1": (lambda B, x: x.log1p(), [np.array([-1.0, -2.0, 0.0])]),
     "clamp min > max": (lambda B, x: x.clamp(1.0, -1.0), [R(5)]),
-    "clamp tensor min > max": (lambda B, x, lo, hi: B.clamp(x, lo, hi), [R(4), np.full(4, 1.0), np.full(4, -1.0)]),
+    "clamp tensor min > max": (
+        lambda B, x, lo, hi: B.clamp(x, lo, hi),
+        [R(4), np.full(4, 1.0), np.full(4, -1.0)],
+    ),
     "clamp at the bound grad": (lambda B, x: x.clamp(-1.0, 1.0), [np.array([-1.0, 1.0, 0.0, 2.0])]),
     "clamp min only at bound": (lambda B, x: x.clamp(min=0.0), [np.array([0.0, -1.0, 1.0])]),
     "sign at 0": (lambda B, x: x.sign(), [np.array([-2.0, 0.0, 3.0, -0.0])]),
     "abs grad at 0": (lambda B, x: x.abs(), [np.array([-2.0, 0.0, 3.0])]),
     "relu grad at 0": (lambda B, x: x.relu(), [np.array([-2.0, 0.0, 3.0])]),
-    "maximum ties": (lambda B, a, b: B.maximum(a, b), [np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 3.0])]),
-    "minimum ties": (lambda B, a, b: B.minimum(a, b), [np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 3.0])]),
-    "maximum broadcast ties": (lambda B, a, b: B.maximum(a, b), [np.array([[1.0, 2.0], [2.0, 2.0]]), np.array([2.0])]),
+    "maximum ties": (
+        lambda B, a, b: B.maximum(a, b),
+        [np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 3.0])],
+    ),
+    "minimum ties": (
+        lambda B, a, b: B.minimum(a, b),
+        [np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 3.0])],
+    ),
+    "maximum broadcast ties": (
+        lambda B, a, b: B.maximum(a, b),
+        [np.array([[1.0, 2.0], [2.0, 2.0]]), np.array([2.0])],
+    ),
     "max(a, b) ties": (lambda B, a, b: B.max(a, b), [np.array([1.0, 2.0]), np.array([1.0, 3.0])]),
     "floor negative": (lambda B, x: x.floor(), [np.array([-1.5, -0.5, 0.5, 1.5])]),
     "round half to even": (lambda B, x: x.round(), [np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])]),
-    "round decimals half": (lambda B, x: B.round(x, decimals=1), [np.array([0.25, 0.35, -0.25, 1.05])]),
+    "round decimals half": (
+        lambda B, x: B.round(x, decimals=1),
+        [np.array([0.25, 0.35, -0.25, 1.05])],
+    ),
     "trunc negative": (lambda B, x: x.trunc(), [np.array([-1.7, -0.2, 0.2, 1.7])]),
     "ceil negative": (lambda B, x: x.ceil(), [np.array([-1.7, -0.2, 0.2, 1.7])]),
-    "remainder negatives": (lambda B, a, b: B.remainder(a, b), [np.array([-3.0, 3.0, -3.0, 3.0, -4.0]),
-                                                               np.array([2.0, -2.0, -2.0, 2.0, 2.0])]),
-    "fmod negatives": (lambda B, a, b: B.fmod(a, b), [np.array([-3.0, 3.0, -3.0, 3.0, -4.0]),
-                                                      np.array([2.0, -2.0, -2.0, 2.0, 2.0])]),
+    "remainder negatives": (
+        lambda B, a, b: B.remainder(a, b),
+        [np.array([-3.0, 3.0, -3.0, 3.0, -4.0]), np.array([2.0, -2.0, -2.0, 2.0, 2.0])],
+    ),
+    "fmod negatives": (
+        lambda B, a, b: B.fmod(a, b),
+        [np.array([-3.0, 3.0, -3.0, 3.0, -4.0]), np.array([2.0, -2.0, -2.0, 2.0, 2.0])],
+    ),
     "% number negative": (lambda B, a: a % -2.0, [np.array([-3.0, 3.0, 0.5])]),
     "fmod number": (lambda B, a: a.fmod(1.5), [np.array([-3.7, 3.7, 0.5])]),
     "remainder by 0": (lambda B, a: B.remainder(a, 0.0), [np.array([1.0, -1.0])]),
-    "floor divide negatives": (lambda B, a, b: (a // b).detach(), [np.array([-3.0, 3.0, -3.0]), np.array([2.0, -2.0, -2.0])]),
-    "div rounding trunc": (lambda B, a, b: B.div(a, b, rounding_mode="trunc"),
-                           [np.array([-3.0, 3.0, -3.0]), np.array([2.0, -2.0, -2.0])]),
+    "floor divide negatives": (
+        lambda B, a, b: (a // b).detach(),
+        [np.array([-3.0, 3.0, -3.0]), np.array([2.0, -2.0, -2.0])],
+    ),
+    "div rounding trunc": (
+        lambda B, a, b: B.div(a, b, rounding_mode="trunc"),
+        [np.array([-3.0, 3.0, -3.0]), np.array([2.0, -2.0, -2.0])],
+    ),
     "reciprocal at 0": (lambda B, x: x.reciprocal(), [np.array([0.0, 2.0])]),
     "sigmoid extremes": (lambda B, x: x.sigmoid(), [np.array([-800.0, 800.0, 0.0])]),
     "tanh extremes": (lambda B, x: x.tanh(), [np.array([-800.0, 800.0, 0.0])]),
@@ -319,15 +395,27 @@ CASES = {
     "square negative": (lambda B, x: x.square(), [np.array([-3.0, 0.0])]),
     "erf": (lambda B, x: x.erf(), [np.array([-3.0, 0.0, 0.5])]),
     "nan propagation add": (lambda B, x: x + 1, [np.array([np.nan, 1.0])]),
-    "isnan/isinf": (lambda B, x: (x.isnan(), x.isinf(), x.isfinite()), [np.array([np.nan, np.inf, -np.inf, 1.0])]),
+    "isnan/isinf": (
+        lambda B, x: (x.isnan(), x.isinf(), x.isfinite()),
+        [np.array([np.nan, np.inf, -np.inf, 1.0])],
+    ),
     "max with nan": (lambda B, x: x.max(), [np.array([1.0, np.nan, 2.0])]),
     "amax with nan dim": (lambda B, x: x.amax(1), [np.array([[1.0, np.nan], [2.0, 3.0]])]),
     "argmax with nan": (lambda B, x: x.argmax(), [np.array([1.0, np.nan, 2.0])]),
-    "maximum with nan": (lambda B, a, b: B.maximum(a, b), [np.array([1.0, np.nan]), np.array([np.nan, 2.0])]),
+    "maximum with nan": (
+        lambda B, a, b: B.maximum(a, b),
+        [np.array([1.0, np.nan]), np.array([np.nan, 2.0])],
+    ),
     "clamp nan": (lambda B, x: x.clamp(0, 1), [np.array([np.nan, 2.0])]),
     "sort with nan": (lambda B, x: x.sort(), [np.array([2.0, np.nan, 1.0])]),
-    "softmax all -inf row": (lambda B, x: x.softmax(-1), [np.array([[-np.inf, -np.inf], [0.0, 1.0]])]),
-    "log_softmax -inf entry": (lambda B, x: x.log_softmax(-1), [np.array([[-np.inf, 0.0], [0.0, 1.0]])]),
+    "softmax all -inf row": (
+        lambda B, x: x.softmax(-1),
+        [np.array([[-np.inf, -np.inf], [0.0, 1.0]])],
+    ),
+    "log_softmax -inf entry": (
+        lambda B, x: x.log_softmax(-1),
+        [np.array([[-np.inf, 0.0], [0.0, 1.0]])],
+    ),
     "softmax dim 0 of 0-d": (lambda B, x: x.softmax(0), [R()]),
     "softmax empty": (lambda B, x: x.softmax(-1), [R(0, 3)]),
 }
@@ -377,8 +465,11 @@ EXTREME_INPUTS = {
     "all nan": np.full((2, 2), np.nan),
     "inf ties": np.array([[np.inf, 1.0, np.inf], [-np.inf, -np.inf, 0.0]]),
 }
-EXTREMES = {f"{call} of {data}": (EXTREME_CALLS[call], [EXTREME_INPUTS[data]])
-            for call in EXTREME_CALLS for data in EXTREME_INPUTS}
+EXTREMES = {
+    f"{call} of {data}": (EXTREME_CALLS[call], [EXTREME_INPUTS[data]])
+    for call in EXTREME_CALLS
+    for data in EXTREME_INPUTS
+}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -388,6 +479,7 @@ def test_extremes_match_torch(request, name, dtype):
 
 
 # -- dtype promotion: values and result dtypes, no gradients ------------------------------
+
 
 def _ints(B):
     return B.tensor([[1, -2, 3], [4, 0, -6]])
@@ -446,20 +538,41 @@ PROMOTION = {
     "stack bool int": lambda B: B.stack([B.tensor([True, False]), B.tensor([2, 3])]),
     "int @ int": lambda B: _ints(B) @ _ints(B).T,
     "int.var() float()": lambda B: _ints(B).double().var(),
-    "arange int float": lambda B: (B.arange(3), B.arange(3.0), B.arange(0, 1, 0.25), B.arange(5, 0, -2)),
-    "tensor of mixed list": lambda B: (B.tensor([1, 2.5]), B.tensor([True, 2]), B.tensor([[1], [2]])),
+    "arange int float": lambda B: (
+        B.arange(3),
+        B.arange(3.0),
+        B.arange(0, 1, 0.25),
+        B.arange(5, 0, -2),
+    ),
+    "tensor of mixed list": lambda B: (
+        B.tensor([1, 2.5]),
+        B.tensor([True, 2]),
+        B.tensor([[1], [2]]),
+    ),
     "zeros dtypes": lambda B: (B.zeros(2), B.zeros(2, dtype=B.int64), B.ones((2,), dtype=B.bool)),
     "full int / float": lambda B: (B.full((2,), 3), B.full((2,), 3.0), B.full((2,), True)),
     "tensor(0-d numbers)": lambda B: (B.tensor(3), B.tensor(3.0), B.tensor(True)),
-    "int.float() / bool.long()": lambda B: (_ints(B).float(), B.tensor([True]).long(), _ints(B).bool()),
+    "int.float() / bool.long()": lambda B: (
+        _ints(B).float(),
+        B.tensor([True]).long(),
+        _ints(B).bool(),
+    ),
     "float.long() truncates": lambda B: B.tensor([-1.7, 1.7]).long(),
     "item types": lambda B: (B.tensor(3).item(), B.tensor(2.5).item(), B.tensor(True).item()),
     "tolist types": lambda B: (B.tensor([1, 2]).tolist(), B.tensor([True]).tolist()),
     "sum int dtype=float": lambda B: _ints(B).sum(dtype=B.float32),
     "bitwise int": lambda B: (_ints(B) & 3, _ints(B) | 1, _ints(B) ^ 2, ~_ints(B)),
-    "logical ops": lambda B: (B.logical_and(_ints(B), B.tensor([1, 0, 1])), B.logical_not(_ints(B)),
-                              B.logical_or(_ints(B) > 0, B.tensor(False))),
-    "any/all int": lambda B: (_ints(B).any(), _ints(B).all(1), B.tensor([]).all(), B.tensor([]).any()),
+    "logical ops": lambda B: (
+        B.logical_and(_ints(B), B.tensor([1, 0, 1])),
+        B.logical_not(_ints(B)),
+        B.logical_or(_ints(B) > 0, B.tensor(False)),
+    ),
+    "any/all int": lambda B: (
+        _ints(B).any(),
+        _ints(B).all(1),
+        B.tensor([]).all(),
+        B.tensor([]).any(),
+    ),
 }
 
 
@@ -469,6 +582,7 @@ def test_dtype_promotion_matches_torch(name):
 
 
 # -- setitem and in place -----------------------------------------------------------------
+
 
 def _set(x, index, value):
     x = x * 1
@@ -488,7 +602,10 @@ INPLACE = {
     "x[1] = (1, 4) v broadcast": (lambda B, x, v: _set(x, 1, v), [R(3, 4), R(1, 4)]),
     "x[[0, 2]] = (4,) v": (lambda B, x, v: _set(x, [0, 2], v), [R(3, 4), R(4)]),
     "x[mask] = python float": (lambda B, x: _set(x, x > 0, 0.5), [R(3, 4)]),
-    "x[mask 1-d rows] = (4,) v": (lambda B, x, v: _set(x, B.tensor([True, False, True]), v), [R(3, 4), R(4)]),
+    "x[mask 1-d rows] = (4,) v": (
+        lambda B, x, v: _set(x, B.tensor([True, False, True]), v),
+        [R(3, 4), R(4)],
+    ),
     "x[:, None, 1] = v": (lambda B, x, v: _set(x, (slice(None), None, 1), v), [R(3, 4), R(3, 1)]),
     "x[[0, 0]] = v duplicates": (lambda B, x, v: _set(x, [0, 0], v), [R(3, 2), R(2)]),
     "x[..., -1] += v": (_iadd_item, [R(2, 3), R(2)]),
@@ -505,7 +622,10 @@ INPLACE = {
     "fill_ 0-d tensor": (lambda B, x, v: (x * 1).fill_(v), [R(2, 2), R()]),
     "copy_ broadcast": (lambda B, x, y: (x * 1).copy_(y), [R(2, 3), R(3)]),
     "view then in-place": (lambda B, x: _view_inplace(x), [R(2, 3)]),
-    "scatter_ in place": (lambda B, x, s: (x * 1).scatter_(0, B.tensor([[1, 0]]), s), [R(2, 2), R(1, 2)]),
+    "scatter_ in place": (
+        lambda B, x, s: (x * 1).scatter_(0, B.tensor([[1, 0]]), s),
+        [R(2, 2), R(1, 2)],
+    ),
     "index_select then in-place leaves source": (lambda B, x: _index_then_inplace(B, x), [R(3, 2)]),
 }
 
@@ -621,7 +741,7 @@ def test_in_place_version_checks_raise_as_torch(name):
 def test_in_place_that_backward_does_not_need_is_allowed_as_torch():
     for B in (mg, torch):
         x = _leaf(B, 3)
-        z = x + 1          # Add saves nothing
+        z = x + 1  # Add saves nothing
         w = z + 2
         z.mul_(3)
         w.sum().backward()
@@ -641,103 +761,259 @@ def _w(B, dtype_like):
 
 LOSSES = {
     "cross_entropy mean": (lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET)), [R(4, 3)]),
-    "cross_entropy sum": (lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), reduction="sum"), [R(4, 3)]),
-    "cross_entropy none": (lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), reduction="none"), [R(4, 3)]),
-    "cross_entropy weight": (lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), weight=_w(B, x)), [R(4, 3)]),
-    "cross_entropy weight none": (lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), weight=_w(B, x),
-                                                                  reduction="none"), [R(4, 3)]),
-    "cross_entropy ignore_index": (lambda B, x: _F(B).cross_entropy(x, B.tensor(I(0, -100, 1, 2))), [R(4, 3)]),
-    "cross_entropy ignore_index=1 weight": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(TARGET), weight=_w(B, x), ignore_index=1), [R(4, 3)]),
-    "cross_entropy all ignored": (lambda B, x: _F(B).cross_entropy(x, B.tensor(I(-100, -100))), [R(2, 3)]),
-    "cross_entropy all ignored sum": (lambda B, x: _F(B).cross_entropy(x, B.tensor(I(-100, -100)), reduction="sum"),
-                                      [R(2, 3)]),
-    "cross_entropy label_smoothing": (lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), label_smoothing=0.1),
-                                      [R(4, 3)]),
-    "cross_entropy label_smoothing weight": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(TARGET), weight=_w(B, x), label_smoothing=0.2), [R(4, 3)]),
-    "cross_entropy label_smoothing weight ignore none": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(I(0, -100, 1, 2)), weight=_w(B, x), label_smoothing=0.2, reduction="none"), [R(4, 3)]),
-    "cross_entropy label_smoothing ignore mean": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(I(0, -100, 1, 2)), label_smoothing=0.3), [R(4, 3)]),
-    "cross_entropy probabilities": (lambda B, x: _F(B).cross_entropy(x, B.tensor(PROBS).to(x.dtype)), [R(4, 3)]),
-    "cross_entropy probabilities grad to target": (lambda B, x, p: _F(B).cross_entropy(x, p.softmax(-1)),
-                                                   [R(4, 3), R(4, 3, seed=1)]),
-    "cross_entropy probabilities weight smoothing": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(PROBS).to(x.dtype), weight=_w(B, x), label_smoothing=0.1), [R(4, 3)]),
-    "cross_entropy probabilities none": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(PROBS).to(x.dtype), reduction="none"), [R(4, 3)]),
-    "cross_entropy (N, C, d1)": (lambda B, x: _F(B).cross_entropy(x, B.tensor(I(0, 2, 1, 1, 0, 2).reshape(2, 3))),
-                                 [R(2, 3, 3)]),
-    "cross_entropy (N, C, d1) none ignore": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(I(0, -100, 1, 1, 0, 2).reshape(2, 3)), reduction="none"), [R(2, 3, 3)]),
-    "cross_entropy (N, C, d1, d2) weight smoothing": (lambda B, x: _F(B).cross_entropy(
-        x, B.tensor(I(0, 2, 1, 1, 0, 2, 2, 2).reshape(2, 2, 2)), weight=_w(B, x), label_smoothing=0.1),
-        [R(2, 3, 2, 2)]),
-    "cross_entropy (N, C, d1) probabilities": (lambda B, x, p: _F(B).cross_entropy(x, p.softmax(1)),
-                                               [R(2, 3, 4), R(2, 3, 4, seed=3)]),
+    "cross_entropy sum": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), reduction="sum"),
+        [R(4, 3)],
+    ),
+    "cross_entropy none": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), reduction="none"),
+        [R(4, 3)],
+    ),
+    "cross_entropy weight": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), weight=_w(B, x)),
+        [R(4, 3)],
+    ),
+    "cross_entropy weight none": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), weight=_w(B, x), reduction="none"),
+        [R(4, 3)],
+    ),
+    "cross_entropy ignore_index": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(I(0, -100, 1, 2))),
+        [R(4, 3)],
+    ),
+    "cross_entropy ignore_index=1 weight": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), weight=_w(B, x), ignore_index=1),
+        [R(4, 3)],
+    ),
+    "cross_entropy all ignored": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(I(-100, -100))),
+        [R(2, 3)],
+    ),
+    "cross_entropy all ignored sum": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(I(-100, -100)), reduction="sum"),
+        [R(2, 3)],
+    ),
+    "cross_entropy label_smoothing": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), label_smoothing=0.1),
+        [R(4, 3)],
+    ),
+    "cross_entropy label_smoothing weight": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(TARGET), weight=_w(B, x), label_smoothing=0.2),
+        [R(4, 3)],
+    ),
+    "cross_entropy label_smoothing weight ignore none": (
+        lambda B, x: _F(B).cross_entropy(
+            x, B.tensor(I(0, -100, 1, 2)), weight=_w(B, x), label_smoothing=0.2, reduction="none"
+        ),
+        [R(4, 3)],
+    ),
+    "cross_entropy label_smoothing ignore mean": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(I(0, -100, 1, 2)), label_smoothing=0.3),
+        [R(4, 3)],
+    ),
+    "cross_entropy probabilities": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(PROBS).to(x.dtype)),
+        [R(4, 3)],
+    ),
+    "cross_entropy probabilities grad to target": (
+        lambda B, x, p: _F(B).cross_entropy(x, p.softmax(-1)),
+        [R(4, 3), R(4, 3, seed=1)],
+    ),
+    "cross_entropy probabilities weight smoothing": (
+        lambda B, x: _F(B).cross_entropy(
+            x, B.tensor(PROBS).to(x.dtype), weight=_w(B, x), label_smoothing=0.1
+        ),
+        [R(4, 3)],
+    ),
+    "cross_entropy probabilities none": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(PROBS).to(x.dtype), reduction="none"),
+        [R(4, 3)],
+    ),
+    "cross_entropy (N, C, d1)": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(I(0, 2, 1, 1, 0, 2).reshape(2, 3))),
+        [R(2, 3, 3)],
+    ),
+    "cross_entropy (N, C, d1) none ignore": (
+        lambda B, x: _F(B).cross_entropy(
+            x, B.tensor(I(0, -100, 1, 1, 0, 2).reshape(2, 3)), reduction="none"
+        ),
+        [R(2, 3, 3)],
+    ),
+    "cross_entropy (N, C, d1, d2) weight smoothing": (
+        lambda B, x: _F(B).cross_entropy(
+            x,
+            B.tensor(I(0, 2, 1, 1, 0, 2, 2, 2).reshape(2, 2, 2)),
+            weight=_w(B, x),
+            label_smoothing=0.1,
+        ),
+        [R(2, 3, 2, 2)],
+    ),
+    "cross_entropy (N, C, d1) probabilities": (
+        lambda B, x, p: _F(B).cross_entropy(x, p.softmax(1)),
+        [R(2, 3, 4), R(2, 3, 4, seed=3)],
+    ),
     "cross_entropy unbatched (C,)": (lambda B, x: _F(B).cross_entropy(x, B.tensor(2)), [R(3)]),
-    "cross_entropy unbatched probabilities": (lambda B, x: _F(B).cross_entropy(x, B.tensor(W3 / W3.sum()).to(x.dtype)),
-                                              [R(3)]),
+    "cross_entropy unbatched probabilities": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(W3 / W3.sum()).to(x.dtype)),
+        [R(3)],
+    ),
     "cross_entropy empty batch": (lambda B, x: _F(B).cross_entropy(x, B.tensor(I())), [R(0, 3)]),
-    "cross_entropy empty batch sum": (lambda B, x: _F(B).cross_entropy(x, B.tensor(I()), reduction="sum"), [R(0, 3)]),
-    "cross_entropy empty batch none": (lambda B, x: _F(B).cross_entropy(x, B.tensor(I()), reduction="none"),
-                                       [R(0, 3)]),
-    "CrossEntropyLoss module": (lambda B, x: _nn(B).CrossEntropyLoss(weight=_w(B, x), ignore_index=0,
-                                                                     label_smoothing=0.05)(x, B.tensor(TARGET)), [R(4, 3)]),
+    "cross_entropy empty batch sum": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(I()), reduction="sum"),
+        [R(0, 3)],
+    ),
+    "cross_entropy empty batch none": (
+        lambda B, x: _F(B).cross_entropy(x, B.tensor(I()), reduction="none"),
+        [R(0, 3)],
+    ),
+    "CrossEntropyLoss module": (
+        lambda B, x: _nn(B).CrossEntropyLoss(weight=_w(B, x), ignore_index=0, label_smoothing=0.05)(
+            x, B.tensor(TARGET)
+        ),
+        [R(4, 3)],
+    ),
     "nll_loss": (lambda B, x: _F(B).nll_loss(x.log_softmax(-1), B.tensor(TARGET)), [R(4, 3)]),
-    "nll_loss weight ignore": (lambda B, x: _F(B).nll_loss(x, B.tensor(I(0, -100, 1, 2)), weight=_w(B, x)), [R(4, 3)]),
-    "nll_loss (N, C, d1) sum": (lambda B, x: _F(B).nll_loss(x, B.tensor(I(0, 2, 1, 1).reshape(2, 2)),
-                                                            reduction="sum"), [R(2, 3, 2)]),
+    "nll_loss weight ignore": (
+        lambda B, x: _F(B).nll_loss(x, B.tensor(I(0, -100, 1, 2)), weight=_w(B, x)),
+        [R(4, 3)],
+    ),
+    "nll_loss (N, C, d1) sum": (
+        lambda B, x: _F(B).nll_loss(x, B.tensor(I(0, 2, 1, 1).reshape(2, 2)), reduction="sum"),
+        [R(2, 3, 2)],
+    ),
     "nll_loss unbatched": (lambda B, x: _F(B).nll_loss(x, B.tensor(1)), [R(3)]),
-    "NLLLoss module none": (lambda B, x: _nn(B).NLLLoss(reduction="none")(x, B.tensor(TARGET)), [R(4, 3)]),
-    "bce": (lambda B, x: _F(B).binary_cross_entropy(x.sigmoid(), B.tensor([1.0, 0.0, 1.0, 0.5]).to(x.dtype)), [R(4)]),
-    "bce weight none": (lambda B, x: _F(B).binary_cross_entropy(
-        x.sigmoid(), B.tensor([1.0, 0.0, 1.0, 0.5]).to(x.dtype), weight=B.tensor([1.0, 2.0, 0.5, 1.0]).to(x.dtype),
-        reduction="none"), [R(4)]),
-    "bce at 0 and 1 (log clamped to -100)": (lambda B, p: _F(B).binary_cross_entropy(
-        p, B.tensor([1.0, 0.0, 0.0, 1.0]).to(p.dtype)), [np.array([0.0, 1.0, 0.0, 1.0])]),
-    "bce grad to target": (lambda B, p, y: _F(B).binary_cross_entropy(p.sigmoid(), y.sigmoid()), [R(4), R(4, seed=5)]),
-    "bce with logits": (lambda B, x: _F(B).binary_cross_entropy_with_logits(
-        x, B.tensor([[1.0, 0.0], [0.0, 1.0], [0.3, 1.0]]).to(x.dtype)), [R(3, 2)]),
-    "bce with logits pos_weight": (lambda B, x: _F(B).binary_cross_entropy_with_logits(
-        x, B.tensor([[1.0, 0.0], [0.0, 1.0], [0.3, 1.0]]).to(x.dtype), pos_weight=B.tensor([2.0, 0.5]).to(x.dtype)),
-        [R(3, 2)]),
-    "bce with logits pos_weight weight sum": (lambda B, x: _F(B).binary_cross_entropy_with_logits(
-        x, B.tensor([[1.0, 0.0], [0.0, 1.0], [0.3, 1.0]]).to(x.dtype), weight=B.tensor([[1.0], [2.0], [0.0]]).to(x.dtype),
-        pos_weight=B.tensor([2.0, 0.5]).to(x.dtype), reduction="sum"), [R(3, 2)]),
-    "bce with logits extreme logits": (lambda B, x: _F(B).binary_cross_entropy_with_logits(
-        x, B.tensor([1.0, 0.0, 0.0, 1.0]).to(x.dtype), reduction="none"), [np.array([-200.0, 200.0, -200.0, 200.0])]),
-    "bce with logits grad to target": (lambda B, x, y: _F(B).binary_cross_entropy_with_logits(x, y.sigmoid()),
-                                       [R(4), R(4, seed=2)]),
-    "BCEWithLogitsLoss pos_weight": (lambda B, x: _nn(B).BCEWithLogitsLoss(pos_weight=B.tensor([3.0]).to(x.dtype))(
-        x, B.tensor([1.0, 0.0, 1.0]).to(x.dtype)), [R(3)]),
+    "NLLLoss module none": (
+        lambda B, x: _nn(B).NLLLoss(reduction="none")(x, B.tensor(TARGET)),
+        [R(4, 3)],
+    ),
+    "bce": (
+        lambda B, x: _F(B).binary_cross_entropy(
+            x.sigmoid(), B.tensor([1.0, 0.0, 1.0, 0.5]).to(x.dtype)
+        ),
+        [R(4)],
+    ),
+    "bce weight none": (
+        lambda B, x: _F(B).binary_cross_entropy(
+            x.sigmoid(),
+            B.tensor([1.0, 0.0, 1.0, 0.5]).to(x.dtype),
+            weight=B.tensor([1.0, 2.0, 0.5, 1.0]).to(x.dtype),
+            reduction="none",
+        ),
+        [R(4)],
+    ),
+    "bce at 0 and 1 (log clamped to -100)": (
+        lambda B, p: _F(B).binary_cross_entropy(p, B.tensor([1.0, 0.0, 0.0, 1.0]).to(p.dtype)),
+        [np.array([0.0, 1.0, 0.0, 1.0])],
+    ),
+    "bce grad to target": (
+        lambda B, p, y: _F(B).binary_cross_entropy(p.sigmoid(), y.sigmoid()),
+        [R(4), R(4, seed=5)],
+    ),
+    "bce with logits": (
+        lambda B, x: _F(B).binary_cross_entropy_with_logits(
+            x, B.tensor([[1.0, 0.0], [0.0, 1.0], [0.3, 1.0]]).to(x.dtype)
+        ),
+        [R(3, 2)],
+    ),
+    "bce with logits pos_weight": (
+        lambda B, x: _F(B).binary_cross_entropy_with_logits(
+            x,
+            B.tensor([[1.0, 0.0], [0.0, 1.0], [0.3, 1.0]]).to(x.dtype),
+            pos_weight=B.tensor([2.0, 0.5]).to(x.dtype),
+        ),
+        [R(3, 2)],
+    ),
+    "bce with logits pos_weight weight sum": (
+        lambda B, x: _F(B).binary_cross_entropy_with_logits(
+            x,
+            B.tensor([[1.0, 0.0], [0.0, 1.0], [0.3, 1.0]]).to(x.dtype),
+            weight=B.tensor([[1.0], [2.0], [0.0]]).to(x.dtype),
+            pos_weight=B.tensor([2.0, 0.5]).to(x.dtype),
+            reduction="sum",
+        ),
+        [R(3, 2)],
+    ),
+    "bce with logits extreme logits": (
+        lambda B, x: _F(B).binary_cross_entropy_with_logits(
+            x, B.tensor([1.0, 0.0, 0.0, 1.0]).to(x.dtype), reduction="none"
+        ),
+        [np.array([-200.0, 200.0, -200.0, 200.0])],
+    ),
+    "bce with logits grad to target": (
+        lambda B, x, y: _F(B).binary_cross_entropy_with_logits(x, y.sigmoid()),
+        [R(4), R(4, seed=2)],
+    ),
+    "BCEWithLogitsLoss pos_weight": (
+        lambda B, x: _nn(B).BCEWithLogitsLoss(pos_weight=B.tensor([3.0]).to(x.dtype))(
+            x, B.tensor([1.0, 0.0, 1.0]).to(x.dtype)
+        ),
+        [R(3)],
+    ),
     "mse broadcast target 0-d": (lambda B, x, y: _F(B).mse_loss(x, y.expand_as(x)), [R(3, 2), R()]),
     "mse sum": (lambda B, x, y: _F(B).mse_loss(x, y, reduction="sum"), [R(3, 2), R(3, 2, seed=1)]),
     "mse empty": (lambda B, x, y: _F(B).mse_loss(x, y), [R(0, 2), R(0, 2, seed=1)]),
-    "mse empty sum": (lambda B, x, y: _F(B).mse_loss(x, y, reduction="sum"), [R(0, 2), R(0, 2, seed=1)]),
-    "l1 ties grad at 0": (lambda B, x, y: _F(B).l1_loss(x, y), [np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 4.0])]),
+    "mse empty sum": (
+        lambda B, x, y: _F(B).mse_loss(x, y, reduction="sum"),
+        [R(0, 2), R(0, 2, seed=1)],
+    ),
+    "l1 ties grad at 0": (
+        lambda B, x, y: _F(B).l1_loss(x, y),
+        [np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 4.0])],
+    ),
     "l1 none": (lambda B, x, y: _F(B).l1_loss(x, y, reduction="none"), [R(3, 2), R(3, 2, seed=1)]),
-    "smooth_l1 beta": (lambda B, x, y: _F(B).smooth_l1_loss(x, y, beta=0.5), [R(6) * 2, R(6, seed=1)]),
-    "smooth_l1 beta=0": (lambda B, x, y: _F(B).smooth_l1_loss(x, y, beta=0.0), [R(6), R(6, seed=1)]),
-    "smooth_l1 at beta boundary": (lambda B, x, y: _F(B).smooth_l1_loss(x, y, beta=1.0, reduction="none"),
-                                   [np.array([1.0, -1.0, 0.0]), np.array([0.0, 0.0, 0.0])]),
-    "huber delta": (lambda B, x, y: _F(B).huber_loss(x, y, delta=0.7, reduction="sum"), [R(6) * 2, R(6, seed=1)]),
-    "HuberLoss module none": (lambda B, x, y: _nn(B).HuberLoss(reduction="none", delta=2.0)(x, y),
-                              [R(6) * 2, R(6, seed=1)]),
-    "SmoothL1Loss module": (lambda B, x, y: _nn(B).SmoothL1Loss(beta=0.3)(x, y), [R(6), R(6, seed=1)]),
-    "kl_div batchmean": (lambda B, x, y: _F(B).kl_div(x.log_softmax(-1), y.softmax(-1), reduction="batchmean"),
-                         [R(3, 4), R(3, 4, seed=1)]),
-    "kl_div sum log_target": (lambda B, x, y: _F(B).kl_div(x.log_softmax(-1), y.log_softmax(-1), reduction="sum",
-                                                           log_target=True), [R(3, 4), R(3, 4, seed=1)]),
-    "kl_div none": (lambda B, x, y: _F(B).kl_div(x.log_softmax(-1), y.softmax(-1), reduction="none"),
-                    [R(3, 4), R(3, 4, seed=1)]),
-    "KLDivLoss module batchmean": (lambda B, x, y: _nn(B).KLDivLoss(reduction="batchmean")(
-        x.log_softmax(-1), y.softmax(-1)), [R(3, 4), R(3, 4, seed=1)]),
+    "smooth_l1 beta": (
+        lambda B, x, y: _F(B).smooth_l1_loss(x, y, beta=0.5),
+        [R(6) * 2, R(6, seed=1)],
+    ),
+    "smooth_l1 beta=0": (
+        lambda B, x, y: _F(B).smooth_l1_loss(x, y, beta=0.0),
+        [R(6), R(6, seed=1)],
+    ),
+    "smooth_l1 at beta boundary": (
+        lambda B, x, y: _F(B).smooth_l1_loss(x, y, beta=1.0, reduction="none"),
+        [np.array([1.0, -1.0, 0.0]), np.array([0.0, 0.0, 0.0])],
+    ),
+    "huber delta": (
+        lambda B, x, y: _F(B).huber_loss(x, y, delta=0.7, reduction="sum"),
+        [R(6) * 2, R(6, seed=1)],
+    ),
+    "HuberLoss module none": (
+        lambda B, x, y: _nn(B).HuberLoss(reduction="none", delta=2.0)(x, y),
+        [R(6) * 2, R(6, seed=1)],
+    ),
+    "SmoothL1Loss module": (
+        lambda B, x, y: _nn(B).SmoothL1Loss(beta=0.3)(x, y),
+        [R(6), R(6, seed=1)],
+    ),
+    "kl_div batchmean": (
+        lambda B, x, y: _F(B).kl_div(x.log_softmax(-1), y.softmax(-1), reduction="batchmean"),
+        [R(3, 4), R(3, 4, seed=1)],
+    ),
+    "kl_div sum log_target": (
+        lambda B, x, y: _F(B).kl_div(
+            x.log_softmax(-1), y.log_softmax(-1), reduction="sum", log_target=True
+        ),
+        [R(3, 4), R(3, 4, seed=1)],
+    ),
+    "kl_div none": (
+        lambda B, x, y: _F(B).kl_div(x.log_softmax(-1), y.softmax(-1), reduction="none"),
+        [R(3, 4), R(3, 4, seed=1)],
+    ),
+    "KLDivLoss module batchmean": (
+        lambda B, x, y: _nn(B).KLDivLoss(reduction="batchmean")(x.log_softmax(-1), y.softmax(-1)),
+        [R(3, 4), R(3, 4, seed=1)],
+    ),
     "MSELoss module": (lambda B, x, y: _nn(B).MSELoss()(x, y), [R(3, 2), R(3, 2, seed=1)]),
-    "L1Loss module sum": (lambda B, x, y: _nn(B).L1Loss(reduction="sum")(x, y), [R(3, 2), R(3, 2, seed=1)]),
-    "BCELoss module weight": (lambda B, x: _nn(B).BCELoss(weight=B.tensor([1.0, 0.5]).to(x.dtype))(
-        x.sigmoid(), B.tensor([[1.0, 0.0], [0.0, 1.0]]).to(x.dtype)), [R(2, 2)]),
+    "L1Loss module sum": (
+        lambda B, x, y: _nn(B).L1Loss(reduction="sum")(x, y),
+        [R(3, 2), R(3, 2, seed=1)],
+    ),
+    "BCELoss module weight": (
+        lambda B, x: _nn(B).BCELoss(weight=B.tensor([1.0, 0.5]).to(x.dtype))(
+            x.sigmoid(), B.tensor([[1.0, 0.0], [0.0, 1.0]]).to(x.dtype)
+        ),
+        [R(2, 2)],
+    ),
 }
 
 
@@ -750,6 +1026,7 @@ def test_loss_matches_torch(name, dtype):
 
 
 # -- hostile inputs: torch raises, minigrad raises a RuntimeError naming the problem --------
+
 
 def _t(B, *shape, dtype=None):
     return B.tensor(R(*shape)) if dtype is None else B.zeros(*shape, dtype=getattr(B, dtype))
@@ -797,9 +1074,18 @@ HOSTILE = {
     "gather rank mismatch": (lambda B: _t(B, 3, 2).gather(1, B.tensor([0, 1])), None),
     "gather out of range": (lambda B: _t(B, 3, 2).gather(1, B.tensor([[0], [2], [1]])), None),
     "gather float index": (lambda B: _t(B, 3, 2).gather(1, B.tensor([[0.0], [1.0], [1.0]])), None),
-    "scatter_add index too large": (lambda B: _t(B, 2).scatter_add(0, B.tensor([2]), _t(B, 1)), None),
-    "masked_fill non-bool mask": (lambda B: _t(B, 3).masked_fill(B.tensor([1, 0, 1]), 0.0), ["bool"]),
-    "masked_fill mask does not broadcast": (lambda B: _t(B, 3).masked_fill(B.tensor([True, False]), 0.0), None),
+    "scatter_add index too large": (
+        lambda B: _t(B, 2).scatter_add(0, B.tensor([2]), _t(B, 1)),
+        None,
+    ),
+    "masked_fill non-bool mask": (
+        lambda B: _t(B, 3).masked_fill(B.tensor([1, 0, 1]), 0.0),
+        ["bool"],
+    ),
+    "masked_fill mask does not broadcast": (
+        lambda B: _t(B, 3).masked_fill(B.tensor([True, False]), 0.0),
+        None,
+    ),
     "where non-bool condition": (lambda B: B.where(B.tensor([1.0, 0.0]), _t(B, 2), _t(B, 2)), None),
     "setitem shape mismatch": (lambda B: _set(_t(B, 3, 4), 0, _t(B, 3)), None),
     "in-place broadcast grows self": (lambda B: _t(B, 3).add_(_t(B, 2, 3)), None),
@@ -819,38 +1105,77 @@ HOSTILE = {
     "softmax dim out of range": (lambda B: _t(B, 2, 3).softmax(2), None),
     "item of 2 elements": (lambda B: _t(B, 2).item(), None),
     "bool() of 2 elements": (lambda B: bool(_t(B, 2)), None),
-    "backward of non-scalar": (lambda B: (_t(B, 2) * B.ones(2, requires_grad=True)).backward(), None),
-    "backward grad wrong shape": (lambda B: (B.ones(2, requires_grad=True) * 2).backward(B.ones(3)), None),
+    "backward of non-scalar": (
+        lambda B: (_t(B, 2) * B.ones(2, requires_grad=True)).backward(),
+        None,
+    ),
+    "backward grad wrong shape": (
+        lambda B: (B.ones(2, requires_grad=True) * 2).backward(B.ones(3)),
+        None,
+    ),
     "backward without grad": (lambda B: _t(B, 2).sum().backward(), None),
-    "cross_entropy target out of range": (lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 3])), ["3"]),
-    "cross_entropy negative target": (lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, -1])), None),
-    "cross_entropy float class target wrong shape": (lambda B: _F(B).cross_entropy(_t(B, 2, 3), _t(B, 2)), None),
-    "cross_entropy batch mismatch": (lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1, 2])), None),
-    "cross_entropy (N, C, d1) target wrong shape": (lambda B: _F(B).cross_entropy(_t(B, 2, 3, 4),
-                                                                                  B.tensor([[0, 1, 2]] * 2)), None),
-    "cross_entropy weight wrong size": (lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1]),
-                                                                       weight=_t(B, 2)), None),
-    "cross_entropy label_smoothing > 1": (lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1]),
-                                                                         label_smoothing=1.5), None),
-    "cross_entropy bad reduction": (lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1]),
-                                                                  reduction="avg"), None),
-    "cross_entropy int32... float target dtype": (lambda B: _F(B).cross_entropy(
-        _t(B, 2, 3), B.tensor([0, 1], dtype=B.float32)), None),
+    "cross_entropy target out of range": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 3])),
+        ["3"],
+    ),
+    "cross_entropy negative target": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, -1])),
+        None,
+    ),
+    "cross_entropy float class target wrong shape": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), _t(B, 2)),
+        None,
+    ),
+    "cross_entropy batch mismatch": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1, 2])),
+        None,
+    ),
+    "cross_entropy (N, C, d1) target wrong shape": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3, 4), B.tensor([[0, 1, 2]] * 2)),
+        None,
+    ),
+    "cross_entropy weight wrong size": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1]), weight=_t(B, 2)),
+        None,
+    ),
+    "cross_entropy label_smoothing > 1": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1]), label_smoothing=1.5),
+        None,
+    ),
+    "cross_entropy bad reduction": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1]), reduction="avg"),
+        None,
+    ),
+    "cross_entropy int32... float target dtype": (
+        lambda B: _F(B).cross_entropy(_t(B, 2, 3), B.tensor([0, 1], dtype=B.float32)),
+        None,
+    ),
     "nll_loss target out of range": (lambda B: _F(B).nll_loss(_t(B, 2, 3), B.tensor([0, 5])), None),
-    "bce input out of [0, 1]": (lambda B: _F(B).binary_cross_entropy(B.tensor([1.5, 0.5]), B.tensor([1.0, 0.0])),
-                                None),
-    "bce shapes differ": (lambda B: _F(B).binary_cross_entropy(B.tensor([0.5, 0.5]), B.tensor([[1.0, 0.0]])), None),
-    "bce with logits shapes differ": (lambda B: _F(B).binary_cross_entropy_with_logits(_t(B, 2), _t(B, 3)), None),
+    "bce input out of [0, 1]": (
+        lambda B: _F(B).binary_cross_entropy(B.tensor([1.5, 0.5]), B.tensor([1.0, 0.0])),
+        None,
+    ),
+    "bce shapes differ": (
+        lambda B: _F(B).binary_cross_entropy(B.tensor([0.5, 0.5]), B.tensor([[1.0, 0.0]])),
+        None,
+    ),
+    "bce with logits shapes differ": (
+        lambda B: _F(B).binary_cross_entropy_with_logits(_t(B, 2), _t(B, 3)),
+        None,
+    ),
     "mse shapes do not broadcast": (lambda B: _F(B).mse_loss(_t(B, 2), _t(B, 3)), None),
     "kl_div bad reduction": (lambda B: _F(B).kl_div(_t(B, 2), _t(B, 2), reduction="avg"), None),
-    "smooth_l1 negative beta": (lambda B: _F(B).smooth_l1_loss(_t(B, 2), _t(B, 2), beta=-1.0), None),
+    "smooth_l1 negative beta": (
+        lambda B: _F(B).smooth_l1_loss(_t(B, 2), _t(B, 2), beta=-1.0),
+        None,
+    ),
     "huber negative delta": (lambda B: _F(B).huber_loss(_t(B, 2), _t(B, 2), delta=-1.0), None),
 }
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_input_raises_a_runtime_error_as_torch(request, name):
-    _known(request, 'HOSTILE', name)
+    _known(request, "HOSTILE", name)
     make, words = HOSTILE[name]
     _both_raise(make, words)
 
@@ -907,7 +1232,9 @@ def _torch_index_outcome(x, form):
     return shape, bool(caught)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # test_list_index_warns_where_torch_warns checks them
+@pytest.mark.filterwarnings(
+    "ignore::UserWarning"
+)  # test_list_index_warns_where_torch_warns checks them
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4)])
 @pytest.mark.parametrize("form", list(INDEX_FORMS))
@@ -948,16 +1275,20 @@ def test_list_index_warns_where_torch_warns(form):
 
 # -- the real differences found: strict xfails ----------------------------------------------
 
-XFAIL = {
-}
+XFAIL = {}
 
 
-@pytest.mark.parametrize("name", ["eq", "ne", "gt", "lt", "ge", "le", "cumprod", "take_along_dim", "atan2"])
+@pytest.mark.parametrize(
+    "name", ["eq", "ne", "gt", "lt", "ge", "le", "cumprod", "take_along_dim", "atan2"]
+)
 def test_torch_names_exist(name):
     x = mg.tensor([[1.0, -2.0], [3.0, 0.5]])
-    other = {"cumprod": (1,), "take_along_dim": (mg.tensor([[1], [0]]), 1)}.get(name, (mg.tensor([1.0, 0.5]),))
-    theirs = getattr(torch.tensor(x.numpy()), name)(*[torch.tensor(o.numpy()) if isinstance(o, mg.Tensor) else o
-                                                      for o in other])
+    other = {"cumprod": (1,), "take_along_dim": (mg.tensor([[1], [0]]), 1)}.get(
+        name, (mg.tensor([1.0, 0.5]),)
+    )
+    theirs = getattr(torch.tensor(x.numpy()), name)(
+        *[torch.tensor(o.numpy()) if isinstance(o, mg.Tensor) else o for o in other]
+    )
     np.testing.assert_allclose(getattr(x, name)(*other).numpy(), theirs.numpy())
 
 
@@ -976,13 +1307,19 @@ def test_new_torch_names_have_torch_gradients(name):
         calls = (lambda t: t.cumprod(1), lambda t: t.cumprod(1))
     elif name == "atan2":
         other = np.array([1.0, -1.0, 0.5, -2.0])
-        calls = (lambda t: mg.atan2(t, mg.tensor(other)), lambda t: torch.atan2(t, torch.tensor(other)))
+        calls = (
+            lambda t: mg.atan2(t, mg.tensor(other)),
+            lambda t: torch.atan2(t, torch.tensor(other)),
+        )
     else:
         index = np.array([[0, 0, 2, 1]])  # repeated rows, broadcast over the columns' dim
-        calls = (lambda t: mg.take_along_dim(t, index, 0), lambda t: torch.take_along_dim(t, torch.tensor(index), 0))
+        calls = (
+            lambda t: mg.take_along_dim(t, index, 0),
+            lambda t: torch.take_along_dim(t, torch.tensor(index), 0),
+        )
     out, torch_out = calls[0](ours), calls[1](theirs)
     np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=1e-12, atol=1e-12)
-    w = weight[:out.shape[0]]
+    w = weight[: out.shape[0]]
     (out * mg.tensor(w)).sum().backward()
     (torch_out * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-12)

@@ -60,14 +60,25 @@ def _assert_same_history(ours, theirs, dtype):
     for step, (a, b) in enumerate(zip(ours, theirs)):
         for index, (x, y) in enumerate(zip(a, b)):
             assert x.dtype == dtype
-            np.testing.assert_allclose(x, y, rtol=tol, atol=tol, err_msg=f"step {step}, parameter {index}")
+            np.testing.assert_allclose(
+                x, y, rtol=tol, atol=tol, err_msg=f"step {step}, parameter {index}"
+            )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("settings", [
-    dict(lr=0.1), dict(lr=0.05, momentum=0.9, weight_decay=0.01), dict(), dict(lr=0.1, momentum=0.9, nesterov=True),
-    dict(lr=0.1, momentum=0.9, dampening=0.3), dict(lr=0.1, momentum=0.5, dampening=-0.5, weight_decay=0.1),
-    dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1, maximize=True), dict(lr=0.1, maximize=True)])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(lr=0.1),
+        dict(lr=0.05, momentum=0.9, weight_decay=0.01),
+        dict(),
+        dict(lr=0.1, momentum=0.9, nesterov=True),
+        dict(lr=0.1, momentum=0.9, dampening=0.3),
+        dict(lr=0.1, momentum=0.5, dampening=-0.5, weight_decay=0.1),
+        dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1, maximize=True),
+        dict(lr=0.1, maximize=True),
+    ],
+)
 def test_sgd_matches_torch(dtype, settings):
     torch = _torch()
     start, grads = _trajectory(dtype)
@@ -77,9 +88,16 @@ def test_sgd_matches_torch(dtype, settings):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("settings", [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1),
-                                      dict(lr=0.01, weight_decay=0.1, maximize=True), dict(lr=0.02, amsgrad=True),
-                                      dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True, maximize=True)])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(lr=0.01),
+        dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1),
+        dict(lr=0.01, weight_decay=0.1, maximize=True),
+        dict(lr=0.02, amsgrad=True),
+        dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True, maximize=True),
+    ],
+)
 @pytest.mark.parametrize("name", ["Adam", "AdamW"])
 def test_adam_and_adamw_match_torch(name, dtype, settings):
     """AdamW without weight_decay in `settings` uses its default, 0.01 in both libraries."""
@@ -102,7 +120,9 @@ def test_adamw_decay_is_decoupled_from_the_gradient_scale():
     adamw.step()
     adam.step()
     np.testing.assert_allclose(decoupled.data, start * (1 - 0.1 * 0.5), rtol=1e-15)
-    np.testing.assert_allclose(coupled.data, start - 0.1 * np.sign(start), rtol=1e-8)  # first step: lr * sign, up to eps
+    np.testing.assert_allclose(
+        coupled.data, start - 0.1 * np.sign(start), rtol=1e-8
+    )  # first step: lr * sign, up to eps
     assert mg.optim.AdamW([decoupled]).weight_decay == 0.01
 
 
@@ -134,16 +154,25 @@ def test_clip_grad_norm_matches_torch(dtype, max_norm):
     torch = _torch()
     rng = np.random.default_rng(3)
     grads = [rng.standard_normal(shape).astype(dtype) for shape in SHAPES]
-    ours = [nn.Parameter(np.zeros(shape, dtype)) for shape in SHAPES] + [nn.Parameter(np.zeros(2, dtype))]
-    theirs = [torch.zeros(shape, dtype=getattr(torch, np.dtype(dtype).name), requires_grad=True) for shape in SHAPES]
+    ours = [nn.Parameter(np.zeros(shape, dtype)) for shape in SHAPES] + [
+        nn.Parameter(np.zeros(2, dtype))
+    ]
+    theirs = [
+        torch.zeros(shape, dtype=getattr(torch, np.dtype(dtype).name), requires_grad=True)
+        for shape in SHAPES
+    ]
     for p, q, g in zip(ours, theirs, grads):
         p.grad, q.grad = mg.tensor(g), torch.tensor(g)
     total = mg.optim.clip_grad_norm_(iter(ours), max_norm)  # the last parameter has no grad
     total_torch = torch.nn.utils.clip_grad_norm_(theirs, max_norm)
-    assert isinstance(total, mg.Tensor) and total.shape == () and total.dtype == dtype  # a 0-d tensor, as torch's
+    assert (
+        isinstance(total, mg.Tensor) and total.shape == () and total.dtype == dtype
+    )  # a 0-d tensor, as torch's
     tol = TOLERANCE[dtype]
     np.testing.assert_allclose(total, total_torch.item(), rtol=tol)
-    np.testing.assert_allclose(total, np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)), rtol=1e-6)
+    np.testing.assert_allclose(
+        total, np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)), rtol=1e-6
+    )
     for p, q in zip(ours, theirs):
         np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=tol, atol=tol)
     assert nn.utils.clip_grad_norm_ is mg.optim.clip_grad_norm_
@@ -167,8 +196,9 @@ def test_clip_grad_norm_of_other_orders_and_clip_grad_value_match_torch(norm_typ
     for p, q, g in zip(ours, theirs, grads):
         p.grad, q.grad = mg.tensor(g), torch.tensor(g)
     total = nn.utils.clip_grad_norm_(ours, 0.7, norm_type=norm_type)
-    assert total.item() == pytest.approx(torch.nn.utils.clip_grad_norm_(theirs, 0.7, norm_type=norm_type).item(),
-                                         rel=1e-12)
+    assert total.item() == pytest.approx(
+        torch.nn.utils.clip_grad_norm_(theirs, 0.7, norm_type=norm_type).item(), rel=1e-12
+    )
     assert f"{total:.3f}" == f"{total.item():.3f}"
     nn.utils.clip_grad_value_(ours, 0.05)
     torch.nn.utils.clip_grad_value_(theirs, 0.05)
@@ -181,7 +211,9 @@ def test_clip_grad_norm_refuses_a_non_finite_norm_when_asked():
     p.grad = mg.tensor(np.array([1.0, np.inf, 0.0]))
     with pytest.raises(RuntimeError, match="total norm of order 2.0 of the gradients is inf"):
         nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
-    assert nn.utils.clip_grad_norm_(p, 1.0).item() == math.inf  # without asking: reported, not raised
+    assert (
+        nn.utils.clip_grad_norm_(p, 1.0).item() == math.inf
+    )  # without asking: reported, not raised
     with pytest.raises(ValueError, match="norm_type must be > 0"):
         nn.utils.clip_grad_norm_(p, 1.0, norm_type=0)
     with pytest.raises(ValueError, match="clip_value must be >= 0; got -1.0"):
@@ -218,10 +250,19 @@ def test_sgd_state_dict_holds_the_momentum_buffer():
     p.grad = mg.tensor(np.array([2.0, 2.0]))
     optimizer.step()
     state = optimizer.state_dict()
-    assert list(state) == ["lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize",
-                           "state.0.momentum_buffer"]
+    assert list(state) == [
+        "lr",
+        "momentum",
+        "dampening",
+        "weight_decay",
+        "nesterov",
+        "maximize",
+        "state.0.momentum_buffer",
+    ]
     np.testing.assert_array_equal(state["state.0.momentum_buffer"], [2.0, 2.0])
-    with pytest.raises(ValueError, match=r"state.0.momentum_buffer.*shape \(2,\).*got float64 of shape \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"state.0.momentum_buffer.*shape \(2,\).*got float64 of shape \(3,\)"
+    ):
         optimizer.load_state_dict({**state, "state.0.momentum_buffer": np.zeros(3)})
     with pytest.raises(ValueError, match="missing key 'betas'.*unexpected key 'momentum'"):
         mg.optim.Adam([p]).load_state_dict(state)
@@ -230,7 +271,9 @@ def test_sgd_state_dict_holds_the_momentum_buffer():
 def test_sgd_nesterov_needs_momentum_and_no_dampening_as_in_torch():
     p = nn.Parameter(np.zeros(2))
     for settings in (dict(nesterov=True), dict(momentum=0.9, dampening=0.1, nesterov=True)):
-        with pytest.raises(ValueError, match="Nesterov momentum needs momentum > 0 and dampening 0"):
+        with pytest.raises(
+            ValueError, match="Nesterov momentum needs momentum > 0 and dampening 0"
+        ):
             mg.optim.SGD([p], lr=0.1, **settings)
     optimizer = mg.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True)
     with pytest.raises(ValueError, match="Nesterov"):
@@ -272,8 +315,13 @@ def test_amsgrad_state_is_saved_and_loaded_and_older_state_dicts_still_load(tmp_
     for mine, theirs in zip(resumed.params, reference):
         np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-12, atol=1e-14)
     plain = mg.optim.Adam(params, lr=0.02)
-    plain.load_state_dict({key: value for key, value in optimizer.state_dict().items()
-                           if "max_exp_avg_sq" not in key and key != "amsgrad"})
+    plain.load_state_dict(
+        {
+            key: value
+            for key, value in optimizer.state_dict().items()
+            if "max_exp_avg_sq" not in key and key != "amsgrad"
+        }
+    )
     assert "max_exp_avg_sq" not in plain.state[0] and plain.param_groups[0]["amsgrad"] is False
 
 
@@ -282,7 +330,9 @@ def test_torchs_device_flags_are_accepted_and_the_unsupported_ones_refused():
     not supported instead of a TypeError about an unknown argument."""
     p = nn.Parameter(np.ones(2))
     for name in ("Adam", "AdamW"):
-        optimizer = getattr(mg.optim, name)([p], lr=0.1, betas=(0.9, 0.95), foreach=False, fused=True, capturable=True)
+        optimizer = getattr(mg.optim, name)(
+            [p], lr=0.1, betas=(0.9, 0.95), foreach=False, fused=True, capturable=True
+        )
         assert "fused" not in optimizer.param_groups[0]
         with pytest.raises(ValueError, match="differentiable=True .* is not supported"):
             getattr(mg.optim, name)([p], differentiable=True)
@@ -295,7 +345,12 @@ def test_state_dicts_from_before_nesterov_dampening_and_maximize_still_load(tmp_
     """Settings added later are optional on load (they keep the optimizer's own value), as torch
     fills in the settings an older checkpoint lacks."""
     p = nn.Parameter(np.array([1.0, -1.0]))
-    old = {"lr": 0.5, "momentum": 0.9, "weight_decay": 0.0, "state.0.momentum_buffer": np.array([1.0, 2.0])}
+    old = {
+        "lr": 0.5,
+        "momentum": 0.9,
+        "weight_decay": 0.0,
+        "state.0.momentum_buffer": np.array([1.0, 2.0]),
+    }
     optimizer = mg.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True)
     optimizer.load_state_dict(old)
     assert optimizer.lr == 0.5 and optimizer.param_groups[0]["nesterov"] is True
@@ -305,7 +360,9 @@ def test_state_dicts_from_before_nesterov_dampening_and_maximize_still_load(tmp_
     again.load_state_dict(mg.io.load(path))
     assert again.param_groups[0]["nesterov"] is True and again.param_groups[0]["maximize"] is False
     adam = mg.optim.Adam([p])
-    adam.load_state_dict({"lr": 0.01, "betas": np.array([0.9, 0.999]), "eps": 1e-8, "weight_decay": 0.0})
+    adam.load_state_dict(
+        {"lr": 0.01, "betas": np.array([0.9, 0.999]), "eps": 1e-8, "weight_decay": 0.0}
+    )
     assert adam.lr == 0.01 and adam.param_groups[0]["maximize"] is False
 
 
@@ -329,7 +386,10 @@ def test_optimizer_argument_errors():
     with pytest.raises(ValueError, match="more than once"):
         mg.optim.SGD([p, p], lr=0.1)
     leaf = mg.zeros(2, requires_grad=True)
-    with pytest.raises(ValueError, match=r"parameter 0 \(shape \(2,\)\) must be a leaf tensor .*not the result of an op"):
+    with pytest.raises(
+        ValueError,
+        match=r"parameter 0 \(shape \(2,\)\) must be a leaf tensor .*not the result of an op",
+    ):
         mg.optim.SGD([leaf * 2], lr=0.1)
 
 
@@ -338,13 +398,17 @@ def test_frozen_parameters_are_accepted_and_skipped_as_in_torch():
     frozen, trained = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
     frozen.requires_grad_(False)
     optimizer = mg.optim.AdamW([frozen, trained], lr=0.1)
-    reference = torch.optim.AdamW([torch.ones(2), torch.ones(3, dtype=torch.float64, requires_grad=True)], lr=0.1)
+    reference = torch.optim.AdamW(
+        [torch.ones(2), torch.ones(3, dtype=torch.float64, requires_grad=True)], lr=0.1
+    )
     trained.grad = mg.tensor(np.full(3, 0.5))
     reference.param_groups[0]["params"][1].grad = torch.full((3,), 0.5, dtype=torch.float64)
     optimizer.step()
     reference.step()
     np.testing.assert_array_equal(frozen.data, np.ones(2))
-    np.testing.assert_allclose(trained.data, reference.param_groups[0]["params"][1].detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        trained.data, reference.param_groups[0]["params"][1].detach().numpy(), rtol=1e-12
+    )
     frozen.requires_grad_(True)  # unfrozen later: stepped from then on
     frozen.grad = mg.tensor(np.full(2, 1.0))
     optimizer.step()
@@ -386,10 +450,18 @@ def _parameter_over(array):
 
 def test_parameters_that_share_memory_are_refused_naming_both():
     matrix = np.arange(12.0).reshape(3, 4)
-    whole, other, row = _parameter_over(matrix), nn.Parameter(np.zeros(2)), _parameter_over(matrix[1])
-    with pytest.raises(ValueError, match=r"parameters 0 \(shape \(3, 4\)\) and 2 \(shape \(4,\)\) share memory"):
+    whole, other, row = (
+        _parameter_over(matrix),
+        nn.Parameter(np.zeros(2)),
+        _parameter_over(matrix[1]),
+    )
+    with pytest.raises(
+        ValueError, match=r"parameters 0 \(shape \(3, 4\)\) and 2 \(shape \(4,\)\) share memory"
+    ):
         mg.optim.Adam([whole, other, row])
-    with pytest.raises(ValueError, match=r"parameters 0 \(shape \(3, 4\)\) and 1 \(shape \(4, 3\)\) share memory"):
+    with pytest.raises(
+        ValueError, match=r"parameters 0 \(shape \(3, 4\)\) and 1 \(shape \(4, 3\)\) share memory"
+    ):
         mg.optim.SGD([whole, _parameter_over(matrix.T)], lr=0.1)
     twins = [mg.from_numpy(matrix).requires_grad_(True) for _ in range(2)]  # two tensors, one array
     with pytest.raises(ValueError, match="share memory"):
@@ -411,7 +483,9 @@ def test_read_only_parameters_are_refused():
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
 def test_a_step_tells_each_updated_parameter_it_changed_in_place(name, monkeypatch):
     bumped = []
-    monkeypatch.setattr(nn.Parameter, "_bump_version", lambda self: bumped.append(self), raising=False)
+    monkeypatch.setattr(
+        nn.Parameter, "_bump_version", lambda self: bumped.append(self), raising=False
+    )
     a, b = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
     optimizer = getattr(mg.optim, name)([a, b], lr=0.1)
     a.grad = mg.tensor(np.ones(2))
@@ -423,13 +497,16 @@ def test_adam_refuses_a_gradient_of_another_shape_before_changing_anything():
     p = nn.Parameter(np.ones(3))
     optimizer = mg.optim.AdamW([p], lr=0.1)
     p.grad = mg.tensor(np.ones(4))
-    with pytest.raises(ValueError, match=r"parameter 0 has shape \(3,\) but its grad has shape \(4,\)"):
+    with pytest.raises(
+        ValueError, match=r"parameter 0 has shape \(3,\) but its grad has shape \(4,\)"
+    ):
         optimizer.step()
     np.testing.assert_array_equal(p.data, np.ones(3))
     assert optimizer.state == {}
 
 
 # -- load_state_dict checks what the constructor checks -------------------------------------
+
 
 def _stepped_adam(steps=2):
     params = [nn.Parameter(np.ones((3, 4))), nn.Parameter(np.ones(2))]
@@ -459,18 +536,34 @@ BAD_ENTRIES = [
     ("state.0.step", np.array(0), "state.0.step must be an integer >= 1; got 0"),
     ("state.0.step", np.array(2.5), "state.0.step must be an integer >= 1; got array.2.5"),
     ("state.1.step", np.array([1, 2]), "state.1.step must be an integer >= 1"),
-    ("state.0.exp_avg_sq", lambda v: v - 1.0, r"state.0.exp_avg_sq holds averages of squared gradients, "
-                                              r"which are >= 0; got -0.9\d+ at index \(0, 0\)"),
+    (
+        "state.0.exp_avg_sq",
+        lambda v: v - 1.0,
+        r"state.0.exp_avg_sq holds averages of squared gradients, "
+        r"which are >= 0; got -0.9\d+ at index \(0, 0\)",
+    ),
     ("state.0.exp_avg_sq", _nan_at_one, r"state.0.exp_avg_sq .* >= 0; got nan at index \(1, 1\)"),
-    ("state.0.exp_avg", np.zeros(5), r"state.0.exp_avg must be a float array of shape \(3, 4\) .*got float64 "
-                                     r"of shape \(5,\)"),
-    ("state.1.exp_avg", np.zeros(2, np.int64), r"state.1.exp_avg must be a float array .*got int64"),
+    (
+        "state.0.exp_avg",
+        np.zeros(5),
+        r"state.0.exp_avg must be a float array of shape \(3, 4\) .*got float64 "
+        r"of shape \(5,\)",
+    ),
+    (
+        "state.1.exp_avg",
+        np.zeros(2, np.int64),
+        r"state.1.exp_avg must be a float array .*got int64",
+    ),
     ("state.7.step", np.array(1), "state.7.step: parameter index 7 out of range for 2 parameters"),
     ("state.0.velocity", np.zeros(3), "unexpected key 'state.0.velocity'"),
 ]
 
 
-@pytest.mark.parametrize("key, bad, message", BAD_ENTRIES, ids=[f"{key}-{i}" for i, (key, _, _) in enumerate(BAD_ENTRIES)])
+@pytest.mark.parametrize(
+    "key, bad, message",
+    BAD_ENTRIES,
+    ids=[f"{key}-{i}" for i, (key, _, _) in enumerate(BAD_ENTRIES)],
+)
 def test_load_state_dict_names_the_wrong_entry_and_changes_nothing(tmp_path, key, bad, message):
     saved = _stepped_adam().state_dict()
     saved[key] = bad(saved[key]) if callable(bad) else bad
@@ -493,7 +586,9 @@ def test_load_state_dict_wants_all_of_a_parameters_state_and_lists_every_problem
         _stepped_adam().load_state_dict(saved)
 
 
-HYPER_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans())
+HYPER_VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans()
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -520,18 +615,24 @@ def test_load_state_dict_accepts_exactly_what_the_constructor_accepts(key, value
     if constructor_error is None:
         optimizer.load_state_dict(state)
         assert optimizer.betas == tuple(float(b) for b in chosen["betas"])
-        assert all(getattr(optimizer, name) == float(chosen[name]) for name in ("lr", "eps", "weight_decay"))
+        assert all(
+            getattr(optimizer, name) == float(chosen[name])
+            for name in ("lr", "eps", "weight_decay")
+        )
     else:
-        entry = str(constructor_error).split(" must ")[0]  # "lr", "betas[1]", ...: the message names it
+        entry = str(constructor_error).split(" must ")[
+            0
+        ]  # "lr", "betas[1]", ...: the message names it
         with pytest.raises(ValueError, match=re.escape(f"load_state_dict failed: {entry} must ")):
             optimizer.load_state_dict(state)
 
 
 # -- learning-rate schedules ------------------------------------------------------------------
 
+
 def test_lambda_lr_matches_torch_step_by_step():
     torch = _torch()
-    factor = lambda epoch: 0.8 ** epoch * (1 + epoch % 3)  # noqa: E731  (not monotone, on purpose)
+    factor = lambda epoch: 0.8**epoch * (1 + epoch % 3)  # noqa: E731  (not monotone, on purpose)
     start, grads = _trajectory(np.float64, steps=8)
     params = [nn.Parameter(np.array(value)) for value in start]
     optimizer = mg.optim.SGD(params, lr=0.1, momentum=0.9)
@@ -549,12 +650,18 @@ def test_lambda_lr_matches_torch_step_by_step():
         schedule.step()
         torch_schedule.step()
         for p, q in zip(params, torch_params):
-            np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=f"step {step}")
+            np.testing.assert_allclose(
+                p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=f"step {step}"
+            )
     assert schedule.last_epoch == torch_schedule.last_epoch == len(grads)
 
 
-@pytest.mark.parametrize("warmup_steps, total_steps, min_ratio", [(4, 15, 0.0), (3, 12, 0.1), (0, 6, 0.05)])
-def test_adamw_with_warmup_cosine_matches_torch_linear_then_cosine(warmup_steps, total_steps, min_ratio):
+@pytest.mark.parametrize(
+    "warmup_steps, total_steps, min_ratio", [(4, 15, 0.0), (3, 12, 0.1), (0, 6, 0.05)]
+)
+def test_adamw_with_warmup_cosine_matches_torch_linear_then_cosine(
+    warmup_steps, total_steps, min_ratio
+):
     """torch has no warmup_cosine, but LinearLR (start 1/warmup, reaching 1 on the last warm-up
     step) followed by CosineAnnealingLR (T_max = the decay steps, eta_min = min_ratio * lr) is the
     same schedule, computed another way."""
@@ -564,19 +671,28 @@ def test_adamw_with_warmup_cosine_matches_torch_linear_then_cosine(warmup_steps,
     params = [nn.Parameter(np.array(value)) for value in start]
     optimizer = mg.optim.AdamW(params, lr=base_lr, weight_decay=0.1)
     schedule = mg.optim.lr_scheduler.LambdaLR(
-        optimizer, mg.optim.lr_scheduler.warmup_cosine(warmup_steps, total_steps, min_ratio))
+        optimizer, mg.optim.lr_scheduler.warmup_cosine(warmup_steps, total_steps, min_ratio)
+    )
     torch_params = [torch.tensor(value, requires_grad=True) for value in start]
     torch_optimizer = torch.optim.AdamW(torch_params, lr=base_lr, weight_decay=0.1)
-    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(torch_optimizer, T_max=total_steps - warmup_steps,
-                                                        eta_min=min_ratio * base_lr)
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(
+        torch_optimizer, T_max=total_steps - warmup_steps, eta_min=min_ratio * base_lr
+    )
     if warmup_steps:
-        linear = torch.optim.lr_scheduler.LinearLR(torch_optimizer, start_factor=1 / warmup_steps,
-                                                   total_iters=warmup_steps - 1)
-        torch_schedule = torch.optim.lr_scheduler.SequentialLR(torch_optimizer, [linear, cosine], [warmup_steps])
+        linear = torch.optim.lr_scheduler.LinearLR(
+            torch_optimizer, start_factor=1 / warmup_steps, total_iters=warmup_steps - 1
+        )
+        torch_schedule = torch.optim.lr_scheduler.SequentialLR(
+            torch_optimizer, [linear, cosine], [warmup_steps]
+        )
     else:
         torch_schedule = cosine
-    for step, step_grads in enumerate(grads[:total_steps]):  # torch's cosine turns back up after T_max
-        assert optimizer.lr == pytest.approx(torch_optimizer.param_groups[0]["lr"], rel=1e-13, abs=1e-16)
+    for step, step_grads in enumerate(
+        grads[:total_steps]
+    ):  # torch's cosine turns back up after T_max
+        assert optimizer.lr == pytest.approx(
+            torch_optimizer.param_groups[0]["lr"], rel=1e-13, abs=1e-16
+        )
         for p, q, g in zip(params, torch_params, step_grads):
             p.grad, q.grad = (None, None) if g is None else (mg.tensor(g), torch.tensor(g))
         optimizer.step()
@@ -586,7 +702,9 @@ def test_adamw_with_warmup_cosine_matches_torch_linear_then_cosine(warmup_steps,
             warnings.simplefilter("ignore")  # SequentialLR's deprecation notes
             torch_schedule.step()
         for p, q in zip(params, torch_params):
-            np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=f"step {step}")
+            np.testing.assert_allclose(
+                p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=f"step {step}"
+            )
     assert optimizer.lr == pytest.approx(min_ratio * base_lr, abs=1e-16)
     schedule.step()
     assert optimizer.lr == pytest.approx(min_ratio * base_lr, abs=1e-16)  # and it stays there
@@ -594,10 +712,23 @@ def test_adamw_with_warmup_cosine_matches_torch_linear_then_cosine(warmup_steps,
 
 def test_warmup_cosine_by_hand_and_its_argument_errors():
     factor = mg.optim.lr_scheduler.warmup_cosine(2, 6)
-    expected = [0.5, 1.0, 1.0, (1 + math.cos(math.pi / 4)) / 2, 0.5, (1 + math.cos(3 * math.pi / 4)) / 2, 0.0, 0.0]
-    np.testing.assert_allclose([factor(step) for step in range(8)], expected, rtol=1e-15, atol=1e-16)
-    assert factor(10 ** 6) == 0.0
-    assert mg.optim.lr_scheduler.warmup_cosine(2, 6, min_ratio=0.1)(4) == pytest.approx(0.1 + 0.9 * 0.5, rel=1e-15)
+    expected = [
+        0.5,
+        1.0,
+        1.0,
+        (1 + math.cos(math.pi / 4)) / 2,
+        0.5,
+        (1 + math.cos(3 * math.pi / 4)) / 2,
+        0.0,
+        0.0,
+    ]
+    np.testing.assert_allclose(
+        [factor(step) for step in range(8)], expected, rtol=1e-15, atol=1e-16
+    )
+    assert factor(10**6) == 0.0
+    assert mg.optim.lr_scheduler.warmup_cosine(2, 6, min_ratio=0.1)(4) == pytest.approx(
+        0.1 + 0.9 * 0.5, rel=1e-15
+    )
     warmup_cosine = mg.optim.lr_scheduler.warmup_cosine
     with pytest.raises(ValueError, match="warmup_steps must be <= total_steps; got 7 > 6"):
         warmup_cosine(7, 6)
@@ -612,7 +743,9 @@ def test_warmup_cosine_by_hand_and_its_argument_errors():
 def test_lambda_lr_refuses_a_bad_factor_and_a_bad_optimizer():
     p = nn.Parameter(np.ones(2))
     optimizer = mg.optim.SGD([p], lr=0.1)
-    with pytest.raises(ValueError, match=r"lr_lambda\(0\) must return a finite number >= 0; got -1"):
+    with pytest.raises(
+        ValueError, match=r"lr_lambda\(0\) must return a finite number >= 0; got -1"
+    ):
         mg.optim.lr_scheduler.LambdaLR(optimizer, lambda step: -1)
     schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, lambda step: [1.0, math.inf][step])
     with pytest.raises(ValueError, match=r"lr_lambda\(1\) .*got inf"):
@@ -627,7 +760,9 @@ def test_lambda_lr_refuses_a_bad_factor_and_a_bad_optimizer():
 def _training_run(params, stop_after=None, resume_from=None):
     """AdamW + warm-up/cosine over fixed gradients; optionally checkpoint or resume with mg.save."""
     optimizer = mg.optim.AdamW(params, lr=0.05)
-    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, mg.optim.lr_scheduler.warmup_cosine(3, 10, 0.1))
+    schedule = mg.optim.lr_scheduler.LambdaLR(
+        optimizer, mg.optim.lr_scheduler.warmup_cosine(3, 10, 0.1)
+    )
     first = 0
     if resume_from is not None:
         loaded = mg.io.load(resume_from)
@@ -637,7 +772,11 @@ def _training_run(params, stop_after=None, resume_from=None):
     rates = []
     for step in range(first, 10):
         if step == stop_after:
-            return {"optim": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step}
+            return {
+                "optim": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+                "step": step,
+            }
         for index, p in enumerate(params):
             p.grad = mg.tensor(np.sin(np.arange(p.data.size).reshape(p.shape) + step + index))
         rates.append(optimizer.lr)
@@ -652,7 +791,10 @@ def test_optimizer_and_schedule_state_resume_through_a_checkpoint(tmp_path):
     rates = _training_run(straight)
     interrupted = [nn.Parameter(np.ones(shape)) for shape in shapes]
     checkpoint = _training_run(interrupted, stop_after=6)
-    mg.io.save({"model": {str(i): p for i, p in enumerate(interrupted)}, **checkpoint}, tmp_path / "ckpt.npz")
+    mg.io.save(
+        {"model": {str(i): p for i, p in enumerate(interrupted)}, **checkpoint},
+        tmp_path / "ckpt.npz",
+    )
     resumed = [nn.Parameter(mg.io.load(tmp_path / "ckpt.npz")[f"model.{i}"]) for i in range(2)]
     later_rates = _training_run(resumed, resume_from=tmp_path / "ckpt.npz")
     assert later_rates == rates[6:]
@@ -665,10 +807,12 @@ def test_schedule_load_state_dict_names_the_wrong_entry():
     schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
     good = {key: np.asarray(value) for key, value in schedule.state_dict().items()}
     assert list(good) == ["base_lr", "last_epoch", "last_lr"]
-    for key, bad, message in [("last_epoch", np.array(-1), "last_epoch must be an integer >= 0; got -1"),
-                              ("last_epoch", np.array(2.5), "last_epoch must be an integer >= 0; got 2.5"),
-                              ("base_lr", np.array(-0.1), r"base_lr must be in \[0, inf\); got -0.1"),
-                              ("last_lr", np.array(np.nan), "last_lr must be in")]:
+    for key, bad, message in [
+        ("last_epoch", np.array(-1), "last_epoch must be an integer >= 0; got -1"),
+        ("last_epoch", np.array(2.5), "last_epoch must be an integer >= 0; got 2.5"),
+        ("base_lr", np.array(-0.1), r"base_lr must be in \[0, inf\); got -0.1"),
+        ("last_lr", np.array(np.nan), "last_lr must be in"),
+    ]:
         with pytest.raises(ValueError, match=message):
             schedule.load_state_dict({**good, key: bad})
     with pytest.raises(ValueError, match="missing key 'last_lr'; unexpected key 'lr'"):
@@ -691,10 +835,15 @@ def test_optimizers_take_named_parameters_and_a_closure_as_torch():
         loss = model(x).sum()
         loss.backward()
         return loss
+
     with mg.no_grad():  # the closure still records its graph
         loss = optimizer.step(closure)
-    assert loss.item() == pytest.approx(float((x.data @ before.T + model.bias.data * 0).sum()), abs=10)
-    np.testing.assert_allclose(model.weight.data, before - 0.1 * 4, rtol=1e-6)  # d(sum)/dW = 4 per entry
+    assert loss.item() == pytest.approx(
+        float((x.data @ before.T + model.bias.data * 0).sum()), abs=10
+    )
+    np.testing.assert_allclose(
+        model.weight.data, before - 0.1 * 4, rtol=1e-6
+    )  # d(sum)/dW = 4 per entry
     assert optimizer.step() is None
     with pytest.raises(TypeError, match="closure must be a function"):
         optimizer.step(1.0)

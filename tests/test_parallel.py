@@ -45,6 +45,7 @@ RTOL, ATOL = 1e-10, 1e-13  # float64: the parts only change the order of the sum
 
 # -- models: build(seed) -> (model, loss_fn, make_batch(rows, rng)) -------------------------
 
+
 def _mlp(seed, dtype=mg.float64, reduction="mean"):
     mg.manual_seed(seed)
     model = nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 4)).to(dtype)
@@ -60,8 +61,9 @@ def _mlp(seed, dtype=mg.float64, reduction="mean"):
 
 def _transformer(seed, dropout=0.0):
     mg.manual_seed(seed)
-    model = CharTransformer(11, context=8, model_dim=16, num_heads=2, num_layers=2, ff_dim=32,
-                            dropout=dropout).double()
+    model = CharTransformer(
+        11, context=8, model_dim=16, num_heads=2, num_layers=2, ff_dim=32, dropout=dropout
+    ).double()
 
     def batch(rows, rng):
         return rng.integers(0, 11, (rows, 6)), rng.integers(0, 11, (rows, 6))
@@ -88,17 +90,25 @@ def _lstm(seed):
     model = _LSTMRegressor().double()
 
     def batch(rows, rng):
-        return (rng.standard_normal((rows, 4, 3)), rng.integers(1, 5, rows),
-                rng.standard_normal((rows, 2)))
+        return (
+            rng.standard_normal((rows, 4, 3)),
+            rng.integers(1, 5, rows),
+            rng.standard_normal((rows, 2)),
+        )
 
     return model, model.loss, batch
 
 
-MODELS = {"mlp": _mlp, "transformer": _transformer, "lstm": _lstm,
-          "mlp_sum": lambda seed: _mlp(seed, reduction="sum")}
+MODELS = {
+    "mlp": _mlp,
+    "transformer": _transformer,
+    "lstm": _lstm,
+    "mlp_sum": lambda seed: _mlp(seed, reduction="sum"),
+}
 
 
 # -- helpers --------------------------------------------------------------------------------
+
 
 def grads(model):
     """A copy of every parameter's gradient (None where there is none), in parameter order."""
@@ -122,7 +132,9 @@ def parallel(model, loss_fn, *batch, **options):
 def assert_grads_close(actual, expected, rtol=RTOL, atol=ATOL):
     assert len(actual) == len(expected)
     for index, (a, e) in enumerate(zip(actual, expected)):
-        assert (a is None) == (e is None), f"parameter {index}: grad {a is None and 'missing' or 'unexpected'}"
+        assert (a is None) == (e is None), (
+            f"parameter {index}: grad {a is None and 'missing' or 'unexpected'}"
+        )
         if e is not None:
             np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=f"parameter {index}")
 
@@ -144,10 +156,21 @@ def sequential(monkeypatch):
 # -- 1. the same gradients as plain backward --------------------------------------------------
 
 CASES = [  # model, rows, parts
-    ("mlp", 8, 1), ("mlp", 8, 2), ("mlp", 7, 3), ("mlp", 10, 5), ("mlp", 3, 5), ("mlp", 1, 4),
-    ("transformer", 6, 2), ("transformer", 7, 3), ("transformer", 5, 5),
-    ("lstm", 6, 2), ("lstm", 7, 3), ("lstm", 2, 5),
-    ("mlp_sum", 8, 2), ("mlp_sum", 7, 3), ("mlp_sum", 4, 9),
+    ("mlp", 8, 1),
+    ("mlp", 8, 2),
+    ("mlp", 7, 3),
+    ("mlp", 10, 5),
+    ("mlp", 3, 5),
+    ("mlp", 1, 4),
+    ("transformer", 6, 2),
+    ("transformer", 7, 3),
+    ("transformer", 5, 5),
+    ("lstm", 6, 2),
+    ("lstm", 7, 3),
+    ("lstm", 2, 5),
+    ("mlp_sum", 8, 2),
+    ("mlp_sum", 7, 3),
+    ("mlp_sum", 4, 9),
 ]
 
 
@@ -176,15 +199,25 @@ def test_the_same_whether_parts_run_on_threads_or_one_after_the_other(name, monk
     np.testing.assert_allclose(loss_threads.item(), loss_serial.item(), rtol=RTOL)
 
 
-@pytest.mark.parametrize("setting, parts, two", [("1", 1, False), ("3", 3, True), ("junk", None, None)])
+@pytest.mark.parametrize(
+    "setting, parts, two", [("1", 1, False), ("3", 3, True), ("junk", None, None)]
+)
 def test_default_parts_follows_numba_num_threads(setting, parts, two):
     """NUMBA_NUM_THREADS=1 (how a user asks for one thread) gives one part and no second thread;
     an unreadable value falls back to the cores this process may use."""
-    code = ("import minigrad as mg; from minigrad.kernels import _runtime; "
-            "print(mg.parallel.default_parts(), _runtime.two_threads(), _runtime.cores())")
+    code = (
+        "import minigrad as mg; from minigrad.kernels import _runtime; "
+        "print(mg.parallel.default_parts(), _runtime.two_threads(), _runtime.cores())"
+    )
     environment = dict(os.environ, NUMBA_NUM_THREADS=setting, PYTHONPATH=str(ROOT))
-    answer = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True,
-                            timeout=300, check=True).stdout.split()
+    answer = subprocess.run(
+        [sys.executable, "-c", code],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout.split()
     blas = _runtime.openblas_threads is not None
     if parts is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -219,7 +252,9 @@ def test_parts_cut_contiguous_rows_with_the_documented_bounds():
         seen.clear()
         forward_backward(loss_fn, x, parts=parts, reduction="sum")
         bounds = [7 * k // min(parts, 7) for k in range(min(parts, 7) + 1)]
-        assert sorted(seen) == [list(range(bounds[k], bounds[k + 1])) for k in range(len(bounds) - 1)]
+        assert sorted(seen) == [
+            list(range(bounds[k], bounds[k + 1])) for k in range(len(bounds) - 1)
+        ]
         assert sorted(len(rows) for rows in seen) == sorted(sizes)
     np.testing.assert_array_equal(w.grad.numpy(), 4 * np.full(2, 21.0))  # four calls, summed
 
@@ -235,6 +270,7 @@ def test_mean_weights_each_part_by_its_share_of_the_rows():
 
 # -- 2. PyTorch ---------------------------------------------------------------------------------
 
+
 def _torch_copy(model, torch_model, torch):
     names = dict(torch_model.named_parameters())
     for name, parameter in model.named_parameters():
@@ -248,7 +284,9 @@ def test_mlp_gradients_match_torch():
     x, y = make_batch(9, np.random.default_rng(21))
     reference = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
     _torch_copy(model, reference, torch)
-    torch_loss = torch.nn.functional.cross_entropy(reference(torch.from_numpy(x)), torch.from_numpy(y))
+    torch_loss = torch.nn.functional.cross_entropy(
+        reference(torch.from_numpy(x)), torch.from_numpy(y)
+    )
     torch_loss.backward()
 
     loss, actual = parallel(model, loss_fn, x, y, parts=4)
@@ -275,8 +313,9 @@ def test_lstm_gradients_match_torch():
 
     reference = Reference()
     _torch_copy(model, reference, torch)
-    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.from_numpy(x), torch.from_numpy(lengths),
-                                                     batch_first=True, enforce_sorted=False)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        torch.from_numpy(x), torch.from_numpy(lengths), batch_first=True, enforce_sorted=False
+    )
     output, _ = reference.lstm(packed)
     output, _ = torch.nn.utils.rnn.pad_packed_sequence(output, batch_first=True, total_length=4)
     torch_loss = ((reference.head(output.sum(1)) - torch.from_numpy(target)) ** 2).mean()
@@ -291,9 +330,15 @@ def test_lstm_gradients_match_torch():
 
 # -- 3. random shapes ------------------------------------------------------------------------
 
+
 @settings(max_examples=40)
-@given(rows=st.integers(1, 12), parts=st.integers(1, 6), features=st.integers(1, 5),
-       outputs=st.integers(1, 4), seed=st.integers(0, 2**16))
+@given(
+    rows=st.integers(1, 12),
+    parts=st.integers(1, 6),
+    features=st.integers(1, 5),
+    outputs=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
 def test_random_shapes_and_parts_match_plain_backward(rows, parts, features, outputs, seed):
     rng = np.random.default_rng(seed)
     weight = mg.tensor(rng.standard_normal((features, outputs)), requires_grad=True)
@@ -313,6 +358,7 @@ def test_random_shapes_and_parts_match_plain_backward(rows, parts, features, out
 
 
 # -- 4. accumulation -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["mlp", "transformer", "lstm"])
 @pytest.mark.parametrize("parts", [1, 3])
@@ -334,7 +380,9 @@ def test_adds_to_existing_gradients_like_a_second_backward(name, parts):
     assert_grads_equal(grads(model), before)
     existing = [p.grad for p in model.parameters()]
     forward_backward(loss_fn, *second, parts=parts)
-    assert all(p.grad is grad for p, grad in zip(model.parameters(), existing))  # added into, in place
+    assert all(
+        p.grad is grad for p, grad in zip(model.parameters(), existing)
+    )  # added into, in place
     if parts == 1:
         assert_grads_equal(grads(model), expected)
     else:
@@ -342,7 +390,9 @@ def test_adds_to_existing_gradients_like_a_second_backward(name, parts):
 
     # and what was added is the second batch's gradient alone
     _, second_alone = plain(model, loss_fn, *second)
-    assert_grads_close([g - b for g, b in zip(expected, before)], second_alone, rtol=1e-9, atol=1e-12)
+    assert_grads_close(
+        [g - b for g, b in zip(expected, before)], second_alone, rtol=1e-9, atol=1e-12
+    )
 
 
 class _FinishLast(mg.Function):
@@ -366,8 +416,9 @@ class _FinishLast(mg.Function):
         return grad
 
 
-@pytest.mark.parametrize("rows, expected", [([1.0, 1e-16, 1e-16], 1.0),
-                                            ([1e-16, 1e-16, 1.0], 1.0 + 2.0 ** -52)])
+@pytest.mark.parametrize(
+    "rows, expected", [([1.0, 1e-16, 1e-16], 1.0), ([1e-16, 1e-16, 1.0], 1.0 + 2.0**-52)]
+)
 def test_gradients_are_added_in_part_order_whichever_part_finishes_first(rows, expected):
     # In float64, (1 + 1e-16) + 1e-16 == 1 but (1e-16 + 1e-16) + 1 == 1 + 2**-52: the sum shows
     # the order in which the parts' gradients were added to w.grad.
@@ -405,6 +456,7 @@ def test_two_calls_accumulate_like_two_backward_calls():
 
 
 # -- 5. repeatability ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name, parts", [("mlp", 3), ("transformer", 4), ("lstm", 2)])
 def test_repeated_calls_are_bit_identical(name, parts):
@@ -480,6 +532,7 @@ def test_each_part_draws_from_its_own_spawned_generator():
 
 
 # -- 6. a part that raises ----------------------------------------------------------------
+
 
 class Marker(Exception):
     pass
@@ -557,12 +610,17 @@ def test_a_failing_later_part_is_raised_when_the_first_succeeds():
 
 # -- 7. nesting and threads inside parts -------------------------------------------------
 
+
 def test_nested_forward_backward_gives_the_plain_gradient():
     outer_model, outer_loss, make_outer = _mlp(seed=12, reduction="sum")
     inner_model, inner_loss, _ = _lstm(seed=13)
     rng = np.random.default_rng(12)
     x, y = make_outer(8, rng)
-    seq, lengths, target = rng.standard_normal((8, 4, 3)), rng.integers(1, 5, 8), rng.standard_normal((8, 2))
+    seq, lengths, target = (
+        rng.standard_normal((8, 4, 3)),
+        rng.integers(1, 5, 8),
+        rng.standard_normal((8, 2)),
+    )
 
     def inner_sum(seq, lengths, target):
         return inner_loss(seq, lengths, target) * seq.shape[0]  # a sum over the rows
@@ -630,7 +688,11 @@ def test_kernels_in_a_part_run_on_its_thread_alone_while_another_part_runs(parts
     def loss_fn(x):
         if together is not None:
             together.wait()  # every part is running now
-        seen[int(np.asarray(x)[0, 0])] = (threading.get_ident(), _runtime.may_use_threads(), _runtime.two_threads())
+        seen[int(np.asarray(x)[0, 0])] = (
+            threading.get_ident(),
+            _runtime.may_use_threads(),
+            _runtime.two_threads(),
+        )
         if together is not None:
             together.wait()  # ... and still running while each one looked
         return (x * w).sum()
@@ -670,7 +732,9 @@ def test_the_last_part_running_gets_the_other_cores_back():
 
     forward_backward(loss_fn, np.repeat(np.arange(8.0)[:, None], 3, axis=1), parts=2)
     assert seen == {True: (True, True), False: (False, False)}
-    np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 28.0 / 2))  # mean weights: (0+..+7) / 2
+    np.testing.assert_array_equal(
+        w.grad.numpy(), np.full(3, 28.0 / 2)
+    )  # mean weights: (0+..+7) / 2
 
 
 def test_without_threads_every_part_runs_on_the_calling_thread(sequential):
@@ -688,18 +752,26 @@ def test_without_threads_every_part_runs_on_the_calling_thread(sequential):
 
 # -- 8. batch tensors that require grad --------------------------------------------------
 
+
 @pytest.mark.parametrize("parts", [1, 2, 3, 6])
 def test_batch_tensors_get_their_gradient_through_the_cut(parts):
     model, loss_fn, make_batch = _lstm(seed=15)
     seq, lengths, target = make_batch(6, np.random.default_rng(15))
     x_plain, x_parallel = mg.tensor(seq, requires_grad=True), mg.tensor(seq, requires_grad=True)
-    t_plain, t_parallel = mg.tensor(target, requires_grad=True), mg.tensor(target, requires_grad=True)
+    t_plain, t_parallel = (
+        mg.tensor(target, requires_grad=True),
+        mg.tensor(target, requires_grad=True),
+    )
     expected_loss, expected = plain(model, loss_fn, x_plain, lengths, t_plain)
     loss, actual = parallel(model, loss_fn, x_parallel, lengths, t_parallel, parts=parts)
     assert_grads_close(actual, expected)
-    assert_grads_close([x_parallel.grad.numpy(), t_parallel.grad.numpy()],
-                       [x_plain.grad.numpy(), t_plain.grad.numpy()])
-    assert np.all(x_parallel.grad.numpy()[np.arange(4)[None, :] >= lengths[:, None]] == 0)  # padding
+    assert_grads_close(
+        [x_parallel.grad.numpy(), t_parallel.grad.numpy()],
+        [x_plain.grad.numpy(), t_plain.grad.numpy()],
+    )
+    assert np.all(
+        x_parallel.grad.numpy()[np.arange(4)[None, :] >= lengths[:, None]] == 0
+    )  # padding
     np.testing.assert_allclose(loss.item(), expected_loss, rtol=RTOL)
 
 
@@ -724,7 +796,9 @@ def test_a_batch_tensor_computed_from_parameters_backpropagates_through_its_grap
     loss = forward_backward(loss_fn, hidden, target, parts=parts)
     assert_grads_close([weight.grad.numpy(), bias.grad.numpy()], expected)
     np.testing.assert_allclose(loss.item(), expected_loss.item(), rtol=RTOL)
-    assert hidden.grad is None  # a non-leaf keeps no gradient (unless retain_grad), as in backward()
+    assert (
+        hidden.grad is None
+    )  # a non-leaf keeps no gradient (unless retain_grad), as in backward()
 
 
 def test_a_batch_tensor_with_a_graph_the_loss_does_not_use_gets_no_gradient():
@@ -741,17 +815,22 @@ def test_list_batch_arguments_become_arrays():
     model, loss_fn, make_batch = _mlp(seed=16)
     x, y = make_batch(5, np.random.default_rng(16))
     expected_loss, expected = plain(model, loss_fn, x, y)
-    loss, actual = parallel(model, lambda x, y: loss_fn(mg.tensor(x), y), x.tolist(), y.tolist(), parts=2)
+    loss, actual = parallel(
+        model, lambda x, y: loss_fn(mg.tensor(x), y), x.tolist(), y.tolist(), parts=2
+    )
     assert_grads_close(actual, expected)
     np.testing.assert_allclose(loss.item(), expected_loss, rtol=RTOL)
 
 
 # -- 9. two user threads at once ----------------------------------------------------------
 
+
 def test_two_user_threads_at_once_give_the_sequential_results():
     setups = [_mlp(seed=17), _transformer(seed=18)]
-    batches = [[make_batch(7, np.random.default_rng(100 * k + step)) for step in range(3)]
-               for k, (_, _, make_batch) in enumerate(setups)]
+    batches = [
+        [make_batch(7, np.random.default_rng(100 * k + step)) for step in range(3)]
+        for k, (_, _, make_batch) in enumerate(setups)
+    ]
 
     def train(k, results):
         model, loss_fn, _ = setups[k]
@@ -780,6 +859,7 @@ def test_two_user_threads_at_once_give_the_sequential_results():
 
 # -- 10. the returned tensor ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", [mg.float32, mg.float64])
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_returned_loss_is_a_0d_tensor_without_graph(dtype, reduction):
@@ -791,17 +871,22 @@ def test_returned_loss_is_a_0d_tensor_without_graph(dtype, reduction):
     assert isinstance(loss, mg.Tensor)
     assert loss.shape == () and loss.ndim == 0 and loss.dtype == dtype
     assert not loss.requires_grad
-    np.testing.assert_allclose(loss.item(), expected_loss, rtol=1e-6 if dtype == mg.float32 else RTOL)
+    np.testing.assert_allclose(
+        loss.item(), expected_loss, rtol=1e-6 if dtype == mg.float32 else RTOL
+    )
 
 
 def test_a_one_element_loss_of_shape_1_is_accepted():
     w = mg.tensor(np.array([2.0]), requires_grad=True)
-    loss = forward_backward(lambda x: (x * w).sum(0), np.arange(5.0)[:, None], parts=2, reduction="sum")
+    loss = forward_backward(
+        lambda x: (x * w).sum(0), np.arange(5.0)[:, None], parts=2, reduction="sum"
+    )
     assert loss.shape == () and loss.item() == 20.0
     np.testing.assert_array_equal(w.grad.numpy(), [10.0])
 
 
 # -- 11. errors ------------------------------------------------------------------------------
+
 
 def _loss(x):
     return (mg.tensor(x) * 2.0).sum()
@@ -810,13 +895,28 @@ def _loss(x):
 ERRORS = [  # (args, kwargs, exception, words the message must contain)
     (("not callable", np.ones((2, 2))), {}, TypeError, ["callable", "str"]),
     ((_loss,), {}, TypeError, ["batch"]),
-    ((_loss, np.ones((4, 2)), {"a": 1}), {}, TypeError, ["argument 1", "Tensor or an array", "dict"]),
-    ((_loss, np.ones((4, 2)), [[1, 2], [3]]), {}, TypeError, ["argument 1", "Tensor or an array", "list"]),
+    (
+        (_loss, np.ones((4, 2)), {"a": 1}),
+        {},
+        TypeError,
+        ["argument 1", "Tensor or an array", "dict"],
+    ),
+    (
+        (_loss, np.ones((4, 2)), [[1, 2], [3]]),
+        {},
+        TypeError,
+        ["argument 1", "Tensor or an array", "list"],
+    ),
     ((_loss, [object(), object()]), {}, TypeError, ["argument 0", "object array", "list"]),
     ((_loss, np.float64(3.0)), {}, mg.ShapeError, ["argument 0", "0-d"]),
     ((_loss, mg.tensor(3.0)), {}, mg.ShapeError, ["argument 0", "batch axis", "0-d Tensor"]),
     ((_loss, np.ones((4, 2)), np.ones(3)), {}, mg.ShapeError, ["same length", "[4, 3]"]),
-    ((lambda x: mg.tensor(x) * 2.0, np.ones((4, 2))), {"parts": 2}, mg.ShapeError, ["single number", "(2, 2)"]),
+    (
+        (lambda x: mg.tensor(x) * 2.0, np.ones((4, 2))),
+        {"parts": 2},
+        mg.ShapeError,
+        ["single number", "(2, 2)"],
+    ),
     ((lambda x: 3.0, np.ones((4, 2))), {}, TypeError, ["return a Tensor", "float"]),
     ((lambda x: np.float64(3.0), np.ones((4, 2))), {}, TypeError, ["return a Tensor", "float64"]),
     ((_loss, np.ones((4, 2))), {"parts": 0}, ValueError, ["positive integer", "0"]),
@@ -866,7 +966,9 @@ def test_shape_error_is_also_a_runtime_error():
 
 def test_numpy_integer_parts_are_accepted():
     w = mg.tensor(np.ones(1), requires_grad=True)
-    forward_backward(lambda x: (x * w).sum(), np.arange(4.0)[:, None], parts=np.int64(2), reduction="sum")
+    forward_backward(
+        lambda x: (x * w).sum(), np.arange(4.0)[:, None], parts=np.int64(2), reduction="sum"
+    )
     np.testing.assert_array_equal(w.grad.numpy(), [6.0])
 
 
@@ -887,11 +989,14 @@ def test_errors_in_loss_fn_output_change_no_gradient():
     x, y = make_batch(6, np.random.default_rng(23))
     # a loss that forgot to reduce: (2,) per part of 2 rows (note: a part of 1 row gives (1,), accepted)
     with pytest.raises(mg.ShapeError, match="single number"):
-        forward_backward(lambda x, y: mg.cross_entropy(model(x), y, reduction="none"), x, y, parts=3)
+        forward_backward(
+            lambda x, y: mg.cross_entropy(model(x), y, reduction="none"), x, y, parts=3
+        )
     assert all(p.grad is None for p in model.parameters())
 
 
 # -- 12. a forked child -------------------------------------------------------------------
+
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 def test_a_forked_child_can_run_parts_on_threads():

@@ -12,7 +12,7 @@ from examples.sentiment.model import SentimentModel
 
 # -- a task attention should solve: the label is one planted word among random ones --------
 
-FILLER_IDS = np.arange(4, 60)   # ids 0/1 are [pad]/[unk]; 2 = "good", 3 = "bad"
+FILLER_IDS = np.arange(4, 60)  # ids 0/1 are [pad]/[unk]; 2 = "good", 3 = "bad"
 GOOD, BAD = 2, 3
 
 
@@ -63,7 +63,9 @@ def test_attention_pooling_learns_and_points_at_the_planted_word(pool):
         # 'good' and to read its absence as negative, so only positive reviews must point at it.
         labels = np.array([label for _, label in dev_set])
         hits = hits[labels == 1]
-    assert hits.mean() > 0.8, f"largest weight on the planted word in only {hits.mean():.0%} of reviews"
+    assert hits.mean() > 0.8, (
+        f"largest weight on the planted word in only {hits.mean():.0%} of reviews"
+    )
 
 
 def test_every_pooling_gives_logits_and_gradients_for_every_parameter():
@@ -88,20 +90,43 @@ def test_model_rejects_an_unknown_pooling():
 
 # -- the training script on a tiny tarball in the official layout --------------------------
 
+
 def tiny_reviews(rng):
     good = ["a great film", "really awesome acting", "great story , great cast", "loved it !"]
     bad = ["a boring film", "really awful acting", "boring story , bad cast", "hated it !"]
     pick = lambda texts: [str(rng.choice(texts)) + " " + str(rng.choice(texts)) for _ in range(40)]  # noqa: E731
-    return {("train", "pos"): pick(good), ("train", "neg"): pick(bad),
-            ("test", "pos"): pick(good), ("test", "neg"): pick(bad)}
+    return {
+        ("train", "pos"): pick(good),
+        ("train", "neg"): pick(bad),
+        ("test", "pos"): pick(good),
+        ("test", "neg"): pick(bad),
+    }
 
 
 def test_training_script_end_to_end(tmp_path, capsys, make_imdb_tarball):
     tarball = make_imdb_tarball(tiny_reviews(np.random.default_rng(0)))
     out = tmp_path / "runs"
-    args = ["--data", str(tarball), "--pool", "all", "--epochs", "5", "--batch-size", "16",
-            "--embedding-dim", "16", "--hidden-size", "16", "--lr", "0.01",
-            "--eval-every", "5", "--out", str(out), "--no-progress"]
+    args = [
+        "--data",
+        str(tarball),
+        "--pool",
+        "all",
+        "--epochs",
+        "5",
+        "--batch-size",
+        "16",
+        "--embedding-dim",
+        "16",
+        "--hidden-size",
+        "16",
+        "--lr",
+        "0.01",
+        "--eval-every",
+        "5",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     results = train.main(args)
 
     assert set(results) == {"mean", "additive", "dot", "mhsa"}
@@ -120,16 +145,34 @@ def test_training_script_end_to_end(tmp_path, capsys, make_imdb_tarball):
     vocab = preprocess.Vocab.from_json(out / "dot" / "vocab.json")
     model = SentimentModel(len(vocab), pool="dot", embedding_dim=16, hidden_size=16)
     model.load_state_dict(mg.load(out / "dot" / "best.npz"))
-    _, test_pairs = preprocess.split_dev_test(data.load_imdb(tarball, progress=False)["test"], seed=0)
+    _, test_pairs = preprocess.split_dev_test(
+        data.load_imdb(tarball, progress=False)["test"], seed=0
+    )
     test_set = preprocess.encode_dataset(test_pairs, vocab, progress=False)
     assert train.accuracy(model, test_set) == results["dot"]["test_accuracy"]
 
 
 def test_training_script_reruns_give_the_same_numbers(tmp_path, make_imdb_tarball):
     tarball = make_imdb_tarball(tiny_reviews(np.random.default_rng(1)))
-    args = ["--data", str(tarball), "--pool", "dot", "--epochs", "1", "--batch-size", "16",
-            "--embedding-dim", "16", "--hidden-size", "16", "--lr", "0.01",
-            "--out", str(tmp_path / "runs"), "--no-progress"]
+    args = [
+        "--data",
+        str(tarball),
+        "--pool",
+        "dot",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "16",
+        "--embedding-dim",
+        "16",
+        "--hidden-size",
+        "16",
+        "--lr",
+        "0.01",
+        "--out",
+        str(tmp_path / "runs"),
+        "--no-progress",
+    ]
     first, second = train.main(args)["dot"], train.main(args)["dot"]
     assert first["final_loss"] == second["final_loss"]
     assert first["test_accuracy"] == second["test_accuracy"]
@@ -137,11 +180,28 @@ def test_training_script_reruns_give_the_same_numbers(tmp_path, make_imdb_tarbal
 
 def test_several_seeds_give_the_runs_of_each_seed_and_their_spread(tmp_path, make_imdb_tarball):
     tarball = make_imdb_tarball(tiny_reviews(np.random.default_rng(2)))
-    common = ["--data", str(tarball), "--pool", "dot", "--epochs", "1", "--batch-size", "16",
-              "--embedding-dim", "8", "--hidden-size", "8", "--lr", "0.01", "--no-progress"]
+    common = [
+        "--data",
+        str(tarball),
+        "--pool",
+        "dot",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "16",
+        "--embedding-dim",
+        "8",
+        "--hidden-size",
+        "8",
+        "--lr",
+        "0.01",
+        "--no-progress",
+    ]
     summary = train.main(common + ["--seeds", "3", "5", "--out", str(tmp_path / "seeds")])["dot"]
-    alone = [train.main(common + ["--seed", seed, "--out", str(tmp_path / f"alone{seed}")])["dot"]
-             for seed in ("3", "5")]
+    alone = [
+        train.main(common + ["--seed", seed, "--out", str(tmp_path / f"alone{seed}")])["dot"]
+        for seed in ("3", "5")
+    ]
     assert summary["seeds"] == [3, 5]
     assert summary["test_accuracy"] == [log["test_accuracy"] for log in alone]
     assert [log["final_loss"] for log in summary["runs"]] == [log["final_loss"] for log in alone]
@@ -171,23 +231,29 @@ def test_missing_data_exits_with_the_three_ways(tmp_path, monkeypatch):
 
 # -- the command line: bad arguments are usage errors, bad data one line -------------------
 
-@pytest.mark.parametrize("argv, message", [
-    (["--epochs", "0"], "argument --epochs: expected an integer >= 1, got '0'"),
-    (["--eval-every", "0"], "argument --eval-every: expected an integer >= 1, got '0'"),
-    (["--batch-size", "0"], "argument --batch-size: expected an integer >= 1, got '0'"),
-    (["--batch-size", "-16"], "argument --batch-size: expected an integer >= 1, got '-16'"),
-    (["--max-len", "-1"], "argument --max-len: expected an integer >= 1, got '-1'"),
-    (["--embedding-dim", "0"], "argument --embedding-dim: expected an integer >= 1, got '0'"),
-    (["--hidden-size", "-8"], "argument --hidden-size: expected an integer >= 1, got '-8'"),
-    (["--epochs", "two"], "argument --epochs: expected an integer >= 1, got 'two'"),
-    (["--epochs", "1.5"], "argument --epochs: expected an integer >= 1, got '1.5'"),
-    (["--lr", "-0.1"], "argument --lr: expected a finite number >= 0, got '-0.1'"),
-    (["--clip", "nan"], "argument --clip: expected a finite number >= 0, got 'nan'"),
-    (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
-    (["--seeds", "1", "-2"], "argument --seeds: expected an integer >= 0, got '-2'"),
-])
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--epochs", "0"], "argument --epochs: expected an integer >= 1, got '0'"),
+        (["--eval-every", "0"], "argument --eval-every: expected an integer >= 1, got '0'"),
+        (["--batch-size", "0"], "argument --batch-size: expected an integer >= 1, got '0'"),
+        (["--batch-size", "-16"], "argument --batch-size: expected an integer >= 1, got '-16'"),
+        (["--max-len", "-1"], "argument --max-len: expected an integer >= 1, got '-1'"),
+        (["--embedding-dim", "0"], "argument --embedding-dim: expected an integer >= 1, got '0'"),
+        (["--hidden-size", "-8"], "argument --hidden-size: expected an integer >= 1, got '-8'"),
+        (["--epochs", "two"], "argument --epochs: expected an integer >= 1, got 'two'"),
+        (["--epochs", "1.5"], "argument --epochs: expected an integer >= 1, got '1.5'"),
+        (["--lr", "-0.1"], "argument --lr: expected a finite number >= 0, got '-0.1'"),
+        (["--clip", "nan"], "argument --clip: expected a finite number >= 0, got 'nan'"),
+        (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+        (["--seeds", "1", "-2"], "argument --seeds: expected an integer >= 0, got '-2'"),
+    ],
+)
 def test_bad_arguments_are_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("MINIGRAD_DATA", str(tmp_path / "empty-cache"))  # should the arguments pass, no data
+    monkeypatch.setenv(
+        "MINIGRAD_DATA", str(tmp_path / "empty-cache")
+    )  # should the arguments pass, no data
     monkeypatch.setattr(data, "_fetch", lambda *args: pytest.fail("must not download"))
     with pytest.raises(SystemExit) as exit_info:
         train.main(argv + ["--no-progress"])
@@ -201,14 +267,25 @@ def test_zero_clip_and_lr_are_allowed():
     assert (args.clip, args.lr, args.seed) == (0.0, 0.0, 0)
 
 
-@pytest.mark.parametrize("make, expected", [
-    (lambda tmp_path: tmp_path / "nope.tar.gz", "IMDB data: expected a tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or "
-                                                "a folder at {path}, but nothing is there"),
-    (lambda tmp_path: tmp_path, "IMDB data: expected the folder {path} to hold aclImdb/ (with train/ and test/) or to "
-                                "be aclImdb/ itself, but it has neither"),
-    (lambda tmp_path: _write(tmp_path / "reviews.txt", b"a great film"), "cannot read the IMDB archive {path}: it is "
-                                                                         "corrupt, truncated or not a tar file"),
-])
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (
+            lambda tmp_path: tmp_path / "nope.tar.gz",
+            "IMDB data: expected a tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or "
+            "a folder at {path}, but nothing is there",
+        ),
+        (
+            lambda tmp_path: tmp_path,
+            "IMDB data: expected the folder {path} to hold aclImdb/ (with train/ and test/) or to "
+            "be aclImdb/ itself, but it has neither",
+        ),
+        (
+            lambda tmp_path: _write(tmp_path / "reviews.txt", b"a great film"),
+            "cannot read the IMDB archive {path}: it is corrupt, truncated or not a tar file",
+        ),
+    ],
+)
 def test_a_data_path_that_is_missing_or_not_imdb_exits_with_one_line(tmp_path, make, expected):
     path = make(tmp_path)
     with pytest.raises(SystemExit) as exit_info:
@@ -222,7 +299,10 @@ def test_a_tarball_of_something_else_says_which_reviews_are_missing(tmp_path, ma
     path = make_imdb_tarball({}, extra_files={"photos/cat.txt": "meow"})
     with pytest.raises(SystemExit) as exit_info:
         train.main(["--data", str(path), "--out", str(tmp_path / "runs"), "--no-progress"])
-    assert exit_info.value.code == f"train.py: IMDB data: expected reviews under aclImdb/train/neg/ in {path}, found none"
+    assert (
+        exit_info.value.code
+        == f"train.py: IMDB data: expected reviews under aclImdb/train/neg/ in {path}, found none"
+    )
 
 
 def _write(path, content):

@@ -76,7 +76,9 @@ def test_float64_log_softmax_and_cross_entropy_stay_exact_at_large_offsets(offse
     expected = torch.log_softmax(torch.tensor(logits), -1).numpy()
     np.testing.assert_allclose(out, expected, rtol=0, atol=1e-14)
     loss = mg.cross_entropy(mg.tensor(logits), mg.tensor(target)).item()
-    loss_torch = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(target)).item()
+    loss_torch = torch.nn.functional.cross_entropy(
+        torch.tensor(logits), torch.tensor(target)
+    ).item()
     assert abs(loss - loss_torch) <= 1e-14 * max(1.0, abs(loss_torch))
 
 
@@ -110,10 +112,15 @@ def test_softmax_family_of_edge_rows_matches_torch_values_and_gradients(rows, na
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_of_a_0d_minus_inf_and_f_softmax_dtype_give_torch_nan_gradients(dtype):
     import minigrad.nn.functional as F
-    for x, call, theirs in ((np.array(-INF, dtype), lambda t: t.softmax(0), lambda t: t.softmax(0)),
-                            (np.array([[-INF, -INF]], np.float32),
-                             lambda t: F.softmax(t, 1, dtype=dtype),
-                             lambda t: torch.softmax(t, 1, dtype=getattr(torch, np.dtype(dtype).name)))):
+
+    for x, call, theirs in (
+        (np.array(-INF, dtype), lambda t: t.softmax(0), lambda t: t.softmax(0)),
+        (
+            np.array([[-INF, -INF]], np.float32),
+            lambda t: F.softmax(t, 1, dtype=dtype),
+            lambda t: torch.softmax(t, 1, dtype=getattr(torch, np.dtype(dtype).name)),
+        ),
+    ):
         upstream = np.ones(x.shape, dtype)
         out, grad = _run_minigrad(call, x, upstream)
         out_torch, grad_torch = _run_torch(theirs, x, upstream)
@@ -129,6 +136,7 @@ def test_softmax_kernels_pass_nan_back_through_a_nan_row_unless_it_is_marked_emp
     torch's result), and exactly 0 when it is (masked softmax's rows with nothing to attend to)."""
     from minigrad.kernels import reference
     from minigrad.kernels import softmax as numba_softmax
+
     module = numba_softmax if backend == "numba" else reference
     x = np.array([[-INF, -INF, -INF], [0.5, -1.0, 2.0], [-INF, 1.0, -INF]], dtype)
     empty = np.empty(3, np.bool_)
@@ -166,19 +174,38 @@ def _allowed(shape, mask, key_lengths, causal):
 
 
 @cases
-@given(seed=st.integers(0, 2**16), shape=shapes, dtype=dtypes, offset=offsets, scale=st.sampled_from([1.0, 0.125, 3.0]),
-       empty_rows=st.sampled_from(["uniform", "zero"]), data=st.data())
-def test_masked_softmax_matches_torch_with_junk_at_masked_positions(seed, shape, dtype, offset, scale, empty_rows, data):
+@given(
+    seed=st.integers(0, 2**16),
+    shape=shapes,
+    dtype=dtypes,
+    offset=offsets,
+    scale=st.sampled_from([1.0, 0.125, 3.0]),
+    empty_rows=st.sampled_from(["uniform", "zero"]),
+    data=st.data(),
+)
+def test_masked_softmax_matches_torch_with_junk_at_masked_positions(
+    seed, shape, dtype, offset, scale, empty_rows, data
+):
     x, upstream, rng = _inputs(seed, shape, dtype, offset)
     mask, key_lengths, causal = _masks(rng, shape, data.draw)
     allowed = _allowed(shape, mask, key_lengths, causal)
     x[~allowed] = rng.choice(JUNK, size=int((~allowed).sum())).astype(dtype)
-    out, grad = _run_minigrad(lambda t: mg.masked_softmax(t, mask, scale, key_lengths=key_lengths, causal=causal,
-                                                            empty_rows=empty_rows), x, upstream)
+    out, grad = _run_minigrad(
+        lambda t: mg.masked_softmax(
+            t, mask, scale, key_lengths=key_lengths, causal=causal, empty_rows=empty_rows
+        ),
+        x,
+        upstream,
+    )
     # torch: the textbook composition with -inf at the masked positions (NaN for a row with none left)
     out_torch, grad_torch = _run_torch(
-        lambda t: torch.softmax((t * scale).masked_fill(torch.tensor(~allowed), float("-inf")), -1), x, upstream)
-    assert np.all(out[~allowed & allowed.any(-1, keepdims=True)] == 0)  # exactly 0, whatever x held there
+        lambda t: torch.softmax((t * scale).masked_fill(torch.tensor(~allowed), float("-inf")), -1),
+        x,
+        upstream,
+    )
+    assert np.all(
+        out[~allowed & allowed.any(-1, keepdims=True)] == 0
+    )  # exactly 0, whatever x held there
     live = allowed.any(-1)
     _close(out[live], out_torch[live], dtype)
     _close(grad[live], np.where(allowed, grad_torch, 0)[live], dtype)
@@ -194,7 +221,9 @@ def test_masked_softmax_with_key_lengths_and_causal_equals_the_mask():
     lengths = np.array([5, 2])
     mask = (np.arange(5) < lengths[:, None])[:, None, None, :] & np.tril(np.ones((5, 5), bool))
     by_mask = mg.masked_softmax(scores, mask, 0.5)
-    by_lengths = mg.masked_softmax(scores, scale=0.5, key_lengths=lengths[:, None, None], causal=True)
+    by_lengths = mg.masked_softmax(
+        scores, scale=0.5, key_lengths=lengths[:, None, None], causal=True
+    )
     np.testing.assert_array_equal(by_lengths.numpy(), by_mask.numpy())
 
 
@@ -242,8 +271,13 @@ def test_masked_softmax_rejects_bad_masks():
 
 
 @cases
-@given(seed=st.integers(0, 2**16), rows=st.integers(0, 9), classes=st.integers(1, 7), dtype=dtypes,
-       offset=st.sampled_from([0.0, 50.0, -1e4, 1e6]))
+@given(
+    seed=st.integers(0, 2**16),
+    rows=st.integers(0, 9),
+    classes=st.integers(1, 7),
+    dtype=dtypes,
+    offset=st.sampled_from([0.0, 50.0, -1e4, 1e6]),
+)
 def test_cross_entropy_matches_torch(seed, rows, classes, dtype, offset):
     x, _, rng = _inputs(seed, (rows, classes), dtype, offset)
     target = rng.integers(0, classes, rows)
@@ -251,8 +285,13 @@ def test_cross_entropy_matches_torch(seed, rows, classes, dtype, offset):
         target[rng.random(rows) < 0.2] = -100
     if rows == 0 or np.all(target == -100):
         return  # the mean over no rows: NaN in torch; covered by the loss tests
-    out, grad = _run_minigrad(lambda t: mg.cross_entropy(t, mg.tensor(target)), x, np.array(1.0, dtype))
-    out_torch, grad_torch = _run_torch(lambda t: torch.nn.functional.cross_entropy(t, torch.tensor(target)), x,
-                                       np.array(1.0, dtype))
+    out, grad = _run_minigrad(
+        lambda t: mg.cross_entropy(t, mg.tensor(target)), x, np.array(1.0, dtype)
+    )
+    out_torch, grad_torch = _run_torch(
+        lambda t: torch.nn.functional.cross_entropy(t, torch.tensor(target)),
+        x,
+        np.array(1.0, dtype),
+    )
     _close(np.asarray(out), out_torch, dtype)
     _close(grad, grad_torch, dtype)

@@ -9,18 +9,22 @@ from minigrad import Tensor
 
 # -- mg.tensor dtype rules (as torch.tensor) ----------------------------------------------
 
-@pytest.mark.parametrize("data, dtype", [
-    (1.5, np.float32),
-    ([1.0, 2.0], np.float32),
-    ([[1, 2.5], [3, 4]], np.float32),    # mixed ints and floats: floating
-    (3, np.int64),
-    ([1, 2, 3], np.int64),
-    ([True, False], np.bool_),
-    (np.zeros(3), np.float64),           # a numpy array keeps its dtype
-    (np.zeros(3, np.float32), np.float32),
-    (np.arange(3, dtype=np.int32), np.int32),
-    (np.float64(2.0), np.float64),
-])
+
+@pytest.mark.parametrize(
+    "data, dtype",
+    [
+        (1.5, np.float32),
+        ([1.0, 2.0], np.float32),
+        ([[1, 2.5], [3, 4]], np.float32),  # mixed ints and floats: floating
+        (3, np.int64),
+        ([1, 2, 3], np.int64),
+        ([True, False], np.bool_),
+        (np.zeros(3), np.float64),  # a numpy array keeps its dtype
+        (np.zeros(3, np.float32), np.float32),
+        (np.arange(3, dtype=np.int32), np.int32),
+        (np.float64(2.0), np.float64),
+    ],
+)
 def test_tensor_dtype_rules(data, dtype):
     t = mg.tensor(data)
     assert t.dtype == np.dtype(dtype)
@@ -69,16 +73,34 @@ def test_int_tensor_cannot_require_grad(data):
 
 def test_scalar_operand_keeps_float32():
     x = mg.tensor([1.0, 2.0])
-    for y in (x * 2, x * 2.5, 2.5 * x, x + 1, 1 - x, x / 3, 3 / x, x ** 2, x ** 0.5, 2 ** x, -x,
-              x * np.float64(2.0)):
+    for y in (
+        x * 2,
+        x * 2.5,
+        2.5 * x,
+        x + 1,
+        1 - x,
+        x / 3,
+        3 / x,
+        x**2,
+        x**0.5,
+        2**x,
+        -x,
+        x * np.float64(2.0),
+    ):
         assert y.dtype == np.float32
     np.testing.assert_allclose((3 / x).numpy(), [3.0, 1.5])
-    np.testing.assert_allclose((2 ** x).numpy(), [2.0, 4.0])
+    np.testing.assert_allclose((2**x).numpy(), [2.0, 4.0])
 
 
 def test_numpy_scalar_operand_keeps_float32():
     x = mg.tensor([2.0, 4.0])
-    for y in (x * np.int64(2), x / np.int64(2), np.int64(3) - x, x + np.float32(1), x * np.float64(0.5)):
+    for y in (
+        x * np.int64(2),
+        x / np.int64(2),
+        np.int64(3) - x,
+        x + np.float32(1),
+        x * np.float64(0.5),
+    ):
         assert y.dtype == np.float32
     np.testing.assert_array_equal((x / np.int64(2)).numpy(), [1.0, 2.0])
     np.testing.assert_array_equal((np.int64(3) - x).numpy(), [1.0, -1.0])
@@ -99,6 +121,7 @@ def test_float64_tensor_meets_scalar():
 
 # -- filled, ranged and random creation ---------------------------------------------------
 
+
 def test_zeros_ones_full():
     z = mg.zeros(2, 3)
     assert z.shape == (2, 3) and z.dtype == np.float32 and not z.numpy().any()
@@ -113,8 +136,16 @@ def test_zeros_ones_full():
     assert mg.zeros(3, requires_grad=True).requires_grad
 
 
-@pytest.mark.parametrize("fill, dtype", [(7, np.int64), (np.int32(7), np.int64), (True, np.bool_),
-                                         (7.5, np.float32), (np.float64(7.5), np.float32)])
+@pytest.mark.parametrize(
+    "fill, dtype",
+    [
+        (7, np.int64),
+        (np.int32(7), np.int64),
+        (True, np.bool_),
+        (7.5, np.float32),
+        (np.float64(7.5), np.float32),
+    ],
+)
 def test_full_infers_its_dtype_from_the_fill_value_as_torch_does(fill, dtype):
     out = mg.full((2,), fill)
     assert out.dtype == dtype
@@ -177,9 +208,13 @@ def test_multinomial_with_replacement_draws_each_category_with_its_probability()
     weights = mg.tensor([0.2, 0.0, 1.2, 0.6])  # need not sum to 1
     draws = mg.multinomial(weights, 40000, replacement=True)
     assert draws.dtype == np.int64 and draws.shape == (40000,)
-    np.testing.assert_allclose(np.bincount(draws.numpy(), minlength=4) / 40000, [0.1, 0.0, 0.6, 0.3], atol=0.01)
+    np.testing.assert_allclose(
+        np.bincount(draws.numpy(), minlength=4) / 40000, [0.1, 0.0, 0.6, 0.3], atol=0.01
+    )
     rows = mg.tensor([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]).multinomial(1000, replacement=True)
-    assert rows.shape == (2, 1000) and (rows.numpy()[0] == 0).all() and set(rows.numpy()[1]) == {1, 2}
+    assert (
+        rows.shape == (2, 1000) and (rows.numpy()[0] == 0).all() and set(rows.numpy()[1]) == {1, 2}
+    )
 
 
 def test_multinomial_without_replacement_is_sequential_sampling():
@@ -190,7 +225,9 @@ def test_multinomial_without_replacement_is_sequential_sampling():
     np.testing.assert_allclose(np.bincount(draws[:, 0], minlength=4) / 30000, p, atol=0.01)
     # draw one, remove it, renormalise, draw again: P(i among the two) = p_i + sum_j p_j p_i / (1 - p_j)
     included = [p[i] + sum(p[j] * p[i] / (1 - p[j]) for j in range(4) if j != i) for i in range(4)]
-    np.testing.assert_allclose(np.bincount(draws.ravel(), minlength=4) / 30000, included, atol=0.015)
+    np.testing.assert_allclose(
+        np.bincount(draws.ravel(), minlength=4) / 30000, included, atol=0.015
+    )
     everything = mg.multinomial(mg.tensor(p), 4).tolist()  # a weight-0 category comes last
     assert sorted(everything) == [0, 1, 2, 3] and everything[-1] == 3
 
@@ -214,6 +251,7 @@ def test_like_constructors():
 
 
 # -- properties -------------------------------------------------------------------------------
+
 
 def test_shape_dtype_ndim_size():
     x = mg.zeros(2, 3, 4)
@@ -281,10 +319,15 @@ def test_repr():
 
 def test_comparisons_give_bool_tensors():
     x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    for result, expected in [(x > 1.5, [False, True, True]), (x <= 2, [True, True, False]),
-                             (x == 2, [False, True, False]), (x != 2, [True, False, True]),
-                             (~(x < 2), [False, True, True]), ((x > 1) & (x < 3), [False, True, False]),
-                             ((x < 1.5) | (x > 2.5), [True, False, True])]:
+    for result, expected in [
+        (x > 1.5, [False, True, True]),
+        (x <= 2, [True, True, False]),
+        (x == 2, [False, True, False]),
+        (x != 2, [True, False, True]),
+        (~(x < 2), [False, True, True]),
+        ((x > 1) & (x < 3), [False, True, False]),
+        ((x < 1.5) | (x > 2.5), [True, False, True]),
+    ]:
         assert result.dtype == np.bool_ and not result.requires_grad
         np.testing.assert_array_equal(result.numpy(), expected)
 

@@ -51,6 +51,7 @@ def test_set_grad_enabled_as_a_decorator_switches_only_inside_each_call():
     @mg.set_grad_enabled(False)
     def evaluate():
         return _records()
+
     assert mg.is_grad_enabled()  # making the decorator changed nothing
     assert evaluate() is False and evaluate() is False
     assert mg.is_grad_enabled()
@@ -65,15 +66,22 @@ def test_inference_mode_is_no_grad(spelling):
         with mg.no_grad(), mg.inference_mode(False):
             assert _records()
     else:
-        decorate = {"call": mg.inference_mode(), "decorator": mg.inference_mode(),
-                    "bare decorator": mg.inference_mode}[spelling]
+        decorate = {
+            "call": mg.inference_mode(),
+            "decorator": mg.inference_mode(),
+            "bare decorator": mg.inference_mode,
+        }[spelling]
         assert decorate(_records)() is False
     assert mg.is_grad_enabled()
 
 
 def test_zero_dim_tensors_format_as_numbers():
     loss = mg.tensor(2.718281828, dtype=mg.float64)
-    assert f"{loss:.4f}" == "2.7183" and "{:>8.2e}".format(loss) == "2.72e+00" and f"{mg.tensor(7):03d}" == "007"
+    assert (
+        f"{loss:.4f}" == "2.7183"
+        and "{:>8.2e}".format(loss) == "2.72e+00"
+        and f"{mg.tensor(7):03d}" == "007"
+    )
     assert f"{mg.tensor([1.0, 2.0])}" == str(mg.tensor([1.0, 2.0]))
     with pytest.raises(TypeError, match=r"only a 0-d tensor formats as a number"):
         f"{mg.tensor([1.0, 2.0]):.2f}"
@@ -92,13 +100,24 @@ def test_mT_and_type_match_torch():
     assert ours.type(mg.int64).numpy().tolist() == theirs.type(torch.int64).tolist()
 
 
-@pytest.mark.parametrize("name, settings, expected_std", [
-    ("xavier_normal_", {}, math.sqrt(2 / (300 + 200))),
-    ("xavier_normal_", {"gain": 2.0}, 2 * math.sqrt(2 / (300 + 200))),
-    ("kaiming_normal_", {"nonlinearity": "relu"}, math.sqrt(2) / math.sqrt(300)),
-    ("kaiming_normal_", {"mode": "fan_out", "nonlinearity": "relu"}, math.sqrt(2) / math.sqrt(200)),
-    ("kaiming_normal_", {}, math.sqrt(2) / math.sqrt(300)),  # leaky_relu with a=0 has relu's gain
-])
+@pytest.mark.parametrize(
+    "name, settings, expected_std",
+    [
+        ("xavier_normal_", {}, math.sqrt(2 / (300 + 200))),
+        ("xavier_normal_", {"gain": 2.0}, 2 * math.sqrt(2 / (300 + 200))),
+        ("kaiming_normal_", {"nonlinearity": "relu"}, math.sqrt(2) / math.sqrt(300)),
+        (
+            "kaiming_normal_",
+            {"mode": "fan_out", "nonlinearity": "relu"},
+            math.sqrt(2) / math.sqrt(200),
+        ),
+        (
+            "kaiming_normal_",
+            {},
+            math.sqrt(2) / math.sqrt(300),
+        ),  # leaky_relu with a=0 has relu's gain
+    ],
+)
 def test_normal_initialisers_have_torchs_spread(name, settings, expected_std):
     weight = nn.Parameter(np.empty((200, 300), np.float32))  # fan_in 300, fan_out 200
     mg.manual_seed(0)
@@ -114,7 +133,9 @@ def test_trunc_normal_stays_inside_its_bounds():
     nn.init.trunc_normal_(weight, mean=0.5, std=1.0, a=0.0, b=1.5)
     values = weight.numpy()
     assert values.min() >= 0.0 and values.max() <= 1.5
-    assert values.mean() == pytest.approx(0.5 + (0.3521 - 0.2420) / (0.8413 - 0.3085), abs=0.02)  # the truncated mean
+    assert values.mean() == pytest.approx(
+        0.5 + (0.3521 - 0.2420) / (0.8413 - 0.3085), abs=0.02
+    )  # the truncated mean
     nn.init.trunc_normal_(weight, std=0.02)  # nanoGPT's call: the bounds are +-2, far away
     assert weight.numpy().std() == pytest.approx(0.02, rel=0.02)
     with pytest.raises(ValueError, match="expected a < b"):
@@ -125,14 +146,16 @@ def test_trunc_normal_stays_inside_its_bounds():
         nn.init.kaiming_normal_(weight, mode="fan")
 
 
-@pytest.mark.parametrize("shape, dim, count", [((4, 5), 0, 3), ((4, 5), 1, 5), ((3, 4, 6), 2, 2), ((3, 4, 6), -2, 4),
-                                               ((7,), 0, 7)])
+@pytest.mark.parametrize(
+    "shape, dim, count",
+    [((4, 5), 0, 3), ((4, 5), 1, 5), ((3, 4, 6), 2, 2), ((3, 4, 6), -2, 4), ((7,), 0, 7)],
+)
 def test_scatter_matches_torch_values_and_gradients(shape, dim, count):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(sum(shape) + dim)
     x = rng.standard_normal(shape)
     axis = dim % len(shape)
-    index_shape = shape[:axis] + (count,) + shape[axis + 1:]
+    index_shape = shape[:axis] + (count,) + shape[axis + 1 :]
     # distinct places along dim (a place written twice keeps an unspecified one of the values, in torch)
     index = np.argsort(rng.random(shape), axis=axis)[tuple(slice(0, s) for s in index_shape)]
     src = rng.standard_normal(index_shape)
@@ -146,8 +169,10 @@ def test_scatter_matches_torch_values_and_gradients(shape, dim, count):
     (reference * torch.from_numpy(grad)).sum().backward()
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
     np.testing.assert_array_equal(ours_src.grad.numpy(), theirs_src.grad.numpy())
-    np.testing.assert_array_equal(mg.scatter(mg.tensor(x), dim, mg.tensor(index), value=2.5).numpy(),
-                                  torch.scatter(torch.tensor(x), dim, torch.from_numpy(index), value=2.5).numpy())
+    np.testing.assert_array_equal(
+        mg.scatter(mg.tensor(x), dim, mg.tensor(index), value=2.5).numpy(),
+        torch.scatter(torch.tensor(x), dim, torch.from_numpy(index), value=2.5).numpy(),
+    )
 
 
 def test_scatter_in_place_and_top_p_sampling_as_torch_code_writes_it():
@@ -162,10 +187,14 @@ def test_scatter_in_place_and_top_p_sampling_as_torch_code_writes_it():
         remove[..., 0] = False
         indices_to_remove = remove.scatter(1, sorted_indices, remove)
         return logits.masked_fill(indices_to_remove, float("-inf"))
+
     import minigrad.nn.functional as mg_functional
     import torch.nn.functional as torch_functional
-    np.testing.assert_array_equal(top_p(mg, mg_functional, mg.tensor(logits)).numpy(),
-                                  top_p(torch, torch_functional, torch.tensor(logits)).numpy())
+
+    np.testing.assert_array_equal(
+        top_p(mg, mg_functional, mg.tensor(logits)).numpy(),
+        top_p(torch, torch_functional, torch.tensor(logits)).numpy(),
+    )
     ours, theirs = mg.zeros(3, 4), torch.zeros(3, 4)
     index = np.array([[1, 3], [0, 2], [2, 1]])
     ours.scatter_(1, mg.tensor(index), value=1.0)
@@ -173,7 +202,9 @@ def test_scatter_in_place_and_top_p_sampling_as_torch_code_writes_it():
     ours.scatter_add_(1, mg.tensor(index), mg.ones(3, 2))
     theirs.scatter_add_(1, torch.from_numpy(index), torch.ones(3, 2))
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
-    with pytest.raises(mg.errors.ArgumentError, match="give src .* or value .*, not both or neither"):
+    with pytest.raises(
+        mg.errors.ArgumentError, match="give src .* or value .*, not both or neither"
+    ):
         ours.scatter(1, mg.tensor(index))
     with pytest.raises(mg.errors.ShapeError, match="index of shape"):
         ours.scatter(1, mg.tensor(np.zeros((3, 2, 1), np.int64)), value=1.0)
@@ -181,14 +212,22 @@ def test_scatter_in_place_and_top_p_sampling_as_torch_code_writes_it():
 
 def test_new_layers_take_the_default_dtype_as_in_torch():
     torch = pytest.importorskip("torch")
-    made = lambda nn_: [nn_.Linear(3, 2), nn_.Embedding(4, 3), nn_.LayerNorm(3), nn_.LSTM(3, 2),  # noqa: E731
-                        nn_.MultiheadAttention(4, 2)]
+    made = lambda nn_: [
+        nn_.Linear(3, 2),
+        nn_.Embedding(4, 3),
+        nn_.LayerNorm(3),
+        nn_.LSTM(3, 2),  # noqa: E731
+        nn_.MultiheadAttention(4, 2),
+    ]
     mg.set_default_dtype(mg.float64)
     torch.set_default_dtype(torch.float64)
     try:
         for ours, theirs in zip(made(nn), made(torch.nn)):
-            assert {str(p.dtype) for p in ours.parameters()} == {"float64"} == {
-                str(p.dtype).replace("torch.", "") for p in theirs.parameters()}
+            assert (
+                {str(p.dtype) for p in ours.parameters()}
+                == {"float64"}
+                == {str(p.dtype).replace("torch.", "") for p in theirs.parameters()}
+            )
         assert nn.Linear(2, 2)(mg.ones(1, 2)).dtype == np.float64  # ones() and the layer agree
         assert {p.dtype for p in nn.SelfAttention(4, 2).parameters()} == {np.dtype(np.float64)}
     finally:
@@ -196,7 +235,9 @@ def test_new_layers_take_the_default_dtype_as_in_torch():
         torch.set_default_dtype(torch.float32)
     assert {p.dtype for p in nn.Linear(2, 2).parameters()} == {np.dtype(np.float32)}
     assert nn.Linear(2, 2, dtype=np.float64).weight.dtype == np.float64
-    with pytest.raises(mg.errors.DTypeError, match="layer parameters must be float32 or float64; got dtype float16"):
+    with pytest.raises(
+        mg.errors.DTypeError, match="layer parameters must be float32 or float64; got dtype float16"
+    ):
         nn.Linear(2, 2, dtype=np.float16)
 
 
@@ -205,16 +246,33 @@ DRAWS = {
     "rand": lambda g: mg.rand(5, generator=g),
     "randint": lambda g: mg.randint(0, 27, (6,), generator=g),
     "randperm": lambda g: mg.randperm(9, generator=g),
-    "multinomial": lambda g: mg.multinomial(mg.tensor([0.1, 0.6, 0.3]), 4, replacement=True, generator=g),
-    "multinomial without replacement": lambda g: mg.multinomial(mg.tensor([0.1, 0.6, 0.3]), 3, generator=g),
-    "init.normal_": lambda g: nn.init.normal_(nn.Parameter(np.empty((3, 3), np.float32)), generator=g),
-    "init.uniform_": lambda g: nn.init.uniform_(nn.Parameter(np.empty(4, np.float32)), -1, 1, generator=g),
-    "init.xavier_uniform_": lambda g: nn.init.xavier_uniform_(nn.Parameter(np.empty((3, 2), np.float32)), generator=g),
-    "init.kaiming_uniform_": lambda g: nn.init.kaiming_uniform_(nn.Parameter(np.empty((3, 2), np.float32)),
-                                                                 generator=g),
-    "init.xavier_normal_": lambda g: nn.init.xavier_normal_(nn.Parameter(np.empty((3, 2), np.float32)), generator=g),
-    "init.kaiming_normal_": lambda g: nn.init.kaiming_normal_(nn.Parameter(np.empty((3, 2), np.float32)), generator=g),
-    "init.trunc_normal_": lambda g: nn.init.trunc_normal_(nn.Parameter(np.empty(5, np.float32)), generator=g),
+    "multinomial": lambda g: mg.multinomial(
+        mg.tensor([0.1, 0.6, 0.3]), 4, replacement=True, generator=g
+    ),
+    "multinomial without replacement": lambda g: mg.multinomial(
+        mg.tensor([0.1, 0.6, 0.3]), 3, generator=g
+    ),
+    "init.normal_": lambda g: nn.init.normal_(
+        nn.Parameter(np.empty((3, 3), np.float32)), generator=g
+    ),
+    "init.uniform_": lambda g: nn.init.uniform_(
+        nn.Parameter(np.empty(4, np.float32)), -1, 1, generator=g
+    ),
+    "init.xavier_uniform_": lambda g: nn.init.xavier_uniform_(
+        nn.Parameter(np.empty((3, 2), np.float32)), generator=g
+    ),
+    "init.kaiming_uniform_": lambda g: nn.init.kaiming_uniform_(
+        nn.Parameter(np.empty((3, 2), np.float32)), generator=g
+    ),
+    "init.xavier_normal_": lambda g: nn.init.xavier_normal_(
+        nn.Parameter(np.empty((3, 2), np.float32)), generator=g
+    ),
+    "init.kaiming_normal_": lambda g: nn.init.kaiming_normal_(
+        nn.Parameter(np.empty((3, 2), np.float32)), generator=g
+    ),
+    "init.trunc_normal_": lambda g: nn.init.trunc_normal_(
+        nn.Parameter(np.empty(5, np.float32)), generator=g
+    ),
 }
 
 
@@ -225,12 +283,16 @@ def test_a_generator_of_its_own_repeats_and_leaves_the_global_one_alone(name):
     again = draw(mg.Generator().manual_seed(2147483647)).numpy()
     other = draw(mg.Generator().manual_seed(7)).numpy()
     np.testing.assert_array_equal(first, again)
-    assert not np.array_equal(first, other) or first.size <= 3  # a short permutation may repeat by chance
+    assert (
+        not np.array_equal(first, other) or first.size <= 3
+    )  # a short permutation may repeat by chance
     mg.manual_seed(0)
     expected = mg.randn(3).numpy()
     mg.manual_seed(0)
     draw(mg.Generator().manual_seed(1))
-    np.testing.assert_array_equal(mg.randn(3).numpy(), expected)  # the global generator did not move
+    np.testing.assert_array_equal(
+        mg.randn(3).numpy(), expected
+    )  # the global generator did not move
 
 
 def test_manual_seed_returns_the_global_generator_and_takes_torchs_seeds():
@@ -238,13 +300,15 @@ def test_manual_seed_returns_the_global_generator_and_takes_torchs_seeds():
     assert isinstance(g, mg.Generator) and g is mg.default_generator and g.initial_seed() == 123
     first = mg.randn(3, generator=g).numpy()
     mg.manual_seed(123)
-    np.testing.assert_array_equal(mg.randn(3).numpy(), first)  # drawing through it is drawing from the global one
-    for seed in (-1, 2 ** 64 - 1, 0):
-        assert mg.Generator().manual_seed(seed).initial_seed() == seed % 2 ** 64
+    np.testing.assert_array_equal(
+        mg.randn(3).numpy(), first
+    )  # drawing through it is drawing from the global one
+    for seed in (-1, 2**64 - 1, 0):
+        assert mg.Generator().manual_seed(seed).initial_seed() == seed % 2**64
     fresh = mg.Generator()
     assert fresh.seed() == fresh.initial_seed() and fresh.device == "cpu"
     with pytest.raises(ValueError, match=r"seed must be in \[-2\*\*63, 2\*\*64\)"):
-        mg.manual_seed(2 ** 64)
+        mg.manual_seed(2**64)
     with pytest.raises(TypeError, match="seed must be an integer; got 1.5"):
         mg.Generator().manual_seed(1.5)
     with pytest.raises(TypeError, match="generator must be an mg.Generator; got Generator"):
@@ -265,12 +329,15 @@ def test_makemore_style_sampling_runs_under_torch_and_minigrad():
         for _ in range(count):
             index, out = 0, []
             while len(out) < 20:
-                index = B.multinomial(probs[index], num_samples=1, replacement=True, generator=g).item()
+                index = B.multinomial(
+                    probs[index], num_samples=1, replacement=True, generator=g
+                ).item()
                 if index == 0:
                     break
                 out.append(index)
             names.append(out)
         return names, probs.shape
+
     ours, theirs = sample(mg), sample(torch)
     assert ours[1] == tuple(theirs[1]) and len(ours[0]) == len(theirs[0])
     assert all(0 < i < 27 for name in ours[0] for i in name)
@@ -280,7 +347,9 @@ def _hook_run(B):
     seen = []
     x = B.tensor([1.0, -2.0, 3.0], requires_grad=True)
     w = B.tensor([[0.5, 1.0], [2.0, -1.0], [0.0, 3.0]], requires_grad=True)
-    x.register_hook(lambda g: seen.append(("x", g.tolist())))  # a leaf used three times: one call, the sum
+    x.register_hook(
+        lambda g: seen.append(("x", g.tolist()))
+    )  # a leaf used three times: one call, the sum
     h = x @ w
     h.register_hook(lambda g: seen.append(("h", g.tolist())))
     doubled = h.register_hook(lambda g: g * 2)  # replaces the gradient for what comes after
@@ -303,7 +372,9 @@ def test_register_hook_sees_and_replaces_gradients_as_torch():
     assert [name for name, _ in ours[0]] == [name for name, _ in theirs[0]]
     for (_, got), (_, want) in zip(ours[0], theirs[0]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
-    for got, want in zip([*ours[1], ours[2]], [*theirs[1], theirs[2]]):  # x.grad, w.grad, then x.grad unhooked
+    for got, want in zip(
+        [*ours[1], ours[2]], [*theirs[1], theirs[2]]
+    ):  # x.grad, w.grad, then x.grad unhooked
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
 
 
@@ -314,11 +385,16 @@ def test_register_hook_errors():
     with pytest.raises(TypeError, match="expected a function of the gradient; got int"):
         x.register_hook(3)
     handle = x.register_hook(lambda g: mg.ones(3))
-    with pytest.raises(RuntimeError, match=r"returned a float32 tensor of shape \(3,\); expected float32 of shape \(2,\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"returned a float32 tensor of shape \(3,\); expected float32 of shape \(2,\)",
+    ):
         (x * 2).sum().backward()
     handle.remove()
     handle = x.register_hook(lambda g: g.double())
-    with pytest.raises(RuntimeError, match=r"returned a float64 tensor of shape \(2,\); expected float32"):
+    with pytest.raises(
+        RuntimeError, match=r"returned a float64 tensor of shape \(2,\); expected float32"
+    ):
         (x * 2).sum().backward()
     handle.remove()
     x.register_hook(lambda g: [1.0, 2.0])
@@ -328,7 +404,9 @@ def test_register_hook_errors():
 
 def test_clear_messages_for_torch_values_given_where_minigrad_needs_its_own():
     torch = pytest.importorskip("torch")
-    with pytest.raises(mg.errors.DTypeError, match="expected a dtype such as mg.float32; got torch.float64"):
+    with pytest.raises(
+        mg.errors.DTypeError, match="expected a dtype such as mg.float32; got torch.float64"
+    ):
         mg.set_default_dtype(torch.float64)
     assert mg.get_default_dtype() == np.float32
     p = nn.Parameter(np.ones(2))
@@ -337,9 +415,22 @@ def test_clear_messages_for_torch_values_given_where_minigrad_needs_its_own():
         nn.utils.clip_grad_norm_([p], 1.0, norm_type="fro")
 
 
-@pytest.mark.parametrize("name, domain", [("exp", None), ("log", (0.1, 3)), ("sqrt", (0.1, 3)), ("rsqrt", (0.1, 3)),
-                                          ("tanh", None), ("sigmoid", None), ("relu", None), ("neg", None),
-                                          ("abs", None), ("square", None), ("reciprocal", (0.5, 3))])
+@pytest.mark.parametrize(
+    "name, domain",
+    [
+        ("exp", None),
+        ("log", (0.1, 3)),
+        ("sqrt", (0.1, 3)),
+        ("rsqrt", (0.1, 3)),
+        ("tanh", None),
+        ("sigmoid", None),
+        ("relu", None),
+        ("neg", None),
+        ("abs", None),
+        ("square", None),
+        ("reciprocal", (0.5, 3)),
+    ],
+)
 def test_in_place_unary_methods_match_torch(name, domain):
     torch = pytest.importorskip("torch")
     low, high = domain or (-2, 2)
@@ -360,7 +451,9 @@ def test_select_pow_bernoulli_and_normal():
     torch = pytest.importorskip("torch")
     x = np.arange(24.0).reshape(2, 3, 4)
     for dim, index in ((0, 1), (1, -1), (-1, 2)):
-        np.testing.assert_array_equal(mg.tensor(x).select(dim, index).numpy(), torch.tensor(x).select(dim, index).numpy())
+        np.testing.assert_array_equal(
+            mg.tensor(x).select(dim, index).numpy(), torch.tensor(x).select(dim, index).numpy()
+        )
     y = mg.tensor([1.0, 2.0, 3.0])
     y.pow_(2)
     np.testing.assert_array_equal(y.numpy(), [1.0, 4.0, 9.0])
@@ -370,7 +463,9 @@ def test_select_pow_bernoulli_and_normal():
     assert draws.numpy().mean() == pytest.approx(0.3, abs=0.01)
     assert mg.bernoulli(mg.zeros(5), p=1.0).numpy().tolist() == [1.0] * 5
     spread = mg.normal(mg.full((300, 100), 2.0), 0.5, generator=g).numpy()
-    assert spread.mean() == pytest.approx(2.0, abs=0.01) and spread.std() == pytest.approx(0.5, rel=0.02)
+    assert spread.mean() == pytest.approx(2.0, abs=0.01) and spread.std() == pytest.approx(
+        0.5, rel=0.02
+    )
     assert mg.normal(0.0, 1.0, size=(2, 3)).shape == (2, 3)
     with pytest.raises(mg.errors.ArgumentError, match="give size"):
         mg.normal(0.0, 1.0)
@@ -381,10 +476,16 @@ def test_select_pow_bernoulli_and_normal():
 def test_parameters_to_vector_and_back_match_torch():
     torch = pytest.importorskip("torch")
     ours = nn.Sequential(nn.Linear(3, 4), nn.GELU(), nn.Linear(4, 2, bias=False))
-    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.GELU(), torch.nn.Linear(4, 2, bias=False))
-    theirs.load_state_dict({key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()})
-    vector, torch_vector = (nn.utils.parameters_to_vector(ours.parameters()),
-                            torch.nn.utils.parameters_to_vector(theirs.parameters()))
+    theirs = torch.nn.Sequential(
+        torch.nn.Linear(3, 4), torch.nn.GELU(), torch.nn.Linear(4, 2, bias=False)
+    )
+    theirs.load_state_dict(
+        {key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()}
+    )
+    vector, torch_vector = (
+        nn.utils.parameters_to_vector(ours.parameters()),
+        torch.nn.utils.parameters_to_vector(theirs.parameters()),
+    )
     np.testing.assert_array_equal(vector.numpy(), torch_vector.detach().numpy())
     weights = np.random.default_rng(0).standard_normal(vector.shape[0]).astype(np.float32)
     (vector * mg.tensor(weights)).sum().backward()  # the vector is a graph result
@@ -395,13 +496,18 @@ def test_parameters_to_vector_and_back_match_torch():
     with torch.no_grad():
         torch.nn.utils.vector_to_parameters(torch.from_numpy(weights.copy()), theirs.parameters())
     x = np.random.default_rng(1).standard_normal((5, 3)).astype(np.float32)
-    np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        ours(mg.tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(), atol=1e-6
+    )
 
 
 def test_vector_to_parameters_refuses_a_wrong_vector_before_changing_anything():
     layer = nn.Linear(3, 2)
     before = nn.utils.parameters_to_vector(layer.parameters()).numpy().copy()
-    with pytest.raises(ValueError, match=r"vec must be 1-D with 8 numbers \(the parameters' count\); got shape \(7,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"vec must be 1-D with 8 numbers \(the parameters' count\); got shape \(7,\)",
+    ):
         nn.utils.vector_to_parameters(mg.zeros(7), layer.parameters())
     with pytest.raises(ValueError, match="got shape \\(2, 4\\)"):
         nn.utils.vector_to_parameters(mg.zeros(2, 4), layer.parameters())
@@ -424,6 +530,7 @@ def test_rng_state_saved_and_set_draws_the_same_numbers_again(tmp_path):
     def draws():
         loss = mg.parallel.forward_backward(lambda batch: model(batch).sum(), x, parts=2).item()
         return mg.randn(4).numpy().tolist(), nn.Dropout(0.5)(mg.ones(16)).numpy().tolist(), loss
+
     draws()  # a training step before the checkpoint: its parts' generators were spawned already
     state = mg.get_rng_state()
     assert isinstance(state, mg.Tensor) and state.dtype == mg.uint8 and state.ndim == 1
@@ -446,9 +553,13 @@ def test_a_damaged_rng_state_is_refused_and_changes_nothing():
     wrong_tag, even_increment = state.copy(), state.copy()
     wrong_tag[0] = 0
     even_increment[8 + 5 * 8] ^= 1  # the low byte of PCG64's increment, which must be odd
-    for bad, message in ((wrong_tag, "not a minigrad generator state"), (state[:10], "80 bytes.*shape \\(10,\\)"),
-                         (state.astype(np.int64), "uint8 array.*got int64"), (even_increment, "increment must be odd"),
-                         ("state", "uint8 array.*got <U5")):
+    for bad, message in (
+        (wrong_tag, "not a minigrad generator state"),
+        (state[:10], "80 bytes.*shape \\(10,\\)"),
+        (state.astype(np.int64), "uint8 array.*got int64"),
+        (even_increment, "increment must be odd"),
+        ("state", "uint8 array.*got <U5"),
+    ):
         with pytest.raises(ValueError, match=message):
             mg.set_rng_state(bad)
     np.testing.assert_array_equal(mg.randn(3).numpy(), expected)

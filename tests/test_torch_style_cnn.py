@@ -20,8 +20,14 @@ def image_classifier(torch):
         def __init__(self, classes=3):
             super().__init__()
             self.features = nn.Sequential(
-                nn.Conv2d(1, 6, kernel_size=3, padding=1), nn.BatchNorm2d(6), nn.ReLU(), nn.MaxPool2d(2),
-                nn.Conv2d(6, 12, kernel_size=3, padding="same"), nn.ReLU(), nn.AdaptiveAvgPool2d((2, 2)))
+                nn.Conv2d(1, 6, kernel_size=3, padding=1),
+                nn.BatchNorm2d(6),
+                nn.ReLU(),
+                nn.MaxPool2d(2),
+                nn.Conv2d(6, 12, kernel_size=3, padding="same"),
+                nn.ReLU(),
+                nn.AdaptiveAvgPool2d((2, 2)),
+            )
             self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(12 * 2 * 2, classes))
 
         def forward(self, images):
@@ -53,7 +59,9 @@ def _twins(build):
     ours, theirs = build(mg), build(torch)
     state = ours.state_dict()
     assert list(state) == list(theirs.state_dict())
-    theirs.load_state_dict({name: torch.from_numpy(value.numpy().copy()) for name, value in state.items()})
+    theirs.load_state_dict(
+        {name: torch.from_numpy(value.numpy().copy()) for name, value in state.items()}
+    )
     return ours, theirs
 
 
@@ -95,7 +103,9 @@ def _assert_same_training(ours, theirs, train, our_inputs, their_inputs):
         np.testing.assert_array_equal(our_predictions.numpy(), their_predictions.numpy())
     trained = theirs.state_dict()
     for name, value in ours.state_dict().items():  # BatchNorm's running statistics included
-        np.testing.assert_allclose(value.numpy(), trained[name].numpy(), rtol=1e-4, atol=2e-5, err_msg=name)
+        np.testing.assert_allclose(
+            value.numpy(), trained[name].numpy(), rtol=1e-4, atol=2e-5, err_msg=name
+        )
 
 
 def test_the_same_image_classifier_source_trains_alike_under_minigrad_and_torch():
@@ -104,8 +114,13 @@ def test_the_same_image_classifier_source_trains_alike_under_minigrad_and_torch(
     rng = np.random.default_rng(1)
     images = rng.standard_normal((6, 1, 10, 10)).astype(np.float32)
     labels = rng.integers(0, 3, 6)
-    _assert_same_training(ours, theirs, _train_images, (mg.tensor(images), mg.tensor(labels)),
-                          (torch.from_numpy(images), torch.from_numpy(labels)))
+    _assert_same_training(
+        ours,
+        theirs,
+        _train_images,
+        (mg.tensor(images), mg.tensor(labels)),
+        (torch.from_numpy(images), torch.from_numpy(labels)),
+    )
 
 
 def test_the_same_text_cnn_source_trains_alike_under_minigrad_and_torch():
@@ -113,11 +128,19 @@ def test_the_same_text_cnn_source_trains_alike_under_minigrad_and_torch():
     import torch.nn.functional as torch_functional
 
     mg.manual_seed(0)
-    ours, theirs = _twins(lambda library: text_classifier(library, mg_functional if library is mg
-                                                          else torch_functional))
+    ours, theirs = _twins(
+        lambda library: text_classifier(
+            library, mg_functional if library is mg else torch_functional
+        )
+    )
     rng = np.random.default_rng(2)
     ids = rng.integers(0, 30, (6, 12))
     ids[:, 9:] = 0  # padding at the ends
     labels = rng.integers(0, 2, 6)
-    _assert_same_training(ours, theirs, _train_text, (mg.tensor(ids), mg.tensor(labels)),
-                          (torch.from_numpy(ids), torch.from_numpy(labels)))
+    _assert_same_training(
+        ours,
+        theirs,
+        _train_text,
+        (mg.tensor(ids), mg.tensor(labels)),
+        (torch.from_numpy(ids), torch.from_numpy(labels)),
+    )

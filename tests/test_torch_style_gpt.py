@@ -24,8 +24,10 @@ def gpt_classes(torch, F):
             self.c_attn = nn.Linear(n_embd, 3 * n_embd)
             self.c_proj = nn.Linear(n_embd, n_embd)
             self.n_head, self.n_embd = n_head, n_embd
-            self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size))
-                                 .view(1, 1, block_size, block_size))
+            self.register_buffer(
+                "bias",
+                torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size),
+            )
 
         def forward(self, x):
             B, T, C = x.size()
@@ -46,8 +48,11 @@ def gpt_classes(torch, F):
             self.ln_1 = nn.LayerNorm(n_embd, bias=False)
             self.attn = CausalSelfAttention(n_embd, n_head, block_size)
             self.ln_2 = nn.LayerNorm(n_embd)
-            self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(approximate="tanh"),
-                                     nn.Linear(4 * n_embd, n_embd))
+            self.mlp = nn.Sequential(
+                nn.Linear(n_embd, 4 * n_embd),
+                nn.GELU(approximate="tanh"),
+                nn.Linear(4 * n_embd, n_embd),
+            )
 
         def forward(self, x):
             x = x + self.attn(self.ln_1(x))
@@ -57,10 +62,14 @@ def gpt_classes(torch, F):
         def __init__(self, vocab_size, block_size=12, n_embd=32, n_head=4, n_layer=2):
             super().__init__()
             self.block_size = block_size
-            self.transformer = nn.ModuleDict(dict(
-                wte=nn.Embedding(vocab_size, n_embd), wpe=nn.Embedding(block_size, n_embd),
-                h=nn.ModuleList([Block(n_embd, n_head, block_size) for _ in range(n_layer)]),
-                ln_f=nn.LayerNorm(n_embd)))
+            self.transformer = nn.ModuleDict(
+                dict(
+                    wte=nn.Embedding(vocab_size, n_embd),
+                    wpe=nn.Embedding(block_size, n_embd),
+                    h=nn.ModuleList([Block(n_embd, n_head, block_size) for _ in range(n_layer)]),
+                    ln_f=nn.LayerNorm(n_embd),
+                )
+            )
             self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
             self.transformer.wte.weight = self.lm_head.weight  # weight tying
             self.apply(self._init_weights)
@@ -80,19 +89,26 @@ def gpt_classes(torch, F):
             logits = self.lm_head(self.transformer.ln_f(x))
             loss = None
             if targets is not None:
-                loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+                loss = F.cross_entropy(
+                    logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1
+                )
             return logits, loss
 
         def configure_optimizers(self, weight_decay, learning_rate, betas):
             params = {name: p for name, p in self.named_parameters() if p.requires_grad}
-            groups = [{"params": [p for p in params.values() if p.dim() >= 2], "weight_decay": weight_decay},
-                      {"params": [p for p in params.values() if p.dim() < 2], "weight_decay": 0.0}]
+            groups = [
+                {
+                    "params": [p for p in params.values() if p.dim() >= 2],
+                    "weight_decay": weight_decay,
+                },
+                {"params": [p for p in params.values() if p.dim() < 2], "weight_decay": 0.0},
+            ]
             return torch.optim.AdamW(groups, lr=learning_rate, betas=betas)
 
         @torch.no_grad()
         def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
             for _ in range(max_new_tokens):
-                idx_cond = idx if idx.size(1) <= self.block_size else idx[:, -self.block_size:]
+                idx_cond = idx if idx.size(1) <= self.block_size else idx[:, -self.block_size :]
                 logits, _ = self(idx_cond)
                 logits = logits[:, -1, :] / temperature
                 if top_k is not None:
@@ -130,8 +146,12 @@ def test_the_same_gpt_source_trains_alike_under_minigrad_and_torch():
     ours = gpt_classes(mg, mg_functional)(vocab_size=20)
     theirs = gpt_classes(torch, torch_functional)(vocab_size=20)
     state = ours.state_dict()
-    assert set(state) == set(theirs.state_dict())  # same names, the tril buffer and both tied names included
-    theirs.load_state_dict({name: torch.from_numpy(value.numpy().copy()) for name, value in state.items()})
+    assert set(state) == set(
+        theirs.state_dict()
+    )  # same names, the tril buffer and both tied names included
+    theirs.load_state_dict(
+        {name: torch.from_numpy(value.numpy().copy()) for name, value in state.items()}
+    )
     assert theirs.lm_head.weight is theirs.transformer.wte.weight
 
     rng = np.random.default_rng(1)
@@ -142,11 +162,15 @@ def test_the_same_gpt_source_trains_alike_under_minigrad_and_torch():
     assert their_losses[-1] < their_losses[0] - 0.05  # it learned something, in both
     trained = theirs.state_dict()
     for name, value in ours.state_dict().items():
-        np.testing.assert_allclose(value.numpy(), trained[name].numpy(), rtol=1e-4, atol=2e-5, err_msg=name)
+        np.testing.assert_allclose(
+            value.numpy(), trained[name].numpy(), rtol=1e-4, atol=2e-5, err_msg=name
+        )
 
     # greedy continuation (top_k=1 leaves one token to sample) is the same token for token
     ours.eval()
     theirs.eval()
     start = np.array([[3, 1]])
-    np.testing.assert_array_equal(ours.generate(mg.tensor(start), 6, top_k=1).numpy(),
-                                  theirs.generate(torch.from_numpy(start), 6, top_k=1).numpy())
+    np.testing.assert_array_equal(
+        ours.generate(mg.tensor(start), 6, top_k=1).numpy(),
+        theirs.generate(torch.from_numpy(start), 6, top_k=1).numpy(),
+    )

@@ -16,27 +16,48 @@ def randomize(module, seed):
     """Give every parameter random values (LayerNorm's ones and zeros would hide mistakes)."""
     rng = np.random.default_rng(seed)
     for _, parameter in module.named_parameters():
-        parameter.data[...] = rng.standard_normal(parameter.shape) * (0.5 if parameter.ndim == 1 else 0.3)
+        parameter.data[...] = rng.standard_normal(parameter.shape) * (
+            0.5 if parameter.ndim == 1 else 0.3
+        )
 
 
 def torch_encoder_layer(torch, block):
     """torch.nn.TransformerEncoderLayer holding the block's weights: minigrad's x @ W matrices
     are the transposes of torch's Linear weights; torch's attention biases stay zero."""
     model_dim, ff_dim = block.model_dim, block.ff_dim
-    layer = torch.nn.TransformerEncoderLayer(model_dim, block.num_heads, ff_dim, dropout=0.0, activation="gelu",
-                                             batch_first=True, norm_first=block.norm_first, dtype=torch.float64)
-    state = {name: torch.from_numpy(value.numpy().astype(np.float64)) for name, value in block.state_dict().items()}
+    layer = torch.nn.TransformerEncoderLayer(
+        model_dim,
+        block.num_heads,
+        ff_dim,
+        dropout=0.0,
+        activation="gelu",
+        batch_first=True,
+        norm_first=block.norm_first,
+        dtype=torch.float64,
+    )
+    state = {
+        name: torch.from_numpy(value.numpy().astype(np.float64))
+        for name, value in block.state_dict().items()
+    }
     attention = block.attention
     with torch.no_grad():
-        layer.self_attn.in_proj_weight.copy_(torch.cat([state[f"attention.{name}"].T for name in MATRICES[:3]]))
+        layer.self_attn.in_proj_weight.copy_(
+            torch.cat([state[f"attention.{name}"].T for name in MATRICES[:3]])
+        )
         layer.self_attn.in_proj_bias.zero_()
         layer.self_attn.out_proj.weight.copy_(state["attention.output_weight"].T)
         layer.self_attn.out_proj.bias.zero_()
-        for mine, theirs in (("feed_forward.expand", "linear1"), ("feed_forward.project", "linear2"),
-                             ("attention_norm", "norm1"), ("feed_forward_norm", "norm2")):
+        for mine, theirs in (
+            ("feed_forward.expand", "linear1"),
+            ("feed_forward.project", "linear2"),
+            ("attention_norm", "norm1"),
+            ("feed_forward_norm", "norm2"),
+        ):
             getattr(layer, theirs).weight.copy_(state[f"{mine}.weight"])
             getattr(layer, theirs).bias.copy_(state[f"{mine}.bias"])
-    assert attention.query_bias is None  # the block's attention has the textbook's four matrices only
+    assert (
+        attention.query_bias is None
+    )  # the block's attention has the textbook's four matrices only
     return layer
 
 
@@ -50,7 +71,11 @@ def test_block_matches_torch_encoder_layer(norm_first, causal):
     layer = torch_encoder_layer(torch, block)
     x = np.random.default_rng(2).standard_normal((3, 7, 16))
     grad_out = np.random.default_rng(3).standard_normal((3, 7, 16))
-    mask = torch.nn.Transformer.generate_square_subsequent_mask(7, dtype=torch.float64) if causal else None
+    mask = (
+        torch.nn.Transformer.generate_square_subsequent_mask(7, dtype=torch.float64)
+        if causal
+        else None
+    )
 
     x_torch = torch.tensor(x, requires_grad=True)
     out_torch = layer(x_torch, src_mask=mask, is_causal=causal)
@@ -69,10 +94,18 @@ def test_block_matches_torch_encoder_layer(norm_first, causal):
         query_grad = block.attention.query_weight.grad.numpy()
         torch_query_grad = layer.self_attn.in_proj_weight.grad[:16].T.numpy()
         np.testing.assert_allclose(query_grad, torch_query_grad, rtol=tol, atol=tol)
-        np.testing.assert_allclose(block.feed_forward.expand.weight.grad.numpy(), layer.linear1.weight.grad.numpy(),
-                                   rtol=tol, atol=tol)
-        np.testing.assert_allclose(block.attention_norm.weight.grad.numpy(), layer.norm1.weight.grad.numpy(),
-                                   rtol=tol, atol=tol)
+        np.testing.assert_allclose(
+            block.feed_forward.expand.weight.grad.numpy(),
+            layer.linear1.weight.grad.numpy(),
+            rtol=tol,
+            atol=tol,
+        )
+        np.testing.assert_allclose(
+            block.attention_norm.weight.grad.numpy(),
+            layer.norm1.weight.grad.numpy(),
+            rtol=tol,
+            atol=tol,
+        )
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
@@ -103,8 +136,12 @@ def _run_with(block, parameters, x):
 
 def _parameter_slots(block):
     """(module, name) of every parameter, in named_parameters() order."""
-    return [(module, name) for _, module in block.named_modules()
-            for name, parameter in module._parameters.items() if parameter is not None]
+    return [
+        (module, name)
+        for _, module in block.named_modules()
+        for name, parameter in module._parameters.items()
+        if parameter is not None
+    ]
 
 
 def test_causal_block_output_at_t_does_not_depend_on_later_positions():
@@ -126,10 +163,19 @@ def test_block_parameter_names_lead_to_the_four_matrices():
     for matrix in MATRICES:
         assert names[f"2.attention.{matrix}"].shape == (8, 8)
     assert [name for name in names if name.startswith("0.")] == [
-        "0.attention_norm.weight", "0.attention_norm.bias", "0.attention.query_weight", "0.attention.key_weight",
-        "0.attention.value_weight", "0.attention.output_weight", "0.feed_forward_norm.weight",
-        "0.feed_forward_norm.bias", "0.feed_forward.expand.weight", "0.feed_forward.expand.bias",
-        "0.feed_forward.project.weight", "0.feed_forward.project.bias"]
+        "0.attention_norm.weight",
+        "0.attention_norm.bias",
+        "0.attention.query_weight",
+        "0.attention.key_weight",
+        "0.attention.value_weight",
+        "0.attention.output_weight",
+        "0.feed_forward_norm.weight",
+        "0.feed_forward_norm.bias",
+        "0.feed_forward.expand.weight",
+        "0.feed_forward.expand.bias",
+        "0.feed_forward.project.weight",
+        "0.feed_forward.project.bias",
+    ]
 
 
 def test_dropout_only_while_training():
@@ -148,11 +194,21 @@ def test_feed_forward_matches_torch():
     feed_forward = nn.FeedForward(6, 10)
     x = np.random.default_rng(0).standard_normal((2, 3, 6)).astype(np.float32)
     reference = torch.nn.Sequential(torch.nn.Linear(6, 10), torch.nn.GELU(), torch.nn.Linear(10, 6))
-    reference.load_state_dict({key: torch.from_numpy(feed_forward.state_dict()[name].numpy().copy()) for key, name in
-                               zip(reference.state_dict(), ["expand.weight", "expand.bias", "project.weight",
-                                                            "project.bias"])})
-    np.testing.assert_allclose(feed_forward(mg.tensor(x)).numpy(), reference(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+    reference.load_state_dict(
+        {
+            key: torch.from_numpy(feed_forward.state_dict()[name].numpy().copy())
+            for key, name in zip(
+                reference.state_dict(),
+                ["expand.weight", "expand.bias", "project.weight", "project.bias"],
+            )
+        }
+    )
+    np.testing.assert_allclose(
+        feed_forward(mg.tensor(x)).numpy(),
+        reference(torch.tensor(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_block_rejects_bad_settings_and_inputs():
@@ -163,6 +219,7 @@ def test_block_rejects_bad_settings_and_inputs():
 
 
 # ============================================================ positions
+
 
 def test_sinusoidal_encoding_is_the_papers_formula():
     table = nn.sinusoidal_encoding(50, 6, dtype=np.float64)
@@ -182,9 +239,13 @@ def test_sinusoidal_positions_are_linear_in_each_other():
     k = 5
     for i in range(4):
         frequency = 1 / 10000 ** (2 * i / 8)
-        rotation = np.array([[math.cos(k * frequency), -math.sin(k * frequency)],
-                             [math.sin(k * frequency), math.cos(k * frequency)]])
-        pairs = table[:, 2 * i:2 * i + 2]
+        rotation = np.array(
+            [
+                [math.cos(k * frequency), -math.sin(k * frequency)],
+                [math.sin(k * frequency), math.cos(k * frequency)],
+            ]
+        )
+        pairs = table[:, 2 * i : 2 * i + 2]
         np.testing.assert_allclose(pairs[:-k] @ rotation, pairs[k:], atol=1e-12)
 
 

@@ -77,7 +77,10 @@ class TorchSelfAttention(torch.nn.Module):
 class TorchFeedForward(torch.nn.Module):
     def __init__(self, model_dim, ff_dim):
         super().__init__()
-        self.expand, self.project = torch.nn.Linear(model_dim, ff_dim), torch.nn.Linear(ff_dim, model_dim)
+        self.expand, self.project = (
+            torch.nn.Linear(model_dim, ff_dim),
+            torch.nn.Linear(ff_dim, model_dim),
+        )
 
     def forward(self, x):
         return self.project(torch.nn.functional.gelu(self.expand(x)))
@@ -95,6 +98,7 @@ class TorchBlock(torch.nn.Module):
     def forward(self, x, keys_allowed=None):
         def attend(y):
             return self.attention(y, keys_allowed)
+
         if self.norm_first:
             x = x + attend(self.attention_norm(x))
             return x + self.feed_forward(self.feed_forward_norm(x))
@@ -114,9 +118,12 @@ class TorchCharTransformer(torch.nn.Module):
             pos = torch.arange(context, dtype=torch.float64)[:, None]
             i = torch.arange(model_dim, dtype=torch.float64)[None, :]
             angle = pos / 10000 ** ((i - i % 2) / model_dim)
-            self.register_buffer("table", torch.where(i % 2 == 0, angle.sin(), angle.cos()), persistent=False)
-        self.blocks = torch.nn.ModuleList([TorchBlock(model_dim, num_heads, ff_dim, True, True)
-                                           for _ in range(num_layers)])
+            self.register_buffer(
+                "table", torch.where(i % 2 == 0, angle.sin(), angle.cos()), persistent=False
+            )
+        self.blocks = torch.nn.ModuleList(
+            [TorchBlock(model_dim, num_heads, ff_dim, True, True) for _ in range(num_layers)]
+        )
         self.final_norm = torch.nn.LayerNorm(model_dim)
         self.head = torch.nn.Linear(model_dim, vocab_size)
 
@@ -139,8 +146,13 @@ def randomize(module, seed, dtype=None):
 
 def twin_of(ours, theirs, dtype):
     """Load our state dict into the torch twin by name (strict: the names must be the same)."""
-    theirs.load_state_dict({name: torch.from_numpy(np.array(value.numpy(), dtype=dtype))
-                            for name, value in ours.state_dict().items()}, strict=True)
+    theirs.load_state_dict(
+        {
+            name: torch.from_numpy(np.array(value.numpy(), dtype=dtype))
+            for name, value in ours.state_dict().items()
+        },
+        strict=True,
+    )
     return theirs.to(TORCH_DTYPE[dtype])
 
 
@@ -175,7 +187,14 @@ def assert_same_grads(ours, theirs, dtype):
 # TransformerBlock and SelfAttention against the twin
 
 # (batch, steps, model_dim, num_heads, ff_dim): one head, head_dim 1, T = 1, B = 1, odd dims
-SIZES = [(1, 1, 1, 1, 1), (2, 5, 6, 6, 7), (3, 4, 10, 2, 3), (1, 7, 12, 3, 20), (2, 1, 5, 1, 9), (1, 3, 3, 3, 1)]
+SIZES = [
+    (1, 1, 1, 1, 1),
+    (2, 5, 6, 6, 7),
+    (3, 4, 10, 2, 3),
+    (1, 7, 12, 3, 20),
+    (2, 1, 5, 1, 9),
+    (1, 3, 3, 3, 1),
+]
 
 
 def _size_id(size):
@@ -225,8 +244,9 @@ def test_block_with_padding_matches_torch(causal, padding, dtype):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((3, 4, 9)).astype(dtype)
     grad_out = rng.standard_normal((3, 4, 9)).astype(dtype)
-    out, leaf, torch_out, torch_leaf = forward_backward_both(lambda t: block(t, **kwargs), twin, x, grad_out,
-                                                            their_args=(torch.tensor(~pad),))
+    out, leaf, torch_out, torch_leaf = forward_backward_both(
+        lambda t: block(t, **kwargs), twin, x, grad_out, their_args=(torch.tensor(~pad),)
+    )
     assert_close(out.numpy(), torch_out.detach().numpy(), dtype, "output")
     assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype, "input grad")
     assert_same_grads(block, twin, dtype)
@@ -234,8 +254,11 @@ def test_block_with_padding_matches_torch(causal, padding, dtype):
 
 @pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
 @pytest.mark.parametrize("causal", [True, False], ids=["causal", "full"])
-@pytest.mark.parametrize("size", [(1, 1, 1, 1), (2, 6, 5, 5), (3, 2, 14, 7), (1, 9, 6, 2)],
-                         ids=lambda s: "B{}T{}D{}H{}".format(*s))
+@pytest.mark.parametrize(
+    "size",
+    [(1, 1, 1, 1), (2, 6, 5, 5), (3, 2, 14, 7), (1, 9, 6, 2)],
+    ids=lambda s: "B{}T{}D{}H{}".format(*s),
+)
 def test_fused_and_step_by_step_self_attention_match_torch_and_each_other(size, causal, bias):
     batch, steps, model_dim, heads = size
     results = {}
@@ -254,8 +277,11 @@ def test_fused_and_step_by_step_self_attention_match_torch_and_each_other(size, 
             assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype, "input grad")
             assert_same_grads(attention, twin, dtype)
             assert attention.last_weights.shape == (batch, heads, steps, steps)
-            results[dtype, fused] = [out.numpy(), leaf.grad.numpy(), attention.last_weights.copy()] + \
-                [p.grad.numpy() for p in attention.parameters()]
+            results[dtype, fused] = [
+                out.numpy(),
+                leaf.grad.numpy(),
+                attention.last_weights.copy(),
+            ] + [p.grad.numpy() for p in attention.parameters()]
     for dtype in (np.float32, np.float64):  # the two paths: the same numbers (to rounding)
         for a, b in zip(results[dtype, True], results[dtype, False]):
             tol = 1e-5 if dtype == np.float32 else 1e-13
@@ -286,7 +312,9 @@ def test_feed_forward_matches_torch_with_gradients(shape, dtype):
 def test_char_transformer_matches_torch_twin(positions, dtype):
     """Logits, loss and the gradient of every parameter of the example's model (3 blocks,
     model_dim 10, 5 heads of 2)."""
-    settings = dict(context=9, model_dim=10, num_heads=5, num_layers=3, ff_dim=11, positions=positions)
+    settings = dict(
+        context=9, model_dim=10, num_heads=5, num_layers=3, ff_dim=11, positions=positions
+    )
     mg.manual_seed(11)
     model = CharTransformer(13, **settings)
     randomize(model, seed=12)
@@ -299,7 +327,9 @@ def test_char_transformer_matches_torch_twin(positions, dtype):
     torch_logits = twin(torch.tensor(ids))
     assert_close(logits.numpy(), torch_logits.detach().numpy(), dtype, "logits")
     loss = model.loss(ids, targets)
-    torch_loss = torch.nn.functional.cross_entropy(torch_logits.reshape(-1, 13), torch.tensor(targets).reshape(-1))
+    torch_loss = torch.nn.functional.cross_entropy(
+        torch_logits.reshape(-1, 13), torch.tensor(targets).reshape(-1)
+    )
     assert_close(loss.numpy(), torch_loss.detach().numpy(), dtype, "loss")
     loss.backward()
     torch_loss.backward()
@@ -333,12 +363,16 @@ def test_sinusoidal_module_adds_rows_at_offsets_and_refuses_past_max_length(dtyp
     x = np.random.default_rng(14).standard_normal((2, 3, 7)).astype(dtype)
     for offset in (0, 1, 9):
         out = encoding(mg.tensor(x), offset=offset)
-        expected = x + np.array([[_paper(p, f, 7) for f in range(7)] for p in range(offset, offset + 3)])
+        expected = x + np.array(
+            [[_paper(p, f, 7) for f in range(7)] for p in range(offset, offset + 3)]
+        )
         assert out.dtype == dtype
         np.testing.assert_allclose(out.numpy(), expected, rtol=0, atol=TOL[dtype] * 10)
     # one step at a time continues the positions of a whole pass
     whole = encoding(mg.tensor(x)).numpy()
-    steps = np.concatenate([encoding(mg.tensor(x[:, t:t + 1]), offset=t).numpy() for t in range(3)], axis=1)
+    steps = np.concatenate(
+        [encoding(mg.tensor(x[:, t : t + 1]), offset=t).numpy() for t in range(3)], axis=1
+    )
     np.testing.assert_array_equal(steps, whole)
     # a leading shape of any rank, and gradient 1 to the input
     leaf = mg.tensor(x[0], requires_grad=True)
@@ -359,8 +393,9 @@ def test_sinusoidal_module_on_integer_input_is_not_truncated(dtype):
     except CLEAR_ERRORS as error:  # refusing it clearly is fine too
         assert "dtype" in str(error)
         return
-    expected = torch.zeros(1, 3, 4, dtype=TORCH_DTYPE.get(dtype, torch.int64) if dtype != np.bool_ else torch.bool) \
-        + torch.tensor(nn.sinusoidal_encoding(5, 4)[:3])
+    expected = torch.zeros(
+        1, 3, 4, dtype=TORCH_DTYPE.get(dtype, torch.int64) if dtype != np.bool_ else torch.bool
+    ) + torch.tensor(nn.sinusoidal_encoding(5, 4)[:3])
     assert out.dtype.kind == "f", out.dtype
     np.testing.assert_allclose(out.numpy(), expected.numpy(), atol=1e-6)
 
@@ -369,8 +404,10 @@ def test_learned_positions_offsets_gradients_and_limits():
     learned = nn.PositionalEmbedding(6, 5)
     x = np.random.default_rng(15).standard_normal((2, 2, 5)).astype(np.float32)
     for offset in (0, 3, 4, np.int64(2)):
-        np.testing.assert_array_equal(learned(mg.tensor(x), offset=offset).numpy(),
-                                      x + learned.weight.numpy()[offset:offset + 2])
+        np.testing.assert_array_equal(
+            learned(mg.tensor(x), offset=offset).numpy(),
+            x + learned.weight.numpy()[offset : offset + 2],
+        )
     for offset, steps in ((5, 2), (0, 7), (-1, 2)):
         with pytest.raises(ValueError, match=r"positions .* do not fit max_length=6"):
             learned(mg.zeros(1, steps, 5), offset=offset)
@@ -386,7 +423,9 @@ def test_learned_positions_offsets_gradients_and_limits():
 
 def _lm(num_layers, positions="learned", seed=16, **overrides):
     mg.manual_seed(seed)
-    settings = dict(context=10, model_dim=6, num_heads=3, num_layers=num_layers, ff_dim=7, positions=positions)
+    settings = dict(
+        context=10, model_dim=6, num_heads=3, num_layers=num_layers, ff_dim=7, positions=positions
+    )
     settings.update(overrides)
     model = CharTransformer(11, **settings)
     randomize(model, seed)
@@ -404,20 +443,31 @@ def test_cached_token_by_token_logits_equal_recomputing_the_prefix(num_layers, p
         caches = model.new_caches()
         for round_ in range(2):  # the second round after reset: the same numbers
             for t in range(10):
-                step = model(ids[:, t:t + 1], caches).numpy()
-                whole = model(ids[:, :t + 1]).numpy()
-                np.testing.assert_allclose(step[:, 0], whole[:, t], rtol=1e-10, atol=1e-10,
-                                           err_msg=f"round {round_} step {t}")
+                step = model(ids[:, t : t + 1], caches).numpy()
+                whole = model(ids[:, : t + 1]).numpy()
+                np.testing.assert_allclose(
+                    step[:, 0],
+                    whole[:, t],
+                    rtol=1e-10,
+                    atol=1e-10,
+                    err_msg=f"round {round_} step {t}",
+                )
             assert [len(cache) for cache in caches] == [10] * num_layers
-            with pytest.raises(ValueError, match="10 cached \\+ 1 new positions exceed the context of 10"):
+            with pytest.raises(
+                ValueError, match="10 cached \\+ 1 new positions exceed the context of 10"
+            ):
                 model(ids[:, :1], caches)
             assert [len(cache) for cache in caches] == [10] * num_layers  # untouched by the refusal
             for cache in caches:
                 cache.reset()
         # fresh caches, another batch size, a prompt of 4 then single tokens
         fresh = model.new_caches()
-        pieces = [model(ids[:1, :4], fresh).numpy()] + [model(ids[:1, t:t + 1], fresh).numpy() for t in range(4, 10)]
-        np.testing.assert_allclose(np.concatenate(pieces, axis=1), model(ids[:1]).numpy(), rtol=1e-10, atol=1e-10)
+        pieces = [model(ids[:1, :4], fresh).numpy()] + [
+            model(ids[:1, t : t + 1], fresh).numpy() for t in range(4, 10)
+        ]
+        np.testing.assert_allclose(
+            np.concatenate(pieces, axis=1), model(ids[:1]).numpy(), rtol=1e-10, atol=1e-10
+        )
 
 
 def test_cache_refuses_another_batch_size_and_stays_usable():
@@ -427,7 +477,9 @@ def test_cache_refuses_another_batch_size_and_stays_usable():
         caches = model.new_caches()
         model(ids[:, :3], caches)
         for other in (ids[:1, 3:4], np.concatenate([ids, ids])[:, 3:4]):
-            with pytest.raises(ValueError, match=r"KVCache: holds keys of shape \(2, 3, 3, 2\).*cannot append"):
+            with pytest.raises(
+                ValueError, match=r"KVCache: holds keys of shape \(2, 3, 3, 2\).*cannot append"
+            ):
                 model(other, caches)
             assert [len(cache) for cache in caches] == [3, 3]
         last = model(ids[:, 3:4], caches).numpy()
@@ -452,14 +504,16 @@ def test_cache_with_gradients_gives_the_whole_sequence_gradients():
     ids = np.random.default_rng(20).integers(0, 11, (2, 5))
     weights = np.random.default_rng(21).standard_normal((2, 5, 11))
     caches = model.new_caches()
-    pieces = [model(ids[:, t:t + 1], caches) for t in range(5)]
+    pieces = [model(ids[:, t : t + 1], caches) for t in range(5)]
     assert all(p.requires_grad for p in pieces)
-    sum(((p * mg.tensor(weights[:, t:t + 1])).sum() for t, p in enumerate(pieces))).backward()
+    sum(((p * mg.tensor(weights[:, t : t + 1])).sum() for t, p in enumerate(pieces))).backward()
     cached_grads = {name: p.grad.numpy().copy() for name, p in model.named_parameters()}
     model.zero_grad()
     (model(ids) * mg.tensor(weights)).sum().backward()
     for name, p in model.named_parameters():
-        np.testing.assert_allclose(cached_grads[name], p.grad.numpy(), rtol=1e-9, atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(
+            cached_grads[name], p.grad.numpy(), rtol=1e-9, atol=1e-10, err_msg=name
+        )
 
 
 def test_cache_in_training_mode_applies_dropout_and_eval_restores_equality():
@@ -468,19 +522,25 @@ def test_cache_in_training_mode_applies_dropout_and_eval_restores_equality():
     model.train()
     with mg.no_grad():
         caches = model.new_caches()
-        trained = np.concatenate([model(ids[:, t:t + 1], caches).numpy() for t in range(4)], axis=1)
+        trained = np.concatenate(
+            [model(ids[:, t : t + 1], caches).numpy() for t in range(4)], axis=1
+        )
         model.eval()
         assert not np.allclose(trained, model(ids).numpy())  # dropout was on while caching
         for cache in caches:
             cache.reset()
-        evaluated = np.concatenate([model(ids[:, t:t + 1], caches).numpy() for t in range(4)], axis=1)
+        evaluated = np.concatenate(
+            [model(ids[:, t : t + 1], caches).numpy() for t in range(4)], axis=1
+        )
     np.testing.assert_allclose(evaluated, model(ids).numpy(), rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_block_cache_in_chunks_matches_whole_causal_block(norm_first):
     mg.manual_seed(23)
-    blocks = [nn.TransformerBlock(6, 6, 5, causal=True, norm_first=norm_first) for _ in range(3)]  # head_dim 1
+    blocks = [
+        nn.TransformerBlock(6, 6, 5, causal=True, norm_first=norm_first) for _ in range(3)
+    ]  # head_dim 1
     for index, block in enumerate(blocks):
         randomize(block, 24 + index)
         block.double()
@@ -516,14 +576,17 @@ def _block():
     return nn.TransformerBlock(6, 2, 5, causal=True)
 
 
-@pytest.mark.parametrize("label, make, words", [
-    ("wrong last dim", lambda: mg.zeros(2, 3, 5), [r"\(batch, time, 6\)", r"\(2, 3, 5\)"]),
-    ("2-D", lambda: mg.zeros(3, 6), [r"\(batch, time, 6\)", r"\(3, 6\)"]),
-    ("4-D", lambda: mg.zeros(1, 2, 3, 6), [r"\(batch, time, 6\)", r"\(1, 2, 3, 6\)"]),
-    ("int64", lambda: mg.tensor(np.ones((2, 3, 6), np.int64)), ["float32", "int64"]),
-    ("float64 into float32", lambda: mg.tensor(np.ones((2, 3, 6))), ["float32", "float64"]),
-    ("bool", lambda: mg.tensor(np.ones((2, 3, 6), bool)), ["bool"]),
-])
+@pytest.mark.parametrize(
+    "label, make, words",
+    [
+        ("wrong last dim", lambda: mg.zeros(2, 3, 5), [r"\(batch, time, 6\)", r"\(2, 3, 5\)"]),
+        ("2-D", lambda: mg.zeros(3, 6), [r"\(batch, time, 6\)", r"\(3, 6\)"]),
+        ("4-D", lambda: mg.zeros(1, 2, 3, 6), [r"\(batch, time, 6\)", r"\(1, 2, 3, 6\)"]),
+        ("int64", lambda: mg.tensor(np.ones((2, 3, 6), np.int64)), ["float32", "int64"]),
+        ("float64 into float32", lambda: mg.tensor(np.ones((2, 3, 6))), ["float32", "float64"]),
+        ("bool", lambda: mg.tensor(np.ones((2, 3, 6), bool)), ["bool"]),
+    ],
+)
 def test_block_hostile_inputs_raise_clear_errors(label, make, words):
     with pytest.raises(CLEAR_ERRORS) as info:
         _block()(make())
@@ -541,9 +604,14 @@ def test_block_numpy_input_error_says_a_tensor_is_expected():
 @pytest.mark.parametrize("bad", ["int64", "float64"])
 def test_parts_refuse_wrong_dtypes_clearly(module, bad):
     x = mg.tensor(np.ones((2, 3, 6), bad))
-    part = {"attention": lambda: nn.SelfAttention(6, 3), "feed_forward": lambda: nn.FeedForward(6, 4),
-            "positions": lambda: nn.PositionalEmbedding(5, 6)}[module]()
-    if module == "positions":  # x + weight: torch's promotion (float64 stays float64, int64 -> float32)
+    part = {
+        "attention": lambda: nn.SelfAttention(6, 3),
+        "feed_forward": lambda: nn.FeedForward(6, 4),
+        "positions": lambda: nn.PositionalEmbedding(5, 6),
+    }[module]()
+    if (
+        module == "positions"
+    ):  # x + weight: torch's promotion (float64 stays float64, int64 -> float32)
         out = part(x)
         assert out.dtype == (np.float64 if bad == "float64" else np.float32)
         return
@@ -592,15 +660,24 @@ def test_long_causal_sequence_without_context_limit_matches_torch():
     block.double()
     twin = twin_of(block, TorchBlock(4, 2, 3, True, True), np.float64)
     x = np.random.default_rng(31).standard_normal((1, 700, 4))
-    np.testing.assert_allclose(block(mg.tensor(x)).numpy(), twin(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        block(mg.tensor(x)).numpy(), twin(torch.tensor(x)).detach().numpy(), rtol=1e-10, atol=1e-10
+    )
 
 
 def test_char_transformer_hostile_ids():
     model = _lm(2)
     for ids, error, words in [
-        (np.zeros((1, 11), np.int64), ValueError, "0 cached \\+ 11 new positions exceed the context of 10"),
-        (np.zeros(4, np.int64), ValueError, "expected ids of shape \\(batch, time\\); got \\(4,\\)"),
+        (
+            np.zeros((1, 11), np.int64),
+            ValueError,
+            "0 cached \\+ 11 new positions exceed the context of 10",
+        ),
+        (
+            np.zeros(4, np.int64),
+            ValueError,
+            "expected ids of shape \\(batch, time\\); got \\(4,\\)",
+        ),
         (np.zeros((1, 4)), TypeError, "integer"),
         (np.full((1, 4), 11), IndexError, "\\[0, 11\\)"),
         (np.full((1, 4), -1), IndexError, "\\[0, 11\\)"),
@@ -632,13 +709,28 @@ def test_state_dict_names_and_save_load_round_trip(tmp_path):
     for matrix in ("query_weight", "key_weight", "value_weight", "output_weight"):
         assert f"blocks.2.attention.{matrix}" in names
         assert model.state_dict()[f"blocks.2.attention.{matrix}"] is not None
-    assert model.get_parameter("blocks.2.attention.query_weight") is model.blocks[2].attention.query_weight
+    assert (
+        model.get_parameter("blocks.2.attention.query_weight")
+        is model.blocks[2].attention.query_weight
+    )
     assert names[:2] == ["token_embedding.weight", "positions.weight"]
-    assert names[2:14] == [f"blocks.0.{n}" for n in (
-        "attention_norm.weight", "attention_norm.bias", "attention.query_weight", "attention.key_weight",
-        "attention.value_weight", "attention.output_weight", "feed_forward_norm.weight", "feed_forward_norm.bias",
-        "feed_forward.expand.weight", "feed_forward.expand.bias", "feed_forward.project.weight",
-        "feed_forward.project.bias")]
+    assert names[2:14] == [
+        f"blocks.0.{n}"
+        for n in (
+            "attention_norm.weight",
+            "attention_norm.bias",
+            "attention.query_weight",
+            "attention.key_weight",
+            "attention.value_weight",
+            "attention.output_weight",
+            "feed_forward_norm.weight",
+            "feed_forward_norm.bias",
+            "feed_forward.expand.weight",
+            "feed_forward.expand.bias",
+            "feed_forward.project.weight",
+            "feed_forward.project.bias",
+        )
+    ]
     assert names[-4:] == ["final_norm.weight", "final_norm.bias", "head.weight", "head.bias"]
 
     mg.save(model.state_dict(), tmp_path / "lm.npz")
@@ -656,9 +748,16 @@ def test_state_dict_names_and_save_load_round_trip(tmp_path):
 
     # the names are the twin's names: the loaded file goes into torch with from_numpy only
     twin = TorchCharTransformer(11, 10, 6, 3, 3, 7, "learned")
-    twin.load_state_dict({name: torch.from_numpy(np.asarray(getattr(v, "numpy", lambda: v)()))
-                          for name, v in loaded.items()}, strict=True)
-    np.testing.assert_allclose(twin(torch.tensor(ids)).detach().numpy(), model(ids).numpy(), rtol=1e-5, atol=1e-5)
+    twin.load_state_dict(
+        {
+            name: torch.from_numpy(np.asarray(getattr(v, "numpy", lambda: v)()))
+            for name, v in loaded.items()
+        },
+        strict=True,
+    )
+    np.testing.assert_allclose(
+        twin(torch.tensor(ids)).detach().numpy(), model(ids).numpy(), rtol=1e-5, atol=1e-5
+    )
 
     # a sinusoidal model saves no table, and a missing / extra / misshapen key is named
     sinusoidal = _lm(2, positions="sinusoidal")
@@ -688,7 +787,9 @@ def test_junk_in_padded_keys_stays_out_of_real_positions(junk, fused):
     x[1, 2:] = junk
     dirty = attention(mg.tensor(x), lengths=[4, 2]).numpy()
     np.testing.assert_allclose(dirty[0], clean[0], rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(dirty[1, :2], clean[1, :2], rtol=1e-6, atol=1e-6)  # the real positions
+    np.testing.assert_allclose(
+        dirty[1, :2], clean[1, :2], rtol=1e-6, atol=1e-6
+    )  # the real positions
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -699,7 +800,8 @@ def test_block_with_tanh_gelu_matches_torch(dtype):
         block.double()
     twin = twin_of(block, TorchBlock(7, 7, 4, True, True), dtype)
     twin.feed_forward.forward = lambda x: twin.feed_forward.project(
-        torch.nn.functional.gelu(twin.feed_forward.expand(x), approximate="tanh"))
+        torch.nn.functional.gelu(twin.feed_forward.expand(x), approximate="tanh")
+    )
     x = np.random.default_rng(37).standard_normal((2, 3, 7)).astype(dtype)
     leaf, torch_leaf = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     out, torch_out = block(leaf), twin(torch_leaf)
@@ -712,8 +814,11 @@ def test_block_with_tanh_gelu_matches_torch(dtype):
         nn.TransformerBlock(7, 7, 4, approximate="fast")
 
 
-@pytest.mark.parametrize("module", [lambda: nn.PositionalEmbedding(6, 4), lambda: nn.SinusoidalPositionalEncoding(4, 6)],
-                         ids=["learned", "sinusoidal"])
+@pytest.mark.parametrize(
+    "module",
+    [lambda: nn.PositionalEmbedding(6, 4), lambda: nn.SinusoidalPositionalEncoding(4, 6)],
+    ids=["learned", "sinusoidal"],
+)
 def test_fractional_offset_is_refused_by_name(module):
     with pytest.raises(CLEAR_ERRORS, match="offset"):
         module()(mg.zeros(1, 2, 4), offset=1.5)

@@ -45,7 +45,9 @@ def copy_to_torch(ours, theirs, randomize=None, seed=0):
     ours_sd = ours.state_dict()
     theirs_sd = theirs.state_dict()
     assert set(ours_sd) == set(theirs_sd), set(ours_sd) ^ set(theirs_sd)
-    theirs.load_state_dict({k: torch.from_numpy(np.array(v.numpy(), copy=True)) for k, v in ours_sd.items()})
+    theirs.load_state_dict(
+        {k: torch.from_numpy(np.array(v.numpy(), copy=True)) for k, v in ours_sd.items()}
+    )
 
 
 def weighting(shape, dtype, seed=123):
@@ -70,7 +72,8 @@ def raises_like_torch(ours_fn, torch_fn, must_mention=()):
     expected = type(theirs.value)
     assert isinstance(ours.value, expected), (
         f"torch raises {expected.__name__} ({theirs.value}); minigrad raises {type(ours.value).__mro__} "
-        f"({ours.value}), which `except {expected.__name__}` does not catch")
+        f"({ours.value}), which `except {expected.__name__}` does not catch"
+    )
     for word in must_mention:
         assert str(word) in str(ours.value), (word, str(ours.value))
     return ours.value
@@ -135,19 +138,40 @@ def test_layer_norm_matches_torch(shape, xshape, kwargs, dtype):
         assert_same_parameter_grads(ours, theirs, **tol)
 
 
-@pytest.mark.parametrize("shape,kwargs,dtype", [((4,), {}, np.float32), ([2, 3], dict(bias=False), np.float64),
-                                                (5, dict(elementwise_affine=False), np.float32)])
+@pytest.mark.parametrize(
+    "shape,kwargs,dtype",
+    [
+        ((4,), {}, np.float32),
+        ([2, 3], dict(bias=False), np.float64),
+        (5, dict(elementwise_affine=False), np.float32),
+    ],
+)
 def test_functional_layer_norm_matches_torch(shape, kwargs, dtype):
     ns = (shape,) if isinstance(shape, int) else tuple(shape)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3,) + ns).astype(dtype)
-    weight = rng.standard_normal(ns).astype(dtype) if kwargs.get("elementwise_affine", True) else None
-    bias = rng.standard_normal(ns).astype(dtype) if kwargs.get("elementwise_affine", True) and kwargs.get(
-        "bias", True) else None
-    ym = F.layer_norm(mg.tensor(x), list(ns), None if weight is None else mg.tensor(weight),
-                      None if bias is None else mg.tensor(bias), eps=1e-5)
-    yt = TF.layer_norm(torch.tensor(x), list(ns), None if weight is None else torch.tensor(weight),
-                       None if bias is None else torch.tensor(bias), eps=1e-5)
+    weight = (
+        rng.standard_normal(ns).astype(dtype) if kwargs.get("elementwise_affine", True) else None
+    )
+    bias = (
+        rng.standard_normal(ns).astype(dtype)
+        if kwargs.get("elementwise_affine", True) and kwargs.get("bias", True)
+        else None
+    )
+    ym = F.layer_norm(
+        mg.tensor(x),
+        list(ns),
+        None if weight is None else mg.tensor(weight),
+        None if bias is None else mg.tensor(bias),
+        eps=1e-5,
+    )
+    yt = TF.layer_norm(
+        torch.tensor(x),
+        list(ns),
+        None if weight is None else torch.tensor(weight),
+        None if bias is None else torch.tensor(bias),
+        eps=1e-5,
+    )
     assert_close(ym, yt, dtype)
 
 
@@ -163,8 +187,11 @@ def test_layer_norm_constant_rows_and_large_values_match_torch():
     np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-3)
 
 
-@pytest.mark.xfail(strict=True, reason="float32 variance that overflows (x ~ 1e20): torch's float32 variance is "
-                                       "inf and its output 0; minigrad's is exact (+-1). minigrad is the accurate one")
+@pytest.mark.xfail(
+    strict=True,
+    reason="float32 variance that overflows (x ~ 1e20): torch's float32 variance is "
+    "inf and its output 0; minigrad's is exact (+-1). minigrad is the accurate one",
+)
 def test_layer_norm_float32_variance_overflow_matches_torch():
     x = np.array([[1e20, -1e20, 1e20, -1e20]], np.float32)
     ym = nn.LayerNorm(4)(mg.tensor(x))
@@ -173,15 +200,23 @@ def test_layer_norm_float32_variance_overflow_matches_torch():
 
 
 def test_layer_norm_nonfinite_inputs_match_torch():
-    x = np.array([[np.nan, 1, 2, 3], [np.inf, 1, 2, 3], [-np.inf, 0, 0, 0], [1, 2, 3, 4]], np.float32)
+    x = np.array(
+        [[np.nan, 1, 2, 3], [np.inf, 1, 2, 3], [-np.inf, 0, 0, 0], [1, 2, 3, 4]], np.float32
+    )
     ym = nn.LayerNorm(4)(mg.tensor(x)).numpy()
     yt = torch.nn.LayerNorm(4)(torch.tensor(x)).detach().numpy()
     np.testing.assert_array_equal(np.isnan(ym), np.isnan(yt))
     np.testing.assert_allclose(ym[3], yt[3], rtol=1e-5, atol=1e-6)
 
 
-LN_REPR_CASES = [((4,), {}), (([3, 4],), {}), ((4,), dict(eps=1e-3)), ((4,), dict(elementwise_affine=False)),
-                 ((1,), {}), (((2, 3),), dict(elementwise_affine=False, bias=False))]
+LN_REPR_CASES = [
+    ((4,), {}),
+    (([3, 4],), {}),
+    ((4,), dict(eps=1e-3)),
+    ((4,), dict(elementwise_affine=False)),
+    ((1,), {}),
+    (((2, 3),), dict(elementwise_affine=False, bias=False)),
+]
 
 
 @pytest.mark.parametrize("args,kwargs", LN_REPR_CASES)
@@ -212,11 +247,25 @@ def test_layer_norm_eps_zero_matches_torch():
 LN_HOSTILE = [
     ("int64 input", lambda M: M.LayerNorm(4), lambda T: T.arange(8).reshape(2, 4), ("int64",)),
     ("wrong last dim", lambda M: M.LayerNorm(4), lambda T: T.zeros(2, 5), ("4", "5")),
-    ("wrong trailing dims", lambda M: M.LayerNorm([3, 4]), lambda T: T.zeros(2, 4, 3), ("(3, 4)", "(2, 4, 3)")),
+    (
+        "wrong trailing dims",
+        lambda M: M.LayerNorm([3, 4]),
+        lambda T: T.zeros(2, 4, 3),
+        ("(3, 4)", "(2, 4, 3)"),
+    ),
     ("0-d input", lambda M: M.LayerNorm(4), lambda T: T.tensor(1.0), ("4",)),
-    ("fewer dims than normalized_shape", lambda M: M.LayerNorm([2, 3, 4]), lambda T: T.zeros(3, 4), ("(3, 4)",)),
-    ("float64 input to float32 layer", lambda M: M.LayerNorm(4), lambda T: T.zeros(2, 4, dtype=T.float64),
-     ("float64", "float32")),
+    (
+        "fewer dims than normalized_shape",
+        lambda M: M.LayerNorm([2, 3, 4]),
+        lambda T: T.zeros(3, 4),
+        ("(3, 4)",),
+    ),
+    (
+        "float64 input to float32 layer",
+        lambda M: M.LayerNorm(4),
+        lambda T: T.zeros(2, 4, dtype=T.float64),
+        ("float64", "float32"),
+    ),
     ("bool input", lambda M: M.LayerNorm(2), lambda T: T.ones(2, 2, dtype=T.bool), ("bool",)),
 ]
 
@@ -224,12 +273,26 @@ LN_HOSTILE = [
 def _framework_pair():
     class TorchNS:
         LayerNorm = torch.nn.LayerNorm
-        arange, zeros, tensor, ones, float64, bool = (torch.arange, torch.zeros, torch.tensor, torch.ones,
-                                                        torch.float64, torch.bool)
+        arange, zeros, tensor, ones, float64, bool = (
+            torch.arange,
+            torch.zeros,
+            torch.tensor,
+            torch.ones,
+            torch.float64,
+            torch.bool,
+        )
 
     class OursNS:
         LayerNorm = nn.LayerNorm
-        arange, zeros, tensor, ones, float64, bool = mg.arange, mg.zeros, mg.tensor, mg.ones, mg.float64, mg.bool
+        arange, zeros, tensor, ones, float64, bool = (
+            mg.arange,
+            mg.zeros,
+            mg.tensor,
+            mg.ones,
+            mg.float64,
+            mg.bool,
+        )
+
     return OursNS, TorchNS
 
 
@@ -272,14 +335,22 @@ def test_layer_norm_bad_normalized_shape(bad):
 # =====================================================================================
 # GELU
 
-GELU_X = np.concatenate([np.linspace(-12, 12, 97), [-1e4, -100.0, -30.0, -8.5, 0.0, -0.0, 8.5, 30.0, 100.0, 1e4,
-                                                    1e-30, -1e-30, 3e38, -3e38]])
+GELU_X = np.concatenate(
+    [
+        np.linspace(-12, 12, 97),
+        [-1e4, -100.0, -30.0, -8.5, 0.0, -0.0, 8.5, 30.0, 100.0, 1e4, 1e-30, -1e-30, 3e38, -3e38],
+    ]
+)
 
 
 def _torch_gelu(x, approximate, form, dtype):
     """torch's GELU of x computed in dtype: (output, gradient of the sum) as numpy arrays."""
     xt = torch.tensor(x.astype(dtype), requires_grad=True)
-    yt = torch.nn.GELU(approximate=approximate)(xt) if form == "module" else TF.gelu(xt, approximate=approximate)
+    yt = (
+        torch.nn.GELU(approximate=approximate)(xt)
+        if form == "module"
+        else TF.gelu(xt, approximate=approximate)
+    )
     yt.sum().backward()
     return yt.detach().numpy(), xt.grad.numpy()
 
@@ -289,8 +360,9 @@ def _assert_matches_either(actual, ours_dtype, theirs, theirs_float64, **tol):
     CPU: on AVX-512 its erf GELU gives nan at +inf and inf at 3e38, on AVX2 inf and 3e38) with
     torch's float64 result rounded to that dtype, element by element."""
     rounded = theirs_float64.astype(ours_dtype)
-    matches = (np.isclose(actual, theirs, equal_nan=True, **tol)
-               | np.isclose(actual, rounded, equal_nan=True, **tol))
+    matches = np.isclose(actual, theirs, equal_nan=True, **tol) | np.isclose(
+        actual, rounded, equal_nan=True, **tol
+    )
     assert matches.all(), (actual[~matches], theirs[~matches], rounded[~matches])
 
 
@@ -300,10 +372,17 @@ def _assert_matches_either(actual, ours_dtype, theirs, theirs_float64, **tol):
 def test_gelu_matches_torch(dtype, approximate, form):
     x = GELU_X.astype(dtype)
     xm = mg.tensor(x, requires_grad=True)
-    ym = nn.GELU(approximate=approximate)(xm) if form == "module" else F.gelu(xm, approximate=approximate)
+    ym = (
+        nn.GELU(approximate=approximate)(xm)
+        if form == "module"
+        else F.gelu(xm, approximate=approximate)
+    )
     assert ym.dtype == np.dtype(dtype)
     ym.sum().backward()
-    (yt, gt), (y64, g64) = _torch_gelu(x, approximate, form, dtype), _torch_gelu(x, approximate, form, np.float64)
+    (yt, gt), (y64, g64) = (
+        _torch_gelu(x, approximate, form, dtype),
+        _torch_gelu(x, approximate, form, np.float64),
+    )
     # float32: torch's tanh saturates to -1 near x = -5 (gradient exactly 0 where the true one is ~-3e-7;
     # minigrad's is the accurate one), hence atol 1e-6
     tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
@@ -317,8 +396,12 @@ def test_gelu_nonfinite_inputs_match_torch(approximate):
     xm = mg.tensor(x, requires_grad=True)
     ym = F.gelu(xm, approximate=approximate)
     ym.sum().backward()
-    (yt, gt), (y64, g64) = (_torch_gelu(x, approximate, "functional", t) for t in (np.float32, np.float64))
-    _assert_matches_either(ym.numpy(), np.float32, yt, y64, rtol=0, atol=0)  # -0.0 == 0.0: sign of zero not checked
+    (yt, gt), (y64, g64) = (
+        _torch_gelu(x, approximate, "functional", t) for t in (np.float32, np.float64)
+    )
+    _assert_matches_either(
+        ym.numpy(), np.float32, yt, y64, rtol=0, atol=0
+    )  # -0.0 == 0.0: sign of zero not checked
     _assert_matches_either(xm.grad.numpy(), np.float32, gt, g64, rtol=0, atol=0)
 
 
@@ -329,8 +412,11 @@ def test_gelu_repr_matches_torch():
 
 
 def test_gelu_bad_approximate_raises_like_torch():
-    raises_like_torch(lambda: F.gelu(mg.randn(3), approximate="Tanh"),
-                      lambda: TF.gelu(torch.randn(3), approximate="Tanh"), ("Tanh",))
+    raises_like_torch(
+        lambda: F.gelu(mg.randn(3), approximate="Tanh"),
+        lambda: TF.gelu(torch.randn(3), approximate="Tanh"),
+        ("Tanh",),
+    )
 
 
 def test_gelu_bad_approximate_is_clear():
@@ -367,9 +453,12 @@ def _gelu_callable_theirs(x):
     return TF.gelu(x, approximate="tanh")
 
 
-ACTIVATIONS = {"relu": ("relu", "relu"), "gelu": ("gelu", "gelu"),
-               "callable": (_gelu_callable_ours, _gelu_callable_theirs),
-               "F.relu": (F.relu, TF.relu)}
+ACTIVATIONS = {
+    "relu": ("relu", "relu"),
+    "gelu": ("gelu", "gelu"),
+    "callable": (_gelu_callable_ours, _gelu_callable_theirs),
+    "F.relu": (F.relu, TF.relu),
+}
 
 
 def _masks(kind, length, sources, dtype, batch=BATCH, nhead=NHEAD):
@@ -400,7 +489,7 @@ def _padding(kind, batch, sources, dtype):
     if kind == "none":
         return None, None
     m = np.zeros((batch, sources), bool)
-    m[0, sources - 2:] = True
+    m[0, sources - 2 :] = True
     m[-1, 1:] = True
     if kind == "float":
         m = np.where(m, -np.inf, 0.0).astype(dtype)
@@ -456,10 +545,30 @@ ENC_CASES = [
 def _encoder_layer_pair(bf, nf, act, dtype, seed=0, bias=True, eps=1e-5):
     a_ours, a_theirs = ACTIVATIONS[act]
     mg.manual_seed(seed)
-    ours = nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, activation=a_ours, batch_first=bf,
-                                      norm_first=nf, dtype=dtype, bias=bias, layer_norm_eps=eps)
-    theirs = torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, activation=a_theirs, batch_first=bf,
-                                              norm_first=nf, dtype=tdtype(dtype), bias=bias, layer_norm_eps=eps)
+    ours = nn.TransformerEncoderLayer(
+        D_MODEL,
+        NHEAD,
+        FF,
+        dropout=0.0,
+        activation=a_ours,
+        batch_first=bf,
+        norm_first=nf,
+        dtype=dtype,
+        bias=bias,
+        layer_norm_eps=eps,
+    )
+    theirs = torch.nn.TransformerEncoderLayer(
+        D_MODEL,
+        NHEAD,
+        FF,
+        dropout=0.0,
+        activation=a_theirs,
+        batch_first=bf,
+        norm_first=nf,
+        dtype=tdtype(dtype),
+        bias=bias,
+        layer_norm_eps=eps,
+    )
     copy_to_torch(ours, theirs, randomize=0.5, seed=seed)
     return ours, theirs
 
@@ -472,9 +581,15 @@ def test_encoder_layer_matches_torch(bf, nf, act, mask, pad, causal, dtype, trai
     x = _layout(np.random.default_rng(2).standard_normal((SEQ, BATCH, D_MODEL)).astype(dtype), bf)
     mm, mt = _masks(mask, SEQ, SEQ, dtype)
     pm, pt = _padding(pad, BATCH, SEQ, dtype)
-    _run_pair(ours, theirs, [x],
-              lambda s: ours(s, src_mask=mm, src_key_padding_mask=pm, is_causal=causal),
-              lambda s: theirs(s, src_mask=mt, src_key_padding_mask=pt, is_causal=causal), dtype, train=train)
+    _run_pair(
+        ours,
+        theirs,
+        [x],
+        lambda s: ours(s, src_mask=mm, src_key_padding_mask=pm, is_causal=causal),
+        lambda s: theirs(s, src_mask=mt, src_key_padding_mask=pt, is_causal=causal),
+        dtype,
+        train=train,
+    )
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -490,23 +605,46 @@ def test_encoder_layer_bias_and_unbatched_match_torch(bias, unbatched):
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("bf", [False, True])
 @pytest.mark.parametrize("final_norm", [False, True])
-@pytest.mark.parametrize("causal_arg,mask_kind", [(None, "causal_float"), (True, "causal_float"),
-                                                   (False, "causal_float"), (None, "none"), (False, "none"),
-                                                   (None, "causal_bool"), (None, "random_float")])
+@pytest.mark.parametrize(
+    "causal_arg,mask_kind",
+    [
+        (None, "causal_float"),
+        (True, "causal_float"),
+        (False, "causal_float"),
+        (None, "none"),
+        (False, "none"),
+        (None, "causal_bool"),
+        (None, "random_float"),
+    ],
+)
 def test_encoder_stack_matches_torch(bf, final_norm, causal_arg, mask_kind):
     # (True, "none") raises in both: test_is_causal_without_mask_raises
     dtype = np.float64
     ours_layer, theirs_layer = _encoder_layer_pair(bf, False, "gelu", dtype)
-    ours = nn.TransformerEncoder(ours_layer, 2, norm=nn.LayerNorm(D_MODEL, dtype=dtype) if final_norm else None,
-                                 enable_nested_tensor=False)
-    theirs = torch.nn.TransformerEncoder(theirs_layer, 2, norm=torch.nn.LayerNorm(
-        D_MODEL, dtype=torch.float64) if final_norm else None, enable_nested_tensor=False)
+    ours = nn.TransformerEncoder(
+        ours_layer,
+        2,
+        norm=nn.LayerNorm(D_MODEL, dtype=dtype) if final_norm else None,
+        enable_nested_tensor=False,
+    )
+    theirs = torch.nn.TransformerEncoder(
+        theirs_layer,
+        2,
+        norm=torch.nn.LayerNorm(D_MODEL, dtype=torch.float64) if final_norm else None,
+        enable_nested_tensor=False,
+    )
     copy_to_torch(ours, theirs, randomize=0.4, seed=5)
     x = _layout(np.random.default_rng(2).standard_normal((SEQ, BATCH, D_MODEL)), bf)
     mm, mt = _masks(mask_kind, SEQ, SEQ, dtype)
     pm, pt = _padding("bool", BATCH, SEQ, dtype)
-    _run_pair(ours, theirs, [x], lambda s: ours(s, mask=mm, src_key_padding_mask=pm, is_causal=causal_arg),
-              lambda s: theirs(s, mask=mt, src_key_padding_mask=pt, is_causal=causal_arg), dtype)
+    _run_pair(
+        ours,
+        theirs,
+        [x],
+        lambda s: ours(s, mask=mm, src_key_padding_mask=pm, is_causal=causal_arg),
+        lambda s: theirs(s, mask=mt, src_key_padding_mask=pt, is_causal=causal_arg),
+        dtype,
+    )
 
 
 def _causal_float(n, dtype=np.float32):
@@ -538,6 +676,7 @@ def test_is_causal_none_is_detected_from_the_mask_as_torch(monkeypatch, stack, k
     is_causal=True exactly when torch's detection says so (the mask is the (T, T) causal mask), and
     then the fused kernel applies the triangle: no mask reaches scaled_dot_product_attention."""
     from torch.nn.modules.transformer import _detect_is_causal_mask
+
     length = SEQ if stack == "encoder" else TGT
     mask = CAUSAL_DETECTION_MASKS[kind](length)
     expected = _detect_is_causal_mask(torch.from_numpy(mask), None, length)
@@ -547,7 +686,10 @@ def test_is_causal_none_is_detected_from_the_mask_as_torch(monkeypatch, stack, k
     def recording(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, **kwargs):
         if len(self_attention_calls) == 0:  # the first layer's self-attention
             self_attention_calls.append((attn_mask is None, is_causal))
-        return sdpa(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kwargs)
+        return sdpa(
+            q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kwargs
+        )
+
     monkeypatch.setattr(F, "scaled_dot_product_attention", recording)
     layout = (BATCH, length, D_MODEL) if batch_first else (length, BATCH, D_MODEL)
     mask = mg.tensor(mask)
@@ -580,7 +722,9 @@ def test_encoder_copies_are_independent():
         layer.linear1.weight.mul_(3.0)
     np.testing.assert_array_equal(enc.layers[1].linear1.weight.numpy(), before)
     # like torch: the copies start equal (deep copies of one layer)
-    np.testing.assert_array_equal(enc.layers[1].linear1.weight.numpy(), enc.layers[2].linear1.weight.numpy())
+    np.testing.assert_array_equal(
+        enc.layers[1].linear1.weight.numpy(), enc.layers[2].linear1.weight.numpy()
+    )
     tenc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF), 3)
     assert list(enc.state_dict()) == list(tenc.state_dict())
     assert [n for n, _ in enc.named_parameters()] == [n for n, _ in tenc.named_parameters()]
@@ -598,10 +742,26 @@ DEC_CASES = [
 
 def _decoder_layer_pair(bf, nf, act, dtype, seed=0):
     a_ours, a_theirs = ACTIVATIONS[act]
-    ours = nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, activation=a_ours, batch_first=bf,
-                                      norm_first=nf, dtype=dtype)
-    theirs = torch.nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, activation=a_theirs, batch_first=bf,
-                                              norm_first=nf, dtype=tdtype(dtype))
+    ours = nn.TransformerDecoderLayer(
+        D_MODEL,
+        NHEAD,
+        FF,
+        dropout=0.0,
+        activation=a_ours,
+        batch_first=bf,
+        norm_first=nf,
+        dtype=dtype,
+    )
+    theirs = torch.nn.TransformerDecoderLayer(
+        D_MODEL,
+        NHEAD,
+        FF,
+        dropout=0.0,
+        activation=a_theirs,
+        batch_first=bf,
+        norm_first=nf,
+        dtype=tdtype(dtype),
+    )
     copy_to_torch(ours, theirs, randomize=0.5, seed=seed)
     return ours, theirs
 
@@ -613,7 +773,9 @@ def test_decoder_matches_torch(bf, nf, act, tmask, mmask, tpad, mpad, causal, dt
     ours, theirs = _decoder_layer_pair(bf, nf, act, dtype)
     if stack:
         ours = nn.TransformerDecoder(ours, 2, norm=nn.LayerNorm(D_MODEL, dtype=dtype))
-        theirs = torch.nn.TransformerDecoder(theirs, 2, norm=torch.nn.LayerNorm(D_MODEL, dtype=tdtype(dtype)))
+        theirs = torch.nn.TransformerDecoder(
+            theirs, 2, norm=torch.nn.LayerNorm(D_MODEL, dtype=tdtype(dtype))
+        )
         copy_to_torch(ours, theirs, randomize=0.4, seed=3)
     rng = np.random.default_rng(4)
     tgt = _layout(rng.standard_normal((TGT, BATCH, D_MODEL)).astype(dtype), bf)
@@ -625,10 +787,24 @@ def test_decoder_matches_torch(bf, nf, act, tmask, mmask, tpad, mpad, causal, dt
     kw = dict(tgt_is_causal=causal)
 
     def call(module, m):
-        return lambda t, mem: module(t, mem, tgt_mask=m[0], memory_mask=m[1], tgt_key_padding_mask=m[2],
-                                     memory_key_padding_mask=m[3], **kw)
-    _run_pair(ours, theirs, [tgt, memory], call(ours, (tm_m, mm_m, tp_m, mp_m)),
-              call(theirs, (tm_t, mm_t, tp_t, mp_t)), dtype)
+        return lambda t, mem: module(
+            t,
+            mem,
+            tgt_mask=m[0],
+            memory_mask=m[1],
+            tgt_key_padding_mask=m[2],
+            memory_key_padding_mask=m[3],
+            **kw,
+        )
+
+    _run_pair(
+        ours,
+        theirs,
+        [tgt, memory],
+        call(ours, (tm_m, mm_m, tp_m, mp_m)),
+        call(theirs, (tm_t, mm_t, tp_t, mp_t)),
+        dtype,
+    )
 
 
 TRANSFORMER_CASES = [
@@ -644,10 +820,30 @@ TRANSFORMER_CASES = [
 @pytest.mark.parametrize("bf,nf,act,causal,pads,dtype,unbatched", TRANSFORMER_CASES)
 def test_transformer_matches_torch(bf, nf, act, causal, pads, dtype, unbatched):
     a_ours, a_theirs = ACTIVATIONS[act]
-    ours = nn.Transformer(D_MODEL, NHEAD, 2, 2, FF, dropout=0.0, activation=a_ours, batch_first=bf, norm_first=nf,
-                          dtype=dtype)
-    theirs = torch.nn.Transformer(D_MODEL, NHEAD, 2, 2, FF, dropout=0.0, activation=a_theirs, batch_first=bf,
-                                  norm_first=nf, dtype=tdtype(dtype))
+    ours = nn.Transformer(
+        D_MODEL,
+        NHEAD,
+        2,
+        2,
+        FF,
+        dropout=0.0,
+        activation=a_ours,
+        batch_first=bf,
+        norm_first=nf,
+        dtype=dtype,
+    )
+    theirs = torch.nn.Transformer(
+        D_MODEL,
+        NHEAD,
+        2,
+        2,
+        FF,
+        dropout=0.0,
+        activation=a_theirs,
+        batch_first=bf,
+        norm_first=nf,
+        dtype=tdtype(dtype),
+    )
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     copy_to_torch(ours, theirs, randomize=0.4, seed=9)
     rng = np.random.default_rng(4)
@@ -658,27 +854,47 @@ def test_transformer_matches_torch(bf, nf, act, causal, pads, dtype, unbatched):
     kw_m, kw_t = {}, {}
     if causal:
         kw_m["tgt_mask"] = nn.Transformer.generate_square_subsequent_mask(TGT, dtype=dtype)
-        kw_t["tgt_mask"] = torch.nn.Transformer.generate_square_subsequent_mask(TGT, dtype=tdtype(dtype))
+        kw_t["tgt_mask"] = torch.nn.Transformer.generate_square_subsequent_mask(
+            TGT, dtype=tdtype(dtype)
+        )
         kw_m["tgt_is_causal"] = kw_t["tgt_is_causal"] = True
     if pads and not unbatched:
-        kw_m["src_key_padding_mask"], kw_t["src_key_padding_mask"] = _padding("bool", BATCH, SEQ, dtype)
-        kw_m["memory_key_padding_mask"], kw_t["memory_key_padding_mask"] = _padding("bool", BATCH, SEQ, dtype)
-        kw_m["tgt_key_padding_mask"], kw_t["tgt_key_padding_mask"] = _padding("bool", BATCH, TGT, dtype)
-    _run_pair(ours, theirs, [src, tgt], lambda s, t: ours(s, t, **kw_m), lambda s, t: theirs(s, t, **kw_t), dtype)
+        kw_m["src_key_padding_mask"], kw_t["src_key_padding_mask"] = _padding(
+            "bool", BATCH, SEQ, dtype
+        )
+        kw_m["memory_key_padding_mask"], kw_t["memory_key_padding_mask"] = _padding(
+            "bool", BATCH, SEQ, dtype
+        )
+        kw_m["tgt_key_padding_mask"], kw_t["tgt_key_padding_mask"] = _padding(
+            "bool", BATCH, TGT, dtype
+        )
+    _run_pair(
+        ours,
+        theirs,
+        [src, tgt],
+        lambda s, t: ours(s, t, **kw_m),
+        lambda s, t: theirs(s, t, **kw_t),
+        dtype,
+    )
 
 
 @pytest.mark.parametrize("sz", [0, 1, 2, 5])
 @pytest.mark.parametrize("dtype", [None, np.float32, np.float64])
 def test_generate_square_subsequent_mask_matches_torch(sz, dtype):
-    ours = nn.Transformer.generate_square_subsequent_mask(sz, **({} if dtype is None else {"dtype": dtype}))
-    theirs = torch.nn.Transformer.generate_square_subsequent_mask(sz, **(
-        {} if dtype is None else {"dtype": tdtype(dtype)}))
+    ours = nn.Transformer.generate_square_subsequent_mask(
+        sz, **({} if dtype is None else {"dtype": dtype})
+    )
+    theirs = torch.nn.Transformer.generate_square_subsequent_mask(
+        sz, **({} if dtype is None else {"dtype": tdtype(dtype)})
+    )
     assert ours.dtype == np.dtype(str(theirs.dtype).replace("torch.", ""))
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert not ours.requires_grad
     # also reachable from an instance, as in torch
-    assert np.array_equal(nn.Transformer(D_MODEL, NHEAD, 1, 1, FF).generate_square_subsequent_mask(sz).numpy(),
-                          torch.nn.Transformer.generate_square_subsequent_mask(sz).numpy())
+    assert np.array_equal(
+        nn.Transformer(D_MODEL, NHEAD, 1, 1, FF).generate_square_subsequent_mask(sz).numpy(),
+        torch.nn.Transformer.generate_square_subsequent_mask(sz).numpy(),
+    )
 
 
 def test_generate_square_subsequent_mask_bool_dtype_matches_torch():
@@ -688,7 +904,10 @@ def test_generate_square_subsequent_mask_bool_dtype_matches_torch():
 
 
 def test_transformer_layers_default_dropout_and_train_eval_propagate():
-    ours, theirs = nn.Transformer(D_MODEL, NHEAD, 1, 1, FF), torch.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF)
+    ours, theirs = (
+        nn.Transformer(D_MODEL, NHEAD, 1, 1, FF),
+        torch.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF),
+    )
     assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
     ours.eval()
     assert all(not m.training for m in ours.modules())
@@ -704,7 +923,9 @@ def test_transformer_layers_default_dropout_and_train_eval_propagate():
 def test_transformer_eval_mode_dropout_is_identity():
     """dropout=0.5 in eval(): the same output as torch's in eval (dropout off), twice in a row."""
     ours, theirs = _encoder_layer_pair(True, False, "relu", np.float64)
-    ours2 = nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.5, batch_first=True, dtype=np.float64)
+    ours2 = nn.TransformerEncoderLayer(
+        D_MODEL, NHEAD, FF, dropout=0.5, batch_first=True, dtype=np.float64
+    )
     ours2.load_state_dict(ours.state_dict())
     ours2.eval()
     theirs.eval()
@@ -719,8 +940,11 @@ def test_transformer_eval_mode_dropout_is_identity():
 def test_is_causal_without_mask_raises():
     layer = nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0)
     tlayer = torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0)
-    raises_like_torch(lambda: layer(mg.randn(SEQ, BATCH, D_MODEL), is_causal=True),
-                      lambda: tlayer(torch.randn(SEQ, BATCH, D_MODEL), is_causal=True), ("attn_mask",))
+    raises_like_torch(
+        lambda: layer(mg.randn(SEQ, BATCH, D_MODEL), is_causal=True),
+        lambda: tlayer(torch.randn(SEQ, BATCH, D_MODEL), is_causal=True),
+        ("attn_mask",),
+    )
 
 
 @pytest.mark.parametrize("shape", [(SEQ, 0, D_MODEL), (0, BATCH, D_MODEL)])
@@ -736,31 +960,66 @@ def test_encoder_layer_empty_inputs_match_torch(shape):
 
 
 def _enc_pair_plain():
-    return (nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0),
-            torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0))
+    return (
+        nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0),
+        torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0),
+    )
 
 
 # label, call(module, framework) -> result, words the message must name. Expected: both raise.
 ENC_HOSTILE = [
-    ("src_mask of wrong shape", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(4, 4)), ("(4, 4)",)),
-    ("3-D src_mask of wrong batch", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(3, SEQ, SEQ)),
-     ("(3, 5, 5)",)),
-    ("1-D src_mask", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(SEQ)), ("(5,)",)),
-    ("4-D src_mask", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(BATCH, NHEAD, SEQ, SEQ)),
-     ("(3, 2, 5, 5)",)),
-    ("padding mask transposed", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL),
-                                               src_key_padding_mask=T.zeros(SEQ, BATCH, dtype=T.bool)), ("(5, 3)",)),
-    ("int64 src_mask", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(SEQ, SEQ, dtype=T.int64)),
-     ("int64",)),
-    ("int64 padding mask", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL),
-                                          src_key_padding_mask=T.zeros(BATCH, SEQ, dtype=T.int64)), ("int64",)),
+    (
+        "src_mask of wrong shape",
+        lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(4, 4)),
+        ("(4, 4)",),
+    ),
+    (
+        "3-D src_mask of wrong batch",
+        lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(3, SEQ, SEQ)),
+        ("(3, 5, 5)",),
+    ),
+    (
+        "1-D src_mask",
+        lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(SEQ)),
+        ("(5,)",),
+    ),
+    (
+        "4-D src_mask",
+        lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(BATCH, NHEAD, SEQ, SEQ)),
+        ("(3, 2, 5, 5)",),
+    ),
+    (
+        "padding mask transposed",
+        lambda m, T: m(
+            T.zeros(SEQ, BATCH, D_MODEL), src_key_padding_mask=T.zeros(SEQ, BATCH, dtype=T.bool)
+        ),
+        ("(5, 3)",),
+    ),
+    (
+        "int64 src_mask",
+        lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(SEQ, SEQ, dtype=T.int64)),
+        ("int64",),
+    ),
+    (
+        "int64 padding mask",
+        lambda m, T: m(
+            T.zeros(SEQ, BATCH, D_MODEL), src_key_padding_mask=T.zeros(BATCH, SEQ, dtype=T.int64)
+        ),
+        ("int64",),
+    ),
     ("wrong d_model", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL - 1)), ("7",)),
     ("4-D input", lambda m, T: m(T.zeros(2, SEQ, BATCH, D_MODEL)), ("(2, 5, 3, 8)",)),
     ("int64 input", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL, dtype=T.int64)), ("int64",)),
-    ("float64 input to float32 layer", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL, dtype=T.float64)),
-     ("float64", "float32")),
-    ("float64 mask with float32 input", lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL),
-                                                       src_mask=T.zeros(SEQ, SEQ, dtype=T.float64)), ("float64",)),
+    (
+        "float64 input to float32 layer",
+        lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL, dtype=T.float64)),
+        ("float64", "float32"),
+    ),
+    (
+        "float64 mask with float32 input",
+        lambda m, T: m(T.zeros(SEQ, BATCH, D_MODEL), src_mask=T.zeros(SEQ, SEQ, dtype=T.float64)),
+        ("float64",),
+    ),
 ]
 
 
@@ -788,7 +1047,9 @@ def _same_outcome_as_torch(ours_call, torch_call, kinds, dtype):
     """torch raises: ours raises a RuntimeError naming a mask's float dtype that is not the query's;
     else the same values."""
     if _raises(torch_call):
-        words = [kind for kind in kinds if kind.startswith("float") and kind != np.dtype(dtype).name]
+        words = [
+            kind for kind in kinds if kind.startswith("float") and kind != np.dtype(dtype).name
+        ]
         refused_as_torch_code_expects(ours_call, torch_call, words[:1])
     else:
         assert_close(ours_call(), torch_call(), dtype)
@@ -819,9 +1080,18 @@ def test_multihead_attention_mask_dtypes_as_torch(dtype, attn, padding, need):
 
     def call(module, T):
         xs = T.tensor(x)
-        return module(xs, xs, xs, attn_mask=_mask_of(attn, (L, L), T, 1),
-                      key_padding_mask=_mask_of(padding, (N, L), T, 2), need_weights=need)[0]
-    _same_outcome_as_torch(lambda: call(ours, mg), lambda: call(theirs, torch), (attn, padding), dtype)
+        return module(
+            xs,
+            xs,
+            xs,
+            attn_mask=_mask_of(attn, (L, L), T, 1),
+            key_padding_mask=_mask_of(padding, (N, L), T, 2),
+            need_weights=need,
+        )[0]
+
+    _same_outcome_as_torch(
+        lambda: call(ours, mg), lambda: call(theirs, torch), (attn, padding), dtype
+    )
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -833,9 +1103,15 @@ def test_encoder_layer_mask_dtypes_as_torch(dtype, src_mask, padding):
     x = np.random.default_rng(4).standard_normal((BATCH, SEQ, D_MODEL)).astype(dtype)
 
     def call(module, T):
-        return module(T.tensor(x), src_mask=_mask_of(src_mask, (SEQ, SEQ), T, 1),
-                      src_key_padding_mask=_mask_of(padding, (BATCH, SEQ), T, 2))
-    _same_outcome_as_torch(lambda: call(ours, mg), lambda: call(theirs, torch), (src_mask, padding), dtype)
+        return module(
+            T.tensor(x),
+            src_mask=_mask_of(src_mask, (SEQ, SEQ), T, 1),
+            src_key_padding_mask=_mask_of(padding, (BATCH, SEQ), T, 2),
+        )
+
+    _same_outcome_as_torch(
+        lambda: call(ours, mg), lambda: call(theirs, torch), (src_mask, padding), dtype
+    )
 
 
 @pytest.mark.parametrize("mask", MASK_DTYPES)
@@ -849,8 +1125,13 @@ def test_sdpa_mask_dtypes_as_torch(dtype, mask):
         allowed = _mask_of(mask, (4, 4), T, 1)
         allowed = ~allowed if mask == "bool" else allowed
         return sdpa(T.tensor(q), T.tensor(q), T.tensor(q), attn_mask=allowed)
-    _same_outcome_as_torch(lambda: call(mg, F.scaled_dot_product_attention),
-                           lambda: call(torch, TF.scaled_dot_product_attention), (mask,), dtype)
+
+    _same_outcome_as_torch(
+        lambda: call(mg, F.scaled_dot_product_attention),
+        lambda: call(torch, TF.scaled_dot_product_attention),
+        (mask,),
+        dtype,
+    )
 
 
 def test_sdpa_float32_mask_with_float64_inputs_gets_its_gradient_as_torch():
@@ -858,8 +1139,10 @@ def test_sdpa_float32_mask_with_float64_inputs_gets_its_gradient_as_torch():
     q, mask = rng.standard_normal((2, 4, 8)), rng.standard_normal((4, 4)).astype(np.float32)
     qm, mm = mg.tensor(q, requires_grad=True), mg.tensor(mask, requires_grad=True)
     qt, mt = torch.tensor(q, requires_grad=True), torch.tensor(mask, requires_grad=True)
-    ym, yt = F.scaled_dot_product_attention(qm, qm, qm, attn_mask=mm), TF.scaled_dot_product_attention(qt, qt, qt,
-                                                                                                     attn_mask=mt)
+    ym, yt = (
+        F.scaled_dot_product_attention(qm, qm, qm, attn_mask=mm),
+        TF.scaled_dot_product_attention(qt, qt, qt, attn_mask=mt),
+    )
     assert ym.dtype == np.float64
     w = weighting(tuple(yt.shape), np.float64)
     (ym * mg.tensor(w)).sum().backward()
@@ -871,8 +1154,11 @@ def test_sdpa_float32_mask_with_float64_inputs_gets_its_gradient_as_torch():
 
 
 def test_bad_activation_raises_like_torch():
-    raises_like_torch(lambda: nn.TransformerEncoderLayer(D_MODEL, NHEAD, activation="tanh"),
-                      lambda: torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, activation="tanh"), ("tanh",))
+    raises_like_torch(
+        lambda: nn.TransformerEncoderLayer(D_MODEL, NHEAD, activation="tanh"),
+        lambda: torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, activation="tanh"),
+        ("tanh",),
+    )
 
 
 def test_bad_activation_is_clear():
@@ -883,26 +1169,47 @@ def test_bad_activation_is_clear():
 
 
 def test_transformer_hostile_inputs_raise_like_torch():
-    ours, theirs = nn.Transformer(D_MODEL, NHEAD, 1, 1, FF), torch.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF)
-    raises_like_torch(lambda: ours(mg.zeros(SEQ, 3, D_MODEL), mg.zeros(TGT, 2, D_MODEL)),
-                      lambda: theirs(torch.zeros(SEQ, 3, D_MODEL), torch.zeros(TGT, 2, D_MODEL)), ("3", "2"))
-    raises_like_torch(lambda: ours(mg.zeros(SEQ, 3, 7), mg.zeros(TGT, 3, D_MODEL)),
-                      lambda: theirs(torch.zeros(SEQ, 3, 7), torch.zeros(TGT, 3, D_MODEL)), ("8", "7"))
-    raises_like_torch(lambda: ours(mg.zeros(SEQ, 3, D_MODEL), mg.zeros(TGT, 3, D_MODEL), tgt_is_causal=True),
-                      lambda: theirs(torch.zeros(SEQ, 3, D_MODEL), torch.zeros(TGT, 3, D_MODEL), tgt_is_causal=True),
-                      ("attn_mask",))
+    ours, theirs = (
+        nn.Transformer(D_MODEL, NHEAD, 1, 1, FF),
+        torch.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF),
+    )
+    raises_like_torch(
+        lambda: ours(mg.zeros(SEQ, 3, D_MODEL), mg.zeros(TGT, 2, D_MODEL)),
+        lambda: theirs(torch.zeros(SEQ, 3, D_MODEL), torch.zeros(TGT, 2, D_MODEL)),
+        ("3", "2"),
+    )
+    raises_like_torch(
+        lambda: ours(mg.zeros(SEQ, 3, 7), mg.zeros(TGT, 3, D_MODEL)),
+        lambda: theirs(torch.zeros(SEQ, 3, 7), torch.zeros(TGT, 3, D_MODEL)),
+        ("8", "7"),
+    )
+    raises_like_torch(
+        lambda: ours(mg.zeros(SEQ, 3, D_MODEL), mg.zeros(TGT, 3, D_MODEL), tgt_is_causal=True),
+        lambda: theirs(
+            torch.zeros(SEQ, 3, D_MODEL), torch.zeros(TGT, 3, D_MODEL), tgt_is_causal=True
+        ),
+        ("attn_mask",),
+    )
 
 
 def test_generate_square_subsequent_mask_negative_raises_like_torch():
-    raises_like_torch(lambda: nn.Transformer.generate_square_subsequent_mask(-1),
-                      lambda: torch.nn.Transformer.generate_square_subsequent_mask(-1), ("-1",))
+    raises_like_torch(
+        lambda: nn.Transformer.generate_square_subsequent_mask(-1),
+        lambda: torch.nn.Transformer.generate_square_subsequent_mask(-1),
+        ("-1",),
+    )
 
 
 def _stack_pair(layer_settings=None, stack_settings=None, heads=NHEAD):
     settings = dict(dropout=0.0, batch_first=True, **(layer_settings or {}))
-    ours = nn.TransformerEncoder(nn.TransformerEncoderLayer(D_MODEL, heads, FF, **settings), 2, **(stack_settings or {}))
-    theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(D_MODEL, heads, FF, **settings), 2,
-                                         **(stack_settings or {}))
+    ours = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(D_MODEL, heads, FF, **settings), 2, **(stack_settings or {})
+    )
+    theirs = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(D_MODEL, heads, FF, **settings),
+        2,
+        **(stack_settings or {}),
+    )
     copy_to_torch(ours, theirs, randomize=0.4)
     return ours, theirs
 
@@ -917,7 +1224,9 @@ def _left_padded():
 # not; every case compares all positions, padded ones too.
 FAST_PATH_CASES = {
     "eval, no_grad": {},
-    "a row all padding": dict(pad=lambda: np.array([[False] * 2 + [True] * (SEQ - 2), [True] * SEQ, [False] * SEQ])),
+    "a row all padding": dict(
+        pad=lambda: np.array([[False] * 2 + [True] * (SEQ - 2), [True] * SEQ, [False] * SEQ])
+    ),
     "float padding mask": dict(float_mask=True),
     "final norm": dict(stack=dict(norm=True)),
     "gelu": dict(layer=dict(activation="gelu")),
@@ -925,10 +1234,13 @@ FAST_PATH_CASES = {
     # torch declines its path: the computed vectors at padded positions, as everywhere else
     "grad enabled": dict(grad=True),
     "training": dict(train=True),
-    "padding not at the end": dict(pad=lambda: np.array([[True, False, False, False, False]] + [[False] * SEQ] * 2)),
+    "padding not at the end": dict(
+        pad=lambda: np.array([[True, False, False, False, False]] + [[False] * SEQ] * 2)
+    ),
     "padding not at the end, mask_check=False": dict(
         pad=lambda: np.array([[False, True, True, True, True], [False] * SEQ, [False] * SEQ]),
-        stack=dict(mask_check=False)),
+        stack=dict(mask_check=False),
+    ),
     "no padding mask": dict(pad=lambda: None),
     "src_mask too": dict(src_mask=True),
     "enable_nested_tensor=False": dict(stack=dict(enable_nested_tensor=False)),
@@ -942,7 +1254,11 @@ FAST_PATH_CASES = {
 def test_encoder_inference_fast_path_matches_torch_everywhere(label):
     case = FAST_PATH_CASES[label]
     stack = dict(case.get("stack", {}))
-    norms = (nn.LayerNorm(D_MODEL), torch.nn.LayerNorm(D_MODEL)) if stack.pop("norm", False) else (None, None)
+    norms = (
+        (nn.LayerNorm(D_MODEL), torch.nn.LayerNorm(D_MODEL))
+        if stack.pop("norm", False)
+        else (None, None)
+    )
     ours, theirs = _stack_pair(case.get("layer"), stack, case.get("heads", NHEAD))
     ours.norm, theirs.norm = norms
     if norms[0] is not None:
@@ -955,33 +1271,51 @@ def test_encoder_inference_fast_path_matches_torch_everywhere(label):
     pad = case.get("pad", _left_padded)()
     if pad is not None and case.get("float_mask"):
         pad = np.where(pad, -np.inf, 0.0).astype(np.float32)
-    src_mask = np.triu(np.full((SEQ, SEQ), -np.inf, np.float32), 1) if case.get("src_mask") else None
+    src_mask = (
+        np.triu(np.full((SEQ, SEQ), -np.inf, np.float32), 1) if case.get("src_mask") else None
+    )
 
     def run(model, framework, grad_mode):
         def as_tensor(a):
             return None if a is None else framework.tensor(a)
+
         with grad_mode():
-            y = model(framework.tensor(x), mask=as_tensor(src_mask), src_key_padding_mask=as_tensor(pad))
+            y = model(
+                framework.tensor(x), mask=as_tensor(src_mask), src_key_padding_mask=as_tensor(pad)
+            )
         return y.detach().numpy()
+
     ym = run(ours, mg, mg.enable_grad if case.get("grad") else mg.no_grad)
     yt = run(theirs, torch, torch.enable_grad if case.get("grad") else torch.no_grad)
-    finite = np.isfinite(yt).all(axis=-1)  # off the fast path, a row with every key padded is NaN in both
+    finite = np.isfinite(yt).all(
+        axis=-1
+    )  # off the fast path, a row with every key padded is NaN in both
     np.testing.assert_array_equal(np.isfinite(ym).all(axis=-1), finite)
     np.testing.assert_allclose(ym[finite], yt[finite], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("layer_settings", [dict(norm_first=True), dict(batch_first=False), dict(bias=False),
-                                            dict(activation=lambda x: x), dict(batch_first=True)],
-                         ids=["norm_first", "not batch_first", "bias=False", "own activation", "eligible (batch_first)"])
+@pytest.mark.parametrize(
+    "layer_settings",
+    [
+        dict(norm_first=True),
+        dict(batch_first=False),
+        dict(bias=False),
+        dict(activation=lambda x: x),
+        dict(batch_first=True),
+    ],
+    ids=["norm_first", "not batch_first", "bias=False", "own activation", "eligible (batch_first)"],
+)
 def test_encoder_warns_as_torch_when_its_layer_has_no_fast_path(layer_settings):
     import warnings
 
     def messages(framework):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            framework.nn.TransformerEncoder(framework.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF,
-                                                                                 **layer_settings), 2)
+            framework.nn.TransformerEncoder(
+                framework.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, **layer_settings), 2
+            )
         return [str(w.message) for w in caught if "enable_nested_tensor" in str(w.message)]
+
     assert messages(mg) == messages(torch)
 
 
@@ -1000,7 +1334,15 @@ MHA_CASES = [
     (dict(batch_first=True), "per_head_float", "bool", False, True, False, np.float32),
     (dict(), "random_bool", "float_finite", False, True, False, np.float64),
     (dict(kdim=5, vdim=3), "none", "bool", True, True, False, np.float32),
-    (dict(kdim=5, vdim=3, batch_first=True), "random_float", "none", False, True, False, np.float64),
+    (
+        dict(kdim=5, vdim=3, batch_first=True),
+        "random_float",
+        "none",
+        False,
+        True,
+        False,
+        np.float64,
+    ),
     (dict(bias=False), "random_bool", "none", True, False, False, np.float32),
     (dict(bias=False, batch_first=True), "none", "bool", True, True, True, np.float64),
     (dict(kdim=E, vdim=5), "per_head_bool", "none", True, False, False, np.float64),
@@ -1031,16 +1373,23 @@ def test_multihead_attention_matches_torch(settings, mask, pad, need, avg, same,
     xs_t = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
     if same:
         xs_m, xs_t = xs_m[:1] * 3, xs_t[:1] * 3
-    om, wm = ours(*xs_m, key_padding_mask=pm, need_weights=need, attn_mask=mm, average_attn_weights=avg)
-    ot, wt = theirs(*xs_t, key_padding_mask=pt, need_weights=need, attn_mask=mt, average_attn_weights=avg)
+    om, wm = ours(
+        *xs_m, key_padding_mask=pm, need_weights=need, attn_mask=mm, average_attn_weights=avg
+    )
+    ot, wt = theirs(
+        *xs_t, key_padding_mask=pt, need_weights=need, attn_mask=mt, average_attn_weights=avg
+    )
     assert_close(om, ot, dtype, "output")
     assert (wm is None) == (wt is None)
     if wt is not None:
         assert_close(wm, wt, dtype, "weights")
     w = weighting(tuple(ot.shape), dtype)
-    loss_m = (om * mg.tensor(w)).sum() + (0 if wm is None else (wm * mg.tensor(weighting(wt.shape, dtype, 9))).sum())
-    loss_t = (ot * torch.from_numpy(w)).sum() + (0 if wt is None else (wt * torch.from_numpy(
-        weighting(wt.shape, dtype, 9))).sum())
+    loss_m = (om * mg.tensor(w)).sum() + (
+        0 if wm is None else (wm * mg.tensor(weighting(wt.shape, dtype, 9))).sum()
+    )
+    loss_t = (ot * torch.from_numpy(w)).sum() + (
+        0 if wt is None else (wt * torch.from_numpy(weighting(wt.shape, dtype, 9))).sum()
+    )
     loss_m.backward()
     loss_t.backward()
     for a, b in zip(xs_m[:1] if same else xs_m, xs_t[:1] if same else xs_t):
@@ -1055,9 +1404,16 @@ def test_multihead_attention_unbatched_matches_torch(need):
     q, k = rng.standard_normal((L, E)), rng.standard_normal((S, E))
     pad = np.zeros(S, bool)
     pad[-2:] = True
-    om, wm = ours(mg.tensor(q), mg.tensor(k), mg.tensor(k), key_padding_mask=mg.tensor(pad), need_weights=need)
-    ot, wt = theirs(torch.tensor(q), torch.tensor(k), torch.tensor(k), key_padding_mask=torch.tensor(pad),
-                    need_weights=need)
+    om, wm = ours(
+        mg.tensor(q), mg.tensor(k), mg.tensor(k), key_padding_mask=mg.tensor(pad), need_weights=need
+    )
+    ot, wt = theirs(
+        torch.tensor(q),
+        torch.tensor(k),
+        torch.tensor(k),
+        key_padding_mask=torch.tensor(pad),
+        need_weights=need,
+    )
     assert_close(om, ot, np.float64)
     if need:
         assert_close(wm, wt, np.float64)
@@ -1112,9 +1468,18 @@ def test_multihead_attention_is_causal_hint_follows_torch(settings, mask, pad, n
     def call(module, padding, attn_mask):
         def run(*xs):
             query, key, value = xs * 3 if len(xs) == 1 else xs
-            return module(query, key, value, key_padding_mask=padding, attn_mask=attn_mask, need_weights=need,
-                          is_causal=True)[0]
+            return module(
+                query,
+                key,
+                value,
+                key_padding_mask=padding,
+                attn_mask=attn_mask,
+                need_weights=need,
+                is_causal=True,
+            )[0]
+
         return run
+
     _run_pair(ours, theirs, arrays, call(ours, pm, mm), call(theirs, pt, mt), dtype)
 
 
@@ -1126,21 +1491,37 @@ def test_multihead_attention_is_causal_hint_skips_the_mask_size_as_torch(need):
     small = np.zeros((2, 2), bool)
 
     def ours_call():
-        return ours(mg.tensor(x), mg.tensor(x), mg.tensor(x), attn_mask=mg.tensor(small), need_weights=need,
-                    is_causal=True)[0]
+        return ours(
+            mg.tensor(x),
+            mg.tensor(x),
+            mg.tensor(x),
+            attn_mask=mg.tensor(small),
+            need_weights=need,
+            is_causal=True,
+        )[0]
 
     def theirs_call():
-        return theirs(torch.tensor(x), torch.tensor(x), torch.tensor(x), attn_mask=torch.tensor(small),
-                      need_weights=need, is_causal=True)[0]
+        return theirs(
+            torch.tensor(x),
+            torch.tensor(x),
+            torch.tensor(x),
+            attn_mask=torch.tensor(small),
+            need_weights=need,
+            is_causal=True,
+        )[0]
+
     if need:
         raises_like_torch(ours_call, theirs_call, ("(2, 2)",))
     else:
         assert_close(ours_call(), theirs_call(), np.float64)
 
 
-@pytest.mark.xfail(strict=True, reason="a wrong is_causal hint in torch's inference fast path (eval, no grad, "
-                                       "batch_first self-attention, bool mask): torch applies attn_mask there and "
-                                       "the triangle in training; minigrad applies the triangle in both")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a wrong is_causal hint in torch's inference fast path (eval, no grad, "
+    "batch_first self-attention, bool mask): torch applies attn_mask there and "
+    "the triangle in training; minigrad applies the triangle in both",
+)
 def test_multihead_attention_wrong_hint_in_torch_fast_path():
     ours, theirs = _mha_pair(dict(batch_first=True), np.float32)
     ours.eval()
@@ -1162,9 +1543,16 @@ def test_multihead_attention_fully_masked_query_matches_torch(need):
     q, k = rng.standard_normal((L, N, E)), rng.standard_normal((S, N, E))
     mask = np.zeros((L, S), bool)
     mask[1] = True
-    om, wm = ours(mg.tensor(q), mg.tensor(k), mg.tensor(k), attn_mask=mg.tensor(mask), need_weights=need)
-    ot, wt = theirs(torch.tensor(q), torch.tensor(k), torch.tensor(k), attn_mask=torch.tensor(mask),
-                    need_weights=need)
+    om, wm = ours(
+        mg.tensor(q), mg.tensor(k), mg.tensor(k), attn_mask=mg.tensor(mask), need_weights=need
+    )
+    ot, wt = theirs(
+        torch.tensor(q),
+        torch.tensor(k),
+        torch.tensor(k),
+        attn_mask=torch.tensor(mask),
+        need_weights=need,
+    )
     np.testing.assert_array_equal(np.isnan(om.numpy()), np.isnan(ot.detach().numpy()))
     ok = ~np.isnan(ot.detach().numpy())
     np.testing.assert_allclose(om.numpy()[ok], ot.detach().numpy()[ok], rtol=1e-10, atol=1e-10)
@@ -1196,10 +1584,25 @@ def test_multihead_attention_unsupported_flags_are_named(flag):
 
 
 def test_multihead_attention_attributes_match_torch():
-    for settings in (dict(), dict(kdim=5, vdim=3), dict(batch_first=True, dropout=0.25, bias=False)):
-        ours, theirs = nn.MultiheadAttention(E, H, **settings), torch.nn.MultiheadAttention(E, H, **settings)
-        for name in ("embed_dim", "num_heads", "head_dim", "kdim", "vdim", "dropout", "batch_first",
-                     "_qkv_same_embed_dim"):
+    for settings in (
+        dict(),
+        dict(kdim=5, vdim=3),
+        dict(batch_first=True, dropout=0.25, bias=False),
+    ):
+        ours, theirs = (
+            nn.MultiheadAttention(E, H, **settings),
+            torch.nn.MultiheadAttention(E, H, **settings),
+        )
+        for name in (
+            "embed_dim",
+            "num_heads",
+            "head_dim",
+            "kdim",
+            "vdim",
+            "dropout",
+            "batch_first",
+            "_qkv_same_embed_dim",
+        ):
             assert getattr(ours, name) == getattr(theirs, name), name
         assert list(ours.state_dict()) == list(theirs.state_dict())
         for name, p in theirs.state_dict().items():
@@ -1211,23 +1614,70 @@ def _mha_plain():
 
 
 MHA_HOSTILE = [
-    ("query of wrong embed dim", lambda m, T: m(T.zeros(L, N, E - 1), T.zeros(S, N, E), T.zeros(S, N, E)), ("7",)),
-    ("key and value of different lengths", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S - 1, N, E)),
-     ("(3, 6, 8)", "(3, 5, 8)")),
-    ("key of another batch", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N + 1, E), T.zeros(S, N + 1, E)), ("4",)),
-    ("2-D attn_mask of wrong shape", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E),
-                                                    attn_mask=T.zeros(S, L)), ("(6, 4)",)),
-    ("3-D attn_mask of wrong batch", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E),
-                                                    attn_mask=T.zeros(N, L, S)), ("(3, 4, 6)",)),
-    ("key_padding_mask of wrong shape", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E),
-                                                       key_padding_mask=T.zeros(N, L, dtype=T.bool)), ("(3, 4)",)),
-    ("int attn_mask", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E),
-                                     attn_mask=T.zeros(L, S, dtype=T.int64)), ("int64",)),
-    ("mixed batched/unbatched", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, E), T.zeros(S, E)), ("(6, 8)",)),
-    ("int64 query", lambda m, T: m(T.zeros(L, N, E, dtype=T.int64), T.zeros(S, N, E), T.zeros(S, N, E)),
-     ("int64",)),
-    ("is_causal without attn_mask", lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E),
-                                                   is_causal=True), ("attn_mask",)),
+    (
+        "query of wrong embed dim",
+        lambda m, T: m(T.zeros(L, N, E - 1), T.zeros(S, N, E), T.zeros(S, N, E)),
+        ("7",),
+    ),
+    (
+        "key and value of different lengths",
+        lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S - 1, N, E)),
+        ("(3, 6, 8)", "(3, 5, 8)"),
+    ),
+    (
+        "key of another batch",
+        lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N + 1, E), T.zeros(S, N + 1, E)),
+        ("4",),
+    ),
+    (
+        "2-D attn_mask of wrong shape",
+        lambda m, T: m(
+            T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E), attn_mask=T.zeros(S, L)
+        ),
+        ("(6, 4)",),
+    ),
+    (
+        "3-D attn_mask of wrong batch",
+        lambda m, T: m(
+            T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E), attn_mask=T.zeros(N, L, S)
+        ),
+        ("(3, 4, 6)",),
+    ),
+    (
+        "key_padding_mask of wrong shape",
+        lambda m, T: m(
+            T.zeros(L, N, E),
+            T.zeros(S, N, E),
+            T.zeros(S, N, E),
+            key_padding_mask=T.zeros(N, L, dtype=T.bool),
+        ),
+        ("(3, 4)",),
+    ),
+    (
+        "int attn_mask",
+        lambda m, T: m(
+            T.zeros(L, N, E),
+            T.zeros(S, N, E),
+            T.zeros(S, N, E),
+            attn_mask=T.zeros(L, S, dtype=T.int64),
+        ),
+        ("int64",),
+    ),
+    (
+        "mixed batched/unbatched",
+        lambda m, T: m(T.zeros(L, N, E), T.zeros(S, E), T.zeros(S, E)),
+        ("(6, 8)",),
+    ),
+    (
+        "int64 query",
+        lambda m, T: m(T.zeros(L, N, E, dtype=T.int64), T.zeros(S, N, E), T.zeros(S, N, E)),
+        ("int64",),
+    ),
+    (
+        "is_causal without attn_mask",
+        lambda m, T: m(T.zeros(L, N, E), T.zeros(S, N, E), T.zeros(S, N, E), is_causal=True),
+        ("attn_mask",),
+    ),
 ]
 
 
@@ -1263,7 +1713,15 @@ SDPA_CASES = [
     # q shape, k shape, v shape, mask kind, is_causal, scale, dtype
     ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5), None, False, None, np.float32),
     ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5), None, True, None, np.float32),
-    ((2, 3, 6, 8), (2, 3, 4, 8), (2, 3, 4, 5), None, True, None, np.float32),  # L > S: top-left triangle
+    (
+        (2, 3, 6, 8),
+        (2, 3, 4, 8),
+        (2, 3, 4, 5),
+        None,
+        True,
+        None,
+        np.float32,
+    ),  # L > S: top-left triangle
     ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5), "bool", False, 0.3, np.float32),
     ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5), "float", False, None, np.float64),
     ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5), "bool_full_row", False, None, np.float64),
@@ -1303,8 +1761,12 @@ def test_sdpa_matches_torch(qs, ks, vs, mask, causal, scale, dtype):
     xs_t = [torch.tensor(a, requires_grad=True) for a in arrays]
     mm = None if m is None else mg.tensor(m, requires_grad=float_mask)
     mt = None if m is None else torch.tensor(m, requires_grad=float_mask)
-    ym = F.scaled_dot_product_attention(*xs_m, attn_mask=mm, dropout_p=0.0, is_causal=causal, scale=scale)
-    yt = TF.scaled_dot_product_attention(*xs_t, attn_mask=mt, dropout_p=0.0, is_causal=causal, scale=scale)
+    ym = F.scaled_dot_product_attention(
+        *xs_m, attn_mask=mm, dropout_p=0.0, is_causal=causal, scale=scale
+    )
+    yt = TF.scaled_dot_product_attention(
+        *xs_t, attn_mask=mt, dropout_p=0.0, is_causal=causal, scale=scale
+    )
     assert_close(ym, yt, dtype)
     w = weighting(tuple(yt.shape), dtype)
     (ym * mg.tensor(w)).sum().backward()
@@ -1317,9 +1779,14 @@ def test_sdpa_matches_torch(qs, ks, vs, mask, causal, scale, dtype):
 
 def test_sdpa_enable_gqa_matches_torch():
     rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((2, 4, 3, 8), (2, 2, 5, 8), (2, 2, 5, 8)))
+    q, k, v = (
+        rng.standard_normal(s).astype(np.float32)
+        for s in ((2, 4, 3, 8), (2, 2, 5, 8), (2, 2, 5, 8))
+    )
     ym = F.scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), enable_gqa=True)
-    yt = TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v), enable_gqa=True)
+    yt = TF.scaled_dot_product_attention(
+        torch.tensor(q), torch.tensor(k), torch.tensor(v), enable_gqa=True
+    )
     assert_close(ym, yt, np.float32)
 
 
@@ -1327,59 +1794,116 @@ def test_sdpa_enable_gqa_false_accepted():
     """enable_gqa=False is a no-op in torch; code passing it explicitly should run."""
     q = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
     ym = F.scaled_dot_product_attention(mg.tensor(q), mg.tensor(q), mg.tensor(q), enable_gqa=False)
-    yt = TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(q), torch.tensor(q), enable_gqa=False)
+    yt = TF.scaled_dot_product_attention(
+        torch.tensor(q), torch.tensor(q), torch.tensor(q), enable_gqa=False
+    )
     assert_close(ym, yt, np.float32)
 
 
-@pytest.mark.parametrize("mask", [np.ones((4, 4), bool), np.tril(np.ones((4, 4), bool)), np.zeros((4, 4), np.float32),
-                                  np.ones((2, 1, 4), bool)], ids=["bool", "causal bool", "float", "batched bool"])
+@pytest.mark.parametrize(
+    "mask",
+    [
+        np.ones((4, 4), bool),
+        np.tril(np.ones((4, 4), bool)),
+        np.zeros((4, 4), np.float32),
+        np.ones((2, 1, 4), bool),
+    ],
+    ids=["bool", "causal bool", "float", "batched bool"],
+)
 def test_sdpa_mask_and_is_causal_raises_like_torch(mask):
     """torch: 'Explicit attn_mask should not be set when is_causal=True', whatever the mask holds."""
     q = np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32)
-    raises_like_torch(lambda: F.scaled_dot_product_attention(mg.tensor(q), mg.tensor(q), mg.tensor(q),
-                                                             attn_mask=mg.tensor(mask), is_causal=True),
-                      lambda: TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(q), torch.tensor(q),
-                                                              attn_mask=torch.tensor(mask), is_causal=True),
-                      ("attn_mask", "is_causal"))
+    raises_like_torch(
+        lambda: F.scaled_dot_product_attention(
+            mg.tensor(q), mg.tensor(q), mg.tensor(q), attn_mask=mg.tensor(mask), is_causal=True
+        ),
+        lambda: TF.scaled_dot_product_attention(
+            torch.tensor(q),
+            torch.tensor(q),
+            torch.tensor(q),
+            attn_mask=torch.tensor(mask),
+            is_causal=True,
+        ),
+        ("attn_mask", "is_causal"),
+    )
 
 
-@pytest.mark.xfail(strict=True, reason="torch 2.13 on the CPU takes both for 4-D inputs its flash kernel accepts (one "
-                                       "batch shape, value width = query width, no dropout) and applies both masks, "
-                                       "where its documentation and its other kernels raise; minigrad always raises")
+@pytest.mark.xfail(
+    strict=True,
+    reason="torch 2.13 on the CPU takes both for 4-D inputs its flash kernel accepts (one "
+    "batch shape, value width = query width, no dropout) and applies both masks, "
+    "where its documentation and its other kernels raise; minigrad always raises",
+)
 def test_sdpa_mask_and_is_causal_4d_as_torch_cpu_kernel():
     rng = np.random.default_rng(0)
-    q, k = rng.standard_normal((2, 3, 4, 8)).astype(np.float32), rng.standard_normal((2, 3, 6, 8)).astype(np.float32)
+    q, k = (
+        rng.standard_normal((2, 3, 4, 8)).astype(np.float32),
+        rng.standard_normal((2, 3, 6, 8)).astype(np.float32),
+    )
     m = rng.random((4, 6)) < 0.6
-    yt = TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(k), attn_mask=torch.tensor(m),
-                                         is_causal=True)
-    ym = F.scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(k), attn_mask=mg.tensor(m),
-                                        is_causal=True)
+    yt = TF.scaled_dot_product_attention(
+        torch.tensor(q), torch.tensor(k), torch.tensor(k), attn_mask=torch.tensor(m), is_causal=True
+    )
+    ym = F.scaled_dot_product_attention(
+        mg.tensor(q), mg.tensor(k), mg.tensor(k), attn_mask=mg.tensor(m), is_causal=True
+    )
     assert_close(ym, yt, np.float32)
 
 
 SDPA_HOSTILE = [
     ("1-D inputs", lambda T: (T.zeros(8), T.zeros(8), T.zeros(8)), {}, ("(8,)",)),
-    ("feature mismatch", lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 7), T.zeros(2, 6, 5)), {}, ("(2, 6, 7)",)),
-    ("key/value length mismatch", lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 5, 5)), {},
-     ("(2, 5, 5)",)),
-    ("mask of wrong shape", lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 6, 5)),
-     {"attn_mask": lambda T: T.zeros(3, 6, dtype=T.bool)}, ("(3, 6)",)),
-    ("int mask", lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 6, 5)),
-     {"attn_mask": lambda T: T.zeros(4, 6, dtype=T.int64)}, ("int64",)),
-    ("float64 mask with float32 inputs", lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 6, 5)),
-     {"attn_mask": lambda T: T.zeros(4, 6, dtype=T.float64)}, ("attn_mask", "float64")),
+    (
+        "feature mismatch",
+        lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 7), T.zeros(2, 6, 5)),
+        {},
+        ("(2, 6, 7)",),
+    ),
+    (
+        "key/value length mismatch",
+        lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 5, 5)),
+        {},
+        ("(2, 5, 5)",),
+    ),
+    (
+        "mask of wrong shape",
+        lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 6, 5)),
+        {"attn_mask": lambda T: T.zeros(3, 6, dtype=T.bool)},
+        ("(3, 6)",),
+    ),
+    (
+        "int mask",
+        lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 6, 5)),
+        {"attn_mask": lambda T: T.zeros(4, 6, dtype=T.int64)},
+        ("int64",),
+    ),
+    (
+        "float64 mask with float32 inputs",
+        lambda T: (T.zeros(2, 4, 8), T.zeros(2, 6, 8), T.zeros(2, 6, 5)),
+        {"attn_mask": lambda T: T.zeros(4, 6, dtype=T.float64)},
+        ("attn_mask", "float64"),
+    ),
     ("int inputs", lambda T: (T.zeros(2, 4, 8, dtype=T.int64),) * 3, {}, ("int64",)),
-    ("mixed float dtypes", lambda T: (T.zeros(2, 4, 8, dtype=T.float64), T.zeros(2, 4, 8), T.zeros(2, 4, 8)), {},
-     ("float64", "float32")),
+    (
+        "mixed float dtypes",
+        lambda T: (T.zeros(2, 4, 8, dtype=T.float64), T.zeros(2, 4, 8), T.zeros(2, 4, 8)),
+        {},
+        ("float64", "float32"),
+    ),
 ]
 
 
-@pytest.mark.parametrize("label,inputs,kwargs,words", SDPA_HOSTILE, ids=[c[0] for c in SDPA_HOSTILE])
+@pytest.mark.parametrize(
+    "label,inputs,kwargs,words", SDPA_HOSTILE, ids=[c[0] for c in SDPA_HOSTILE]
+)
 def test_sdpa_hostile_inputs_raise(label, inputs, kwargs, words):
     def call(T, fn):
         return fn(*inputs(T), **{k: v(T) for k, v in kwargs.items()})
-    refused_as_torch_code_expects(lambda: call(mg, F.scaled_dot_product_attention),
-                                  lambda: call(torch, TF.scaled_dot_product_attention), words)
+
+    refused_as_torch_code_expects(
+        lambda: call(mg, F.scaled_dot_product_attention),
+        lambda: call(torch, TF.scaled_dot_product_attention),
+        words,
+    )
 
 
 # =====================================================================================
@@ -1387,10 +1911,15 @@ def test_sdpa_hostile_inputs_raise(label, inputs, kwargs, words):
 
 
 def _small_models(dtype=np.float64, seed=0):
-    ours = nn.Sequential(nn.Linear(4, 8, dtype=dtype), nn.GELU(), nn.LayerNorm(8, dtype=dtype),
-                         nn.Linear(8, 2, dtype=dtype))
-    theirs = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.LayerNorm(8),
-                                 torch.nn.Linear(8, 2)).to(tdtype(dtype))
+    ours = nn.Sequential(
+        nn.Linear(4, 8, dtype=dtype),
+        nn.GELU(),
+        nn.LayerNorm(8, dtype=dtype),
+        nn.Linear(8, 2, dtype=dtype),
+    )
+    theirs = torch.nn.Sequential(
+        torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.LayerNorm(8), torch.nn.Linear(8, 2)
+    ).to(tdtype(dtype))
     copy_to_torch(ours, theirs, randomize=0.5, seed=seed)
     return ours, theirs
 
@@ -1404,46 +1933,70 @@ def _groups(model, grouped):
     if not grouped:
         return model.parameters()
     params = list(model.parameters())
-    return [{"params": [p for p in params if p.ndim >= 2], "weight_decay": 0.05},
-            {"params": [p for p in params if p.ndim < 2], "lr": 0.02}]
+    return [
+        {"params": [p for p in params if p.ndim >= 2], "weight_decay": 0.05},
+        {"params": [p for p in params if p.ndim < 2], "lr": 0.02},
+    ]
 
 
 OPTIMIZERS = {
     "SGD": lambda O, p: O.SGD(p, lr=0.1),
-    "SGD-momentum-nesterov-wd": lambda O, p: O.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2),
+    "SGD-momentum-nesterov-wd": lambda O, p: O.SGD(
+        p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2
+    ),
     "SGD-momentum-dampening": lambda O, p: O.SGD(p, lr=0.05, momentum=0.8, dampening=0.3),
     "SGD-maximize": lambda O, p: O.SGD(p, lr=0.01, momentum=0.5, maximize=True),
     "Adam": lambda O, p: O.Adam(p, lr=1e-2),
     "Adam-wd-amsgrad": lambda O, p: O.Adam(p, lr=1e-2, weight_decay=0.1, amsgrad=True),
     "Adam-maximize": lambda O, p: O.Adam(p, lr=1e-2, betas=(0.5, 0.9), maximize=True),
     "AdamW": lambda O, p: O.AdamW(p, lr=1e-2),
-    "AdamW-custom": lambda O, p: O.AdamW(p, lr=3e-2, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.3, amsgrad=True),
+    "AdamW-custom": lambda O, p: O.AdamW(
+        p, lr=3e-2, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.3, amsgrad=True
+    ),
 }
 
 SCHEDULES = {
     "none": None,
-    "LambdaLR": lambda S, o: S.LambdaLR(o, lambda step: 0.9 ** step),
+    "LambdaLR": lambda S, o: S.LambdaLR(o, lambda step: 0.9**step),
     "LambdaLR-warmup": lambda S, o: S.LambdaLR(o, lambda step: min(1.0, (step + 1) / 5)),
-    "CosineAnnealingLR": lambda S, o: S.CosineAnnealingLR(o, T_max=8, eta_min=1e-4),  # 20 steps: past T_max
+    "CosineAnnealingLR": lambda S, o: S.CosineAnnealingLR(
+        o, T_max=8, eta_min=1e-4
+    ),  # 20 steps: past T_max
     "LinearLR": lambda S, o: S.LinearLR(o, start_factor=0.1, end_factor=1.0, total_iters=6),
     "LinearLR-decay": lambda S, o: S.LinearLR(o, start_factor=1.0, end_factor=0.05, total_iters=30),
-    "SequentialLR": lambda S, o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, total_iters=5),
-                                                    S.CosineAnnealingLR(o, T_max=15)], milestones=[5]),
+    "SequentialLR": lambda S, o: S.SequentialLR(
+        o,
+        [S.LinearLR(o, start_factor=0.1, total_iters=5), S.CosineAnnealingLR(o, T_max=15)],
+        milestones=[5],
+    ),
     "OneCycleLR": lambda S, o: S.OneCycleLR(o, max_lr=0.05, total_steps=20),
-    "OneCycleLR-3phase-linear": lambda S, o: S.OneCycleLR(o, max_lr=[0.05, 0.08] if len(o.param_groups) == 2
-                                                          else 0.05, total_steps=25, pct_start=0.25,
-                                                          anneal_strategy="linear", three_phase=True,
-                                                          div_factor=10, final_div_factor=100),
-    "OneCycleLR-epochs": lambda S, o: S.OneCycleLR(o, max_lr=0.03, epochs=4, steps_per_epoch=5,
-                                                   cycle_momentum=False),
+    "OneCycleLR-3phase-linear": lambda S, o: S.OneCycleLR(
+        o,
+        max_lr=[0.05, 0.08] if len(o.param_groups) == 2 else 0.05,
+        total_steps=25,
+        pct_start=0.25,
+        anneal_strategy="linear",
+        three_phase=True,
+        div_factor=10,
+        final_div_factor=100,
+    ),
+    "OneCycleLR-epochs": lambda S, o: S.OneCycleLR(
+        o, max_lr=0.03, epochs=4, steps_per_epoch=5, cycle_momentum=False
+    ),
 }
 
-OPT_SCHED_CASES = [(o, s, False) for o in ("SGD", "Adam", "AdamW") for s in SCHEDULES] + [
-    (o, "none", False) for o in OPTIMIZERS if o not in ("SGD", "Adam", "AdamW")] + [
-    ("SGD-momentum-nesterov-wd", "OneCycleLR", False), ("AdamW-custom", "SequentialLR", False),
-    ("AdamW", "OneCycleLR-3phase-linear", True), ("SGD-momentum-dampening", "LambdaLR", True),
-    ("Adam-wd-amsgrad", "CosineAnnealingLR", True), ("AdamW", "SequentialLR", True),
-]
+OPT_SCHED_CASES = (
+    [(o, s, False) for o in ("SGD", "Adam", "AdamW") for s in SCHEDULES]
+    + [(o, "none", False) for o in OPTIMIZERS if o not in ("SGD", "Adam", "AdamW")]
+    + [
+        ("SGD-momentum-nesterov-wd", "OneCycleLR", False),
+        ("AdamW-custom", "SequentialLR", False),
+        ("AdamW", "OneCycleLR-3phase-linear", True),
+        ("SGD-momentum-dampening", "LambdaLR", True),
+        ("Adam-wd-amsgrad", "CosineAnnealingLR", True),
+        ("AdamW", "SequentialLR", True),
+    ]
+)
 
 
 def _training(framework, model, opt, sched, steps, data, clip=None):
@@ -1477,29 +2030,45 @@ def _setup(opt_name, sched_name, grouped):
 def _compare_runs(ours, theirs):
     (pm, lm), (pt, lt) = ours, theirs
     for step, (a, b, la, lb) in enumerate(zip(pm, pt, lm, lt)):
-        np.testing.assert_allclose(la, lb, rtol=1e-12, atol=1e-15, err_msg=f"lr after step {step + 1}")
+        np.testing.assert_allclose(
+            la, lb, rtol=1e-12, atol=1e-15, err_msg=f"lr after step {step + 1}"
+        )
         for i, (u, v) in enumerate(zip(a, b)):
-            np.testing.assert_allclose(u, v, rtol=1e-9, atol=1e-10, err_msg=f"parameter {i} after step {step + 1}")
+            np.testing.assert_allclose(
+                u, v, rtol=1e-9, atol=1e-10, err_msg=f"parameter {i} after step {step + 1}"
+            )
 
 
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("opt_name,sched_name,grouped", OPT_SCHED_CASES)
 def test_optimizer_and_schedule_match_torch(opt_name, sched_name, grouped):
     ours_m, theirs_m, ours_o, theirs_o, ours_s, theirs_s = _setup(opt_name, sched_name, grouped)
-    np.testing.assert_allclose([g["lr"] for g in ours_o.param_groups], [g["lr"] for g in theirs_o.param_groups],
-                               rtol=1e-12, err_msg="lr after the schedule's construction")
+    np.testing.assert_allclose(
+        [g["lr"] for g in ours_o.param_groups],
+        [g["lr"] for g in theirs_o.param_groups],
+        rtol=1e-12,
+        err_msg="lr after the schedule's construction",
+    )
     steps = 20
-    _compare_runs(_training(mg, ours_m, ours_o, ours_s, steps, _data()),
-                  _training(torch, theirs_m, theirs_o, theirs_s, steps, _data()))
+    _compare_runs(
+        _training(mg, ours_m, ours_o, ours_s, steps, _data()),
+        _training(torch, theirs_m, theirs_o, theirs_s, steps, _data()),
+    )
     if ours_s is not None:
         np.testing.assert_allclose(ours_s.get_last_lr(), theirs_s.get_last_lr(), rtol=1e-12)
 
 
 @pytest.mark.filterwarnings("ignore")
-@pytest.mark.parametrize("opt_name,sched_name,grouped", [
-    ("AdamW", "OneCycleLR", False), ("Adam-wd-amsgrad", "CosineAnnealingLR", True),
-    ("SGD-momentum-nesterov-wd", "SequentialLR", False), ("AdamW-custom", "LinearLR", True),
-    ("SGD", "LambdaLR", False)])
+@pytest.mark.parametrize(
+    "opt_name,sched_name,grouped",
+    [
+        ("AdamW", "OneCycleLR", False),
+        ("Adam-wd-amsgrad", "CosineAnnealingLR", True),
+        ("SGD-momentum-nesterov-wd", "SequentialLR", False),
+        ("AdamW-custom", "LinearLR", True),
+        ("SGD", "LambdaLR", False),
+    ],
+)
 def test_optimizer_and_schedule_state_dict_round_trip(opt_name, sched_name, grouped, tmp_path):
     """10 steps, a checkpoint through mg.save/mg.load, a fresh model/optimizer/schedule loaded from it,
     10 more steps: the same as torch's 20 uninterrupted steps."""
@@ -1507,7 +2076,14 @@ def test_optimizer_and_schedule_state_dict_round_trip(opt_name, sched_name, grou
     data = _data()
     first = _training(mg, ours_m, ours_o, ours_s, 10, data)
     path = str(tmp_path / "ckpt.npz")
-    mg.save({"model": ours_m.state_dict(), "optim": ours_o.state_dict(), "schedule": ours_s.state_dict()}, path)
+    mg.save(
+        {
+            "model": ours_m.state_dict(),
+            "optim": ours_o.state_dict(),
+            "schedule": ours_s.state_dict(),
+        },
+        path,
+    )
     ckpt = mg.load(path)
     fresh_m, _ = _small_models(seed=99)
     fresh_o = OPTIMIZERS[opt_name](mg.optim, _groups(fresh_m, grouped))
@@ -1528,19 +2104,28 @@ def test_optimizer_state_access_matches_torch():
     _training(torch, theirs_m, theirs_o, None, 3, _data())
     for p, q in zip(ours_m.parameters(), theirs_m.parameters()):
         for key in ("exp_avg", "exp_avg_sq"):
-            np.testing.assert_allclose(np.asarray(ours_o.state[p][key].numpy() if hasattr(ours_o.state[p][key],
-                                                                                          "numpy")
-                                                  else ours_o.state[p][key]),
-                                       theirs_o.state[q][key].numpy(), rtol=1e-9, atol=1e-12)
-        assert float(np.asarray(getattr(ours_o.state[p]["step"], "numpy", lambda: ours_o.state[p]["step"])())) == \
-            float(theirs_o.state[q]["step"])
+            np.testing.assert_allclose(
+                np.asarray(
+                    ours_o.state[p][key].numpy()
+                    if hasattr(ours_o.state[p][key], "numpy")
+                    else ours_o.state[p][key]
+                ),
+                theirs_o.state[q][key].numpy(),
+                rtol=1e-9,
+                atol=1e-12,
+            )
+        assert float(
+            np.asarray(getattr(ours_o.state[p]["step"], "numpy", lambda: ours_o.state[p]["step"])())
+        ) == float(theirs_o.state[q]["step"])
     assert ours_o.defaults["lr"] == theirs_o.defaults["lr"]
     assert ours_o.defaults["weight_decay"] == theirs_o.defaults["weight_decay"]
 
 
 @pytest.mark.filterwarnings("ignore")
 def test_onecycle_cycles_momentum_like_torch():
-    ours_m, theirs_m, ours_o, theirs_o, ours_s, theirs_s = _setup("SGD-momentum-nesterov-wd", "OneCycleLR", False)
+    ours_m, theirs_m, ours_o, theirs_o, ours_s, theirs_s = _setup(
+        "SGD-momentum-nesterov-wd", "OneCycleLR", False
+    )
     x, y = _data()
     for step in range(20):
         for fw, m, o, s in ((mg, ours_m, ours_o, ours_s), (torch, theirs_m, theirs_o, theirs_s)):
@@ -1548,9 +2133,13 @@ def test_onecycle_cycles_momentum_like_torch():
             ((m(fw.tensor(x)) - fw.tensor(y)) ** 2).mean().backward()
             o.step()
             s.step() if step < 19 else None
-        assert ours_o.param_groups[0]["momentum"] == pytest.approx(theirs_o.param_groups[0]["momentum"], rel=1e-12)
+        assert ours_o.param_groups[0]["momentum"] == pytest.approx(
+            theirs_o.param_groups[0]["momentum"], rel=1e-12
+        )
     ours_a = _setup("Adam", "OneCycleLR", False)
-    assert ours_a[2].param_groups[0]["betas"][0] == pytest.approx(ours_a[3].param_groups[0]["betas"][0], rel=1e-12)
+    assert ours_a[2].param_groups[0]["betas"][0] == pytest.approx(
+        ours_a[3].param_groups[0]["betas"][0], rel=1e-12
+    )
 
 
 def test_onecycle_step_past_total_raises_like_torch():
@@ -1560,6 +2149,7 @@ def test_onecycle_step_past_total_raises_like_torch():
     s1 = mg.optim.lr_scheduler.OneCycleLR(o1, max_lr=0.1, total_steps=3)
     s2 = torch.optim.lr_scheduler.OneCycleLR(o2, max_lr=0.1, total_steps=3)
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(6):
@@ -1590,7 +2180,10 @@ OPT_HOSTILE = [
 @pytest.mark.parametrize("label,make", OPT_HOSTILE, ids=[c[0] for c in OPT_HOSTILE])
 def test_optimizer_bad_settings_raise_like_torch(label, make):
     ours_m, theirs_m = _small_models()
-    raises_like_torch(lambda: make(mg.optim, ours_m.parameters()), lambda: make(torch.optim, theirs_m.parameters()))
+    raises_like_torch(
+        lambda: make(mg.optim, ours_m.parameters()),
+        lambda: make(torch.optim, theirs_m.parameters()),
+    )
 
 
 # =====================================================================================
@@ -1622,38 +2215,73 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm, dtype):
     total_m = nn.utils.clip_grad_norm_(ours, max_norm, norm_type=norm_type)
     total_t = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type=norm_type)
     assert total_m.shape == () and total_m.dtype == np.dtype(dtype)
-    np.testing.assert_allclose(total_m.item(), total_t.item(), rtol=1e-6 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(
+        total_m.item(), total_t.item(), rtol=1e-6 if dtype == np.float32 else 1e-12
+    )
     for p, q in zip(ours, theirs):
-        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6 if dtype == np.float32 else 1e-12,
-                                   atol=1e-7 if dtype == np.float32 else 1e-15)
+        np.testing.assert_allclose(
+            p.grad.numpy(),
+            q.grad.numpy(),
+            rtol=1e-6 if dtype == np.float32 else 1e-12,
+            atol=1e-7 if dtype == np.float32 else 1e-15,
+        )
 
 
 def test_clip_grad_norm_single_tensor_none_grads_and_empty_like_torch():
     ours, theirs = _grad_pairs()
-    np.testing.assert_allclose(nn.utils.clip_grad_norm_(ours[0], 1.0).item(),
-                               torch.nn.utils.clip_grad_norm_(theirs[0], 1.0).item(), rtol=1e-6)
+    np.testing.assert_allclose(
+        nn.utils.clip_grad_norm_(ours[0], 1.0).item(),
+        torch.nn.utils.clip_grad_norm_(theirs[0], 1.0).item(),
+        rtol=1e-6,
+    )
     ours[1].grad, theirs[1].grad = None, None
-    np.testing.assert_allclose(nn.utils.clip_grad_norm_(ours, 0.1).item(),
-                               torch.nn.utils.clip_grad_norm_(theirs, 0.1).item(), rtol=1e-6)
+    np.testing.assert_allclose(
+        nn.utils.clip_grad_norm_(ours, 0.1).item(),
+        torch.nn.utils.clip_grad_norm_(theirs, 0.1).item(),
+        rtol=1e-6,
+    )
     assert ours[1].grad is None
-    assert nn.utils.clip_grad_norm_([], 1.0).item() == torch.nn.utils.clip_grad_norm_([], 1.0).item() == 0.0
+    assert (
+        nn.utils.clip_grad_norm_([], 1.0).item()
+        == torch.nn.utils.clip_grad_norm_([], 1.0).item()
+        == 0.0
+    )
     p = nn.Parameter(mg.zeros(3))
     assert nn.utils.clip_grad_norm_([p], 1.0).item() == 0.0  # no grad at all
 
 
-@pytest.mark.parametrize("special,norm_type", [
-    (np.nan, 2.0), (np.inf, 2.0), (-np.inf, 2.0), (np.inf, float("inf")), (-np.inf, float("inf")),
-    (np.nan, float("inf"))])  # a NaN in a later parameter than the first: the inf norm is NaN too
+@pytest.mark.parametrize(
+    "special,norm_type",
+    [
+        (np.nan, 2.0),
+        (np.inf, 2.0),
+        (-np.inf, 2.0),
+        (np.inf, float("inf")),
+        (-np.inf, float("inf")),
+        (np.nan, float("inf")),
+    ],
+)  # a NaN in a later parameter than the first: the inf norm is NaN too
 def test_clip_grad_norm_error_if_nonfinite_raises_like_torch(special, norm_type):
     ours, theirs = _grad_pairs(special=special)
-    raises_like_torch(lambda: nn.utils.clip_grad_norm_(ours, 1.0, norm_type=norm_type, error_if_nonfinite=True),
-                      lambda: torch.nn.utils.clip_grad_norm_(theirs, 1.0, norm_type=norm_type,
-                                                             error_if_nonfinite=True), ("error_if_nonfinite",))
+    raises_like_torch(
+        lambda: nn.utils.clip_grad_norm_(ours, 1.0, norm_type=norm_type, error_if_nonfinite=True),
+        lambda: torch.nn.utils.clip_grad_norm_(
+            theirs, 1.0, norm_type=norm_type, error_if_nonfinite=True
+        ),
+        ("error_if_nonfinite",),
+    )
 
 
-@pytest.mark.parametrize("special,norm_type", [
-    (np.nan, 2.0), (np.inf, 2.0), (-np.inf, float("inf")), (np.inf, 1.0), (np.nan, float("inf")),
-])
+@pytest.mark.parametrize(
+    "special,norm_type",
+    [
+        (np.nan, 2.0),
+        (np.inf, 2.0),
+        (-np.inf, float("inf")),
+        (np.inf, 1.0),
+        (np.nan, float("inf")),
+    ],
+)
 def test_clip_grad_norm_nonfinite_without_error_matches_torch(special, norm_type):
     ours, theirs = _grad_pairs(special=special)
     total_m = nn.utils.clip_grad_norm_(ours, 1.0, norm_type=norm_type)
@@ -1683,10 +2311,26 @@ def test_clip_grad_value_nan_kept_like_torch():
 @pytest.mark.filterwarnings("ignore")
 def test_training_with_clipping_matches_torch():
     ours_m, theirs_m, ours_o, theirs_o, ours_s, theirs_s = _setup("AdamW", "OneCycleLR", False)
-    _compare_runs(_training(mg, ours_m, ours_o, ours_s, 20, _data(),
-                            clip=lambda ps: nn.utils.clip_grad_norm_(ps, 0.05)),
-                  _training(torch, theirs_m, theirs_o, theirs_s, 20, _data(),
-                            clip=lambda ps: torch.nn.utils.clip_grad_norm_(ps, 0.05)))
+    _compare_runs(
+        _training(
+            mg,
+            ours_m,
+            ours_o,
+            ours_s,
+            20,
+            _data(),
+            clip=lambda ps: nn.utils.clip_grad_norm_(ps, 0.05),
+        ),
+        _training(
+            torch,
+            theirs_m,
+            theirs_o,
+            theirs_s,
+            20,
+            _data(),
+            clip=lambda ps: torch.nn.utils.clip_grad_norm_(ps, 0.05),
+        ),
+    )
 
 
 def test_clip_grad_norm_bad_norm_type_raises():
@@ -1709,7 +2353,9 @@ def test_embedding_padding_idx_matches_torch(padding_idx, dtype):
     assert ours.padding_idx == theirs.padding_idx
     assert repr(ours) == repr(theirs)
     if theirs.padding_idx is not None:
-        assert not ours.weight.numpy()[theirs.padding_idx].any()  # the padding row starts at 0, as torch's
+        assert not ours.weight.numpy()[
+            theirs.padding_idx
+        ].any()  # the padding row starts at 0, as torch's
     copy_to_torch(ours, theirs, randomize=1.0)
     ids = np.array([[0, 1, 4, 4], [3, 3, 2, 0]])
     ym, yt = ours(mg.tensor(ids)), theirs(torch.tensor(ids))
@@ -1724,7 +2370,10 @@ def test_embedding_functional_padding_idx_matches_torch():
     table = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
     ids = np.array([1, 5, 5, 0])
     wm, wt = mg.tensor(table, requires_grad=True), torch.tensor(table, requires_grad=True)
-    ym, yt = F.embedding(mg.tensor(ids), wm, padding_idx=5), TF.embedding(torch.tensor(ids), wt, padding_idx=5)
+    ym, yt = (
+        F.embedding(mg.tensor(ids), wm, padding_idx=5),
+        TF.embedding(torch.tensor(ids), wt, padding_idx=5),
+    )
     assert_close(ym, yt, np.float32)
     ym.sum().backward()
     yt.sum().backward()
@@ -1733,7 +2382,10 @@ def test_embedding_functional_padding_idx_matches_torch():
 
 @pytest.mark.parametrize("max_norm", [0.5, 1.0])
 def test_embedding_max_norm_matches_torch(max_norm):
-    ours, theirs = nn.Embedding(5, 3, max_norm=max_norm), torch.nn.Embedding(5, 3, max_norm=max_norm)
+    ours, theirs = (
+        nn.Embedding(5, 3, max_norm=max_norm),
+        torch.nn.Embedding(5, 3, max_norm=max_norm),
+    )
     copy_to_torch(ours, theirs, randomize=1.0)
     ids = np.array([0, 2, 2, 4])
     assert_close(ours(mg.tensor(ids)), theirs(torch.tensor(ids)), np.float32)
@@ -1758,12 +2410,17 @@ def test_embedding_hostile_inputs_raise(label, call, words):
     for word in words:
         assert word in str(ours.value), (word, str(ours.value))
     if isinstance(theirs.value, (IndexError, RuntimeError)):
-        assert isinstance(ours.value, type(theirs.value)), (type(theirs.value), type(ours.value).__mro__)
+        assert isinstance(ours.value, type(theirs.value)), (
+            type(theirs.value),
+            type(ours.value).__mro__,
+        )
 
 
 def test_embedding_empty_ids_match_torch():
     ours, theirs = nn.Embedding(5, 3), torch.nn.Embedding(5, 3)
-    assert ours(mg.zeros(0, 4, dtype=mg.int64)).shape == tuple(theirs(torch.zeros(0, 4, dtype=torch.long)).shape)
+    assert ours(mg.zeros(0, 4, dtype=mg.int64)).shape == tuple(
+        theirs(torch.zeros(0, 4, dtype=torch.long)).shape
+    )
 
 
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 1.0])
@@ -1787,7 +2444,9 @@ def test_dropout_train_statistics_and_extremes():
     y = nn.Dropout(0.25)(x).numpy()
     assert set(np.unique(y)) <= {0.0, np.float32(1 / 0.75)}
     assert abs((y == 0).mean() - 0.25) < 0.02
-    np.testing.assert_array_equal(nn.Dropout(1.0)(x).numpy(), torch.nn.Dropout(1.0)(torch.ones(200, 200)).numpy())
+    np.testing.assert_array_equal(
+        nn.Dropout(1.0)(x).numpy(), torch.nn.Dropout(1.0)(torch.ones(200, 200)).numpy()
+    )
     np.testing.assert_array_equal(nn.Dropout(0.0)(x).numpy(), np.ones((200, 200), np.float32))
 
 
@@ -1798,30 +2457,50 @@ def test_dropout_bad_p_raises_like_torch(p):
 
 def _lm(N_, dtype=None):
     """The same small language model written for torch.nn and for minigrad.nn."""
+
     class LM(N_.Module):
         def __init__(self):
             super().__init__()
             self.tok = N_.Embedding(11, D_MODEL, padding_idx=0)
             self.pos = N_.Parameter((torch.zeros if N_ is torch.nn else mg.zeros)(1, 6, D_MODEL))
-            layer = N_.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.1, batch_first=True, norm_first=True,
-                                               activation="gelu")
-            self.encoder = N_.TransformerEncoder(layer, 2, norm=N_.LayerNorm(D_MODEL), enable_nested_tensor=False)
-            self.heads = N_.ModuleDict({"lm": N_.Linear(D_MODEL, 11, bias=False),
-                                        "cls": N_.Sequential(N_.Dropout(0.2), N_.Linear(D_MODEL, 2))})
-            self.extra = N_.ModuleList([N_.LayerNorm(D_MODEL, bias=False), N_.MultiheadAttention(D_MODEL, NHEAD,
-                                                                                                   kdim=5, vdim=3)])
+            layer = N_.TransformerEncoderLayer(
+                D_MODEL,
+                NHEAD,
+                FF,
+                dropout=0.1,
+                batch_first=True,
+                norm_first=True,
+                activation="gelu",
+            )
+            self.encoder = N_.TransformerEncoder(
+                layer, 2, norm=N_.LayerNorm(D_MODEL), enable_nested_tensor=False
+            )
+            self.heads = N_.ModuleDict(
+                {
+                    "lm": N_.Linear(D_MODEL, 11, bias=False),
+                    "cls": N_.Sequential(N_.Dropout(0.2), N_.Linear(D_MODEL, 2)),
+                }
+            )
+            self.extra = N_.ModuleList(
+                [
+                    N_.LayerNorm(D_MODEL, bias=False),
+                    N_.MultiheadAttention(D_MODEL, NHEAD, kdim=5, vdim=3),
+                ]
+            )
 
         def forward(self, ids, causal):
-            h = self.tok(ids) + self.pos[:, :ids.shape[1]]
+            h = self.tok(ids) + self.pos[:, : ids.shape[1]]
             h = self.encoder(h, mask=causal, is_causal=True)
             return self.heads["lm"](h)
+
     return LM()
 
 
 def test_named_parameters_buffers_and_modules_order_match_torch():
     ours, theirs = _lm(nn), _lm(torch.nn)
-    assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == \
-        [(n, tuple(p.shape)) for n, p in theirs.named_parameters()]
+    assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
     assert list(ours.state_dict()) == list(theirs.state_dict())
     assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
     assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()]
@@ -1856,8 +2535,10 @@ def test_language_model_training_step_matches_torch():
         if isinstance(module, (nn.MultiheadAttention, torch.nn.MultiheadAttention)):
             module.dropout = 0.0
     ids = np.array([[1, 4, 7, 0, 0], [3, 3, 9, 10, 2]])
-    cm, ct = (nn.Transformer.generate_square_subsequent_mask(5),
-              torch.nn.Transformer.generate_square_subsequent_mask(5))
+    cm, ct = (
+        nn.Transformer.generate_square_subsequent_mask(5),
+        torch.nn.Transformer.generate_square_subsequent_mask(5),
+    )
     ym, yt = ours(mg.tensor(ids), cm), theirs(torch.tensor(ids), ct)
     assert_close(ym, yt, np.float32)
     targets = np.array([[4, 7, 0, 0, 0], [3, 9, 10, 2, 1]])
@@ -1871,7 +2552,9 @@ def test_language_model_training_step_matches_torch():
         if tp[name].grad is None:
             assert p.grad is None or not p.grad.numpy().any(), name
             continue
-        np.testing.assert_allclose(p.grad.numpy(), tp[name].grad.numpy(), rtol=1e-4, atol=2e-5, err_msg=name)
+        np.testing.assert_allclose(
+            p.grad.numpy(), tp[name].grad.numpy(), rtol=1e-4, atol=2e-5, err_msg=name
+        )
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -1879,7 +2562,9 @@ def test_activation_module_with_parameters_is_registered_like_torch():
     """activation may be any callable; torch registers a Module activation (PReLU's weight is in the
     state dict as 'activation.weight')."""
     ours = nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, activation=nn.PReLU())
-    theirs = torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, activation=torch.nn.PReLU())
+    theirs = torch.nn.TransformerEncoderLayer(
+        D_MODEL, NHEAD, FF, dropout=0.0, activation=torch.nn.PReLU()
+    )
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     copy_to_torch(ours, theirs, randomize=0.5)
     x = np.random.default_rng(0).standard_normal((SEQ, BATCH, D_MODEL)).astype(np.float32)
@@ -1890,10 +2575,16 @@ def test_activation_module_with_parameters_is_registered_like_torch():
 def test_transformer_custom_encoder_decoder_match_torch():
     enc_m = nn.TransformerEncoder(nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0), 1)
     dec_m = nn.TransformerDecoder(nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, dropout=0.0), 1)
-    enc_t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0), 1)
-    dec_t = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, dropout=0.0), 1)
+    enc_t = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0), 1
+    )
+    dec_t = torch.nn.TransformerDecoder(
+        torch.nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, dropout=0.0), 1
+    )
     ours = nn.Transformer(D_MODEL, NHEAD, custom_encoder=enc_m, custom_decoder=dec_m, dropout=0.0)
-    theirs = torch.nn.Transformer(D_MODEL, NHEAD, custom_encoder=enc_t, custom_decoder=dec_t, dropout=0.0)
+    theirs = torch.nn.Transformer(
+        D_MODEL, NHEAD, custom_encoder=enc_t, custom_decoder=dec_t, dropout=0.0
+    )
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     copy_to_torch(ours, theirs, randomize=0.4)
     rng = np.random.default_rng(0)
@@ -1934,7 +2625,9 @@ def test_optimizer_step_with_closure_matches_torch(opt_name):
             loss = ((model(fw.tensor(x)) - fw.tensor(y)) ** 2).mean()
             loss.backward()
             return loss
+
         return run
+
     for _ in range(3):
         lm = ours_o.step(closure(mg, ours_m, ours_o))
         lt = theirs_o.step(closure(torch, theirs_m, theirs_o))
@@ -1943,14 +2636,22 @@ def test_optimizer_step_with_closure_matches_torch(opt_name):
         np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.parametrize("make", [
-    lambda S, o: S.LambdaLR(o, lambda s: 0.5 ** s, last_epoch=-1),
-    lambda S, o: S.CosineAnnealingLR(o, T_max=5, last_epoch=-1),
-    lambda S, o: S.LinearLR(o, start_factor=0.5, total_iters=3, last_epoch=-1),
-    lambda S, o: S.OneCycleLR(o, max_lr=0.1, total_steps=10, last_epoch=-1),
-    lambda S, o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.5, total_iters=2), S.CosineAnnealingLR(o, 4)],
-                                milestones=[2], last_epoch=-1),
-], ids=["LambdaLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "SequentialLR"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda S, o: S.LambdaLR(o, lambda s: 0.5**s, last_epoch=-1),
+        lambda S, o: S.CosineAnnealingLR(o, T_max=5, last_epoch=-1),
+        lambda S, o: S.LinearLR(o, start_factor=0.5, total_iters=3, last_epoch=-1),
+        lambda S, o: S.OneCycleLR(o, max_lr=0.1, total_steps=10, last_epoch=-1),
+        lambda S, o: S.SequentialLR(
+            o,
+            [S.LinearLR(o, start_factor=0.5, total_iters=2), S.CosineAnnealingLR(o, 4)],
+            milestones=[2],
+            last_epoch=-1,
+        ),
+    ],
+    ids=["LambdaLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "SequentialLR"],
+)
 def test_scheduler_accepts_last_epoch_like_torch(make):
     ours_m, theirs_m = _small_models()
     ours_o = mg.optim.SGD(ours_m.parameters(), lr=0.1, momentum=0.9)
@@ -1962,10 +2663,16 @@ def test_scheduler_accepts_last_epoch_like_torch(make):
 @pytest.mark.filterwarnings("ignore")
 def test_adam_decoupled_weight_decay_matches_torch():
     ours_m, theirs_m = _small_models()
-    ours_o = mg.optim.Adam(ours_m.parameters(), lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True)
-    theirs_o = torch.optim.Adam(theirs_m.parameters(), lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True)
-    _compare_runs(_training(mg, ours_m, ours_o, None, 5, _data()),
-                  _training(torch, theirs_m, theirs_o, None, 5, _data()))
+    ours_o = mg.optim.Adam(
+        ours_m.parameters(), lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True
+    )
+    theirs_o = torch.optim.Adam(
+        theirs_m.parameters(), lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True
+    )
+    _compare_runs(
+        _training(mg, ours_m, ours_o, None, 5, _data()),
+        _training(torch, theirs_m, theirs_o, None, 5, _data()),
+    )
 
 
 def test_zero_grad_sets_none_like_torch():
@@ -1975,12 +2682,17 @@ def test_zero_grad_sets_none_like_torch():
     _training(torch, theirs_m, theirs_o, None, 1, _data())
     ours_o.zero_grad()
     theirs_o.zero_grad()
-    assert [p.grad is None for p in ours_m.parameters()] == [p.grad is None for p in theirs_m.parameters()]
+    assert [p.grad is None for p in ours_m.parameters()] == [
+        p.grad is None for p in theirs_m.parameters()
+    ]
 
 
 def test_functional_layer_norm_wrong_weight_raises_like_torch():
-    raises_like_torch(lambda: F.layer_norm(mg.zeros(2, 8), (8,), mg.ones(7)),
-                      lambda: TF.layer_norm(torch.zeros(2, 8), (8,), torch.ones(7)), ("(7,)", "(8,)"))
+    raises_like_torch(
+        lambda: F.layer_norm(mg.zeros(2, 8), (8,), mg.ones(7)),
+        lambda: TF.layer_norm(torch.zeros(2, 8), (8,), torch.ones(7)),
+        ("(7,)", "(8,)"),
+    )
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -1995,11 +2707,22 @@ def test_encoder_layer_fully_padded_sequence_matches_torch(pad_kind, with_causal
     if pad_kind == "float":
         pad = np.where(pad, -np.inf, 0.0).astype(np.float32)
     causal = np.triu(np.ones((SEQ, SEQ), bool), 1) if with_causal else None
-    _run_pair(ours, theirs, [x],
-              lambda s: ours(s, src_mask=None if causal is None else mg.tensor(causal),
-                             src_key_padding_mask=mg.tensor(pad)),
-              lambda s: theirs(s, src_mask=None if causal is None else torch.tensor(causal),
-                               src_key_padding_mask=torch.tensor(pad)), np.float32)
+    _run_pair(
+        ours,
+        theirs,
+        [x],
+        lambda s: ours(
+            s,
+            src_mask=None if causal is None else mg.tensor(causal),
+            src_key_padding_mask=mg.tensor(pad),
+        ),
+        lambda s: theirs(
+            s,
+            src_mask=None if causal is None else torch.tensor(causal),
+            src_key_padding_mask=torch.tensor(pad),
+        ),
+        np.float32,
+    )
 
 
 @pytest.mark.parametrize("avg", [True, False])
@@ -2009,9 +2732,20 @@ def test_multihead_attention_unbatched_weights_shape_matches_torch(avg):
     q, k = rng.standard_normal((L, E)), rng.standard_normal((S, E))
     mask = rng.random((H, L, S)) < 0.3
     mask[..., 0] = False
-    om, wm = ours(mg.tensor(q), mg.tensor(k), mg.tensor(k), attn_mask=mg.tensor(mask), average_attn_weights=avg)
-    ot, wt = theirs(torch.tensor(q), torch.tensor(k), torch.tensor(k), attn_mask=torch.tensor(mask),
-                    average_attn_weights=avg)
+    om, wm = ours(
+        mg.tensor(q),
+        mg.tensor(k),
+        mg.tensor(k),
+        attn_mask=mg.tensor(mask),
+        average_attn_weights=avg,
+    )
+    ot, wt = theirs(
+        torch.tensor(q),
+        torch.tensor(k),
+        torch.tensor(k),
+        attn_mask=torch.tensor(mask),
+        average_attn_weights=avg,
+    )
     assert_close(om, ot, np.float64)
     assert_close(wm, wt, np.float64)
 
@@ -2031,4 +2765,11 @@ def test_module_dtype_conversion_matches_torch(dtype_call):
 def test_batch_first_layer_on_transposed_input_matches_torch():
     ours, theirs = _encoder_layer_pair(True, False, "relu", np.float32)
     x = np.random.default_rng(0).standard_normal((SEQ, BATCH, D_MODEL)).astype(np.float32)
-    _run_pair(ours, theirs, [x], lambda s: ours(s.transpose(0, 1)), lambda s: theirs(s.transpose(0, 1)), np.float32)
+    _run_pair(
+        ours,
+        theirs,
+        [x],
+        lambda s: ours(s.transpose(0, 1)),
+        lambda s: theirs(s.transpose(0, 1)),
+        np.float32,
+    )

@@ -23,13 +23,16 @@ IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
 # A small DOT reader for the subset mg.viz writes (one statement per line)
 
 _ATTRIBUTE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
-_NODE = re.compile(r'^(\w+) \[(.*)\]$')
-_EDGE = re.compile(r'^(\w+) -> (\w+)(?: \[(.*)\])?$')
+_NODE = re.compile(r"^(\w+) \[(.*)\]$")
+_EDGE = re.compile(r"^(\w+) -> (\w+)(?: \[(.*)\])?$")
 _SUBGRAPH = re.compile(r'^subgraph (?:"((?:[^"\\]|\\.)*)"|(\w+)) \{$')
 
 
 def _attributes(text):
-    return {key: value[1:-1] if value.startswith('"') else value for key, value in _ATTRIBUTE.findall(text or "")}
+    return {
+        key: value[1:-1] if value.startswith('"') else value
+        for key, value in _ATTRIBUTE.findall(text or "")
+    }
 
 
 Dot = collections.namedtuple("Dot", "nodes edges clusters cluster_of")
@@ -72,11 +75,16 @@ def by_label(dot, first_line):
 
 
 def kind_of(attributes):
-    return next(kind for kind, style in viz.STYLES.items() if style["fillcolor"] == attributes["fillcolor"])
+    return next(
+        kind for kind, style in viz.STYLES.items() if style["fillcolor"] == attributes["fillcolor"]
+    )
 
 
 def is_highlighted(attributes):
-    return attributes.get("color") == viz.HIGHLIGHT["color"] and attributes.get("penwidth") == viz.HIGHLIGHT["penwidth"]
+    return (
+        attributes.get("color") == viz.HIGHLIGHT["color"]
+        and attributes.get("penwidth") == viz.HIGHLIGHT["penwidth"]
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -86,7 +94,9 @@ def is_highlighted(attributes):
 class Affine(nn.Module):
     def __init__(self, size):
         super().__init__()
-        self.weight = nn.Parameter(np.linspace(-1, 1, size * size).reshape(size, size).astype(np.float32))
+        self.weight = nn.Parameter(
+            np.linspace(-1, 1, size * size).reshape(size, size).astype(np.float32)
+        )
         self.bias = nn.Parameter(np.full(size, 0.1, np.float32))
 
     def forward(self, x):
@@ -164,12 +174,33 @@ def test_trace_returns_the_tensors_and_ops_in_the_order_they_ran():
     total = hidden.grad_fn.inputs[0]
     product = total.grad_fn.inputs[0]
     mul, add, tanh, total_sum = product.grad_fn, total.grad_fn, hidden.grad_fn, y.grad_fn
-    assert [type(v).__name__ for v in vertices] == ["Mul", "Tensor", "Tensor", "Add", "Tensor", "Tensor", "Tanh",
-                                                    "Tensor", "Sum", "Tensor", "Tensor"]
+    assert [type(v).__name__ for v in vertices] == [
+        "Mul",
+        "Tensor",
+        "Tensor",
+        "Add",
+        "Tensor",
+        "Tensor",
+        "Tanh",
+        "Tensor",
+        "Sum",
+        "Tensor",
+        "Tensor",
+    ]
     expected = [mul, x, w, add, product, b, tanh, total, total_sum, hidden, y]
     assert all(v is e for v, e in zip(vertices, expected, strict=True))
-    expected_edges = [(x, mul), (w, mul), (mul, product), (product, add), (b, add), (add, total), (total, tanh),
-                      (tanh, hidden), (hidden, total_sum), (total_sum, y)]
+    expected_edges = [
+        (x, mul),
+        (w, mul),
+        (mul, product),
+        (product, add),
+        (b, add),
+        (add, total),
+        (total, tanh),
+        (tanh, hidden),
+        (hidden, total_sum),
+        (total_sum, y),
+    ]
     assert len(edges) == len(expected_edges)
     assert all(t is et and h is eh for (t, h), (et, eh) in zip(edges, expected_edges))
 
@@ -197,16 +228,36 @@ def test_small_expression_has_the_expected_nodes_and_edges():
 
     ops = {a["label"].split("\\n")[0]: n for n, a in dot.nodes.items() if a.get("shape") == "box"}
     assert set(ops) == {"Mul", "Add", "Tanh", "Sum"}
-    expected = {("x", "Mul"), ("w", "Mul"), ("Mul", "product"), ("product", "Add"), ("b", "Add"),
-                ("Add", "total"), ("total", "Tanh"), ("Tanh", "hidden"), ("hidden", "Sum"), ("Sum", "output")}
+    expected = {
+        ("x", "Mul"),
+        ("w", "Mul"),
+        ("Mul", "product"),
+        ("product", "Add"),
+        ("b", "Add"),
+        ("Add", "total"),
+        ("total", "Tanh"),
+        ("Tanh", "hidden"),
+        ("hidden", "Sum"),
+        ("Sum", "output"),
+    }
     names = {n: a["label"].split("\\n")[0] for n, a in dot.nodes.items()}
     names[next(n for n, a in dot.nodes.items() if kind_of(a) == "output")] = "output"
     assert {(names[t], names[h]) for t, h, _ in dot.edges} == expected
 
     kinds = {names[n]: kind_of(a) for n, a in dot.nodes.items()}
-    assert kinds == {"x": "input", "w": "parameter", "b": "parameter", "product": "intermediate",
-                     "total": "intermediate", "hidden": "intermediate", "output": "output",
-                     "Mul": "op", "Add": "op", "Tanh": "op", "Sum": "op"}
+    assert kinds == {
+        "x": "input",
+        "w": "parameter",
+        "b": "parameter",
+        "product": "intermediate",
+        "total": "intermediate",
+        "hidden": "intermediate",
+        "output": "output",
+        "Mul": "op",
+        "Add": "op",
+        "Tanh": "op",
+        "Sum": "op",
+    }
     assert dot.nodes[by_label(dot, "w")]["label"] == "w\\n(1, 2) float32"
     assert dot.nodes[by_label(dot, "b")]["label"] == "b\\n(2,) float32"
     # No gradient flows back into x: its edge is dashed; the others are plain.
@@ -219,7 +270,9 @@ def test_a_tensor_used_twice_gets_two_edges_into_one_op_and_constants_show_their
     y = (x * x * 2).sum()
     dot = parse(viz.draw(y, legend=False).source)
     assert len(dot.nodes) == 4 + 3 + 1  # x, x*x, *2, sum out; Mul, Mul, Sum; the constant 2
-    x_id = next(n for n, a in dot.nodes.items() if a["label"] == "(1,) float32" and kind_of(a) == "input")
+    x_id = next(
+        n for n, a in dot.nodes.items() if a["label"] == "(1,) float32" and kind_of(a) == "input"
+    )
     first_mul = [h for t, h, _ in dot.edges if t == x_id]
     assert len(first_mul) == 2 and first_mul[0] == first_mul[1]
     constant = next(a for a in dot.nodes.values() if a["label"].startswith("scalar float32"))
@@ -244,6 +297,7 @@ def test_graph_is_the_same_text_every_time():
     def build():
         model = Net(3)
         return viz.draw(model(mg.ones(2, 3)), params=model, show_values=True).source
+
     assert build() == build()
 
 
@@ -254,7 +308,10 @@ def test_parameters_are_found_by_type_not_by_class_name():
     class Parameter(mg.Tensor):  # a tensor that only borrows the name is not
         pass
 
-    weight, impostor = Weight(np.ones(2, np.float32)), Parameter(np.ones(2, np.float32), requires_grad=True)
+    weight, impostor = (
+        Weight(np.ones(2, np.float32)),
+        Parameter(np.ones(2, np.float32), requires_grad=True),
+    )
     weight.name, impostor.name = "weight", "impostor"
     dot = parse(viz.draw((weight * impostor).sum(), legend=False).source)
     assert kind_of(dot.nodes[by_label(dot, "weight")]) == "parameter"
@@ -268,19 +325,30 @@ def test_parameters_are_found_by_type_not_by_class_name():
 def test_ops_are_grouped_in_nested_clusters_labelled_with_name_and_class():
     model = Net(3)
     dot = parse(viz.draw(model(mg.ones(2, 3)), params=model).source)
-    assert dot.clusters == {"cluster_Net": "Net",
-                            "cluster_Net/first": "first (Block)",
-                            "cluster_Net/first/first.inner": "first.inner (Affine)",
-                            "cluster_Net/head": "head (Affine)"}
+    assert dot.clusters == {
+        "cluster_Net": "Net",
+        "cluster_Net/first": "first (Block)",
+        "cluster_Net/first/first.inner": "first.inner (Affine)",
+        "cluster_Net/head": "head (Affine)",
+    }
     assert dot.cluster_of[by_label(dot, "first.inner.weight")] == (
-        "cluster_Net", "cluster_Net/first", "cluster_Net/first/first.inner")
+        "cluster_Net",
+        "cluster_Net/first",
+        "cluster_Net/first/first.inner",
+    )
     assert dot.cluster_of[by_label(dot, "head.bias")] == ("cluster_Net", "cluster_Net/head")
     assert dot.cluster_of[by_label(dot, "Tanh")] == ("cluster_Net", "cluster_Net/first")
     input_node = next(n for n, a in dot.nodes.items() if kind_of(a) == "input")
     assert dot.cluster_of[input_node] == ()  # inputs stay outside the model
-    ops_in = collections.Counter(dot.cluster_of[n][-1] for n, a in dot.nodes.items() if a.get("shape") == "box")
-    assert ops_in == {"cluster_Net/first/first.inner": 2, "cluster_Net/first": 1,
-                      "cluster_Net/head": 2, "cluster_Net": 1}  # MatMul+Add, Tanh, MatMul+Add, Sum
+    ops_in = collections.Counter(
+        dot.cluster_of[n][-1] for n, a in dot.nodes.items() if a.get("shape") == "box"
+    )
+    assert ops_in == {
+        "cluster_Net/first/first.inner": 2,
+        "cluster_Net/first": 1,
+        "cluster_Net/head": 2,
+        "cluster_Net": 1,
+    }  # MatMul+Add, Tanh, MatMul+Add, Sum
 
     flat = parse(viz.draw(model(mg.ones(2, 3)), params=model, group_by_module=False).source)
     assert flat.clusters == {} and len(flat.nodes) == len(dot.nodes)
@@ -290,7 +358,9 @@ def test_ops_are_grouped_in_nested_clusters_labelled_with_name_and_class():
 # Collapse
 
 
-@pytest.mark.parametrize("collapse", ["rnn", "Recurrent", Recurrent, ["Recurrent", "nothing.matches"]])
+@pytest.mark.parametrize(
+    "collapse", ["rnn", "Recurrent", Recurrent, ["Recurrent", "nothing.matches"]]
+)
 def test_a_collapsed_module_is_one_node_with_its_inputs_outputs_and_parameters(collapse):
     model = Tagger(2)
     x = mg.tensor(np.arange(2 * 20 * 2, dtype=np.float32).reshape(2, 20, 2) / 80)
@@ -302,10 +372,15 @@ def test_a_collapsed_module_is_one_node_with_its_inputs_outputs_and_parameters(c
     boxes = [n for n, a in dot.nodes.items() if a.get("shape") == "box3d"]
     assert len(boxes) == 1
     box = boxes[0]
-    op_count = sum(a.get("shape") == "box" for n, a in full.nodes.items() if "cluster_Tagger/rnn" in full.cluster_of[n])
+    op_count = sum(
+        a.get("shape") == "box"
+        for n, a in full.nodes.items()
+        if "cluster_Tagger/rnn" in full.cluster_of[n]
+    )
     # The module's own weights are listed in the box, with their names inside the module.
-    assert dot.nodes[box]["label"] == (f"rnn\\nRecurrent\\n({op_count} ops)\\n"
-                                       "input_weight (2, 2)\\nhidden_weight (2, 2)")
+    assert dot.nodes[box]["label"] == (
+        f"rnn\\nRecurrent\\n({op_count} ops)\\ninput_weight (2, 2)\\nhidden_weight (2, 2)"
+    )
     assert dot.cluster_of[box] == ("cluster_Tagger",)
     tails = sorted(dot.nodes[t]["label"] for t, h, _ in dot.edges if h == box)
     # What enters the box: the 20 slices x[:, step] (no grad, so not recorded: 20 leaves viewing
@@ -346,7 +421,9 @@ def test_a_collapsed_lstm_is_one_node_listing_its_weights_with_their_gradients()
         assert listed[name].startswith(f"{name} {tuple(parameter.shape)} grad norm")
         assert norm == pytest.approx(np.linalg.norm(parameter.grad.data), rel=1e-3)
     assert len(listed) == 8
-    assert not any("weight_ih" in a["label"] for a in dot.nodes.values() if a.get("shape") != "box3d")
+    assert not any(
+        "weight_ih" in a["label"] for a in dot.nodes.values() if a.get("shape") != "box3d"
+    )
     assert set(dot.clusters) == {"cluster_SequenceClassifier", "cluster_SequenceClassifier/head"}
 
 
@@ -354,8 +431,11 @@ def test_two_calls_of_a_collapsed_module_are_two_nodes_in_a_chain():
     layer = Affine(2)
     x = mg.ones(1, 2)
     y = layer(layer(x)).sum()
-    dot = parse(viz.draw(y, params={"weight": layer.weight, "bias": layer.bias}, collapse=Affine,
-                         legend=False).source)
+    dot = parse(
+        viz.draw(
+            y, params={"weight": layer.weight, "bias": layer.bias}, collapse=Affine, legend=False
+        ).source
+    )
     boxes = sorted(n for n, a in dot.nodes.items() if a.get("shape") == "box3d")
     assert len(boxes) == 2
     between = [h for t, h, _ in dot.edges if t == boxes[0]]
@@ -397,9 +477,17 @@ def test_highlighted_edges_are_exactly_the_paths_from_the_output_to_the_paramete
     dot = parse(viz.draw(y, params={"w": w, "b": b}, highlight=[b], legend=False).source)
     names = {n: a["label"].split("\\n")[0] for n, a in dot.nodes.items()}
     highlighted = {(names[t], names[h]) for t, h, a in dot.edges if is_highlighted(a)}
-    assert highlighted == {("b", "Add"), ("Add", "total"), ("total", "Tanh"), ("Tanh", "hidden"),
-                           ("hidden", "Sum"), ("Sum", "scalar float32")}
-    assert is_highlighted(dot.nodes[by_label(dot, "b")]) and not is_highlighted(dot.nodes[by_label(dot, "w")])
+    assert highlighted == {
+        ("b", "Add"),
+        ("Add", "total"),
+        ("total", "Tanh"),
+        ("Tanh", "hidden"),
+        ("hidden", "Sum"),
+        ("Sum", "scalar float32"),
+    }
+    assert is_highlighted(dot.nodes[by_label(dot, "b")]) and not is_highlighted(
+        dot.nodes[by_label(dot, "w")]
+    )
 
     dot = parse(viz.draw(y, params={"w": w, "b": b}, highlight=[w, b], legend=False).source)
     assert sum(is_highlighted(a) for _, _, a in dot.edges) == 9  # all but x -> Mul
@@ -434,29 +522,40 @@ def test_show_grad_prints_the_gradient_norm_and_shape_of_tensors_with_grad():
     expected = np.linalg.norm(1 - np.tanh(np.array([0.5 + 0.1, -0.5 + 0.2])) ** 2)
     assert dot.nodes[by_label(dot, "b")]["label"].endswith(f"norm {expected:.4g}")
     assert "grad" not in dot.nodes[by_label(dot, "x")]["label"]  # x has no grad
-    assert "grad" not in parse(viz.draw(y, params={"w": w}).source).nodes[by_label(dot, "w")]["label"]
+    assert (
+        "grad" not in parse(viz.draw(y, params={"w": w}).source).nodes[by_label(dot, "w")]["label"]
+    )
 
 
 def test_show_values_prints_small_tensors_such_as_a_3x3_attention_matrix():
-    scores = mg.tensor(np.log(np.array([[1, 1, 2], [1, 3, 0.5], [4, 1, 1]], np.float32)), requires_grad=True)
+    scores = mg.tensor(
+        np.log(np.array([[1, 1, 2], [1, 3, 0.5], [4, 1, 1]], np.float32)), requires_grad=True
+    )
     weights = mg.softmax(scores, dim=-1)
     weights.name = "attention weights"
     big = mg.ones(5, 5, requires_grad=True)  # 25 elements: too many to print
-    out = (weights.sum() + (big * 2).sum())
+    out = weights.sum() + (big * 2).sum()
     dot = parse(viz.draw(out, show_values=True).source)
     label = dot.nodes[by_label(dot, "attention weights")]["label"]
-    assert label == ("attention weights\\n(3, 3) float32\\n[[0.25  0.25  0.5  ]\\n"
-                     "[0.222 0.667 0.111]\\n[0.667 0.167 0.167]]")
+    assert label == (
+        "attention weights\\n(3, 3) float32\\n[[0.25  0.25  0.5  ]\\n"
+        "[0.222 0.667 0.111]\\n[0.667 0.167 0.167]]"
+    )
     big_label = next(a["label"] for a in dot.nodes.values() if a["label"].startswith("(5, 5)"))
     assert big_label == "(5, 5) float32"
     hidden = parse(viz.draw(out).source)
-    assert hidden.nodes[by_label(hidden, "attention weights")]["label"] == "attention weights\\n(3, 3) float32"
+    assert (
+        hidden.nodes[by_label(hidden, "attention weights")]["label"]
+        == "attention weights\\n(3, 3) float32"
+    )
 
 
 def test_op_labels_carry_short_settings():
     x = mg.ones(2, 3, requires_grad=True)
     y = mg.softmax(x, dim=-1)[:, :2].sum(dim=1)
-    labels = {a["label"] for a in parse(viz.draw(y).source).nodes.values() if a.get("shape") == "box"}
+    labels = {
+        a["label"] for a in parse(viz.draw(y).source).nodes.values() if a.get("shape") == "box"
+    }
     assert labels == {"Softmax\\ndim=1", "GetItem\\nindex=(:, :2)", "Sum\\ndims=(1,)"}
 
 
@@ -478,12 +577,26 @@ def test_a_deep_graph_draws_without_recursion():
 def test_legend_shows_the_kinds_present():
     model = Tagger(2)
     out = model(mg.ones(1, 3, 2))
-    dot = parse(viz.draw(out, params=model, collapse=Recurrent, highlight=[model.out.weight]).source, legend=True)
+    dot = parse(
+        viz.draw(out, params=model, collapse=Recurrent, highlight=[model.out.weight]).source,
+        legend=True,
+    )
     legend = sorted(n for n in dot.nodes if n.startswith("legend_"))
-    assert legend == ["legend_highlight", "legend_input", "legend_intermediate", "legend_module", "legend_op",
-                      "legend_output", "legend_parameter"]
+    assert legend == [
+        "legend_highlight",
+        "legend_input",
+        "legend_intermediate",
+        "legend_module",
+        "legend_op",
+        "legend_output",
+        "legend_parameter",
+    ]
     plain = parse(viz.draw(mg.ones(2, requires_grad=True).sum()).source, legend=True)
-    assert sorted(n for n in plain.nodes if n.startswith("legend_")) == ["legend_input", "legend_op", "legend_output"]
+    assert sorted(n for n in plain.nodes if n.startswith("legend_")) == [
+        "legend_input",
+        "legend_op",
+        "legend_output",
+    ]
 
 
 def test_errors_name_what_was_expected():
@@ -517,9 +630,17 @@ def test_rankdir_is_passed_to_graphviz():
 # ---------------------------------------------------------------------------------------
 # Names that try to break the DOT text (issue 14): read back from what Graphviz draws
 
-HOSTILE_NAMES = ['say "hi"', "back\\slash at the end\\", "\\N \\G \\n \\l", "braces {x|y} <b>bold</b> &amp;",
-                 'evil" fillcolor="red" shape="star', '"] ; injected [label="x', "two\nlines", "bell\x07 and\ttab",
-                 "lone \udcff surrogate"]
+HOSTILE_NAMES = [
+    'say "hi"',
+    "back\\slash at the end\\",
+    "\\N \\G \\n \\l",
+    "braces {x|y} <b>bold</b> &amp;",
+    'evil" fillcolor="red" shape="star',
+    '"] ; injected [label="x',
+    "two\nlines",
+    "bell\x07 and\ttab",
+    "lone \udcff surrogate",
+]
 
 
 def drawn_text(text):
@@ -534,8 +655,13 @@ def svg_shapes(graph):
     shapes = {}
     for group in ElementTree.fromstring(graph.pipe(format="svg")).iter(f"{svg}g"):
         if group.get("class") in ("node", "cluster"):
-            outline = next(e for e in group if e.tag in (f"{svg}ellipse", f"{svg}polygon", f"{svg}path"))
-            shapes[group.find(f"{svg}title").text] = (outline.get("fill"), [t.text for t in group.iter(f"{svg}text")])
+            outline = next(
+                e for e in group if e.tag in (f"{svg}ellipse", f"{svg}polygon", f"{svg}path")
+            )
+            shapes[group.find(f"{svg}title").text] = (
+                outline.get("fill"),
+                [t.text for t in group.iter(f"{svg}text")],
+            )
     return shapes
 
 
@@ -550,12 +676,20 @@ def test_hostile_tensor_names_are_drawn_as_written():
     params = {name: tensor for tensor, name in list(zip(tensors, HOSTILE_NAMES))[half:]}
     graph = viz.draw(total.sum(), params=params, show_grad=False, legend=False)
     dot = parse(graph.source)
-    assert len(dot.nodes) == len(tensors) + 2 * (len(tensors) - 1) + 2  # leaves, Adds and their sums, Sum, output
+    assert (
+        len(dot.nodes) == len(tensors) + 2 * (len(tensors) - 1) + 2
+    )  # leaves, Adds and their sums, Sum, output
     shapes = svg_shapes(graph)
     assert set(shapes) == set(dot.nodes)  # Graphviz read every node, and no other
     drawn = sorted(lines[:-1] for fill, lines in shapes.values() if fill in ("#f9cb9c", "#d9ead3"))
     assert drawn == sorted(drawn_text(name) for name in HOSTILE_NAMES)
-    assert {fill for fill, _ in shapes.values()} == {"#f9cb9c", "#d9ead3", "#cfe2f3", "#fff2cc", "#ea9999"}
+    assert {fill for fill, _ in shapes.values()} == {
+        "#f9cb9c",
+        "#d9ead3",
+        "#cfe2f3",
+        "#fff2cc",
+        "#ea9999",
+    }
 
 
 HOSTILE_PARAMETER = 'we"ight\\'
@@ -602,13 +736,17 @@ def test_hostile_module_and_class_names_are_drawn_as_written():
             assert clusters == [drawn_text(outer)]
             (box,) = [lines for lines in labels if "(3 ops)" in lines]
             assert box[:-3] == [*drawn_text(module_name), inner, "(3 ops)"]
-            assert sorted(box[-3:]) == sorted(["weight (2, 2)", "bias (2,)", f"{HOSTILE_PARAMETER} (2,)"])
+            assert sorted(box[-3:]) == sorted(
+                ["weight (2, 2)", "bias (2,)", f"{HOSTILE_PARAMETER} (2,)"]
+            )
 
 
 def test_drawing_pauses_the_cycle_collector_and_restores_it(monkeypatch):
     x, w, b, y = small_expression()
     during, real_label = [], viz.label
-    monkeypatch.setattr(viz, "label", lambda *args: during.append(gc.isenabled()) or real_label(*args))
+    monkeypatch.setattr(
+        viz, "label", lambda *args: during.append(gc.isenabled()) or real_label(*args)
+    )
     assert gc.isenabled()
     viz.draw(y)
     assert during and not any(during) and gc.isenabled()
@@ -648,7 +786,9 @@ def test_render_without_graphviz_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` here
     with pytest.raises(viz.GraphvizNotFoundError) as error:
         viz.render(graph, tmp_path / "graph.svg")
-    assert "apt-get install graphviz" in str(error.value) and "brew install graphviz" in str(error.value)
+    assert "apt-get install graphviz" in str(error.value) and "brew install graphviz" in str(
+        error.value
+    )
     assert not (tmp_path / "graph.svg").exists()
     assert "digraph" in graph.source  # the DOT text needs no Graphviz
 
@@ -680,7 +820,8 @@ def assert_same_dot(now, committed):
     """Equal DOT text, except that printed numbers may differ in their last digit (BLAS order)."""
     assert _NUMBER.sub("#", now) == _NUMBER.sub("#", committed), (
         "the example draws a different graph than the committed one; if a layer changed on purpose, "
-        "rerun `python examples/attention_graph.py` and commit docs/images/")
+        "rerun `python examples/attention_graph.py` and commit docs/images/"
+    )
     numbers_now = [float(n) for n in _NUMBER.findall(now)]
     numbers_committed = [float(n) for n in _NUMBER.findall(committed)]
     np.testing.assert_allclose(numbers_now, numbers_committed, rtol=2e-3, atol=2e-3)
@@ -689,6 +830,7 @@ def assert_same_dot(now, committed):
 @pytest.mark.parametrize("name", ["attention_graph", "sentiment_graph"])
 def test_example_pictures_are_reproducible(name):
     from examples import attention_graph as example
+
     graph = getattr(example, name)()
     assert_same_dot(graph.source, (IMAGES / f"{name}.dot").read_text())
     svg = ElementTree.parse(IMAGES / f"{name}.svg").getroot()
@@ -698,19 +840,32 @@ def test_example_pictures_are_reproducible(name):
 
 def test_attention_example_highlights_the_four_matrices():
     from examples import attention_graph as example
+
     dot = parse(example.attention_graph().source)
     starts = [by_label(dot, name) for name in example.ATTENTION_MATRICES]
     for start in starts:
-        assert kind_of(dot.nodes[start]) == "parameter" and "grad (4, 4) norm" in dot.nodes[start]["label"]
+        assert (
+            kind_of(dot.nodes[start]) == "parameter"
+            and "grad (4, 4) norm" in dot.nodes[start]["label"]
+        )
     highlighted = {(t, h) for t, h, a in dot.edges if is_highlighted(a)}
     assert highlighted == paths_to_outputs(dot, starts)
-    weights = [a["label"] for a in dot.nodes.values() if a["label"].startswith("(1, 1, 3, 3) float32\\n[[[[")]
-    rows = [[float(v) for v in re.findall(r"[-\d.]+", row)] for row in weights[-1].split("\\n")[1:4]]
-    np.testing.assert_allclose(np.sum(rows, axis=1), 1.0, atol=2e-3)  # softmax rows of the 3x3 matrix
+    weights = [
+        a["label"]
+        for a in dot.nodes.values()
+        if a["label"].startswith("(1, 1, 3, 3) float32\\n[[[[")
+    ]
+    rows = [
+        [float(v) for v in re.findall(r"[-\d.]+", row)] for row in weights[-1].split("\\n")[1:4]
+    ]
+    np.testing.assert_allclose(
+        np.sum(rows, axis=1), 1.0, atol=2e-3
+    )  # softmax rows of the 3x3 matrix
 
 
 def test_sentiment_example_is_tens_of_nodes_with_the_lstm_as_one():
     from examples import attention_graph as example
+
     dot = parse(example.sentiment_graph().source)
     assert 15 <= len(dot.nodes) <= 99
     boxes = [a["label"] for a in dot.nodes.values() if a.get("shape") == "box3d"]

@@ -10,8 +10,9 @@ def assert_same_parameter_grads(ours, theirs, rtol, atol):
     parameter of the same name (a name torch's lacks raises KeyError)."""
     torch_params = dict(theirs.named_parameters())
     for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), torch_params[name].grad.numpy(), rtol=rtol, atol=atol,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            p.grad.numpy(), torch_params[name].grad.numpy(), rtol=rtol, atol=atol, err_msg=name
+        )
 
 
 def assert_layer_matches_torch(ours, theirs, x, tolerance, seed=4):
@@ -25,8 +26,12 @@ def assert_layer_matches_torch(ours, theirs, x, tolerance, seed=4):
     upstream = np.random.default_rng(seed).standard_normal(tuple(torch_out.shape)).astype(x.dtype)
     (out * mg.tensor(upstream)).sum().backward()
     (torch_out * torch.from_numpy(upstream)).sum().backward()
-    np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=tolerance, atol=tolerance)
-    np.testing.assert_allclose(leaf.grad.numpy(), torch_leaf.grad.numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        out.numpy(), torch_out.detach().numpy(), rtol=tolerance, atol=tolerance
+    )
+    np.testing.assert_allclose(
+        leaf.grad.numpy(), torch_leaf.grad.numpy(), rtol=tolerance, atol=tolerance
+    )
     assert_same_parameter_grads(ours, theirs, tolerance, tolerance)
 
 

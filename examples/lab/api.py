@@ -52,8 +52,9 @@ class Lab:
         return session
 
     def _step(self, request):
-        return self._session(request).step(request.get("steps", 1),
-                                           request.get("learning_rate", training.DEFAULT_LEARNING_RATE))
+        return self._session(request).step(
+            request.get("steps", 1), request.get("learning_rate", training.DEFAULT_LEARNING_RATE)
+        )
 
     def _reset(self, request):
         session = self._session(request)

@@ -21,7 +21,9 @@ from examples import attention_by_hand as chapter
 from . import inputs
 
 WORD_COUNT, MODEL_DIM = 3, 2
-VALUE_LIMIT = 100.0  # word vectors and matrix entries: enough to explore, small enough to stay readable
+VALUE_LIMIT = (
+    100.0  # word vectors and matrix entries: enough to explore, small enough to stay readable
+)
 TEMPERATURE_RANGE = (0.05, 20.0)
 MAX_WORD_LENGTH = 16
 MATRICES = ("query_weight", "key_weight", "value_weight", "output_weight")
@@ -50,19 +52,32 @@ def parse(request):
     request = {**defaults(), **request}
     words = request["words"]
     if not isinstance(words, list) or len(words) != WORD_COUNT:
-        raise inputs.LabInputError(f"words: expected a list of {WORD_COUNT} words; got {words!r:.40}")
-    words = [inputs.text(f"word {i + 1}", word, MAX_WORD_LENGTH).strip() for i, word in enumerate(words)]
+        raise inputs.LabInputError(
+            f"words: expected a list of {WORD_COUNT} words; got {words!r:.40}"
+        )
+    words = [
+        inputs.text(f"word {i + 1}", word, MAX_WORD_LENGTH).strip() for i, word in enumerate(words)
+    ]
     parsed = {
         "words": words,
-        "embeddings": inputs.matrix("word vectors", request["embeddings"], (WORD_COUNT, MODEL_DIM), VALUE_LIMIT),
+        "embeddings": inputs.matrix(
+            "word vectors", request["embeddings"], (WORD_COUNT, MODEL_DIM), VALUE_LIMIT
+        ),
         "query": inputs.integer("query word", request["query"], 0, WORD_COUNT - 1),
         "temperature": inputs.number("temperature", request["temperature"], *TEMPERATURE_RANGE),
         "causal": inputs.flag("causal", request["causal"]),
         "heads": inputs.integer("heads", request["heads"], 1, MODEL_DIM),
     }
-    short = {"query_weight": "W_Q", "key_weight": "W_K", "value_weight": "W_V", "output_weight": "W_O"}
+    short = {
+        "query_weight": "W_Q",
+        "key_weight": "W_K",
+        "value_weight": "W_V",
+        "output_weight": "W_O",
+    }
     for name in MATRICES:
-        parsed[name] = inputs.matrix(short[name], request[name], (MODEL_DIM, MODEL_DIM), VALUE_LIMIT)
+        parsed[name] = inputs.matrix(
+            short[name], request[name], (MODEL_DIM, MODEL_DIM), VALUE_LIMIT
+        )
     return parsed
 
 
@@ -84,12 +99,29 @@ def steps(x, weights, heads, temperature, allowed):
         scores = queries[:, columns] @ keys[:, columns].T  # row i, column j: q_i . k_j
         scaled = scores / math.sqrt(head_dim)
         tempered = scaled / temperature
-        head_weights = mg.masked_softmax(tempered, allowed)  # each row sums to 1; masked entries exactly 0
-        per_head.append({"scores": scores, "scaled": scaled, "tempered": tempered, "weights": head_weights,
-                         "context": head_weights @ values[:, columns]})
-    merged = mg.cat([head["context"] for head in per_head], dim=1)  # heads side by side again: (T, D)
-    return {"queries": queries, "keys": keys, "values": values, "heads": per_head, "merged": merged,
-            "outputs": merged @ weights["output_weight"]}
+        head_weights = mg.masked_softmax(
+            tempered, allowed
+        )  # each row sums to 1; masked entries exactly 0
+        per_head.append(
+            {
+                "scores": scores,
+                "scaled": scaled,
+                "tempered": tempered,
+                "weights": head_weights,
+                "context": head_weights @ values[:, columns],
+            }
+        )
+    merged = mg.cat(
+        [head["context"] for head in per_head], dim=1
+    )  # heads side by side again: (T, D)
+    return {
+        "queries": queries,
+        "keys": keys,
+        "values": values,
+        "heads": per_head,
+        "merged": merged,
+        "outputs": merged @ weights["output_weight"],
+    }
 
 
 def module_run(embeddings, matrices, heads, temperature, causal):
@@ -112,25 +144,47 @@ def compute(request):
     heads, temperature, causal = settings["heads"], settings["temperature"], settings["causal"]
     allowed = np.tril(np.ones((WORD_COUNT, WORD_COUNT), dtype=bool)) if causal else None
     with mg.no_grad():
-        result = steps(mg.tensor(settings["embeddings"]), {name: mg.tensor(settings[name]) for name in MATRICES},
-                       heads, temperature, allowed)
-    module_weights, module_outputs = module_run(settings["embeddings"], settings, heads, temperature, causal)
+        result = steps(
+            mg.tensor(settings["embeddings"]),
+            {name: mg.tensor(settings[name]) for name in MATRICES},
+            heads,
+            temperature,
+            allowed,
+        )
+    module_weights, module_outputs = module_run(
+        settings["embeddings"], settings, heads, temperature, causal
+    )
     step_weights = np.stack([head["weights"].numpy() for head in result["heads"]])
-    difference = max(np.abs(module_weights - step_weights).max(),
-                     np.abs(module_outputs - result["outputs"].numpy()).max())
+    difference = max(
+        np.abs(module_weights - step_weights).max(),
+        np.abs(module_outputs - result["outputs"].numpy()).max(),
+    )
     head_dim = MODEL_DIM // heads
     return {
         "words": settings["words"],
         "embeddings": inputs.plain(settings["embeddings"]),
         **{name: inputs.plain(settings[name]) for name in MATRICES},
-        "query": settings["query"], "temperature": temperature, "causal": causal,
-        "heads": heads, "head_dim": head_dim, "sqrt_head_dim": math.sqrt(head_dim),
+        "query": settings["query"],
+        "temperature": temperature,
+        "causal": causal,
+        "heads": heads,
+        "head_dim": head_dim,
+        "sqrt_head_dim": math.sqrt(head_dim),
         "allowed": (allowed if causal else np.ones((WORD_COUNT, WORD_COUNT), dtype=bool)).tolist(),
-        **{name: inputs.plain(result[name].numpy()) for name in ("queries", "keys", "values", "merged", "outputs")},
+        **{
+            name: inputs.plain(result[name].numpy())
+            for name in ("queries", "keys", "values", "merged", "outputs")
+        },
         "head_results": [
-            {"features": list(range(head * head_dim, (head + 1) * head_dim)),
-             **{name: inputs.plain(values.numpy()) for name, values in head_result.items()}}
-            for head, head_result in enumerate(result["heads"])],
-        "module": {"weights": inputs.plain(module_weights), "outputs": inputs.plain(module_outputs),
-                   "largest_difference": float(difference)},
+            {
+                "features": list(range(head * head_dim, (head + 1) * head_dim)),
+                **{name: inputs.plain(values.numpy()) for name, values in head_result.items()},
+            }
+            for head, head_result in enumerate(result["heads"])
+        ],
+        "module": {
+            "weights": inputs.plain(module_weights),
+            "outputs": inputs.plain(module_outputs),
+            "largest_difference": float(difference),
+        },
     }

@@ -17,21 +17,29 @@ class LabInputError(ValueError):
 
 def _shown(value, limit=30):
     text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def number(name, value, low, high):
     """A finite float in [low, high], from a JSON number or the text of an input box."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise LabInputError(f"{name}: expected a number between {low:g} and {high:g}; got {_shown(value)}")
+        raise LabInputError(
+            f"{name}: expected a number between {low:g} and {high:g}; got {_shown(value)}"
+        )
     try:
         parsed = float(value.strip()) if isinstance(value, str) else float(value)
     except (ValueError, OverflowError):
-        raise LabInputError(f"{name}: expected a number between {low:g} and {high:g}; got {_shown(value)}") from None
+        raise LabInputError(
+            f"{name}: expected a number between {low:g} and {high:g}; got {_shown(value)}"
+        ) from None
     if not math.isfinite(parsed):
-        raise LabInputError(f"{name}: expected a finite number between {low:g} and {high:g}; got {_shown(value)}")
+        raise LabInputError(
+            f"{name}: expected a finite number between {low:g} and {high:g}; got {_shown(value)}"
+        )
     if not low <= parsed <= high:
-        raise LabInputError(f"{name}: expected a number between {low:g} and {high:g}; got {parsed:g}")
+        raise LabInputError(
+            f"{name}: expected a number between {low:g} and {high:g}; got {parsed:g}"
+        )
     return parsed
 
 
@@ -39,7 +47,9 @@ def integer(name, value, low, high):
     """An int in [low, high]; a float with a fractional part is refused."""
     parsed = number(name, value, low, high)
     if parsed != int(parsed):
-        raise LabInputError(f"{name}: expected a whole number between {low} and {high}; got {parsed:g}")
+        raise LabInputError(
+            f"{name}: expected a whole number between {low} and {high}; got {parsed:g}"
+        )
     return int(parsed)
 
 
@@ -51,21 +61,39 @@ def flag(name, value):
 
 def choice(name, value, options):
     if value not in options:
-        raise LabInputError(f"{name}: expected one of {', '.join(map(str, options))}; got {_shown(value)}")
+        raise LabInputError(
+            f"{name}: expected one of {', '.join(map(str, options))}; got {_shown(value)}"
+        )
     return value
 
 
 def matrix(name, value, shape, limit):
     """A nested list of the given shape (rows, columns) -> float32 array, each entry checked."""
     rows, columns = shape
-    if not isinstance(value, list) or len(value) != rows or any(
-            not isinstance(row, list) or len(row) != columns for row in value):
-        got = (f"{len(value)} rows of lengths {[len(r) if isinstance(r, list) else None for r in value][:6]}"
-               if isinstance(value, list) else _shown(value))
-        raise LabInputError(f"{name}: expected a {rows} x {columns} matrix ({rows} rows of {columns} numbers); "
-                            f"got {got}")
-    return np.array([[number(f"{name}[{i + 1}][{j + 1}]", entry, -limit, limit)
-                      for j, entry in enumerate(row)] for i, row in enumerate(value)], dtype=np.float32)
+    if (
+        not isinstance(value, list)
+        or len(value) != rows
+        or any(not isinstance(row, list) or len(row) != columns for row in value)
+    ):
+        got = (
+            f"{len(value)} rows of lengths {[len(r) if isinstance(r, list) else None for r in value][:6]}"
+            if isinstance(value, list)
+            else _shown(value)
+        )
+        raise LabInputError(
+            f"{name}: expected a {rows} x {columns} matrix ({rows} rows of {columns} numbers); "
+            f"got {got}"
+        )
+    return np.array(
+        [
+            [
+                number(f"{name}[{i + 1}][{j + 1}]", entry, -limit, limit)
+                for j, entry in enumerate(row)
+            ]
+            for i, row in enumerate(value)
+        ],
+        dtype=np.float32,
+    )
 
 
 def text(name, value, max_characters, allow_empty=False):
@@ -84,7 +112,9 @@ _SESSION = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def session_id(value):
     """The id a browser tab made for itself: 1 to 64 letters, digits, '-' or '_'."""
     if not isinstance(value, str) or not _SESSION.fullmatch(value):
-        raise LabInputError(f"session: expected an id of 1 to 64 letters, digits, '-' or '_'; got {_shown(value)}")
+        raise LabInputError(
+            f"session: expected an id of 1 to 64 letters, digits, '-' or '_'; got {_shown(value)}"
+        )
     return value
 
 

@@ -25,8 +25,13 @@ from .api import Lab
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024  # a 5,000-character review, escaped, fits several times over
-CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
-                 ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
 # Everything the page loads comes from this server: no CDN, works offline.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
@@ -48,9 +53,11 @@ class LabHandler(BaseHTTPRequestHandler):
         if path in ("/", "/index.html"):
             return self._send_file(STATIC / "index.html")
         if path.startswith("/static/"):
-            return self._send_static(urllib.parse.unquote(path[len("/static/"):]))
+            return self._send_static(urllib.parse.unquote(path[len("/static/") :]))
         if path in self.server.lab.routes:
-            return self._send_error(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes POST with a JSON body")
+            return self._send_error(
+                HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes POST with a JSON body"
+            )
         return self._send_error(HTTPStatus.NOT_FOUND, f"no page or endpoint at {path}")
 
     def do_POST(self):
@@ -67,9 +74,11 @@ class LabHandler(BaseHTTPRequestHandler):
             return self._send_error(HTTPStatus.BAD_REQUEST, str(error))
         except Exception as error:  # a bug: say so on the page, keep the details in the terminal
             traceback.print_exc(file=sys.stderr)
-            return self._send_error(HTTPStatus.INTERNAL_SERVER_ERROR,
-                                    f"the lab hit an internal error ({type(error).__name__}); "
-                                    f"the terminal running the server shows the details")
+            return self._send_error(
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                f"the lab hit an internal error ({type(error).__name__}); "
+                f"the terminal running the server shows the details",
+            )
         self._send_json(HTTPStatus.OK, answer)
 
     def _read_json(self):
@@ -81,12 +90,16 @@ class LabHandler(BaseHTTPRequestHandler):
             return None
         if not length.isdigit():
             self.close_connection = True
-            self._send_error(HTTPStatus.BAD_REQUEST, f"Content-Length must be a whole number; got {length!r:.20}")
+            self._send_error(
+                HTTPStatus.BAD_REQUEST, f"Content-Length must be a whole number; got {length!r:.20}"
+            )
             return None
         if int(length) > MAX_BODY_BYTES:
             self.close_connection = True  # never read an oversized body
-            self._send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                             f"request body too large: at most {MAX_BODY_BYTES:,} bytes; got {int(length):,}")
+            self._send_error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"request body too large: at most {MAX_BODY_BYTES:,} bytes; got {int(length):,}",
+            )
             return None
         body = self.rfile.read(int(length))
         if len(body) != int(length):
@@ -99,7 +112,9 @@ class LabHandler(BaseHTTPRequestHandler):
             self._send_error(HTTPStatus.BAD_REQUEST, f"the request body is not valid JSON: {error}")
             return None
         if not isinstance(request, dict):
-            self._send_error(HTTPStatus.BAD_REQUEST, f"expected a JSON object; got {type(request).__name__}")
+            self._send_error(
+                HTTPStatus.BAD_REQUEST, f"expected a JSON object; got {type(request).__name__}"
+            )
             return None
         return request
 
@@ -110,7 +125,9 @@ class LabHandler(BaseHTTPRequestHandler):
         except (OSError, ValueError):
             return self._send_error(HTTPStatus.BAD_REQUEST, "bad file name")
         if "\x00" in name or not path.is_relative_to(root):
-            return self._send_error(HTTPStatus.FORBIDDEN, "only files inside the lab's static folder are served")
+            return self._send_error(
+                HTTPStatus.FORBIDDEN, "only files inside the lab's static folder are served"
+            )
         if not path.is_file() or path.suffix not in CONTENT_TYPES:
             return self._send_error(HTTPStatus.NOT_FOUND, f"no file static/{name}")
         self._send_file(path)
@@ -119,7 +136,9 @@ class LabHandler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, path.read_bytes(), CONTENT_TYPES[path.suffix])
 
     def _send_json(self, status, data):
-        body = json.dumps(data, allow_nan=False).encode("utf-8")  # inputs.plain turned NaN into null
+        body = json.dumps(data, allow_nan=False).encode(
+            "utf-8"
+        )  # inputs.plain turned NaN into null
         self._send(status, body, "application/json; charset=utf-8")
 
     def _send_error(self, status, message):

@@ -42,19 +42,30 @@ class Shelf:
 
     def checkpoints(self):
         """The poolings that have both runs/<pool>/best.npz and runs/<pool>/vocab.json."""
-        return [pool for pool in POOLINGS
-                if (self.runs / pool / "best.npz").is_file() and (self.runs / pool / "vocab.json").is_file()]
+        return [
+            pool
+            for pool in POOLINGS
+            if (self.runs / pool / "best.npz").is_file()
+            and (self.runs / pool / "vocab.json").is_file()
+        ]
 
     def status(self):
         found = self.checkpoints()
         message = None
         if not found:
-            message = (f"No trained model in {os.path.abspath(self.runs)}. Make one with the one-minute demo\n"
-                       f"    {make_command()}\nor the full IMDB experiment (about 4 minutes for dot pooling)\n"
-                       f"    python examples/sentiment/train.py --pool dot\nthen open this panel again. "
-                       f"(Checkpoints elsewhere: start the lab with --runs FOLDER.)")
-        return {"runs": str(self.runs), "checkpoints": found, "message": message,
-                "max_characters": MAX_REVIEW_CHARACTERS, "max_tokens": MAX_TOKENS}
+            message = (
+                f"No trained model in {os.path.abspath(self.runs)}. Make one with the one-minute demo\n"
+                f"    {make_command()}\nor the full IMDB experiment (about 4 minutes for dot pooling)\n"
+                f"    python examples/sentiment/train.py --pool dot\nthen open this panel again. "
+                f"(Checkpoints elsewhere: start the lab with --runs FOLDER.)"
+            )
+        return {
+            "runs": str(self.runs),
+            "checkpoints": found,
+            "message": message,
+            "max_characters": MAX_REVIEW_CHARACTERS,
+            "max_tokens": MAX_TOKENS,
+        }
 
     def model(self, pool):
         """(model, vocab) for one pooling, rebuilt from its checkpoint."""
@@ -62,8 +73,10 @@ class Shelf:
         folder = self.runs / pool
         checkpoint, vocab_file = folder / "best.npz", folder / "vocab.json"
         if pool not in self.checkpoints():
-            raise inputs.LabInputError(f"no checkpoint for the {pool} pooling in {folder}: make one with "
-                                       f"{make_command(pool)}")
+            raise inputs.LabInputError(
+                f"no checkpoint for the {pool} pooling in {folder}: make one with "
+                f"{make_command(pool)}"
+            )
         stamp = (checkpoint.stat().st_mtime_ns, vocab_file.stat().st_mtime_ns)
         if pool in self._loaded and self._loaded[pool][0] == stamp:
             return self._loaded[pool][1:]
@@ -73,14 +86,22 @@ class Shelf:
             embedding = np.shape(state.get("embedding.weight"))
             hidden = np.shape(state.get("encoder.weight_hh_l0"))
             if len(embedding) != 2 or len(hidden) != 2:
-                raise ValueError("expected the weights embedding.weight and encoder.weight_hh_l0 of "
-                                 "examples/sentiment/model.py")
+                raise ValueError(
+                    "expected the weights embedding.weight and encoder.weight_hh_l0 of "
+                    "examples/sentiment/model.py"
+                )
             if embedding[0] != len(vocab):
-                raise ValueError(f"vocab.json has {len(vocab)} tokens but embedding.weight has {embedding[0]} rows")
-            model = SentimentModel(len(vocab), pool=pool, embedding_dim=embedding[1], hidden_size=hidden[1])
+                raise ValueError(
+                    f"vocab.json has {len(vocab)} tokens but embedding.weight has {embedding[0]} rows"
+                )
+            model = SentimentModel(
+                len(vocab), pool=pool, embedding_dim=embedding[1], hidden_size=hidden[1]
+            )
             model.load_state_dict(state)
         except (OSError, ValueError, KeyError, RuntimeError) as error:
-            raise inputs.LabInputError(f"could not load the {pool} model from {folder}: {error}") from None
+            raise inputs.LabInputError(
+                f"could not load the {pool} model from {folder}: {error}"
+            ) from None
         model.eval()
         self._loaded[pool] = (stamp, model, vocab)
         return model, vocab
@@ -102,12 +123,21 @@ class Shelf:
         if model.pool_name in ("additive", "dot"):
             weights = model.attention_weights()[0]
         elif model.pool_name == "mhsa":
-            weights = model.attention.last_weights[0].mean(axis=(0, 1))  # (T,): over heads, then queries
+            weights = model.attention.last_weights[0].mean(
+                axis=(0, 1)
+            )  # (T,): over heads, then queries
         else:
             weights = np.full(len(tokens), 1.0 / len(tokens))
         label = int(probabilities.argmax())
-        return {"model": model.pool_name, "tokens": tokens, "known": [i != vocab.unk_id for i in ids[0].tolist()],
-                "weights": inputs.plain(weights), "weights_kind": WEIGHT_KINDS[model.pool_name],
-                "label": LABELS[label], "probability": float(probabilities[label]),
-                "probability_positive": float(probabilities[1]),
-                "tokens_read": len(tokens), "tokens_total": len(all_tokens)}
+        return {
+            "model": model.pool_name,
+            "tokens": tokens,
+            "known": [i != vocab.unk_id for i in ids[0].tolist()],
+            "weights": inputs.plain(weights),
+            "weights_kind": WEIGHT_KINDS[model.pool_name],
+            "label": LABELS[label],
+            "probability": float(probabilities[label]),
+            "probability_positive": float(probabilities[1]),
+            "tokens_read": len(tokens),
+            "tokens_total": len(all_tokens),
+        }

@@ -43,9 +43,15 @@ def task_data():
 
 def describe_task():
     """The words of the task, for the page's explanation."""
-    return {"fillers": list(task.FILLERS), "positive": list(task.POSITIVE), "negative": list(task.NEGATIVE),
-            "train_size": task.TRAIN_SIZE, "sentence_length": task.SENTENCE_LENGTH, "features": task.FEATURES,
-            "sentence": list(task.FIXED_SENTENCE)}
+    return {
+        "fillers": list(task.FILLERS),
+        "positive": list(task.POSITIVE),
+        "negative": list(task.NEGATIVE),
+        "train_size": task.TRAIN_SIZE,
+        "sentence_length": task.SENTENCE_LENGTH,
+        "features": task.FEATURES,
+        "sentence": list(task.FIXED_SENTENCE),
+    }
 
 
 class TrainingSession:
@@ -68,15 +74,21 @@ class TrainingSession:
         count = inputs.integer("steps", count, 1, MAX_STEPS_PER_REQUEST)
         learning_rate = inputs.number("learning rate", learning_rate, *LEARNING_RATE_RANGE)
         if self.diverged:
-            raise inputs.LabInputError("the training has diverged (the loss is not a finite number any more): "
-                                       "press reset, then try a smaller learning rate")
+            raise inputs.LabInputError(
+                "the training has diverged (the loss is not a finite number any more): "
+                "press reset, then try a smaller learning rate"
+            )
         if len(self.losses) + count > MAX_STEPS:
-            raise inputs.LabInputError(f"this session has trained {len(self.losses)} steps; the lab stops at "
-                                       f"{MAX_STEPS}: press reset to start again")
+            raise inputs.LabInputError(
+                f"this session has trained {len(self.losses)} steps; the lab stops at "
+                f"{MAX_STEPS}: press reset to start again"
+            )
         _, x, labels = task_data()
         x, targets = mg.tensor(x), mg.tensor(labels)
         optimizer = mg.optim.SGD(self.model.parameters(), lr=learning_rate)
-        with np.errstate(over="ignore", invalid="ignore"):  # a too large rate overflows: reported below
+        with np.errstate(
+            over="ignore", invalid="ignore"
+        ):  # a too large rate overflows: reported below
             for _ in range(count):
                 loss = mg.cross_entropy(self.model(x), targets)
                 optimizer.zero_grad()
@@ -85,8 +97,14 @@ class TrainingSession:
                 gradients = {name: self.matrix(name).grad.numpy().copy() for name in MATRICES}
                 optimizer.step()
                 self.losses.append(loss.item())
-                self.last_step = {"learning_rate": learning_rate, "before": before, "gradients": gradients,
-                                  "updates": {name: self.matrix(name).numpy() - before[name] for name in MATRICES}}
+                self.last_step = {
+                    "learning_rate": learning_rate,
+                    "before": before,
+                    "gradients": gradients,
+                    "updates": {
+                        name: self.matrix(name).numpy() - before[name] for name in MATRICES
+                    },
+                }
                 if not all(np.isfinite(p.numpy()).all() for p in self.model.parameters()):
                     self.diverged = True
                     break
@@ -97,32 +115,46 @@ class TrainingSession:
         """The loss curve, accuracy, the four matrices with the last step's gradients and
         updates, and the attention weights of the fixed sentence, as plain data."""
         vectors, x, labels = task_data()
-        with mg.no_grad(), np.errstate(over="ignore", invalid="ignore"):  # after divergence: NaN, reported
+        with (
+            mg.no_grad(),
+            np.errstate(over="ignore", invalid="ignore"),
+        ):  # after divergence: NaN, reported
             logits = self.model(mg.tensor(x))
             loss_now = mg.cross_entropy(logits, mg.tensor(labels)).item()
         accuracy = float((logits.numpy().argmax(axis=1) == labels).mean())
         with np.errstate(over="ignore", invalid="ignore"):
-            weights = task.attention_of(self.model, vectors, task.FIXED_SENTENCE)  # (5, 5), row = the word asking
+            weights = task.attention_of(
+                self.model, vectors, task.FIXED_SENTENCE
+            )  # (5, 5), row = the word asking
         last = self.last_step
         matrices = {}
         for name in MATRICES:
             matrices[name] = {
-                "label": SHORT_NAMES[name], "value": inputs.plain(self.matrix(name).numpy()),
+                "label": SHORT_NAMES[name],
+                "value": inputs.plain(self.matrix(name).numpy()),
                 "before": inputs.plain(last["before"][name]) if last else None,
                 "gradient": inputs.plain(last["gradients"][name]) if last else None,
-                "update": inputs.plain(last["updates"][name]) if last else None}
+                "update": inputs.plain(last["updates"][name]) if last else None,
+            }
         message = None
         if self.diverged:
-            message = (f"The loss is not a finite number any more: the learning rate {last['learning_rate']:g} "
-                       f"was too large. Press reset and try a smaller one.")
+            message = (
+                f"The loss is not a finite number any more: the learning rate {last['learning_rate']:g} "
+                f"was too large. Press reset and try a smaller one."
+            )
         return {
-            "step": len(self.losses), "losses": inputs.plain(self.losses + [loss_now]),
-            "loss": inputs.plain(loss_now), "accuracy": accuracy,
+            "step": len(self.losses),
+            "losses": inputs.plain(self.losses + [loss_now]),
+            "loss": inputs.plain(loss_now),
+            "accuracy": accuracy,
             "learning_rate": last["learning_rate"] if last else None,
-            "matrices": matrices, "sentence": list(task.FIXED_SENTENCE),
-            "sentence_weights": inputs.plain(weights), "received": inputs.plain(weights.mean(axis=0)),
+            "matrices": matrices,
+            "sentence": list(task.FIXED_SENTENCE),
+            "sentence_weights": inputs.plain(weights),
+            "received": inputs.plain(weights.mean(axis=0)),
             "parameters": [name for name, _ in self.model.named_parameters()],
-            "diverged": self.diverged, "message": message,
+            "diverged": self.diverged,
+            "message": message,
         }
 
     def graph(self, collapse=()):
@@ -133,8 +165,10 @@ class TrainingSession:
         program there is no SVG and the message says how to install it.
         """
         if not isinstance(collapse, list) or any(name not in COLLAPSIBLE for name in collapse):
-            raise inputs.LabInputError(f"collapse: expected a list drawn from {', '.join(COLLAPSIBLE)}; "
-                                       f"got {collapse!r:.60}")
+            raise inputs.LabInputError(
+                f"collapse: expected a list drawn from {', '.join(COLLAPSIBLE)}; "
+                f"got {collapse!r:.60}"
+            )
         vectors, _, _ = task_data()
         words = mg.tensor(vectors[task.sentence_ids(task.FIXED_SENTENCE)])
         words.name = "words"
@@ -144,12 +178,19 @@ class TrainingSession:
         loss = mg.cross_entropy(self.model(words), label)
         loss.name = "loss"
         loss.backward()
-        graph = mg.viz.draw(loss, params=self.model, show_grad=True,
-                            highlight=[self.matrix(name) for name in MATRICES], collapse=list(collapse) or None)
+        graph = mg.viz.draw(
+            loss,
+            params=self.model,
+            show_grad=True,
+            highlight=[self.matrix(name) for name in MATRICES],
+            collapse=list(collapse) or None,
+        )
         self.model.zero_grad()
         with tempfile.TemporaryDirectory() as folder:
             try:
-                svg = Path(mg.viz.render(graph, Path(folder) / "graph.svg")).read_text(encoding="utf-8")
+                svg = Path(mg.viz.render(graph, Path(folder) / "graph.svg")).read_text(
+                    encoding="utf-8"
+                )
             except mg.viz.GraphvizNotFoundError as error:
                 return {"available": False, "svg": None, "dot": graph.source, "message": str(error)}
         return {"available": True, "svg": svg, "dot": graph.source, "message": None}

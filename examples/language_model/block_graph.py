@@ -31,15 +31,22 @@ MATRICES = ("query_weight", "key_weight", "value_weight", "output_weight")
 def block_graph():
     """A one-block model on 5 characters, loss, backward -> its graph (graphviz.Digraph)."""
     mg.manual_seed(0)
-    model = CharTransformer(vocab_size=6, context=8, model_dim=8, num_heads=2, num_layers=1, ff_dim=16)
+    model = CharTransformer(
+        vocab_size=6, context=8, model_dim=8, num_heads=2, num_layers=1, ff_dim=16
+    )
     ids = np.array([[1, 2, 3, 4, 5]])
     targets = np.array([[2, 3, 4, 5, 1]])
     loss = model.loss(ids, targets)
     loss.name = "loss"
     loss.backward()
     attention = model.blocks[0].attention
-    return mg.viz.draw(loss, params=model, show_grad=True, collapse=nn.FeedForward,
-                       highlight=[getattr(attention, name) for name in MATRICES])
+    return mg.viz.draw(
+        loss,
+        params=model,
+        show_grad=True,
+        collapse=nn.FeedForward,
+        highlight=[getattr(attention, name) for name in MATRICES],
+    )
 
 
 def main():

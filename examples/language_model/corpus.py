@@ -66,7 +66,9 @@ class Vocabulary:
         points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
         if not self._code_points.size:
             return np.zeros(points.shape, np.int64)
-        position = np.minimum(np.searchsorted(self._code_points, points), self._code_points.size - 1)
+        position = np.minimum(
+            np.searchsorted(self._code_points, points), self._code_points.size - 1
+        )
         return np.where(self._code_points[position] == points, position + 1, 0)
 
     def decode(self, ids):
@@ -76,8 +78,13 @@ class Vocabulary:
 def encode(vocabulary, text, dtype=np.uint16, chunk=1 << 22):
     """vocabulary.encode(text) as a compact array of `dtype`, a few million characters at a time
     (the int64 ids of all 33 million characters of the reviews would take 260 MB at once)."""
-    return np.concatenate([vocabulary.encode(text[start:start + chunk]).astype(dtype)
-                           for start in range(0, len(text), chunk)] or [np.zeros(0, dtype)])
+    return np.concatenate(
+        [
+            vocabulary.encode(text[start : start + chunk]).astype(dtype)
+            for start in range(0, len(text), chunk)
+        ]
+        or [np.zeros(0, dtype)]
+    )
 
 
 def random_batches(ids, batch_size, context, seed):
@@ -85,7 +92,9 @@ def random_batches(ids, batch_size, context, seed):
     starting at random positions, targets one character further. The same seed gives the same
     batches (the PyTorch twin in benchmarks/ replays them)."""
     if len(ids) < context + 1:
-        raise ValueError(f"the text has {len(ids)} characters; a context of {context} needs at least {context + 1}")
+        raise ValueError(
+            f"the text has {len(ids)} characters; a context of {context} needs at least {context + 1}"
+        )
     rng = np.random.default_rng(seed)
     offsets = np.arange(context + 1)
     while True:
@@ -99,10 +108,12 @@ def evaluation_batches(ids, batch_size, context, max_batches):
     from the start, at most `max_batches` of them (fewer when the text is short)."""
     windows = min(max_batches * batch_size, (len(ids) - 1) // context)
     if windows < 1:
-        raise ValueError(f"the validation text has {len(ids)} characters; a context of {context} needs at "
-                         f"least {context + 1}")
+        raise ValueError(
+            f"the validation text has {len(ids)} characters; a context of {context} needs at "
+            f"least {context + 1}"
+        )
     starts = np.arange(windows) * context
     offsets = np.arange(context + 1)
     for first in range(0, windows, batch_size):
-        chunk = ids[starts[first:first + batch_size, None] + offsets].astype(np.int64)
+        chunk = ids[starts[first : first + batch_size, None] + offsets].astype(np.int64)
         yield chunk[:, :-1], chunk[:, 1:]

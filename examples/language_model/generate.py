@@ -42,7 +42,7 @@ def generate(model, vocabulary, prompt, length, temperature=0.8, top_k=20, use_c
         if not use_cache:
             logits = model(np.array([ids[-context:]]))
         elif caches is None or len(caches[0]) == context:  # the start, or a full cache
-            window = ids[-context:] if caches is None else ids[-max(1, context // 2):]
+            window = ids[-context:] if caches is None else ids[-max(1, context // 2) :]
             caches = model.new_caches()
             logits = model(np.array([window]), caches)
         else:

@@ -16,8 +16,15 @@ import numpy as np
 import minigrad as mg
 from minigrad import nn
 
-DEFAULTS = dict(context=128, model_dim=128, num_heads=4, num_layers=4, ff_dim=512, dropout=0.0,
-                positions="learned")
+DEFAULTS = dict(
+    context=128,
+    model_dim=128,
+    num_heads=4,
+    num_layers=4,
+    ff_dim=512,
+    dropout=0.0,
+    positions="learned",
+)
 CONFIG_KEYS = ("vocab_size",) + tuple(DEFAULTS)
 EMBEDDING_STD = 0.02
 
@@ -30,22 +37,42 @@ class CharTransformer(nn.Module):
     from there.
     """
 
-    def __init__(self, vocab_size, context=128, model_dim=128, num_heads=4, num_layers=4, ff_dim=512,
-                 dropout=0.0, positions="learned"):
+    def __init__(
+        self,
+        vocab_size,
+        context=128,
+        model_dim=128,
+        num_heads=4,
+        num_layers=4,
+        ff_dim=512,
+        dropout=0.0,
+        positions="learned",
+    ):
         super().__init__()
         if positions not in ("learned", "sinusoidal"):
             raise ValueError(f"positions must be 'learned' or 'sinusoidal'; got {positions!r}")
-        self.config = dict(vocab_size=int(vocab_size), context=int(context), model_dim=int(model_dim),
-                           num_heads=int(num_heads), num_layers=int(num_layers), ff_dim=int(ff_dim),
-                           dropout=float(dropout), positions=positions)
+        self.config = dict(
+            vocab_size=int(vocab_size),
+            context=int(context),
+            model_dim=int(model_dim),
+            num_heads=int(num_heads),
+            num_layers=int(num_layers),
+            ff_dim=int(ff_dim),
+            dropout=float(dropout),
+            positions=positions,
+        )
         self.context = int(context)
         self.token_embedding = nn.Embedding(vocab_size, model_dim)
         if positions == "learned":
             self.positions = nn.PositionalEmbedding(context, model_dim)
         else:
             self.positions = nn.SinusoidalPositionalEncoding(model_dim, max_length=context)
-        self.blocks = nn.ModuleList([nn.TransformerBlock(model_dim, num_heads, ff_dim, dropout=dropout, causal=True)
-                                     for _ in range(num_layers)])
+        self.blocks = nn.ModuleList(
+            [
+                nn.TransformerBlock(model_dim, num_heads, ff_dim, dropout=dropout, causal=True)
+                for _ in range(num_layers)
+            ]
+        )
         self.final_norm = nn.LayerNorm(model_dim)
         self.head = nn.Linear(model_dim, vocab_size)
         # Small embeddings, as GPT-2: N(0, 0.02) instead of nn.Embedding's N(0, 1). With N(0, 1) the
@@ -58,16 +85,23 @@ class CharTransformer(nn.Module):
     def forward(self, ids, caches=None):
         ids = ids if isinstance(ids, mg.Tensor) else mg.tensor(np.asarray(ids))
         if ids.ndim != 2:
-            raise ValueError(f"CharTransformer: expected ids of shape (batch, time); got {ids.shape}")
-        if caches is not None and (len(caches) != len(self.blocks)
-                                   or len({cache_length(cache) for cache in caches}) != 1):
-            raise ValueError(f"CharTransformer: expected one cache per block ({len(self.blocks)}), all of one "
-                             f"length (from new_caches()); got {len(caches)} holding "
-                             f"{[cache_length(cache) for cache in caches]} positions")
+            raise ValueError(
+                f"CharTransformer: expected ids of shape (batch, time); got {ids.shape}"
+            )
+        if caches is not None and (
+            len(caches) != len(self.blocks) or len({cache_length(cache) for cache in caches}) != 1
+        ):
+            raise ValueError(
+                f"CharTransformer: expected one cache per block ({len(self.blocks)}), all of one "
+                f"length (from new_caches()); got {len(caches)} holding "
+                f"{[cache_length(cache) for cache in caches]} positions"
+            )
         offset = 0 if caches is None else cache_length(caches[0])
         if offset + ids.shape[1] > self.context:
-            raise ValueError(f"CharTransformer: {offset} cached + {ids.shape[1]} new positions exceed the "
-                             f"context of {self.context}")
+            raise ValueError(
+                f"CharTransformer: {offset} cached + {ids.shape[1]} new positions exceed the "
+                f"context of {self.context}"
+            )
         x = self.positions(self.token_embedding(ids), offset)
         for index, block in enumerate(self.blocks):
             x = block(x, cache=None if caches is None else caches[index])
@@ -76,7 +110,9 @@ class CharTransformer(nn.Module):
     def loss(self, ids, targets):
         """Mean cross-entropy (nats per character) of predicting targets (B, T) from ids (B, T)."""
         logits = self(ids)
-        return mg.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.asarray(targets).reshape(-1))
+        return mg.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), np.asarray(targets).reshape(-1)
+        )
 
     def new_caches(self):
         """Empty key/value caches, one per block, for generation (needs nn.KVCache)."""

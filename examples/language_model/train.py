@@ -34,38 +34,82 @@ from examples.language_model.generate import generate  # noqa: E402
 from examples.language_model.model import CONFIG_KEYS, CharTransformer, parameter_count  # noqa: E402
 from examples.sentiment.data import DataNotFoundError  # noqa: E402
 
-DEFAULTS = dict(steps=1000, batch_size=32, context=128, model_dim=128, num_heads=4, num_layers=4, ff_dim=512,
-                eval_every=100, eval_batches=20, warmup=100)
-QUICK = dict(steps=600, batch_size=32, context=64, model_dim=64, num_heads=4, num_layers=2, ff_dim=256,
-             eval_every=100, eval_batches=4, warmup=50)
+DEFAULTS = dict(
+    steps=1000,
+    batch_size=32,
+    context=128,
+    model_dim=128,
+    num_heads=4,
+    num_layers=4,
+    ff_dim=512,
+    eval_every=100,
+    eval_batches=20,
+    warmup=100,
+)
+QUICK = dict(
+    steps=600,
+    batch_size=32,
+    context=64,
+    model_dim=64,
+    num_heads=4,
+    num_layers=2,
+    ff_dim=256,
+    eval_every=100,
+    eval_batches=4,
+    warmup=50,
+)
 ATTENTION_PROMPT = "This movie was not bad at all."
 LN2 = math.log(2)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", help="IMDB tarball or extracted folder (default: the cache folder, else download)")
-    parser.add_argument("--out", default="runs/language_model", help="folder for the checkpoint, samples, pictures")
+    parser.add_argument(
+        "--data", help="IMDB tarball or extracted folder (default: the cache folder, else download)"
+    )
+    parser.add_argument(
+        "--out", default="runs/language_model", help="folder for the checkpoint, samples, pictures"
+    )
+
     def sized(name, help=""):
-        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=None,
-                            help=f"{help} (default {DEFAULTS[name]}; with --quick {QUICK[name]})".strip())
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=int,
+            default=None,
+            help=f"{help} (default {DEFAULTS[name]}; with --quick {QUICK[name]})".strip(),
+        )
+
     sized("steps")
-    parser.add_argument("--time-budget", type=float, metavar="MINUTES",
-                        help="stop after this many minutes (the schedule is fitted to the steps that fit)")
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="MINUTES",
+        help="stop after this many minutes (the schedule is fitted to the steps that fit)",
+    )
     for name in ("batch_size", "context", "model_dim", "num_heads", "num_layers", "ff_dim"):
         sized(name)
     parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--positions", choices=("learned", "sinusoidal"), default="learned")
-    parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (after the warm-up)")
+    parser.add_argument(
+        "--lr", type=float, default=3e-3, help="peak learning rate (after the warm-up)"
+    )
     parser.add_argument("--weight-decay", type=float, default=0.01)
     sized("warmup", "warm-up steps (linear, then cosine decay)")
-    parser.add_argument("--min-lr-ratio", type=float, default=0.1, help="the cosine decays to lr * this")
-    parser.add_argument("--clip", type=float, default=1.0, help="max global gradient norm (0: no clipping)")
+    parser.add_argument(
+        "--min-lr-ratio", type=float, default=0.1, help="the cosine decays to lr * this"
+    )
+    parser.add_argument(
+        "--clip", type=float, default=1.0, help="max global gradient norm (0: no clipping)"
+    )
     sized("eval_every")
     sized("eval_batches", "validation batches per evaluation")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="one-minute demo: a small model, 600 steps")
-    parser.add_argument("--generate", metavar="PROMPT", help="sample from --checkpoint instead of training")
+    parser.add_argument(
+        "--quick", action="store_true", help="one-minute demo: a small model, 600 steps"
+    )
+    parser.add_argument(
+        "--generate", metavar="PROMPT", help="sample from --checkpoint instead of training"
+    )
     parser.add_argument("--checkpoint", help="a best.npz written by training")
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--sample-length", type=int, default=300)
@@ -79,32 +123,55 @@ def parse_args(argv=None):
             setattr(args, name, value)
     if args.generate is not None and not args.checkpoint:
         parser.error("--generate needs --checkpoint PATH (a best.npz written by training)")
-    for name in ("steps", "batch_size", "context", "model_dim", "num_heads", "num_layers", "ff_dim", "eval_every",
-                 "eval_batches"):
+    for name in (
+        "steps",
+        "batch_size",
+        "context",
+        "model_dim",
+        "num_heads",
+        "num_layers",
+        "ff_dim",
+        "eval_every",
+        "eval_batches",
+    ):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
     if args.model_dim % args.num_heads:
-        parser.error(f"--model-dim ({args.model_dim}) must be divisible by --num-heads ({args.num_heads})")
+        parser.error(
+            f"--model-dim ({args.model_dim}) must be divisible by --num-heads ({args.num_heads})"
+        )
     if args.time_budget is not None and not 0 < args.time_budget < math.inf:
         parser.error(f"--time-budget must be a number of minutes > 0; got {args.time_budget}")
     for name, ok, expected in (  # refused now, not after the training (NaN fails every test)
-            ("lr", 0 <= args.lr < math.inf, "a finite number >= 0"),
-            ("weight_decay", 0 <= args.weight_decay < math.inf, "a finite number >= 0"),
-            ("clip", 0 <= args.clip < math.inf, "a finite number >= 0 (0: no clipping)"),
-            ("min_lr_ratio", 0 <= args.min_lr_ratio <= 1, "in [0, 1]"),
-            ("dropout", 0 <= args.dropout < 1, "in [0, 1)"),
-            ("temperature", 0 <= args.temperature < math.inf, "a finite number >= 0 (0: the likeliest character)"),
-            ("warmup", args.warmup >= 0, ">= 0"), ("top_k", args.top_k >= 1, ">= 1"),
-            ("samples", args.samples >= 0, ">= 0"), ("sample_length", args.sample_length >= 1, ">= 1")):
+        ("lr", 0 <= args.lr < math.inf, "a finite number >= 0"),
+        ("weight_decay", 0 <= args.weight_decay < math.inf, "a finite number >= 0"),
+        ("clip", 0 <= args.clip < math.inf, "a finite number >= 0 (0: no clipping)"),
+        ("min_lr_ratio", 0 <= args.min_lr_ratio <= 1, "in [0, 1]"),
+        ("dropout", 0 <= args.dropout < 1, "in [0, 1)"),
+        (
+            "temperature",
+            0 <= args.temperature < math.inf,
+            "a finite number >= 0 (0: the likeliest character)",
+        ),
+        ("warmup", args.warmup >= 0, ">= 0"),
+        ("top_k", args.top_k >= 1, ">= 1"),
+        ("samples", args.samples >= 0, ">= 0"),
+        ("sample_length", args.sample_length >= 1, ">= 1"),
+    ):
         if not ok:
-            parser.error(f"--{name.replace('_', '-')} must be {expected}; got {getattr(args, name)}")
+            parser.error(
+                f"--{name.replace('_', '-')} must be {expected}; got {getattr(args, name)}"
+            )
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        parser.error(f"--out must be a folder (for the checkpoint, samples and pictures); {out} is a file")
+        parser.error(
+            f"--out must be a folder (for the checkpoint, samples and pictures); {out} is a file"
+        )
     return args
 
 
 # -- data -----------------------------------------------------------------------------------
+
 
 def prepare_data(args, progress=True):
     """(vocabulary, train ids, validation ids); ids as compact unsigned arrays."""
@@ -112,42 +179,78 @@ def prepare_data(args, progress=True):
     if args.quick:  # a slice is plenty for 600 small steps, and encodes in a blink
         train_text, validation_text = train_text[:3_000_000], validation_text[:200_000]
     vocabulary = corpus.Vocabulary.from_text(train_text)
-    dtype = np.uint8 if len(vocabulary) <= 1 << 8 else np.uint16 if len(vocabulary) <= 1 << 16 else np.uint32
-    train_ids, validation_ids = (corpus.encode(vocabulary, text, dtype) for text in (train_text, validation_text))
+    dtype = (
+        np.uint8
+        if len(vocabulary) <= 1 << 8
+        else np.uint16
+        if len(vocabulary) <= 1 << 16
+        else np.uint32
+    )
+    train_ids, validation_ids = (
+        corpus.encode(vocabulary, text, dtype) for text in (train_text, validation_text)
+    )
     for name, ids in (("training", train_ids), ("validation", validation_ids)):
         if len(ids) < args.context + 1:
-            raise ValueError(f"the {name} text has {len(ids):,} characters; a context of {args.context} needs at "
-                             f"least {args.context + 1} (use a smaller --context, or more data)")
+            raise ValueError(
+                f"the {name} text has {len(ids):,} characters; a context of {args.context} needs at "
+                f"least {args.context + 1} (use a smaller --context, or more data)"
+            )
     return vocabulary, train_ids, validation_ids
 
 
 # -- checkpoints ----------------------------------------------------------------------------
 
+
 def config_of(args, vocab_size):
-    return dict(vocab_size=vocab_size, context=args.context, model_dim=args.model_dim, num_heads=args.num_heads,
-                num_layers=args.num_layers, ff_dim=args.ff_dim, dropout=args.dropout, positions=args.positions)
+    return dict(
+        vocab_size=vocab_size,
+        context=args.context,
+        model_dim=args.model_dim,
+        num_heads=args.num_heads,
+        num_layers=args.num_layers,
+        ff_dim=args.ff_dim,
+        dropout=args.dropout,
+        positions=args.positions,
+    )
 
 
 def save_checkpoint(path, model, vocabulary, optimizer, schedule, step, validation_loss):
     """Everything needed to sample or to resume, in one .npz written atomically by mg.save."""
-    config = {key: (1 if value == "sinusoidal" else 0) if key == "positions" else value
-              for key, value in model.config.items()}
-    mg.save({"model": model.state_dict(), "config": config, "vocabulary": vocabulary.code_points(),
-             "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step,
-             "validation_loss": validation_loss}, path)
+    config = {
+        key: (1 if value == "sinusoidal" else 0) if key == "positions" else value
+        for key, value in model.config.items()
+    }
+    mg.save(
+        {
+            "model": model.state_dict(),
+            "config": config,
+            "vocabulary": vocabulary.code_points(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(),
+            "step": step,
+            "validation_loss": validation_loss,
+        },
+        path,
+    )
 
 
 def load_checkpoint(path):
     """(model, vocabulary, info) from a checkpoint of save_checkpoint; info has step and
     validation_loss."""
     flat = mg.load(path)
-    missing = [key for key in [f"config.{key}" for key in CONFIG_KEYS] + ["vocabulary", "step", "validation_loss"]
-               if key not in flat]
+    missing = [
+        key
+        for key in [f"config.{key}" for key in CONFIG_KEYS]
+        + ["vocabulary", "step", "validation_loss"]
+        if key not in flat
+    ]
     if missing:
-        raise ValueError(f"{path} is not a language-model checkpoint of train.py (missing {', '.join(missing)})")
+        raise ValueError(
+            f"{path} is not a language-model checkpoint of train.py (missing {', '.join(missing)})"
+        )
     config = {key: flat[f"config.{key}"].item() for key in CONFIG_KEYS}
     config["positions"] = "sinusoidal" if config["positions"] else "learned"
-    state = {key[len("model."):]: value for key, value in flat.items() if key.startswith("model.")}
+    state = {key[len("model.") :]: value for key, value in flat.items() if key.startswith("model.")}
     _check_config(path, config, state, flat)
     model = CharTransformer(**config)
     model.load_state_dict(state)
@@ -158,29 +261,43 @@ def load_checkpoint(path):
 def _check_config(path, config, state, flat):
     """Refuse a checkpoint whose config disagrees with its own arrays, before building the model
     from it (a config claiming a context of 10**12 would otherwise allocate its positions first)."""
+
     def shape(key):
         return tuple(np.shape(state.get(key, ())))
-    expected = {"token_embedding.weight": (config["vocab_size"], config["model_dim"]),
-                "blocks.0.feed_forward.expand.weight": (config["ff_dim"], config["model_dim"]),
-                f"blocks.{config['num_layers'] - 1}.attention_norm.weight": (config["model_dim"],)}
+
+    expected = {
+        "token_embedding.weight": (config["vocab_size"], config["model_dim"]),
+        "blocks.0.feed_forward.expand.weight": (config["ff_dim"], config["model_dim"]),
+        f"blocks.{config['num_layers'] - 1}.attention_norm.weight": (config["model_dim"],),
+    }
     if config["positions"] == "learned":
         expected["positions.weight"] = (config["context"], config["model_dim"])
-    problems = [f"{key}: expected shape {want} (from the config), got {shape(key)}" for key, want in expected.items()
-                if shape(key) != want]
+    problems = [
+        f"{key}: expected shape {want} (from the config), got {shape(key)}"
+        for key, want in expected.items()
+        if shape(key) != want
+    ]
     if f"model.blocks.{config['num_layers']}.attention_norm.weight" in flat:
-        problems.append(f"unexpected keys blocks.{config['num_layers']}.*: more blocks than the config's "
-                        f"num_layers={config['num_layers']}")
+        problems.append(
+            f"unexpected keys blocks.{config['num_layers']}.*: more blocks than the config's "
+            f"num_layers={config['num_layers']}"
+        )
     vocabulary = np.asarray(flat["vocabulary"]).reshape(-1)
     if len(vocabulary) != config["vocab_size"] or len(np.unique(vocabulary)) != len(vocabulary):
-        problems.append(f"its vocabulary has {len(vocabulary)} entries ({len(np.unique(vocabulary))} distinct) for a "
-                        f"vocab_size of {config['vocab_size']}")
+        problems.append(
+            f"its vocabulary has {len(vocabulary)} entries ({len(np.unique(vocabulary))} distinct) for a "
+            f"vocab_size of {config['vocab_size']}"
+        )
     if not 1 <= config["context"] <= 1 << 20:
         problems.append(f"context={config['context']} is not in [1, 2**20]")
     if problems:
-        raise ValueError(f"{path} is not a consistent checkpoint of train.py: " + "; ".join(problems))
+        raise ValueError(
+            f"{path} is not a consistent checkpoint of train.py: " + "; ".join(problems)
+        )
 
 
 # -- training -------------------------------------------------------------------------------
+
 
 @mg.no_grad()
 def validation_loss(model, ids, args):
@@ -188,7 +305,9 @@ def validation_loss(model, ids, args):
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
-    for inputs, targets in corpus.evaluation_batches(ids, args.batch_size, args.context, args.eval_batches):
+    for inputs, targets in corpus.evaluation_batches(
+        ids, args.batch_size, args.context, args.eval_batches
+    ):
         total += model.loss(inputs, targets).item() * targets.size
         count += targets.size
     model.train(was_training)
@@ -201,7 +320,10 @@ class Plan:
     clock: seconds as a float (time.perf_counter; a test passes its own)."""
 
     def __init__(self, args, clock=time.perf_counter):
-        self.steps, self.budget = args.steps, None if args.time_budget is None else args.time_budget * 60
+        self.steps, self.budget = (
+            args.steps,
+            None if args.time_budget is None else args.time_budget * 60,
+        )
         self.warmup, self.min_ratio = args.warmup, args.min_lr_ratio
         self.clock = clock
         self.started = clock()
@@ -210,7 +332,9 @@ class Plan:
         return self.clock() - self.started
 
     def lr_factor(self, step):
-        return mg.optim.lr_scheduler.warmup_cosine(min(self.warmup, self.steps), self.steps, self.min_ratio)(step)
+        return mg.optim.lr_scheduler.warmup_cosine(
+            min(self.warmup, self.steps), self.steps, self.min_ratio
+        )(step)
 
     def replan(self, done, since_step, since_seconds):
         """Fit the rest of the budget at the pace measured since (step, elapsed seconds) `since`."""
@@ -221,7 +345,9 @@ class Plan:
 
     def over(self, step):
         """True when the run is done: --steps reached, or (after at least one step) the budget."""
-        return step >= self.steps or (self.budget is not None and step >= 1 and self.elapsed() >= self.budget)
+        return step >= self.steps or (
+            self.budget is not None and step >= 1 and self.elapsed() >= self.budget
+        )
 
 
 def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True):
@@ -230,20 +356,34 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
     plan = Plan(args)
     schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, plan.lr_factor)
     batches = corpus.random_batches(train_ids, args.batch_size, args.context, seed=args.seed)
-    log = {"steps": [], "train_loss": [], "validation": [], "best_validation_loss": math.inf, "best_step": None}
+    log = {
+        "steps": [],
+        "train_loss": [],
+        "validation": [],
+        "best_validation_loss": math.inf,
+        "best_step": None,
+    }
     step, recent, step_seconds = 0, [], []
     pace_mark = (0, 0.0)
     bar = tqdm(total=plan.steps, desc="training", unit="step", disable=not progress)
 
     def evaluate():
         loss = validation_loss(model, validation_ids, args)
-        log["validation"].append({"step": step, "loss": loss, "bits_per_character": loss / LN2,
-                                  "seconds": plan.elapsed()})
+        log["validation"].append(
+            {
+                "step": step,
+                "loss": loss,
+                "bits_per_character": loss / LN2,
+                "seconds": plan.elapsed(),
+            }
+        )
         if loss < log["best_validation_loss"]:
             log["best_validation_loss"], log["best_step"] = loss, step
             save_checkpoint(out / "best.npz", model, vocabulary, optimizer, schedule, step, loss)
-        bar.write(f"step {step}: validation loss {loss:.4f} nats/char = {loss / LN2:.4f} bits/char"
-                  f"{' (best, saved)' if log['best_step'] == step else ''}")
+        bar.write(
+            f"step {step}: validation loss {loss:.4f} nats/char = {loss / LN2:.4f} bits/char"
+            f"{' (best, saved)' if log['best_step'] == step else ''}"
+        )
 
     while not plan.over(step):
         inputs, targets = next(batches)
@@ -269,22 +409,32 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
             plan.replan(step, *pace_mark)
             bar.total = plan.steps
     bar.close()
-    log.update(total_steps=step, total_seconds=plan.elapsed(),
-               seconds_per_step=float(np.median(step_seconds)) if step_seconds else 0.0)
+    log.update(
+        total_steps=step,
+        total_seconds=plan.elapsed(),
+        seconds_per_step=float(np.median(step_seconds)) if step_seconds else 0.0,
+    )
     return log
 
 
 # -- after training -------------------------------------------------------------------------
 
+
 def show_model(model, vocabulary, args, out, prompt):
     """Print samples and write out/attention.svg; returns (samples, svg path)."""
-    samples = [generate(model, vocabulary, prompt, args.sample_length, args.temperature, args.top_k)
-               for _ in range(args.samples)]
+    samples = [
+        generate(model, vocabulary, prompt, args.sample_length, args.temperature, args.top_k)
+        for _ in range(args.samples)
+    ]
     for index, sample in enumerate(samples):
-        print(f"\n--- sample {index + 1} (temperature {args.temperature}, top-k {args.top_k}) ---\n{sample}")
+        print(
+            f"\n--- sample {index + 1} (temperature {args.temperature}, top-k {args.top_k}) ---\n{sample}"
+        )
     characters, maps = attention_maps(model, vocabulary, args.attention_prompt)
     path = out / "attention.svg"
-    svg = attention_grid_svg(characters, maps, title=f"attention weights of every head, \"{characters}\"")
+    svg = attention_grid_svg(
+        characters, maps, title=f'attention weights of every head, "{characters}"'
+    )
     with mg.io.atomic_file(path) as file:
         file.write(svg.encode("utf-8"))
     print(f"\nattention of every head of every block: {path}")
@@ -308,35 +458,54 @@ def main(argv=None):
             sys.exit(f"train.py: {error}")
         unknown = sorted(set(args.generate) - set(vocabulary.characters))
         if unknown:
-            print(f"note: the model does not know {''.join(unknown)!r}; they are read as its unknown character",
-                  file=sys.stderr)
-        print(f"checkpoint {args.checkpoint}: step {info['step']}, validation loss {info['validation_loss']:.4f} "
-              f"nats/char ({info['validation_loss'] / LN2:.4f} bits/char)")
+            print(
+                f"note: the model does not know {''.join(unknown)!r}; they are read as its unknown character",
+                file=sys.stderr,
+            )
+        print(
+            f"checkpoint {args.checkpoint}: step {info['step']}, validation loss {info['validation_loss']:.4f} "
+            f"nats/char ({info['validation_loss'] / LN2:.4f} bits/char)"
+        )
         return show_model(model, vocabulary, args, out, args.generate)
     if args.quick:
-        print(f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, {args.steps} steps on "
-              f"at most 3 million characters of the reviews; drop --quick for the real run.")
+        print(
+            f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, {args.steps} steps on "
+            f"at most 3 million characters of the reviews; drop --quick for the real run."
+        )
     started = time.perf_counter()
     try:
         vocabulary, train_ids, validation_ids = prepare_data(args, progress)
     except (DataNotFoundError, FileNotFoundError, ValueError) as error:
         sys.exit(f"train.py: {error}")
     model = CharTransformer(**config_of(args, len(vocabulary)))
-    print(f"data: {len(train_ids):,} training and {len(validation_ids):,} validation characters, "
-          f"{len(vocabulary)} distinct ({time.perf_counter() - started:.1f} s); model: "
-          f"{parameter_count(model):,} parameters")
+    print(
+        f"data: {len(train_ids):,} training and {len(validation_ids):,} validation characters, "
+        f"{len(vocabulary)} distinct ({time.perf_counter() - started:.1f} s); model: "
+        f"{parameter_count(model):,} parameters"
+    )
     log = train(model, vocabulary, train_ids, validation_ids, args, out, progress)
     best = log["best_validation_loss"]
-    if log["best_step"] is None:  # never finite: nothing saved (and an older run's best.npz is not this run's)
+    if (
+        log["best_step"] is None
+    ):  # never finite: nothing saved (and an older run's best.npz is not this run's)
         last = log["validation"][-1]["loss"] if log["validation"] else "not measured"
-        sys.exit(f"train.py: the validation loss was never finite (last: {last}), so no checkpoint was saved; "
-                 f"try a smaller --lr, or --clip 1")
-    print(f"\nbest validation loss {best:.4f} nats/char = {best / LN2:.4f} bits/char at step {log['best_step']}; "
-          f"{log['total_steps']} steps in {log['total_seconds']:.0f} s ({log['seconds_per_step']:.3f} s/step); "
-          f"checkpoint {out / 'best.npz'}")
+        sys.exit(
+            f"train.py: the validation loss was never finite (last: {last}), so no checkpoint was saved; "
+            f"try a smaller --lr, or --clip 1"
+        )
+    print(
+        f"\nbest validation loss {best:.4f} nats/char = {best / LN2:.4f} bits/char at step {log['best_step']}; "
+        f"{log['total_steps']} steps in {log['total_seconds']:.0f} s ({log['seconds_per_step']:.3f} s/step); "
+        f"checkpoint {out / 'best.npz'}"
+    )
     model, vocabulary, _ = load_checkpoint(out / "best.npz")
     samples, svg = show_model(model, vocabulary, args, out, "This movie")
-    log.update(samples=samples, attention_svg=str(svg), config=model.config, parameters=parameter_count(model))
+    log.update(
+        samples=samples,
+        attention_svg=str(svg),
+        config=model.config,
+        parameters=parameter_count(model),
+    )
     with mg.io.atomic_file(out / "log.json") as file:
         file.write(json.dumps(log, indent=1).encode("utf-8"))
     return log

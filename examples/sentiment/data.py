@@ -38,8 +38,13 @@ from tqdm import tqdm
 from minigrad.io import atomic_file
 
 __all__ = [
-    "IMDB_URL", "IMDB_SHA256", "IMDB_BYTES", "CACHE_TARBALLS", "DataNotFoundError",
-    "default_cache_dir", "load_imdb",
+    "IMDB_URL",
+    "IMDB_SHA256",
+    "IMDB_BYTES",
+    "CACHE_TARBALLS",
+    "DataNotFoundError",
+    "default_cache_dir",
+    "load_imdb",
 ]
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
@@ -54,12 +59,12 @@ CACHE_TARBALLS = ("aclImdb_v1.tar.gz", "aclImdb-labelled.tar.gz")
 # Limits that stop a hostile or broken dataset before it costs memory or hours. For scale, the
 # 50,000 labelled reviews: 50,007 tar members, 65 MB of text, the longest review 13,704 bytes;
 # the official release adds 50,000 unlabelled reviews and a few word and URL lists.
-MAX_REVIEW_BYTES = 1 << 20          # 1 MiB for one review file
-MAX_MEMBERS = 250_000               # files and folders in a tarball, review files in a folder
-MAX_TOTAL_BYTES = 1 << 30           # 1 GiB of file data in all, read or skipped
+MAX_REVIEW_BYTES = 1 << 20  # 1 MiB for one review file
+MAX_MEMBERS = 250_000  # files and folders in a tarball, review files in a folder
+MAX_TOTAL_BYTES = 1 << 30  # 1 GiB of file data in all, read or skipped
 
 SPLITS = ("train", "test")
-LABEL_FOLDERS = ("neg", "pos")          # sorted order; the label is the index: neg 0, pos 1
+LABEL_FOLDERS = ("neg", "pos")  # sorted order; the label is the index: neg 0, pos 1
 _REVIEW_MEMBER = re.compile(r"(?:\./)?aclImdb/(train|test)/(neg|pos)/([^/]+\.txt)")
 
 
@@ -76,6 +81,7 @@ def default_cache_dir() -> Path:
 
 
 # ----------------------------------------------------------------------------- loading
+
 
 def load_imdb(data=None, cache_dir=None, download=True, progress=True) -> dict:
     """Load the 50,000 labelled IMDB reviews.
@@ -100,7 +106,9 @@ def load_imdb(data=None, cache_dir=None, download=True, progress=True) -> dict:
     if source is not None:
         return _load_path(source, progress)
     if not download:
-        raise DataNotFoundError(_not_found_message(cache, reason="downloading is disabled (download=False)"))
+        raise DataNotFoundError(
+            _not_found_message(cache, reason="downloading is disabled (download=False)")
+        )
     return _load_path(_download(IMDB_URL, cache, IMDB_SHA256, progress), progress)
 
 
@@ -140,17 +148,22 @@ def _dataset_root(folder: Path):
 
 def _load_path(path: Path, progress: bool) -> dict:
     if not path.exists():
-        raise FileNotFoundError(f"IMDB data: expected a tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or a folder "
-                                f"at {path}, but nothing is there")
+        raise FileNotFoundError(
+            f"IMDB data: expected a tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or a folder "
+            f"at {path}, but nothing is there"
+        )
     if not (path.is_dir() or path.is_file()):  # a FIFO or a device would block or never end
-        raise ValueError(f"IMDB data: expected a tarball or a folder at {path}, but it is neither a regular file nor "
-                         f"a folder (a pipe, a device or a socket)")
+        raise ValueError(
+            f"IMDB data: expected a tarball or a folder at {path}, but it is neither a regular file nor "
+            f"a folder (a pipe, a device or a socket)"
+        )
     if path.is_dir():
         root = _dataset_root(path)
         if root is None:
             raise ValueError(
                 f"IMDB data: expected the folder {path} to hold aclImdb/ (with train/ and test/) "
-                "or to be aclImdb/ itself, but it has neither")
+                "or to be aclImdb/ itself, but it has neither"
+            )
         found = _read_folder(root, progress)
     else:
         found = _read_tarball(path, progress)
@@ -172,7 +185,8 @@ def _assemble(found: dict, source: Path) -> dict:
             reviews = found.get((split, folder), [])
             if not reviews:
                 raise ValueError(
-                    f"IMDB data: expected reviews under aclImdb/{split}/{folder}/ in {source}, found none")
+                    f"IMDB data: expected reviews under aclImdb/{split}/{folder}/ in {source}, found none"
+                )
             reviews.sort(key=lambda item: _sort_key(item[0]))
             pairs.extend((text, label) for _, text in reviews)
         dataset[split] = pairs
@@ -187,18 +201,24 @@ def _decode(raw: bytes, where: str) -> str:
 
 
 def _too_big(what: str, size: int) -> ValueError:
-    return ValueError(f"IMDB data: {what} is {size:,} bytes; a review is at most {MAX_REVIEW_BYTES:,} "
-                      f"(the longest IMDB review has 13,704), so this is not IMDB data; refusing to read it")
+    return ValueError(
+        f"IMDB data: {what} is {size:,} bytes; a review is at most {MAX_REVIEW_BYTES:,} "
+        f"(the longest IMDB review has 13,704), so this is not IMDB data; refusing to read it"
+    )
 
 
 def _check_totals(where: str, count: int, total: int) -> None:
     """Refuse a dataset with more files or more bytes than IMDB could have (before reading on)."""
     if count > MAX_MEMBERS:
-        raise ValueError(f"IMDB data: {where} holds more than {MAX_MEMBERS:,} entries; the official release "
-                         f"has about 100,000, so this is not IMDB data; refusing to read it")
+        raise ValueError(
+            f"IMDB data: {where} holds more than {MAX_MEMBERS:,} entries; the official release "
+            f"has about 100,000, so this is not IMDB data; refusing to read it"
+        )
     if total > MAX_TOTAL_BYTES:
-        raise ValueError(f"IMDB data: {where} holds more than {MAX_TOTAL_BYTES:,} bytes of files; the "
-                         f"50,000 labelled reviews are 65 MB, so this is not IMDB data; refusing to read it")
+        raise ValueError(
+            f"IMDB data: {where} holds more than {MAX_TOTAL_BYTES:,} bytes of files; the "
+            f"50,000 labelled reviews are 65 MB, so this is not IMDB data; refusing to read it"
+        )
 
 
 def _read_folder(root: Path, progress: bool) -> dict:
@@ -210,8 +230,10 @@ def _read_folder(root: Path, progress: bool) -> dict:
     def check_inside(path):
         target = os.path.realpath(path)
         if os.path.commonpath([inside, target]) != inside:
-            raise ValueError(f"unsafe dataset folder {root}: {path} links to {target}, outside the dataset; "
-                             f"expected review files inside {root}")
+            raise ValueError(
+                f"unsafe dataset folder {root}: {path} links to {target}, outside the dataset; "
+                f"expected review files inside {root}"
+            )
 
     files, count, total = {}, 0, 0
     for split in SPLITS:
@@ -219,10 +241,19 @@ def _read_folder(root: Path, progress: bool) -> dict:
             directory = root / split / folder
             if directory.is_dir():
                 check_inside(directory)
-            entries = [entry for entry in os.scandir(directory)
-                       if entry.name.endswith(".txt") and entry.is_file()] if directory.is_dir() else []
+            entries = (
+                [
+                    entry
+                    for entry in os.scandir(directory)
+                    if entry.name.endswith(".txt") and entry.is_file()
+                ]
+                if directory.is_dir()
+                else []
+            )
             for entry in entries:
-                if entry.is_symlink():  # realpath only where needed: it costs seconds over 50,000 files
+                if (
+                    entry.is_symlink()
+                ):  # realpath only where needed: it costs seconds over 50,000 files
                     check_inside(entry.path)
                 size = entry.stat().st_size
                 if size > MAX_REVIEW_BYTES:
@@ -236,7 +267,9 @@ def _read_folder(root: Path, progress: bool) -> dict:
             reviews = found.setdefault((split, folder), [])
             for name in names:
                 with open(root / split / folder / name, "rb") as file:
-                    raw = file.read(MAX_REVIEW_BYTES + 1)  # the file may have grown since it was checked
+                    raw = file.read(
+                        MAX_REVIEW_BYTES + 1
+                    )  # the file may have grown since it was checked
                 if len(raw) > MAX_REVIEW_BYTES:
                     raise _too_big(str(root / split / folder / name), len(raw))
                 reviews.append((name, _decode(raw, str(root / split / folder / name))))
@@ -278,19 +311,34 @@ def _check_member(member: tarfile.TarInfo, path: Path) -> None:
         raise ValueError(f"unsafe archive {path}: member {name!r} has a '..' path component")
     if member.issym() or member.islnk():
         kind = "symlink" if member.issym() else "hardlink"
-        raise ValueError(f"unsafe archive {path}: member {name!r} is a {kind} (to {member.linkname!r}); "
-                         "expected only regular files and directories")
+        raise ValueError(
+            f"unsafe archive {path}: member {name!r} is a {kind} (to {member.linkname!r}); "
+            "expected only regular files and directories"
+        )
     if not (member.isreg() or member.isdir()):
-        raise ValueError(f"unsafe archive {path}: member {name!r} is a device, fifo or other special "
-                         "file; expected only regular files and directories")
+        raise ValueError(
+            f"unsafe archive {path}: member {name!r} is a device, fifo or other special "
+            "file; expected only regular files and directories"
+        )
 
 
 # The first bytes of a file -> (compression, module with open()); tar itself has no magic at 0.
-_COMPRESSIONS = {b"\x1f\x8b": ("gzip", "gzip"), b"BZh": ("bzip2", "bz2"), b"\xfd7zXZ\x00": ("xz", "lzma")}
-_UNSUPPORTED = {b"\x28\xb5\x2f\xfd": "a zstd-compressed file", b"PK\x03\x04": "a zip archive",
-                b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive", b"\x04\x22\x4d\x18": "an lz4-compressed file",
-                b"Rar!": "a RAR archive", b"\x1f\x9d": "a compress (.Z) file"}
-_SUPPORTED = "a tar archive, plain or compressed with gzip (.tar.gz), bzip2 (.tar.bz2) or xz (.tar.xz)"
+_COMPRESSIONS = {
+    b"\x1f\x8b": ("gzip", "gzip"),
+    b"BZh": ("bzip2", "bz2"),
+    b"\xfd7zXZ\x00": ("xz", "lzma"),
+}
+_UNSUPPORTED = {
+    b"\x28\xb5\x2f\xfd": "a zstd-compressed file",
+    b"PK\x03\x04": "a zip archive",
+    b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive",
+    b"\x04\x22\x4d\x18": "an lz4-compressed file",
+    b"Rar!": "a RAR archive",
+    b"\x1f\x9d": "a compress (.Z) file",
+}
+_SUPPORTED = (
+    "a tar archive, plain or compressed with gzip (.tar.gz), bzip2 (.tar.bz2) or xz (.tar.xz)"
+)
 
 
 def _open_decompressed(raw, magic: bytes, path: Path):
@@ -298,15 +346,19 @@ def _open_decompressed(raw, magic: bytes, path: Path):
     starts with `magic`; an unsupported format is a ValueError that says so (never 'corrupt')."""
     for prefix, kind in _UNSUPPORTED.items():
         if magic.startswith(prefix):
-            raise ValueError(f"IMDB data: {path} is {kind}, an unsupported format; expected {_SUPPORTED}")
+            raise ValueError(
+                f"IMDB data: {path} is {kind}, an unsupported format; expected {_SUPPORTED}"
+            )
     for prefix, (kind, module_name) in _COMPRESSIONS.items():
         if magic.startswith(prefix):
             try:
                 module = importlib.import_module(module_name)
             except ImportError:
-                raise ValueError(f"IMDB data: {path} is {kind}-compressed, which this Python cannot read (it "
-                                 f"was built without the {module_name} module): unsupported here; "
-                                 f"decompress it and pass the .tar") from None
+                raise ValueError(
+                    f"IMDB data: {path} is {kind}-compressed, which this Python cannot read (it "
+                    f"was built without the {module_name} module): unsupported here; "
+                    f"decompress it and pass the .tar"
+                ) from None
             errors = (module.LZMAError,) if module_name == "lzma" else ()
             return module.open(raw, "rb"), errors
     return raw, ()
@@ -314,8 +366,16 @@ def _open_decompressed(raw, magic: bytes, path: Path):
 
 def _read_tarball(path: Path, progress: bool) -> dict:
     found, seen, count, total = {}, set(), 0, 0
-    with open(path, "rb") as raw, tqdm(total=path.stat().st_size, unit="B", unit_scale=True,
-                                       desc=f"reading {path.name}", disable=not progress) as bar:
+    with (
+        open(path, "rb") as raw,
+        tqdm(
+            total=path.stat().st_size,
+            unit="B",
+            unit_scale=True,
+            desc=f"reading {path.name}",
+            disable=not progress,
+        ) as bar,
+    ):
         magic = raw.read(6)
         raw.seek(0)
         stream, decompression_errors = _open_decompressed(_ProgressReader(raw, bar), magic, path)
@@ -325,7 +385,9 @@ def _read_tarball(path: Path, progress: bool) -> dict:
                     _check_member(member, path)
                     match = _REVIEW_MEMBER.fullmatch(member.name)
                     is_review = match is not None and member.isreg()
-                    if is_review and member.size > MAX_REVIEW_BYTES:  # a sparse member claims GBs in a few bytes
+                    if (
+                        is_review and member.size > MAX_REVIEW_BYTES
+                    ):  # a sparse member claims GBs in a few bytes
                         raise _too_big(f"{member.name} in {path}", member.size)
                     count, total = count + 1, total + member.size
                     _check_totals(str(path), count, total)
@@ -339,17 +401,23 @@ def _read_tarball(path: Path, progress: bool) -> dict:
                     found.setdefault((split, folder), []).append((file_name, text))
                 end = getattr(archive, "minigrad_end_reason", None)
                 if not isinstance(end, tarfile.EOFHeaderError):
-                    raise tarfile.ReadError(f"the tar data ends without an end-of-archive marker ({end})")
-            while stream.read(1 << 20):       # read to the end so the decompressor checks its CRC and length
+                    raise tarfile.ReadError(
+                        f"the tar data ends without an end-of-archive marker ({end})"
+                    )
+            while stream.read(
+                1 << 20
+            ):  # read to the end so the decompressor checks its CRC and length
                 pass
         except (tarfile.TarError, EOFError, zlib.error, OSError, *decompression_errors) as exc:
             raise ValueError(
                 f"cannot read the IMDB archive {path}: it is corrupt, truncated or not a tar file "
-                f"({type(exc).__name__}: {exc}); expected {_SUPPORTED}. Re-download or replace it.") from exc
+                f"({type(exc).__name__}: {exc}); expected {_SUPPORTED}. Re-download or replace it."
+            ) from exc
     return found
 
 
 # ----------------------------------------------------------------------------- download
+
 
 class _HashingWriter:
     """A binary file wrapper that keeps the sha256 of everything written through it."""
@@ -366,8 +434,13 @@ def _fetch(url: str, file, progress: bool) -> None:
     """Write the bytes at ``url`` to the binary ``file`` (network errors propagate as OSError)."""
     with urllib.request.urlopen(url, timeout=60) as response:
         total = int(response.headers.get("Content-Length") or 0) or None
-        with tqdm(total=total, unit="B", unit_scale=True, desc=f"downloading {url.rsplit('/', 1)[-1]}",
-                  disable=not progress) as bar:
+        with tqdm(
+            total=total,
+            unit="B",
+            unit_scale=True,
+            desc=f"downloading {url.rsplit('/', 1)[-1]}",
+            disable=not progress,
+        ) as bar:
             while chunk := response.read(1 << 20):
                 file.write(chunk)
                 bar.update(len(chunk))
@@ -379,15 +452,21 @@ def _download(url: str, cache: Path, sha256: str, progress: bool) -> Path:
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DataNotFoundError(_not_found_message(cache, f"cannot create the cache folder ({exc})")) from exc
+        raise DataNotFoundError(
+            _not_found_message(cache, f"cannot create the cache folder ({exc})")
+        ) from exc
     with atomic_file(target) as file:  # any error below leaves nothing behind
         hashing = _HashingWriter(file)
         try:
             _fetch(url, hashing, progress)
         except (urllib.error.URLError, OSError) as exc:
-            raise DataNotFoundError(_not_found_message(cache, f"the download failed ({exc})")) from exc
+            raise DataNotFoundError(
+                _not_found_message(cache, f"the download failed ({exc})")
+            ) from exc
         actual = hashing.digest.hexdigest()
         if actual != sha256:
-            raise ValueError(f"downloaded {url} has sha256 {actual}, expected {sha256}; "
-                             "the file was discarded (a broken transfer or a changed file on the server)")
+            raise ValueError(
+                f"downloaded {url} has sha256 {actual}, expected {sha256}; "
+                "the file was discarded (a broken transfer or a changed file on the server)"
+            )
     return target

@@ -22,8 +22,16 @@ POOLINGS = ("mean", "additive", "dot", "mhsa")
 
 
 class SentimentModel(nn.Module):
-    def __init__(self, vocab_size, pool="dot", embedding_dim=128, hidden_size=128, num_heads=8,
-                 num_classes=2, padding_idx=0):
+    def __init__(
+        self,
+        vocab_size,
+        pool="dot",
+        embedding_dim=128,
+        hidden_size=128,
+        num_heads=8,
+        num_classes=2,
+        padding_idx=0,
+    ):
         super().__init__()
         if pool not in POOLINGS:
             raise ValueError(f"pool must be one of {POOLINGS}; got {pool!r}")

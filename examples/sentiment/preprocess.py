@@ -17,7 +17,15 @@ from tqdm import tqdm
 
 from minigrad.io import atomic_file
 
-__all__ = ["tokenize", "write_text_atomic", "Vocab", "build_vocab", "encode_dataset", "split_dev_test", "batches"]
+__all__ = [
+    "tokenize",
+    "write_text_atomic",
+    "Vocab",
+    "build_vocab",
+    "encode_dataset",
+    "split_dev_test",
+    "batches",
+]
 
 # ----------------------------------------------------------------------------- text -> ids
 
@@ -57,7 +65,9 @@ class Vocab:
     def __init__(self, itos):
         itos = list(itos)
         if itos[:2] != [self.PAD, self.UNK]:
-            raise ValueError(f"Vocab: expected the list to start with {[self.PAD, self.UNK]}, got {itos[:2]}")
+            raise ValueError(
+                f"Vocab: expected the list to start with {[self.PAD, self.UNK]}, got {itos[:2]}"
+            )
         if len(set(itos)) != len(itos):
             duplicates = sorted(token for token, n in collections.Counter(itos).items() if n > 1)
             raise ValueError(f"Vocab: tokens must be unique, got duplicates {duplicates[:5]}")
@@ -86,7 +96,9 @@ class Vocab:
 
     def to_json(self, path=None) -> str:
         """The vocabulary as JSON text; with ``path``, also written there atomically."""
-        text = json.dumps({"format": "minigrad-vocab", "version": 1, "itos": self.itos}, ensure_ascii=False)
+        text = json.dumps(
+            {"format": "minigrad-vocab", "version": 1, "itos": self.itos}, ensure_ascii=False
+        )
         if path is not None:
             write_text_atomic(path, text)
         return text
@@ -112,16 +124,20 @@ def build_vocab(token_lists, min_freq=1, max_size=None) -> Vocab:
     first, ties in alphabetical order. ``max_size`` caps ``len(vocab)``, the two
     special tokens included."""
     if max_size is not None and max_size < 2:
-        raise ValueError(f"build_vocab: max_size counts [pad] and [unk], so it must be >= 2, got {max_size}")
+        raise ValueError(
+            f"build_vocab: max_size counts [pad] and [unk], so it must be >= 2, got {max_size}"
+        )
     counts = collections.Counter()
     for tokens in token_lists:
         counts.update(tokens)
     for special in (Vocab.PAD, Vocab.UNK):
         counts.pop(special, None)
-    words = sorted((token for token, n in counts.items() if n >= min_freq),
-                   key=lambda token: (-counts[token], token))
+    words = sorted(
+        (token for token, n in counts.items() if n >= min_freq),
+        key=lambda token: (-counts[token], token),
+    )
     if max_size is not None:
-        words = words[:max_size - 2]
+        words = words[: max_size - 2]
     return Vocab([Vocab.PAD, Vocab.UNK, *words])
 
 
@@ -142,6 +158,7 @@ def encode_dataset(pairs, vocab: Vocab, max_len=256, progress=True) -> list:
 
 # ----------------------------------------------------------------------------- splits, batches
 
+
 def split_dev_test(pairs, seed=0):
     """Shuffle with ``np.random.default_rng(seed).permutation``; first half dev, rest test."""
     order = np.random.default_rng(seed).permutation(len(pairs))
@@ -156,13 +173,15 @@ def batches(encoded, batch_size=128, shuffle=False, seed=None):
     batch may be smaller."""
     if batch_size < 1:
         raise ValueError(f"batches: expected batch_size >= 1, got {batch_size}")
-    order = np.random.default_rng(seed).permutation(len(encoded)) if shuffle else range(len(encoded))
+    order = (
+        np.random.default_rng(seed).permutation(len(encoded)) if shuffle else range(len(encoded))
+    )
     order = list(order)
     for start in range(0, len(order), batch_size):
-        chosen = [encoded[i] for i in order[start:start + batch_size]]
+        chosen = [encoded[i] for i in order[start : start + batch_size]]
         lengths = np.array([len(ids) for ids, _ in chosen], dtype=np.int64)
         ids = np.zeros((len(chosen), int(lengths.max())), dtype=np.int64)
         for row, (sequence, _) in enumerate(chosen):
-            ids[row, :len(sequence)] = sequence
+            ids[row, : len(sequence)] = sequence
         labels = np.array([label for _, label in chosen], dtype=np.int64)
         yield ids, lengths, labels

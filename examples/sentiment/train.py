@@ -34,6 +34,7 @@ EXAMPLE_SENTENCE = "this great science fiction film is really awesome"
 
 def _whole_number(low):
     """An argparse type: an integer >= low (argparse turns the error into a usage message)."""
+
     def parse(text):
         try:
             value = int(text)
@@ -42,6 +43,7 @@ def _whole_number(low):
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
         return value
+
     return parse
 
 
@@ -60,23 +62,41 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     positive, non_negative = _whole_number(1), _whole_number(0)
     parser.add_argument("--pool", default="dot", choices=POOLINGS + ("all",))
-    parser.add_argument("--data", help="aclImdb tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or extracted folder "
-                                       "(default: cache, else download)")
+    parser.add_argument(
+        "--data",
+        help="aclImdb tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or extracted folder "
+        "(default: cache, else download)",
+    )
     parser.add_argument("--epochs", type=positive, default=2)
     parser.add_argument("--batch-size", type=positive, default=128)
     parser.add_argument("--lr", type=_non_negative_number, default=1e-3)
-    parser.add_argument("--clip", type=_non_negative_number, default=1.0,
-                        help="max global gradient norm (0: no clipping)")
+    parser.add_argument(
+        "--clip",
+        type=_non_negative_number,
+        default=1.0,
+        help="max global gradient norm (0: no clipping)",
+    )
     parser.add_argument("--max-len", type=positive, default=256)
     parser.add_argument("--embedding-dim", type=positive, default=128)
     parser.add_argument("--hidden-size", type=positive, default=128, help="per LSTM direction")
-    parser.add_argument("--eval-every", type=positive, default=50, help="steps between dev evaluations")
+    parser.add_argument(
+        "--eval-every", type=positive, default=50, help="steps between dev evaluations"
+    )
     parser.add_argument("--seed", type=non_negative, default=0)
-    parser.add_argument("--seeds", type=non_negative, nargs="+",
-                        help="train once per seed (results in OUT/seed<N>/) and report mean and spread")
-    parser.add_argument("--out", default="runs", help="folder for checkpoints, pictures and results")
-    parser.add_argument("--quick", action="store_true",
-                        help="demo: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens")
+    parser.add_argument(
+        "--seeds",
+        type=non_negative,
+        nargs="+",
+        help="train once per seed (results in OUT/seed<N>/) and report mean and spread",
+    )
+    parser.add_argument(
+        "--out", default="runs", help="folder for checkpoints, pictures and results"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="demo: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens",
+    )
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
@@ -86,6 +106,7 @@ def parse_args(argv=None):
 
 # -- data ---------------------------------------------------------------------------------
 
+
 def prepare_data(reviews, args, progress=True):
     """Split, tokenize and encode: (vocab, train, dev, test, raw test pairs); vocabulary from train only."""
     train_pairs = reviews["train"]
@@ -94,7 +115,10 @@ def prepare_data(reviews, args, progress=True):
         pick = np.random.default_rng(0)  # the same subset whatever the training seed
         train_pairs = [train_pairs[i] for i in pick.permutation(len(train_pairs))[:6000]]
         dev_pairs, test_pairs = dev_pairs[:1000], test_pairs[:1000]
-    train_tokens = [preprocess.tokenize(text) for text, _ in tqdm(train_pairs, desc="tokenizing", disable=not progress)]
+    train_tokens = [
+        preprocess.tokenize(text)
+        for text, _ in tqdm(train_pairs, desc="tokenizing", disable=not progress)
+    ]
     vocab = preprocess.build_vocab(train_tokens)
     encode = lambda pairs: preprocess.encode_dataset(pairs, vocab, args.max_len, progress=progress)  # noqa: E731
     train = encode([(tokens, label) for tokens, (_, label) in zip(train_tokens, train_pairs)])
@@ -102,6 +126,7 @@ def prepare_data(reviews, args, progress=True):
 
 
 # -- training -----------------------------------------------------------------------------
+
 
 @mg.no_grad()
 def accuracy(model, encoded, batch_size=256):
@@ -117,7 +142,9 @@ def accuracy(model, encoded, batch_size=256):
 def train_model(pool, vocab, train, dev, args, progress=True):
     """Train one variant; returns (model restored to its best-dev snapshot, log dict)."""
     mg.manual_seed(args.seed)
-    model = SentimentModel(len(vocab), pool=pool, embedding_dim=args.embedding_dim, hidden_size=args.hidden_size)
+    model = SentimentModel(
+        len(vocab), pool=pool, embedding_dim=args.embedding_dim, hidden_size=args.hidden_size
+    )
     optimizer = mg.optim.Adam(model.parameters(), lr=args.lr)
     steps_per_epoch = -(-len(train) // args.batch_size)
     best = {"dev_accuracy": -1.0, "step": 0, "state": None}
@@ -129,12 +156,17 @@ def train_model(pool, vocab, train, dev, args, progress=True):
         if dev_accuracy > best["dev_accuracy"]:
             state = {name: value.numpy().copy() for name, value in model.state_dict().items()}
             best.update(dev_accuracy=dev_accuracy, step=step, state=state)
-        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}", dev=f"{dev_accuracy:.4f}",
-                        best=f"{best['dev_accuracy']:.4f}")
+        bar.set_postfix(
+            loss=f"{np.mean(losses[-20:]):.4f}",
+            dev=f"{dev_accuracy:.4f}",
+            best=f"{best['dev_accuracy']:.4f}",
+        )
 
     started = time.perf_counter()
     for epoch in range(args.epochs):
-        for ids, lengths, labels in preprocess.batches(train, args.batch_size, shuffle=True, seed=args.seed + epoch):
+        for ids, lengths, labels in preprocess.batches(
+            train, args.batch_size, shuffle=True, seed=args.seed + epoch
+        ):
             tick = time.perf_counter()
             loss = mg.cross_entropy(model(mg.tensor(ids), lengths), labels)
             optimizer.zero_grad()
@@ -153,13 +185,19 @@ def train_model(pool, vocab, train, dev, args, progress=True):
     bar.close()
     total_seconds = time.perf_counter() - started
     model.load_state_dict(best["state"])
-    log = {"best_dev_accuracy": best["dev_accuracy"], "best_step": best["step"], "steps": step,
-           "seconds_per_step": float(np.median(step_seconds)), "total_seconds": total_seconds,
-           "final_loss": float(np.mean(losses[-20:]))}
+    log = {
+        "best_dev_accuracy": best["dev_accuracy"],
+        "best_step": best["step"],
+        "steps": step,
+        "seconds_per_step": float(np.median(step_seconds)),
+        "total_seconds": total_seconds,
+        "final_loss": float(np.mean(losses[-20:])),
+    }
     return model, log
 
 
 # -- inspection ---------------------------------------------------------------------------
+
 
 @mg.no_grad()
 def token_weights(model, vocab, token_lists):
@@ -183,22 +221,31 @@ def token_weights(model, vocab, token_lists):
 def report_attention(model, vocab, test_pairs, out_dir, pool):
     tokens = EXAMPLE_SENTENCE.split()
     (weights,) = token_weights(model, vocab, [tokens])
-    print(f"\nweights the {pool} pooling gives to \"{EXAMPLE_SENTENCE}\":")
+    print(f'\nweights the {pool} pooling gives to "{EXAMPLE_SENTENCE}":')
     print("| token | weight |\n|---|---|")
     for token, weight in zip(tokens, weights):
         print(f"| {token} | {weight:.4f} |")
-    short = [(text, label) for text, label in test_pairs if len(preprocess.tokenize(text)) <= 60][:4]
+    short = [(text, label) for text, label in test_pairs if len(preprocess.tokenize(text)) <= 60][
+        :4
+    ]
     token_lists = [preprocess.tokenize(text) for text, _ in short]
-    rows = [(f"{'positive' if label else 'negative'} review", tokens, weights)
-            for (_, label), tokens, weights in zip(short, token_lists, token_weights(model, vocab, token_lists))]
+    rows = [
+        (f"{'positive' if label else 'negative'} review", tokens, weights)
+        for (_, label), tokens, weights in zip(
+            short, token_lists, token_weights(model, vocab, token_lists)
+        )
+    ]
     rows.insert(0, ("example sentence", tokens, weights))
     path = out_dir / "attention.svg"
-    preprocess.write_text_atomic(path, attention_svg(rows, title=f"{pool} pooling: attention weights"))
+    preprocess.write_text_atomic(
+        path, attention_svg(rows, title=f"{pool} pooling: attention weights")
+    )
     print(f"attention heatmap: {path}")
     return dict(zip(tokens, weights))
 
 
 # -- main ---------------------------------------------------------------------------------
+
 
 def run(pool, prepared, args, out_dir, progress=True):
     vocab, train, dev, test, test_pairs = prepared
@@ -207,44 +254,63 @@ def run(pool, prepared, args, out_dir, progress=True):
     log["test_accuracy"] = accuracy(model, test)
     mg.save(model.state_dict(), out_dir / "best.npz")
     vocab.to_json(out_dir / "vocab.json")
-    print(f"\n{pool}: test accuracy {log['test_accuracy']:.4f} (best dev {log['best_dev_accuracy']:.4f} "
-          f"at step {log['best_step']}), textbook {TEXTBOOK_ACCURACY[pool]:.4f}; "
-          f"{log['seconds_per_step']:.3f} s/step, {log['total_seconds']:.0f} s in all; "
-          f"checkpoint {out_dir / 'best.npz'}")
+    print(
+        f"\n{pool}: test accuracy {log['test_accuracy']:.4f} (best dev {log['best_dev_accuracy']:.4f} "
+        f"at step {log['best_step']}), textbook {TEXTBOOK_ACCURACY[pool]:.4f}; "
+        f"{log['seconds_per_step']:.3f} s/step, {log['total_seconds']:.0f} s in all; "
+        f"checkpoint {out_dir / 'best.npz'}"
+    )
     log["example_weights"] = report_attention(model, vocab, test_pairs, out_dir, pool)
     log["seed"] = args.seed
     return log
 
 
 def results_table(results, quick):
-    lines = ["| pooling | test accuracy | textbook | best dev | s/step | total s |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| pooling | test accuracy | textbook | best dev | s/step | total s |",
+        "|---|---|---|---|---|---|",
+    ]
     for pool, log in results.items():
-        lines.append(f"| {pool} | {log['test_accuracy']:.4f} | {TEXTBOOK_ACCURACY[pool]:.4f} | "
-                     f"{log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} | {log['total_seconds']:.0f} |")
+        lines.append(
+            f"| {pool} | {log['test_accuracy']:.4f} | {TEXTBOOK_ACCURACY[pool]:.4f} | "
+            f"{log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} | {log['total_seconds']:.0f} |"
+        )
     return _with_quick_note(lines, quick)
 
 
 def summarize(runs):
     """The runs of one pooling over several seeds -> accuracies, mean and sample std."""
     accuracies = [log["test_accuracy"] for log in runs]
-    return {"seeds": [log["seed"] for log in runs], "test_accuracy": accuracies,
-            "mean": float(np.mean(accuracies)), "std": float(np.std(accuracies, ddof=1)),
-            "seconds_per_step": float(np.median([log["seconds_per_step"] for log in runs])), "runs": runs}
+    return {
+        "seeds": [log["seed"] for log in runs],
+        "test_accuracy": accuracies,
+        "mean": float(np.mean(accuracies)),
+        "std": float(np.std(accuracies, ddof=1)),
+        "seconds_per_step": float(np.median([log["seconds_per_step"] for log in runs])),
+        "runs": runs,
+    }
 
 
 def seeds_table(summaries, quick):
-    lines = ["| pooling | seeds | test accuracy per seed | mean | std | textbook |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| pooling | seeds | test accuracy per seed | mean | std | textbook |",
+        "|---|---|---|---|---|---|",
+    ]
     for pool, summary in summaries.items():
         per_seed = ", ".join(f"{accuracy:.4f}" for accuracy in summary["test_accuracy"])
         seeds = ", ".join(str(seed) for seed in summary["seeds"])
-        lines.append(f"| {pool} | {seeds} | {per_seed} | {summary['mean']:.4f} | {summary['std']:.4f} | "
-                     f"{TEXTBOOK_ACCURACY[pool]:.4f} |")
+        lines.append(
+            f"| {pool} | {seeds} | {per_seed} | {summary['mean']:.4f} | {summary['std']:.4f} | "
+            f"{TEXTBOOK_ACCURACY[pool]:.4f} |"
+        )
     return _with_quick_note(lines, quick)
 
 
 def _with_quick_note(lines, quick):
     if quick:
-        lines.append("\nQUICK DEMO: a 6,000-review subset, 128 tokens; not comparable with the textbook.")
+        lines.append(
+            "\nQUICK DEMO: a 6,000-review subset, 128 tokens; not comparable with the textbook."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -252,8 +318,10 @@ def main(argv=None):
     args = parse_args(argv)
     if args.quick:
         args.max_len, args.eval_every = 128, 10
-        print("QUICK DEMO: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens. "
-              "Accuracy is not comparable with the textbook; drop --quick for the real experiment.")
+        print(
+            "QUICK DEMO: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens. "
+            "Accuracy is not comparable with the textbook; drop --quick for the real experiment."
+        )
     progress = not args.no_progress
     started = time.perf_counter()
     try:
@@ -263,8 +331,10 @@ def main(argv=None):
     except (OSError, ValueError) as error:  # a --data path that is missing, unreadable or not IMDB
         sys.exit(f"train.py: {error}")
     prepared = prepare_data(reviews, args, progress)
-    print(f"data: {len(prepared[1])} train, {len(prepared[2])} dev, {len(prepared[3])} test reviews, "
-          f"vocabulary {len(prepared[0])} ({time.perf_counter() - started:.1f} s)")
+    print(
+        f"data: {len(prepared[1])} train, {len(prepared[2])} dev, {len(prepared[3])} test reviews, "
+        f"vocabulary {len(prepared[0])} ({time.perf_counter() - started:.1f} s)"
+    )
     pools = POOLINGS if args.pool == "all" else (args.pool,)
     seeds = args.seeds or [args.seed]
     runs = {pool: [] for pool in pools}

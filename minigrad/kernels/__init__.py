@@ -22,13 +22,32 @@ dtype of its input (float32 or float64).
 import os
 
 KERNELS = (
-    "matmul", "matmul_grad_a", "matmul_grad_b", "matmul_grads", "linear_forward", "linear_backward",
-    "softmax_forward", "softmax_backward", "log_softmax_forward", "log_softmax_backward",
-    "cross_entropy_forward", "cross_entropy_backward",
-    "adam_update", "embedding_backward", "lstm_cell_forward", "lstm_cell_backward",
-    "layer_norm_forward", "layer_norm_backward", "gelu_forward", "gelu_backward",
-    "attention_forward", "attention_backward",
-    "max_pool_forward", "max_pool_backward", "avg_pool_forward", "avg_pool_backward",
+    "matmul",
+    "matmul_grad_a",
+    "matmul_grad_b",
+    "matmul_grads",
+    "linear_forward",
+    "linear_backward",
+    "softmax_forward",
+    "softmax_backward",
+    "log_softmax_forward",
+    "log_softmax_backward",
+    "cross_entropy_forward",
+    "cross_entropy_backward",
+    "adam_update",
+    "embedding_backward",
+    "lstm_cell_forward",
+    "lstm_cell_backward",
+    "layer_norm_forward",
+    "layer_norm_backward",
+    "gelu_forward",
+    "gelu_backward",
+    "attention_forward",
+    "attention_backward",
+    "max_pool_forward",
+    "max_pool_backward",
+    "avg_pool_forward",
+    "avg_pool_backward",
 )
 
 BACKEND = os.environ.get("MINIGRAD_KERNELS", "numba").strip().lower() or "numba"
@@ -48,15 +67,41 @@ if BACKEND == "numba":
     from .lstm_cell import lstm_cell_backward, lstm_cell_forward
     from .attention import attention_backward, attention_forward
     from .pooling import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
-    from .batched_matmul import linear_backward, linear_forward, matmul, matmul_grad_a, matmul_grad_b, matmul_grads
-    from .softmax import (cross_entropy_backward, cross_entropy_forward, log_softmax_backward,
-                          log_softmax_forward, softmax_backward, softmax_forward)
+    from .batched_matmul import (
+        linear_backward,
+        linear_forward,
+        matmul,
+        matmul_grad_a,
+        matmul_grad_b,
+        matmul_grads,
+    )
+    from .softmax import (
+        cross_entropy_backward,
+        cross_entropy_forward,
+        log_softmax_backward,
+        log_softmax_forward,
+        softmax_backward,
+        softmax_forward,
+    )
 else:
-    from .reference import (adam_update, cross_entropy_backward, cross_entropy_forward,
-                            embedding_backward, log_softmax_backward, log_softmax_forward,
-                            linear_backward, linear_forward, lstm_cell_backward, lstm_cell_forward, matmul, matmul_grad_a,
-                            matmul_grad_b, matmul_grads,
-                            softmax_backward, softmax_forward)
+    from .reference import (
+        adam_update,
+        cross_entropy_backward,
+        cross_entropy_forward,
+        embedding_backward,
+        log_softmax_backward,
+        log_softmax_forward,
+        linear_backward,
+        linear_forward,
+        lstm_cell_backward,
+        lstm_cell_forward,
+        matmul,
+        matmul_grad_a,
+        matmul_grad_b,
+        matmul_grads,
+        softmax_backward,
+        softmax_forward,
+    )
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
     from .reference import attention_backward, attention_forward
     from .reference import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward

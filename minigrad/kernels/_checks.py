@@ -18,14 +18,16 @@ def check_targets(logits, target, ignore_index):
     if target.shape != (logits.shape[0],):
         raise ValueError(
             f"cross_entropy expects target of shape ({logits.shape[0]},) for logits "
-            f"{logits.shape}, got shape {target.shape}")
+            f"{logits.shape}, got shape {target.shape}"
+        )
     num_classes = logits.shape[1]
     bad = (target != ignore_index) & ((target < 0) | (target >= num_classes))
     if bad.any():
         value = int(target[np.argmax(bad)])
         raise ValueError(
             f"cross_entropy target {value} is out of range for {num_classes} classes "
-            f"(expected 0 <= target < {num_classes} or target == ignore_index={ignore_index})")
+            f"(expected 0 <= target < {num_classes} or target == ignore_index={ignore_index})"
+        )
     return target
 
 
@@ -37,16 +39,19 @@ def check_embedding_indices(indices, grad_out, num_embeddings, padding_idx):
     if grad_out.shape[:-1] != indices.shape:
         raise ValueError(
             f"embedding_backward expects grad_out of shape {indices.shape} + (D,), "
-            f"got {grad_out.shape}")
+            f"got {grad_out.shape}"
+        )
     flat = indices.reshape(-1).astype(np.int64, copy=False)
     if flat.size and (flat.min() < 0 or flat.max() >= num_embeddings):
         value = int(flat.min() if flat.min() < 0 else flat.max())
         raise ValueError(
             f"embedding index {value} is out of range "
-            f"(expected 0 <= index < num_embeddings={num_embeddings})")
+            f"(expected 0 <= index < num_embeddings={num_embeddings})"
+        )
     if padding_idx is not None:
         if not -num_embeddings <= padding_idx < num_embeddings:
             raise ValueError(
-                f"padding_idx must be within [-{num_embeddings}, {num_embeddings}), got {padding_idx}")
+                f"padding_idx must be within [-{num_embeddings}, {num_embeddings}), got {padding_idx}"
+            )
         padding_idx = int(padding_idx) % num_embeddings
     return flat, padding_idx

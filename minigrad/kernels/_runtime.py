@@ -124,7 +124,12 @@ def chunk_count(rows):
 MMAP_THRESHOLD = 32 << 20  # allocations below this come from malloc's heaps (glibc's own cap)
 TRIM_THRESHOLD = 256 << 20  # free memory a heap keeps before it gives any back
 # Set by the user (environment or GLIBC_TUNABLES): then malloc is left as configured.
-_MALLOC_ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_")
+_MALLOC_ENVIRONMENT = (
+    "MALLOC_MMAP_THRESHOLD_",
+    "MALLOC_TRIM_THRESHOLD_",
+    "MALLOC_TOP_PAD_",
+    "MALLOC_MMAP_MAX_",
+)
 malloc_tuned = False
 
 
@@ -144,7 +149,8 @@ def tune_malloc():
     if malloc_tuned or not sys.platform.startswith("linux"):
         return
     if any(name in os.environ for name in _MALLOC_ENVIRONMENT) or "glibc.malloc" in os.environ.get(
-            "GLIBC_TUNABLES", ""):
+        "GLIBC_TUNABLES", ""
+    ):
         return
     import ctypes
 
@@ -154,7 +160,9 @@ def tune_malloc():
         return
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # <malloc.h>
-    malloc_tuned = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    malloc_tuned = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
+        mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -222,10 +230,15 @@ def recover_from_damaged_cache():
                 if os.path.exists(index):
                     os.remove(index)
             except OSError:
-                raise RuntimeError(f"the Numba cache of {cache._name} is damaged ({error!r}) and cannot be "
-                                   f"repaired: delete the folder {cache.cache_path}") from error
-            warnings.warn(f"minigrad: recompiling {cache._py_func.__qualname__}: its Numba cache file in "
-                          f"{cache.cache_path} was damaged ({type(error).__name__}: {error})", RuntimeWarning)
+                raise RuntimeError(
+                    f"the Numba cache of {cache._name} is damaged ({error!r}) and cannot be "
+                    f"repaired: delete the folder {cache.cache_path}"
+                ) from error
+            warnings.warn(
+                f"minigrad: recompiling {cache._py_func.__qualname__}: its Numba cache file in "
+                f"{cache.cache_path} was damaged ({type(error).__name__}: {error})",
+                RuntimeWarning,
+            )
             return None
 
     Cache.load_overload = load_overload
@@ -242,8 +255,11 @@ def _gomp_loaded():
     """True if the system GNU OpenMP runtime is already mapped into this process (Linux)."""
     try:
         with open("/proc/self/maps") as maps:
-            return any(os.path.basename(line.split()[-1]).startswith("libgomp.so")
-                       for line in maps if "/" in line)
+            return any(
+                os.path.basename(line.split()[-1]).startswith("libgomp.so")
+                for line in maps
+                if "/" in line
+            )
     except OSError:
         return False
 
@@ -287,7 +303,7 @@ def configure_threads():
 
 
 def thread_summary():
-    """"numba N (layer), OpenBLAS M": the thread pools kernels run on, for benchmark reports.
+    """ "numba N (layer), OpenBLAS M": the thread pools kernels run on, for benchmark reports.
 
     Starts Numba's pool the way the first parallel launch would (configure_threads):
     numba.get_num_threads() called first would start it with threads that spin when idle, and
@@ -314,14 +330,20 @@ def _find_openblas_threads():
     import glob
 
     here = os.path.dirname(np.__file__)
-    paths = (glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
-             + glob.glob(os.path.join(here, ".dylibs", "*openblas*")))
+    paths = glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*")) + glob.glob(
+        os.path.join(here, ".dylibs", "*openblas*")
+    )
     for path in sorted(paths):
         try:
             library = ctypes.CDLL(path)
         except OSError:
             continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", "")):
+        for prefix, suffix in (
+            ("scipy_openblas", "64_"),
+            ("scipy_openblas", ""),
+            ("openblas", "64_"),
+            ("openblas", ""),
+        ):
             setter = getattr(library, f"{prefix}_set_num_threads{suffix}", None)
             getter = getattr(library, f"{prefix}_get_num_threads{suffix}", None)
             if setter is not None and getter is not None:

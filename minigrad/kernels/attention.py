@@ -39,6 +39,7 @@ TWO_THREADS_MIN_WORK = 1 << 18  # multiply-adds (~0.05 ms) below which a call st
 
 # ---------------------------------------------------------------- layout and chunks
 
+
 def _as_heads(array):
     """array (..., L, E) as a 4-D view (M, H, L, E): H the last batch dim, M the others
     (a copy only when the leading batch dims cannot be merged without one)."""
@@ -50,6 +51,7 @@ def _as_heads(array):
 class _Chunk(NamedTuple):
     """Heads first..last-1 of batch entries m0..m1-1, whose queries need keys [0, width) only,
     and the first half of the queries keys [0, top) only (top < width: causal attention)."""
+
     m0: int
     m1: int
     first: int
@@ -76,11 +78,13 @@ def _chunks(stops, queries, keys, itemsize, chunk_bytes):
     return list(_chunk_plan(stops.shape, stops.tobytes(), queries, keys, itemsize, chunk_bytes))
 
 
-@functools.lru_cache(maxsize=8)  # keys hold the stops: up to 1 MB each for a batch of 128 x 256 tokens
+@functools.lru_cache(
+    maxsize=8
+)  # keys hold the stops: up to 1 MB each for a batch of 128 x 256 tokens
 def _chunk_plan(shape, stop_bytes, queries, keys, itemsize, chunk_bytes):
     stops = np.frombuffer(stop_bytes, np.int64).reshape(shape)
     needed = stops.max(axis=2) if stops.shape[2] else np.zeros(stops.shape[:2], np.int64)
-    needed_top = stops[:, :, :queries // 2].max(axis=2) if queries >= 2 else needed
+    needed_top = stops[:, :, : queries // 2].max(axis=2) if queries >= 2 else needed
     entries, heads = needed.shape
     most = max(1, chunk_bytes // max(1, queries * keys * itemsize))
     chunks = []
@@ -89,17 +93,31 @@ def _chunk_plan(shape, stop_bytes, queries, keys, itemsize, chunk_bytes):
         if heads <= most and (needed[m] == width).all():  # the entry's heads alike: whole entries
             previous = chunks[-1] if chunks else None
             top = int(needed_top[m].max()) if heads else 0
-            if (previous and previous.m1 == m and (previous.first, previous.last, previous.width) == (0, heads, width)
-                    and (m + 1 - previous.m0) * heads <= most):
-                chunks[-1] = previous._replace(m1=m + 1, top=max(previous.top, top))  # one more entry
+            if (
+                previous
+                and previous.m1 == m
+                and (previous.first, previous.last, previous.width) == (0, heads, width)
+                and (m + 1 - previous.m0) * heads <= most
+            ):
+                chunks[-1] = previous._replace(
+                    m1=m + 1, top=max(previous.top, top)
+                )  # one more entry
             else:
                 chunks.append(_Chunk(m, m + 1, 0, heads, width, top))
             continue
         first = 0
         for h in range(1, heads + 1):
             if h == heads or needed[m, h] != needed[m, first] or h - first >= most:
-                chunks.append(_Chunk(m, m + 1, first, h, int(needed[m, first:h].max()),
-                                     int(needed_top[m, first:h].max())))
+                chunks.append(
+                    _Chunk(
+                        m,
+                        m + 1,
+                        first,
+                        h,
+                        int(needed[m, first:h].max()),
+                        int(needed_top[m, first:h].max()),
+                    )
+                )
                 first = h
     return tuple(chunks)
 
@@ -116,22 +134,40 @@ class _Problem:
     softmax (matrix n = m * H + h, query i) is r = n * L + i."""
 
     def __init__(self, q, k, v, key_lengths, causal_offset, mask, keep, name, chunk_bytes):
-        if not (q.ndim == k.ndim == v.ndim >= 2 and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
-                and q.shape[-1] == k.shape[-1] and k.shape[-2] == v.shape[-2]):
-            raise ValueError(f"{name} expects q (..., L, E), k (..., S, E), v (..., S, Ev) with the same batch "
-                             f"dims; got shapes {q.shape}, {k.shape}, {v.shape}")
+        if not (
+            q.ndim == k.ndim == v.ndim >= 2
+            and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
+            and q.shape[-1] == k.shape[-1]
+            and k.shape[-2] == v.shape[-2]
+        ):
+            raise ValueError(
+                f"{name} expects q (..., L, E), k (..., S, E), v (..., S, Ev) with the same batch "
+                f"dims; got shapes {q.shape}, {k.shape}, {v.shape}"
+            )
         if not (q.dtype == k.dtype == v.dtype) or q.dtype not in (np.float32, np.float64):
-            raise TypeError(f"{name} expects float32 or float64 q, k, v of one dtype; got {q.dtype}, {k.dtype}, "
-                            f"{v.dtype}")
+            raise TypeError(
+                f"{name} expects float32 or float64 q, k, v of one dtype; got {q.dtype}, {k.dtype}, "
+                f"{v.dtype}"
+            )
         self.batch, self.queries, self.keys = q.shape[:-2], q.shape[-2], k.shape[-2]
         self.q, self.k, self.v = _as_heads(q), _as_heads(k), _as_heads(v)
         self.dtype = q.dtype.type
         heads_shape = self.q.shape[:2]
-        lengths = None if key_lengths is None else np.broadcast_to(key_lengths, self.batch).reshape(heads_shape)
-        self.stops = attention_key_stops(heads_shape, self.queries, self.keys, lengths, causal_offset)
+        lengths = (
+            None
+            if key_lengths is None
+            else np.broadcast_to(key_lengths, self.batch).reshape(heads_shape)
+        )
+        self.stops = attention_key_stops(
+            heads_shape, self.queries, self.keys, lengths, causal_offset
+        )
         self.flat_stops = self.stops.reshape(-1)
         self.allowed, self.allowed_row = row_mask(mask, self.batch + (self.queries, self.keys))
-        self.keep = None if keep is None else np.asarray(keep).reshape(heads_shape + (self.queries, self.keys))
+        self.keep = (
+            None
+            if keep is None
+            else np.asarray(keep).reshape(heads_shape + (self.queries, self.keys))
+        )
         self.chunks = _chunks(self.stops, self.queries, self.keys, q.dtype.itemsize, chunk_bytes)
 
     def rows(self, m0, m1, first, last):
@@ -150,7 +186,9 @@ class _Problem:
         if not self.chunks:
             return
         depth = self.q.shape[3] + self.v.shape[3]
-        work_size = sum(chunk.matrices * chunk.width for chunk in self.chunks) * self.queries * depth
+        work_size = (
+            sum(chunk.matrices * chunk.width for chunk in self.chunks) * self.queries * depth
+        )
         if work_size < TWO_THREADS_MIN_WORK or not _runtime.two_threads():
             work(self.chunks)
         else:
@@ -162,8 +200,9 @@ def _work_array(part, queries, keys, dtype):
     enough for the largest chunk of `part` (one allocation per thread, not per chunk)."""
     largest = max((chunk.matrices for chunk in part), default=0)
     flat = _buffers.empty((largest * queries * keys,), dtype)
-    return lambda entries, heads, width: flat[:entries * heads * queries * width].reshape(entries, heads, queries,
-                                                                                          width)
+    return lambda entries, heads, width: flat[: entries * heads * queries * width].reshape(
+        entries, heads, queries, width
+    )
 
 
 def _halves_of_queries(queries, width, top):
@@ -187,7 +226,10 @@ def _halves_of_keys(queries, width, top):
 
 # ---------------------------------------------------------------- forward and backward
 
-def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask=None, keep=None, keep_scale=1.0):
+
+def attention_forward(
+    q, k, v, scale, key_lengths=None, causal_offset=None, mask=None, keep=None, keep_scale=1.0
+):
     """(out, weights) (contract: reference.attention_forward)."""
     p = _Problem(q, k, v, key_lengths, causal_offset, mask, keep, "attention_forward", CHUNK_BYTES)
     scale, keep_scale = p.dtype(scale), p.dtype(keep_scale)
@@ -206,26 +248,59 @@ def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask
             block = weights[m, h, :, :width]
             halves = _halves_of_queries(p.queries, width, top)
             for upper, lower in halves:
-                np.matmul(query[..., upper, :], key[..., lower, :].swapaxes(-1, -2), out=block[..., upper, lower])
+                np.matmul(
+                    query[..., upper, :],
+                    key[..., lower, :].swapaxes(-1, -2),
+                    out=block[..., upper, lower],
+                )
             # the softmax reads each row up to its stop and writes the zeros past it, to the end
-            _softmax_rows(flat_weights[rows], scale, p.flat_stops[rows], p.allowed, p.allowed_rows(rows),
-                          p.dtype(0), flat_weights[rows], empty[rows], 0, rows.stop - rows.start)
+            _softmax_rows(
+                flat_weights[rows],
+                scale,
+                p.flat_stops[rows],
+                p.allowed,
+                p.allowed_rows(rows),
+                p.dtype(0),
+                flat_weights[rows],
+                empty[rows],
+                0,
+                rows.stop - rows.start,
+            )
             if keep is not None:
-                block = np.multiply(block, p.keep[m, h, :, :width], out=dropped(m1 - m0, last - first, width))
+                block = np.multiply(
+                    block, p.keep[m, h, :, :width], out=dropped(m1 - m0, last - first, width)
+                )
                 block *= keep_scale
             for upper, lower in halves:
-                np.matmul(block[..., upper, lower], value[..., lower, :], out=out[m, h][..., upper, :])
+                np.matmul(
+                    block[..., upper, lower], value[..., lower, :], out=out[m, h][..., upper, :]
+                )
 
     p.run(work)
     return out.reshape(p.batch + out.shape[2:]), weights.reshape(p.batch + weights.shape[2:])
 
 
-def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, causal_offset=None, mask=None,
-                       keep=None, keep_scale=1.0):
+def attention_backward(
+    q,
+    k,
+    v,
+    weights,
+    grad_out,
+    scale,
+    key_lengths=None,
+    causal_offset=None,
+    mask=None,
+    keep=None,
+    keep_scale=1.0,
+):
     """(grad_q, grad_k, grad_v) (contract: reference.attention_backward)."""
-    p = _Problem(q, k, v, key_lengths, causal_offset, mask, keep, "attention_backward", BACKWARD_CHUNK_BYTES)
+    p = _Problem(
+        q, k, v, key_lengths, causal_offset, mask, keep, "attention_backward", BACKWARD_CHUNK_BYTES
+    )
     scale, keep_scale = p.dtype(scale), p.dtype(keep_scale)
-    weights = np.ascontiguousarray(weights, dtype=q.dtype).reshape(p.q.shape[:2] + (p.queries, p.keys))
+    weights = np.ascontiguousarray(weights, dtype=q.dtype).reshape(
+        p.q.shape[:2] + (p.queries, p.keys)
+    )
     flat_weights = weights.reshape(math.prod(weights.shape[:3]), p.keys)
     grad_out = _as_heads(np.asarray(grad_out, dtype=q.dtype))
     grad_q, grad_k, grad_v = (_buffers.empty_like_layout(a) for a in (p.q, p.k, p.v))
@@ -242,28 +317,65 @@ def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, caus
             block = weights[m, h, :, :width]
             grad_weights = grad_weights_of(m1 - m0, last - first, p.keys)
             grad_block = grad_weights[..., :width]
-            halves, key_halves = _halves_of_queries(p.queries, width, top), _halves_of_keys(p.queries, width, top)
+            halves, key_halves = (
+                _halves_of_queries(p.queries, width, top),
+                _halves_of_keys(p.queries, width, top),
+            )
             for upper, lower in halves:
-                np.matmul(g[..., upper, :], value[..., lower, :].swapaxes(-1, -2), out=grad_block[..., upper, lower])
-            if top < width:  # the quarter the products skipped (reused memory: it may hold anything)
-                grad_block[..., :p.queries // 2, top:] = 0
+                np.matmul(
+                    g[..., upper, :],
+                    value[..., lower, :].swapaxes(-1, -2),
+                    out=grad_block[..., upper, lower],
+                )
+            if (
+                top < width
+            ):  # the quarter the products skipped (reused memory: it may hold anything)
+                grad_block[..., : p.queries // 2, top:] = 0
             if keep is not None:
-                block = np.multiply(block, p.keep[m, h, :, :width], out=dropped(m1 - m0, last - first, width))
+                block = np.multiply(
+                    block, p.keep[m, h, :, :width], out=dropped(m1 - m0, last - first, width)
+                )
                 block *= keep_scale
                 grad_block *= p.keep[m, h, :, :width]
                 grad_block *= keep_scale
             for columns, below in key_halves:  # block is 0 past each row's stop
-                np.matmul(block[..., below, columns].swapaxes(-1, -2), g[..., below, :], out=grad_v[m, h, columns])
-            flat_grad = grad_weights.reshape(rows.stop - rows.start, p.keys)  # softmax backward in place
-            _softmax_backward_rows(flat_weights[rows], flat_grad, scale, p.flat_stops[rows], p.allowed,
-                                   p.allowed_rows(rows), no_empty_rows, flat_grad, 0, rows.stop - rows.start)
+                np.matmul(
+                    block[..., below, columns].swapaxes(-1, -2),
+                    g[..., below, :],
+                    out=grad_v[m, h, columns],
+                )
+            flat_grad = grad_weights.reshape(
+                rows.stop - rows.start, p.keys
+            )  # softmax backward in place
+            _softmax_backward_rows(
+                flat_weights[rows],
+                flat_grad,
+                scale,
+                p.flat_stops[rows],
+                p.allowed,
+                p.allowed_rows(rows),
+                no_empty_rows,
+                flat_grad,
+                0,
+                rows.stop - rows.start,
+            )
             for upper, lower in halves:
-                np.matmul(grad_block[..., upper, lower], key[..., lower, :], out=grad_q[m, h][..., upper, :])
+                np.matmul(
+                    grad_block[..., upper, lower],
+                    key[..., lower, :],
+                    out=grad_q[m, h][..., upper, :],
+                )
             for columns, below in key_halves:
-                np.matmul(grad_block[..., below, columns].swapaxes(-1, -2), query[..., below, :],
-                          out=grad_k[m, h, columns])
+                np.matmul(
+                    grad_block[..., below, columns].swapaxes(-1, -2),
+                    query[..., below, :],
+                    out=grad_k[m, h, columns],
+                )
             grad_k[m, h, width:] = 0  # keys past the chunk's width take no part
             grad_v[m, h, width:] = 0
 
     p.run(work)
-    return tuple(grad.reshape(shape) for grad, shape in zip((grad_q, grad_k, grad_v), (q.shape, k.shape, v.shape)))
+    return tuple(
+        grad.reshape(shape)
+        for grad, shape in zip((grad_q, grad_k, grad_v), (q.shape, k.shape, v.shape))
+    )

@@ -65,7 +65,8 @@ def _operands(a, b, name):
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"{name} expects a (..., n, k) and b (..., k, m) with ndim >= 2, "
-            f"got shapes {a.shape} and {b.shape}")
+            f"got shapes {a.shape} and {b.shape}"
+        )
     return a, b
 
 
@@ -96,8 +97,13 @@ def _small(a, b, batch):
     out = _buffers.empty((math.prod(batch), n, m), a.dtype)
     a_index, b_index = _batch_index(a.shape[:-2], batch), _batch_index(b.shape[:-2], batch)
     if out.size:
-        _runtime.launch(_small_matmul_rows, _small_matmul_parallel, (a3, b3, a_index, b_index, out),
-                        out.shape[0], out.size)
+        _runtime.launch(
+            _small_matmul_rows,
+            _small_matmul_parallel,
+            (a3, b3, a_index, b_index, out),
+            out.shape[0],
+            out.size,
+        )
     return out.reshape(batch + (n, m))
 
 
@@ -105,8 +111,12 @@ def _worth_two_threads(work):
     """True when `work` multiply-adds are enough to deal out to two threads with one OpenBLAS
     thread each, and OpenBLAS's thread count can be set and is not one anyway (the user's
     count: inside run_threads it is one for the time being)."""
-    return (_runtime.openblas_threads is not None and _runtime.two_threads() and work >= SPLIT_MIN_WORK
-            and _runtime.openblas_thread_budget() >= 2)
+    return (
+        _runtime.openblas_threads is not None
+        and _runtime.two_threads()
+        and work >= SPLIT_MIN_WORK
+        and _runtime.openblas_thread_budget() >= 2
+    )
 
 
 def _split(a, b):
@@ -119,19 +129,27 @@ def _split(a, b):
         return None
     out = _buffers.empty(batch + (rows, columns), a.dtype)
     if batch and batch[0] > 1:
-        def pick(x, part):  # an operand without the first batch axis, or with size 1 there, is shared
+
+        def pick(
+            x, part
+        ):  # an operand without the first batch axis, or with size 1 there, is shared
             return x[part] if x.ndim - 2 == len(batch) and x.shape[0] > 1 else x
 
         def multiply(part):
             np.matmul(pick(a, part), pick(b, part), out=out[part])
+
         size = batch[0]
     elif rows >= columns:
+
         def multiply(part):
             np.matmul(a[..., part, :], b, out=out[..., part, :])
+
         size = rows
     else:
+
         def multiply(part):
             np.matmul(a, b[..., part], out=out[..., part])
+
         size = columns
     if size < 2:
         return None
@@ -182,11 +200,15 @@ def matmul_grads(a, b, grad):
     a, b = _operands(a, b, "matmul_grads")
     grad = np.asarray(grad, dtype=a.dtype)
     if a.ndim != 2 or b.ndim != 2 or grad.shape != (a.shape[0], b.shape[1]):
-        raise ValueError(f"matmul_grads expects a (n, k), b (k, m) and grad (n, m); got shapes {a.shape}, "
-                         f"{b.shape}, {grad.shape}")
+        raise ValueError(
+            f"matmul_grads expects a (n, k), b (k, m) and grad (n, m); got shapes {a.shape}, "
+            f"{b.shape}, {grad.shape}"
+        )
     grad_a, grad_b = _buffers.empty(a.shape, a.dtype), _buffers.empty(b.shape, a.dtype)
-    _at_once([lambda: np.matmul(grad, b.T, out=grad_a), lambda: np.matmul(a.T, grad, out=grad_b)],
-             a.size * b.shape[1])
+    _at_once(
+        [lambda: np.matmul(grad, b.T, out=grad_a), lambda: np.matmul(a.T, grad, out=grad_b)],
+        a.size * b.shape[1],
+    )
     return grad_a, grad_b
 
 
@@ -203,19 +225,26 @@ def _at_once(tasks, work):
 
 # ---------------------------------------------------------------- a linear layer
 
+
 def _linear_operands(x, weight, bias, name):
     """x (n, k), weight (m, k), bias (m,) or None, checked: float arrays of one dtype."""
     x, weight = np.asarray(x), np.asarray(weight)
     if x.dtype != weight.dtype or x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"{name} expects x and weight of one float dtype (float32 or float64); "
-                        f"got {x.dtype} and {weight.dtype}")
+        raise TypeError(
+            f"{name} expects x and weight of one float dtype (float32 or float64); "
+            f"got {x.dtype} and {weight.dtype}"
+        )
     if x.ndim != 2 or weight.ndim != 2 or x.shape[1] != weight.shape[1]:
-        raise ValueError(f"{name} expects x (n, k) and weight (m, k); got shapes {x.shape} and {weight.shape}")
+        raise ValueError(
+            f"{name} expects x (n, k) and weight (m, k); got shapes {x.shape} and {weight.shape}"
+        )
     if bias is not None:
         bias = np.asarray(bias)
         if bias.shape != (weight.shape[0],) or bias.dtype != x.dtype:
-            raise ValueError(f"{name} expects bias of shape ({weight.shape[0]},) and dtype {x.dtype}; "
-                             f"got {bias.shape} {bias.dtype}")
+            raise ValueError(
+                f"{name} expects bias of shape ({weight.shape[0]},) and dtype {x.dtype}; "
+                f"got {bias.shape} {bias.dtype}"
+            )
     return x, weight, bias
 
 
@@ -239,6 +268,7 @@ def linear_forward(x, weight, bias=None):
             np.matmul(x, weight[part].T, out=out[:, part])
             if bias is not None:
                 out[:, part] += bias[part]
+
     size = max(rows, columns)
     if size >= 2 and _worth_two_threads(x.size * columns):
         _runtime.run_tasks(multiply, [slice(0, size // 2), slice(size // 2, size)])
@@ -256,7 +286,9 @@ def linear_backward(x, weight, grad, needs=(True, True, True)):
     x, weight, _ = _linear_operands(x, weight, None, "linear_backward")
     grad = np.asarray(grad, dtype=x.dtype)
     if grad.shape != (x.shape[0], weight.shape[0]):
-        raise ValueError(f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; got {grad.shape}")
+        raise ValueError(
+            f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; got {grad.shape}"
+        )
     results = [None, None, None]
 
     def input_grad():
@@ -267,6 +299,13 @@ def linear_backward(x, weight, grad, needs=(True, True, True)):
             results[1] = np.matmul(grad.T, x, out=_buffers.empty(weight.shape, x.dtype))
         if needs[2]:
             results[2] = grad.sum(axis=0)
-    _at_once([task for task, needed in ((input_grad, needs[0]), (parameter_grads, needs[1] or needs[2])) if needed],
-             x.size * weight.shape[0])
+
+    _at_once(
+        [
+            task
+            for task, needed in ((input_grad, needs[0]), (parameter_grads, needs[1] or needs[2]))
+            if needed
+        ],
+        x.size * weight.shape[0],
+    )
     return tuple(results)

@@ -31,7 +31,9 @@ def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
     """Dense (num_embeddings, D) gradient by scatter-add (contract: reference.embedding_backward)."""
     grad_out = np.asarray(grad_out)
     if grad_out.dtype not in (np.float32, np.float64):
-        raise TypeError(f"embedding_backward expects float32 or float64 grad_out, got {grad_out.dtype}")
+        raise TypeError(
+            f"embedding_backward expects float32 or float64 grad_out, got {grad_out.dtype}"
+        )
     flat, padding_idx = check_embedding_indices(indices, grad_out, num_embeddings, padding_idx)
     grad_rows = np.ascontiguousarray(grad_out).reshape(flat.size, grad_out.shape[-1])
     out = np.zeros((num_embeddings, grad_out.shape[-1]), dtype=grad_out.dtype)

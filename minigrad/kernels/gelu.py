@@ -130,7 +130,15 @@ def _gelu_f32_parallel(x, grad, out, tanh_form, backward, chunks):
 def _gelu_f64_parallel(x, grad, out, tanh_form, backward, chunks):
     """_gelu_f64 over all elements in `chunks` ranges on the thread pool."""
     for c in prange(chunks):
-        _gelu_f64(x, grad, out, tanh_form, backward, c * x.shape[0] // chunks, (c + 1) * x.shape[0] // chunks)
+        _gelu_f64(
+            x,
+            grad,
+            out,
+            tanh_form,
+            backward,
+            c * x.shape[0] // chunks,
+            (c + 1) * x.shape[0] // chunks,
+        )
 
 
 # ---------------------------------------------------------------- public wrappers
@@ -148,7 +156,11 @@ def _run(x, grad, approximate, backward, name):
     grad_flat = flat if grad is None else np.ascontiguousarray(grad, dtype=x.dtype).reshape(-1)
     out = _buffers.empty(flat.shape, flat.dtype)  # reused: no fresh pages to fault in
     args = (flat, grad_flat, out, approximate == "tanh", backward)
-    single, parallel = (_gelu_f32, _gelu_f32_parallel) if x.dtype == np.float32 else (_gelu_f64, _gelu_f64_parallel)
+    single, parallel = (
+        (_gelu_f32, _gelu_f32_parallel)
+        if x.dtype == np.float32
+        else (_gelu_f64, _gelu_f64_parallel)
+    )
     if use_pool(flat.size):
         parallel(*args, chunk_count(flat.size // BLOCK))
     elif flat.size:
@@ -164,5 +176,7 @@ def gelu_forward(x, approximate="none"):
 def gelu_backward(x, grad_y, approximate="none"):
     """grad_y * gelu'(x) (contract: reference.gelu_backward)."""
     if np.shape(grad_y) != np.shape(x):
-        raise ValueError(f"gelu_backward expects grad_y of x's shape {np.shape(x)}, got {np.shape(grad_y)}")
+        raise ValueError(
+            f"gelu_backward expects grad_y of x's shape {np.shape(x)}, got {np.shape(grad_y)}"
+        )
     return _run(x, grad_y, approximate, True, "gelu_backward")

@@ -53,8 +53,9 @@ def _forward_rows(x, weight, bias, eps, inverse_width, out, mean, rstd, start, s
 
 
 @njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
-def _backward_rows(grad_out, x, mean, rstd, weight, inverse_width, grad_x, grad_weight, grad_bias,
-                   start, stop):
+def _backward_rows(
+    grad_out, x, mean, rstd, weight, inverse_width, grad_x, grad_weight, grad_bias, start, stop
+):
     """Rows start..stop-1: with xhat = (x - mean) * rstd and g = grad_out * weight,
     grad_x[r] = rstd[r] * (g - mean(g) - xhat * mean(g * xhat)); adds grad_out * xhat to
     grad_weight (D,) and grad_out to grad_bias (D,)."""
@@ -91,17 +92,39 @@ def _forward_parallel(x, weight, bias, eps, inverse_width, out, mean, rstd, chun
 
 
 @njit(cache=True, parallel=True)
-def _backward_parallel(grad_out, x, mean, rstd, weight, inverse_width, grad_x, grad_weight_parts,
-                       grad_bias_parts, chunks):
+def _backward_parallel(
+    grad_out,
+    x,
+    mean,
+    rstd,
+    weight,
+    inverse_width,
+    grad_x,
+    grad_weight_parts,
+    grad_bias_parts,
+    chunks,
+):
     """_backward_rows over all rows in `chunks` ranges; chunk c sums its parameter gradients
     into row c of grad_weight_parts and grad_bias_parts (chunks, D)."""
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, x.shape[0])
-        _backward_rows(grad_out, x, mean, rstd, weight, inverse_width, grad_x, grad_weight_parts[c],
-                       grad_bias_parts[c], start, stop)
+        _backward_rows(
+            grad_out,
+            x,
+            mean,
+            rstd,
+            weight,
+            inverse_width,
+            grad_x,
+            grad_weight_parts[c],
+            grad_bias_parts[c],
+            start,
+            stop,
+        )
 
 
 # ---------------------------------------------------------------- public wrappers
+
 
 def _rows(array, name, dtype=None):
     """array as a C-contiguous (R, D) array of a float dtype; raises on other dtypes."""
@@ -123,8 +146,10 @@ def _affine(weight, bias, width, dtype, name):
             continue
         value = np.asarray(value)
         if value.shape != (width,):
-            raise ValueError(f"{name} expects {label} of shape ({width},) for rows of {width} features, "
-                             f"got {value.shape}")
+            raise ValueError(
+                f"{name} expects {label} of shape ({width},) for rows of {width} features, "
+                f"got {value.shape}"
+            )
         arrays.append(np.ascontiguousarray(value, dtype=dtype))
     return arrays
 
@@ -150,15 +175,19 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
 def layer_norm_backward(grad_y, x, mean, rstd, weight=None):
     """(grad_x, grad_weight, grad_bias) (contract: reference.layer_norm_backward)."""
     if np.shape(grad_y) != np.shape(x):
-        raise ValueError(f"layer_norm_backward expects grad_y of x's shape {np.shape(x)}, got {np.shape(grad_y)}")
+        raise ValueError(
+            f"layer_norm_backward expects grad_y of x's shape {np.shape(x)}, got {np.shape(grad_y)}"
+        )
     rows = _rows(x, "layer_norm_backward")
     dtype, width = rows.dtype, rows.shape[1]
     grad_rows = _rows(grad_y, "layer_norm_backward", dtype)
     mean = np.ascontiguousarray(mean, dtype=dtype).reshape(-1)
     rstd = np.ascontiguousarray(rstd, dtype=dtype).reshape(-1)
     if mean.shape != (rows.shape[0],) or rstd.shape != (rows.shape[0],):
-        raise ValueError(f"layer_norm_backward expects mean and rstd of shape {np.shape(x)[:-1]}, "
-                         f"got {np.shape(mean)} and {np.shape(rstd)}")
+        raise ValueError(
+            f"layer_norm_backward expects mean and rstd of shape {np.shape(x)[:-1]}, "
+            f"got {np.shape(mean)} and {np.shape(rstd)}"
+        )
     weight = _affine(weight, None, width, dtype, "layer_norm_backward")[0]
     grad_x = _buffers.empty(rows.shape, dtype)
     chunks = chunk_count(rows.shape[0]) if use_pool(rows.size, PARALLEL_MIN_SIZE) else 1

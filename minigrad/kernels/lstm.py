@@ -48,7 +48,9 @@ class PackedLayout:
         self.lengths = lengths[self.order]
         longest = int(self.lengths[0]) if batch else 0
         # batch_sizes[s] = number of sequences longer than s
-        self.batch_sizes = batch - np.searchsorted(self.lengths[::-1], np.arange(longest), side="right")
+        self.batch_sizes = batch - np.searchsorted(
+            self.lengths[::-1], np.arange(longest), side="right"
+        )
         self.offsets = np.cumsum(self.batch_sizes) - self.batch_sizes
         self.total = int(self.batch_sizes.sum())
         step = np.repeat(np.arange(longest), self.batch_sizes)
@@ -92,16 +94,17 @@ def direction_forward(xh, weight, bias, c0, layout):
     for s, (start, size, previous) in enumerate(steps):
         stop = start + size
         np.matmul(xh[start:stop], weight_t, out=gates[start:stop])
-        c_prev = c0[:size] if previous is None else cell[previous:previous + size]
+        c_prev = c0[:size] if previous is None else cell[previous : previous + size]
         lstm_cell_forward(gates[start:stop], bias, c_prev, cell[start:stop], hidden[start:stop])
         if s + 1 < len(steps):  # the sequences still running start the next step from this h
             next_start, next_size, _ = steps[s + 1]
-            xh[next_start:next_start + next_size, input_size:] = hidden[start:start + next_size]
+            xh[next_start : next_start + next_size, input_size:] = hidden[start : start + next_size]
     return gates, cell, hidden
 
 
-def direction_backward(xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_last, grad_c_last,
-                       need_grad_x=True):
+def direction_backward(
+    xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_last, grad_c_last, need_grad_x=True
+):
     """Backward of direction_forward.
 
     grad_hidden (N, H): dL/dh from the layer's output, packed; grad_h_last, grad_c_last
@@ -117,9 +120,16 @@ def direction_backward(xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_
     weight_hh = weight[:, input_size:]
     for start, size, previous in reversed(layout.steps):
         stop = start + size
-        c_prev = c0[:size] if previous is None else cell[previous:previous + size]
-        lstm_cell_backward(gates[start:stop], c_prev, cell[start:stop], grad_hidden[start:stop],
-                           grad_h[:size], grad_c[:size], grad_gates[start:stop])
+        c_prev = c0[:size] if previous is None else cell[previous : previous + size]
+        lstm_cell_backward(
+            gates[start:stop],
+            c_prev,
+            cell[start:stop],
+            grad_hidden[start:stop],
+            grad_h[:size],
+            grad_c[:size],
+            grad_gates[start:stop],
+        )
         if need_grad_x:
             np.matmul(grad_gates[start:stop], weight, out=grad_xh[start:stop])
             grad_h[:size] = grad_xh[start:stop, input_size:]
@@ -166,7 +176,10 @@ def layer_forward(x, directions, h0, c0, lengths, batch_first):
     """
     input_size, hidden_size = x.shape[2], h0.shape[2]
     tasks = _plan(lengths, len(directions))
-    concatenated = [(np.concatenate([weight_ih, weight_hh], axis=1), bias) for weight_ih, weight_hh, bias in directions]
+    concatenated = [
+        (np.concatenate([weight_ih, weight_hh], axis=1), bias)
+        for weight_ih, weight_hh, bias in directions
+    ]
     state = LayerState(x.shape, tasks, concatenated, c0, batch_first)
     output = np.zeros(x.shape[:2] + (len(directions) * hidden_size,), dtype=x.dtype)
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
@@ -176,9 +189,9 @@ def layer_forward(x, directions, h0, c0, lengths, batch_first):
         weight, bias = concatenated[d]
         xh = np.empty((layout.total, input_size + hidden_size), dtype=x.dtype)
         xh[:, :input_size] = layout.gather(x, batch_first)
-        xh[:len(layout.order), input_size:] = h0[d][layout.order]
+        xh[: len(layout.order), input_size:] = h0[d][layout.order]
         gates, cell, hidden = direction_forward(xh, weight, bias, c0[d][layout.order], layout)
-        layout.scatter(hidden, output[..., d * hidden_size:(d + 1) * hidden_size], batch_first)
+        layout.scatter(hidden, output[..., d * hidden_size : (d + 1) * hidden_size], batch_first)
         h_n[d][layout.order] = hidden[layout.last]
         c_n[d][layout.order] = cell[layout.last]
         return xh, gates, cell
@@ -198,14 +211,29 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
     grad_h0, grad_c0 = np.empty_like(state.c0), np.empty_like(state.c0)
     # one dL/dx per direction, so that two directions can scatter at once (two halves of
     # one direction write disjoint rows of the same array)
-    grad_xs = [np.zeros(state.x_shape, dtype=state.c0.dtype) for _ in range(directions)] if need_grad_x else None
+    grad_xs = (
+        [np.zeros(state.x_shape, dtype=state.c0.dtype) for _ in range(directions)]
+        if need_grad_x
+        else None
+    )
 
     def run(task_and_saved):
         (d, layout), (xh, gates, cell) = task_and_saved
-        grad_hidden = layout.gather(grad_output[..., d * hidden_size:(d + 1) * hidden_size], state.batch_first)
+        grad_hidden = layout.gather(
+            grad_output[..., d * hidden_size : (d + 1) * hidden_size], state.batch_first
+        )
         grad_x_packed, grad_weight, grad_bias, grad_h, grad_c = direction_backward(
-            xh, state.weights[d][0], state.c0[d][layout.order], layout, gates, cell, grad_hidden,
-            grad_h_n[d][layout.order], grad_c_n[d][layout.order], need_grad_x)
+            xh,
+            state.weights[d][0],
+            state.c0[d][layout.order],
+            layout,
+            gates,
+            cell,
+            grad_hidden,
+            grad_h_n[d][layout.order],
+            grad_c_n[d][layout.order],
+            need_grad_x,
+        )
         grad_h0[d][layout.order] = grad_h
         grad_c0[d][layout.order] = grad_c
         if need_grad_x:

@@ -57,11 +57,11 @@ def _tanh_overload(x):
 def lstm_cell_forward(gates, bias, c_prev, c_out, h_out):
     """One LSTM step for n sequences, in place (contract: reference.lstm_cell_forward)."""
     hidden = c_prev.shape[1]
-    bias_i, bias_f = bias[:hidden], bias[hidden:2 * hidden]
-    bias_g, bias_o = bias[2 * hidden:3 * hidden], bias[3 * hidden:]
+    bias_i, bias_f = bias[:hidden], bias[hidden : 2 * hidden]
+    bias_g, bias_o = bias[2 * hidden : 3 * hidden], bias[3 * hidden :]
     for row in range(gates.shape[0]):
         z = gates[row]
-        i, f, g, o = z[:hidden], z[hidden:2 * hidden], z[2 * hidden:3 * hidden], z[3 * hidden:]
+        i, f, g, o = z[:hidden], z[hidden : 2 * hidden], z[2 * hidden : 3 * hidden], z[3 * hidden :]
         c0, c1, h1 = c_prev[row], c_out[row], h_out[row]
         # one short loop per output array: each vectorises on its own
         for j in range(hidden):
@@ -85,8 +85,13 @@ def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates)
     one = np.float32(1)  # promotes exactly to float64 in float64 kernels
     for row in range(gates.shape[0]):
         a, d = gates[row], grad_gates[row]
-        i, f, g, o = a[:hidden], a[hidden:2 * hidden], a[2 * hidden:3 * hidden], a[3 * hidden:]
-        di, df, dg, do = d[:hidden], d[hidden:2 * hidden], d[2 * hidden:3 * hidden], d[3 * hidden:]
+        i, f, g, o = a[:hidden], a[hidden : 2 * hidden], a[2 * hidden : 3 * hidden], a[3 * hidden :]
+        di, df, dg, do = (
+            d[:hidden],
+            d[hidden : 2 * hidden],
+            d[2 * hidden : 3 * hidden],
+            d[3 * hidden :],
+        )
         c0, c1 = c_prev[row], c[row]
         dh_out, dh, dc = grad_h_out[row], grad_h[row], grad_c[row]
         for j in range(hidden):

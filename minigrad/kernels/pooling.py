@@ -99,8 +99,10 @@ def _checked(places, plane_size, upper, name):
     """places as C-contiguous int64, after checking 0 <= places < upper (the loops do not)."""
     places = np.ascontiguousarray(places, dtype=np.int64)
     if places.size and (places.min() < 0 or places.max() >= upper):
-        raise ValueError(f"pooling expects {name} within [0, {upper}) for planes of {plane_size} places, got "
-                         f"values from {places.min()} to {places.max()}")
+        raise ValueError(
+            f"pooling expects {name} within [0, {upper}) for planes of {plane_size} places, got "
+            f"values from {places.min()} to {places.max()}"
+        )
     return places
 
 
@@ -115,8 +117,13 @@ def max_pool_forward(planes, places):
     places = _checked(places, planes.shape[1], planes.shape[1] + 1, "places")
     values = np.empty((planes.shape[0], places.shape[0]), planes.dtype)
     chosen = np.empty(values.shape, np.int64)
-    _runtime.launch(_max_planes, _max_parallel, (planes, places, values, chosen), planes.shape[0],
-                    size=planes.shape[0] * places.size)
+    _runtime.launch(
+        _max_planes,
+        _max_parallel,
+        (planes, places, values, chosen),
+        planes.shape[0],
+        size=planes.shape[0] * places.size,
+    )
     return values, chosen
 
 
@@ -125,8 +132,13 @@ def max_pool_backward(grad, chosen, plane_size):
     chosen = _checked(chosen, plane_size, plane_size, "chosen")
     _check_shape(grad, chosen.shape, "grad")
     out = np.zeros((grad.shape[0], plane_size), grad.dtype)
-    _runtime.launch(_max_grad_planes, _max_grad_parallel, (np.ascontiguousarray(grad), chosen, out), out.shape[0],
-                    size=chosen.size)
+    _runtime.launch(
+        _max_grad_planes,
+        _max_grad_parallel,
+        (np.ascontiguousarray(grad), chosen, out),
+        out.shape[0],
+        size=chosen.size,
+    )
     return out
 
 
@@ -136,8 +148,13 @@ def avg_pool_forward(planes, places, weights):
     places = _checked(places, planes.shape[1], planes.shape[1] + 1, "places")
     _check_shape(weights, places.shape, "weights")
     out = np.empty((planes.shape[0], places.shape[0]), planes.dtype)
-    _runtime.launch(_sum_planes, _sum_parallel, (planes, places, np.ascontiguousarray(weights, planes.dtype), out),
-                    out.shape[0], size=out.shape[0] * places.size)
+    _runtime.launch(
+        _sum_planes,
+        _sum_parallel,
+        (planes, places, np.ascontiguousarray(weights, planes.dtype), out),
+        out.shape[0],
+        size=out.shape[0] * places.size,
+    )
     return out
 
 
@@ -147,7 +164,11 @@ def avg_pool_backward(grad, places, weights, plane_size):
     _check_shape(weights, places.shape, "weights")
     _check_shape(grad, (grad.shape[0], places.shape[0]), "grad")
     out = np.zeros((grad.shape[0], plane_size), grad.dtype)
-    _runtime.launch(_sum_grad_planes, _sum_grad_parallel,
-                    (np.ascontiguousarray(grad), places, np.ascontiguousarray(weights, grad.dtype), out),
-                    out.shape[0], size=out.shape[0] * places.size)
+    _runtime.launch(
+        _sum_grad_planes,
+        _sum_grad_parallel,
+        (np.ascontiguousarray(grad), places, np.ascontiguousarray(weights, grad.dtype), out),
+        out.shape[0],
+        size=out.shape[0] * places.size,
+    )
     return out

@@ -15,6 +15,7 @@ from ._checks import check_embedding_indices, check_targets
 
 # ---------------------------------------------------------------- matmul
 
+
 def matmul(a, b):
     """a (..., n, k) @ b (..., k, m) -> (..., n, m), batch dims broadcast as in np.matmul."""
     return np.matmul(a, b)
@@ -47,15 +48,23 @@ def linear_forward(x, weight, bias=None):
 def linear_backward(x, weight, grad, needs=(True, True, True)):
     """Gradients of linear_forward for grad (n, m): (grad @ weight (n, k), grad^T @ x (m, k),
     grad summed over its rows (m,)), each None where needs (three bools) says False."""
-    return (np.matmul(grad, weight) if needs[0] else None, np.matmul(grad.T, x) if needs[1] else None,
-            grad.sum(axis=0) if needs[2] else None)
+    return (
+        np.matmul(grad, weight) if needs[0] else None,
+        np.matmul(grad.T, x) if needs[1] else None,
+        grad.sum(axis=0) if needs[2] else None,
+    )
 
 
 # ---------------------------------------------------------------- softmax family
 
+
 def _allowed_keys(shape, mask, key_stop):
     """bool array of `shape`: True where a row may attend to a key (see softmax_forward)."""
-    allowed = np.ones(shape, np.bool_) if mask is None else np.broadcast_to(np.asarray(mask, np.bool_), shape)
+    allowed = (
+        np.ones(shape, np.bool_)
+        if mask is None
+        else np.broadcast_to(np.asarray(mask, np.bool_), shape)
+    )
     if key_stop is not None:
         allowed = allowed & (np.arange(shape[-1]) < np.asarray(key_stop)[..., None])
     return allowed
@@ -75,7 +84,11 @@ def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, 
     """
     allowed = _allowed_keys(x.shape, mask, key_stop)
     z = np.where(allowed, x * x.dtype.type(scale), -np.inf)
-    top = z.max(axis=-1, keepdims=True) if x.shape[-1] else np.full(x.shape[:-1] + (1,), -np.inf, x.dtype)
+    top = (
+        z.max(axis=-1, keepdims=True)
+        if x.shape[-1]
+        else np.full(x.shape[:-1] + (1,), -np.inf, x.dtype)
+    )
     empty_rows = ~(top[..., 0] > -np.inf) & ~np.isnan(z).any(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         e = np.exp(z - np.where(empty_rows[..., None], 0, top))
@@ -96,10 +109,13 @@ def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None)
         allowed = allowed & ~np.asarray(empty, np.bool_)[..., None]
     grad_y = np.where(allowed, grad_y, 0)
     dot = (grad_y * y).sum(axis=-1, keepdims=True)
-    return np.where(allowed, y.dtype.type(scale) * y * (grad_y - dot), 0).astype(y.dtype, copy=False)
+    return np.where(allowed, y.dtype.type(scale) * y * (grad_y - dot), 0).astype(
+        y.dtype, copy=False
+    )
 
 
 # ---------------------------------------------------------------- attention
+
 
 def attention_key_stops(batch, queries, keys, key_lengths=None, causal_offset=None):
     """int64 of shape batch + (queries,): query i of matrix n may attend only to keys j < stops[n, i].
@@ -122,10 +138,14 @@ def _drop_past_lengths(k, v, key_lengths):
     if key_lengths is None:
         return k, v
     real = (np.arange(k.shape[-2]) < np.asarray(key_lengths)[..., None])[..., None]
-    return np.where(real, k, 0).astype(k.dtype, copy=False), np.where(real, v, 0).astype(v.dtype, copy=False)
+    return np.where(real, k, 0).astype(k.dtype, copy=False), np.where(real, v, 0).astype(
+        v.dtype, copy=False
+    )
 
 
-def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask=None, keep=None, keep_scale=1.0):
+def attention_forward(
+    q, k, v, scale, key_lengths=None, causal_offset=None, mask=None, keep=None, keep_scale=1.0
+):
     """(out, weights): weights = softmax(q @ k^T * scale) over the keys each query may attend
     to, out = (weights * keep * keep_scale) @ v (no dropout when keep is None).
 
@@ -145,8 +165,19 @@ def attention_forward(q, k, v, scale, key_lengths=None, causal_offset=None, mask
     return np.matmul(dropped, v), weights
 
 
-def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, causal_offset=None, mask=None,
-                       keep=None, keep_scale=1.0):
+def attention_backward(
+    q,
+    k,
+    v,
+    weights,
+    grad_out,
+    scale,
+    key_lengths=None,
+    causal_offset=None,
+    mask=None,
+    keep=None,
+    keep_scale=1.0,
+):
     """(grad_q, grad_k, grad_v) of attention_forward with the same arguments, given its
     weights and grad_out (..., L, Ev)."""
     k, v = _drop_past_lengths(k, v, key_lengths)
@@ -155,7 +186,11 @@ def attention_backward(q, k, v, weights, grad_out, scale, key_lengths=None, caus
     grad_v = np.matmul(np.swapaxes(weights * dropout, -1, -2), grad_out)
     grad_weights = np.matmul(grad_out, np.swapaxes(v, -1, -2)) * dropout
     grad_scores = softmax_backward(weights, grad_weights, scale, mask, stops)
-    return np.matmul(grad_scores, k), np.matmul(np.swapaxes(grad_scores, -1, -2), q), grad_v.astype(v.dtype)
+    return (
+        np.matmul(grad_scores, k),
+        np.matmul(np.swapaxes(grad_scores, -1, -2), q),
+        grad_v.astype(v.dtype),
+    )
 
 
 def log_softmax_forward(x):
@@ -172,6 +207,7 @@ def log_softmax_backward(y, grad_y):
 
 
 # ---------------------------------------------------------------- cross-entropy
+
 
 def cross_entropy_forward(logits, target, ignore_index=-100):
     """Mean negative log-likelihood of target under softmax(logits).
@@ -211,6 +247,7 @@ def cross_entropy_backward(probs, target, ignore_index, count, grad_loss):
 
 # ---------------------------------------------------------------- optimizer
 
+
 def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay):
     """One Adam step in place on param, exp_avg and exp_avg_sq (torch.optim.Adam semantics).
 
@@ -223,13 +260,14 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, w
     exp_avg += (1 - beta1) * grad
     exp_avg_sq *= beta2
     exp_avg_sq += (1 - beta2) * grad * grad
-    bias_correction1 = 1 - beta1 ** step
-    bias_correction2 = 1 - beta2 ** step
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
     denom = np.sqrt(exp_avg_sq) / np.sqrt(bias_correction2) + eps
     param -= (lr / bias_correction1) * exp_avg / denom
 
 
 # ---------------------------------------------------------------- embedding
+
 
 def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
     """Dense (num_embeddings, D) gradient of an embedding lookup, by scatter-add.
@@ -249,6 +287,7 @@ def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
 # Gate order i, f, g, o (PyTorch's): columns [0:H) input gate, [H:2H) forget gate,
 # [2H:3H) cell candidate, [3H:4H) output gate. kernels/lstm.py runs these over sequences.
 
+
 def _sigmoid(x):
     return (np.tanh(x * 0.5) + 1) * 0.5  # no overflow for large |x|, unlike 1 / (1 + exp(-x))
 
@@ -263,10 +302,10 @@ def lstm_cell_forward(gates, bias, c_prev, c_out, h_out):
     """
     hidden = c_prev.shape[1]
     z = gates + bias
-    gates[:, :2 * hidden] = _sigmoid(z[:, :2 * hidden])
-    gates[:, 2 * hidden:3 * hidden] = np.tanh(z[:, 2 * hidden:3 * hidden])
-    gates[:, 3 * hidden:] = _sigmoid(z[:, 3 * hidden:])
-    i, f, g, o = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    gates[:, : 2 * hidden] = _sigmoid(z[:, : 2 * hidden])
+    gates[:, 2 * hidden : 3 * hidden] = np.tanh(z[:, 2 * hidden : 3 * hidden])
+    gates[:, 3 * hidden :] = _sigmoid(z[:, 3 * hidden :])
+    i, f, g, o = (gates[:, k * hidden : (k + 1) * hidden] for k in range(4))
     c_out[...] = f * c_prev + i * g
     h_out[...] = o * np.tanh(c_out)
 
@@ -280,18 +319,19 @@ def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates)
     out dL/dc_prev. Writes grad_gates (n, 4H): dL/d(pre-activations) in gate order.
     """
     hidden = c.shape[1]
-    i, f, g, o = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    i, f, g, o = (gates[:, k * hidden : (k + 1) * hidden] for k in range(4))
     tanh_c = np.tanh(c)
     dh = grad_h + grad_h_out
     dc = grad_c + dh * o * (1 - tanh_c * tanh_c)
     grad_gates[:, :hidden] = dc * g * i * (1 - i)
-    grad_gates[:, hidden:2 * hidden] = dc * c_prev * f * (1 - f)
-    grad_gates[:, 2 * hidden:3 * hidden] = dc * i * (1 - g * g)
-    grad_gates[:, 3 * hidden:] = dh * tanh_c * o * (1 - o)
+    grad_gates[:, hidden : 2 * hidden] = dc * c_prev * f * (1 - f)
+    grad_gates[:, 2 * hidden : 3 * hidden] = dc * i * (1 - g * g)
+    grad_gates[:, 3 * hidden :] = dh * tanh_c * o * (1 - o)
     grad_c[...] = dc * f
 
 
 # ---------------------------------------------------------------- layer normalisation
+
 
 def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     """Normalise each row of x (..., D) over its last axis: y = (x - mean) * rstd * weight + bias.
@@ -323,11 +363,16 @@ def layer_norm_backward(grad_y, x, mean, rstd, weight=None):
     """
     xhat = (x - mean[..., None]) * rstd[..., None]
     g = grad_y if weight is None else grad_y * weight
-    grad_x = rstd[..., None] * (g - g.mean(axis=-1, keepdims=True)
-                                - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+    grad_x = rstd[..., None] * (
+        g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)
+    )
     rows = grad_y.reshape(-1, grad_y.shape[-1])
     grad_weight = (rows * xhat.reshape(rows.shape)).sum(axis=0)
-    return grad_x.astype(x.dtype, copy=False), grad_weight.astype(x.dtype), rows.sum(axis=0).astype(x.dtype)
+    return (
+        grad_x.astype(x.dtype, copy=False),
+        grad_weight.astype(x.dtype),
+        rows.sum(axis=0).astype(x.dtype),
+    )
 
 
 # ---------------------------------------------------------------- GELU
@@ -339,7 +384,9 @@ def gelu_forward(x, approximate="none"):
     """GELU(x) = x * Phi(x), Phi the standard normal CDF = erfc(-x / sqrt(2)) / 2 (torch's
     approximate="none"); approximate="tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     if approximate == "tanh":
-        return np.asarray(0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+        return np.asarray(
+            0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+        ).astype(x.dtype)
     cdf = 0.5 * np.asarray(_erfc(-x.astype(np.float64) / math.sqrt(2)), dtype=np.float64)
     return np.asarray(x * cdf).astype(x.dtype)
 
@@ -348,25 +395,32 @@ def gelu_backward(x, grad_y, approximate="none"):
     """grad_y * d GELU(x) / dx: Phi(x) + x phi(x) with phi(x) = exp(-x^2/2) / sqrt(2 pi) (exact
     form), or the derivative of the tanh form."""
     if approximate == "tanh":
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
         th = np.tanh(inner)
         slope = math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
-        return np.asarray(grad_y * (0.5 * (1 + th) + 0.5 * x * (1 - th * th) * slope)).astype(x.dtype)
+        return np.asarray(grad_y * (0.5 * (1 + th) + 0.5 * x * (1 - th * th) * slope)).astype(
+            x.dtype
+        )
     wide = x.astype(np.float64)
     cdf = 0.5 * np.asarray(_erfc(-wide / math.sqrt(2)), dtype=np.float64)
-    return np.asarray(grad_y * (cdf + wide * np.exp(-0.5 * wide * wide) / math.sqrt(2 * math.pi))).astype(x.dtype)
+    return np.asarray(
+        grad_y * (cdf + wide * np.exp(-0.5 * wide * wide) / math.sqrt(2 * math.pi))
+    ).astype(x.dtype)
 
 
 # ---------------------------------------------------------------- pooling
 # Pooling reads planes (B, P), one flat (n, c) plane of P places each, through places (O, K) int:
 # slot k of window o reads place places[o, k], and the place P (one past the plane) reads nothing.
 
+
 def max_pool_forward(planes, places):
     """(values (B, O), chosen (B, O) int64): the largest value of each window and its place, every
     window reading at least one place. Ties keep the first place, NaN is the largest and a
     window's last NaN wins, and a window of -inf keeps its first place read (torch's rules)."""
     size = planes.shape[1]
-    windows = np.concatenate([planes, np.full((planes.shape[0], 1), -np.inf, planes.dtype)], axis=1)[:, places]
+    windows = np.concatenate(
+        [planes, np.full((planes.shape[0], 1), -np.inf, planes.dtype)], axis=1
+    )[:, places]
     which = windows.argmax(-1)  # the first largest
     nan = np.isnan(windows)
     if nan.any():
@@ -381,20 +435,27 @@ def max_pool_forward(planes, places):
 def max_pool_backward(grad, chosen, plane_size):
     """(B, plane_size) gradient of max_pool_forward's planes: grad (B, O) added at chosen (B, O)."""
     starts = np.arange(grad.shape[0])[:, None] * plane_size
-    summed = np.bincount((chosen + starts).ravel(), weights=grad.ravel(), minlength=grad.shape[0] * plane_size)
+    summed = np.bincount(
+        (chosen + starts).ravel(), weights=grad.ravel(), minlength=grad.shape[0] * plane_size
+    )
     return summed.astype(grad.dtype, copy=False).reshape(grad.shape[0], plane_size)
 
 
 def avg_pool_forward(planes, places, weights):
     """(B, O): each window's weighted sum, sum over k of planes[b, places[o, k]] * weights[o, k]."""
     padded = np.concatenate([planes, np.zeros((planes.shape[0], 1), planes.dtype)], axis=1)
-    return (padded[:, places] * np.where(places < planes.shape[1], weights, 0).astype(planes.dtype)).sum(-1)
+    return (
+        padded[:, places] * np.where(places < planes.shape[1], weights, 0).astype(planes.dtype)
+    ).sum(-1)
 
 
 def avg_pool_backward(grad, places, weights, plane_size):
     """(B, plane_size) gradient of avg_pool_forward's planes: grad[b, o] * weights[o, k] added at
     places[o, k]."""
     starts = np.arange(grad.shape[0])[:, None, None] * (plane_size + 1)
-    summed = np.bincount((places + starts).ravel(), weights=(grad[..., None] * weights).ravel(),
-                         minlength=grad.shape[0] * (plane_size + 1))
+    summed = np.bincount(
+        (places + starts).ravel(),
+        weights=(grad[..., None] * weights).ravel(),
+        minlength=grad.shape[0] * (plane_size + 1),
+    )
     return summed.astype(grad.dtype, copy=False).reshape(grad.shape[0], plane_size + 1)[:, :-1]

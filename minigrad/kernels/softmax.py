@@ -47,6 +47,7 @@ def _minus_inf_overload(array):
 
 # ---------------------------------------------------------------- row kernels
 
+
 @njit(cache=True, nogil=True)
 def _every_key_allowed(allowed, width):
     """True when allowed has one row for every row (shape (1, >= width)) and it is all True:
@@ -102,7 +103,9 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
         inverse = np.float32(1) / total  # float32 stays float32, float64 stays float64
         for j in range(n):
             row[j] *= inverse
-        if not total < np.inf:  # NaN or inf from an allowed key spread over the row: not to masked keys
+        if (
+            not total < np.inf
+        ):  # NaN or inf from an allowed key spread over the row: not to masked keys
             for j in range(n):
                 row[j] = row[j] if keep[j] else 0
         for j in range(n, width):
@@ -110,14 +113,20 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
 
 
 @njit(cache=True, nogil=True, fastmath=REDUCE)
-def _softmax_backward_rows(y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, start, stop):
+def _softmax_backward_rows(
+    y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, start, stop
+):
     """out[r] = scale * y[r] * (grad_y[r] - <grad_y[r], y[r]>) over the allowed keys of row r
     (as in _softmax_rows), exactly 0 at the others and in rows marked empty. y, grad_y, out
     (R, L); empty (R,) bool, or (1,) for every row."""
     width = y.shape[1]
     every_key = _every_key_allowed(allowed, width)
     for r in range(start, stop):
-        n = 0 if empty[r if empty.shape[0] > 1 else 0] else min(key_stop[r if key_stop.shape[0] > 1 else 0], width)
+        n = (
+            0
+            if empty[r if empty.shape[0] > 1 else 0]
+            else min(key_stop[r if key_stop.shape[0] > 1 else 0], width)
+        )
         keep = allowed[allowed_row[r if allowed_row.shape[0] > 1 else 0]]
         dot = scale * 0
         if every_key:  # the same loops without the mask: vectorised, 2-4x faster
@@ -127,14 +136,18 @@ def _softmax_backward_rows(y, grad_y, scale, key_stop, allowed, allowed_row, emp
                 out[r, j] = scale * y[r, j] * (grad_y[r, j] - dot)
         else:
             for j in range(n):
-                dot += grad_y[r, j] * y[r, j] if keep[j] else scale * 0  # junk gradients at masked keys stay out
+                dot += (
+                    grad_y[r, j] * y[r, j] if keep[j] else scale * 0
+                )  # junk gradients at masked keys stay out
             for j in range(n):
                 out[r, j] = scale * y[r, j] * (grad_y[r, j] - dot) if keep[j] else scale * 0
         for j in range(n, width):
             out[r, j] = 0
 
 
-@njit(cache=True, nogil=True, fastmath=False)  # explicit: a callee left unset inherits its caller's flags
+@njit(
+    cache=True, nogil=True, fastmath=False
+)  # explicit: a callee left unset inherits its caller's flags
 def _minus_shift(x, top, log_total, out):
     """out[j] = (x[j] - top) - log_total, in this order (no fastmath: see the module docstring)."""
     for j in range(x.shape[0]):
@@ -219,16 +232,32 @@ def _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, 
 # One per row kernel (Numba cannot cache a driver that takes the kernel as an argument);
 # chunk c is rows bounds[c]:bounds[c + 1] (_runtime.chunk_bounds).
 
+
 @njit(cache=True, parallel=True)
 def _softmax_parallel(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, bounds):
     for c in prange(bounds.shape[0] - 1):
-        _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, bounds[c], bounds[c + 1])
+        _softmax_rows(
+            x,
+            scale,
+            key_stop,
+            allowed,
+            allowed_row,
+            empty_value,
+            out,
+            empty,
+            bounds[c],
+            bounds[c + 1],
+        )
 
 
 @njit(cache=True, parallel=True)
-def _softmax_backward_parallel(y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, bounds):
+def _softmax_backward_parallel(
+    y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, bounds
+):
     for c in prange(bounds.shape[0] - 1):
-        _softmax_backward_rows(y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, bounds[c], bounds[c + 1])
+        _softmax_backward_rows(
+            y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, bounds[c], bounds[c + 1]
+        )
 
 
 @njit(cache=True, parallel=True)
@@ -252,10 +281,13 @@ def _cross_entropy_parallel(logits, target, ignore_index, probs, nll, bounds):
 @njit(cache=True, parallel=True)
 def _cross_entropy_backward_parallel(probs, target, ignore_index, coef, out, bounds):
     for c in prange(bounds.shape[0] - 1):
-        _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, bounds[c], bounds[c + 1])
+        _cross_entropy_backward_rows(
+            probs, target, ignore_index, coef, out, bounds[c], bounds[c + 1]
+        )
 
 
 # ---------------------------------------------------------------- arguments
+
 
 def _rows(array, name):
     """array as a C-contiguous float32/float64 (R, L) array; raises on other dtypes."""
@@ -269,7 +301,9 @@ def _rows(array, name):
 
 def _same_shape(a, b, name):
     if np.shape(a) != np.shape(b):
-        raise ValueError(f"{name} expects y and grad_y of the same shape, got {np.shape(a)} and {np.shape(b)}")
+        raise ValueError(
+            f"{name} expects y and grad_y of the same shape, got {np.shape(a)} and {np.shape(b)}"
+        )
 
 
 def row_mask(mask, shape):
@@ -287,10 +321,14 @@ def row_mask(mask, shape):
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"softmax mask of shape {mask.shape} does not broadcast to x of shape {tuple(shape)}")
+        raise ValueError(
+            f"softmax mask of shape {mask.shape} does not broadcast to x of shape {tuple(shape)}"
+        )
     mask = mask.reshape((1,) * (len(shape) - mask.ndim) + mask.shape)
     lead = mask.shape[:-1]
-    allowed = np.ascontiguousarray(np.broadcast_to(mask, lead + (shape[-1],))).reshape(math.prod(lead), shape[-1])
+    allowed = np.ascontiguousarray(np.broadcast_to(mask, lead + (shape[-1],))).reshape(
+        math.prod(lead), shape[-1]
+    )
     if allowed.shape[0] == 1:
         return allowed, np.zeros(1, np.int64)
     allowed_row = np.broadcast_to(np.arange(allowed.shape[0]).reshape(lead), tuple(shape[:-1]))
@@ -310,12 +348,15 @@ def row_key_stop(key_stop, shape):
     try:
         full = np.broadcast_to(key_stop, tuple(shape[:-1]))
     except ValueError:
-        raise ValueError(f"softmax key_stop of shape {key_stop.shape} does not broadcast to the rows "
-                         f"{tuple(shape[:-1])} of x") from None
+        raise ValueError(
+            f"softmax key_stop of shape {key_stop.shape} does not broadcast to the rows "
+            f"{tuple(shape[:-1])} of x"
+        ) from None
     return np.ascontiguousarray(full, dtype=np.int64).reshape(-1)
 
 
 # ---------------------------------------------------------------- public wrappers
+
 
 def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, empty=None):
     """Softmax over the allowed keys of each row (contract: reference.softmax_forward)."""
@@ -326,9 +367,13 @@ def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, 
     empty_rows = np.empty(x2.shape[0], np.bool_)
     if x2.size:
         dtype = x2.dtype.type
-        _runtime.launch(_softmax_rows, _softmax_parallel,
-                        (x2, dtype(scale), stops, allowed, allowed_row, dtype(empty_value), out, empty_rows),
-                        x2.shape[0], x2.size)
+        _runtime.launch(
+            _softmax_rows,
+            _softmax_parallel,
+            (x2, dtype(scale), stops, allowed, allowed_row, dtype(empty_value), out, empty_rows),
+            x2.shape[0],
+            x2.size,
+        )
     else:
         empty_rows[:] = x2.shape[1] == 0  # rows without keys
     if empty is not None:
@@ -343,12 +388,20 @@ def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None)
     g2 = _rows(np.asarray(grad_y, dtype=y2.dtype), "softmax_backward")
     allowed, allowed_row = row_mask(mask, np.shape(y))
     stops = row_key_stop(key_stop, np.shape(y))
-    empty = np.zeros(1, np.bool_) if empty is None else np.ascontiguousarray(empty, np.bool_).reshape(-1)
+    empty = (
+        np.zeros(1, np.bool_)
+        if empty is None
+        else np.ascontiguousarray(empty, np.bool_).reshape(-1)
+    )
     out = _buffers.empty(y2.shape, y2.dtype)
     if y2.size:
-        _runtime.launch(_softmax_backward_rows, _softmax_backward_parallel,
-                        (y2, g2, y2.dtype.type(scale), stops, allowed, allowed_row, empty, out),
-                        y2.shape[0], y2.size)
+        _runtime.launch(
+            _softmax_backward_rows,
+            _softmax_backward_parallel,
+            (y2, g2, y2.dtype.type(scale), stops, allowed, allowed_row, empty, out),
+            y2.shape[0],
+            y2.size,
+        )
     return out.reshape(np.shape(y))
 
 
@@ -368,8 +421,13 @@ def log_softmax_backward(y, grad_y):
     g2 = _rows(np.asarray(grad_y, dtype=y2.dtype), "log_softmax_backward")
     out = _buffers.empty(y2.shape, y2.dtype)
     if y2.size:
-        _runtime.launch(_log_softmax_backward_rows, _log_softmax_backward_parallel, (y2, g2, out),
-                        y2.shape[0], y2.size)
+        _runtime.launch(
+            _log_softmax_backward_rows,
+            _log_softmax_backward_parallel,
+            (y2, g2, out),
+            y2.shape[0],
+            y2.size,
+        )
     return out.reshape(np.shape(y))
 
 
@@ -381,8 +439,13 @@ def cross_entropy_forward(logits, target, ignore_index=-100):
     probs = _buffers.empty(logits.shape, logits.dtype)
     nll = np.empty(logits.shape[0], np.float64)
     if logits.size:
-        _runtime.launch(_cross_entropy_rows, _cross_entropy_parallel,
-                        (logits, target, ignore_index, probs, nll), logits.shape[0], logits.size)
+        _runtime.launch(
+            _cross_entropy_rows,
+            _cross_entropy_parallel,
+            (logits, target, ignore_index, probs, nll),
+            logits.shape[0],
+            logits.size,
+        )
     count = int(np.count_nonzero(target != ignore_index))
     loss = nll.sum() / count if count else 0.0
     return np.asarray(loss, dtype=logits.dtype), probs, count
@@ -395,6 +458,11 @@ def cross_entropy_backward(probs, target, ignore_index, count, grad_loss):
     if count and probs.size:
         target = np.ascontiguousarray(target, dtype=np.int64)
         coef = probs.dtype.type(float(grad_loss) / count)
-        _runtime.launch(_cross_entropy_backward_rows, _cross_entropy_backward_parallel,
-                        (probs, target, ignore_index, coef, out), probs.shape[0], probs.size)
+        _runtime.launch(
+            _cross_entropy_backward_rows,
+            _cross_entropy_backward_parallel,
+            (probs, target, ignore_index, coef, out),
+            probs.shape[0],
+            probs.size,
+        )
     return out

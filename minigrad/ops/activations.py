@@ -117,7 +117,9 @@ class ELU(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        negative, scaled = ctx.saved  # alpha s e^(s x) directly: part + alpha would cancel to 0 for large -x
+        negative, scaled = (
+            ctx.saved
+        )  # alpha s e^(s x) directly: part + alpha would cancel to 0 for large -x
         return np.where(negative, grad * (ctx.alpha * ctx.input_scale) * np.exp(scaled), grad)
 
 
@@ -130,7 +132,9 @@ class Softplus(Function):
         scaled = x * x.dtype.type(beta)
         linear = scaled > threshold
         ctx.save_for_backward(scaled, linear)
-        soft = np.logaddexp(0, scaled).astype(x.dtype, copy=False) / x.dtype.type(beta)  # log(1 + e^z), stable
+        soft = np.logaddexp(0, scaled).astype(x.dtype, copy=False) / x.dtype.type(
+            beta
+        )  # log(1 + e^z), stable
         return np.where(linear, x, soft)
 
     @staticmethod
@@ -272,11 +276,15 @@ def glu(x, dim=-1):
     al., 2017): x of size 2n along dim -> size n."""
     x = _float_input("glu", x)
     if x.ndim == 0:
-        raise ShapeError("glu: a 0-d tensor cannot be halved; expected a tensor with an even-sized dim")
+        raise ShapeError(
+            "glu: a 0-d tensor cannot be halved; expected a tensor with an even-sized dim"
+        )
     dim = normalize_dim(dim, x.ndim, "glu")
     if x.shape[dim] % 2:
-        raise ShapeError(f"glu: the halved dim must have an even size; dim {dim} of shape {x.shape} has size "
-                         f"{x.shape[dim]}")
+        raise ShapeError(
+            f"glu: the halved dim must have an even size; dim {dim} of shape {x.shape} has size "
+            f"{x.shape[dim]}"
+        )
     first, second = chunk(x, 2, dim)
     return mul(first, sigmoid(second))
 
@@ -294,6 +302,21 @@ def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return where(x.data <= 0, mul(x, Tensor._wrap(slopes)), x)
 
 
-__all__ = ["gelu", "silu", "leaky_relu", "elu", "selu", "celu", "softplus", "hardtanh", "hardsigmoid", "hardswish",
-           "hardshrink",
-           "softshrink", "tanhshrink", "threshold", "glu", "rrelu"]
+__all__ = [
+    "gelu",
+    "silu",
+    "leaky_relu",
+    "elu",
+    "selu",
+    "celu",
+    "softplus",
+    "hardtanh",
+    "hardsigmoid",
+    "hardswish",
+    "hardshrink",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
+    "glu",
+    "rrelu",
+]

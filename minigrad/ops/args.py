@@ -25,8 +25,10 @@ def normalize_dim(dim, ndim, op="dim"):
         raise TypeError(f"{op}: dim must be an int; got {type(dim).__name__} {dim!r}")
     size = max(ndim, 1)
     if not -size <= dim < size:
-        raise DimError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims "
-                       f"(expected a dim in [{-size}, {size - 1}])")
+        raise DimError(
+            f"{op}: dim {dim} is out of range for a tensor with {ndim} dims "
+            f"(expected a dim in [{-size}, {size - 1}])"
+        )
     return int(dim) % size
 
 
@@ -65,7 +67,9 @@ def check_broadcast(op, *operands):
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ShapeError(f"{op}: shapes {' and '.join(map(str, shapes))} cannot be broadcast together") from None
+        raise ShapeError(
+            f"{op}: shapes {' and '.join(map(str, shapes))} cannot be broadcast together"
+        ) from None
 
 
 def bool_mask(mask, op, shape=None):
@@ -79,7 +83,9 @@ def bool_mask(mask, op, shape=None):
         except ValueError:
             fits = False
         if not fits:
-            raise ShapeError(f"{op}: mask of shape {mask.shape} does not broadcast to shape {tuple(shape)}")
+            raise ShapeError(
+                f"{op}: mask of shape {mask.shape} does not broadcast to shape {tuple(shape)}"
+            )
     return mask
 
 
@@ -95,13 +101,17 @@ def lengths_to_mask(lengths, batch, steps, op="lengths"):
     """lengths (B,) integers in [0, T] -> bool (B, T), True at the real (leading) positions."""
     lengths = as_array(lengths)
     if lengths.shape != (batch,):
-        raise ShapeError(f"{op}: expected lengths of shape ({batch},) for a batch of {batch}; "
-                         f"got shape {lengths.shape}")
+        raise ShapeError(
+            f"{op}: expected lengths of shape ({batch},) for a batch of {batch}; "
+            f"got shape {lengths.shape}"
+        )
     if lengths.dtype.kind not in "iu":
         raise DTypeError(f"{op}: lengths must be integers; got dtype {lengths.dtype}")
     if lengths.size and (lengths.min() < 0 or lengths.max() > steps):
-        raise ArgumentError(f"{op}: lengths must lie in [0, {steps}] for inputs of {steps} steps; "
-                         f"got values in [{lengths.min()}, {lengths.max()}]")
+        raise ArgumentError(
+            f"{op}: lengths must lie in [0, {steps}] for inputs of {steps} steps; "
+            f"got values in [{lengths.min()}, {lengths.max()}]"
+        )
     return np.arange(steps) < lengths[:, None]
 
 

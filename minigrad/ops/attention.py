@@ -43,11 +43,28 @@ class ScaledDotProductAttention(Function):
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, scale, causal=False, dropout_p=None, causal_offset=None, mask=None,
-                key_lengths=None, keep=None, weights_sink=None):
+    def forward(
+        ctx,
+        q,
+        k,
+        v,
+        scale,
+        causal=False,
+        dropout_p=None,
+        causal_offset=None,
+        mask=None,
+        key_lengths=None,
+        keep=None,
+        weights_sink=None,
+    ):
         keep_scale = 0.0 if dropout_p == 1 else 1.0 / (1.0 - (dropout_p or 0.0))
-        settings = dict(key_lengths=key_lengths, causal_offset=(causal_offset or 0) if causal else None,
-                        mask=mask, keep=keep, keep_scale=keep_scale)
+        settings = dict(
+            key_lengths=key_lengths,
+            causal_offset=(causal_offset or 0) if causal else None,
+            mask=mask,
+            keep=keep,
+            keep_scale=keep_scale,
+        )
         out, weights = kernels.attention_forward(q, k, v, scale, **settings)
         ctx.save_for_backward(q, k, v, weights)
         ctx.scale, ctx.settings = scale, settings
@@ -66,18 +83,26 @@ def _check_inputs(op, query, key, value):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{op}: {name} must be a Tensor; got {type(tensor).__name__}")
         if tensor.ndim < 2:
-            raise ShapeError(f"{op}: {name} must have shape (..., length, features); got {tensor.shape}")
+            raise ShapeError(
+                f"{op}: {name} must have shape (..., length, features); got {tensor.shape}"
+            )
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ShapeError(f"{op}: expected query (..., L, E), key (..., S, E), value (..., S, Ev); got shapes "
-                         f"{query.shape}, {key.shape}, {value.shape}")
+        raise ShapeError(
+            f"{op}: expected query (..., L, E), key (..., S, E), value (..., S, Ev); got shapes "
+            f"{query.shape}, {key.shape}, {value.shape}"
+        )
     if not query.dtype == key.dtype == value.dtype or query.dtype.kind != "f":
-        raise DTypeError(f"{op}: query, key and value must be float tensors of one dtype; got "
-                         f"{query.dtype}, {key.dtype}, {value.dtype}")
+        raise DTypeError(
+            f"{op}: query, key and value must be float tensors of one dtype; got "
+            f"{query.dtype}, {key.dtype}, {value.dtype}"
+        )
     try:
         return np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     except ValueError:
-        raise ShapeError(f"{op}: the batch dims of query {query.shape}, key {key.shape} and value {value.shape} "
-                         f"cannot be broadcast together") from None
+        raise ShapeError(
+            f"{op}: the batch dims of query {query.shape}, key {key.shape} and value {value.shape} "
+            f"cannot be broadcast together"
+        ) from None
 
 
 def _expand(tensor, batch):
@@ -86,8 +111,20 @@ def _expand(tensor, batch):
     return tensor if tensor.shape == shape else tensor.expand(*shape)
 
 
-def attention(query, key, value, *, scale=None, attn_mask=None, key_lengths=None, causal=False, causal_offset=0,
-              dropout_p=0.0, need_weights=False, op="attention"):
+def attention(
+    query,
+    key,
+    value,
+    *,
+    scale=None,
+    attn_mask=None,
+    key_lengths=None,
+    causal=False,
+    causal_offset=0,
+    dropout_p=0.0,
+    need_weights=False,
+    op="attention",
+):
     """scaled_dot_product_attention with two more ways to mask and the weights on request.
 
     key_lengths: integers >= 0 broadcastable to the batch dims: the queries of a batch entry
@@ -108,8 +145,10 @@ def attention(query, key, value, *, scale=None, attn_mask=None, key_lengths=None
         try:
             np.broadcast_shapes(key_lengths.shape, batch)
         except ValueError:
-            raise ShapeError(f"{op}: key_lengths of shape {key_lengths.shape} do not broadcast to the batch dims "
-                             f"{batch}") from None
+            raise ShapeError(
+                f"{op}: key_lengths of shape {key_lengths.shape} do not broadcast to the batch dims "
+                f"{batch}"
+            ) from None
         if key_lengths.size and key_lengths.min() < 0:
             raise ValueError(f"{op}: key_lengths must be >= 0; got {key_lengths.min()}")
     mask = None
@@ -120,41 +159,83 @@ def attention(query, key, value, *, scale=None, attn_mask=None, key_lengths=None
         except ValueError:
             fits = None
         if fits != batch + (length, keys):
-            raise ShapeError(f"{op}: attn_mask of shape {tuple(mask_shape)} does not broadcast to "
-                             f"{batch + (length, keys)} (batch dims, L = {length} queries, S = {keys} keys)")
+            raise ShapeError(
+                f"{op}: attn_mask of shape {tuple(mask_shape)} does not broadcast to "
+                f"{batch + (length, keys)} (batch dims, L = {length} queries, S = {keys} keys)"
+            )
         mask = as_array(attn_mask)
         if mask.dtype != np.bool_:
             if mask.dtype.kind != "f":
-                raise DTypeError(f"{op}: attn_mask must be bool (True = take part) or float (added to the "
-                                 f"scores); got {mask.dtype}")
+                raise DTypeError(
+                    f"{op}: attn_mask must be bool (True = take part) or float (added to the "
+                    f"scores); got {mask.dtype}"
+                )
             # torch takes float32 or the query's dtype (the mask is added to scores of that dtype); an array is cast
             if isinstance(attn_mask, Tensor) and mask.dtype not in (query.dtype, np.float32):
-                raise DTypeError(f"{op}: a float attn_mask must be float32 or have the dtype of query "
-                                 f"({query.dtype}); got {mask.dtype}")
-            return _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, causal_offset,
-                                    dropout_p, need_weights, batch)
+                raise DTypeError(
+                    f"{op}: a float attn_mask must be float32 or have the dtype of query "
+                    f"({query.dtype}); got {mask.dtype}"
+                )
+            return _with_float_mask(
+                query,
+                key,
+                value,
+                attn_mask,
+                scale,
+                key_lengths,
+                causal,
+                causal_offset,
+                dropout_p,
+                need_weights,
+                batch,
+            )
     query, key, value = (_expand(t, batch) for t in (query, key, value))
     keep = None
     if dropout_p > 0:
         keep = generator().random(batch + (length, keys), dtype=np.float32) >= dropout_p
     sink = [] if need_weights else None
     out = ScaledDotProductAttention.apply(
-        query, key, value, scale=scale, causal=bool(causal), dropout_p=dropout_p or None,
-        causal_offset=int(causal_offset) if causal and causal_offset else None, mask=mask,
-        key_lengths=key_lengths, keep=keep, weights_sink=sink)
+        query,
+        key,
+        value,
+        scale=scale,
+        causal=bool(causal),
+        dropout_p=dropout_p or None,
+        causal_offset=int(causal_offset) if causal and causal_offset else None,
+        mask=mask,
+        key_lengths=key_lengths,
+        keep=keep,
+        weights_sink=sink,
+    )
     return (out, sink[0]) if need_weights else out
 
 
-def _with_float_mask(query, key, value, attn_mask, scale, key_lengths, causal, causal_offset, dropout_p,
-                     need_weights, batch):
+def _with_float_mask(
+    query,
+    key,
+    value,
+    attn_mask,
+    scale,
+    key_lengths,
+    causal,
+    causal_offset,
+    dropout_p,
+    need_weights,
+    batch,
+):
     """attention with a float mask added to the scores, step by step (the mask may take a gradient)."""
     scores = matmul(query, transpose(key, -2, -1)) * scale + attn_mask
     # per row of scores: the keys j < limits it may attend to (the fused kernel's rule). Every
     # row counts as masked (limits of S keys at most), so a row of -inf gets weights 0, as in torch
-    limits = kernels.reference.attention_key_stops(batch, query.shape[-2], key.shape[-2], key_lengths,
-                                                   int(causal_offset) if causal else None)
-    weights = Softmax.apply(scores, dim=scores.ndim - 1, key_stop=limits, empty_rows="zero", causal=bool(causal))
-    dropped = weights * 0.0 if dropout_p == 1 else dropout(weights, dropout_p) if dropout_p else weights
+    limits = kernels.reference.attention_key_stops(
+        batch, query.shape[-2], key.shape[-2], key_lengths, int(causal_offset) if causal else None
+    )
+    weights = Softmax.apply(
+        scores, dim=scores.ndim - 1, key_stop=limits, empty_rows="zero", causal=bool(causal)
+    )
+    dropped = (
+        weights * 0.0 if dropout_p == 1 else dropout(weights, dropout_p) if dropout_p else weights
+    )
     out = matmul(dropped, value)
     return (out, weights.data) if need_weights else out
 
@@ -164,20 +245,27 @@ def _shared_heads(query, key, value):
     attention, torch's enable_gqa=True): query (..., Hq, L, E), key and value (..., Hkv, S, .)
     with Hq a multiple of Hkv; query heads k*g .. k*g + g-1 (g = Hq / Hkv) share head k."""
     if not all(isinstance(t, Tensor) and t.ndim >= 3 for t in (query, key, value)):
-        raise ShapeError("scaled_dot_product_attention: enable_gqa=True needs query, key and value with a "
-                         "heads dim, (..., H, L, E); got shapes "
-                         + ", ".join(str(getattr(t, "shape", type(t).__name__)) for t in (query, key, value)))
+        raise ShapeError(
+            "scaled_dot_product_attention: enable_gqa=True needs query, key and value with a "
+            "heads dim, (..., H, L, E); got shapes "
+            + ", ".join(str(getattr(t, "shape", type(t).__name__)) for t in (query, key, value))
+        )
     heads, shared = query.shape[-3], key.shape[-3]
     if value.shape[-3] != shared or shared == 0 or heads % shared:
-        raise ShapeError(f"scaled_dot_product_attention: with enable_gqa=True the heads (dim -3) of key and "
-                         f"value must be equal and divide the query's {heads}; got {shared} and {value.shape[-3]}")
+        raise ShapeError(
+            f"scaled_dot_product_attention: with enable_gqa=True the heads (dim -3) of key and "
+            f"value must be equal and divide the query's {heads}; got {shared} and {value.shape[-3]}"
+        )
     if heads == shared:
         return key, value
-    return repeat_interleave(key, heads // shared, dim=-3), repeat_interleave(value, heads // shared, dim=-3)
+    return repeat_interleave(key, heads // shared, dim=-3), repeat_interleave(
+        value, heads // shared, dim=-3
+    )
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
     """torch.nn.functional.scaled_dot_product_attention: softmax(query key^T * scale + mask) @ value.
 
     query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev); the batch dims
@@ -191,9 +279,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     of query heads (torch 2.5+).
     """
     if is_causal and attn_mask is not None:
-        raise ArgumentError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
-                            "torch); to combine them, put the causal triangle into attn_mask")
+        raise ArgumentError(
+            "scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
+            "torch); to combine them, put the causal triangle into attn_mask"
+        )
     if enable_gqa:
         key, value = _shared_heads(query, key, value)
-    return attention(query, key, value, scale=scale, attn_mask=attn_mask, causal=is_causal, dropout_p=dropout_p,
-                     op="scaled_dot_product_attention")
+    return attention(
+        query,
+        key,
+        value,
+        scale=scale,
+        attn_mask=attn_mask,
+        causal=is_causal,
+        dropout_p=dropout_p,
+        op="scaled_dot_product_attention",
+    )

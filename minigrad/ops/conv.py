@@ -31,12 +31,16 @@ _LAYOUT = {1: "L", 2: "H, W"}
 
 # -- arguments --------------------------------------------------------------------------------
 
+
 def per_dim(value, dims, name, op, minimum=1):
     """An int (the same for every spatial dim) or a tuple of `dims` ints, each >= minimum ->
     a tuple of `dims` ints (stride=2 and stride=(2, 2) are the same, as in torch)."""
     values = (value,) * dims if isinstance(value, (int, np.integer)) else value
-    if (not isinstance(values, (tuple, list)) or len(values) != dims
-            or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)):
+    if (
+        not isinstance(values, (tuple, list))
+        or len(values) != dims
+        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+    ):
         raise ArgumentError(f"{op}: {name} must be an int or a tuple of {dims} ints; got {value!r}")
     if any(v < minimum for v in values):
         raise ArgumentError(f"{op}: {name} must be >= {minimum}; got {value!r}")
@@ -50,11 +54,15 @@ def padding_amounts(padding, kernel, stride, dilation, op):
         if padding == "valid":
             return ((0, 0),) * len(kernel)
         if padding != "same":
-            raise ArgumentError(f"{op}: padding must be 'valid', 'same', an int or a tuple of {len(kernel)} ints; "
-                                f"got {padding!r}")
+            raise ArgumentError(
+                f"{op}: padding must be 'valid', 'same', an int or a tuple of {len(kernel)} ints; "
+                f"got {padding!r}"
+            )
         if any(s != 1 for s in stride):
-            raise ArgumentError(f"{op}: padding='same' needs stride 1 (torch does not support it for strided "
-                                f"convolutions); got stride={stride}")
+            raise ArgumentError(
+                f"{op}: padding='same' needs stride 1 (torch does not support it for strided "
+                f"convolutions); got stride={stride}"
+            )
         totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
         return tuple((total // 2, total - total // 2) for total in totals)
     return tuple((p, p) for p in per_dim(padding, len(kernel), "padding", op, minimum=0))
@@ -66,14 +74,17 @@ def batched_input(input, dims, op):
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim not in (dims + 1, dims + 2):
-        raise ShapeError(f"{op}: expected a {dims + 1}-D input (C, {_LAYOUT[dims]}) or a {dims + 2}-D input "
-                         f"(N, C, {_LAYOUT[dims]}); got input of shape {input.shape}")
+        raise ShapeError(
+            f"{op}: expected a {dims + 1}-D input (C, {_LAYOUT[dims]}) or a {dims + 2}-D input "
+            f"(N, C, {_LAYOUT[dims]}); got input of shape {input.shape}"
+        )
     if input.dtype.kind != "f":
         raise DTypeError(f"{op}: expected a float32 or float64 input; got dtype {input.dtype}")
     return (input, False) if input.ndim == dims + 2 else (input.unsqueeze(0), True)
 
 
 # -- convolution ------------------------------------------------------------------------------
+
 
 class Convolution(Function):
     """y[n, o, p] = bias[o] + sum over c, k of xpad[n, g * C/G + c, p * stride + k * dilation] * weight[o, c, k]
@@ -89,19 +100,31 @@ class Convolution(Function):
         if bias:
             y += bias[0].reshape((-1,) + (1,) * len(out))
         ctx.save_for_backward(x, weight)
-        ctx.padding, ctx.stride, ctx.dilation, ctx.groups, ctx.out = padding, stride, dilation, groups, out
+        ctx.padding, ctx.stride, ctx.dilation, ctx.groups, ctx.out = (
+            padding,
+            stride,
+            dilation,
+            groups,
+            out,
+        )
         return y
 
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved
         groups, kernel = ctx.groups, weight.shape[2:]
-        grad_y = _grouped_rows(grad, groups)  # dy in the layout of the forward product: (G, O/G, N * P)
+        grad_y = _grouped_rows(
+            grad, groups
+        )  # dy in the layout of the forward product: (G, O/G, N * P)
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:
-            grad_columns = kernels.matmul(_per_group(weight, groups).swapaxes(1, 2), grad_y)  # (G, C/G * K, N * P)
-            grad_x = crop_places(_add_columns_back(grad_columns, x.shape, kernel, ctx.stride, ctx.dilation, ctx.out),
-                                 ctx.padding)
+            grad_columns = kernels.matmul(
+                _per_group(weight, groups).swapaxes(1, 2), grad_y
+            )  # (G, C/G * K, N * P)
+            grad_x = crop_places(
+                _add_columns_back(grad_columns, x.shape, kernel, ctx.stride, ctx.dilation, ctx.out),
+                ctx.padding,
+            )
         if ctx.needs_input_grad[1]:
             columns, _ = _columns(x, kernel, ctx.stride, ctx.dilation, groups)
             grad_weight = kernels.matmul(grad_y, columns.swapaxes(1, 2)).reshape(weight.shape)
@@ -119,8 +142,10 @@ def pad_places(x, padding):
 
 def crop_places(x, padding):
     """The inverse of pad_places: (before, after) places cut off each spatial dim of x."""
-    return x[(slice(None), slice(None)) + tuple(slice(before, size - after) for (before, after), size
-                                                in zip(padding, x.shape[2:]))]
+    return x[
+        (slice(None), slice(None))
+        + tuple(slice(before, size - after) for (before, after), size in zip(padding, x.shape[2:]))
+    ]
 
 
 def _grouped_rows(y, groups):
@@ -145,21 +170,34 @@ def _columns(x, kernel, stride, dilation, groups):
     offsets and the P output places (out, a tuple); column (n, p) of group g holds the inputs
     that output place p of its channels reads."""
     dims = len(kernel)
-    windows = sliding_window_view(x, reach(kernel, dilation), axis=tuple(range(2, 2 + dims)))  # (N, C, *places, *reach)
-    windows = windows[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
-                      + tuple(slice(None, None, d) for d in dilation)]
+    windows = sliding_window_view(
+        x, reach(kernel, dilation), axis=tuple(range(2, 2 + dims))
+    )  # (N, C, *places, *reach)
+    windows = windows[
+        (slice(None), slice(None))
+        + tuple(slice(None, None, s) for s in stride)
+        + tuple(slice(None, None, d) for d in dilation)
+    ]
     batch, channels = x.shape[:2]
-    out = windows.shape[2:2 + dims]
+    out = windows.shape[2 : 2 + dims]
     windows = windows.reshape((batch, groups, channels // groups) + out + kernel)
     # -> (G, C/G, *kernel, N, *out): each offset's inputs stay in rows along the last spatial dim
-    windows = windows.transpose((1, 2) + tuple(range(3 + dims, 3 + 2 * dims)) + (0,) + tuple(range(3, 3 + dims)))
-    return windows.reshape(groups, channels // groups * math.prod(kernel), batch * math.prod(out)), out
+    windows = windows.transpose(
+        (1, 2) + tuple(range(3 + dims, 3 + 2 * dims)) + (0,) + tuple(range(3, 3 + dims))
+    )
+    return windows.reshape(
+        groups, channels // groups * math.prod(kernel), batch * math.prod(out)
+    ), out
 
 
 def _channels_first(y, batch, out):
     """The product (G, O/G, N * P) -> y (N, O, *out)."""
     groups, width, _ = y.shape
-    return y.reshape(groups, width, batch, math.prod(out)).transpose(2, 0, 1, 3).reshape((batch, groups * width) + out)
+    return (
+        y.reshape(groups, width, batch, math.prod(out))
+        .transpose(2, 0, 1, 3)
+        .reshape((batch, groups * width) + out)
+    )
 
 
 def _add_columns_back(grad_columns, shape, kernel, stride, dilation, out):
@@ -169,10 +207,15 @@ def _add_columns_back(grad_columns, shape, kernel, stride, dilation, out):
     groups = grad_columns.shape[0]
     windows = grad_columns.reshape((groups, channels // groups) + kernel + (batch,) + out)
     grad = np.zeros(shape, grad_columns.dtype)
-    grouped = np.moveaxis(grad.reshape((batch, groups, channels // groups) + shape[2:]), 0, 2)  # views of grad
+    grouped = np.moveaxis(
+        grad.reshape((batch, groups, channels // groups) + shape[2:]), 0, 2
+    )  # views of grad
     for offset in np.ndindex(*kernel):
         # the places this kernel offset read: one per output place, so no two of them coincide
-        read = tuple(slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, dilation, stride, out))
+        read = tuple(
+            slice(k * d, k * d + s * (o - 1) + 1, s)
+            for k, d, s, o in zip(offset, dilation, stride, out)
+        )
         grouped[(slice(None),) * 3 + read] += windows[(slice(None), slice(None)) + offset]
     return grad
 
@@ -180,8 +223,10 @@ def _add_columns_back(grad_columns, shape, kernel, stride, dilation, out):
 def check_weight_and_groups(op, dims, weight, groups, channels):
     """A (dims + 2)-D weight Tensor (its first two axes described by `channels`) and groups an int >= 1."""
     if not isinstance(weight, Tensor) or weight.ndim != dims + 2:
-        raise ShapeError(f"{op}: expected a {dims + 2}-D weight ({channels}, {_LAYOUT[dims]}); got "
-                         f"{getattr(weight, 'shape', type(weight).__name__)}")
+        raise ShapeError(
+            f"{op}: expected a {dims + 2}-D weight ({channels}, {_LAYOUT[dims]}); got "
+            f"{getattr(weight, 'shape', type(weight).__name__)}"
+        )
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
         raise ArgumentError(f"{op}: groups must be an int >= 1; got {groups!r}")
 
@@ -190,9 +235,13 @@ def check_dtypes_and_bias(op, x, weight, bias, out_channels):
     """weight and bias of x's dtype, and bias None or one value per out channel."""
     for name, value in (("weight", weight), ("bias", bias)):
         if value is not None and value.dtype != x.dtype:
-            raise DTypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
+            raise DTypeError(
+                f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}"
+            )
     if bias is not None and bias.shape != (out_channels,):
-        raise ShapeError(f"{op}: expected bias of shape ({out_channels},) (one per out channel); got {bias.shape}")
+        raise ShapeError(
+            f"{op}: expected bias of shape ({out_channels},) (one per out channel); got {bias.shape}"
+        )
 
 
 def _convolution(op, dims, input, weight, bias, stride, padding, dilation, groups):
@@ -203,19 +252,32 @@ def _convolution(op, dims, input, weight, bias, stride, padding, dilation, group
     dilation = per_dim(dilation, dims, "dilation", op)
     padding = padding_amounts(padding, kernel, stride, dilation, op)
     if weight.shape[0] % groups:
-        raise ShapeError(f"{op}: the out_channels of weight ({weight.shape[0]}) must be divisible by "
-                         f"groups={groups}; got weight of shape {weight.shape}")
+        raise ShapeError(
+            f"{op}: the out_channels of weight ({weight.shape[0]}) must be divisible by "
+            f"groups={groups}; got weight of shape {weight.shape}"
+        )
     if x.shape[1] != weight.shape[1] * groups:
-        raise ShapeError(f"{op}: expected input with {weight.shape[1] * groups} channels (weight of shape "
-                         f"{weight.shape}, groups={groups}); got input of shape {input.shape}")
+        raise ShapeError(
+            f"{op}: expected input with {weight.shape[1] * groups} channels (weight of shape "
+            f"{weight.shape}, groups={groups}); got input of shape {input.shape}"
+        )
     check_dtypes_and_bias(op, x, weight, bias, weight.shape[0])
     padded = tuple(size + before + after for size, (before, after) in zip(x.shape[2:], padding))
     spans = reach(kernel, dilation)
     if any(r > size for r, size in zip(spans, padded)):
-        raise ShapeError(f"{op}: the kernel {kernel} (with dilation {dilation}: {spans}) is larger than the "
-                         f"padded input {padded} (input of shape {input.shape}, padding {padding})")
-    y = Convolution.apply(x, weight, *(() if bias is None else (bias,)), padding=padding, stride=stride,
-                          dilation=dilation, groups=int(groups))
+        raise ShapeError(
+            f"{op}: the kernel {kernel} (with dilation {dilation}: {spans}) is larger than the "
+            f"padded input {padded} (input of shape {input.shape}, padding {padding})"
+        )
+    y = Convolution.apply(
+        x,
+        weight,
+        *(() if bias is None else (bias,)),
+        padding=padding,
+        stride=stride,
+        dilation=dilation,
+        groups=int(groups),
+    )
     return y.squeeze(0) if unbatched else y
 
 

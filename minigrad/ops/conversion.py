@@ -40,7 +40,9 @@ def contiguous(x):
 def _pair(a, b, op):
     a, b = as_array(a), as_array(b)
     if a.dtype != b.dtype:
-        raise DTypeError(f"{op}: both tensors must have the same dtype; got {a.dtype} and {b.dtype}")
+        raise DTypeError(
+            f"{op}: both tensors must have the same dtype; got {a.dtype} and {b.dtype}"
+        )
     check_broadcast(op, a, b)
     return a, b
 

@@ -23,17 +23,23 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     return_counts, how often each occurs (torch.unique; always sorted, as torch on the CPU)."""
     data = as_array(x)
     if dim is None:
-        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True,
-                                            equal_nan=False)
+        values, inverse, counts = np.unique(
+            data.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False
+        )
         inverse = inverse.reshape(data.shape)
     else:
         axis = normalize_dim(dim, data.ndim, "unique")
         if data.ndim == 0:
             raise DimError("unique: a 0-d tensor has no dim to find distinct slices along")
-        values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=axis)
+        values, inverse, counts = np.unique(
+            data, return_inverse=True, return_counts=True, axis=axis
+        )
         inverse = inverse.reshape(-1)
-    outputs = [values] + ([inverse.astype(np.int64)] if return_inverse else []) + \
-        ([counts.astype(np.int64)] if return_counts else [])
+    outputs = (
+        [values]
+        + ([inverse.astype(np.int64)] if return_inverse else [])
+        + ([counts.astype(np.int64)] if return_counts else [])
+    )
     return _wrap_all(outputs)
 
 
@@ -75,9 +81,13 @@ def bincount(x, weights=None, minlength=0):
         return Tensor._wrap(np.bincount(data, minlength=int(minlength)).astype(np.int64))
     weight_data = as_array(weights)
     if weight_data.shape != data.shape:
-        raise ShapeError(f"bincount: weights must have the shape of the input {data.shape}; got {weight_data.shape}")
+        raise ShapeError(
+            f"bincount: weights must have the shape of the input {data.shape}; got {weight_data.shape}"
+        )
     dtype = weight_data.dtype if weight_data.dtype.kind == "f" else np.float64
-    return Tensor._wrap(np.bincount(data, weights=weight_data, minlength=int(minlength)).astype(dtype))
+    return Tensor._wrap(
+        np.bincount(data, weights=weight_data, minlength=int(minlength)).astype(dtype)
+    )
 
 
 def histc(x, bins=100, min=0, max=0):
@@ -126,17 +136,26 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     if sorter is not None:
         order = integer_array(sorter, "searchsorted", "sorter")
         if order.shape != sequence.shape:
-            raise ShapeError(f"searchsorted: sorter must have the shape of sorted_sequence {sequence.shape}; "
-                             f"got {order.shape}")
+            raise ShapeError(
+                f"searchsorted: sorter must have the shape of sorted_sequence {sequence.shape}; "
+                f"got {order.shape}"
+            )
         sequence = np.take_along_axis(sequence, order, axis=-1)
     if sequence.ndim == 1:
         places = np.searchsorted(sequence, targets, side=side)
     else:
         if targets.shape[:-1] != sequence.shape[:-1]:
-            raise ShapeError(f"searchsorted: values of shape {targets.shape} must have the leading dims of "
-                             f"sorted_sequence of shape {sequence.shape} (all but the last)")
-        rows, wanted = sequence.reshape(-1, sequence.shape[-1]), targets.reshape(-1, targets.shape[-1])
-        places = np.stack([np.searchsorted(row, want, side=side) for row, want in zip(rows, wanted)])
+            raise ShapeError(
+                f"searchsorted: values of shape {targets.shape} must have the leading dims of "
+                f"sorted_sequence of shape {sequence.shape} (all but the last)"
+            )
+        rows, wanted = (
+            sequence.reshape(-1, sequence.shape[-1]),
+            targets.reshape(-1, targets.shape[-1]),
+        )
+        places = np.stack(
+            [np.searchsorted(row, want, side=side) for row, want in zip(rows, wanted)]
+        )
         places = places.reshape(targets.shape)
     if targets.dtype.kind == "f":  # torch puts a NaN value after every element, NaNs too
         places = np.where(np.isnan(targets), sequence.shape[-1], places)

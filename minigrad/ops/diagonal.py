@@ -35,7 +35,9 @@ class Diagonal(Function):
 
 def _offset(offset, op):
     if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-        raise TypeError(f"{op}: the diagonal offset must be an int; got {type(offset).__name__} {offset!r}")
+        raise TypeError(
+            f"{op}: the diagonal offset must be an int; got {type(offset).__name__} {offset!r}"
+        )
     return int(offset)
 
 

@@ -24,7 +24,9 @@ def _float_pair(op, x1, x2):
         if not isinstance(x, Tensor):
             raise TypeError(f"{op}: expected {name} to be a Tensor; got {type(x).__name__}")
         if x.dtype.kind != "f":
-            raise DTypeError(f"{op}: expected float32 or float64 tensors; got {name} of dtype {x.dtype}")
+            raise DTypeError(
+                f"{op}: expected float32 or float64 tensors; got {name} of dtype {x.dtype}"
+            )
     return check_broadcast(op, x1, x2)
 
 
@@ -55,7 +57,9 @@ def pdist(input, p=2.0):
         given = getattr(input, "dtype", type(input).__name__)
         raise DTypeError(f"pdist: expected a float32 or float64 tensor; got {given}")
     if input.ndim != 2:
-        raise ShapeError(f"pdist: expected a 2-D input (N rows of M values); got shape {input.shape}")
+        raise ShapeError(
+            f"pdist: expected a 2-D input (N rows of M values); got shape {input.shape}"
+        )
     if not p >= 0:
         raise ArgumentError(f"pdist: p must be >= 0; got {p}")
     first, second = np.triu_indices(input.shape[0], k=1)

@@ -13,6 +13,7 @@ from .indexing import nonzero
 
 # -- binary -------------------------------------------------------------------------------
 
+
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
@@ -36,7 +37,9 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):  # each gradient needs only the other operand: keep only what is needed
-        ctx.save_for_backward(b if ctx.needs_input_grad[0] else None, a if ctx.needs_input_grad[1] else None)
+        ctx.save_for_backward(
+            b if ctx.needs_input_grad[0] else None, a if ctx.needs_input_grad[1] else None
+        )
         return a * b
 
     @staticmethod
@@ -63,7 +66,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = (a ** b).astype(a.dtype, copy=False)  # numpy makes bool ** bool int8
+        out = (a**b).astype(a.dtype, copy=False)  # numpy makes bool ** bool int8
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -72,9 +75,13 @@ class Pow(Function):
         a, b, out = ctx.saved
         grad_a = grad_b = None
         with np.errstate(divide="ignore", invalid="ignore"):
-            if ctx.needs_input_grad[0]:  # b a^(b-1), and 0 where b == 0 (x ** 0 is constant), as torch
+            if ctx.needs_input_grad[
+                0
+            ]:  # b a^(b-1), and 0 where b == 0 (x ** 0 is constant), as torch
                 grad_a = np.where(b == 0, 0, grad * b * a ** (b - 1))
-            if ctx.needs_input_grad[1]:  # a^b log a; 0 at a == 0 for b >= 0, nan for a < 0, as torch
+            if ctx.needs_input_grad[
+                1
+            ]:  # a^b log a; 0 at a == 0 for b >= 0, nan for a < 0, as torch
                 grad_b = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
         return grad_a, grad_b
 
@@ -86,7 +93,7 @@ class PowScalar(Function):
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return (x ** exponent).astype(x.dtype, copy=False)
+        return (x**exponent).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -102,7 +109,9 @@ def operand_as(x, dtype):
     """An operand (tensor, array or number) as a tensor of `dtype`: tensors are cast, the rest wrapped."""
     if isinstance(x, Tensor):
         return cast(x, dtype)
-    return Tensor._wrap(np.asarray(x if isinstance(x, dtypes.NUMBERS) else to_array(x), dtype=dtype))
+    return Tensor._wrap(
+        np.asarray(x if isinstance(x, dtypes.NUMBERS) else to_array(x), dtype=dtype)
+    )
 
 
 def _binary(function, name, true_division=False):
@@ -112,6 +121,7 @@ def _binary(function, name, true_division=False):
         if true_division:
             dtype = dtypes.float_result(dtype)  # int / int is a float, as in PyTorch
         return function.apply(operand_as(a, dtype), operand_as(b, dtype))
+
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} with numpy broadcasting and PyTorch's result dtype."
     return op
@@ -132,7 +142,9 @@ class RoundedDiv(Function):
             if a.dtype.kind in "iu" and rounding == "floor":
                 return np.floor_divide(a, b)
             quotient = a / b
-            return (np.floor(quotient) if rounding == "floor" else np.trunc(quotient)).astype(a.dtype)
+            return (np.floor(quotient) if rounding == "floor" else np.trunc(quotient)).astype(
+                a.dtype
+            )
 
     @staticmethod
     def backward(ctx, grad):
@@ -145,7 +157,9 @@ def div(a, b, rounding_mode=None):
     if rounding_mode is None:
         return _true_div(a, b)
     if rounding_mode not in ("floor", "trunc"):
-        raise ArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc'; got {rounding_mode!r}")
+        raise ArgumentError(
+            f"div: rounding_mode must be None, 'floor' or 'trunc'; got {rounding_mode!r}"
+        )
     check_broadcast("div", a, b)
     dtype = result_type(a, b)
     return RoundedDiv.apply(operand_as(a, dtype), operand_as(b, dtype), rounding=rounding_mode)
@@ -160,8 +174,10 @@ def pow(base, exponent):
     """base ** exponent; a Python-number exponent is a constant (no gradient through it)."""
     dtype = result_type(base, exponent)
     if np.dtype(dtype).kind in "iu" and np.any(np.asarray(to_array(exponent)) < 0):
-        raise ArgumentError(f"pow: integers to negative integer powers are not allowed (an integer result cannot "
-                            f"hold them); got a {np.dtype(dtype)} power with exponent {exponent}. Make one side float.")
+        raise ArgumentError(
+            f"pow: integers to negative integer powers are not allowed (an integer result cannot "
+            f"hold them); got a {np.dtype(dtype)} power with exponent {exponent}. Make one side float."
+        )
     if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
         return PowScalar.apply(cast(base, dtype), exponent=exponent)
     check_broadcast("pow", base, exponent)
@@ -169,6 +185,7 @@ def pow(base, exponent):
 
 
 # -- unary --------------------------------------------------------------------------------
+
 
 class Neg(Function):
     @staticmethod
@@ -296,15 +313,40 @@ def as_float(x):
     return cast(x, dtypes.float_result(x.dtype))
 
 
-def neg(x): return Neg.apply(x)
-def exp(x): return Exp.apply(as_float(x))
-def log(x): return Log.apply(as_float(x))
-def sqrt(x): return Sqrt.apply(as_float(x))
-def abs(x): return Abs.apply(x)
-def tanh(x): return Tanh.apply(as_float(x))
-def sigmoid(x): return Sigmoid.apply(as_float(x))
-def relu(x): return Relu.apply(x)
-def clone(x): return Clone.apply(x)
+def neg(x):
+    return Neg.apply(x)
+
+
+def exp(x):
+    return Exp.apply(as_float(x))
+
+
+def log(x):
+    return Log.apply(as_float(x))
+
+
+def sqrt(x):
+    return Sqrt.apply(as_float(x))
+
+
+def abs(x):
+    return Abs.apply(x)
+
+
+def tanh(x):
+    return Tanh.apply(as_float(x))
+
+
+def sigmoid(x):
+    return Sigmoid.apply(as_float(x))
+
+
+def relu(x):
+    return Relu.apply(x)
+
+
+def clone(x):
+    return Clone.apply(x)
 
 
 def cast(x, dtype):
@@ -313,6 +355,7 @@ def cast(x, dtype):
 
 
 # -- selection ----------------------------------------------------------------------------
+
 
 class Where(Function):
     """where(condition, x, y): x where condition is true, else y. The condition is a constant."""
@@ -354,14 +397,19 @@ def masked_fill(x, mask, value):
     mask = bool_mask(mask, "masked_fill", x.shape)
     if isinstance(value, Tensor):
         if value.ndim != 0:
-            raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor; got shape {value.shape}")
-        if value.requires_grad:  # the value takes a gradient too (the sum over the filled places), as in torch
+            raise ShapeError(
+                f"masked_fill: value must be a number or a 0-d tensor; got shape {value.shape}"
+            )
+        if (
+            value.requires_grad
+        ):  # the value takes a gradient too (the sum over the filled places), as in torch
             return where(mask, cast(value, x.dtype), x)
         value = value.item()
     return MaskedFill.apply(x, mask=mask, value=value)
 
 
 # -- outside the graph --------------------------------------------------------------------
+
 
 def compare(ufunc, a, b):
     """A comparison, logical or bitwise ufunc on tensors/numbers: a tensor with no gradient."""
@@ -374,5 +422,7 @@ def compare(ufunc, a, b):
 def bitwise_not(x):
     """~x: logical not on bool tensors, bitwise not on integer tensors (as in torch)."""
     if x.dtype.kind == "f":
-        raise TypeError(f"~ (bitwise_not) is defined on bool and integer tensors; got dtype {x.dtype}")
+        raise TypeError(
+            f"~ (bitwise_not) is defined on bool and integer tensors; got dtype {x.dtype}"
+        )
     return Tensor._wrap(np.invert(x._data))

@@ -29,11 +29,21 @@ def padding_index(padding_idx, num_embeddings):
     if padding_idx is None:
         return None
     if not -num_embeddings <= padding_idx < num_embeddings:
-        raise ArgumentError(f"padding_idx must be in [-{num_embeddings}, {num_embeddings}); got {padding_idx}")
+        raise ArgumentError(
+            f"padding_idx must be in [-{num_embeddings}, {num_embeddings}); got {padding_idx}"
+        )
     return int(padding_idx) % num_embeddings
 
 
-def embedding(ids, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+def embedding(
+    ids,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     """Rows of weight (num_embeddings, D) picked by integer ids of any shape -> ids.shape + (D,).
 
     As torch.nn.functional.embedding: the padding row gets no gradient; an id outside
@@ -46,13 +56,17 @@ def embedding(ids, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale
         raise ArgumentError("embedding: scale_grad_by_freq=True and sparse=True are not supported")
     ids = integer_array(ids, "embedding", "ids")
     if weight.ndim != 2:
-        raise ShapeError(f"embedding: weight must have shape (num_embeddings, embedding_dim); got {weight.shape}")
+        raise ShapeError(
+            f"embedding: weight must have shape (num_embeddings, embedding_dim); got {weight.shape}"
+        )
     num_embeddings = weight.shape[0]
     if ids.size:
         low, high = int(ids.min()), int(ids.max())
         if low < 0 or high >= num_embeddings:
-            raise IndexError(f"embedding: ids must be in [0, {num_embeddings}) (num_embeddings={num_embeddings}); "
-                             f"got {low if low < 0 else high}")
+            raise IndexError(
+                f"embedding: ids must be in [0, {num_embeddings}) (num_embeddings={num_embeddings}); "
+                f"got {low if low < 0 else high}"
+            )
     padding_idx = padding_index(padding_idx, num_embeddings)
     if max_norm is not None:
         _renormalize_rows(weight, ids, max_norm, norm_type)
@@ -63,12 +77,18 @@ def _renormalize_rows(weight, ids, max_norm, norm_type):
     """Scale the rows of weight that ids pick and whose norm is above max_norm to max_norm / (norm
     + 1e-7) times themselves, in place (torch's embedding_renorm_)."""
     for name, value in (("max_norm", max_norm), ("norm_type", norm_type)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not value > 0
+        ):
             raise ArgumentError(f"embedding: {name} must be a number > 0; got {value!r}")
     table = getattr(weight, "_data", weight)
     if not isinstance(table, np.ndarray) or table.dtype.kind != "f" or not table.flags.writeable:
-        raise ArgumentError("embedding: max_norm rescales rows of weight in place, so weight must be a writable "
-                            "float Tensor or array")
+        raise ArgumentError(
+            "embedding: max_norm rescales rows of weight in place, so weight must be a writable "
+            "float Tensor or array"
+        )
     rows = np.unique(ids)
     norms = np.linalg.norm(table[rows], ord=float(norm_type), axis=1)
     over = norms > max_norm

@@ -22,7 +22,11 @@ def _identity(reduce, dtype):
         return 1
     limits = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
     big = np.inf if dtype.kind == "f" else limits.max
-    return -big if reduce == "amax" and dtype.kind == "f" else (limits.min if reduce == "amax" else big)
+    return (
+        -big
+        if reduce == "amax" and dtype.kind == "f"
+        else (limits.min if reduce == "amax" else big)
+    )
 
 
 def _reduce_at(x, places, values, reduce, include_self):
@@ -31,7 +35,13 @@ def _reduce_at(x, places, values, reduce, include_self):
     flat = out.reshape(-1)
     if not include_self:
         flat[places] = _identity(reduce, x.dtype)
-    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+    ufunc = {
+        "sum": np.add,
+        "mean": np.add,
+        "prod": np.multiply,
+        "amax": np.maximum,
+        "amin": np.minimum,
+    }[reduce]
     ufunc.at(flat, places.ravel(), values.ravel())
     if reduce == "mean":
         count = _hits(x.shape, places, include_self)
@@ -53,7 +63,12 @@ class ScatterReduce(Function):
         places, values = _scatter_targets(x.shape, src, index, dim)
         out = _reduce_at(x, places, values, reduce, include_self)
         ctx.save_for_backward(x, values, out)
-        ctx.places, ctx.src_shape, ctx.reduce, ctx.include_self = places, src.shape, reduce, include_self
+        ctx.places, ctx.src_shape, ctx.reduce, ctx.include_self = (
+            places,
+            src.shape,
+            reduce,
+            include_self,
+        )
         return out
 
     @staticmethod
@@ -63,6 +78,7 @@ class ScatterReduce(Function):
 
         def gather(array):  # array (x's shape) read at index: index's shape
             return array.reshape(-1)[places]
+
         with np.errstate(divide="ignore", invalid="ignore"):
             if reduce == "sum":
                 grad_x, grad_values = grad, gather(grad)
@@ -79,9 +95,14 @@ class ScatterReduce(Function):
                 values_zero = values == 0
                 zeros_there = gather(add_at(x.shape, places, values_zero.astype(grad.dtype)))
                 single_zero = values_zero & (zeros_there == 1)
-                without_zero = _reduce_at(x, places, np.where(single_zero, 1, values), "prod", include_self)
-                grad_values = np.where(single_zero, gather(grad * without_zero),
-                                       gather(grad * out) / np.where(values_zero, 1, values))
+                without_zero = _reduce_at(
+                    x, places, np.where(single_zero, 1, values), "prod", include_self
+                )
+                grad_values = np.where(
+                    single_zero,
+                    gather(grad * without_zero),
+                    gather(grad * out) / np.where(values_zero, 1, values),
+                )
             else:  # amax, amin: the winners share the gradient evenly (x itself counted if it ties)
                 x_wins = (x == out).astype(grad.dtype)
                 value_wins = values == gather(out)
@@ -102,12 +123,17 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
     reduce(out[...], src[i][j]) for dim 0, reduce one of sum, prod, mean, amax, amin; with
     include_self=False the positions reached start without x's value (torch.scatter_reduce)."""
     if reduce not in REDUCTIONS:
-        raise ArgumentError(f"scatter_reduce: reduce must be one of {', '.join(REDUCTIONS)}; got {reduce!r}")
+        raise ArgumentError(
+            f"scatter_reduce: reduce must be one of {', '.join(REDUCTIONS)}; got {reduce!r}"
+        )
     dim, index, src = _scatter_operands(x, dim, index, src, "scatter_reduce")
-    return ScatterReduce.apply(x, src, index=index, dim=dim, reduce=reduce, include_self=bool(include_self))
+    return ScatterReduce.apply(
+        x, src, index=index, dim=dim, reduce=reduce, include_self=bool(include_self)
+    )
 
 
 # -- whole slices at positions of a dim ----------------------------------------------------
+
 
 def _slice_index(x, dim, index, op, negative=False):
     """(dim, index) for index_add/copy/fill: a 1-D (or 0-d) integer index of positions along dim
@@ -132,11 +158,15 @@ def _source(x, dim, index, source, op):
     """source as a Tensor of x's dtype with x's shape but len(index) along dim."""
     source = _as_tensor(source, x)
     if source.dtype != x.dtype:
-        raise DTypeError(f"{op}: source must have the dtype of the input ({x.dtype}); got {source.dtype}")
-    expected = x.shape[:dim] + (index.size,) + x.shape[dim + 1:]
+        raise DTypeError(
+            f"{op}: source must have the dtype of the input ({x.dtype}); got {source.dtype}"
+        )
+    expected = x.shape[:dim] + (index.size,) + x.shape[dim + 1 :]
     if source.shape != expected:
-        raise ShapeError(f"{op}: source must have shape {expected} (the input's {x.shape} with the {index.size} "
-                         f"indexed positions along dim {dim}); got {source.shape}")
+        raise ShapeError(
+            f"{op}: source must have shape {expected} (the input's {x.shape} with the {index.size} "
+            f"indexed positions along dim {dim}); got {source.shape}"
+        )
     return source
 
 
@@ -158,9 +188,13 @@ class IndexAdd(Function):
 def index_add(x, dim, index, source, *, alpha=1):
     """A copy of x with alpha * source's slices added at `index` along dim (torch.index_add)."""
     if x.ndim == 0:
-        return index_add(x.reshape(1), dim, index, _as_tensor(source, x).reshape(-1), alpha=alpha).reshape(())
+        return index_add(
+            x.reshape(1), dim, index, _as_tensor(source, x).reshape(-1), alpha=alpha
+        ).reshape(())
     dim, index = _slice_index(x, dim, index, "index_add")
-    return IndexAdd.apply(x, _source(x, dim, index, source, "index_add"), index=index, dim=dim, alpha=alpha)
+    return IndexAdd.apply(
+        x, _source(x, dim, index, source, "index_add"), index=index, dim=dim, alpha=alpha
+    )
 
 
 class IndexCopy(Function):
@@ -193,11 +227,20 @@ def index_fill(x, dim, index, value):
     """A copy of x with the slices at `index` along dim set to value (a number or a 0-d tensor,
     which gets a gradient), as torch.index_fill; negative positions count from the end."""
     if np.ndim(as_array(value)):
-        raise ArgumentError(f"index_fill: value must be a number or a 0-d tensor; got shape {np.shape(as_array(value))}")
+        raise ArgumentError(
+            f"index_fill: value must be a number or a 0-d tensor; got shape {np.shape(as_array(value))}"
+        )
     if x.ndim == 0:
         return index_fill(x.reshape(1), dim, index, value).reshape(())
     dim, index = _slice_index(x, dim, index, "index_fill", negative=True)
     index = np.unique(index)  # each slice once, so that value's gradient counts it once
-    value = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(as_array(value).item(), dtype=x.dtype))
-    slices = expand(reshape(value.to(x.dtype), (1,) * x.ndim), x.shape[:dim] + (index.size,) + x.shape[dim + 1:])
+    value = (
+        value
+        if isinstance(value, Tensor)
+        else Tensor._wrap(np.asarray(as_array(value).item(), dtype=x.dtype))
+    )
+    slices = expand(
+        reshape(value.to(x.dtype), (1,) * x.ndim),
+        x.shape[:dim] + (index.size,) + x.shape[dim + 1 :],
+    )
     return IndexCopy.apply(x, slices, index=index, dim=dim)

@@ -20,6 +20,7 @@ from .args import as_array, bool_mask, check_broadcast, integer_array, normalize
 
 # -- x[index] -----------------------------------------------------------------------------
 
+
 def list_index_as_tuple(index):
     """torch's reading of a list index (numpy's before 1.23): a list of fewer than 32 parts of
     which one is a sequence, a tensor, a slice, None or Ellipsis stands for the tuple of its
@@ -27,12 +28,20 @@ def list_index_as_tuple(index):
     is one index array."""
     if not isinstance(index, list) or len(index) >= 32:
         return index
-    if not any(isinstance(part, (list, tuple, range, np.ndarray, Tensor, slice)) or part is None or part is Ellipsis
-               for part in index):
+    if not any(
+        isinstance(part, (list, tuple, range, np.ndarray, Tensor, slice))
+        or part is None
+        or part is Ellipsis
+        for part in index
+    ):
         return index
-    warnings.warn("x[seq] with a list seq that holds lists, tensors, slices, None or ... is read as "
-                  "x[tuple(seq)], one index per dim, as torch does for now (it warns that this will change); "
-                  "write x[tuple(seq)], or x[tensor(seq)] for one index array", UserWarning, stacklevel=3)
+    warnings.warn(
+        "x[seq] with a list seq that holds lists, tensors, slices, None or ... is read as "
+        "x[tuple(seq)], one index per dim, as torch does for now (it warns that this will change); "
+        "write x[tuple(seq)], or x[tensor(seq)] for one index array",
+        UserWarning,
+        stacklevel=3,
+    )
     return tuple(index)
 
 
@@ -44,12 +53,16 @@ def _index_part(part):
             return int(part) if part.dtype.kind in "iu" else bool(part)
     if isinstance(part, list):
         part = np.asarray(part) if part else np.zeros(0, np.int64)
-        if part.dtype.kind == "f":  # as torch: a list of numbers is read as int64, floats cut towards 0
+        if (
+            part.dtype.kind == "f"
+        ):  # as torch: a list of numbers is read as int64, floats cut towards 0
             part = part.astype(np.int64)
     if isinstance(part, np.ndarray) and part.dtype.kind not in "iub":
         raise IndexError(f"tensors used as indices must be integer or bool; got dtype {part.dtype}")
     if isinstance(part, slice) and part.step is not None and part.step <= 0:
-        raise ArgumentError(f"slice step must be positive (as in torch; use flip to reverse); got {part.step}")
+        raise ArgumentError(
+            f"slice step must be positive (as in torch; use flip to reverse); got {part.step}"
+        )
     return part
 
 
@@ -153,10 +166,13 @@ def getitem(x, index):
     try:
         return GetItem.apply(x, index=parts)
     except IndexError as error:
-        raise IndexError(f"index {index!r} does not fit a tensor of shape {x.shape}: {error}") from None
+        raise IndexError(
+            f"index {index!r} does not fit a tensor of shape {x.shape}: {error}"
+        ) from None
 
 
 # -- gather, index_select, masked_select, scatter_add -------------------------------------
+
 
 def _corner(shape, dim):
     """The leading corner of an array that has `shape` in every dim but `dim`."""
@@ -174,14 +190,18 @@ class Gather(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        places = np.take_along_axis(_places(ctx.shape)[_corner(ctx.index.shape, ctx.dim)], ctx.index, axis=ctx.dim)
+        places = np.take_along_axis(
+            _places(ctx.shape)[_corner(ctx.index.shape, ctx.dim)], ctx.index, axis=ctx.dim
+        )
         return add_at(ctx.shape, places, grad)
 
 
 def _check_index_values(index, size, dim, op):
     if index.size and (index.min() < 0 or index.max() >= size):
-        raise IndexRangeError(f"{op}: index values must be in [0, {size}) for dim {dim}; got values in "
-                              f"[{index.min()}, {index.max()}]")
+        raise IndexRangeError(
+            f"{op}: index values must be in [0, {size}) for dim {dim}; got values in "
+            f"[{index.min()}, {index.max()}]"
+        )
 
 
 def _scatter_index(x, dim, index, op, src=None):
@@ -189,10 +209,18 @@ def _scatter_index(x, dim, index, op, src=None):
     than x in the other dims (and than src in every dim), values in range along dim."""
     index = integer_array(index, op)
     dim = normalize_dim(dim, x.ndim, op)
-    if index.ndim != x.ndim or any(i > s for k, (i, s) in enumerate(zip(index.shape, x.shape)) if k != dim):
-        raise ShapeError(f"{op}: index of shape {index.shape} does not fit input of shape {x.shape} along dim {dim}")
-    if src is not None and (src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape))):
-        raise ShapeError(f"{op}: index of shape {index.shape} must be no larger than src of shape {src.shape}")
+    if index.ndim != x.ndim or any(
+        i > s for k, (i, s) in enumerate(zip(index.shape, x.shape)) if k != dim
+    ):
+        raise ShapeError(
+            f"{op}: index of shape {index.shape} does not fit input of shape {x.shape} along dim {dim}"
+        )
+    if src is not None and (
+        src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape))
+    ):
+        raise ShapeError(
+            f"{op}: index of shape {index.shape} must be no larger than src of shape {src.shape}"
+        )
     _check_index_values(index, x.shape[dim], dim, op)
     return dim, index
 
@@ -215,20 +243,31 @@ def take_along_dim(x, indices, dim=None):
     if dim is None:
         return gather(x.reshape(-1), 0, indices.reshape(-1))
     if indices.ndim != x.ndim:
-        raise ShapeError(f"take_along_dim: indices must have as many dims as x ({x.ndim}); got shape "
-                         f"{indices.shape} for x of shape {x.shape}")
+        raise ShapeError(
+            f"take_along_dim: indices must have as many dims as x ({x.ndim}); got shape "
+            f"{indices.shape} for x of shape {x.shape}"
+        )
     dim = normalize_dim(dim, x.ndim, "take_along_dim")
     try:
-        common = np.broadcast_shapes(*[tuple(s for a, s in enumerate(shape) if a != dim)
-                                       for shape in (x.shape, indices.shape)])
+        common = np.broadcast_shapes(
+            *[
+                tuple(s for a, s in enumerate(shape) if a != dim)
+                for shape in (x.shape, indices.shape)
+            ]
+        )
     except ValueError:
-        raise ShapeError(f"take_along_dim: x of shape {x.shape} and indices of shape {indices.shape} do not "
-                         f"broadcast outside dim {dim}") from None
+        raise ShapeError(
+            f"take_along_dim: x of shape {x.shape} and indices of shape {indices.shape} do not "
+            f"broadcast outside dim {dim}"
+        ) from None
 
     def along(size):
         return common[:dim] + (size,) + common[dim:]
+
     expanded = x if x.shape == along(x.shape[dim]) else x.expand(*along(x.shape[dim]))
-    return gather(expanded, dim, np.ascontiguousarray(np.broadcast_to(indices, along(indices.shape[dim]))))
+    return gather(
+        expanded, dim, np.ascontiguousarray(np.broadcast_to(indices, along(indices.shape[dim])))
+    )
 
 
 def take(x, index):
@@ -237,8 +276,10 @@ def take(x, index):
     index = integer_array(index, "take")
     size = x.numel()
     if index.size and (index.min() < -size or index.max() >= size):
-        raise IndexRangeError(f"take: index values must be in [{-size}, {size}) for a tensor of {size} elements; "
-                              f"got values in [{index.min()}, {index.max()}]")
+        raise IndexRangeError(
+            f"take: index values must be in [{-size}, {size}) for a tensor of {size} elements; "
+            f"got values in [{index.min()}, {index.max()}]"
+        )
     flat = np.where(index < 0, index + size, index)
     return gather(x.reshape(-1), 0, flat.reshape(-1)).reshape(index.shape)
 
@@ -374,7 +415,9 @@ def scatter(x, dim, index, src=None, value=None):
         number = as_array(value if src is None else src)
         if number.ndim:
             raise ArgumentError(f"scatter: value must be a number; got shape {number.shape}")
-        src = Tensor._wrap(np.full(np.shape(integer_array(index, "scatter")), number.item(), dtype=x.dtype))
+        src = Tensor._wrap(
+            np.full(np.shape(integer_array(index, "scatter")), number.item(), dtype=x.dtype)
+        )
     dim, index, src = _scatter_operands(x, dim, index, src, "scatter")
     return Scatter.apply(x, src, index=index, dim=dim)
 
@@ -385,6 +428,14 @@ def nonzero(x, as_tuple=False):
     data = x._data if isinstance(x, Tensor) else np.asarray(x)
     if data.ndim == 0:  # as torch: no dims to name (as_tuple: seen as one element of a 1-D tensor)
         count = int(data.item() != 0)
-        return (Tensor._wrap(np.zeros(count, np.int64)),) if as_tuple else Tensor._wrap(np.zeros((count, 0), np.int64))
+        return (
+            (Tensor._wrap(np.zeros(count, np.int64)),)
+            if as_tuple
+            else Tensor._wrap(np.zeros((count, 0), np.int64))
+        )
     positions = [p.astype(np.int64) for p in np.nonzero(data)]
-    return tuple(Tensor._wrap(p) for p in positions) if as_tuple else Tensor._wrap(np.stack(positions, axis=1))
+    return (
+        tuple(Tensor._wrap(p) for p in positions)
+        if as_tuple
+        else Tensor._wrap(np.stack(positions, axis=1))
+    )

@@ -22,7 +22,7 @@ from ..tensor import Function, Tensor, shares_memory
 from .args import as_array
 from . import elementwise
 from ..random import generator as draw_from
-from .elementwise import add, cast, clone, div, masked_fill, mul, sub, where
+from .elementwise import add, cast, div, masked_fill, mul, sub, where
 from .index_write import index_add, index_copy, index_fill, scatter_reduce
 from .indexing import assign, list_index_as_tuple, scatter, scatter_add, select, split_index
 from .math import clamp, reciprocal, rsqrt, square
@@ -30,7 +30,8 @@ from .math import clamp, reciprocal, rsqrt, square
 
 def _recording(x, operands):
     return autograd.is_grad_enabled() and (
-        x.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands))
+        x.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands)
+    )
 
 
 def _alias(x):
@@ -41,6 +42,7 @@ def _alias(x):
 
 
 # -- a view changed in place while a graph is recorded ---------------------------------------
+
 
 def _viewed(x):
     """[x, the tensor x views, the tensor that one views, ..., the root], the root viewing none."""
@@ -55,11 +57,15 @@ def _region(array, spec):
     like the root the spec was taken from."""
     offset, shape, strides = spec
     memory = array.ravel(order="K")  # a dense array: a view of its memory in order
-    return np.lib.stride_tricks.as_strided(memory[offset // array.itemsize:], shape, strides)
+    return np.lib.stride_tricks.as_strided(memory[offset // array.itemsize :], shape, strides)
 
 
 def _spec(view, root):
-    return (view.__array_interface__["data"][0] - root.__array_interface__["data"][0], view.shape, view.strides)
+    return (
+        view.__array_interface__["data"][0] - root.__array_interface__["data"][0],
+        view.shape,
+        view.strides,
+    )
 
 
 class WriteIntoView(Function):
@@ -94,7 +100,9 @@ class ViewOf(Function):
     def backward(ctx, grad):
         grad_root = np.zeros(ctx.shape, grad.dtype, order=ctx.order)
         offset, shape, strides = ctx.spec
-        repeated = tuple(k for k, (size, stride) in enumerate(zip(shape, strides)) if stride == 0 and size > 1)
+        repeated = tuple(
+            k for k, (size, stride) in enumerate(zip(shape, strides)) if stride == 0 and size > 1
+        )
         if repeated:  # an expanded view: its copies of an element add up
             grad = grad.sum(axis=repeated, keepdims=True)
             shape = tuple(1 if k in repeated else size for k, size in enumerate(shape))
@@ -131,10 +139,14 @@ def _write_into_root(chain, result, name):
     WriteIntoView node; the caller then rebinds the views of the root."""
     root = chain[-1]
     if _dense_order(root._data) is None:
-        raise RuntimeError(f"{name}: this tensor views an array that is itself strided (not made by minigrad); "
-                           f"clone() the tensor it comes from before changing a view of it in place")
+        raise RuntimeError(
+            f"{name}: this tensor views an array that is itself strided (not made by minigrad); "
+            f"clone() the tensor it comes from before changing a view of it in place"
+        )
     if 0 in chain[0]._data.strides and chain[0]._data.size > 1:
-        raise RuntimeError(f"{name}: an expanded view repeats elements and cannot be changed in place; clone() it")
+        raise RuntimeError(
+            f"{name}: an expanded view repeats elements and cannot be changed in place; clone() it"
+        )
     updated = WriteIntoView.apply(_alias(root), result, spec=_spec(chain[0]._data, root._data))
     root._data, root._node, root._output_index = updated._data, updated._node, updated._output_index
     root._requires_grad = True
@@ -149,43 +161,57 @@ def apply_inplace(x, name, op, *operands):
         chain = _viewed(x)
         if chain[-1].is_leaf and chain[-1].requires_grad:
             what = "a leaf tensor" if len(chain) == 1 else "a view of a leaf tensor"
-            raise RuntimeError(f"{name}: {what} that requires grad cannot be changed in place while "
-                               f"gradients are recorded; wrap the change in `with mg.no_grad():`, or use the "
-                               f"out-of-place op")
+            raise RuntimeError(
+                f"{name}: {what} that requires grad cannot be changed in place while "
+                f"gradients are recorded; wrap the change in `with mg.no_grad():`, or use the "
+                f"out-of-place op"
+            )
         result = op(_alias(x), *operands)
     else:
         with autograd.no_grad():
             result = op(x, *operands)
     if result.shape != x.shape:
-        raise ShapeError(f"{name}: the result has shape {result.shape}, which does not fit in place into a "
-                         f"tensor of shape {x.shape}")
+        raise ShapeError(
+            f"{name}: the result has shape {result.shape}, which does not fit in place into a "
+            f"tensor of shape {x.shape}"
+        )
     if result.dtype != x.dtype:
         if not np.can_cast(result.dtype, x.dtype, casting="same_kind"):
-            raise DTypeError(f"{name}: a result of dtype {result.dtype} cannot be written into a tensor of "
-                             f"dtype {x.dtype}")
+            raise DTypeError(
+                f"{name}: a result of dtype {result.dtype} cannot be written into a tensor of "
+                f"dtype {x.dtype}"
+            )
         result = cast(result, x.dtype)
-    if result._node is not None:  # a recorded change: x (or the tensor x views) takes a new array and node
+    if (
+        result._node is not None
+    ):  # a recorded change: x (or the tensor x views) takes a new array and node
         root = chain[-1]
         views = _live_views(root)  # where they sit in root's array, before it changes
         if len(chain) > 1:
             _write_into_root(chain, result, name)
         else:
             order = _dense_order(x._data)
-            data = result._data if not views or _dense_order(result._data) == order else np.array(result._data,
-                                                                                                order=order)
+            data = (
+                result._data
+                if not views or _dense_order(result._data) == order
+                else np.array(result._data, order=order)
+            )
             x._data, x._node, x._output_index = data, result._node, result._output_index
             x._requires_grad = True
         _rebind(root, views)
     else:
         if not x._data.flags.writeable:
-            raise RuntimeError(f"{name}: this tensor's array is read-only (an expanded or broadcast view); "
-                               f"clone() it first")
+            raise RuntimeError(
+                f"{name}: this tensor's array is read-only (an expanded or broadcast view); "
+                f"clone() it first"
+            )
         np.copyto(x._data, result._data)
     x._bump_version()
     return x
 
 
 # -- x[index] = value ----------------------------------------------------------------------
+
 
 class IndexPut(Function):
     """out = x with out[index] = value; d x = grad with the written places zeroed, d value = grad[index]."""
@@ -209,40 +235,60 @@ def setitem(x, index, value):
     differentiable in x and value like torch's."""
     index = list_index_as_tuple(index)
     parts = split_index(index)  # (first, then): torch applies integers before index arrays
-    value = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(as_array(value), dtype=x.dtype))
+    value = (
+        value
+        if isinstance(value, Tensor)
+        else Tensor._wrap(np.asarray(as_array(value), dtype=x.dtype))
+    )
     try:
         target = select(np.empty(x.shape, dtype=np.bool_), *parts)  # the shape the index selects
-        while value.ndim > target.ndim and value.shape[0] == 1:  # torch drops leading 1s: a[1] = t([5.])
+        while (
+            value.ndim > target.ndim and value.shape[0] == 1
+        ):  # torch drops leading 1s: a[1] = t([5.])
             value = value.reshape(value.shape[1:])
         np.broadcast_to(np.empty(value.shape), target.shape)
     except IndexError as error:
-        raise IndexError(f"index {index!r} does not fit a tensor of shape {x.shape}: {error}") from None
+        raise IndexError(
+            f"index {index!r} does not fit a tensor of shape {x.shape}: {error}"
+        ) from None
     except ValueError:
-        raise ShapeError(f"setitem: a value of shape {value.shape} does not fit the {target.shape} "
-                         f"elements selected in a tensor of shape {x.shape}") from None
+        raise ShapeError(
+            f"setitem: a value of shape {value.shape} does not fit the {target.shape} "
+            f"elements selected in a tensor of shape {x.shape}"
+        ) from None
     if not _recording(x, (value,)):
         assign(x._data, *parts, value._data)  # the common case: no copy of x
         x._bump_version()
         return
-    apply_inplace(x, "setitem", lambda x_, v: IndexPut.apply(x_, cast(v, x.dtype), index=parts), value)
+    apply_inplace(
+        x, "setitem", lambda x_, v: IndexPut.apply(x_, cast(v, x.dtype), index=parts), value
+    )
 
 
 # -- the named in-place methods ------------------------------------------------------------
 
+
 def _fill(x, value):
     if np.ndim(value.data if isinstance(value, Tensor) else value):
-        raise ArgumentError(f"fill_: value must be a number or a 0-d tensor; got shape {np.shape(value)}")
+        raise ArgumentError(
+            f"fill_: value must be a number or a 0-d tensor; got shape {np.shape(value)}"
+        )
     if not isinstance(value, Tensor):
         value = as_array(value).item()
-    return masked_fill(x, np.ones((), np.bool_), value)  # a 0-d tensor value that requires grad gets its gradient
+    return masked_fill(
+        x, np.ones((), np.bool_), value
+    )  # a 0-d tensor value that requires grad gets its gradient
 
 
 def _copy(x, source):
     source = source if isinstance(source, Tensor) else Tensor._wrap(np.asarray(source))
-    return add(Tensor._wrap(np.zeros(x.shape, x.dtype)), cast(source, x.dtype))  # broadcast; grad to source
+    return add(
+        Tensor._wrap(np.zeros(x.shape, x.dtype)), cast(source, x.dtype)
+    )  # broadcast; grad to source
 
 
 # -- random fills (from minigrad's seeded generator, or generator=) -------------------------
+
 
 def _fill_with(x, name, draws):
     """x <- draws (an array of x's shape), in place. While recorded, x's old value gets no
@@ -255,7 +301,9 @@ def _fill_with(x, name, draws):
 
 def _float_target(x, name):
     if not isinstance(x, Tensor) or x.dtype.kind != "f":
-        raise DTypeError(f"{name}: fills a float tensor; got {getattr(x, 'dtype', type(x).__name__)}")
+        raise DTypeError(
+            f"{name}: fills a float tensor; got {getattr(x, 'dtype', type(x).__name__)}"
+        )
 
 
 def _number(value, name, what):
@@ -296,13 +344,18 @@ def bernoulli_(x, p=0.5, *, generator=None):
     if not isinstance(x, Tensor):
         raise TypeError(f"bernoulli_: expected a Tensor; got {type(x).__name__}")
     probability = as_array(p)
-    if probability.dtype.kind not in "fiu" or probability.size and not (
-            (probability >= 0) & (probability <= 1)).all():
+    if (
+        probability.dtype.kind not in "fiu"
+        or probability.size
+        and not ((probability >= 0) & (probability <= 1)).all()
+    ):
         raise ArgumentError(f"bernoulli_: p must be probabilities in [0, 1]; got {p!r}")
     try:
         np.broadcast_to(probability, x.shape)
     except ValueError:
-        raise ShapeError(f"bernoulli_: p of shape {probability.shape} does not broadcast to {x.shape}") from None
+        raise ShapeError(
+            f"bernoulli_: p of shape {probability.shape} does not broadcast to {x.shape}"
+        ) from None
     return _fill_with(x, "bernoulli_", draw_from(generator).random(x.shape) < probability)
 
 
@@ -322,7 +375,9 @@ def random_(x, from_=None, to=None, *, generator=None):
         raise TypeError(f"random_: expected a Tensor; got {type(x).__name__}")
     low, high = (0, from_) if to is None else (from_, to)
     for name, bound in (("from", low), ("to", high)):
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, np.integer))):
+        if bound is not None and (
+            isinstance(bound, bool) or not isinstance(bound, (int, np.integer))
+        ):
             raise TypeError(f"random_: {name} must be an int; got {type(bound).__name__} {bound!r}")
     high = _integer_range(x.dtype) if high is None else int(high)
     if not low < high:
@@ -336,11 +391,16 @@ def randint_like(x, low=0, high=None, *, dtype=None, requires_grad=False, genera
     low, high = (0, low) if high is None else (low, high)
     for name, bound in (("low", low), ("high", high)):
         if isinstance(bound, bool) or not isinstance(bound, (int, np.integer)):
-            raise TypeError(f"randint_like: {name} must be an int; got {type(bound).__name__} {bound!r}")
+            raise TypeError(
+                f"randint_like: {name} must be an int; got {type(bound).__name__} {bound!r}"
+            )
     if not low < high:
         raise ArgumentError(f"randint_like: expects low < high; got low={low}, high={high}")
     draws = draw_from(generator).integers(int(low), int(high), x.shape)
-    return Tensor._wrap(draws.astype(x.dtype if dtype is None else dtypes.as_dtype(dtype)), requires_grad=requires_grad)
+    return Tensor._wrap(
+        draws.astype(x.dtype if dtype is None else dtypes.as_dtype(dtype)),
+        requires_grad=requires_grad,
+    )
 
 
 def _unary_in_place(op):
@@ -350,32 +410,63 @@ def _unary_in_place(op):
 
 
 METHODS = {
-    "add_": lambda x, other, alpha=1: apply_inplace(x, "add_", lambda a, b: add(a, b if alpha == 1 else mul(b, alpha)), other),
-    "sub_": lambda x, other, alpha=1: apply_inplace(x, "sub_", lambda a, b: sub(a, b if alpha == 1 else mul(b, alpha)), other),
+    "add_": lambda x, other, alpha=1: apply_inplace(
+        x, "add_", lambda a, b: add(a, b if alpha == 1 else mul(b, alpha)), other
+    ),
+    "sub_": lambda x, other, alpha=1: apply_inplace(
+        x, "sub_", lambda a, b: sub(a, b if alpha == 1 else mul(b, alpha)), other
+    ),
     "mul_": lambda x, other: apply_inplace(x, "mul_", mul, other),
     "div_": lambda x, other: apply_inplace(x, "div_", div, other),
     "zero_": lambda x: apply_inplace(x, "zero_", _fill, 0),
     "fill_": lambda x, value: apply_inplace(x, "fill_", _fill, value),
     "copy_": lambda x, source: apply_inplace(x, "copy_", _copy, source),
-    "masked_fill_": lambda x, mask, value: apply_inplace(x, "masked_fill_", masked_fill, mask, value),
+    "masked_fill_": lambda x, mask, value: apply_inplace(
+        x, "masked_fill_", masked_fill, mask, value
+    ),
     "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", clamp, min, max),
     "pow_": lambda x, exponent: apply_inplace(x, "pow_", elementwise.pow, exponent),
-    **{f"{op.__name__}_": _unary_in_place(op)
-       for op in (elementwise.exp, elementwise.log, elementwise.sqrt, rsqrt, elementwise.tanh, elementwise.sigmoid,
-                  elementwise.relu, elementwise.neg, elementwise.abs, square, reciprocal)},
+    **{
+        f"{op.__name__}_": _unary_in_place(op)
+        for op in (
+            elementwise.exp,
+            elementwise.log,
+            elementwise.sqrt,
+            rsqrt,
+            elementwise.tanh,
+            elementwise.sigmoid,
+            elementwise.relu,
+            elementwise.neg,
+            elementwise.abs,
+            square,
+            reciprocal,
+        )
+    },
     "scatter_": lambda x, dim, index, src=None, value=None: apply_inplace(
-        x, "scatter_", lambda a, s: scatter(a, dim, index, s, value), src),
+        x, "scatter_", lambda a, s: scatter(a, dim, index, s, value), src
+    ),
     "scatter_add_": lambda x, dim, index, src: apply_inplace(
-        x, "scatter_add_", lambda a, s: scatter_add(a, dim, index, s), src),
+        x, "scatter_add_", lambda a, s: scatter_add(a, dim, index, s), src
+    ),
     "scatter_reduce_": lambda x, dim, index, src, reduce, *, include_self=True: apply_inplace(
-        x, "scatter_reduce_", lambda a, s: scatter_reduce(a, dim, index, s, reduce, include_self=include_self), src),
+        x,
+        "scatter_reduce_",
+        lambda a, s: scatter_reduce(a, dim, index, s, reduce, include_self=include_self),
+        src,
+    ),
     "index_add_": lambda x, dim, index, source, *, alpha=1: apply_inplace(
-        x, "index_add_", lambda a, s: index_add(a, dim, index, s, alpha=alpha), source),
+        x, "index_add_", lambda a, s: index_add(a, dim, index, s, alpha=alpha), source
+    ),
     "index_copy_": lambda x, dim, index, source: apply_inplace(
-        x, "index_copy_", lambda a, s: index_copy(a, dim, index, s), source),
+        x, "index_copy_", lambda a, s: index_copy(a, dim, index, s), source
+    ),
     "index_fill_": lambda x, dim, index, value: apply_inplace(
-        x, "index_fill_", lambda a, v: index_fill(a, dim, index, v), value),
-    "uniform_": uniform_, "normal_": normal_, "exponential_": exponential_, "bernoulli_": bernoulli_,
+        x, "index_fill_", lambda a, v: index_fill(a, dim, index, v), value
+    ),
+    "uniform_": uniform_,
+    "normal_": normal_,
+    "exponential_": exponential_,
+    "bernoulli_": bernoulli_,
     "random_": random_,
 }
 

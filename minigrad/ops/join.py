@@ -44,9 +44,14 @@ def cat(tensors, dim=0):
         raise DimError("cat: zero-dimensional tensors cannot be concatenated; use stack")
     dim = normalize_dim(dim, first.ndim, "cat")
     for t in tensors[1:]:
-        if t.ndim != first.ndim or t.shape[:dim] + t.shape[dim + 1:] != first.shape[:dim] + first.shape[dim + 1:]:
-            raise ShapeError(f"cat: all tensors must have the same shape except in dim {dim}; "
-                             f"got {first.shape} and {t.shape}")
+        if (
+            t.ndim != first.ndim
+            or t.shape[:dim] + t.shape[dim + 1 :] != first.shape[:dim] + first.shape[dim + 1 :]
+        ):
+            raise ShapeError(
+                f"cat: all tensors must have the same shape except in dim {dim}; "
+                f"got {first.shape} and {t.shape}"
+            )
     return Cat.apply(*tensors, dim=dim)
 
 
@@ -70,7 +75,9 @@ def stack(tensors, dim=0):
     dim = normalize_dim(dim, tensors[0].ndim + 1, "stack")
     for t in tensors[1:]:
         if t.shape != tensors[0].shape:
-            raise ShapeError(f"stack: all tensors must have the same shape; got {tensors[0].shape} and {t.shape}")
+            raise ShapeError(
+                f"stack: all tensors must have the same shape; got {tensors[0].shape} and {t.shape}"
+            )
     return Stack.apply(*tensors, dim=dim)
 
 
@@ -109,7 +116,9 @@ def dstack(tensors):
 
 def column_stack(tensors):
     """Join along dim 1, vectors (and numbers) as columns (n, 1) (torch.column_stack)."""
-    tensors = [reshape(t, (-1, 1)) if t.ndim < 2 else t for t in _at_least(tensors, 1, "column_stack")]
+    tensors = [
+        reshape(t, (-1, 1)) if t.ndim < 2 else t for t in _at_least(tensors, 1, "column_stack")
+    ]
     return cat(tensors, 1)
 
 
@@ -137,7 +146,9 @@ def meshgrid(*tensors, indexing="ij"):
         if t.ndim > 1:
             raise DimError(f"meshgrid: expects 0-d or 1-D tensors; got shape {t.shape}")
     if len({t.dtype for t in tensors}) > 1:
-        raise DTypeError(f"meshgrid: expects tensors of one dtype; got {', '.join(str(t.dtype) for t in tensors)}")
+        raise DTypeError(
+            f"meshgrid: expects tensors of one dtype; got {', '.join(str(t.dtype) for t in tensors)}"
+        )
     position = list(range(len(tensors)))  # the dim of the grid each tensor runs along
     if indexing == "xy" and len(tensors) > 1:
         position[0], position[1] = 1, 0
@@ -153,6 +164,7 @@ def meshgrid(*tensors, indexing="ij"):
 
 
 # -- cutting ------------------------------------------------------------------------------
+
 
 class Split(Function):
     @staticmethod
@@ -178,14 +190,18 @@ def split(x, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, (int, np.integer)):
         step = int(split_size_or_sections)
         if step < 0 or (step == 0 and size):
-            raise ShapeError(f"split: split_size must be positive (0 only for an empty dim); got {step} "
-                             f"for dim {dim} of size {size}")
+            raise ShapeError(
+                f"split: split_size must be positive (0 only for an empty dim); got {step} "
+                f"for dim {dim} of size {size}"
+            )
         sizes = [step] * (size // step) + ([size % step] if size % step else []) if size else [0]
     else:
         sizes = list(shape_args((split_size_or_sections,), "split"))
         if any(s < 0 for s in sizes) or np.sum(sizes) != size:
-            raise ShapeError(f"split: sizes {sizes} must be non-negative and add up to {size}, the size of "
-                             f"dim {dim} (shape {x.shape})")
+            raise ShapeError(
+                f"split: sizes {sizes} must be non-negative and add up to {size}, the size of "
+                f"dim {dim} (shape {x.shape})"
+            )
     return Split.apply(x, sizes=sizes, dim=dim)
 
 
@@ -225,11 +241,15 @@ def _split_by(x, sections, dim, op):
     size = x.shape[dim]
     if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
         if sections <= 0 or size % sections:
-            raise ArgumentError(f"{op}: cannot split dim {dim} of size {size} (shape {x.shape}) into {sections} "
-                                f"equal pieces; give a number of pieces that divides {size}, or split positions")
+            raise ArgumentError(
+                f"{op}: cannot split dim {dim} of size {size} (shape {x.shape}) into {sections} "
+                f"equal pieces; give a number of pieces that divides {size}, or split positions"
+            )
         return split(x, size // int(sections), dim)
     bounds = [0] + list(shape_args((sections,), op)) + [size]
-    return tuple(x[(slice(None),) * dim + (slice(start, stop),)] for start, stop in zip(bounds, bounds[1:]))
+    return tuple(
+        x[(slice(None),) * dim + (slice(start, stop),)] for start, stop in zip(bounds, bounds[1:])
+    )
 
 
 def hsplit(x, sections):
@@ -255,6 +275,7 @@ def dsplit(x, sections):
 
 # -- repeating ----------------------------------------------------------------------------
 
+
 class Repeat(Function):
     """np.tile; the gradient of each input element is the sum over its copies."""
 
@@ -277,7 +298,9 @@ def repeat(x, *sizes):
         raise TypeError("repeat: expects the number of repeats of each dim, e.g. x.repeat(2, 1)")
     sizes = shape_args(sizes, "repeat")
     if len(sizes) < x.ndim:
-        raise ShapeError(f"repeat: needs at least one size per dim ({x.ndim} for shape {x.shape}); got {sizes}")
+        raise ShapeError(
+            f"repeat: needs at least one size per dim ({x.ndim} for shape {x.shape}); got {sizes}"
+        )
     if any(s < 0 for s in sizes):
         raise ShapeError(f"repeat: sizes must be non-negative; got {sizes}")
     return Repeat.apply(x, repeats=sizes)
@@ -296,17 +319,22 @@ def repeat_interleave(x, repeats, dim=None):
         x, dim = reshape(x, -1), 0
     dim = _cut_dim(x, dim, "repeat_interleave")
     size = x.shape[dim]
-    counts = (np.asarray(repeats, dtype=np.int64) if isinstance(repeats, (int, np.integer))
-              else integer_array(repeats, "repeat_interleave", "repeats").reshape(-1))
+    counts = (
+        np.asarray(repeats, dtype=np.int64)
+        if isinstance(repeats, (int, np.integer))
+        else integer_array(repeats, "repeat_interleave", "repeats").reshape(-1)
+    )
     if counts.size == 1:
         counts = np.full(size, counts.item(), dtype=np.int64)
     if counts.shape != (size,):
-        raise ShapeError(f"repeat_interleave: expected one repeat count or {size} (the size of dim {dim}); "
-                         f"got {counts.size}")
+        raise ShapeError(
+            f"repeat_interleave: expected one repeat count or {size} (the size of dim {dim}); "
+            f"got {counts.size}"
+        )
     if counts.size and counts.min() < 0:
         raise ArgumentError(f"repeat_interleave: repeats must be non-negative; got {counts.min()}")
     if counts.size and (counts == counts[0]).all():  # one count: a broadcast (its gradient: a sum)
         shape, times = x.shape, int(counts[0])
-        copies = expand(unsqueeze(x, dim + 1), shape[:dim + 1] + (times,) + shape[dim + 1:])
-        return reshape(copies, shape[:dim] + (size * times,) + shape[dim + 1:])
+        copies = expand(unsqueeze(x, dim + 1), shape[: dim + 1] + (times,) + shape[dim + 1 :])
+        return reshape(copies, shape[:dim] + (size * times,) + shape[dim + 1 :])
     return IndexSelect.apply(x, index=np.repeat(np.arange(size), counts), dim=dim)

@@ -52,8 +52,10 @@ def _variance_shape(op, input, var):
     mismatched = [size for input_size, size in zip(input.shape, var.shape) if size != input_size]
     if var.ndim == input.ndim and mismatched == [1]:
         return var
-    raise ShapeError(f"{op}: var of shape {var.shape} does not fit input of shape {input.shape} (expected "
-                     f"{input.shape}, {input.shape[:-1]}, or input's shape with one dim of size 1)")
+    raise ShapeError(
+        f"{op}: var of shape {var.shape} does not fit input of shape {input.shape} (expected "
+        f"{input.shape}, {input.shape[:-1]}, or input's shape with one dim of size 1)"
+    )
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):

@@ -34,7 +34,11 @@ class MatMul(Function):
             if all(ctx.needs_input_grad):
                 grad_a, grad_b = kernels.matmul_grads(rows, b, grad_rows)  # the two at once
                 return grad_a.reshape(a.shape), grad_b
-            grad_a = kernels.matmul_grad_a(grad_rows, b).reshape(a.shape) if ctx.needs_input_grad[0] else None
+            grad_a = (
+                kernels.matmul_grad_a(grad_rows, b).reshape(a.shape)
+                if ctx.needs_input_grad[0]
+                else None
+            )
             grad_b = kernels.matmul_grad_b(rows, grad_rows) if ctx.needs_input_grad[1] else None
             return grad_a, grad_b
         grad_a = kernels.matmul_grad_a(grad, b) if ctx.needs_input_grad[0] else None
@@ -53,15 +57,21 @@ class Linear(Function):
     @staticmethod
     def forward(ctx, x, weight, bias=None):
         ctx.save_for_backward(x, weight)
-        return kernels.linear_forward(_rows(x), weight, bias).reshape(x.shape[:-1] + weight.shape[:1])
+        return kernels.linear_forward(_rows(x), weight, bias).reshape(
+            x.shape[:-1] + weight.shape[:1]
+        )
 
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved
-        needs = tuple(ctx.needs_input_grad) + (False,) * (3 - len(ctx.needs_input_grad))  # no bias: never
-        grad_x, grad_weight, grad_bias = kernels.linear_backward(_rows(x), weight, _rows(grad), needs)
+        needs = tuple(ctx.needs_input_grad) + (False,) * (
+            3 - len(ctx.needs_input_grad)
+        )  # no bias: never
+        grad_x, grad_weight, grad_bias = kernels.linear_backward(
+            _rows(x), weight, _rows(grad), needs
+        )
         grads = (None if grad_x is None else grad_x.reshape(x.shape), grad_weight, grad_bias)
-        return grads[:len(ctx.needs_input_grad)]
+        return grads[: len(ctx.needs_input_grad)]
 
 
 def _rows(x):
@@ -75,7 +85,9 @@ def _tensor(x):
 
 def _same_dtype(op, a, b):
     if a.dtype != b.dtype:
-        raise DTypeError(f"{op}: both operands must have the same dtype; got {a.dtype} and {b.dtype}")
+        raise DTypeError(
+            f"{op}: both operands must have the same dtype; got {a.dtype} and {b.dtype}"
+        )
 
 
 def matmul(a, b):
@@ -83,14 +95,20 @@ def matmul(a, b):
     batch dims broadcast. Integer tensors multiply too (without gradient)."""
     a, b = _tensor(a), _tensor(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(f"matmul: both operands need at least 1 dim; got shapes {a.shape} and {b.shape}")
+        raise ShapeError(
+            f"matmul: both operands need at least 1 dim; got shapes {a.shape} and {b.shape}"
+        )
     inner = b.shape[-2 if b.ndim > 1 else 0]
     if a.shape[-1] != inner:
-        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not match (inner dims {a.shape[-1]} and {inner})")
+        raise ShapeError(
+            f"matmul: shapes {a.shape} and {b.shape} do not match (inner dims {a.shape[-1]} and {inner})"
+        )
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise ShapeError(f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast") from None
+        raise ShapeError(
+            f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast"
+        ) from None
     _same_dtype("matmul", a, b)
     if a.dtype.kind != "f":
         return Tensor._wrap(np.asarray(np.matmul(a._data, b._data)))
@@ -141,6 +159,7 @@ def outer(a, b):
 
 
 # -- einsum -------------------------------------------------------------------------------
+
 
 class Einsum(Function):
     """np.einsum over explicit subscripts (letters only: ellipses already spelled out).
@@ -197,7 +216,9 @@ def _sum_out(x, subscripts, labels):
     """x summed over the dims of `labels`, and its subscripts without them."""
     if not labels:
         return x, subscripts
-    return x.sum(axis=tuple(subscripts.index(c) for c in labels)), "".join(c for c in subscripts if c not in labels)
+    return x.sum(axis=tuple(subscripts.index(c) for c in labels)), "".join(
+        c for c in subscripts if c not in labels
+    )
 
 
 def _contract_pair(sa, sb, out, a, b):
@@ -205,8 +226,10 @@ def _contract_pair(sa, sb, out, a, b):
     a, sa = _sum_out(a, sa, [c for c in sa if c not in sb and c not in out])
     b, sb = _sum_out(b, sb, [c for c in sb if c not in sa and c not in out])
     for c in [c for c in sa if c in sb and c not in out]:
-        if a.shape[sa.index(c)] != b.shape[sb.index(c)]:  # size 1 on one side (broadcast): the sum of
-            a, sa = _sum_out(a, sa, [c])                    # products is the product of the sums
+        if (
+            a.shape[sa.index(c)] != b.shape[sb.index(c)]
+        ):  # size 1 on one side (broadcast): the sum of
+            a, sa = _sum_out(a, sa, [c])  # products is the product of the sums
             b, sb = _sum_out(b, sb, [c])
     batch = [c for c in out if c in sa and c in sb]
     left = [c for c in out if c in sa and c not in sb]
@@ -215,11 +238,13 @@ def _contract_pair(sa, sb, out, a, b):
     a = a.transpose([sa.index(c) for c in batch + left + summed])
     b = b.transpose([sb.index(c) for c in batch + summed + right])
     rank = len(batch)
-    left_sizes, right_sizes = a.shape[rank:rank + len(left)], b.shape[rank + len(summed):]
-    inner = math.prod(a.shape[rank + len(left):])
+    left_sizes, right_sizes = a.shape[rank : rank + len(left)], b.shape[rank + len(summed) :]
+    inner = math.prod(a.shape[rank + len(left) :])
     multiply = kernels.matmul if a.dtype.kind == "f" else np.matmul
-    product = multiply(a.reshape(a.shape[:rank] + (math.prod(left_sizes), inner)),
-                       b.reshape(b.shape[:rank] + (inner, math.prod(right_sizes))))
+    product = multiply(
+        a.reshape(a.shape[:rank] + (math.prod(left_sizes), inner)),
+        b.reshape(b.shape[:rank] + (inner, math.prod(right_sizes))),
+    )
     product = product.reshape(product.shape[:rank] + left_sizes + right_sizes)
     order = batch + left + right
     return product.transpose([order.index(c) for c in out])
@@ -233,16 +258,24 @@ def _spell_out(equation, operands):
     left, arrow, output = equation.partition("->")
     inputs = left.split(",")
     if len(inputs) != len(operands):
-        raise ArgumentError(f"einsum: the equation {equation!r} names {len(inputs)} operands; got {len(operands)}")
+        raise ArgumentError(
+            f"einsum: the equation {equation!r} names {len(inputs)} operands; got {len(operands)}"
+        )
     spare = [c for c in string.ascii_letters if c not in equation]
     broadcast = 0
     for subscripts, operand in zip(inputs, operands):
         letters = subscripts.replace("...", "", 1)
         if (letters and not letters.isalpha()) or not letters.isascii():
-            raise ArgumentError(f"einsum: subscripts must be letters and at most one '...'; got {subscripts!r}")
+            raise ArgumentError(
+                f"einsum: subscripts must be letters and at most one '...'; got {subscripts!r}"
+            )
         named = len(letters)
-        if ("..." in subscripts and named > operand.ndim) or ("..." not in subscripts and named != operand.ndim):
-            raise ShapeError(f"einsum: subscripts {subscripts!r} do not fit an operand of shape {operand.shape}")
+        if ("..." in subscripts and named > operand.ndim) or (
+            "..." not in subscripts and named != operand.ndim
+        ):
+            raise ShapeError(
+                f"einsum: subscripts {subscripts!r} do not fit an operand of shape {operand.shape}"
+            )
         if "..." in subscripts:
             broadcast = max(broadcast, operand.ndim - named)
     ellipsis = "".join(spare[:broadcast])
@@ -250,14 +283,23 @@ def _spell_out(equation, operands):
     for subscripts, operand in zip(inputs, operands):
         if "..." in subscripts:  # the dims it covers take the last of the ellipsis letters
             covered = operand.ndim - len(subscripts.replace("...", ""))
-            subscripts = subscripts.replace("...", ellipsis[broadcast - covered:])
+            subscripts = subscripts.replace("...", ellipsis[broadcast - covered :])
         spelled.append(subscripts)
     if not arrow:
         counts = "".join(inputs).replace("...", "")
-        output = ("..." if "..." in left else "") + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+        output = ("..." if "..." in left else "") + "".join(
+            sorted(c for c in set(counts) if counts.count(c) == 1)
+        )
     output = output.replace("...", ellipsis)
-    if not output.isalpha() and output or len(set(output)) != len(output) or not set(output) <= set("".join(spelled)):
-        raise ArgumentError(f"einsum: output subscripts {output!r} must be distinct letters that appear in the inputs")
+    if (
+        not output.isalpha()
+        and output
+        or len(set(output)) != len(output)
+        or not set(output) <= set("".join(spelled))
+    ):
+        raise ArgumentError(
+            f"einsum: output subscripts {output!r} must be distinct letters that appear in the inputs"
+        )
     return spelled, output
 
 
@@ -274,6 +316,8 @@ def einsum(equation, *operands):
     for subscripts, x in zip(inputs, operands):
         for label, size in zip(subscripts, x.shape):
             if size != 1 and sizes.setdefault(label, size) != size:
-                raise ShapeError(f"einsum: label {label!r} has size {size} in an operand of shape {x.shape} but "
-                                 f"{sizes[label]} elsewhere (equation {equation!r})")
+                raise ShapeError(
+                    f"einsum: label {label!r} has size {size} in an operand of shape {x.shape} but "
+                    f"{sizes[label]} elsewhere (equation {equation!r})"
+                )
     return Einsum.apply(*operands, inputs=inputs, output=output)

@@ -37,9 +37,12 @@ REDUCTIONS = ("mean", "sum", "none")
 
 # -- argument checks ------------------------------------------------------------------------
 
+
 def _check_reduction(reduction):
     if reduction not in REDUCTIONS:
-        raise ArgumentError(f"{reduction} is not a valid value for reduction (expected 'mean', 'sum' or 'none')")
+        raise ArgumentError(
+            f"{reduction} is not a valid value for reduction (expected 'mean', 'sum' or 'none')"
+        )
     return reduction
 
 
@@ -70,11 +73,18 @@ def _same_shape_target(op, input, target, broadcast):
     target = _as_tensor(target)
     if target.shape != input.shape:
         if not broadcast:
-            raise ShapeError(f"{op}: target size {target.shape} must be the same as input size {input.shape}")
+            raise ShapeError(
+                f"{op}: target size {target.shape} must be the same as input size {input.shape}"
+            )
         _check_broadcast(op, input, target)
-        warnings.warn(f"{op}: using a target size {target.shape} that is different to the input size "
-                      f"{input.shape}; the two are broadcast, which is likely not what you want", stacklevel=3)
-    dtype = dtypes.promote_types(input.dtype, target.dtype) if target.dtype.kind == "f" else input.dtype
+        warnings.warn(
+            f"{op}: using a target size {target.shape} that is different to the input size "
+            f"{input.shape}; the two are broadcast, which is likely not what you want",
+            stacklevel=3,
+        )
+    dtype = (
+        dtypes.promote_types(input.dtype, target.dtype) if target.dtype.kind == "f" else input.dtype
+    )
     return cast(input, dtype), cast(target, dtype)
 
 
@@ -82,8 +92,10 @@ def _check_broadcast(op, input, target):
     try:
         np.broadcast_shapes(input.shape, target.shape)
     except ValueError:
-        raise ShapeError(f"{op}: target of shape {target.shape} does not broadcast with input of shape "
-                         f"{input.shape}") from None
+        raise ShapeError(
+            f"{op}: target of shape {target.shape} does not broadcast with input of shape "
+            f"{input.shape}"
+        ) from None
 
 
 def _reduce(loss, reduction):
@@ -98,6 +110,7 @@ def _reduce(loss, reduction):
 
 # -- class losses ---------------------------------------------------------------------------
 
+
 class NLLLoss(Function):
     """loss_i = -weight[t_i] * log_probs[i, t_i] at every position i (0 where t_i == ignore_index);
     'sum' adds them, 'mean' divides the sum by W, the sum of weight[t_i] over the positions kept.
@@ -109,11 +122,23 @@ class NLLLoss(Function):
     @staticmethod
     def forward(ctx, log_probs, target, weight, ignore_index, reduction):
         kept = target != ignore_index
-        safe = np.expand_dims(np.where(kept, target, 0), 1)  # ignored positions read class 0, weighted 0
-        weights = kept.astype(log_probs.dtype) if weight is None else np.where(kept, weight[safe[:, 0]], 0)
+        safe = np.expand_dims(
+            np.where(kept, target, 0), 1
+        )  # ignored positions read class 0, weighted 0
+        weights = (
+            kept.astype(log_probs.dtype)
+            if weight is None
+            else np.where(kept, weight[safe[:, 0]], 0)
+        )
         picked = np.take_along_axis(log_probs, safe, axis=1)[:, 0]
         losses = -weights * picked
-        ctx.safe, ctx.weights, ctx.kept, ctx.shape, ctx.reduction = safe, weights, kept, log_probs.shape, reduction
+        ctx.safe, ctx.weights, ctx.kept, ctx.shape, ctx.reduction = (
+            safe,
+            weights,
+            kept,
+            log_probs.shape,
+            reduction,
+        )
         if reduction == "none":
             return losses.astype(log_probs.dtype, copy=False)
         total = losses.sum(dtype=np.float64)
@@ -130,7 +155,9 @@ class NLLLoss(Function):
             with np.errstate(invalid="ignore", divide="ignore"):
                 grad_rows = np.where(ctx.kept, grad_rows / ctx.total_weight, 0)
         grad_log_probs = np.zeros(ctx.shape, dtype=ctx.weights.dtype)
-        np.put_along_axis(grad_log_probs, ctx.safe, np.expand_dims(grad_rows, 1).astype(ctx.weights.dtype), axis=1)
+        np.put_along_axis(
+            grad_log_probs, ctx.safe, np.expand_dims(grad_rows, 1).astype(ctx.weights.dtype), axis=1
+        )
         return grad_log_probs
 
 
@@ -138,34 +165,48 @@ def _class_targets(op, input, target, ignore_index):
     """Check integer class ids against input's shape and class count; returns them as int64
     (an unbatched input (C,) and its 0-d target come back as one row: (1, C) and (1,))."""
     if target.dtype.kind not in "iu":
-        probabilities = " (or float class probabilities of input's shape)" if op == "cross_entropy" else ""
-        raise DTypeError(f"{op}: expected target to hold integer class ids{probabilities}; got dtype "
-                         f"{target.dtype} and shape {target.shape} for input of shape {input.shape}")
+        probabilities = (
+            " (or float class probabilities of input's shape)" if op == "cross_entropy" else ""
+        )
+        raise DTypeError(
+            f"{op}: expected target to hold integer class ids{probabilities}; got dtype "
+            f"{target.dtype} and shape {target.shape} for input of shape {input.shape}"
+        )
     if input.ndim == 1:
         if target.ndim != 0:
-            raise ShapeError(f"{op}: for an unbatched input of shape {input.shape} (one row of class scores) "
-                             f"the target is one class id (a 0-d tensor); got shape {target.shape}")
+            raise ShapeError(
+                f"{op}: for an unbatched input of shape {input.shape} (one row of class scores) "
+                f"the target is one class id (a 0-d tensor); got shape {target.shape}"
+            )
         input, target = input.reshape(1, -1), target.reshape(1)
     expected = input.shape[:1] + input.shape[2:]
     if target.shape != expected:
         if target.ndim >= 1 and target.shape[0] != input.shape[0]:
-            raise ShapeError(f"{op}: expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0]}): input of shape {input.shape}, target of shape {target.shape}")
-        raise ShapeError(f"{op}: expected target of shape {expected} for input of shape {input.shape}; "
-                         f"got {target.shape}")
+            raise ShapeError(
+                f"{op}: expected input batch_size ({input.shape[0]}) to match target batch_size "
+                f"({target.shape[0]}): input of shape {input.shape}, target of shape {target.shape}"
+            )
+        raise ShapeError(
+            f"{op}: expected target of shape {expected} for input of shape {input.shape}; "
+            f"got {target.shape}"
+        )
     classes = input.shape[1]
     bad = (target != ignore_index) & ((target < 0) | (target >= classes))
     if bad.any():
-        raise IndexError(f"{op}: target {target[bad][0]} is out of bounds for {classes} classes "
-                         f"(expected class ids in [0, {classes}) or ignore_index={ignore_index})")
+        raise IndexError(
+            f"{op}: target {target[bad][0]} is out of bounds for {classes} classes "
+            f"(expected class ids in [0, {classes}) or ignore_index={ignore_index})"
+        )
     return target.astype(np.int64, copy=False)
 
 
 def _class_weight(op, weight, classes, dtype):
     weight = _constant(op, "weight", weight, dtype)
     if weight is not None and weight.shape != (classes,):
-        raise ShapeError(f"{op}: weight should hold one value for each of the {classes} classes; "
-                         f"got weight of shape {weight.shape}")
+        raise ShapeError(
+            f"{op}: weight should hold one value for each of the {classes} classes; "
+            f"got weight of shape {weight.shape}"
+        )
     return weight
 
 
@@ -173,7 +214,9 @@ def _batched(op, input):
     """(C,) -> (1, C): the unbatched form is one row (its result is squeezed back)."""
     _float_input(op, input)
     if input.ndim == 0:
-        raise ShapeError(f"{op}: expected input of shape (C,), (N, C) or (N, C, d1, ...); got a 0-d tensor")
+        raise ShapeError(
+            f"{op}: expected input of shape (C,), (N, C) or (N, C, d1, ...); got a 0-d tensor"
+        )
     return input.reshape(1, -1) if input.ndim == 1 else input
 
 
@@ -192,11 +235,15 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     log_probs = _batched("nll_loss", input)
     target = _class_targets("nll_loss", input, as_array(target), ignore_index)
     weight = _class_weight("nll_loss", weight, log_probs.shape[1], log_probs.dtype)
-    loss = NLLLoss.apply(log_probs, target=target, weight=weight, ignore_index=int(ignore_index), reduction=reduction)
+    loss = NLLLoss.apply(
+        log_probs, target=target, weight=weight, ignore_index=int(ignore_index), reduction=reduction
+    )
     return _unbatched(loss, input.ndim == 1, reduction)
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(
+    input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0
+):
     """Cross-entropy between softmax(input) along dim 1 and the target, like torch's.
 
     input: logits (C,), (N, C) or (N, C, d1, ...). target: class ids (), (N,) or (N, d1, ...)
@@ -208,13 +255,18 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     """
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ArgumentError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0; got {label_smoothing}")
+        raise ArgumentError(
+            f"cross_entropy: label_smoothing must be between 0.0 and 1.0; got {label_smoothing}"
+        )
     logits = _batched("cross_entropy", input)
     classes = logits.shape[1]
     target_array = as_array(target)
-    if target_array.dtype.kind == "f" and target_array.shape == input.shape:  # torch's test for probabilities
-        loss = _cross_entropy_probabilities(logits, _as_tensor(target), weight, ignore_index, reduction,
-                                            label_smoothing)
+    if (
+        target_array.dtype.kind == "f" and target_array.shape == input.shape
+    ):  # torch's test for probabilities
+        loss = _cross_entropy_probabilities(
+            logits, _as_tensor(target), weight, ignore_index, reduction, label_smoothing
+        )
         return _unbatched(loss, input.ndim == 1, reduction)
     target = _class_targets("cross_entropy", input, target_array, ignore_index)
     weight = _class_weight("cross_entropy", weight, classes, logits.dtype)
@@ -222,14 +274,22 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     if plain and (target != ignore_index).any():
         return _fused.cross_entropy(logits, target, ignore_index=ignore_index)  # one fused node
     log_probs = log_softmax(logits, dim=1)
-    loss = NLLLoss.apply(log_probs, target=target, weight=weight, ignore_index=int(ignore_index), reduction=reduction)
+    loss = NLLLoss.apply(
+        log_probs, target=target, weight=weight, ignore_index=int(ignore_index), reduction=reduction
+    )
     if label_smoothing > 0:
         # every class's share: -sum_c weight_c log p_c per position (0 where ignored), reduced like the NLL
         ignored = target == ignore_index
-        spread = -sum(log_probs if weight is None else mul(log_probs, _class_view(weight, logits.ndim)), 1)
+        spread = -sum(
+            log_probs if weight is None else mul(log_probs, _class_view(weight, logits.ndim)), 1
+        )
         spread = masked_fill(spread, ignored, 0.0)
         if reduction == "mean":
-            kept_weight = float((~ignored).sum() if weight is None else weight[target[~ignored]].sum(dtype=np.float64))
+            kept_weight = float(
+                (~ignored).sum()
+                if weight is None
+                else weight[target[~ignored]].sum(dtype=np.float64)
+            )
             spread = sum(spread) / kept_weight if kept_weight else sum(spread) * float("nan")
         elif reduction == "sum":
             spread = sum(spread)
@@ -247,8 +307,10 @@ def _cross_entropy_probabilities(logits, target, weight, ignore_index, reduction
     positions. target has the shape of the input (logits is that input as one row if unbatched)."""
     op = "cross_entropy"
     if ignore_index >= 0:
-        raise ArgumentError(f"{op}: ignore_index is not supported for class-probability targets; got ignore_index="
-                         f"{ignore_index}")
+        raise ArgumentError(
+            f"{op}: ignore_index is not supported for class-probability targets; got ignore_index="
+            f"{ignore_index}"
+        )
     target = target.reshape(logits.shape)
     dtype = dtypes.promote_types(logits.dtype, target.dtype)
     logits, target = cast(logits, dtype), cast(target, dtype)
@@ -263,6 +325,7 @@ def _cross_entropy_probabilities(logits, target, weight, ignore_index, reduction
 
 
 # -- binary cross-entropy -------------------------------------------------------------------
+
 
 class BinaryCrossEntropy(Function):
     """loss = -(y log p + (1 - y) log(1 - p)) elementwise, each log clamped at -100 (as torch,
@@ -279,7 +342,9 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         p, y = ctx.saved
-        grad_p = grad * (p - y) / np.maximum(p * (1 - p), 1e-12) if ctx.needs_input_grad[0] else None
+        grad_p = (
+            grad * (p - y) / np.maximum(p * (1 - p), 1e-12) if ctx.needs_input_grad[0] else None
+        )
         grad_y = grad * (ctx.log_1mp - ctx.log_p) if ctx.needs_input_grad[1] else None
         return grad_p, grad_y
 
@@ -295,14 +360,21 @@ class BinaryCrossEntropyWithLogits(Function):
         softplus_neg = np.maximum(-x, 0) + np.log1p(small_exp)  # log(1 + e^-x)
         log_weight = 1 + (pos_weight - 1) * y if pos_weight is not None else np.ones((), x.dtype)
         ctx.save_for_backward(x, y)
-        ctx.small_exp, ctx.softplus_neg, ctx.log_weight, ctx.pos_weight = small_exp, softplus_neg, log_weight, pos_weight
+        ctx.small_exp, ctx.softplus_neg, ctx.log_weight, ctx.pos_weight = (
+            small_exp,
+            softplus_neg,
+            log_weight,
+            pos_weight,
+        )
         return (1 - y) * x + log_weight * softplus_neg
 
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved
         q = 1 if ctx.pos_weight is None else ctx.pos_weight
-        sigmoid = np.where(x >= 0, 1, ctx.small_exp) / (1 + ctx.small_exp)  # 1 / (1 + e^-x), from e^-|x|
+        sigmoid = np.where(x >= 0, 1, ctx.small_exp) / (
+            1 + ctx.small_exp
+        )  # 1 / (1 + e^-x), from e^-|x|
         grad_x = grad * (ctx.log_weight * sigmoid - q * y) if ctx.needs_input_grad[0] else None
         grad_y = grad * ((q - 1) * ctx.softplus_neg - x) if ctx.needs_input_grad[1] else None
         return grad_x, grad_y
@@ -323,7 +395,9 @@ def _check_broadcasts_to(op, name, array, shape):
     except ValueError:
         fits = False
     if not fits:
-        raise ShapeError(f"{op}: {name} of shape {array.shape} does not broadcast to input of shape {shape}")
+        raise ShapeError(
+            f"{op}: {name} of shape {array.shape} does not broadcast to input of shape {shape}"
+        )
 
 
 def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
@@ -333,14 +407,18 @@ def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
     input = _float_input("binary_cross_entropy", input)
     input, target = _same_shape_target("binary_cross_entropy", input, target, broadcast=False)
     if input.numel() and not (input.data.min() >= 0 and input.data.max() <= 1):
-        raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1 "
-                         f"(got values in [{input.data.min()}, {input.data.max()}]); apply sigmoid first, "
-                         "or use binary_cross_entropy_with_logits")
+        raise ArgumentError(
+            "binary_cross_entropy: all elements of input should be between 0 and 1 "
+            f"(got values in [{input.data.min()}, {input.data.max()}]); apply sigmoid first, "
+            "or use binary_cross_entropy_with_logits"
+        )
     loss = BinaryCrossEntropy.apply(input, target)
     return _reduce(_elementwise_weight("binary_cross_entropy", loss, weight), reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, *, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, *, reduction="mean", pos_weight=None
+):
     """binary_cross_entropy(sigmoid(input), target) computed stably from logits. pos_weight
     (broadcast along the last dim, e.g. (C,)) weighs the positive term y log sigmoid(x)."""
     _check_reduction(reduction)
@@ -356,10 +434,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, *, reduction="m
 
 # -- regression losses ----------------------------------------------------------------------
 
+
 def mse_loss(input, target, *, reduction="mean"):
     """(input - target)^2 elementwise, reduced."""
     _check_reduction(reduction)
-    input, target = _same_shape_target("mse_loss", _float_input("mse_loss", input), target, broadcast=True)
+    input, target = _same_shape_target(
+        "mse_loss", _float_input("mse_loss", input), target, broadcast=True
+    )
     difference = sub(input, target)
     return _reduce(mul(difference, difference), reduction)
 
@@ -367,7 +448,9 @@ def mse_loss(input, target, *, reduction="mean"):
 def l1_loss(input, target, *, reduction="mean"):
     """|input - target| elementwise, reduced (gradient sign(input - target), 0 where equal)."""
     _check_reduction(reduction)
-    input, target = _same_shape_target("l1_loss", _float_input("l1_loss", input), target, broadcast=True)
+    input, target = _same_shape_target(
+        "l1_loss", _float_input("l1_loss", input), target, broadcast=True
+    )
     return _reduce(abs(sub(input, target)), reduction)
 
 
@@ -375,9 +458,12 @@ def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, for d = input - target (l1 at beta=0)."""
     _check_reduction(reduction)
     if beta < 0:
-        raise ArgumentError(f"smooth_l1_loss does not support negative values for beta; got beta={beta}")
-    input, target = _same_shape_target("smooth_l1_loss", _float_input("smooth_l1_loss", input), target,
-                                       broadcast=True)
+        raise ArgumentError(
+            f"smooth_l1_loss does not support negative values for beta; got beta={beta}"
+        )
+    input, target = _same_shape_target(
+        "smooth_l1_loss", _float_input("smooth_l1_loss", input), target, broadcast=True
+    )
     return _reduce(_smooth_l1(sub(input, target), float(beta)), reduction)
 
 
@@ -385,8 +471,12 @@ def huber_loss(input, target, *, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta times smooth_l1 with beta=delta."""
     _check_reduction(reduction)
     if not delta > 0:
-        raise ArgumentError(f"huber_loss does not support non-positive values for delta; got delta={delta}")
-    input, target = _same_shape_target("huber_loss", _float_input("huber_loss", input), target, broadcast=True)
+        raise ArgumentError(
+            f"huber_loss does not support non-positive values for delta; got delta={delta}"
+        )
+    input, target = _same_shape_target(
+        "huber_loss", _float_input("huber_loss", input), target, broadcast=True
+    )
     return _reduce(_smooth_l1(sub(input, target), float(delta)) * float(delta), reduction)
 
 
@@ -400,8 +490,11 @@ def kl_div(input, target, *, reduction="mean", log_target=False):
     if reduction != "batchmean":
         _check_reduction(reduction)
     if reduction == "mean":
-        warnings.warn("kl_div: reduction='mean' divides the total by every element, not by the batch size; "
-                      "reduction='batchmean' gives the KL divergence per example", stacklevel=2)
+        warnings.warn(
+            "kl_div: reduction='mean' divides the total by every element, not by the batch size; "
+            "reduction='batchmean' gives the KL divergence per example",
+            stacklevel=2,
+        )
     input = _float_input(op, input)
     target = _as_tensor(target)
     if target.dtype.kind != "f":
@@ -426,5 +519,15 @@ def _smooth_l1(difference, beta):
     return where(size.data < beta, difference * difference * (0.5 / beta), size - 0.5 * beta)
 
 
-__all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
-           "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "REDUCTIONS"]
+__all__ = [
+    "cross_entropy",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "kl_div",
+    "REDUCTIONS",
+]

@@ -14,21 +14,31 @@ class LSTMLayer(Function):
     """
 
     @staticmethod
-    def forward(ctx, x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, *reverse, lengths, batch_first):
+    def forward(
+        ctx, x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, *reverse, lengths, batch_first
+    ):
         directions = [(weight_ih, weight_hh, bias_ih + bias_hh)]
         if reverse:
             weight_ih, weight_hh, bias_ih, bias_hh = reverse
             directions.append((weight_ih, weight_hh, bias_ih + bias_hh))
-        output, h_n, c_n, ctx.state = lstm_kernels.layer_forward(x, directions, h0, c0, lengths, batch_first)
+        output, h_n, c_n, ctx.state = lstm_kernels.layer_forward(
+            x, directions, h0, c0, lengths, batch_first
+        )
         return output, h_n, c_n
 
     @staticmethod
     def backward(ctx, grad_output, grad_h_n, grad_c_n):
         grad_x, grad_h0, grad_c0, per_direction = lstm_kernels.layer_backward(
-            ctx.state, grad_output, grad_h_n, grad_c_n, need_grad_x=ctx.needs_input_grad[0])
+            ctx.state, grad_output, grad_h_n, grad_c_n, need_grad_x=ctx.needs_input_grad[0]
+        )
         grads = [grad_x, grad_h0, grad_c0]
         for grad_weight_ih, grad_weight_hh, grad_bias in per_direction:
-            grads += [grad_weight_ih, grad_weight_hh, grad_bias, grad_bias]  # bias = bias_ih + bias_hh
+            grads += [
+                grad_weight_ih,
+                grad_weight_hh,
+                grad_bias,
+                grad_bias,
+            ]  # bias = bias_ih + bias_hh
         return tuple(grads)
 
 

@@ -27,7 +27,7 @@ from ..tensor import Tensor
 from .activations import softplus
 from .args import check_broadcast, integer_array
 from .distance import pairwise_distance
-from .elementwise import add, cast, masked_fill, mul, neg, sub, where
+from .elementwise import add, masked_fill, mul, neg, sub, where
 from .indexing import gather
 from .loss import _as_tensor, _check_reduction, _constant, _float_input, _reduce, _same_shape_target
 from .math import clamp, minimum
@@ -46,6 +46,7 @@ def _positive_part(z):
 
 # -- pairs and triplets of embeddings -----------------------------------------------------------
 
+
 def margin_ranking_loss(input1, input2, target, margin=0.0, *, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin): target 1 asks input1 to rank above input2,
     -1 below. The three have the same number of dims and broadcast together."""
@@ -53,8 +54,10 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, *, reduction="mean")
     _check_reduction(reduction)
     input1, input2, target = _float_input(op, input1), _float_input(op, input2), _as_tensor(target)
     if not input1.ndim == input2.ndim == target.ndim:
-        raise ShapeError(f"{op}: expected input1, input2 and target with the same number of dims; got shapes "
-                         f"{input1.shape}, {input2.shape} and {target.shape}")
+        raise ShapeError(
+            f"{op}: expected input1, input2 and target with the same number of dims; got shapes "
+            f"{input1.shape}, {input2.shape} and {target.shape}"
+        )
     check_broadcast(op, input1, input2, target)
     return _reduce(_hinge(add(mul(neg(target), sub(input1, input2)), margin)), reduction)
 
@@ -70,7 +73,9 @@ def hinge_embedding_loss(input, target, margin=1.0, *, reduction="mean"):
     return _reduce(add(margin_term, where(target.data != -1, input, 0.0)), reduction)
 
 
-_COSINE_FLOOR = float(np.float32(1e-12))  # torch's 1e-12 is a C float: 9.99999996e-13, as float64 too
+_COSINE_FLOOR = float(
+    np.float32(1e-12)
+)  # torch's 1e-12 is a C float: 9.99999996e-13, as float64 too
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean"):
@@ -81,18 +86,24 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean
     _check_reduction(reduction)
     input1, input2, target = _float_input(op, input1), _float_input(op, input2), _as_tensor(target)
     if target.ndim > 1:
-        raise ShapeError(f"{op}: expected a 0-d or 1-D target (one +-1 per pair); got shape {target.shape}")
+        raise ShapeError(
+            f"{op}: expected a 0-d or 1-D target (one +-1 per pair); got shape {target.shape}"
+        )
     if not input1.ndim == input2.ndim == target.ndim + 1:
-        raise ShapeError(f"{op}: a {target.ndim}-D target expects {target.ndim + 1}-D inputs; got input1 of shape "
-                         f"{input1.shape} and input2 of shape {input2.shape}")
+        raise ShapeError(
+            f"{op}: a {target.ndim}-D target expects {target.ndim + 1}-D inputs; got input1 of shape "
+            f"{input1.shape} and input2 of shape {input2.shape}"
+        )
     dim = target.ndim
     check_broadcast(op, input1, input2)
     squared1 = add(sum(mul(input1, input1), dim), _COSINE_FLOOR)
     squared2 = add(sum(mul(input2, input2), dim), _COSINE_FLOOR)
     cosine = mul(sum(mul(input1, input2), dim), (squared1 * squared2) ** -0.5)
     if cosine.shape != target.shape:
-        raise ShapeError(f"{op}: expected a target of shape {cosine.shape} (one per pair of inputs of shapes "
-                         f"{input1.shape} and {input2.shape}); got {target.shape}")
+        raise ShapeError(
+            f"{op}: expected a target of shape {cosine.shape} (one per pair of inputs of shapes "
+            f"{input1.shape} and {input2.shape}); got {target.shape}"
+        )
     similar = where(target.data == 1, sub(1.0, cosine), 0.0)
     dissimilar = where(target.data == -1, _hinge(sub(cosine, margin)), 0.0)
     return _reduce(add(similar, dissimilar), reduction)
@@ -103,14 +114,17 @@ def _triplet_check(op, anchor, positive, negative, margin):
         if not isinstance(x, Tensor):
             raise TypeError(f"{op}: expected {name} to be a Tensor; got {type(x).__name__}")
     if not anchor.ndim == positive.ndim == negative.ndim:
-        raise ShapeError(f"{op}: expected anchor, positive and negative with the same number of dims; got "
-                         f"shapes {anchor.shape}, {positive.shape} and {negative.shape}")
+        raise ShapeError(
+            f"{op}: expected anchor, positive and negative with the same number of dims; got "
+            f"shapes {anchor.shape}, {positive.shape} and {negative.shape}"
+        )
     if not margin > 0:
         raise ArgumentError(f"{op}: margin must be greater than 0; got {margin}")
 
 
-def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
-                                      swap=False, reduction="mean"):
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
+):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d = distance_function
     (pairwise_distance by default). swap=True takes min(d(a, n), d(p, n)) as the negative's
     distance (Balntas et al., 2016)."""
@@ -124,18 +138,27 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce(_hinge(sub(add(distance(anchor, positive), margin), to_negative)), reduction)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, *, reduction="mean"):
+def triplet_margin_loss(
+    anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, *, reduction="mean"
+):
     """triplet_margin_with_distance_loss with the p-norm distance pairwise_distance(x, y, p, eps):
     anchor, positive and negative (N, D) or (D,)."""
     op = "triplet_margin_loss"
     _check_reduction(reduction)
     _triplet_check(op, anchor, positive, negative, margin)
     return triplet_margin_with_distance_loss(
-        anchor, positive, negative, distance_function=lambda x, y: pairwise_distance(x, y, p, eps), margin=margin,
-        swap=swap, reduction=reduction)
+        anchor,
+        positive,
+        negative,
+        distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
+        margin=margin,
+        swap=swap,
+        reduction=reduction,
+    )
 
 
 # -- scores against +-1 or 0/1 labels -----------------------------------------------------------
+
 
 def _log_one_plus_exp(z):
     """log(1 + e^z) for every z (torch's soft margin overflows to inf where e^z does)."""
@@ -159,7 +182,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean")
     if input.ndim == 0:
         raise ShapeError(f"{op}: expected input of shape (C,) or (N, C); got a 0-d tensor")
     # -(y log sigmoid(x) + (1 - y) log sigmoid(-x)) = y log(1 + e^-x) + (1 - y) log(1 + e^x)
-    loss = add(mul(target, _log_one_plus_exp(neg(input))), mul(sub(1.0, target), _log_one_plus_exp(input)))
+    loss = add(
+        mul(target, _log_one_plus_exp(neg(input))), mul(sub(1.0, target), _log_one_plus_exp(input))
+    )
     weight = _constant(op, "weight", weight, input.dtype)
     if weight is not None:
         check_broadcast(op, loss, weight)
@@ -170,11 +195,14 @@ def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean")
 
 # -- class scores against class ids -------------------------------------------------------------
 
+
 def _class_scores(op, input):
     """input (C,) or (N, C) with C > 0 -> (N, C) (one row for the unbatched form)."""
     _float_input(op, input)
     if input.ndim not in (1, 2) or input.shape[-1] == 0:
-        raise ShapeError(f"{op}: expected input of shape (C,) or (N, C) with C > 0 classes; got {input.shape}")
+        raise ShapeError(
+            f"{op}: expected input of shape (C,) or (N, C) with C > 0 classes; got {input.shape}"
+        )
     return input.reshape(1, -1) if input.ndim == 1 else input
 
 
@@ -196,18 +224,26 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
     target = integer_array(target, op, "target")
     target_shape = target.shape
     if target.ndim > 1 or target.size != rows:
-        raise ShapeError(f"{op}: expected a target of {rows} class ids (one per row of input of shape "
-                         f"{input.shape}); got shape {target.shape}")
+        raise ShapeError(
+            f"{op}: expected a target of {rows} class ids (one per row of input of shape "
+            f"{input.shape}); got shape {target.shape}"
+        )
     target = target.reshape(rows)
     if target.size and (target.min() < 0 or target.max() >= classes):
-        raise IndexRangeError(f"{op}: target values must be class ids in [0, {classes}); got values in "
-                         f"[{target.min()}, {target.max()}]")
+        raise IndexRangeError(
+            f"{op}: target values must be class ids in [0, {classes}); got values in "
+            f"[{target.min()}, {target.max()}]"
+        )
     weight = _constant(op, "weight", weight, scores.dtype)
     if weight is not None and weight.shape != (classes,):
-        raise ShapeError(f"{op}: expected weight of shape ({classes},), one per class; got {weight.shape}")
+        raise ShapeError(
+            f"{op}: expected weight of shape ({classes},), one per class; got {weight.shape}"
+        )
     right = gather(scores, 1, target[:, None])
     margins = _positive_part(add(sub(margin, right), scores))
-    margins = masked_fill(margins, np.arange(classes) == target[:, None], 0.0)  # the right class is no violation
+    margins = masked_fill(
+        margins, np.arange(classes) == target[:, None], 0.0
+    )  # the right class is no violation
     if p == 2:
         margins = mul(margins, margins)
     if weight is not None:
@@ -224,22 +260,38 @@ def multilabel_margin_loss(input, target, *, reduction="mean"):
     scores = _class_scores(op, input)
     target = integer_array(target, op, "target")
     if target.shape != input.shape:
-        raise ShapeError(f"{op}: expected a target of input's shape {input.shape} (class ids padded with -1); "
-                         f"got {target.shape}")
+        raise ShapeError(
+            f"{op}: expected a target of input's shape {input.shape} (class ids padded with -1); "
+            f"got {target.shape}"
+        )
     target = target.reshape(scores.shape)
     classes = scores.shape[1]
     if target.size and (target.min() < -1 or target.max() >= classes):
-        raise IndexRangeError(f"{op}: target values must be class ids in [0, {classes}) or -1 (the end); got values "
-                         f"in [{target.min()}, {target.max()}]")
+        raise IndexRangeError(
+            f"{op}: target values must be class ids in [0, {classes}) or -1 (the end); got values "
+            f"in [{target.min()}, {target.max()}]"
+        )
     listed = np.cumprod(target >= 0, axis=1).astype(bool)  # the ids before the first -1
-    counts = np.zeros(scores.shape)  # how often each class is listed (a repeated id counts again, as torch's)
+    counts = np.zeros(
+        scores.shape
+    )  # how often each class is listed (a repeated id counts again, as torch's)
     np.add.at(counts, (np.nonzero(listed)[0], target[listed]), 1)
     pairs = counts[:, :, None] * (counts == 0)[:, None, :]  # (N, target j, other k)
-    violations = _positive_part(add(sub(1.0, scores.reshape(*scores.shape, 1)), scores.reshape(-1, 1, classes)))
+    violations = _positive_part(
+        add(sub(1.0, scores.reshape(*scores.shape, 1)), scores.reshape(-1, 1, classes))
+    )
     loss = sum(mul(violations, Tensor._wrap(pairs.astype(scores.dtype))), (1, 2)) / classes
     return _unbatched(_reduce(loss, reduction), input, reduction)
 
 
-__all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-           "triplet_margin_with_distance_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
-           "multilabel_margin_loss"]
+__all__ = [
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+]

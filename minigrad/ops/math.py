@@ -47,7 +47,9 @@ class Rsqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        with np.errstate(divide="ignore", invalid="ignore"):  # rsqrt(0) = inf, rsqrt(-1) = nan, as torch
+        with np.errstate(
+            divide="ignore", invalid="ignore"
+        ):  # rsqrt(0) = inf, rsqrt(-1) = nan, as torch
             y = 1 / np.sqrt(x)
         ctx.save_for_backward(y)
         return y
@@ -137,10 +139,22 @@ def erfc_far(far, levels=48):
     return np.where(np.isinf(far), 0.0, erfc)
 
 
-def sin(x): return Sin.apply(as_float(x))
-def cos(x): return Cos.apply(as_float(x))
-def erf(x): return Erf.apply(as_float(x))
-def rsqrt(x): return Rsqrt.apply(as_float(x))
+def sin(x):
+    return Sin.apply(as_float(x))
+
+
+def cos(x):
+    return Cos.apply(as_float(x))
+
+
+def erf(x):
+    return Erf.apply(as_float(x))
+
+
+def rsqrt(x):
+    return Rsqrt.apply(as_float(x))
+
+
 class LogBase(Function):
     """y = log(x) / log(base) (log2, log10); dy/dx = 1 / (x log(base))."""
 
@@ -156,10 +170,20 @@ class LogBase(Function):
         return grad / (x * ctx.log_base)
 
 
-def log2(x): return LogBase.apply(as_float(x), base=2)
-def log10(x): return LogBase.apply(as_float(x), base=10)
-def log1p(x): return Log1p.apply(as_float(x))
-def expm1(x): return Expm1.apply(as_float(x))
+def log2(x):
+    return LogBase.apply(as_float(x), base=2)
+
+
+def log10(x):
+    return LogBase.apply(as_float(x), base=10)
+
+
+def log1p(x):
+    return Log1p.apply(as_float(x))
+
+
+def expm1(x):
+    return Expm1.apply(as_float(x))
 
 
 class Square(Function):
@@ -201,6 +225,7 @@ def _step(function, name):
         if x.dtype.kind != "f":  # integers are already whole: torch returns them unchanged
             return Tensor._wrap(np.asarray(function(x._data)).astype(x.dtype, copy=False))
         return Step.apply(x, function=function)
+
     op.__name__ = name
     op.__doc__ = f"Elementwise {name}; the gradient is 0 (the function is piecewise constant)."
     return op
@@ -245,10 +270,15 @@ def _remainder(truncate, name):
     def op(input, other):
         check_broadcast(name, input, other)
         dtype = result_type(input, other)
-        return Remainder.apply(operand_as(input, dtype), operand_as(other, dtype), truncate=truncate)
+        return Remainder.apply(
+            operand_as(input, dtype), operand_as(other, dtype), truncate=truncate
+        )
+
     op.__name__ = name
-    op.__doc__ = (f"Elementwise {name}: the remainder of input / other, with the sign of "
-                  f"{'input (C fmod)' if truncate else 'other (Python %)'}.")
+    op.__doc__ = (
+        f"Elementwise {name}: the remainder of input / other, with the sign of "
+        f"{'input (C fmod)' if truncate else 'other (Python %)'}."
+    )
     return op
 
 
@@ -353,7 +383,9 @@ class Extremum(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        shared = np.where(a == b, grad / 2, grad)  # where a NaN meets a number both get all of it (torch)
+        shared = np.where(
+            a == b, grad / 2, grad
+        )  # where a NaN meets a number both get all of it (torch)
         a_loses, b_loses = (a < b, b < a) if ctx.pick is np.maximum else (a > b, b > a)
         return np.where(a_loses, 0, shared), np.where(b_loses, 0, shared)
 
@@ -361,11 +393,14 @@ class Extremum(Function):
 def _extremum(pick, name):
     def op(input, other):
         if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-            raise TypeError(f"{name}: both arguments must be tensors (as in torch; use clamp for a number); "
-                            f"got {type(input).__name__} and {type(other).__name__}")
+            raise TypeError(
+                f"{name}: both arguments must be tensors (as in torch; use clamp for a number); "
+                f"got {type(input).__name__} and {type(other).__name__}"
+            )
         check_broadcast(name, input, other)
         dtype = result_type(input, other)
         return Extremum.apply(cast(input, dtype), cast(other, dtype), pick=pick)
+
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} of two tensors (broadcast); NaN wins, as in torch."
     return op
@@ -386,10 +421,20 @@ def _test(ufunc, x):
     return Tensor._wrap(np.asarray(ufunc(_tensor(x)._data)))
 
 
-def isnan(x): return _test(np.isnan, x)
-def isinf(x): return _test(np.isinf, x)
-def isfinite(x): return _test(np.isfinite, x)
-def logical_not(x): return _test(np.logical_not, x)
+def isnan(x):
+    return _test(np.isnan, x)
+
+
+def isinf(x):
+    return _test(np.isinf, x)
+
+
+def isfinite(x):
+    return _test(np.isfinite, x)
+
+
+def logical_not(x):
+    return _test(np.logical_not, x)
 
 
 def _logical(ufunc, name):
@@ -399,8 +444,11 @@ def _logical(ufunc, name):
             raise TypeError(f"{name}: expected at least one tensor; got {a!r} and {b!r}")
         check_broadcast(name, a, b)
         return Tensor._wrap(np.asarray(ufunc(a, b)))
+
     op.__name__ = name
-    op.__doc__ = f"Elementwise {name} of the truth values (nonzero is true): a bool tensor, no gradient."
+    op.__doc__ = (
+        f"Elementwise {name} of the truth values (nonzero is true): a bool tensor, no gradient."
+    )
     return op
 
 

@@ -45,7 +45,9 @@ class Softmax(Function):
     def forward(ctx, x, dim, scale=1.0, mask=None, key_stop=None, empty_rows=None, causal=False):
         x = _last(x, dim)
         empty = np.empty(x.shape[:-1], np.bool_)
-        y = kernels.softmax_forward(x, scale, mask, key_stop, _empty_value(empty_rows, x.shape[-1]), empty)
+        y = kernels.softmax_forward(
+            x, scale, mask, key_stop, _empty_value(empty_rows, x.shape[-1]), empty
+        )
         ctx.save_for_backward(y)
         ctx.dim, ctx.scale, ctx.mask, ctx.key_stop = dim, scale, mask, key_stop
         # a NaN row is not skipped backward: its NaN weights make its gradient NaN, as in torch
@@ -55,7 +57,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved
-        grad_x = kernels.softmax_backward(y, _last(grad, ctx.dim), ctx.scale, ctx.mask, ctx.key_stop, ctx.empty)
+        grad_x = kernels.softmax_backward(
+            y, _last(grad, ctx.dim), ctx.scale, ctx.mask, ctx.key_stop, ctx.empty
+        )
         return _back(grad_x, ctx.dim)
 
 
@@ -87,7 +91,9 @@ def log_softmax(x, dim=-1):
     return LogSoftmax.apply(x, dim=_dim(dim, x.ndim))
 
 
-def masked_softmax(scores, mask=None, scale=1.0, *, key_lengths=None, causal=False, empty_rows="uniform"):
+def masked_softmax(
+    scores, mask=None, scale=1.0, *, key_lengths=None, causal=False, empty_rows="uniform"
+):
     """softmax(scores * scale) over the last dim, over the positions each row may attend to;
     every other position gets weight exactly 0, whatever its score holds (NaN and inf too).
 
@@ -106,7 +112,9 @@ def masked_softmax(scores, mask=None, scale=1.0, *, key_lengths=None, causal=Fal
     if not isinstance(scores, Tensor):
         raise TypeError(f"masked_softmax: scores must be a Tensor; got {type(scores).__name__}")
     if empty_rows not in ("uniform", "zero"):
-        raise ValueError(f"masked_softmax: empty_rows must be 'uniform' or 'zero'; got {empty_rows!r}")
+        raise ValueError(
+            f"masked_softmax: empty_rows must be 'uniform' or 'zero'; got {empty_rows!r}"
+        )
     if mask is not None:
         mask = _bool_mask(mask, "masked_softmax", scores.shape)
     key_stop = None
@@ -117,18 +125,29 @@ def masked_softmax(scores, mask=None, scale=1.0, *, key_lengths=None, causal=Fal
         except ValueError:
             fits = False
         if scores.ndim == 0 or not fits:
-            raise ShapeError(f"masked_softmax: key_lengths of shape {key_stop.shape} do not broadcast to the "
-                             f"rows {scores.shape[:-1]} of scores of shape {scores.shape}")
+            raise ShapeError(
+                f"masked_softmax: key_lengths of shape {key_stop.shape} do not broadcast to the "
+                f"rows {scores.shape[:-1]} of scores of shape {scores.shape}"
+            )
         if key_stop.size and key_stop.min() < 0:
             raise ValueError(f"masked_softmax: key_lengths must be >= 0; got {key_stop.min()}")
     if causal:
         if scores.ndim < 2:
-            raise ShapeError(f"masked_softmax: causal=True needs scores of shape (..., L, S); got {scores.shape}")
+            raise ShapeError(
+                f"masked_softmax: causal=True needs scores of shape (..., L, S); got {scores.shape}"
+            )
         earlier = np.arange(1, scores.shape[-2] + 1)  # row i may attend to positions 0..i
         key_stop = earlier if key_stop is None else np.minimum(key_stop, earlier)
     masked = mask is not None or key_stop is not None  # without masks: plain softmax, drawn as such
-    return Softmax.apply(scores, dim=scores.ndim - 1, scale=float(scale), mask=mask, key_stop=key_stop,
-                         empty_rows=empty_rows if masked else None, causal=bool(causal))
+    return Softmax.apply(
+        scores,
+        dim=scores.ndim - 1,
+        scale=float(scale),
+        mask=mask,
+        key_stop=key_stop,
+        empty_rows=empty_rows if masked else None,
+        causal=bool(causal),
+    )
 
 
 class CrossEntropy(Function):
@@ -155,11 +174,17 @@ def cross_entropy(logits, target, ignore_index=-100):
     if logits.ndim != 2:
         raise ValueError(f"cross_entropy: logits must have shape (N, C); got {logits.shape}")
     if target.shape != logits.shape[:1]:
-        raise ValueError(f"cross_entropy: target must have shape ({logits.shape[0]},) to match logits "
-                         f"{logits.shape}; got {target.shape}")
+        raise ValueError(
+            f"cross_entropy: target must have shape ({logits.shape[0]},) to match logits "
+            f"{logits.shape}; got {target.shape}"
+        )
     if not np.issubdtype(target.dtype, np.integer):
-        raise TypeError(f"cross_entropy: target must hold integer class ids; got dtype {target.dtype}")
-    return CrossEntropy.apply(logits, target=target.astype(np.int64, copy=False), ignore_index=int(ignore_index))
+        raise TypeError(
+            f"cross_entropy: target must hold integer class ids; got dtype {target.dtype}"
+        )
+    return CrossEntropy.apply(
+        logits, target=target.astype(np.int64, copy=False), ignore_index=int(ignore_index)
+    )
 
 
 def dropout(x, p=0.5, training=True):

@@ -40,7 +40,11 @@ class LayerNorm(Function):
     def backward(ctx, grad):
         x, mean, rstd, weight = ctx.saved
         grad_x, grad_weight, grad_bias = kernels.layer_norm_backward(grad, x, mean, rstd, weight)
-        return (grad_x,) + ((grad_weight,) if ctx.has_weight else ()) + ((grad_bias,) if ctx.has_bias else ())
+        return (
+            (grad_x,)
+            + ((grad_weight,) if ctx.has_weight else ())
+            + ((grad_bias,) if ctx.has_bias else ())
+        )
 
 
 def _checked(op, x, normalized_shape, weight, bias, eps):
@@ -48,13 +52,21 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
     argument of layer_norm or rms_norm against x."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected a Tensor; got {type(x).__name__}")
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    shape = (
+        (int(normalized_shape),)
+        if isinstance(normalized_shape, (int, np.integer))
+        else tuple(normalized_shape)
+    )
     if not shape or any(size < 0 for size in shape):
-        raise ArgumentError(f"{op}: normalized_shape must be a non-empty tuple of sizes >= 0; "
-                            f"got {normalized_shape!r}")
-    if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
-        raise ShapeError(f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
-                         f"(normalized_shape={shape}); got input of shape {x.shape}")
+        raise ArgumentError(
+            f"{op}: normalized_shape must be a non-empty tuple of sizes >= 0; "
+            f"got {normalized_shape!r}"
+        )
+    if x.ndim < len(shape) or x.shape[x.ndim - len(shape) :] != shape:
+        raise ShapeError(
+            f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
+            f"(normalized_shape={shape}); got input of shape {x.shape}"
+        )
     if x.dtype.kind != "f":
         raise DTypeError(f"{op}: expected a float32 or float64 input; got dtype {x.dtype}")
     if not eps >= 0:  # 0 as in torch: a constant row then gives NaN
@@ -66,9 +78,13 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
         if not isinstance(value, Tensor):
             raise TypeError(f"{op}: {name} must be a Tensor or None; got {type(value).__name__}")
         if value.shape != shape:
-            raise ShapeError(f"{op}: {name} must have shape normalized_shape={shape}; got {value.shape}")
+            raise ShapeError(
+                f"{op}: {name} must have shape normalized_shape={shape}; got {value.shape}"
+            )
         if value.dtype != x.dtype:
-            raise DTypeError(f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}")
+            raise DTypeError(
+                f"{op}: {name} dtype {value.dtype} does not match input dtype {x.dtype}"
+            )
         affine.append(value)
     return shape, affine
 
@@ -90,11 +106,18 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if 0 in shape:
         return _nothing_to_normalize(x, weight, bias)
     if len(shape) == 1:
-        return LayerNorm.apply(x, *affine, eps=float(eps), has_weight=weight is not None, has_bias=bias is not None)
+        return LayerNorm.apply(
+            x, *affine, eps=float(eps), has_weight=weight is not None, has_bias=bias is not None
+        )
     # several normalised dims: one row of prod(shape) features each, and back
-    rows = x.reshape(*x.shape[:x.ndim - len(shape)], -1)
-    y = LayerNorm.apply(rows, *(value.reshape(-1) for value in affine), eps=float(eps),
-                        has_weight=weight is not None, has_bias=bias is not None)
+    rows = x.reshape(*x.shape[: x.ndim - len(shape)], -1)
+    y = LayerNorm.apply(
+        rows,
+        *(value.reshape(-1) for value in affine),
+        eps=float(eps),
+        has_weight=weight is not None,
+        has_bias=bias is not None,
+    )
     return y.reshape(x.shape)
 
 
@@ -102,7 +125,9 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight over the trailing dims normalized_shape, as
     torch.nn.functional.rms_norm (eps None: the dtype's machine epsilon). Made of the engine's
     ops (square, mean, rsqrt, mul), each a node in the graph."""
-    shape, affine = _checked("rms_norm", x, normalized_shape, weight, None, 1.0 if eps is None else eps)
+    shape, affine = _checked(
+        "rms_norm", x, normalized_shape, weight, None, 1.0 if eps is None else eps
+    )
     if 0 in shape:
         return _nothing_to_normalize(x, weight, None)
     eps = float(np.finfo(x.dtype).eps) if eps is None else float(eps)

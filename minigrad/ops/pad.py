@@ -38,8 +38,10 @@ class ConstantPad(Function):
 
 def _inside(shape, widths, sign):
     """The slices that drop sign * width (where positive) from each end of each dim."""
-    return tuple(slice(max(sign * before, 0), size - max(sign * after, 0))
-                 for size, (before, after) in zip(shape, widths))
+    return tuple(
+        slice(max(sign * before, 0), size - max(sign * after, 0))
+        for size, (before, after) in zip(shape, widths)
+    )
 
 
 def _outside(widths, sign):
@@ -63,8 +65,10 @@ class IndexPad(Function):
             # the middle of the output is the input itself; only the border places were copies
             size = len(index) - before - after
             smaller = np.take(grad, np.arange(before, before + size), axis=dim)
-            border = np.r_[0:before, before + size:len(index)]
-            np.add.at(smaller, (slice(None),) * dim + (index[border],), np.take(grad, border, axis=dim))
+            border = np.r_[0:before, before + size : len(index)]
+            np.add.at(
+                smaller, (slice(None),) * dim + (index[border],), np.take(grad, border, axis=dim)
+            )
             grad = smaller
         return grad
 
@@ -78,23 +82,34 @@ def pad(input, pad, mode="constant", value=None):
     if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in amounts):
         raise TypeError(f"pad: expected pad to be a tuple of ints; got {pad!r}")
     if len(amounts) % 2:
-        raise ArgumentError(f"pad: padding length must be divisible by 2 (a before and an after per dim); "
-                         f"got {len(amounts)} amounts")
+        raise ArgumentError(
+            f"pad: padding length must be divisible by 2 (a before and an after per dim); "
+            f"got {len(amounts)} amounts"
+        )
     if len(amounts) // 2 > input.ndim:
-        raise ShapeError(f"pad: padding length should be at most two times the input dimension; got padding "
-                         f"length {len(amounts)} for an input of shape {input.shape}")
+        raise ShapeError(
+            f"pad: padding length should be at most two times the input dimension; got padding "
+            f"length {len(amounts)} for an input of shape {input.shape}"
+        )
     # (before, after) per dim of input, first dim first
     widths = [(0, 0)] * (input.ndim - len(amounts) // 2) + [
-        (int(amounts[i]), int(amounts[i + 1])) for i in reversed(range(0, len(amounts), 2))]
+        (int(amounts[i]), int(amounts[i + 1])) for i in reversed(range(0, len(amounts), 2))
+    ]
     if mode == "constant":
         for dim, (size, (before, after)) in enumerate(zip(input.shape, widths)):
             if size + min(before, 0) + min(after, 0) < 0:  # crops come first, as in torch
-                raise ShapeError(f"pad: cannot crop {-min(before, 0)} before and {-min(after, 0)} after from dim "
-                                 f"{dim} of size {size}")
-        fill = input.dtype.type(0 if value is None else value)  # in input's dtype (2.5 -> 2 for ints), as torch
+                raise ShapeError(
+                    f"pad: cannot crop {-min(before, 0)} before and {-min(after, 0)} after from dim "
+                    f"{dim} of size {size}"
+                )
+        fill = input.dtype.type(
+            0 if value is None else value
+        )  # in input's dtype (2.5 -> 2 for ints), as torch
         return ConstantPad.apply(input, widths=tuple(widths), value=fill)
     if mode not in _NUMPY_MODES:
-        raise ArgumentError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'; got {mode!r}")
+        raise ArgumentError(
+            f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'; got {mode!r}"
+        )
     if value is not None:
         raise ArgumentError(f"pad: mode {mode!r} does not take a value argument")
     dims, indices = _index_maps(input.shape, widths, mode)
@@ -108,11 +123,16 @@ def _index_maps(shape, widths, mode):
         if before == after == 0:
             continue
         if before < 0 or after < 0:
-            raise ArgumentError(f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim {dim}")
+            raise ArgumentError(
+                f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim {dim}"
+            )
         limit = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
         if size == 0 or (limit is not None and max(before, after) > limit):
-            raise ShapeError(f"pad: {mode} padding of ({before}, {after}) does not fit dim {dim} of size {size} "
-                             f"(input shape {shape})" + ("" if limit is None else f"; each amount must be at most {limit}"))
+            raise ShapeError(
+                f"pad: {mode} padding of ({before}, {after}) does not fit dim {dim} of size {size} "
+                f"(input shape {shape})"
+                + ("" if limit is None else f"; each amount must be at most {limit}")
+            )
         dims.append(dim)
         indices.append(np.pad(np.arange(size), (before, after), mode=_NUMPY_MODES[mode]))
     return tuple(dims), indices

@@ -34,7 +34,9 @@ class Pointwise(Function):
 
     @classmethod
     def forward(cls, ctx, x):
-        with np.errstate(all="ignore"):  # out of the domain: NaN (or inf at a pole), as torch, no warning
+        with np.errstate(
+            all="ignore"
+        ):  # out of the domain: NaN (or inf at a pole), as torch, no warning
             y = np.asarray(cls.function(x)).astype(x.dtype, copy=False)
         ctx.save_for_backward(x, y)
         return y
@@ -49,33 +51,72 @@ class Pointwise(Function):
 def unary(name, function, derivative, doc):
     """The Pointwise subclass of function/derivative and the lowercase op that applies it to a
     float tensor (int and bool inputs become the default float)."""
-    node = type(name.capitalize(), (Pointwise,), {"function": staticmethod(function),
-                                                  "derivative": staticmethod(derivative)})
+    node = type(
+        name.capitalize(),
+        (Pointwise,),
+        {"function": staticmethod(function), "derivative": staticmethod(derivative)},
+    )
 
     def op(x):
         return node.apply(as_float(x))
+
     op.__name__, op.__doc__ = name, doc
     return op
 
 
 # -- trigonometric and hyperbolic ---------------------------------------------------------
 
-asin = unary("asin", np.arcsin, lambda x, y: 1 / np.sqrt(1 - x * x),
-             "Elementwise arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1]; gradient 1 / sqrt(1 - x^2).")
-acos = unary("acos", np.arccos, lambda x, y: -1 / np.sqrt(1 - x * x),
-             "Elementwise arccosine, in [0, pi]; NaN outside [-1, 1]; gradient -1 / sqrt(1 - x^2).")
-atan = unary("atan", np.arctan, lambda x, y: 1 / (1 + x * x),
-             "Elementwise arctangent, in (-pi/2, pi/2); gradient 1 / (1 + x^2).")
+asin = unary(
+    "asin",
+    np.arcsin,
+    lambda x, y: 1 / np.sqrt(1 - x * x),
+    "Elementwise arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1]; gradient 1 / sqrt(1 - x^2).",
+)
+acos = unary(
+    "acos",
+    np.arccos,
+    lambda x, y: -1 / np.sqrt(1 - x * x),
+    "Elementwise arccosine, in [0, pi]; NaN outside [-1, 1]; gradient -1 / sqrt(1 - x^2).",
+)
+atan = unary(
+    "atan",
+    np.arctan,
+    lambda x, y: 1 / (1 + x * x),
+    "Elementwise arctangent, in (-pi/2, pi/2); gradient 1 / (1 + x^2).",
+)
 tan = unary("tan", np.tan, lambda x, y: 1 + y * y, "Elementwise tangent; gradient 1 + tan(x)^2.")
-sinh = unary("sinh", np.sinh, lambda x, y: np.cosh(x), "Elementwise hyperbolic sine; gradient cosh(x).")
-cosh = unary("cosh", np.cosh, lambda x, y: np.sinh(x), "Elementwise hyperbolic cosine; gradient sinh(x).")
-asinh = unary("asinh", np.arcsinh, lambda x, y: 1 / np.sqrt(x * x + 1),
-              "Elementwise inverse hyperbolic sine; gradient 1 / sqrt(x^2 + 1).")
-acosh = unary("acosh", np.arccosh, lambda x, y: 1 / np.sqrt(x * x - 1),
-              "Elementwise inverse hyperbolic cosine; NaN below 1; gradient 1 / sqrt(x^2 - 1).")
-atanh = unary("atanh", np.arctanh, lambda x, y: 1 / (1 - x * x),
-              "Elementwise inverse hyperbolic tangent; +-inf at +-1, NaN outside; gradient 1 / (1 - x^2).")
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # numpy's names, as torch
+sinh = unary(
+    "sinh", np.sinh, lambda x, y: np.cosh(x), "Elementwise hyperbolic sine; gradient cosh(x)."
+)
+cosh = unary(
+    "cosh", np.cosh, lambda x, y: np.sinh(x), "Elementwise hyperbolic cosine; gradient sinh(x)."
+)
+asinh = unary(
+    "asinh",
+    np.arcsinh,
+    lambda x, y: 1 / np.sqrt(x * x + 1),
+    "Elementwise inverse hyperbolic sine; gradient 1 / sqrt(x^2 + 1).",
+)
+acosh = unary(
+    "acosh",
+    np.arccosh,
+    lambda x, y: 1 / np.sqrt(x * x - 1),
+    "Elementwise inverse hyperbolic cosine; NaN below 1; gradient 1 / sqrt(x^2 - 1).",
+)
+atanh = unary(
+    "atanh",
+    np.arctanh,
+    lambda x, y: 1 / (1 - x * x),
+    "Elementwise inverse hyperbolic tangent; +-inf at +-1, NaN outside; gradient 1 / (1 - x^2).",
+)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = (
+    asin,
+    acos,
+    atan,
+    asinh,
+    acosh,
+    atanh,
+)  # numpy's names, as torch
 
 
 def _sinc(x):
@@ -88,8 +129,12 @@ def _sinc_derivative(x, y):
     return np.where(x == 0, 0, (np.cos(angle) * angle - np.sin(angle)) / (angle * x))
 
 
-sinc = unary("sinc", _sinc, _sinc_derivative,
-             "The normalized sinc, sin(pi x) / (pi x), 1 at 0; gradient (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0.")
+sinc = unary(
+    "sinc",
+    _sinc,
+    _sinc_derivative,
+    "The normalized sinc, sin(pi x) / (pi x), 1 at 0; gradient (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0.",
+)
 exp2 = unary("exp2", np.exp2, lambda x, y: y * math.log(2), "Elementwise 2^x; gradient 2^x log 2.")
 
 
@@ -115,8 +160,12 @@ def _float_tensor(op, x, name="input"):
     return x
 
 
-_frac = unary("frac", lambda x: x - np.trunc(x), lambda x, y: np.ones_like(x),
-              "The fractional part x - trunc(x), with the sign of x; gradient 1.")
+_frac = unary(
+    "frac",
+    lambda x: x - np.trunc(x),
+    lambda x, y: np.ones_like(x),
+    "The fractional part x - trunc(x), with the sign of x; gradient 1.",
+)
 
 
 def frac(x):
@@ -134,8 +183,10 @@ def float_tensors(op, input, other):
     check_broadcast(op, input, other)
     dtype = result_type(input, other)
     if dtype.kind != "f":
-        raise DTypeError(f"{op}: expected at least one float32 or float64 tensor; got dtypes {input.dtype} "
-                         f"and {other.dtype}")
+        raise DTypeError(
+            f"{op}: expected at least one float32 or float64 tensor; got dtypes {input.dtype} "
+            f"and {other.dtype}"
+        )
     return cast(input, dtype), cast(other, dtype)
 
 
@@ -212,9 +263,13 @@ def heaviside(input, values):
     input is 0. Its output takes part in no gradient: backward through it raises, as in torch."""
     for name, x in (("input", input), ("values", values)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"heaviside: {name} must be a Tensor (as torch); got {type(x).__name__}")
+            raise TypeError(
+                f"heaviside: {name} must be a Tensor (as torch); got {type(x).__name__}"
+            )
     if input.dtype != values.dtype:
-        raise DTypeError(f"heaviside: input and values must have the same dtype; got {input.dtype} and {values.dtype}")
+        raise DTypeError(
+            f"heaviside: input and values must have the same dtype; got {input.dtype} and {values.dtype}"
+        )
     check_broadcast("heaviside", input, values)
     return Heaviside.apply(input, values)
 
@@ -223,7 +278,9 @@ def float_power(input, exponent):
     """input ** exponent computed in float64 (a float64 result, whatever the inputs); the
     gradients come back in each input's own dtype."""
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        raise TypeError(f"float_power: expected at least one tensor; got {input!r} and {exponent!r}")
+        raise TypeError(
+            f"float_power: expected at least one tensor; got {input!r} and {exponent!r}"
+        )
     return pow(_as_float64(input), _as_float64(exponent))
 
 
@@ -250,7 +307,9 @@ class Lerp(Function):
         ctx.save_for_backward(start, end, weight)
         with np.errstate(invalid="ignore"):  # inf - inf: NaN, as torch
             difference = end - start
-            return np.where(np.abs(weight) < 0.5, start + weight * difference, end - difference * (1 - weight))
+            return np.where(
+                np.abs(weight) < 0.5, start + weight * difference, end - difference * (1 - weight)
+            )
 
     @staticmethod
     def backward(ctx, grad):
@@ -267,7 +326,9 @@ def lerp(input, end, weight):
         raise TypeError(f"lerp: end must be a Tensor; got {type(end).__name__}")
     for name, x in (("end", end), ("weight", weight)):
         if isinstance(x, Tensor) and x.dtype != input.dtype and (x is end or x.ndim > 0):
-            raise DTypeError(f"lerp: expected {name} of input's dtype {input.dtype}; got dtype {x.dtype}")
+            raise DTypeError(
+                f"lerp: expected {name} of input's dtype {input.dtype}; got dtype {x.dtype}"
+            )
     check_broadcast("lerp", input, end, weight)
     return Lerp.apply(input, end, operand_as(weight, input.dtype))
 
@@ -293,6 +354,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if input.dtype.kind != "f":
         return Tensor._wrap(input._data.copy())
     largest = np.finfo(input.dtype)
-    return NanToNum.apply(input, nan=nan, posinf=largest.max if posinf is None else posinf,
-                          neginf=largest.min if neginf is None else neginf)
-
+    return NanToNum.apply(
+        input,
+        nan=nan,
+        posinf=largest.max if posinf is None else posinf,
+        neginf=largest.min if neginf is None else neginf,
+    )

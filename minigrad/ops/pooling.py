@@ -35,11 +35,15 @@ class AvgPool(Function):
     def forward(ctx, x, places, weights):
         ctx.shape, ctx.places = x.shape, places.reshape(-1, places.shape[-1])
         ctx.weights = weights.reshape(ctx.places.shape)
-        return kernels.avg_pool_forward(_planes(x), ctx.places, ctx.weights).reshape(x.shape[:2] + places.shape[:-1])
+        return kernels.avg_pool_forward(_planes(x), ctx.places, ctx.weights).reshape(
+            x.shape[:2] + places.shape[:-1]
+        )
 
     @staticmethod
     def backward(ctx, grad):
-        grad_planes = kernels.avg_pool_backward(_planes(grad), ctx.places, ctx.weights, math.prod(ctx.shape[2:]))
+        grad_planes = kernels.avg_pool_backward(
+            _planes(grad), ctx.places, ctx.weights, math.prod(ctx.shape[2:])
+        )
         return grad_planes.reshape(ctx.shape)
 
 
@@ -56,7 +60,9 @@ class MaxPool(Function):
 
     @staticmethod
     def backward(ctx, grad, _indices_grad):
-        return kernels.max_pool_backward(_planes(grad), ctx.chosen, math.prod(ctx.shape[2:])).reshape(ctx.shape)
+        return kernels.max_pool_backward(
+            _planes(grad), ctx.chosen, math.prod(ctx.shape[2:])
+        ).reshape(ctx.shape)
 
 
 def _pool_windows(size, kernel, stride, padding, dilation, out):
@@ -82,15 +88,21 @@ def _plane_windows(spatial, windows):
     each slot is inside, and whether it is counted."""
     dims = len(windows)
 
-    def spread(array, dim):  # (out_d, kernel_d) onto axes dim and dims + dim of a (*out, *kernel) grid
+    def spread(
+        array, dim
+    ):  # (out_d, kernel_d) onto axes dim and dims + dim of a (*out, *kernel) grid
         shape = [1] * 2 * dims
         shape[dim], shape[dims + dim] = array.shape
         return array.reshape(shape)
 
-    places, inside, counted = ([spread(w[part], dim) for dim, w in enumerate(windows)] for part in range(3))
+    places, inside, counted = (
+        [spread(w[part], dim) for dim, w in enumerate(windows)] for part in range(3)
+    )
     inside = functools.reduce(np.logical_and, inside)
     counted = functools.reduce(np.logical_and, counted)
-    places = np.where(inside, np.ravel_multi_index(places, spatial, mode="clip"), math.prod(spatial))
+    places = np.where(
+        inside, np.ravel_multi_index(places, spatial, mode="clip"), math.prod(spatial)
+    )
     shape = tuple(w[0].shape[0] for w in windows) + (math.prod(w[0].shape[1] for w in windows),)
     return places.reshape(shape), inside.reshape(shape), counted.reshape(shape)
 
@@ -103,21 +115,29 @@ def _pool_settings(op, x, kernel_size, stride, padding, dilation, ceil_mode):
     padding = per_dim(padding, dims, "padding", op, minimum=0)
     dilation = per_dim(dilation, dims, "dilation", op)
     if any(p > k // 2 for p, k in zip(padding, kernel)):
-        raise ArgumentError(f"{op}: padding must be at most half the kernel size (<= {tuple(k // 2 for k in kernel)} "
-                            f"for kernel_size={kernel}); got padding={padding}")
+        raise ArgumentError(
+            f"{op}: padding must be at most half the kernel size (<= {tuple(k // 2 for k in kernel)} "
+            f"for kernel_size={kernel}); got padding={padding}"
+        )
     spatial = x.shape[2:]
     out = []
     for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation):
         span = size + 2 * p - d * (k - 1) - 1
         count = (-(-span // s) if ceil_mode else span // s) + 1
-        if ceil_mode and (count - 1) * s >= size + p:  # the last window must start in the input or its padding
+        if (
+            ceil_mode and (count - 1) * s >= size + p
+        ):  # the last window must start in the input or its padding
             count -= 1
         out.append(count)
     if min(out) < 1:
-        raise ShapeError(f"{op}: input of shape {x.shape} is too small for kernel_size={kernel} with "
-                         f"stride={stride}, padding={padding}, dilation={dilation}: the output would be "
-                         f"{tuple(out)}")
-    return [_pool_windows(*setting) for setting in zip(spatial, kernel, stride, padding, dilation, out)]
+        raise ShapeError(
+            f"{op}: input of shape {x.shape} is too small for kernel_size={kernel} with "
+            f"stride={stride}, padding={padding}, dilation={dilation}: the output would be "
+            f"{tuple(out)}"
+        )
+    return [
+        _pool_windows(*setting) for setting in zip(spatial, kernel, stride, padding, dilation, out)
+    ]
 
 
 def _adaptive_windows(op, x, output_size):
@@ -125,17 +145,23 @@ def _adaptive_windows(op, x, output_size):
     along each spatial dim of x (N, C, *spatial)."""
     dims = x.ndim - 2
     if isinstance(output_size, (tuple, list)) and len(output_size) == dims:
-        output_size = tuple(size if wanted is None else wanted for size, wanted in zip(x.shape[2:], output_size))
+        output_size = tuple(
+            size if wanted is None else wanted for size, wanted in zip(x.shape[2:], output_size)
+        )
     sizes = per_dim(output_size, dims, "output_size", op, minimum=0)
     if min(x.shape[1:]) < 1:
-        raise ShapeError(f"{op}: expected an input with non-zero channels and spatial sizes; got input of "
-                         f"shape {x.shape}")
+        raise ShapeError(
+            f"{op}: expected an input with non-zero channels and spatial sizes; got input of "
+            f"shape {x.shape}"
+        )
     return [_bins(size, out) for size, out in zip(x.shape[2:], sizes)]
 
 
 def _average(x, windows, count_include_pad=False, divisor=None):
-    if divisor is None and all(places.shape == (1, size) and inside.all() for (places, inside, _), size
-                               in zip(windows, x.shape[2:])):  # one window over each whole plane: its mean
+    if divisor is None and all(
+        places.shape == (1, size) and inside.all()
+        for (places, inside, _), size in zip(windows, x.shape[2:])
+    ):  # one window over each whole plane: its mean
         return x.mean(tuple(range(2, x.ndim)), keepdim=True)
     places, inside, counted = _plane_windows(x.shape[2:], windows)
     if divisor is None:
@@ -147,8 +173,10 @@ def _maximum(x, windows, op):
     """The max over each window -> (values, their flat places in each input plane)."""
     for dim, (_, inside, _) in enumerate(windows):
         if not inside.any(axis=1).all():
-            raise ArgumentError(f"{op}: a window along spatial dim {dim} reads only padding (input of shape "
-                                f"{x.shape}); torch gives -inf there")
+            raise ArgumentError(
+                f"{op}: a window along spatial dim {dim} reads only padding (input of shape "
+                f"{x.shape}); torch gives -inf there"
+            )
     places, _, _ = _plane_windows(x.shape[2:], windows)
     return MaxPool.apply(x, places=places)
 
@@ -161,42 +189,77 @@ def _max_result(values, indices, unbatched, return_indices):
 
 def _max_pool(op, dims, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = batched_input(input, dims, op)
-    values, indices = _maximum(x, _pool_settings(op, x, kernel_size, stride, padding, dilation, ceil_mode), op)
+    values, indices = _maximum(
+        x, _pool_settings(op, x, kernel_size, stride, padding, dilation, ceil_mode), op
+    )
     return _max_result(values, indices, unbatched, return_indices)
 
 
-def _avg_pool(op, dims, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _avg_pool(
+    op, dims, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     x, unbatched = batched_input(input, dims, op)
     windows = _pool_settings(op, x, kernel_size, stride, padding, 1, ceil_mode)
-    if divisor_override is not None and (isinstance(divisor_override, bool) or divisor_override == 0
-                                         or not isinstance(divisor_override, (int, np.integer))):
-        raise ArgumentError(f"{op}: divisor_override must be a non-zero int or None; got {divisor_override!r}")
+    if divisor_override is not None and (
+        isinstance(divisor_override, bool)
+        or divisor_override == 0
+        or not isinstance(divisor_override, (int, np.integer))
+    ):
+        raise ArgumentError(
+            f"{op}: divisor_override must be a non-zero int or None; got {divisor_override!r}"
+        )
     y = _average(x, windows, count_include_pad, divisor_override)
     return y.squeeze(0) if unbatched else y
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     """torch.nn.functional.max_pool1d: the largest value of each window of (N, C, L) or (C, L); padding
     (at most kernel_size // 2) counts as -inf. return_indices: also the place of each in L."""
-    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _max_pool(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     """torch.nn.functional.max_pool2d over (N, C, H, W) or (C, H, W); indices are places in H * W."""
-    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """torch.nn.functional.avg_pool1d: the mean of each window; count_include_pad counts the zero padding
     in the divisor (never the part of a ceil_mode window past the padding)."""
-    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+    return _avg_pool(
+        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+    )
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     """torch.nn.functional.avg_pool2d; divisor_override divides every window's sum by that number."""
-    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
+    return _avg_pool(
+        "avg_pool2d",
+        2,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
 
 
 def _adaptive_avg_pool(op, dims, input, output_size):

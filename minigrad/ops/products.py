@@ -24,7 +24,9 @@ def mv(input, vec):
     """Matrix times vector, (n, m) @ (m,) -> (n,)."""
     input, vec = _tensor(input), _tensor(vec)
     if input.ndim != 2 or vec.ndim != 1:
-        raise ShapeError(f"mv: expects a 2-D matrix and a 1-D vector; got shapes {input.shape} and {vec.shape}")
+        raise ShapeError(
+            f"mv: expects a 2-D matrix and a 1-D vector; got shapes {input.shape} and {vec.shape}"
+        )
     _same_dtype("mv", input, vec)
     return matmul(input, vec)
 
@@ -37,27 +39,35 @@ def tensordot(a, b, dims=2):
     _same_dtype("tensordot", a, b)
     if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
         if dims < 0 or dims > min(a.ndim, b.ndim):
-            raise ArgumentError(f"tensordot: dims must be an int in [0, {min(a.ndim, b.ndim)}] for shapes "
-                                f"{a.shape} and {b.shape}; got {dims}")
+            raise ArgumentError(
+                f"tensordot: dims must be an int in [0, {min(a.ndim, b.ndim)}] for shapes "
+                f"{a.shape} and {b.shape}; got {dims}"
+            )
         dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     elif isinstance(dims, (tuple, list)) and len(dims) == 2:
         dims_a, dims_b = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
         if len(dims_a) != len(dims_b):
-            raise ArgumentError(f"tensordot: the two dim lists must have the same length; got {dims_a} and {dims_b}")
+            raise ArgumentError(
+                f"tensordot: the two dim lists must have the same length; got {dims_a} and {dims_b}"
+            )
         dims_a = [normalize_dim(d, a.ndim, "tensordot") for d in dims_a]
         dims_b = [normalize_dim(d, b.ndim, "tensordot") for d in dims_b]
     else:
         raise TypeError(f"tensordot: dims must be an int or a pair of dim lists; got {dims!r}")
     for da, db in zip(dims_a, dims_b):
         if a.shape[da] != b.shape[db] and 1 not in (a.shape[da], b.shape[db]):
-            raise ShapeError(f"tensordot: contracted dims must match: dim {da} of shape {a.shape} has size "
-                             f"{a.shape[da]}, dim {db} of shape {b.shape} has size {b.shape[db]}")
+            raise ShapeError(
+                f"tensordot: contracted dims must match: dim {da} of shape {a.shape} has size "
+                f"{a.shape[da]}, dim {db} of shape {b.shape} has size {b.shape[db]}"
+            )
     letters = iter(string.ascii_letters)
     labels_a = [next(letters) for _ in range(a.ndim)]
     labels_b = [next(letters) for _ in range(b.ndim)]
     for da, db in zip(dims_a, dims_b):
         labels_b[db] = labels_a[da]
-    kept = [c for d, c in enumerate(labels_a) if d not in dims_a] + [c for d, c in enumerate(labels_b) if d not in dims_b]
+    kept = [c for d, c in enumerate(labels_a) if d not in dims_a] + [
+        c for d, c in enumerate(labels_b) if d not in dims_b
+    ]
     return einsum(f"{''.join(labels_a)},{''.join(labels_b)}->{''.join(kept)}", a, b)
 
 
@@ -69,7 +79,9 @@ def inner(input, other):
     if input.ndim == 0 or other.ndim == 0:
         return mul(input, other)
     if input.shape[-1] != other.shape[-1]:
-        raise ShapeError(f"inner: the last dims must match; got shapes {input.shape} and {other.shape}")
+        raise ShapeError(
+            f"inner: the last dims must match; got shapes {input.shape} and {other.shape}"
+        )
     return tensordot(input, other, dims=([-1], [-1]))
 
 
@@ -92,20 +104,30 @@ def cross(input, other, dim=None):
     (torch.linalg.cross's default is dim=-1)."""
     input, other = _tensor(input), _tensor(other)
     if input.ndim != other.ndim:
-        raise ShapeError(f"cross: inputs must have the same number of dims; got shapes {input.shape} and {other.shape}")
+        raise ShapeError(
+            f"cross: inputs must have the same number of dims; got shapes {input.shape} and {other.shape}"
+        )
     _same_dtype("cross", input, other)
     shape = check_broadcast("cross", input, other)
     if dim is None:
-        warnings.warn("cross: dim=None takes the first dim of size 3, as torch.cross does (deprecated in torch); "
-                      "pass dim explicitly (torch.linalg.cross uses dim=-1)", UserWarning, stacklevel=2)
+        warnings.warn(
+            "cross: dim=None takes the first dim of size 3, as torch.cross does (deprecated in torch); "
+            "pass dim explicitly (torch.linalg.cross uses dim=-1)",
+            UserWarning,
+            stacklevel=2,
+        )
         dim = next((d for d, size in enumerate(shape) if size == 3), None)
         if dim is None:
             raise ShapeError(f"cross: no dim of size 3 in shapes {input.shape} and {other.shape}")
     dim = normalize_dim(dim, len(shape), "cross")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise ShapeError(f"cross: dim {dim} must have size 3 in both inputs; got shapes {input.shape} and {other.shape}")
+        raise ShapeError(
+            f"cross: dim {dim} must have size 3 in both inputs; got shapes {input.shape} and {other.shape}"
+        )
     # (a x b)_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1), indices mod 3: rolls along dim line them up
-    return (roll(input, -1, dim) * roll(other, -2, dim)) - (roll(input, -2, dim) * roll(other, -1, dim))
+    return (roll(input, -1, dim) * roll(other, -2, dim)) - (
+        roll(input, -2, dim) * roll(other, -1, dim)
+    )
 
 
 def trace(input):
@@ -138,7 +160,9 @@ def _multiply_add(op, input, product, beta, alpha):
     except ValueError:
         fits = False
     if not fits:
-        raise ShapeError(f"{op}: input of shape {input.shape} does not broadcast to the product's shape {product.shape}")
+        raise ShapeError(
+            f"{op}: input of shape {input.shape} does not broadcast to the product's shape {product.shape}"
+        )
     return add(_scaled(input, beta), _scaled(product, alpha))
 
 
@@ -188,8 +212,10 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (broadcast); integer tensor1 and tensor2 are refused, as torch."""
     if result_type(tensor1, tensor2).kind != "f":
-        raise DTypeError(f"addcdiv: tensor1 / tensor2 of integers is not supported (as torch); got dtypes "
-                         f"{result_type(tensor1)} and {result_type(tensor2)}")
+        raise DTypeError(
+            f"addcdiv: tensor1 / tensor2 of integers is not supported (as torch); got dtypes "
+            f"{result_type(tensor1)} and {result_type(tensor2)}"
+        )
     return _pointwise_add("addcdiv", div, input, tensor1, tensor2, value)
 
 
@@ -207,17 +233,25 @@ def cdist(x1, x2, p=2.0):
     x1, x2 = _tensor(x1), _tensor(x2)
     for name, x in (("x1", x1), ("x2", x2)):
         if x.ndim < 2:
-            raise ShapeError(f"cdist: expects {name} with at least 2 dims (rows, features); got shape {x.shape}")
+            raise ShapeError(
+                f"cdist: expects {name} with at least 2 dims (rows, features); got shape {x.shape}"
+            )
         if x.dtype.kind != "f":
-            raise DTypeError(f"cdist: expects float32 or float64 tensors; got {name} of dtype {x.dtype}")
+            raise DTypeError(
+                f"cdist: expects float32 or float64 tensors; got {name} of dtype {x.dtype}"
+            )
     _same_dtype("cdist", x1, x2)
     if x1.shape[-1] != x2.shape[-1]:
-        raise ShapeError(f"cdist: x1 and x2 need the same number of features (last dim); got shapes "
-                         f"{x1.shape} and {x2.shape}")
+        raise ShapeError(
+            f"cdist: x1 and x2 need the same number of features (last dim); got shapes "
+            f"{x1.shape} and {x2.shape}"
+        )
     if not isinstance(p, (int, float, np.number)) or isinstance(p, bool) or p < 0:
         raise ArgumentError(f"cdist: p must be a number >= 0; got {p!r}")
     try:
         np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
     except ValueError:
-        raise ShapeError(f"cdist: the batch dims of shapes {x1.shape} and {x2.shape} cannot be broadcast") from None
+        raise ShapeError(
+            f"cdist: the batch dims of shapes {x1.shape} and {x2.shape} cannot be broadcast"
+        ) from None
     return norm(unsqueeze(x1, -2) - unsqueeze(x2, -3), p, dim=-1)

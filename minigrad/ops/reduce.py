@@ -28,7 +28,9 @@ from .shape import narrow, reshape
 
 def reduction_dims(dim, ndim, op):
     """The dims a reduction covers: None or () means all of them (torch)."""
-    return normalize_dims(None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, ndim, op)
+    return normalize_dims(
+        None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, ndim, op
+    )
 
 
 def expand_back(grad, shape, dims, keepdim):
@@ -45,8 +47,10 @@ def _count(shape, dims):
 def refuse_empty(x, dims, op):
     for d in dims:
         if x.shape[d] == 0:
-            raise DimError(f"{op}: cannot reduce over dim {d} of size 0 (shape {x.shape}): the {op} of "
-                           f"no elements is undefined")
+            raise DimError(
+                f"{op}: cannot reduce over dim {d} of size 0 (shape {x.shape}): the {op} of "
+                f"no elements is undefined"
+            )
 
 
 def _accumulation_dtype(x, dtype):
@@ -57,6 +61,7 @@ def _accumulation_dtype(x, dtype):
 
 
 # -- sum, mean, prod ----------------------------------------------------------------------
+
 
 class Sum(Function):
     @staticmethod
@@ -94,7 +99,9 @@ def mean(x, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         x = cast(x, dtype)
     if x.dtype.kind != "f":
-        raise DTypeError(f"mean: the input must be a float tensor, or pass dtype=mg.float32; got dtype {x.dtype}")
+        raise DTypeError(
+            f"mean: the input must be a float tensor, or pass dtype=mg.float32; got dtype {x.dtype}"
+        )
     return Mean.apply(x, dims=reduction_dims(dim, x.ndim, "mean"), keepdim=keepdim)
 
 
@@ -121,7 +128,7 @@ class Prod(Function):
 
 def _exclusive_cumprod(x, axis):
     """out_i = x_0 * ... * x_(i-1) along axis (1 at i = 0)."""
-    ones = np.ones_like(x, shape=x.shape[:axis] + (1,) + x.shape[axis + 1:])
+    ones = np.ones_like(x, shape=x.shape[:axis] + (1,) + x.shape[axis + 1 :])
     running = np.concatenate([ones, np.cumprod(x, axis=axis)], axis=axis)
     return np.delete(running, -1, axis=axis)
 
@@ -137,6 +144,7 @@ def prod(x, dim=None, keepdim=False, dtype=None):
 
 
 # -- max, min, amax, amin, argmax, argmin -------------------------------------------------
+
 
 class Extreme(Function):
     """amax or amin: the gradient goes to the extreme elements, shared evenly among ties (torch).
@@ -184,9 +192,13 @@ MaxMin = namedtuple("MaxMin", ["values", "indices"])
 
 
 def _along_dim(x, dim, keepdim, arg, op):
-    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):  # indices exist for one dim only
-        raise TypeError(f"{op}: dim must be one int (values and indices along it); got {dim!r}. "
-                        f"Use amax/amin to reduce several dims at once.")
+    if not isinstance(dim, (int, np.integer)) or isinstance(
+        dim, bool
+    ):  # indices exist for one dim only
+        raise TypeError(
+            f"{op}: dim must be one int (values and indices along it); got {dim!r}. "
+            f"Use amax/amin to reduce several dims at once."
+        )
     axis = normalize_dim(dim, x.ndim, op)
     if x.ndim == 0:
         return MaxMin(x.clone(), Tensor._wrap(np.zeros((), np.int64)))
@@ -220,7 +232,9 @@ def _arg(function, x, dim, keepdim, op):
     data = x._data if isinstance(x, Tensor) else np.asarray(x)
     if dim is None:
         if data.size == 0:
-            raise DimError(f"{op}: the tensor of shape {data.shape} has no elements; give a dim to reduce over")
+            raise DimError(
+                f"{op}: the tensor of shape {data.shape} has no elements; give a dim to reduce over"
+            )
         index = np.asarray(function(data), dtype=np.int64)
         return Tensor._wrap(index.reshape((1,) * data.ndim) if keepdim else index)
     axis = normalize_dim(dim, data.ndim, op)
@@ -242,6 +256,7 @@ def argmin(x, dim=None, keepdim=False):
 
 
 # -- any, all, cumsum ---------------------------------------------------------------------
+
 
 def _truth(function, x, dim, keepdim, op):
     data = x._data if isinstance(x, Tensor) else np.asarray(x)
@@ -286,7 +301,9 @@ class CumProd(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved
         x, grad = np.moveaxis(x, ctx.axis, -1), np.moveaxis(grad, ctx.axis, -1)
-        before = np.cumprod(np.concatenate([np.ones_like(x[..., :1]), x[..., :-1]], axis=-1), axis=-1)
+        before = np.cumprod(
+            np.concatenate([np.ones_like(x[..., :1]), x[..., :-1]], axis=-1), axis=-1
+        )
         tail = np.empty_like(grad)
         if grad.shape[-1]:
             tail[..., -1] = grad[..., -1]
@@ -300,6 +317,7 @@ def _running(op, name, what):
         x = cast(x, _accumulation_dtype(x, dtype))
         axis = normalize_dim(dim, x.ndim, name)
         return x.clone() if x.ndim == 0 else op.apply(x, axis=axis)
+
     running.__name__ = name
     running.__doc__ = f"Running {what} along `dim`; ints and bools give int64 (torch)."
     return running
@@ -328,6 +346,7 @@ class LogCumSumExp(Function):
 
         def reverse_logcumsumexp(a):
             return np.flip(np.logaddexp.accumulate(np.flip(a, axis), axis=axis), axis)
+
         with np.errstate(divide="ignore", invalid="ignore"):
             positive = reverse_logcumsumexp(np.where(grad > 0, np.log(np.abs(grad)), -np.inf) - y)
             negative = reverse_logcumsumexp(np.where(grad < 0, np.log(np.abs(grad)), -np.inf) - y)
@@ -362,7 +381,10 @@ def _running_extreme(x, dim, better, op):
                 takes_over = better(value, best)
             if data.dtype.kind == "f":
                 takes_over = np.isnan(value) | (takes_over & ~np.isnan(best))
-            best, best_index = np.where(takes_over, value, best), np.where(takes_over, i, best_index)
+            best, best_index = (
+                np.where(takes_over, value, best),
+                np.where(takes_over, i, best_index),
+            )
             indices[..., i] = best_index
     indices = np.ascontiguousarray(np.moveaxis(indices, -1, axis))
     return CumExtremes(Gather.apply(x, index=indices, dim=axis), Tensor._wrap(indices))
@@ -380,6 +402,7 @@ def cummin(x, dim):
 
 # -- diff, count_nonzero --------------------------------------------------------------------
 
+
 def diff(x, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along dim, out[i] = x[i + 1] - x[i] applied n times, after
     joining `prepend` before and `append` after x along dim (torch.diff; bools give x[i + 1] != x[i])."""
@@ -393,8 +416,10 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
         pieces = [p if isinstance(p, Tensor) else Tensor._wrap(np.asarray(p)) for p in pieces]
         for p in pieces:
             if p.ndim != x.ndim:
-                raise ShapeError(f"diff: prepend and append must have the {x.ndim} dims of the input (shape "
-                                 f"{x.shape}); got shape {p.shape}")
+                raise ShapeError(
+                    f"diff: prepend and append must have the {x.ndim} dims of the input (shape "
+                    f"{x.shape}); got shape {p.shape}"
+                )
         x = cat(pieces, axis)
     for _ in range(int(n)):
         length = builtins.max(x.shape[axis] - 1, 0)

@@ -27,7 +27,9 @@ class TakeAlongDim(Function):
     @staticmethod
     def backward(ctx, grad):
         full = np.zeros(ctx.shape, dtype=grad.dtype)
-        np.put_along_axis(full, ctx.indices, grad if ctx.keepdim else np.expand_dims(grad, ctx.dim), axis=ctx.dim)
+        np.put_along_axis(
+            full, ctx.indices, grad if ctx.keepdim else np.expand_dims(grad, ctx.dim), axis=ctx.dim
+        )
         return full
 
 
@@ -79,8 +81,10 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
         k = 1
     size = rows.shape[axis]
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:
-        raise ShapeError(f"topk: k must be an int in [0, {size}] (the size of dim {dim} of shape {x.shape}); "
-                         f"got {k!r}")
+        raise ShapeError(
+            f"topk: k must be an int in [0, {size}] (the size of dim {dim} of shape {x.shape}); "
+            f"got {k!r}"
+        )
     return TopKResult(*_pick(x, rows, _top(rows._data, k, axis, largest), axis))
 
 
@@ -90,7 +94,11 @@ def _top(data, k, axis, largest):
     and which a negated key cannot place) or k = n, a full stable sort."""
     if not 0 < k < data.shape[axis] or (data.dtype.kind == "f" and np.isnan(data).any()):
         return np.take(_order(data, axis, largest), np.arange(k), axis=axis)
-    key = -data.astype(np.int64) if largest and data.dtype.kind in "biu" else (-data if largest else data)
+    key = (
+        -data.astype(np.int64)
+        if largest and data.dtype.kind in "biu"
+        else (-data if largest else data)
+    )
     candidates = np.take(np.argpartition(key, k - 1, axis=axis), np.arange(k), axis=axis)
     ranked = np.argsort(np.take_along_axis(key, candidates, axis=axis), axis=axis, kind="stable")
     return np.take_along_axis(candidates, ranked, axis=axis)

@@ -34,7 +34,9 @@ def vander(x, N=None, increasing=False):
         raise ArgumentError(f"vander: N must be a non-negative int; got {N!r}")
     column = reshape(x, (-1, 1))
     ones = Tensor._wrap(np.ones((x.shape[0], 1), x.dtype if x.dtype.kind == "f" else np.int64))
-    powers = cat([ones, cumprod(expand(column, (x.shape[0], int(N) - 1)), 1)], 1) if N else ones[:, :0]
+    powers = (
+        cat([ones, cumprod(expand(column, (x.shape[0], int(N) - 1)), 1)], 1) if N else ones[:, :0]
+    )
     return powers if increasing else flip(powers, 1)
 
 
@@ -55,7 +57,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if x.ndim == 1 and x.shape[0] == y.shape[axis]:
         x = reshape(x, (-1,) + (1,) * (y.ndim - 1 - axis))
     elif x.shape != y.shape:
-        raise ShapeError(f"trapezoid: x must be 1-D of length {y.shape[axis]} (dim {axis} of y) or have y's "
-                         f"shape {y.shape}; got shape {x.shape}")
+        raise ShapeError(
+            f"trapezoid: x must be 1-D of length {y.shape[axis]} (dim {axis} of y) or have y's "
+            f"shape {y.shape}; got shape {x.shape}"
+        )
     return sum(diff(x, dim=axis - y.ndim) * pair_sums, axis) / 2
-

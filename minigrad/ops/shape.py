@@ -57,13 +57,19 @@ def view(x, *shape):
     silently (writes through a copy would never reach x); reshape() copies when it must."""
     shape = infer_shape(shape_args(shape), x.numel(), f"view of shape {x.shape}")
     if not _reshapes_in_place(x._data, shape):
-        raise ShapeError(f"view: a tensor of shape {x.shape} with strides {x._data.strides} cannot be viewed as "
-                         f"shape {shape} without a copy; use .reshape(...) (or .contiguous().view(...))")
+        raise ShapeError(
+            f"view: a tensor of shape {x.shape} with strides {x._data.strides} cannot be viewed as "
+            f"shape {shape} without a copy; use .reshape(...) (or .contiguous().view(...))"
+        )
     return x if shape == x.shape else Reshape.apply(x, shape=shape)
 
 
-def view_as(x, other): return view(x, *other.shape)
-def expand_as(x, other): return expand(x, other.shape)
+def view_as(x, other):
+    return view(x, *other.shape)
+
+
+def expand_as(x, other):
+    return expand(x, other.shape)
 
 
 class Permute(Function):
@@ -82,7 +88,9 @@ def permute(x, *dims):
         raise TypeError("permute: expects the order of the dims, e.g. x.permute(1, 0)")
     dims = tuple(normalize_dim(d, x.ndim, "permute") for d in shape_args(dims, "permute"))
     if sorted(dims) != list(range(x.ndim)):
-        raise DimError(f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {x.shape}")
+        raise DimError(
+            f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {x.shape}"
+        )
     return Permute.apply(x, dims=dims)
 
 
@@ -102,16 +110,22 @@ swapaxes = swapdims = transpose
 def t(x):
     """The transpose of a matrix (a 0-d or 1-D tensor is returned as it is), as torch.t."""
     if x.ndim > 2:
-        raise DimError(f"t: expects a tensor with at most 2 dims; got shape {x.shape}. Use transpose(dim0, dim1)")
+        raise DimError(
+            f"t: expects a tensor with at most 2 dims; got shape {x.shape}. Use transpose(dim0, dim1)"
+        )
     return transpose(x, 0, -1) if x.ndim == 2 else x
 
 
 def movedim(x, source, destination):
     """Move dims `source` to positions `destination` (ints or equal-length sequences), others in order."""
     source = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
-    destination = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    destination = (
+        (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    )
     if len(source) != len(destination):
-        raise ShapeError(f"movedim: source {source} and destination {destination} must have the same length")
+        raise ShapeError(
+            f"movedim: source {source} and destination {destination} must have the same length"
+        )
     source = [normalize_dim(d, x.ndim, "movedim") for d in source]
     destination = [normalize_dim(d, x.ndim, "movedim") for d in destination]
     for name, dims in (("source", source), ("destination", destination)):
@@ -143,18 +157,26 @@ def squeeze(x, dim=None):
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
-    start, end = normalize_dim(start_dim, x.ndim, "flatten"), normalize_dim(end_dim, x.ndim, "flatten")
+    start, end = (
+        normalize_dim(start_dim, x.ndim, "flatten"),
+        normalize_dim(end_dim, x.ndim, "flatten"),
+    )
     if start > end:
-        raise DimError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {x.shape})")
-    return reshape(x, x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:])
+        raise DimError(
+            f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {x.shape})"
+        )
+    return reshape(x, x.shape[:start] + (math.prod(x.shape[start : end + 1]),) + x.shape[end + 1 :])
 
 
 def unflatten(x, dim, sizes):
     """Split dim `dim` into several of sizes `sizes` (one may be -1): the inverse of flatten."""
     dim = normalize_dim(dim, x.ndim, "unflatten")
-    sizes = infer_shape(shape_args((sizes,), "unflatten"), x.shape[dim] if x.ndim else 1,
-                        f"unflatten of dim {dim} (size {x.shape[dim] if x.ndim else 1})")
-    return reshape(x, x.shape[:dim] + sizes + x.shape[dim + 1:])
+    sizes = infer_shape(
+        shape_args((sizes,), "unflatten"),
+        x.shape[dim] if x.ndim else 1,
+        f"unflatten of dim {dim} (size {x.shape[dim] if x.ndim else 1})",
+    )
+    return reshape(x, x.shape[:dim] + sizes + x.shape[dim + 1 :])
 
 
 class Expand(Function):
@@ -194,11 +216,14 @@ def ravel(x):
 
 # -- reversing, rolling, cutting ----------------------------------------------------------
 
+
 class Flip(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return np.flip(x, dims).copy()  # a copy, as torch's flip: writing into it leaves x as it was
+        return np.flip(
+            x, dims
+        ).copy()  # a copy, as torch's flip: writing into it leaves x as it was
 
     @staticmethod
     def backward(ctx, grad):
@@ -207,7 +232,9 @@ class Flip(Function):
 
 def flip(x, dims):
     """Reverse the order of elements along each of `dims` (an int or a sequence of distinct dims)."""
-    dims = normalize_dims((dims,) if isinstance(dims, (int, np.integer)) else tuple(dims), x.ndim, "flip")
+    dims = normalize_dims(
+        (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims), x.ndim, "flip"
+    )
     return Flip.apply(x, dims=dims)
 
 
@@ -293,8 +320,10 @@ def narrow(x, dim, start, length):
     start, length = int(start), int(length)
     first = start + size if start < 0 else start
     if not 0 <= first <= size or length < 0 or first + length > size:
-        raise ShapeError(f"narrow: start {start} and length {length} do not fit dim {dim} of size {size} "
-                         f"(shape {x.shape})")
+        raise ShapeError(
+            f"narrow: start {start} and length {length} do not fit dim {dim} of size {size} "
+            f"(shape {x.shape})"
+        )
     start = first
     return x if x.ndim == 0 else Narrow.apply(x, dim=dim, start=start, length=length)
 
@@ -327,8 +356,10 @@ def unfold(x, dimension, size, step):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"unfold: {name} must be an int; got {type(value).__name__} {value!r}")
     if step <= 0 or not 0 <= size <= length:
-        raise ArgumentError(f"unfold: expected 0 <= size <= {length} (the size of dim {dim}) and step > 0; "
-                            f"got size {size} and step {step}")
+        raise ArgumentError(
+            f"unfold: expected 0 <= size <= {length} (the size of dim {dim}) and step > 0; "
+            f"got size {size} and step {step}"
+        )
     if x.ndim == 0:
         return reshape(x, 1)[:size]  # one element, seen as 1-D: one window of size 1, or none
     return Unfold.apply(x, dim=dim, size=int(size), step=int(step))
@@ -364,4 +395,3 @@ def tril(x, diagonal=0):
 def triu(x, diagonal=0):
     """The upper triangle of the last two dims (on and above the `diagonal`-th diagonal), zeros below."""
     return _triangle(x, diagonal, False, "triu")
-

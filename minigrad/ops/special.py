@@ -22,9 +22,17 @@ from .pointwise import float_tensors, unary
 # Lanczos' approximation with g = 7 and 9 terms: Gamma(z + 1) = sqrt(2 pi) t^(z + 1/2) e^-t A(z),
 # t = z + g + 1/2, A(z) = c0 + sum_k c_k / (z + k). Relative error about 1e-15 for z >= -1/2.
 LANCZOS_G = 7
-LANCZOS_COEFFICIENTS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-                        -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-                        1.5056327351493116e-7)
+LANCZOS_COEFFICIENTS = (
+    0.99999999999980993,
+    676.5203681218851,
+    -1259.1392167224028,
+    771.32342877765313,
+    -176.61502916214059,
+    12.507343278686905,
+    -0.13857109526572012,
+    9.9843695780195716e-6,
+    1.5056327351493116e-7,
+)
 
 
 def lgamma_array(x):
@@ -66,8 +74,23 @@ def digamma_array(x):
         y = np.where(negative, 1 - wide, wide)
         y, correction = _shifted_up(y, lambda z: -1 / z)
         inverse_square = 1 / (y * y)
-        series = inverse_square * (1 / 12 - inverse_square * (1 / 120 - inverse_square * (1 / 252 - inverse_square * (
-            1 / 240 - inverse_square * (1 / 132 - inverse_square * (691 / 32760 - inverse_square / 12))))))
+        series = inverse_square * (
+            1 / 12
+            - inverse_square
+            * (
+                1 / 120
+                - inverse_square
+                * (
+                    1 / 252
+                    - inverse_square
+                    * (
+                        1 / 240
+                        - inverse_square
+                        * (1 / 132 - inverse_square * (691 / 32760 - inverse_square / 12))
+                    )
+                )
+            )
+        )
         result = np.log(y) - 0.5 / y - series + correction
         result = np.where(np.isposinf(y), np.inf, result)
         result = np.where(negative, result - math.pi / np.tan(math.pi * wide), result)
@@ -86,8 +109,27 @@ def trigamma_array(x):
         y, correction = _shifted_up(y, lambda z: 1 / (z * z))
         inverse = 1 / y
         inverse_square = inverse * inverse
-        series = inverse * (1 + inverse * (0.5 + inverse * (1 / 6 - inverse_square * (1 / 30 - inverse_square * (
-            1 / 42 - inverse_square * (1 / 30 - inverse_square * (5 / 66 - inverse_square * 691 / 2730)))))))
+        series = inverse * (
+            1
+            + inverse
+            * (
+                0.5
+                + inverse
+                * (
+                    1 / 6
+                    - inverse_square
+                    * (
+                        1 / 30
+                        - inverse_square
+                        * (
+                            1 / 42
+                            - inverse_square
+                            * (1 / 30 - inverse_square * (5 / 66 - inverse_square * 691 / 2730))
+                        )
+                    )
+                )
+            )
+        )
         result = series + correction
         result = np.where(np.isposinf(y), 0.0, result)
         result = np.where(negative, (math.pi / np.sin(math.pi * wide)) ** 2 - result, result)
@@ -95,13 +137,22 @@ def trigamma_array(x):
     return result.astype(x.dtype, copy=False)
 
 
-lgamma = unary("lgamma", lgamma_array, lambda x, y: digamma_array(x),
-               "log |Gamma(x)| elementwise (inf at the poles 0, -1, -2 ...); gradient digamma(x).")
-digamma = unary("digamma", digamma_array, lambda x, y: trigamma_array(x),
-                "The digamma function psi(x) = d/dx lgamma(x); gradient polygamma(1, x) (trigamma).")
+lgamma = unary(
+    "lgamma",
+    lgamma_array,
+    lambda x, y: digamma_array(x),
+    "log |Gamma(x)| elementwise (inf at the poles 0, -1, -2 ...); gradient digamma(x).",
+)
+digamma = unary(
+    "digamma",
+    digamma_array,
+    lambda x, y: trigamma_array(x),
+    "The digamma function psi(x) = d/dx lgamma(x); gradient polygamma(1, x) (trigamma).",
+)
 
 
 # -- erfinv -------------------------------------------------------------------------------
+
 
 def erfinv_array(y):
     """The x with erf(x) = y, for y in [-1, 1] (+-inf at +-1, NaN outside): Giles' single
@@ -114,27 +165,61 @@ def erfinv_array(y):
     with np.errstate(all="ignore"):
         w = -np.log((1 - size) * (1 + size))
         central, tail = w - 2.5, np.sqrt(w) - 3
-        near = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                           -0.00125372503, -0.00417768164, 0.246640727, 1.50140941], central)
-        far = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                          -0.0076224613, 0.00943887047, 1.00167406, 2.83297682], tail)
+        near = np.polyval(
+            [
+                2.81022636e-08,
+                3.43273939e-07,
+                -3.5233877e-06,
+                -4.39150654e-06,
+                0.00021858087,
+                -0.00125372503,
+                -0.00417768164,
+                0.246640727,
+                1.50140941,
+            ],
+            central,
+        )
+        far = np.polyval(
+            [
+                -0.000200214257,
+                0.000100950558,
+                0.00134934322,
+                -0.00367342844,
+                0.00573950773,
+                -0.0076224613,
+                0.00943887047,
+                1.00167406,
+                2.83297682,
+            ],
+            tail,
+        )
         inside = size < 1
-        x = np.where(inside, np.where(w < 5, near, far) * size, 0.0)  # 0 keeps the steps finite at the ends
+        x = np.where(
+            inside, np.where(w < 5, near, far) * size, 0.0
+        )  # 0 keeps the steps finite at the ends
         central = size < 0.5
         for _ in range(4):
             slope = (2 / math.sqrt(math.pi)) * np.exp(-x * x)  # d erf / dx
             erfc = np.where(x < 2, 1 - erf_array(x), erfc_far(np.maximum(x, 2)))
-            x = np.where(central, x - (erf_array(x) - size) / slope,
-                         x + (np.log(erfc) - np.log1p(-size)) * erfc / slope)
+            x = np.where(
+                central,
+                x - (erf_array(x) - size) / slope,
+                x + (np.log(erfc) - np.log1p(-size)) * erfc / slope,
+            )
         x = np.where(inside, x, np.where(size == 1, np.inf, np.nan))
     return np.copysign(x, wide).astype(y.dtype, copy=False)
 
 
-erfinv = unary("erfinv", erfinv_array, lambda x, y: math.sqrt(math.pi) / 2 * np.exp(y * y),
-               "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside); gradient sqrt(pi)/2 exp(erfinv(x)^2).")
+erfinv = unary(
+    "erfinv",
+    erfinv_array,
+    lambda x, y: math.sqrt(math.pi) / 2 * np.exp(y * y),
+    "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside); gradient sqrt(pi)/2 exp(erfinv(x)^2).",
+)
 
 
 # -- logit, xlogy, logaddexp --------------------------------------------------------------
+
 
 class Logit(Function):
     """y = log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given. dy/dx =
@@ -157,7 +242,9 @@ class Logit(Function):
             slope = grad / (x * (1 - x))
         if eps is None:
             return np.where((x < 0) | (x > 1), np.nan, slope)
-        return np.where((x < eps) | (x > 1 - eps), 0, slope)  # NaN stays NaN (torch's scalar kernel)
+        return np.where(
+            (x < eps) | (x > 1 - eps), 0, slope
+        )  # NaN stays NaN (torch's scalar kernel)
 
 
 def logit(x, eps=None):
@@ -208,7 +295,9 @@ class LogAddExp(Function):
                 y = larger + np.log1p(np.exp2(-np.abs(a - b))) / math.log(2)
             else:
                 y = larger + np.log1p(np.exp(-np.abs(a - b)))
-            return np.where(np.isinf(a) & (a == b), a, y)  # inf - inf inside: the sum is the infinity
+            return np.where(
+                np.isinf(a) & (a == b), a, y
+            )  # inf - inf inside: the sum is the infinity
 
     @staticmethod
     def backward(ctx, grad):

@@ -24,6 +24,7 @@ def _float_input(x, op):
 
 # -- var and std --------------------------------------------------------------------------
 
+
 class Variance(Function):
     """var = sum((x - mean)^2) / max(0, N - correction) over dims (std = its square root);
     d var/dx = 2 (x - mean) / (N - correction); d std = d var / (2 std), 0 where std = 0."""
@@ -32,7 +33,9 @@ class Variance(Function):
     def forward(ctx, x, dims, correction, keepdim, root):
         count = math.prod(x.shape[d] for d in dims)
         dof = x.dtype.type(np.maximum(count - correction, 0))
-        with np.errstate(invalid="ignore", divide="ignore"):  # no elements, or N <= correction: nan/inf
+        with np.errstate(
+            invalid="ignore", divide="ignore"
+        ):  # no elements, or N <= correction: nan/inf
             centered = x - x.sum(axis=dims, keepdims=True) / x.dtype.type(count)
             y = np.square(centered).sum(axis=dims, keepdims=keepdim) / dof
         if root:
@@ -65,7 +68,9 @@ def _correction(op, dim, unbiased, correction):
 def _spread(x, dim, unbiased, keepdim, correction, root, op):
     _float_input(x, op)
     dim, correction = _correction(op, dim, unbiased, correction)
-    return Variance.apply(x, dims=reduction_dims(dim, x.ndim, op), correction=correction, keepdim=keepdim, root=root)
+    return Variance.apply(
+        x, dims=reduction_dims(dim, x.ndim, op), correction=correction, keepdim=keepdim, root=root
+    )
 
 
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -92,6 +97,7 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 # -- logsumexp ----------------------------------------------------------------------------
+
 
 class LogSumExp(Function):
     """y = log(sum(exp(x))) over dims, computed as m + log(sum(exp(x - m))) with m the largest
@@ -124,6 +130,7 @@ def logsumexp(x, dim, keepdim=False):
 
 # -- norm ---------------------------------------------------------------------------------
 
+
 class Norm(Function):
     """The p-norm (sum |x|^p)^(1/p) over dims: p = 2 (Euclidean), 1, inf (max |x|), -inf (min |x|),
     0 (the count of nonzeros), or any other number. Gradients as torch's norm_backward: 0 where
@@ -142,7 +149,7 @@ class Norm(Function):
             y = np.sqrt(np.square(x).sum(axis=dims, keepdims=True))
         else:
             with np.errstate(divide="ignore"):  # 0 ** negative p
-                y = (size ** p).sum(axis=dims, keepdims=True) ** (1 / p)
+                y = (size**p).sum(axis=dims, keepdims=True) ** (1 / p)
         ctx.save_for_backward(x, y)
         ctx.dims, ctx.keepdim, ctx.p = dims, keepdim, p
         return y if keepdim else np.squeeze(y, axis=dims)
@@ -180,12 +187,15 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str) or not isinstance(p, (int, float, np.number)) or isinstance(p, bool):
-        raise ArgumentError(f"norm: p must be a number, inf, -inf or 'fro' (vector norms); got {p!r}")
+        raise ArgumentError(
+            f"norm: p must be a number, inf, -inf or 'fro' (vector norms); got {p!r}"
+        )
     dims = reduction_dims(dim, x.ndim, "norm")
-    if (np.isinf(p) or p < 0) and x.numel() == 0:  # no identity: max, min, 1 / sum(|x|^p) of nothing
+    if (
+        np.isinf(p) or p < 0
+    ) and x.numel() == 0:  # no identity: max, min, 1 / sum(|x|^p) of nothing
         refuse_empty(x, dims, f"norm(p={p})")
     return Norm.apply(x, dims=dims, keepdim=keepdim, p=float(p))
-
 
 
 # -- medians, k-th values, modes ----------------------------------------------------------
@@ -196,13 +206,18 @@ Picked = namedtuple("Picked", ["values", "indices"])
 def _lower_median(ignore_nan):
     """The reduce for Extreme: the lower median of every element (NaN if there is one, unless
     ignore_nan, which drops them), kept in a shape of 1s."""
+
     def reduce(x, axis, keepdims):
         flat = np.sort(x.ravel())  # NaN sorts last
         is_nan = np.isnan(flat) if flat.dtype.kind == "f" else np.zeros(flat.shape, bool)
         values = flat[~is_nan] if ignore_nan else flat
-        median = flat.dtype.type(np.nan) if not values.size or is_nan.any() and not ignore_nan else \
-            values[(values.size - 1) // 2]
+        median = (
+            flat.dtype.type(np.nan)
+            if not values.size or is_nan.any() and not ignore_nan
+            else values[(values.size - 1) // 2]
+        )
         return np.full((1,) * x.ndim, median, x.dtype)
+
     return reduce
 
 
@@ -223,12 +238,13 @@ def _median_position(ignore_nan):
     def position(order, data, axis):
         size = data.shape[axis]
         if data.dtype.kind != "f":
-            return np.full(data.shape[:axis] + (1,) + data.shape[axis + 1:], (size - 1) // 2)
+            return np.full(data.shape[:axis] + (1,) + data.shape[axis + 1 :], (size - 1) // 2)
         valid = (~np.isnan(data)).sum(axis=axis, keepdims=True)
         if ignore_nan:
             return np.maximum(valid - 1, 0) // 2
         # a slice with NaN gives its first NaN: the first of the NaNs at the end of a stable order
         return np.where(valid < size, valid, (size - 1) // 2)
+
     return position
 
 
@@ -238,7 +254,13 @@ def median(x, dim=None, keepdim=False):
     (values, indices) along dim, the gradient to the index. As torch.median."""
     if dim is None:
         refuse_empty(x, () if x.dtype.kind == "f" else range(x.ndim), "median")
-        return Extreme.apply(x, dims=tuple(range(x.ndim)), keepdim=False, reduce=_lower_median(False), nan_shares=True)
+        return Extreme.apply(
+            x,
+            dims=tuple(range(x.ndim)),
+            keepdim=False,
+            reduce=_lower_median(False),
+            nan_shares=True,
+        )
     return _picked(x, dim, keepdim, _median_position(False), "median")
 
 
@@ -246,7 +268,9 @@ def nanmedian(x, dim=None, keepdim=False):
     """median ignoring NaN (NaN only where every element is NaN), as torch.nanmedian."""
     if dim is None:
         refuse_empty(x, () if x.dtype.kind == "f" else range(x.ndim), "nanmedian")
-        return Extreme.apply(x, dims=tuple(range(x.ndim)), keepdim=False, reduce=_lower_median(True), nan_shares=True)
+        return Extreme.apply(
+            x, dims=tuple(range(x.ndim)), keepdim=False, reduce=_lower_median(True), nan_shares=True
+        )
     return _picked(x, dim, keepdim, _median_position(True), "nanmedian")
 
 
@@ -254,10 +278,19 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     """(values, indices) of the k-th smallest element (k = 1 the smallest) along dim (torch.kthvalue)."""
     size = x.shape[normalize_dim(dim, x.ndim, "kthvalue")] if x.ndim else 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= size:
-        raise ArgumentError(f"kthvalue: k must be an int in [1, {size}] (the size of dim {dim} of shape {x.shape}); "
-                            f"got {k!r}")
-    return _picked(x, dim, keepdim, lambda order, data, axis: np.full_like(order, k - 1, shape=order.shape[:axis]
-                                                                       + (1,) + order.shape[axis + 1:]), "kthvalue")
+        raise ArgumentError(
+            f"kthvalue: k must be an int in [1, {size}] (the size of dim {dim} of shape {x.shape}); "
+            f"got {k!r}"
+        )
+    return _picked(
+        x,
+        dim,
+        keepdim,
+        lambda order, data, axis: np.full_like(
+            order, k - 1, shape=order.shape[:axis] + (1,) + order.shape[axis + 1 :]
+        ),
+        "kthvalue",
+    )
 
 
 def _mode_position(order, data, axis):
@@ -289,12 +322,16 @@ INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, op):
     _float_input(x, op)
     if interpolation not in INTERPOLATIONS:
-        raise ArgumentError(f"{op}: interpolation must be one of {', '.join(INTERPOLATIONS)}; got {interpolation!r}")
+        raise ArgumentError(
+            f"{op}: interpolation must be one of {', '.join(INTERPOLATIONS)}; got {interpolation!r}"
+        )
     q_array = as_array(q)
     if isinstance(q, Tensor) and q.dtype != x.dtype:
         raise DTypeError(f"{op}: q must have the dtype of the input ({x.dtype}); got {q.dtype}")
     if q_array.ndim > 1:
-        raise DimError(f"{op}: q must be a number or a 0-d or 1-D tensor; got shape {q_array.shape}")
+        raise DimError(
+            f"{op}: q must be a number or a 0-d or 1-D tensor; got shape {q_array.shape}"
+        )
     if q_array.size and (np.isnan(q_array).any() or q_array.min() < 0 or q_array.max() > 1):
         raise ArgumentError(f"{op}: q must be in [0, 1]; got {q_array.reshape(-1).tolist()}")
     if x.numel() == 0:
@@ -320,7 +357,11 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, op):
     rank_values = as_array(ranks)
     below, above = np.floor(rank_values).astype(np.int64), np.ceil(rank_values).astype(np.int64)
     if interpolation in ("lower", "higher", "nearest"):
-        picked = {"lower": below, "higher": above, "nearest": np.round(rank_values).astype(np.int64)}[interpolation]
+        picked = {
+            "lower": below,
+            "higher": above,
+            "nearest": np.round(rank_values).astype(np.int64),
+        }[interpolation]
         out = gather(ordered, -1, picked)
     else:
         weight = ranks - below.astype(x.dtype) if interpolation == "linear" else x.dtype.type(0.5)
@@ -328,7 +369,7 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, op):
         out = low + (gather(ordered, -1, above) - low) * weight
     out = movedim(out, -1, 0)  # (len(q), ...)
     if keepdim:
-        kept = (1,) * len(shape) if dim is None else shape[:axis] + (1,) + shape[axis + 1:]
+        kept = (1,) * len(shape) if dim is None else shape[:axis] + (1,) + shape[axis + 1 :]
         out = reshape(out, out.shape[:1] + kept)
     return reshape(out, out.shape[1:]) if q_array.ndim == 0 else out
 

@@ -26,5 +26,18 @@ from .optimizer import Optimizer, clip_grad_norm_, clip_grad_value_
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "lr_scheduler",
+]

@@ -4,7 +4,14 @@ only shrinks), Adadelta by a running average, scaled by a running average of its
 
 import numpy as np
 
-from .optimizer import buffer_of, check_torch_flags, flag, non_negative, non_negative_buffer, step_count
+from .optimizer import (
+    buffer_of,
+    check_torch_flags,
+    flag,
+    non_negative,
+    non_negative_buffer,
+    step_count,
+)
 from .per_parameter import PerParameterOptimizer
 
 
@@ -31,15 +38,40 @@ class Adagrad(PerParameterOptimizer):
     is not supported. numpy updates.
     """
 
-    hyper_parameters = {"lr": non_negative, "lr_decay": non_negative, "weight_decay": non_negative,
-                        "initial_accumulator_value": non_negative, "eps": non_negative, "maximize": flag}
+    hyper_parameters = {
+        "lr": non_negative,
+        "lr_decay": non_negative,
+        "weight_decay": non_negative,
+        "initial_accumulator_value": non_negative,
+        "eps": non_negative,
+        "maximize": flag,
+    }
     state_checks = {"step": _steps_taken, "sum": buffer_of("sums of squared gradients")}
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
-                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                         initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize)
+        super().__init__(
+            params,
+            lr=lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
+            maximize=maximize,
+        )
 
     def add_param_group(self, param_group):
         super().add_param_group(param_group)
@@ -49,7 +81,10 @@ class Adagrad(PerParameterOptimizer):
             self.state[index] = self._new_state(p.data, group)
 
     def _new_state(self, param, group):
-        return {"step": 0, "sum": np.full(param.shape, group["initial_accumulator_value"], param.dtype)}
+        return {
+            "step": 0,
+            "sum": np.full(param.shape, group["initial_accumulator_value"], param.dtype),
+        }
 
     def _update_parameter(self, param, grad, state, group):
         scalar = param.dtype.type
@@ -80,15 +115,36 @@ class Adadelta(PerParameterOptimizer):
     supported. State per parameter: step, square_avg, acc_delta. numpy updates.
     """
 
-    hyper_parameters = {"lr": non_negative, "rho": _decay_rate, "eps": non_negative, "weight_decay": non_negative,
-                        "maximize": flag}
-    state_checks = {"step": step_count, "square_avg": non_negative_buffer,
-                    "acc_delta": buffer_of("averages of squared steps")}
+    hyper_parameters = {
+        "lr": non_negative,
+        "rho": _decay_rate,
+        "eps": non_negative,
+        "weight_decay": non_negative,
+        "maximize": flag,
+    }
+    state_checks = {
+        "step": step_count,
+        "square_avg": non_negative_buffer,
+        "acc_delta": buffer_of("averages of squared steps"),
+    }
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
-                 maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1.0,
+        rho=0.9,
+        eps=1e-6,
+        weight_decay=0,
+        foreach=None,
+        *,
+        capturable=False,
+        maximize=False,
+        differentiable=False,
+    ):
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(
+            params, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize
+        )
 
     def _new_state(self, param, group):
         return {"step": 0, "square_avg": np.zeros_like(param), "acc_delta": np.zeros_like(param)}

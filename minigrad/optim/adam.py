@@ -11,8 +11,17 @@ One fused kernel pass per parameter (kernels.adam_update) does the rest.
 import numpy as np
 
 from .. import kernels
-from .optimizer import (Optimizer, betas, buffer, changed_in_place, check_torch_flags, flag, non_negative,
-                        non_negative_buffer, step_count)
+from .optimizer import (
+    Optimizer,
+    betas,
+    buffer,
+    changed_in_place,
+    check_torch_flags,
+    flag,
+    non_negative,
+    non_negative_buffer,
+    step_count,
+)
 
 
 class Adam(Optimizer):
@@ -28,27 +37,67 @@ class Adam(Optimizer):
     contiguous copy that is written back into their own memory.
     """
 
-    hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
-                        "amsgrad": flag, "maximize": flag, "decoupled_weight_decay": flag}
-    optional_hyper_parameters = ("amsgrad", "maximize", "decoupled_weight_decay")  # older state dicts lack them
-    state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer,
-                    "max_exp_avg_sq": non_negative_buffer}
+    hyper_parameters = {
+        "lr": non_negative,
+        "betas": betas,
+        "eps": non_negative,
+        "weight_decay": non_negative,
+        "amsgrad": flag,
+        "maximize": flag,
+        "decoupled_weight_decay": flag,
+    }
+    optional_hyper_parameters = (
+        "amsgrad",
+        "maximize",
+        "decoupled_weight_decay",
+    )  # older state dicts lack them
+    state_checks = {
+        "step": step_count,
+        "exp_avg": buffer,
+        "exp_avg_sq": non_negative_buffer,
+        "max_exp_avg_sq": non_negative_buffer,
+    }
     optional_state = ("max_exp_avg_sq",)  # amsgrad's only
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0.0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ):
         # lr = 0 is allowed, as in torch (a warm-up may start at 0)
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(
+            params,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
 
     def _update(self):
         for index, p, group in self._parameters_with_grads():
             lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
             state = self.state.setdefault(index, {})
             if not state:
-                state.update(step=0, exp_avg=np.zeros(p.shape, p.dtype), exp_avg_sq=np.zeros(p.shape, p.dtype))
+                state.update(
+                    step=0,
+                    exp_avg=np.zeros(p.shape, p.dtype),
+                    exp_avg_sq=np.zeros(p.shape, p.dtype),
+                )
             state["step"] += 1
             param = p.data
             work = param if param.flags.c_contiguous else np.ascontiguousarray(param)
@@ -60,8 +109,18 @@ class Adam(Optimizer):
             if group["amsgrad"]:
                 _amsgrad_update(work, grad, state, lr, beta1, beta2, group["eps"], l2)
             else:
-                kernels.adam_update(work, grad, state["exp_avg"], state["exp_avg_sq"], state["step"],
-                                    lr, beta1, beta2, group["eps"], l2)
+                kernels.adam_update(
+                    work,
+                    grad,
+                    state["exp_avg"],
+                    state["exp_avg_sq"],
+                    state["step"],
+                    lr,
+                    beta1,
+                    beta2,
+                    group["eps"],
+                    l2,
+                )
             if work is not param:
                 param[...] = work
             changed_in_place(p)
@@ -75,11 +134,35 @@ class AdamW(Adam):
     decoupled_weight_decay is True here).
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
-                         fused=fused, decoupled_weight_decay=True)
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=1e-2,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+    ):
+        super().__init__(
+            params,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
+        )
 
 
 def _amsgrad_update(param, grad, state, lr, beta1, beta2, eps, weight_decay):
@@ -97,5 +180,5 @@ def _amsgrad_update(param, grad, state, lr, beta1, beta2, eps, weight_decay):
     largest = state.setdefault("max_exp_avg_sq", np.zeros_like(exp_avg_sq))
     np.maximum(largest, exp_avg_sq, out=largest)
     step = state["step"]
-    denominator = np.sqrt(largest) / scalar(np.sqrt(1 - beta2 ** step)) + scalar(eps)
-    param -= scalar(lr / (1 - beta1 ** step)) * exp_avg / denominator
+    denominator = np.sqrt(largest) / scalar(np.sqrt(1 - beta2**step)) + scalar(eps)
+    param -= scalar(lr / (1 - beta1**step)) * exp_avg / denominator

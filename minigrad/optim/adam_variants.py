@@ -11,8 +11,16 @@ import math
 
 import numpy as np
 
-from .optimizer import (betas, buffer, buffer_of, check_torch_flags, flag, non_negative, non_negative_buffer,
-                        step_count)
+from .optimizer import (
+    betas,
+    buffer,
+    buffer_of,
+    check_torch_flags,
+    flag,
+    non_negative,
+    non_negative_buffer,
+    step_count,
+)
 from .per_parameter import PerParameterOptimizer
 
 
@@ -40,14 +48,36 @@ class Adamax(PerParameterOptimizer):
     supported. State per parameter: step, exp_avg, exp_inf. numpy updates.
     """
 
-    hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
-                        "maximize": flag}
-    state_checks = {"step": step_count, "exp_avg": buffer, "exp_inf": buffer_of("decayed largest gradient magnitudes")}
+    hyper_parameters = {
+        "lr": non_negative,
+        "betas": betas,
+        "eps": non_negative,
+        "weight_decay": non_negative,
+        "maximize": flag,
+    }
+    state_checks = {
+        "step": step_count,
+        "exp_avg": buffer,
+        "exp_inf": buffer_of("decayed largest gradient magnitudes"),
+    }
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
-                 maximize=False, differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(
+            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize
+        )
 
     def _new_state(self, param, group):
         return {"step": 0, "exp_avg": np.zeros_like(param), "exp_inf": np.zeros_like(param)}
@@ -87,21 +117,56 @@ class NAdam(PerParameterOptimizer):
     exp_avg, exp_avg_sq. numpy updates.
     """
 
-    hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
-                        "momentum_decay": non_negative, "decoupled_weight_decay": flag, "maximize": flag}
-    state_checks = {"step": step_count, "mu_product": _momentum_product, "exp_avg": buffer,
-                    "exp_avg_sq": non_negative_buffer}
+    hyper_parameters = {
+        "lr": non_negative,
+        "betas": betas,
+        "eps": non_negative,
+        "weight_decay": non_negative,
+        "momentum_decay": non_negative,
+        "decoupled_weight_decay": flag,
+        "maximize": flag,
+    }
+    state_checks = {
+        "step": step_count,
+        "mu_product": _momentum_product,
+        "exp_avg": buffer,
+        "exp_avg_sq": non_negative_buffer,
+    }
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        momentum_decay=4e-3,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                         maximize=maximize)
+        super().__init__(
+            params,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+        )
 
     def _new_state(self, param, group):
-        return {"step": 0, "mu_product": 1.0, "exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}
+        return {
+            "step": 0,
+            "mu_product": 1.0,
+            "exp_avg": np.zeros_like(param),
+            "exp_avg_sq": np.zeros_like(param),
+        }
 
     def _update_parameter(self, param, grad, state, group):
         scalar = param.dtype.type
@@ -111,9 +176,13 @@ class NAdam(PerParameterOptimizer):
         state["mu_product"] *= momentum
         _update_exp_avg(state["exp_avg"], grad, beta1)
         _update_exp_avg_sq(state["exp_avg_sq"], grad, beta2)
-        denominator = np.sqrt(state["exp_avg_sq"] / scalar(1 - beta2 ** step)) + scalar(group["eps"])
+        denominator = np.sqrt(state["exp_avg_sq"] / scalar(1 - beta2**step)) + scalar(group["eps"])
         param -= scalar(lr * (1 - momentum) / (1 - state["mu_product"])) * grad / denominator
-        param -= scalar(lr * next_momentum / (1 - state["mu_product"] * next_momentum)) * state["exp_avg"] / denominator
+        param -= (
+            scalar(lr * next_momentum / (1 - state["mu_product"] * next_momentum))
+            * state["exp_avg"]
+            / denominator
+        )
 
 
 class RAdam(PerParameterOptimizer):
@@ -132,15 +201,40 @@ class RAdam(PerParameterOptimizer):
     supported. State per parameter: step, exp_avg, exp_avg_sq. numpy updates.
     """
 
-    hyper_parameters = {"lr": non_negative, "betas": betas, "eps": non_negative, "weight_decay": non_negative,
-                        "decoupled_weight_decay": flag, "maximize": flag}
+    hyper_parameters = {
+        "lr": non_negative,
+        "betas": betas,
+        "eps": non_negative,
+        "weight_decay": non_negative,
+        "decoupled_weight_decay": flag,
+        "maximize": flag,
+    }
     state_checks = {"step": step_count, "exp_avg": buffer, "exp_avg_sq": non_negative_buffer}
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
-                 *, foreach=None, maximize=False, capturable=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
+        super().__init__(
+            params,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+        )
 
     def _new_state(self, param, group):
         return {"step": 0, "exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}
@@ -150,13 +244,17 @@ class RAdam(PerParameterOptimizer):
         (beta1, beta2), step, exp_avg_sq = group["betas"], state["step"], state["exp_avg_sq"]
         _update_exp_avg(state["exp_avg"], grad, beta1)
         _update_exp_avg_sq(exp_avg_sq, grad, beta2)
-        bias_correction2 = 1 - beta2 ** step
-        corrected_exp_avg = state["exp_avg"] / scalar(1 - beta1 ** step)
+        bias_correction2 = 1 - beta2**step
+        corrected_exp_avg = state["exp_avg"] / scalar(1 - beta1**step)
         rho_inf = 2 / (1 - beta2) - 1
-        rho = rho_inf - 2 * step * beta2 ** step / bias_correction2
+        rho = rho_inf - 2 * step * beta2**step / bias_correction2
         if rho > 5:
-            rectification = math.sqrt((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho))
-            adaptive_lr = scalar(math.sqrt(bias_correction2)) / (np.sqrt(exp_avg_sq) + scalar(group["eps"]))
+            rectification = math.sqrt(
+                (rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho)
+            )
+            adaptive_lr = scalar(math.sqrt(bias_correction2)) / (
+                np.sqrt(exp_avg_sq) + scalar(group["eps"])
+            )
             param -= corrected_exp_avg * scalar(group["lr"]) * adaptive_lr * scalar(rectification)
         else:
             param -= corrected_exp_avg * scalar(group["lr"])

@@ -42,12 +42,16 @@ def _checked_state(scheduler, state_dict, checks):
             continue
         value = state_dict[key]
         try:
-            values[key] = check(key, value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value)
+            values[key] = check(
+                key, value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+            )
         except (TypeError, ValueError) as error:
             problems.append(str(error))
     problems += [f"unexpected key {key!r}" for key in state_dict if key not in checks]
     if problems:
-        raise ValueError(f"{type(scheduler).__name__}.load_state_dict failed: " + "; ".join(problems))
+        raise ValueError(
+            f"{type(scheduler).__name__}.load_state_dict failed: " + "; ".join(problems)
+        )
     return values
 
 
@@ -56,9 +60,15 @@ def _fresh_start(name, last_epoch):
     schedule resumes from a checkpoint through load_state_dict, which restores the count."""
     if isinstance(last_epoch, np.ndarray) and last_epoch.ndim == 0:
         last_epoch = last_epoch.item()
-    if isinstance(last_epoch, bool) or not isinstance(last_epoch, numbers.Integral) or last_epoch != -1:
-        raise ValueError(f"{name}: last_epoch must be -1 (a fresh schedule); got {last_epoch!r}. To resume a "
-                         f"schedule, make it fresh and call load_state_dict with the saved state_dict().")
+    if (
+        isinstance(last_epoch, bool)
+        or not isinstance(last_epoch, numbers.Integral)
+        or last_epoch != -1
+    ):
+        raise ValueError(
+            f"{name}: last_epoch must be -1 (a fresh schedule); got {last_epoch!r}. To resume a "
+            f"schedule, make it fresh and call load_state_dict with the saved state_dict()."
+        )
 
 
 class LRScheduler:
@@ -79,7 +89,9 @@ class LRScheduler:
     def __init__(self, optimizer, last_epoch=-1):
         _fresh_start(type(self).__name__, last_epoch)
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(self).__name__} expects an mg.optim optimizer; got {type(optimizer).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} expects an mg.optim optimizer; got {type(optimizer).__name__}"
+            )
         self.optimizer = optimizer
         for group in optimizer.param_groups:  # the first scheduler notes the rates it started from
             group.setdefault("initial_lr", group["lr"])
@@ -98,8 +110,10 @@ class LRScheduler:
         """Set every group's lr to rate_of(group index, group) (all computed first: a failure
         changes nothing); a group added since the scheduler was made has no base rate: None."""
         groups = self.optimizer.param_groups
-        rates = [rate_of(g, group, self.base_lrs[g] if g < len(self.base_lrs) else None)
-                 for g, group in enumerate(groups)]
+        rates = [
+            rate_of(g, group, self.base_lrs[g] if g < len(self.base_lrs) else None)
+            for g, group in enumerate(groups)
+        ]
         self.last_epoch = count
         for group, rate in zip(groups, rates):
             group["lr"] = float(rate)
@@ -112,7 +126,10 @@ class LRScheduler:
 
     def _jump(self, count):
         """Set the rates of `count` by the closed form (SequentialLR's switch to this schedule)."""
-        self._set(count, lambda g, group, base: group["lr"] if base is None else self._rate(count, base, g))
+        self._set(
+            count,
+            lambda g, group, base: group["lr"] if base is None else self._rate(count, base, g),
+        )
 
     def get_last_lr(self):
         """The lr each group got from the last step() (a list, one entry per parameter group)."""
@@ -129,9 +146,17 @@ class LRScheduler:
         """base_lr, last_epoch and last_lr: numbers (with several groups, base_lr and last_lr are
         arrays, one entry per group). The settings (gamma, T_max ...) are not saved: make the
         scheduler with the same ones, then load its state (as in torch)."""
-        pack = (lambda values: values[0]) if len(self.base_lrs) == 1 else (lambda values: np.array(values))
-        return OrderedDict(base_lr=pack(self.base_lrs), last_epoch=self.last_epoch, last_lr=pack(self.last_lrs),
-                           **{key: getattr(self, key) for key in self.extra_state})
+        pack = (
+            (lambda values: values[0])
+            if len(self.base_lrs) == 1
+            else (lambda values: np.array(values))
+        )
+        return OrderedDict(
+            base_lr=pack(self.base_lrs),
+            last_epoch=self.last_epoch,
+            last_lr=pack(self.last_lrs),
+            **{key: getattr(self, key) for key in self.extra_state},
+        )
 
     def load_state_dict(self, state_dict):
         """Restore base_lr, last_epoch and last_lr (checked; one ValueError lists each wrong
@@ -139,13 +164,27 @@ class LRScheduler:
         groups = len(self.base_lrs)
 
         def rates(name, value):
-            values = np.asarray(value).reshape(-1).tolist() if isinstance(value, (np.ndarray, list, tuple)) else [value]
+            values = (
+                np.asarray(value).reshape(-1).tolist()
+                if isinstance(value, (np.ndarray, list, tuple))
+                else [value]
+            )
             if len(values) != groups:
-                raise ValueError(f"{name} must hold one rate per parameter group ({groups}); got {len(values)}")
+                raise ValueError(
+                    f"{name} must hold one rate per parameter group ({groups}); got {len(values)}"
+                )
             return [non_negative(name, v) for v in values]
-        values = _checked_state(self, state_dict, {"base_lr": rates, "last_epoch": _count, "last_lr": rates,
-                                                   **self.extra_state})
-        self.base_lrs, self.last_epoch, self.last_lrs = values["base_lr"], values["last_epoch"], values["last_lr"]
+
+        values = _checked_state(
+            self,
+            state_dict,
+            {"base_lr": rates, "last_epoch": _count, "last_lr": rates, **self.extra_state},
+        )
+        self.base_lrs, self.last_epoch, self.last_lrs = (
+            values["base_lr"],
+            values["last_epoch"],
+            values["last_lr"],
+        )
         for key in self.extra_state:
             setattr(self, key, values[key])
 
@@ -174,21 +213,34 @@ def _lambdas(name, optimizer, lr_lambda):
     groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 1
     lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
     if len(lambdas) != groups:
-        raise ValueError(f"{name} expects one lr_lambda, or a list of one per parameter group ({groups}); "
-                         f"got a list of {len(lambdas)}")
+        raise ValueError(
+            f"{name} expects one lr_lambda, or a list of one per parameter group ({groups}); "
+            f"got a list of {len(lambdas)}"
+        )
     for function in lambdas:
         if not callable(function):
-            raise TypeError(f"{name} expects lr_lambda to be a function of the step count; "
-                            f"got {type(function).__name__}")
+            raise TypeError(
+                f"{name} expects lr_lambda to be a function of the step count; "
+                f"got {type(function).__name__}"
+            )
     return lambdas
 
 
 def _finite_factor(name, count, factor):
     """What lr_lambda(count) returned, as a float: a finite number >= 0 (a 0-d tensor or array too)."""
-    if getattr(factor, "ndim", None) == 0 and getattr(factor, "dtype", np.dtype(object)).kind in "iuf":
+    if (
+        getattr(factor, "ndim", None) == 0
+        and getattr(factor, "dtype", np.dtype(object)).kind in "iuf"
+    ):
         factor = factor.item()
-    if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 <= factor < math.inf:
-        raise ValueError(f"{name}: lr_lambda({count}) must return a finite number >= 0; got {factor!r}")
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, numbers.Real)
+        or not 0 <= factor < math.inf
+    ):
+        raise ValueError(
+            f"{name}: lr_lambda({count}) must return a finite number >= 0; got {factor!r}"
+        )
     return float(factor)
 
 
@@ -255,7 +307,9 @@ class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (how many milestones are <= count), as torch's MultiStepLR."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        milestones = sorted(_whole_number("milestones", m, 0) for m in milestones)  # any order; a repeat cuts twice
+        milestones = sorted(
+            _whole_number("milestones", m, 0) for m in milestones
+        )  # any order; a repeat cuts twice
         self.milestones, self.gamma = milestones, non_negative("gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
@@ -264,7 +318,7 @@ class MultiStepLR(LRScheduler):
 
     def _next(self, count, lr, base_lr, group):
         cuts = self.milestones.count(count)
-        return lr * self.gamma ** cuts if cuts else lr
+        return lr * self.gamma**cuts if cuts else lr
 
 
 class ExponentialLR(LRScheduler):
@@ -275,7 +329,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
-        return base_lr * self.gamma ** count
+        return base_lr * self.gamma**count
 
     def _next(self, count, lr, base_lr, group):
         return lr if count == 0 else lr * self.gamma
@@ -307,12 +361,16 @@ class LinearLR(LRScheduler):
     end_factor at count total_iters and staying there, as torch's LinearLR (a warm-up when
     start_factor < 1)."""
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+    def __init__(
+        self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
+    ):
         self.start_factor = _positive_number("start_factor", start_factor)
         self.end_factor = non_negative("end_factor", end_factor)
         if self.start_factor > 1 or self.end_factor > 1:
-            raise ValueError(f"start_factor must be in (0, 1] and end_factor in [0, 1]; got {self.start_factor} "
-                             f"and {self.end_factor}")
+            raise ValueError(
+                f"start_factor must be in (0, 1] and end_factor in [0, 1]; got {self.start_factor} "
+                f"and {self.end_factor}"
+            )
         self.total_iters = _whole_number("total_iters", total_iters, 0)
         super().__init__(optimizer, last_epoch)
 
@@ -346,7 +404,11 @@ class PolynomialLR(LRScheduler):
     def _next(self, count, lr, base_lr, group):
         if count == 0 or count > self.total_iters:
             return lr
-        return lr * ((1.0 - count / self.total_iters) / (1.0 - (count - 1) / self.total_iters)) ** self.power
+        return (
+            lr
+            * ((1.0 - count / self.total_iters) / (1.0 - (count - 1) / self.total_iters))
+            ** self.power
+        )
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -359,15 +421,21 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _rate(self, count, base_lr, group):
-        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * count / self.T_max)) / 2
+        return (
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * count / self.T_max)) / 2
+        )
 
     def _next(self, count, lr, base_lr, group):
         if count == 0 or base_lr is None:
             return lr
-        if (count - 1 - self.T_max) % (2 * self.T_max) == 0:  # the bottom of a period: start back up
+        if (count - 1 - self.T_max) % (
+            2 * self.T_max
+        ) == 0:  # the bottom of a period: start back up
             return lr + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-        return ((1 + math.cos(math.pi * count / self.T_max)) / (1 + math.cos(math.pi * (count - 1) / self.T_max))
-                * (lr - self.eta_min) + self.eta_min)
+        return (1 + math.cos(math.pi * count / self.T_max)) / (
+            1 + math.cos(math.pi * (count - 1) / self.T_max)
+        ) * (lr - self.eta_min) + self.eta_min
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -418,7 +486,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         else:
             epoch = _epoch("CosineAnnealingWarmRestarts.step: epoch", 0 if epoch is None else epoch)
             (t_cur, t_i), count = self._period(epoch), math.floor(epoch)
-        self._set(count, lambda g, group, base: group["lr"] if base is None else self._cosine(base, t_cur, t_i))
+        self._set(
+            count,
+            lambda g, group, base: group["lr"] if base is None else self._cosine(base, t_cur, t_i),
+        )
         self.T_cur, self.T_i = t_cur, t_i
 
     def _jump(self, count):
@@ -439,17 +510,34 @@ class OneCycleLR(LRScheduler):
     like torch's the rate comes from them each time: a rate set by hand is not carried on.
     max_lr, base_momentum and max_momentum may be a list, one per parameter group."""
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
-                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
-                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps=None,
+        epochs=None,
+        steps_per_epoch=None,
+        pct_start=0.3,
+        anneal_strategy="cos",
+        cycle_momentum=True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor=25.0,
+        final_div_factor=1e4,
+        three_phase=False,
+        last_epoch=-1,
+    ):
         _fresh_start("OneCycleLR", last_epoch)
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"OneCycleLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
+            raise TypeError(
+                f"OneCycleLR expects an mg.optim optimizer; got {type(optimizer).__name__}"
+            )
         if total_steps is not None:
             self.total_steps = _whole_number("total_steps", total_steps, 1)
         elif epochs is not None and steps_per_epoch is not None:
-            self.total_steps = (_whole_number("epochs", epochs, 1)
-                                * _whole_number("steps_per_epoch", steps_per_epoch, 1))
+            self.total_steps = _whole_number("epochs", epochs, 1) * _whole_number(
+                "steps_per_epoch", steps_per_epoch, 1
+            )
         else:
             raise ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
         pct_start = non_negative("pct_start", pct_start)
@@ -460,27 +548,51 @@ class OneCycleLR(LRScheduler):
         self.anneal_strategy, self.cycle_momentum = anneal_strategy, bool(cycle_momentum)
         div_factor = _positive_number("div_factor", div_factor)
         final_div_factor = _positive_number("final_div_factor", final_div_factor)
-        up = pct_start * self.total_steps - 1  # the step where the climb ends (torch's float arithmetic)
+        up = (
+            pct_start * self.total_steps - 1
+        )  # the step where the climb ends (torch's float arithmetic)
         if three_phase:
-            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                           (2 * pct_start * self.total_steps - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
-                           (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+            self.phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (
+                    2 * pct_start * self.total_steps - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
         else:
-            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                           (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+            self.phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
         groups = optimizer.param_groups
-        max_lrs = [non_negative("max_lr", value) for value in _per_group("max_lr", max_lr, len(groups))]
+        max_lrs = [
+            non_negative("max_lr", value) for value in _per_group("max_lr", max_lr, len(groups))
+        ]
         if self.cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(f"OneCycleLR: cycle_momentum needs an optimizer with momentum or betas; "
-                                 f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)")
+                raise ValueError(
+                    f"OneCycleLR: cycle_momentum needs an optimizer with momentum or betas; "
+                    f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)"
+                )
             self.use_beta1 = "betas" in optimizer.defaults
-            highs = [non_negative("max_momentum", v) for v in _per_group("max_momentum", max_momentum, len(groups))]
-            lows = [non_negative("base_momentum", v) for v in _per_group("base_momentum", base_momentum, len(groups))]
+            highs = [
+                non_negative("max_momentum", v)
+                for v in _per_group("max_momentum", max_momentum, len(groups))
+            ]
+            lows = [
+                non_negative("base_momentum", v)
+                for v in _per_group("base_momentum", base_momentum, len(groups))
+            ]
             for high, low in zip(highs, lows):
                 if self.use_beta1 and max(high, low) >= 1:
-                    raise ValueError(f"OneCycleLR: with {type(optimizer).__name__} the momentum is beta1, which must "
-                                     f"be in [0, 1); got max_momentum={high}, base_momentum={low}")
+                    raise ValueError(
+                        f"OneCycleLR: with {type(optimizer).__name__} the momentum is beta1, which must "
+                        f"be in [0, 1); got max_momentum={high}, base_momentum={low}"
+                    )
         for g, group in enumerate(groups):
             group["initial_lr"] = max_lrs[g] / div_factor
             group["max_lr"] = max_lrs[g]
@@ -500,13 +612,19 @@ class OneCycleLR(LRScheduler):
         for k, phase in enumerate(self.phases):
             end_step = phase[0]
             if count <= end_step or k == len(self.phases) - 1:
-                fraction = (count - start_step) / (end_step - start_step) if end_step != start_step else 1.0
+                fraction = (
+                    (count - start_step) / (end_step - start_step)
+                    if end_step != start_step
+                    else 1.0
+                )
                 return self._anneal(group[phase[start_of]], group[phase[end_of]], fraction)
             start_step = end_step
 
     def _rate(self, count, base_lr, group):
         if count > self.total_steps:
-            raise ValueError(f"OneCycleLR: stepped {count} times, more than total_steps={self.total_steps}")
+            raise ValueError(
+                f"OneCycleLR: stepped {count} times, more than total_steps={self.total_steps}"
+            )
         return self._value(count, self.optimizer.param_groups[group], 1, 2)
 
     def _next(self, count, lr, base_lr, group):
@@ -530,8 +648,10 @@ def _per_group(name, value, groups):
     """value as a list of one entry per parameter group: a list of that length, or one value for all."""
     if isinstance(value, (list, tuple)):
         if len(value) != groups:
-            raise ValueError(f"{name} must be one number or a list of one per parameter group ({groups}); "
-                             f"got {len(value)}")
+            raise ValueError(
+                f"{name} must be one number or a list of one per parameter group ({groups}); "
+                f"got {len(value)}"
+            )
         return list(value)
     return [value] * groups
 
@@ -545,19 +665,30 @@ class SequentialLR(LRScheduler):
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         _fresh_start("SequentialLR", last_epoch)
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"SequentialLR expects an mg.optim optimizer; got {type(optimizer).__name__}")
-        schedulers, milestones = list(schedulers), [_whole_number("milestones", m, 1) for m in milestones]
+            raise TypeError(
+                f"SequentialLR expects an mg.optim optimizer; got {type(optimizer).__name__}"
+            )
+        schedulers, milestones = (
+            list(schedulers),
+            [_whole_number("milestones", m, 1) for m in milestones],
+        )
         if len(milestones) != len(schedulers) - 1 or not schedulers:
-            raise ValueError(f"SequentialLR expects one milestone fewer than schedulers; got {len(schedulers)} "
-                             f"schedulers and {len(milestones)} milestones")
+            raise ValueError(
+                f"SequentialLR expects one milestone fewer than schedulers; got {len(schedulers)} "
+                f"schedulers and {len(milestones)} milestones"
+            )
         if milestones != sorted(milestones):
             raise ValueError(f"milestones must be increasing; got {milestones}")
         for scheduler in schedulers:
             if not isinstance(scheduler, LRScheduler) or scheduler.optimizer is not optimizer:
-                raise ValueError("SequentialLR expects schedulers made on the optimizer it is given")
+                raise ValueError(
+                    "SequentialLR expects schedulers made on the optimizer it is given"
+                )
         self.optimizer, self.schedulers, self.milestones = optimizer, schedulers, milestones
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        for group in optimizer.param_groups:  # making the schedulers has moved the rates: start again
+        for (
+            group
+        ) in optimizer.param_groups:  # making the schedulers has moved the rates: start again
             group["lr"] = group["initial_lr"]
         for scheduler in schedulers:
             scheduler.last_epoch -= 1
@@ -581,7 +712,9 @@ class SequentialLR(LRScheduler):
     def _rate(self, count, base_lr, group):
         k = bisect.bisect_right(self.milestones, count)
         scheduler = self.schedulers[k]
-        return scheduler._rate(count - (self.milestones[k - 1] if k else 0), scheduler.base_lrs[group], group)
+        return scheduler._rate(
+            count - (self.milestones[k - 1] if k else 0), scheduler.base_lrs[group], group
+        )
 
     def load_state_dict(self, state_dict):
         """As LRScheduler's, and the scheduler running at the restored count gets its own count."""
@@ -602,7 +735,9 @@ class ChainedScheduler:
         optimizer = schedulers[0].optimizer if optimizer is None else optimizer
         for scheduler in schedulers:
             if not isinstance(scheduler, LRScheduler) or scheduler.optimizer is not optimizer:
-                raise ValueError("ChainedScheduler expects schedulers (not ReduceLROnPlateau) made on one optimizer")
+                raise ValueError(
+                    "ChainedScheduler expects schedulers (not ReduceLROnPlateau) made on one optimizer"
+                )
         self.optimizer, self._schedulers = optimizer, schedulers
         self.last_lrs = [group["lr"] for group in optimizer.param_groups]
 
@@ -616,8 +751,11 @@ class ChainedScheduler:
 
     def state_dict(self):
         """Each schedule's state under "schedulers.<k>." (flat, for mg.save)."""
-        return OrderedDict((f"schedulers.{k}.{key}", value) for k, scheduler in enumerate(self._schedulers)
-                           for key, value in scheduler.state_dict().items())
+        return OrderedDict(
+            (f"schedulers.{k}.{key}", value)
+            for k, scheduler in enumerate(self._schedulers)
+            for key, value in scheduler.state_dict().items()
+        )
 
     def load_state_dict(self, state_dict):
         parts = [{} for _ in self._schedulers]
@@ -642,13 +780,27 @@ class ReduceLROnPlateau:
     group), and a cut smaller than eps is not made.
     """
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
-                 cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"ReduceLROnPlateau expects an mg.optim optimizer; got {type(optimizer).__name__}")
+            raise TypeError(
+                f"ReduceLROnPlateau expects an mg.optim optimizer; got {type(optimizer).__name__}"
+            )
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs'; "
-                             f"got {mode!r} and {threshold_mode!r}")
+            raise ValueError(
+                f"ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs'; "
+                f"got {mode!r} and {threshold_mode!r}"
+            )
         self.factor = non_negative("factor", factor)
         if self.factor >= 1:
             raise ValueError(f"factor must be < 1 (a cut); got {self.factor}")
@@ -664,16 +816,26 @@ class ReduceLROnPlateau:
 
     def _better(self, value):
         if self.mode == "min":
-            return value < (self.best * (1 - self.threshold) if self.threshold_mode == "rel" else self.best - self.threshold)
-        return value > (self.best * (1 + self.threshold) if self.threshold_mode == "rel" else self.best + self.threshold)
+            return value < (
+                self.best * (1 - self.threshold)
+                if self.threshold_mode == "rel"
+                else self.best - self.threshold
+            )
+        return value > (
+            self.best * (1 + self.threshold)
+            if self.threshold_mode == "rel"
+            else self.best + self.threshold
+        )
 
     def step(self, metrics):
         """Count one evaluation with its metric (a number or a 0-d tensor)."""
         try:
             value = float(metrics)
         except (TypeError, ValueError):
-            raise TypeError(f"ReduceLROnPlateau.step: expected the metric as a number or a 0-d tensor; "
-                            f"got {metrics!r}") from None
+            raise TypeError(
+                f"ReduceLROnPlateau.step: expected the metric as a number or a 0-d tensor; "
+                f"got {metrics!r}"
+            ) from None
         self.last_epoch += 1
         if self._better(value):
             self.best, self.num_bad_epochs = value, 0
@@ -695,16 +857,31 @@ class ReduceLROnPlateau:
 
     def state_dict(self):
         """best, num_bad_epochs, cooldown_counter and last_epoch (numbers; the settings are rebuilt)."""
-        return OrderedDict(best=self.best, num_bad_epochs=self.num_bad_epochs, cooldown_counter=self.cooldown_counter,
-                           last_epoch=self.last_epoch)
+        return OrderedDict(
+            best=self.best,
+            num_bad_epochs=self.num_bad_epochs,
+            cooldown_counter=self.cooldown_counter,
+            last_epoch=self.last_epoch,
+        )
 
     def load_state_dict(self, state_dict):
         def best(name, value):
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
                 raise ValueError(f"best must be a number; got {value!r}")
             return float(value)
-        self.__dict__.update(_checked_state(self, state_dict, {"best": best, "num_bad_epochs": _count,
-                                                               "cooldown_counter": _count, "last_epoch": _count}))
+
+        self.__dict__.update(
+            _checked_state(
+                self,
+                state_dict,
+                {
+                    "best": best,
+                    "num_bad_epochs": _count,
+                    "cooldown_counter": _count,
+                    "last_epoch": _count,
+                },
+            )
+        )
 
 
 def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
@@ -737,6 +914,21 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
     return factor
 
 
-__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR",
-           "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "warmup_cosine"]
+__all__ = [
+    "LRScheduler",
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "ConstantLR",
+    "LinearLR",
+    "PolynomialLR",
+    "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "SequentialLR",
+    "ChainedScheduler",
+    "ReduceLROnPlateau",
+    "warmup_cosine",
+]

@@ -17,6 +17,7 @@ from ..tensor import Tensor
 
 # -- checks: each takes (name, value) and returns the value to keep, or raises naming `name` --
 
+
 def _number(name, value):
     """value as a float: a real number, or a 0-d tensor or array of one (a bool is not a number here)."""
     if isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0 and value.dtype.kind in "iuf":
@@ -47,7 +48,9 @@ def flag(name, value):
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype == np.bool_:
         value = value.item()
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be True or False; got {value!r} of type {type(value).__name__}"
+        )
     return bool(value)
 
 
@@ -67,7 +70,11 @@ def betas(name, value):
 def step_count(name, value, param=None):
     """A count of steps taken: an integer >= 1 (bias corrections count from 1)."""
     array = np.asarray(value)
-    if array.ndim or array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and not float(array).is_integer()):
+    if (
+        array.ndim
+        or array.dtype.kind not in "iuf"
+        or (array.dtype.kind == "f" and not float(array).is_integer())
+    ):
         raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
     if int(array) < 1:
         raise ValueError(f"{name} must be an integer >= 1; got {int(array)}")
@@ -78,21 +85,27 @@ def buffer(name, value, param):
     """A float array of the parameter's shape, stored as a C-contiguous copy in its dtype."""
     array = np.asarray(value)
     if array.dtype.kind != "f" or array.shape != param.shape:
-        raise ValueError(f"{name} must be a float array of shape {param.shape} (the parameter's); "
-                         f"got {array.dtype} of shape {array.shape}")
+        raise ValueError(
+            f"{name} must be a float array of shape {param.shape} (the parameter's); "
+            f"got {array.dtype} of shape {array.shape}"
+        )
     return np.array(array, dtype=param.dtype, order="C")
 
 
 def buffer_of(what):
     """The check of a buffer of `what`, which are never negative (sums of squares, largest
     magnitudes): every element >= 0, and the message says what the buffer holds."""
+
     def check(name, value, param):
         array = buffer(name, value, param)
         bad = ~(array >= 0)  # NaN is bad too
         if bad.any():
-            raise ValueError(f"{name} holds {what}, which are >= 0; got "
-                             f"{array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}")
+            raise ValueError(
+                f"{name} holds {what}, which are >= 0; got "
+                f"{array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
+            )
         return array
+
     return check
 
 
@@ -104,7 +117,9 @@ def check_torch_flags(name, differentiable):
     capturable): here they change nothing. differentiable=True asks for a graph through the
     update itself, which minigrad's in-place updates do not record."""
     if differentiable:
-        raise ValueError(f"{name}: differentiable=True (a graph through the update) is not supported")
+        raise ValueError(
+            f"{name}: differentiable=True (a graph through the update) is not supported"
+        )
 
 
 def _plain(value):
@@ -146,7 +161,9 @@ class Optimizer:
     def __init__(self, params, **defaults):
         name = type(self).__name__
         self.param_groups = []
-        self.defaults = {key: check(key, defaults[key]) for key, check in self.hyper_parameters.items()}
+        self.defaults = {
+            key: check(key, defaults[key]) for key, check in self.hyper_parameters.items()
+        }
         self.params = []  # every parameter, group after group: state[i] belongs to params[i]
         self.state = _State(self)
         for group in _as_groups(name, params):
@@ -160,23 +177,41 @@ class Optimizer:
         name = type(self).__name__
         where = f"parameter group {len(self.param_groups)}"
         if not isinstance(param_group, dict) or "params" not in param_group:
-            raise TypeError(f"{name}: a {where} must be a dict with a 'params' entry; got {param_group!r:.80}")
-        params, names = _named(name, _listed(name, param_group["params"], f"the parameters of {where}"), where)
+            raise TypeError(
+                f"{name}: a {where} must be a dict with a 'params' entry; got {param_group!r:.80}"
+            )
+        params, names = _named(
+            name, _listed(name, param_group["params"], f"the parameters of {where}"), where
+        )
         group = {"params": params} if names is None else {"params": params, "param_names": names}
         for key, check in self.hyper_parameters.items():
-            group[key] = check(f"{where}: {key}", param_group[key]) if key in param_group else self.defaults[key]
-        group.update((key, value) for key, value in param_group.items() if key not in group)  # names, notes: kept
+            group[key] = (
+                check(f"{where}: {key}", param_group[key])
+                if key in param_group
+                else self.defaults[key]
+            )
+        group.update(
+            (key, value) for key, value in param_group.items() if key not in group
+        )  # names, notes: kept
         everyone = self.params + params
         for offset, p in enumerate(params):
             index = len(self.params) + offset
             if not isinstance(p, Tensor):
-                raise TypeError(f"{name} optimizes Tensors; parameter {index} is a {type(p).__name__}")
-            if not p.is_leaf:  # a frozen parameter (requires_grad=False) is fine: it has no grad to step by
-                raise ValueError(f"{name}: parameter {index} (shape {p.shape}) must be a leaf tensor (a "
-                                 f"Parameter, or a tensor made directly), not the result of an op")
+                raise TypeError(
+                    f"{name} optimizes Tensors; parameter {index} is a {type(p).__name__}"
+                )
+            if (
+                not p.is_leaf
+            ):  # a frozen parameter (requires_grad=False) is fine: it has no grad to step by
+                raise ValueError(
+                    f"{name}: parameter {index} (shape {p.shape}) must be a leaf tensor (a "
+                    f"Parameter, or a tensor made directly), not the result of an op"
+                )
             if not p.data.flags.writeable:
-                raise ValueError(f"{name}: parameter {index} (shape {p.shape}) holds a read-only array; "
-                                 f"an optimizer updates parameters in place")
+                raise ValueError(
+                    f"{name}: parameter {index} (shape {p.shape}) holds a read-only array; "
+                    f"an optimizer updates parameters in place"
+                )
             for earlier in range(index):
                 _check_not_shared(name, everyone, earlier, index)
         self.params.extend(params)
@@ -202,8 +237,10 @@ class Optimizer:
             if p.grad is None:
                 continue
             if p.grad.shape != p.shape:
-                raise ValueError(f"{type(self).__name__}: parameter {index} has shape {p.shape} but its "
-                                 f"grad has shape {p.grad.shape}")
+                raise ValueError(
+                    f"{type(self).__name__}: parameter {index} has shape {p.shape} but its "
+                    f"grad has shape {p.grad.shape}"
+                )
             yield index, p, group
 
     # -- hyper-parameters as attributes: opt.lr ----------------------------------------------------
@@ -212,8 +249,10 @@ class Optimizer:
             values = [group[key] for group in self.param_groups]
             if all(value == values[0] for value in values):
                 return values[0]
-            raise AttributeError(f"{type(self).__name__}.{key}: the parameter groups have different values "
-                                 f"{values}; read param_groups[i][{key!r}]")
+            raise AttributeError(
+                f"{type(self).__name__}.{key}: the parameter groups have different values "
+                f"{values}; read param_groups[i][{key!r}]"
+            )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {key!r}")
 
     def __setattr__(self, key, value):
@@ -240,7 +279,9 @@ class Optimizer:
         loss = None
         if closure is not None:
             if not callable(closure):
-                raise TypeError(f"{type(self).__name__}.step: closure must be a function; got {type(closure).__name__}")
+                raise TypeError(
+                    f"{type(self).__name__}.step: closure must be a function; got {type(closure).__name__}"
+                )
             with autograd.enable_grad():
                 loss = closure()
         self._update()
@@ -255,8 +296,11 @@ class Optimizer:
         group, "param_groups.<g>.<name>" with several."""
         if len(self.param_groups) == 1:
             return {key: (0, key) for key in self.hyper_parameters}
-        return {f"param_groups.{g}.{key}": (g, key) for g in range(len(self.param_groups))
-                for key in self.hyper_parameters}
+        return {
+            f"param_groups.{g}.{key}": (g, key)
+            for g in range(len(self.param_groups))
+            for key in self.hyper_parameters
+        }
 
     def state_dict(self):
         """A flat OrderedDict that mg.save can store: the hyper-parameters by name (numbers; betas
@@ -272,7 +316,9 @@ class Optimizer:
                 result[f"param_groups.{g}.params"] = len(group["params"])
         for index in sorted(self.state):
             for key, value in self.state[index].items():
-                result[f"state.{index}.{key}"] = value if isinstance(value, numbers.Number) else np.array(value)
+                result[f"state.{index}.{key}"] = (
+                    value if isinstance(value, numbers.Number) else np.array(value)
+                )
         return result
 
     def load_state_dict(self, state_dict):
@@ -295,50 +341,94 @@ class Optimizer:
                 hyper[g, name] = self.hyper_parameters[name](key, _plain(state_dict[key]))
             except (TypeError, ValueError) as error:
                 problems.append(str(error))
-        sizes = {f"param_groups.{g}.params": len(group["params"]) for g, group in enumerate(self.param_groups)}
+        sizes = {
+            f"param_groups.{g}.params": len(group["params"])
+            for g, group in enumerate(self.param_groups)
+        }
         if len(self.param_groups) > 1:
             for key, size in sizes.items():
                 if key not in state_dict:
                     problems.append(f"missing key {key!r}")
                 elif _plain(state_dict[key]) != size:
-                    problems.append(f"{key}: this optimizer's group holds {size} parameters; the state dict's "
-                                    f"holds {_plain(state_dict[key])!r}")
+                    problems.append(
+                        f"{key}: this optimizer's group holds {size} parameters; the state dict's "
+                        f"holds {_plain(state_dict[key])!r}"
+                    )
         for key, value in state_dict.items():
             if key in hyper_keys or (len(self.param_groups) > 1 and key in sizes):
                 continue
             parts = key.split(".")
-            if len(parts) != 3 or parts[0] != "state" or not parts[1].isdigit() or parts[2] not in self.state_checks:
-                groups = len({part.split(".")[1] for part in state_dict if part.startswith("param_groups.")}) or 1
-                hint = (f" (the state dict is of an optimizer with {groups} parameter group(s); this one has "
-                        f"{len(self.param_groups)})" if groups != len(self.param_groups) else "")
+            if (
+                len(parts) != 3
+                or parts[0] != "state"
+                or not parts[1].isdigit()
+                or parts[2] not in self.state_checks
+            ):
+                groups = (
+                    len(
+                        {
+                            part.split(".")[1]
+                            for part in state_dict
+                            if part.startswith("param_groups.")
+                        }
+                    )
+                    or 1
+                )
+                hint = (
+                    f" (the state dict is of an optimizer with {groups} parameter group(s); this one has "
+                    f"{len(self.param_groups)})"
+                    if groups != len(self.param_groups)
+                    else ""
+                )
                 problems.append(f"unexpected key {key!r}{hint}")
                 continue
             index = int(parts[1])
             if index >= len(self.params):
-                problems.append(f"{key}: parameter index {index} out of range for {len(self.params)} parameters")
+                problems.append(
+                    f"{key}: parameter index {index} out of range for {len(self.params)} parameters"
+                )
                 continue
             try:
-                state.setdefault(index, {})[parts[2]] = self.state_checks[parts[2]](key, value, self.params[index])
+                state.setdefault(index, {})[parts[2]] = self.state_checks[parts[2]](
+                    key, value, self.params[index]
+                )
             except (TypeError, ValueError) as error:
                 problems.append(str(error))
         for index, entries in sorted(state.items()):
-            missing = [name for name in self.state_checks if name not in entries and name not in self.optional_state]
+            missing = [
+                name
+                for name in self.state_checks
+                if name not in entries and name not in self.optional_state
+            ]
             if missing:
-                problems.append(f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or nothing)")
+                problems.append(
+                    f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or nothing)"
+                )
         if problems:
-            raise ValueError(f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems))
+            raise ValueError(
+                f"{type(self).__name__}.load_state_dict failed: " + "; ".join(problems)
+            )
         for (g, name), value in hyper.items():
             self.param_groups[g][name] = value
-        self.state = _State(self, {index: {name: entries[name] for name in self.state_checks if name in entries}
-                                   for index, entries in state.items()})
+        self.state = _State(
+            self,
+            {
+                index: {name: entries[name] for name in self.state_checks if name in entries}
+                for index, entries in state.items()
+            },
+        )
 
     def __repr__(self):
         if len(self.param_groups) == 1:
-            settings = ", ".join(f"{key}={self.param_groups[0][key]}" for key in self.hyper_parameters)
+            settings = ", ".join(
+                f"{key}={self.param_groups[0][key]}" for key in self.hyper_parameters
+            )
             return f"{type(self).__name__}({len(self.params)} parameters, {settings})"
-        groups = "; ".join(f"group {g}: {len(group['params'])} parameters, "
-                           + ", ".join(f"{key}={group[key]}" for key in self.hyper_parameters)
-                           for g, group in enumerate(self.param_groups))
+        groups = "; ".join(
+            f"group {g}: {len(group['params'])} parameters, "
+            + ", ".join(f"{key}={group[key]}" for key in self.hyper_parameters)
+            for g, group in enumerate(self.param_groups)
+        )
         return f"{type(self).__name__}({groups})"
 
 
@@ -378,7 +468,9 @@ class _State(dict):
 def _listed(name, params, what):
     """params (a Tensor, or an iterable in a fixed order) as a list."""
     if isinstance(params, (set, frozenset)):
-        raise TypeError(f"{name}: {what} are a set, whose order changes from run to run; give a list")
+        raise TypeError(
+            f"{name}: {what} are a set, whose order changes from run to run; give a list"
+        )
     return [params] if isinstance(params, Tensor) else list(params)
 
 
@@ -389,20 +481,26 @@ def _named(name, params, where):
     if not any(pairs):
         return params, None
     if not all(pairs):
-        raise ValueError(f"{name}: the parameters of {where} must all be tensors or all (name, tensor) pairs "
-                         f"(as named_parameters() gives), not a mix")
+        raise ValueError(
+            f"{name}: the parameters of {where} must all be tensors or all (name, tensor) pairs "
+            f"(as named_parameters() gives), not a mix"
+        )
     return [p for _, p in params], [n for n, _ in params]
 
 
 def _as_groups(name, params):
     """The constructor's params as a list of group dicts: tensors make one group."""
     if isinstance(params, dict):
-        raise TypeError(f"{name}: params must be an iterable of Tensors or of dicts (parameter groups); got a "
-                        "dict. For one group, wrap it in a list: [{'params': ...}]")
+        raise TypeError(
+            f"{name}: params must be an iterable of Tensors or of dicts (parameter groups); got a "
+            "dict. For one group, wrap it in a list: [{'params': ...}]"
+        )
     params = _listed(name, params, "the parameters")
     dicts = [isinstance(p, dict) for p in params]
     if any(dicts) and not all(dicts):
-        raise TypeError(f"{name}: params must be all Tensors or all dicts (parameter groups), not a mix")
+        raise TypeError(
+            f"{name}: params must be all Tensors or all dicts (parameter groups), not a mix"
+        )
     return params if params and all(dicts) else [{"params": params}]
 
 
@@ -410,13 +508,17 @@ def _check_not_shared(name, params, earlier, later):
     """Two parameters must not overlap in memory: each step would update that memory twice."""
     a, b = params[earlier], params[later]
     if a is b:
-        raise ValueError(f"{name}: parameter {later} (shape {b.shape}) appears more than once in the "
-                         f"parameter list (first as parameter {earlier})")
+        raise ValueError(
+            f"{name}: parameter {later} (shape {b.shape}) appears more than once in the "
+            f"parameter list (first as parameter {earlier})"
+        )
     # may_share_memory is a cheap bounds test; shares_memory then decides exactly
     if np.may_share_memory(a.data, b.data) and np.shares_memory(a.data, b.data):
-        raise ValueError(f"{name}: parameters {earlier} (shape {a.shape}) and {later} (shape {b.shape}) share "
-                         f"memory (one views the other's array, or both view one array), so every step "
-                         f"would update it twice; give each parameter its own array")
+        raise ValueError(
+            f"{name}: parameters {earlier} (shape {a.shape}) and {later} (shape {b.shape}) share "
+            f"memory (one views the other's array, or both view one array), so every step "
+            f"would update it twice; give each parameter its own array"
+        )
 
 
 def _with_grads(parameters):
@@ -441,11 +543,15 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     try:
         norm_type = float(norm_type)
     except (TypeError, ValueError):
-        raise ValueError(f"clip_grad_norm_: norm_type must be a number > 0 or inf; got {norm_type!r}") from None
+        raise ValueError(
+            f"clip_grad_norm_: norm_type must be a number > 0 or inf; got {norm_type!r}"
+        ) from None
     if not norm_type > 0:
         raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or inf); got {norm_type}")
     grads = _with_grads(parameters)
-    flats = [g.ravel(order="K") for g in grads if g.size]  # memory order: no copy of a transposed gradient
+    flats = [
+        g.ravel(order="K") for g in grads if g.size
+    ]  # memory order: no copy of a transposed gradient
     if not flats:
         total = 0.0
     elif norm_type == math.inf:
@@ -453,13 +559,19 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     elif norm_type == 2:
         total = math.sqrt(sum(float(np.dot(flat, flat)) for flat in flats))
     else:
-        total = sum(float((np.abs(flat.astype(np.float64)) ** norm_type).sum()) for flat in flats) ** (1 / norm_type)
+        total = sum(
+            float((np.abs(flat.astype(np.float64)) ** norm_type).sum()) for flat in flats
+        ) ** (1 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}, so "
-                           "they cannot be clipped. Pass error_if_nonfinite=False to go on anyway.")
+        raise RuntimeError(
+            f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}, so "
+            "they cannot be clipped. Pass error_if_nonfinite=False to go on anyway."
+        )
     scale = max_norm / (total + 1e-6)
     if not scale >= 1:  # NaN too
-        with np.errstate(invalid="ignore"):  # an inf gradient times 0 (an inf norm): NaN, as in torch
+        with np.errstate(
+            invalid="ignore"
+        ):  # an inf gradient times 0 (an inf norm): NaN, as in torch
             for g in grads:
                 g *= g.dtype.type(scale)
     return Tensor._wrap(np.asarray(total, dtype=grads[0].dtype if grads else np.float32))

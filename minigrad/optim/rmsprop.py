@@ -2,7 +2,14 @@
 
 import numpy as np
 
-from .optimizer import buffer, check_torch_flags, flag, non_negative, non_negative_buffer, step_count
+from .optimizer import (
+    buffer,
+    check_torch_flags,
+    flag,
+    non_negative,
+    non_negative_buffer,
+    step_count,
+)
 from .per_parameter import PerParameterOptimizer
 
 
@@ -20,17 +27,48 @@ class RMSprop(PerParameterOptimizer):
     square_avg, plus momentum_buffer (momentum > 0) and grad_avg (centered). numpy updates.
     """
 
-    hyper_parameters = {"lr": non_negative, "alpha": non_negative, "eps": non_negative,
-                        "weight_decay": non_negative, "momentum": non_negative, "centered": flag, "maximize": flag}
-    state_checks = {"step": step_count, "square_avg": non_negative_buffer, "momentum_buffer": buffer,
-                    "grad_avg": buffer}
+    hyper_parameters = {
+        "lr": non_negative,
+        "alpha": non_negative,
+        "eps": non_negative,
+        "weight_decay": non_negative,
+        "momentum": non_negative,
+        "centered": flag,
+        "maximize": flag,
+    }
+    state_checks = {
+        "step": step_count,
+        "square_avg": non_negative_buffer,
+        "momentum_buffer": buffer,
+        "grad_avg": buffer,
+    }
     optional_state = ("momentum_buffer", "grad_avg")
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
-                 capturable=False, foreach=None, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         check_torch_flags(type(self).__name__, differentiable)
-        super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                         centered=centered, maximize=maximize)
+        super().__init__(
+            params,
+            lr=lr,
+            alpha=alpha,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            centered=centered,
+            maximize=maximize,
+        )
 
     def _new_state(self, param, group):
         state = {"step": 0, "square_avg": np.zeros_like(param)}
@@ -47,7 +85,9 @@ class RMSprop(PerParameterOptimizer):
         square_avg *= scalar(alpha)
         square_avg += scalar(1 - alpha) * grad * grad
         if group["centered"]:
-            grad_avg = state.setdefault("grad_avg", np.zeros_like(param))  # centered may be set after a step
+            grad_avg = state.setdefault(
+                "grad_avg", np.zeros_like(param)
+            )  # centered may be set after a step
             grad_avg += (grad - grad_avg) * scalar(1 - alpha)
             avg = np.sqrt(square_avg - grad_avg * grad_avg)
         else:

@@ -2,7 +2,15 @@
 
 import numpy as np
 
-from .optimizer import Optimizer, buffer, changed_in_place, check_torch_flags, finite, flag, non_negative
+from .optimizer import (
+    Optimizer,
+    buffer,
+    changed_in_place,
+    check_torch_flags,
+    finite,
+    flag,
+    non_negative,
+)
 
 
 class SGD(Optimizer):
@@ -16,17 +24,42 @@ class SGD(Optimizer):
     accepted and change nothing; differentiable=True is not supported.
     """
 
-    hyper_parameters = {"lr": non_negative, "momentum": non_negative, "dampening": finite,
-                        "weight_decay": non_negative, "nesterov": flag, "maximize": flag}
+    hyper_parameters = {
+        "lr": non_negative,
+        "momentum": non_negative,
+        "dampening": finite,
+        "weight_decay": non_negative,
+        "nesterov": flag,
+        "maximize": flag,
+    }
     optional_hyper_parameters = ("dampening", "nesterov", "maximize")  # older state dicts lack them
     state_checks = {"momentum_buffer": buffer}
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *,
-                 maximize=False, foreach=None, differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0.0,
+        dampening=0.0,
+        weight_decay=0.0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ):
         # lr = 0 is allowed, as in torch (a warm-up may start at 0)
         check_torch_flags("SGD", differentiable)
-        super().__init__(params, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                         nesterov=nesterov, maximize=maximize)
+        super().__init__(
+            params,
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+        )
         for group in self.param_groups:
             _check_nesterov(group)
 
@@ -52,13 +85,23 @@ class SGD(Optimizer):
                 else:
                     momentum_buffer = state["momentum_buffer"]
                     momentum_buffer *= momentum
-                    momentum_buffer += g if group["dampening"] == 0 else scalar(1 - group["dampening"]) * g
-                g = g + momentum * state["momentum_buffer"] if group["nesterov"] else state["momentum_buffer"]
-            param -= scalar(group["lr"]) * g  # on the array itself: `p.data -=` would also reassign it
+                    momentum_buffer += (
+                        g if group["dampening"] == 0 else scalar(1 - group["dampening"]) * g
+                    )
+                g = (
+                    g + momentum * state["momentum_buffer"]
+                    if group["nesterov"]
+                    else state["momentum_buffer"]
+                )
+            param -= (
+                scalar(group["lr"]) * g
+            )  # on the array itself: `p.data -=` would also reassign it
             changed_in_place(p)
 
 
 def _check_nesterov(group):
     if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
-        raise ValueError(f"SGD: Nesterov momentum needs momentum > 0 and dampening 0; got momentum="
-                         f"{group['momentum']}, dampening={group['dampening']}")
+        raise ValueError(
+            f"SGD: Nesterov momentum needs momentum > 0 and dampening 0; got momentum="
+            f"{group['momentum']}, dampening={group['dampening']}"
+        )

@@ -46,12 +46,18 @@ class TensorDataset(Dataset):
             raise ValueError("TensorDataset: give at least one tensor")
         for position, t in enumerate(tensors):
             if not isinstance(t, Tensor):
-                raise TypeError(f"TensorDataset: argument {position} must be a Tensor; got {type(t).__name__}")
+                raise TypeError(
+                    f"TensorDataset: argument {position} must be a Tensor; got {type(t).__name__}"
+                )
             if t.ndim == 0:
-                raise ValueError(f"TensorDataset: argument {position} is 0-d; every tensor needs a first axis of samples")
+                raise ValueError(
+                    f"TensorDataset: argument {position} is 0-d; every tensor needs a first axis of samples"
+                )
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) > 1:
-            raise ValueError(f"TensorDataset: every tensor must have the same size along the first axis; got {sizes}")
+            raise ValueError(
+                f"TensorDataset: every tensor must have the same size along the first axis; got {sizes}"
+            )
         self.tensors = tensors
 
     def __getitem__(self, index):
@@ -101,7 +107,12 @@ def random_split(dataset, lengths, generator=None):
     first subsets, as in torch)."""
     size = len(dataset)
     lengths = list(lengths)
-    if lengths and all(isinstance(x, float) for x in lengths) and math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+    if (
+        lengths
+        and all(isinstance(x, float) for x in lengths)
+        and math.isclose(sum(lengths), 1)
+        and sum(lengths) <= 1
+    ):
         if any(not 0 <= x <= 1 for x in lengths):
             raise ValueError(f"random_split: fractions must be in [0, 1]; got {lengths}")
         counts = [math.floor(size * x) for x in lengths]
@@ -110,16 +121,21 @@ def random_split(dataset, lengths, generator=None):
         lengths = counts
     for x in lengths:
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
-            raise ValueError(f"random_split: lengths must be counts >= 0 adding up to the dataset's length, or "
-                             f"fractions adding up to 1; got {lengths}")
+            raise ValueError(
+                f"random_split: lengths must be counts >= 0 adding up to the dataset's length, or "
+                f"fractions adding up to 1; got {lengths}"
+            )
     if sum(lengths) != size:
-        raise ValueError(f"random_split: the lengths add up to {sum(lengths)}, but the dataset has {size} samples")
+        raise ValueError(
+            f"random_split: the lengths add up to {sum(lengths)}, but the dataset has {size} samples"
+        )
     order = randperm(size, generator=generator).numpy().tolist()
     bounds = np.cumsum([0] + lengths).tolist()
-    return [Subset(dataset, order[bounds[k]:bounds[k + 1]]) for k in range(len(lengths))]
+    return [Subset(dataset, order[bounds[k] : bounds[k + 1]]) for k in range(len(lengths))]
 
 
 # -- samplers: the order in which a loader visits a dataset's indices ----------------------------
+
 
 class Sampler:
     """Base of samplers: define __iter__ (indices, or lists of indices for a batch sampler) and,
@@ -149,8 +165,12 @@ class RandomSampler(Sampler):
     with, num_samples independent draws. num_samples: len(data_source) unless given."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        self.data_source, self.replacement, self._num_samples, self.generator = (data_source, replacement,
-                                                                                 num_samples, generator)
+        self.data_source, self.replacement, self._num_samples, self.generator = (
+            data_source,
+            replacement,
+            num_samples,
+            generator,
+        )
         _check_bool("RandomSampler", "replacement", replacement, TypeError)
         _check_count("RandomSampler", "num_samples", self.num_samples)
 
@@ -166,7 +186,7 @@ class RandomSampler(Sampler):
         for _ in range(count // size):
             yield from randperm(size, generator=self.generator).tolist()
         if count % size:
-            yield from randperm(size, generator=self.generator).tolist()[:count % size]
+            yield from randperm(size, generator=self.generator).tolist()[: count % size]
 
     def __len__(self):
         return self.num_samples
@@ -196,13 +216,21 @@ class WeightedRandomSampler(Sampler):
         _check_bool("WeightedRandomSampler", "replacement", replacement, ValueError)
         weights = np.asarray(weights, dtype=np.float64)
         if weights.ndim != 1:
-            raise ValueError(f"WeightedRandomSampler: weights should be a 1-d sequence; got weights of shape "
-                             f"{weights.shape}")
-        self.weights, self.num_samples, self.replacement, self.generator = (tensor(weights), num_samples,
-                                                                            replacement, generator)
+            raise ValueError(
+                f"WeightedRandomSampler: weights should be a 1-d sequence; got weights of shape "
+                f"{weights.shape}"
+            )
+        self.weights, self.num_samples, self.replacement, self.generator = (
+            tensor(weights),
+            num_samples,
+            replacement,
+            generator,
+        )
 
     def __iter__(self):
-        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
+        yield from multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        ).tolist()
 
     def __len__(self):
         return self.num_samples
@@ -253,7 +281,9 @@ def default_collate(batch):
         return stack(batch)
     if isinstance(first, np.ndarray) and first.dtype.kind in "biuf":
         return stack([tensor(x) for x in batch])
-    if isinstance(first, np.generic) and first.dtype.kind in "biuf":  # a numpy scalar keeps its dtype, as torch
+    if (
+        isinstance(first, np.generic) and first.dtype.kind in "biuf"
+    ):  # a numpy scalar keeps its dtype, as torch
         return tensor(np.array(batch, dtype=first.dtype))
     if isinstance(first, (bool, np.bool_)):
         return tensor(np.array(batch, dtype=np.bool_))
@@ -267,14 +297,18 @@ def default_collate(batch):
         return {key: default_collate([sample[key] for sample in batch]) for key in first}
     if isinstance(first, collections.abc.Sequence):
         if any(len(sample) != len(first) for sample in batch):
-            raise RuntimeError("default_collate: each sample of the batch must have the same number of fields; got "
-                               f"{sorted({len(sample) for sample in batch})}")
+            raise RuntimeError(
+                "default_collate: each sample of the batch must have the same number of fields; got "
+                f"{sorted({len(sample) for sample in batch})}"
+            )
         fields = [default_collate(list(samples)) for samples in zip(*batch)]
         if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple
             return type(first)(*fields)
         return fields  # a list, for tuples too (as torch's)
-    raise TypeError(f"default_collate: samples must be tensors, numeric arrays, numbers, strings, dicts, tuples or "
-                    f"lists; got {type(first).__name__}")
+    raise TypeError(
+        f"default_collate: samples must be tensors, numeric arrays, numbers, strings, dicts, tuples or "
+        f"lists; got {type(first).__name__}"
+    )
 
 
 def default_convert(sample):
@@ -305,31 +339,70 @@ class DataLoader:
     `batch_sampler` too unless batch_size is None (a BatchSampler of `sampler` unless given).
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None, num_workers=0,
-                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None, generator=None,
-                 prefetch_factor=None, persistent_workers=False):
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=False,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        pin_memory=False,
+        drop_last=False,
+        timeout=0,
+        worker_init_fn=None,
+        generator=None,
+        prefetch_factor=None,
+        persistent_workers=False,
+    ):
         if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
-            raise TypeError(f"DataLoader: dataset must have __getitem__ and __len__; got {type(dataset).__name__}")
+            raise TypeError(
+                f"DataLoader: dataset must have __getitem__ and __len__; got {type(dataset).__name__}"
+            )
         if sampler is not None and shuffle:
-            raise ValueError("DataLoader: sampler is mutually exclusive with shuffle=True (the sampler gives the "
-                             "order)")
+            raise ValueError(
+                "DataLoader: sampler is mutually exclusive with shuffle=True (the sampler gives the "
+                "order)"
+            )
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler "
-                                 "and drop_last (it gives the batches)")
+                raise ValueError(
+                    "DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler "
+                    "and drop_last (it gives the batches)"
+                )
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
-            raise ValueError("DataLoader: batch_size=None gives the samples one by one, so it is mutually exclusive "
-                             "with drop_last")
-        if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 0:
-            raise ValueError(f"DataLoader: num_workers must be an integer >= 0; got {num_workers!r}")
+            raise ValueError(
+                "DataLoader: batch_size=None gives the samples one by one, so it is mutually exclusive "
+                "with drop_last"
+            )
+        if (
+            isinstance(num_workers, bool)
+            or not isinstance(num_workers, (int, np.integer))
+            or num_workers < 0
+        ):
+            raise ValueError(
+                f"DataLoader: num_workers must be an integer >= 0; got {num_workers!r}"
+            )
         if collate_fn is not None and not callable(collate_fn):
-            raise TypeError(f"DataLoader: collate_fn must be callable; got {type(collate_fn).__name__}")
+            raise TypeError(
+                f"DataLoader: collate_fn must be callable; got {type(collate_fn).__name__}"
+            )
         if sampler is None:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+            sampler = (
+                RandomSampler(dataset, generator=generator)
+                if shuffle
+                else SequentialSampler(dataset)
+            )
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, bool(drop_last), generator
+        self.dataset, self.batch_size, self.drop_last, self.generator = (
+            dataset,
+            batch_size,
+            bool(drop_last),
+            generator,
+        )
         self.sampler, self.batch_sampler, self.collate_fn = sampler, batch_sampler, collate_fn
         self.num_workers, self.pin_memory = int(num_workers), bool(pin_memory)
 
@@ -339,7 +412,9 @@ class DataLoader:
                 yield (self.collate_fn or default_convert)(self.dataset[index])
             return
         for indices in self.batch_sampler:
-            if self.collate_fn is None and type(self.dataset) is TensorDataset:  # one index per tensor
+            if (
+                self.collate_fn is None and type(self.dataset) is TensorDataset
+            ):  # one index per tensor
                 yield [t[np.asarray(indices, dtype=np.int64)] for t in self.dataset.tensors]
             else:
                 yield (self.collate_fn or default_collate)([self.dataset[i] for i in indices])
@@ -356,6 +431,19 @@ def _checked_index(index, size):
     return int(index) % size
 
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler", "SequentialSampler",
-           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "default_collate",
-           "default_convert", "DataLoader"]
+__all__ = [
+    "Dataset",
+    "TensorDataset",
+    "Subset",
+    "ConcatDataset",
+    "random_split",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+    "default_collate",
+    "default_convert",
+    "DataLoader",
+]

@@ -12,7 +12,13 @@ from minigrad.optim import clip_grad_norm_, clip_grad_value_
 
 from . import rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "parameters_to_vector",
+    "vector_to_parameters",
+    "rnn",
+]
 
 
 def _tensors(parameters, name):
@@ -40,11 +46,13 @@ def vector_to_parameters(vec, parameters):
     parameters = _tensors(parameters, "vector_to_parameters")
     total = sum(p.numel() for p in parameters)
     if vec.ndim != 1 or vec.numel() != total:
-        raise ValueError(f"vector_to_parameters: vec must be 1-D with {total} numbers (the parameters' count); "
-                         f"got shape {vec.shape}")
+        raise ValueError(
+            f"vector_to_parameters: vec must be 1-D with {total} numbers (the parameters' count); "
+            f"got shape {vec.shape}"
+        )
     start = 0
     for p in parameters:
         size = math.prod(p.shape)
-        p.data[...] = np.asarray(vec.data[start:start + size]).reshape(p.shape)
+        p.data[...] = np.asarray(vec.data[start : start + size]).reshape(p.shape)
         p._bump_version()
         start += size
