@@ -17,47 +17,21 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.nn import functional as F
-from torch_twins import assert_layer_matches_torch
+from parity import (
+    TOLERANCE,
+    assert_layer_matches_torch,
+    assert_runs_match,
+    copy_state_to_torch,
+    run_both,
+)
 
 torch = pytest.importorskip(
     "torch"
 )  # the tables compare with torch: without it the file is skipped
 
-TOLERANCE = {np.float64: 1e-10, np.float32: 2e-4}
 TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32}
 DTYPES = [np.float32, np.float64]
-
-
-def run_both(call, arrays, dtype, seed=0):
-    """call(F, *tensors) in minigrad and in torch on the same arrays (as dtype), each followed by a
-    backward of the same random upstream gradient -> (ours, theirs): output and input leaves."""
-    arrays = [np.asarray(a, dtype) for a in arrays]
-    leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
-    torch_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, torch_out = call(F, *leaves), call(torch.nn.functional, *torch_leaves)
-    upstream = np.random.default_rng(seed).standard_normal(tuple(torch_out.shape)).astype(dtype)
-    (out * mg.tensor(upstream)).sum().backward()
-    (torch_out * torch.from_numpy(upstream)).sum().backward()
-    return SimpleNamespace(out=out, leaves=leaves), SimpleNamespace(
-        out=torch_out, leaves=torch_leaves
-    )
-
-
-def assert_matches(ours, theirs, dtype, names):
-    tolerance = TOLERANCE[dtype]
-    assert ours.out.dtype == dtype and ours.out.shape == tuple(theirs.out.shape)
-    np.testing.assert_allclose(
-        ours.out.numpy(), theirs.out.detach().numpy(), rtol=tolerance, atol=tolerance
-    )
-    for name, leaf, torch_leaf in zip(names, ours.leaves, theirs.leaves):
-        assert leaf.grad.dtype == dtype, name
-        np.testing.assert_allclose(
-            leaf.grad.numpy(),
-            torch_leaf.grad.numpy(),
-            rtol=tolerance,
-            atol=tolerance,
-            err_msg=f"gradient of {name}",
-        )
+FUNCTIONAL = (F, torch.nn.functional)  # what each call of the tables gets as F
 
 
 def normal(*shape, seed=0):
@@ -145,8 +119,8 @@ def conv_call(weight_shape, settings):
 def test_conv_matches_torch(case, dtype):
     input_shape, weight_shape, with_bias, settings = CONV_CASES[case]
     arrays = conv_arrays(input_shape, weight_shape, with_bias)
-    ours, theirs = run_both(conv_call(weight_shape, settings), arrays, dtype)
-    assert_matches(ours, theirs, dtype, ["input", "weight", "bias"])
+    ours, theirs = run_both(conv_call(weight_shape, settings), arrays, dtype, sides=FUNCTIONAL)
+    assert_runs_match(ours, theirs, names=["input", "weight", "bias"])
 
 
 @pytest.mark.parametrize(
@@ -220,8 +194,8 @@ def test_conv_shapes_match_torch(data):
     weight_shape = (out_channels, in_channels // groups) + kernel
     arrays = conv_arrays(input_shape, weight_shape, with_bias=data.draw(st.booleans()))
     settings = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
-    ours, theirs = run_both(conv_call(weight_shape, settings), arrays, np.float64)
-    assert_matches(ours, theirs, np.float64, ["input", "weight", "bias"])
+    ours, theirs = run_both(conv_call(weight_shape, settings), arrays, np.float64, sides=FUNCTIONAL)
+    assert_runs_match(ours, theirs, names=["input", "weight", "bias"])
 
 
 # -- convolution layers -------------------------------------------------------------------------
@@ -255,10 +229,7 @@ def _layer_pair(name, args, kwargs, dtype):
     """Our layer and torch's, torch's with our weights."""
     ours = getattr(nn, name)(*args, **kwargs, dtype=dtype)
     theirs = getattr(torch.nn, name)(*args, **kwargs, dtype=TORCH_DTYPE[dtype])
-    theirs.load_state_dict(
-        {key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()}
-    )
-    return ours, theirs
+    return ours, copy_state_to_torch(ours, theirs)
 
 
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
@@ -442,8 +413,10 @@ def pool_call(function, settings):
 @pytest.mark.parametrize("case", POOL_CASES)
 def test_pool_matches_torch(case, dtype):
     function, input_shape, settings = POOL_CASES[case]
-    ours, theirs = run_both(pool_call(function, settings), [normal(*input_shape)], dtype)
-    assert_matches(ours, theirs, dtype, ["input"])
+    ours, theirs = run_both(
+        pool_call(function, settings), [normal(*input_shape)], dtype, sides=FUNCTIONAL
+    )
+    assert_runs_match(ours, theirs, names=["input"])
 
 
 MAX_CASES = [case for case in POOL_CASES if "max" in case]
@@ -475,7 +448,7 @@ def test_max_pool_ties_nan_and_minus_inf_as_torch(case, values):
     else:
         x = rng.choice([-np.inf, -np.inf, np.nan, 1.0], size=input_shape)
     call = pool_call(function, dict(settings, return_indices=True))
-    ours, theirs = run_both(lambda F, x: call(F, x)[0], [x], np.float64)
+    ours, theirs = run_both(lambda F, x: call(F, x)[0], [x], np.float64, sides=FUNCTIONAL)
     np.testing.assert_array_equal(ours.out.numpy(), theirs.out.detach().numpy())
     np.testing.assert_array_equal(ours.leaves[0].grad.numpy(), theirs.leaves[0].grad.numpy())
     np.testing.assert_array_equal(
@@ -552,8 +525,8 @@ def test_pool_shapes_match_torch(data):
         with pytest.raises(ArgumentError, match="reads only padding"):
             call(F, mg.tensor(x))
         return
-    ours, theirs = run_both(call, [x], np.float64)
-    assert_matches(ours, theirs, np.float64, ["input"])
+    ours, theirs = run_both(call, [x], np.float64, sides=FUNCTIONAL)
+    assert_runs_match(ours, theirs, names=["input"])
 
 
 @settings(max_examples=40)
@@ -567,9 +540,12 @@ def test_adaptive_pool_shapes_match_torch(data):
     output_size = tuple(data.draw(sizes) for _ in range(dims))
     function = f"adaptive_{data.draw(st.sampled_from(['max', 'avg']))}_pool{dims}d"
     ours, theirs = run_both(
-        pool_call(function, dict(output_size=output_size)), [normal(2, 3, *spatial)], np.float64
+        pool_call(function, dict(output_size=output_size)),
+        [normal(2, 3, *spatial)],
+        np.float64,
+        sides=FUNCTIONAL,
     )
-    assert_matches(ours, theirs, np.float64, ["input"])
+    assert_runs_match(ours, theirs, names=["input"])
 
 
 # -- pooling layers -----------------------------------------------------------------------------
@@ -600,9 +576,9 @@ def test_pool_layers_match_torch(name, args, kwargs, input_shape, dtype):
     assert repr(ours) == repr(theirs)
     layers = {F: ours, torch.nn.functional: theirs}
     result, torch_result = run_both(
-        lambda library, x: layers[library](x), [normal(*input_shape)], dtype
+        lambda library, x: layers[library](x), [normal(*input_shape)], dtype, sides=FUNCTIONAL
     )
-    assert_matches(result, torch_result, dtype, ["input"])
+    assert_runs_match(result, torch_result, names=["input"])
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,177 @@
+"""The torch-parity harness: what every test that compares minigrad with PyTorch uses.
+
+A comparison runs one call under both libraries on the same numpy arrays (`run_both`), backs both
+outputs with the same upstream gradient, and compares values, dtypes, shapes and every input's
+gradient (`assert_runs_match`, built on `assert_close`). A layer and its torch twin share one state
+dict (`copy_state_to_torch`) and are compared by `assert_layer_matches_torch`. A call that torch
+refuses must be refused by minigrad with an exception the same `except` catches
+(`raises_like_torch`). `to_numpy` and `plain` turn either library's results into numpy and plain
+Python, so they compare with `==` or `assert_close`.
+
+torch is imported inside the functions that need it: a test file that does not compare with torch
+can import this module on a machine without torch.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+# The default relative (and absolute) tolerance of a comparison, by the dtype of torch's result:
+# float32 sums in a different order than torch's kernels; float64 agrees to rounding.
+TOLERANCE = {np.float32: 2e-4, np.float64: 1e-10}
+DTYPES = [np.float32, np.float64]
+DTYPE_IDS = ["float32", "float64"]
+
+
+def torch_dtype(dtype):
+    """The torch dtype of the numpy dtype (np.float32 -> torch.float32)."""
+    import torch
+
+    return getattr(torch, np.dtype(dtype).name)
+
+
+def to_numpy(value):
+    """A minigrad Tensor, a torch tensor (detached), an array or a number -> a numpy array."""
+    if isinstance(value, mg.Tensor):
+        return value.numpy()
+    if hasattr(value, "detach"):  # a torch tensor
+        return value.detach().numpy()
+    return np.asarray(value)
+
+
+def plain(value):
+    """A batch (or any nest of tensors, arrays, dicts, lists and tuples) as plain Python and numpy,
+    whichever library made it, so a minigrad batch and a torch batch compare with ==."""
+    if isinstance(value, mg.Tensor) or hasattr(value, "detach"):
+        value = to_numpy(value)
+    if isinstance(value, np.ndarray):
+        return ("array", str(value.dtype), value.tolist())
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [plain(item) for item in value])
+    return value
+
+
+def assert_close(
+    ours, theirs, rtol=None, what="", *, atol=None, equal_nan=False, scaled=False, same_dtype=False
+):
+    """ours (minigrad's result) has the shape of theirs (torch's, or a reference array) and its
+    values within rtol relative and atol absolute (atol defaults to rtol; rtol to TOLERANCE of
+    theirs' dtype, 0 for integers and bools). scaled=True multiplies atol by the largest finite
+    |value| of theirs (when above 1), for results whose size varies by orders of magnitude.
+    same_dtype=True also requires theirs' dtype."""
+    ours, theirs = to_numpy(ours), to_numpy(theirs)
+    if same_dtype:
+        assert ours.dtype == theirs.dtype, f"{what}: dtype {ours.dtype} != {theirs.dtype}"
+    assert ours.shape == theirs.shape, f"{what}: shape {ours.shape} != {theirs.shape}"
+    if rtol is None:
+        rtol = TOLERANCE.get(theirs.dtype.type, 0)
+    atol = rtol if atol is None else atol
+    if scaled:
+        finite = np.abs(theirs[np.isfinite(theirs)]) if theirs.dtype.kind in "fc" else theirs
+        atol = atol * max(1.0, float(np.abs(finite).max(initial=0.0)))
+    np.testing.assert_allclose(
+        ours, theirs, rtol=rtol, atol=atol, equal_nan=equal_nan, err_msg=what
+    )
+
+
+def run_both(call, arrays, dtype=None, *, sides=None, upstream=None, seed=0):
+    """call(side, *leaves) for minigrad's side and for torch's on the same arrays (cast to dtype
+    when given; float ones are leaves that require grad), each output then backed with the same
+    upstream gradient (an array, or normal values drawn with seed) -> (ours, theirs), two
+    namespaces of `out` and `leaves`. sides: what call gets first, (minigrad's, torch's);
+    (mg, torch) unless given, e.g. the two functional modules or a layer and its torch twin."""
+    import torch
+
+    sides = (mg, torch) if sides is None else sides
+    arrays = [np.asarray(a) if dtype is None else np.asarray(a, dtype) for a in arrays]
+    runs = []
+    for side, make in zip(sides, (mg.tensor, torch.tensor)):
+        leaves = [make(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+        out = call(side, *leaves)
+        if out.requires_grad:
+            if upstream is None:
+                shape = tuple(out.shape)
+                upstream = np.random.default_rng(seed).standard_normal(shape)
+            weights = np.asarray(upstream).astype(to_numpy(out).dtype)
+            (out * make(weights)).sum().backward()
+        runs.append(SimpleNamespace(out=out, leaves=leaves))
+    return tuple(runs)
+
+
+def assert_runs_match(ours, theirs, rtol=None, atol=None, names=None, **options):
+    """Two runs of run_both agree: the output's dtype, shape and values, and the gradient of every
+    input (a gradient torch leaves None is None or all zeros in ours). names: one per input, for
+    the messages. Tolerances as in assert_close (by default, by the dtype of torch's result);
+    options go to assert_close (equal_nan, scaled)."""
+    assert_close(ours.out, theirs.out, rtol, "output", atol=atol, same_dtype=True, **options)
+    names = names or [f"input {index}" for index in range(len(ours.leaves))]
+    for name, leaf, torch_leaf in zip(names, ours.leaves, theirs.leaves):
+        what = f"gradient of {name}"
+        if torch_leaf.grad is None:
+            assert leaf.grad is None or not np.any(leaf.grad.numpy()), what
+            continue
+        assert leaf.grad is not None, f"{what}: None, torch's is not"
+        assert_close(leaf.grad, torch_leaf.grad, rtol, what, atol=atol, same_dtype=True, **options)
+
+
+# -- a layer and its torch twin ---------------------------------------------------------------
+
+
+def copy_state_to_torch(ours, theirs, dtype=None):
+    """Load the state dict of the minigrad module ours into the torch module theirs, by name (the
+    two must have the same keys), then move theirs to dtype when given -> theirs."""
+    import torch
+
+    state = ours.state_dict()
+    assert set(state) == set(theirs.state_dict()), set(state) ^ set(theirs.state_dict())
+    theirs.load_state_dict(
+        {
+            name: torch.from_numpy(np.array(value.numpy(), copy=True))
+            for name, value in state.items()
+        }
+    )
+    return theirs if dtype is None else theirs.to(torch_dtype(dtype))
+
+
+def assert_same_parameter_grads(ours, theirs, rtol, atol=None):
+    """Each parameter of the minigrad module ours has the gradient of the torch module's parameter
+    of the same name (a name torch's lacks raises KeyError)."""
+    torch_params = dict(theirs.named_parameters())
+    for name, parameter in ours.named_parameters():
+        assert_close(parameter.grad, torch_params[name].grad, rtol, name, atol=atol)
+
+
+def assert_layer_matches_torch(ours, theirs, x, tolerance, seed=4):
+    """The minigrad layer ours and its torch twin theirs (holding the same weights) on the array x:
+    the outputs, and under one random upstream gradient the input's and every parameter's
+    gradients, agree to tolerance (relative and absolute)."""
+    mine, torchs = run_both(lambda layer, leaf: layer(leaf), [x], sides=(ours, theirs), seed=seed)
+    assert_runs_match(mine, torchs, tolerance)
+    assert_same_parameter_grads(ours, theirs, tolerance)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def raises_like_torch(ours_fn, torch_fn, must_mention=(), expected=None):
+    """torch_fn raises; ours_fn must raise an exception that `except expected` catches (by default
+    the type torch raised: minigrad's errors are also RuntimeErrors, as torch's), naming each of
+    must_mention -> minigrad's exception."""
+    with pytest.raises(Exception) as theirs:
+        torch_fn()
+    with pytest.raises(Exception) as ours:
+        ours_fn()
+    expected = type(theirs.value) if expected is None else expected
+    assert isinstance(ours.value, expected), (
+        f"torch raises {type(theirs.value).__name__} ({theirs.value}); minigrad raises "
+        f"{type(ours.value).__mro__} ({ours.value}), which `except {expected.__name__}` does not "
+        "catch"
+    )
+    for word in must_mention:
+        assert str(word) in str(ours.value), (word, str(ours.value))
+    return ours.value
