@@ -123,10 +123,12 @@ def assert_runs_match(ours, theirs, rtol=None, atol=None, names=None, **options)
 
 
 def copy_state_to_torch(ours, theirs, dtype=None):
-    """Load the state dict of the minigrad module ours into the torch module theirs, by name (the
-    two must have the same keys), then move theirs to dtype when given -> theirs."""
+    """Move the torch module theirs to dtype when given, then load the state dict of the minigrad
+    module ours into it, by name (the two must have the same keys) -> theirs."""
     import torch
 
+    if dtype is not None:  # before loading: a float32 module would round float64 values
+        theirs = theirs.to(torch_dtype(dtype))
     state = ours.state_dict()
     assert set(state) == set(theirs.state_dict()), set(state) ^ set(theirs.state_dict())
     theirs.load_state_dict(
@@ -135,7 +137,7 @@ def copy_state_to_torch(ours, theirs, dtype=None):
             for name, value in state.items()
         }
     )
-    return theirs if dtype is None else theirs.to(torch_dtype(dtype))
+    return theirs
 
 
 def assert_same_parameter_grads(ours, theirs, rtol, atol=None):

@@ -14,46 +14,26 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.nn import functional as F
-from torch_twins import assert_layer_matches_torch
+from parity import (
+    TOLERANCE,
+    assert_layer_matches_torch,
+    assert_runs_match,
+    copy_state_to_torch,
+    run_both,
+)
 
 torch = pytest.importorskip(
     "torch"
 )  # the tables compare with torch: without it the file is skipped
 
-TOLERANCE = {np.float64: 1e-10, np.float32: 2e-4}
 TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32}
 DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
+FUNCTIONAL = (F, torch.nn.functional)  # what each call of the tables gets as F
 
 
 def normal(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
-
-
-def run_both(call, arrays, dtype, seed=0):
-    """call(F, *tensors) in minigrad and in torch, each followed by a backward of the same upstream
-    gradient; the output and the gradient of every input are compared."""
-    tolerance = TOLERANCE[dtype]
-    arrays = [np.asarray(a, dtype) for a in arrays]
-    leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
-    torch_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, torch_out = call(F, *leaves), call(torch.nn.functional, *torch_leaves)
-    assert out.dtype == dtype and out.shape == tuple(torch_out.shape)
-    np.testing.assert_allclose(
-        out.numpy(), torch_out.detach().numpy(), rtol=tolerance, atol=tolerance
-    )
-    upstream = np.random.default_rng(seed).standard_normal(tuple(torch_out.shape)).astype(dtype)
-    (out * mg.tensor(upstream)).sum().backward()
-    (torch_out * torch.from_numpy(upstream)).sum().backward()
-    for index, (leaf, torch_leaf) in enumerate(zip(leaves, torch_leaves)):
-        assert leaf.grad.dtype == dtype
-        np.testing.assert_allclose(
-            leaf.grad.numpy(),
-            torch_leaf.grad.numpy(),
-            rtol=tolerance,
-            atol=tolerance,
-            err_msg=f"gradient of input {index}",
-        )
 
 
 # -- transposed convolution: the table ----------------------------------------------------------
@@ -136,7 +116,14 @@ def _function_of(weight):
 def test_conv_transpose_matches_torch(case, dtype):
     input_shape, weight_shape, with_bias, settings = TRANSPOSE_CASES[case]
     call = lambda F, *tensors: getattr(F, _function_of(tensors[1]))(*tensors, **settings)  # noqa: E731
-    run_both(call, transpose_arrays(input_shape, weight_shape, with_bias, settings), dtype)
+    assert_runs_match(
+        *run_both(
+            call,
+            transpose_arrays(input_shape, weight_shape, with_bias, settings),
+            dtype,
+            sides=FUNCTIONAL,
+        )
+    )
 
 
 @pytest.mark.parametrize("case", TRANSPOSE_CASES)
@@ -182,7 +169,9 @@ UNFOLD_CASES = {
 @pytest.mark.parametrize("case", UNFOLD_CASES)
 def test_unfold_matches_torch(case, dtype):
     shape, settings = UNFOLD_CASES[case]
-    run_both(lambda F, x: F.unfold(x, **settings), [normal(*shape)], dtype)
+    assert_runs_match(
+        *run_both(lambda F, x: F.unfold(x, **settings), [normal(*shape)], dtype, sides=FUNCTIONAL)
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -190,8 +179,13 @@ def test_unfold_matches_torch(case, dtype):
 def test_fold_matches_torch(case, dtype):
     shape, settings = UNFOLD_CASES[case]
     columns_shape = tuple(torch.nn.functional.unfold(torch.zeros(shape), **settings).shape)
-    run_both(
-        lambda F, columns: F.fold(columns, shape[-2:], **settings), [normal(*columns_shape)], dtype
+    assert_runs_match(
+        *run_both(
+            lambda F, columns: F.fold(columns, shape[-2:], **settings),
+            [normal(*columns_shape)],
+            dtype,
+            sides=FUNCTIONAL,
+        )
     )
 
 
@@ -243,13 +237,7 @@ def _layer_pair(name, args, kwargs, dtype):
     theirs = getattr(torch.nn, name)(*args, **kwargs)
     if name.startswith("Conv"):
         ours = ours.to(dtype)
-        theirs = theirs.to(TORCH_DTYPE[dtype])
-        theirs.load_state_dict(
-            {
-                key: torch.from_numpy(np.array(value.numpy()))
-                for key, value in ours.state_dict().items()
-            }
-        )
+        theirs = copy_state_to_torch(ours, theirs, dtype)
     return ours, theirs
 
 
