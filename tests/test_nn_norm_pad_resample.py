@@ -16,26 +16,20 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
+from parity import TOLERANCE, assert_close, assert_runs_match, copy_state_to_torch, run_both
 
 torch = pytest.importorskip(
     "torch"
 )  # the tables compare with torch: without it the file is skipped
 
-TOLERANCE = {np.float64: 1e-10, np.float32: 2e-4}
 TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32}
 DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
+FUNCTIONAL = (F, torch.nn.functional)  # what each call of the tables gets as F
 
 
 def normal(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
-
-
-def assert_close(ours, theirs, dtype, what):
-    tolerance = TOLERANCE[dtype]
-    theirs = theirs.detach().numpy() if isinstance(theirs, torch.Tensor) else theirs
-    assert ours.shape == tuple(theirs.shape), what
-    np.testing.assert_allclose(ours.numpy(), theirs, rtol=tolerance, atol=tolerance, err_msg=what)
 
 
 def layer_pair(name, args, kwargs, dtype):
@@ -48,13 +42,7 @@ def layer_pair(name, args, kwargs, dtype):
             parameter
         ) in ours.parameters():  # not the init's ones and zeros: every gradient then shows
             parameter.data[...] = normal(*parameter.shape, seed=9) * 0.5 + 1
-        theirs = theirs.to(TORCH_DTYPE[dtype])
-        theirs.load_state_dict(
-            {
-                key: torch.from_numpy(np.array(value.numpy()))
-                for key, value in ours.state_dict().items()
-            }
-        )
+        theirs = copy_state_to_torch(ours, theirs, dtype)
     return ours, theirs
 
 
@@ -68,44 +56,22 @@ def check_layer(name, args, kwargs, input_shape, dtype, training=True):
     leaf, torch_leaf = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     out, torch_out = ours(leaf), theirs(torch_leaf)
     assert out.dtype == dtype
-    assert_close(out, torch_out, dtype, "output")
+    assert_close(out, torch_out, TOLERANCE[dtype], "output")
     upstream = normal(*torch_out.shape, seed=4).astype(dtype)
     (out * mg.tensor(upstream)).sum().backward()
     (torch_out * torch.from_numpy(upstream)).sum().backward()
-    assert_close(leaf.grad, torch_leaf.grad, dtype, "gradient of the input")
+    assert_close(leaf.grad, torch_leaf.grad, TOLERANCE[dtype], "gradient of the input")
     torch_parameters = dict(theirs.named_parameters())
     for parameter_name, parameter in ours.named_parameters():
         assert_close(
             parameter.grad,
             torch_parameters[parameter_name].grad,
-            dtype,
+            TOLERANCE[dtype],
             f"gradient of {parameter_name}",
         )
     torch_state = theirs.state_dict()
     for key, value in ours.state_dict().items():
-        np.testing.assert_allclose(
-            value.numpy(),
-            torch_state[key].numpy(),
-            rtol=TOLERANCE[dtype],
-            atol=TOLERANCE[dtype],
-            err_msg=key,
-        )
-
-
-def run_both(call, arrays, dtype, seed=0):
-    """call(F, *tensors) in minigrad and in torch, each followed by a backward of the same upstream
-    gradient; the outputs and every input's gradient are compared."""
-    arrays = [np.asarray(a, dtype) for a in arrays]
-    leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
-    torch_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, torch_out = call(F, *leaves), call(torch.nn.functional, *torch_leaves)
-    assert out.dtype == dtype
-    assert_close(out, torch_out, dtype, "output")
-    upstream = np.random.default_rng(seed).standard_normal(tuple(torch_out.shape)).astype(dtype)
-    (out * mg.tensor(upstream)).sum().backward()
-    (torch_out * torch.from_numpy(upstream)).sum().backward()
-    for index, (leaf, torch_leaf) in enumerate(zip(leaves, torch_leaves)):
-        assert_close(leaf.grad, torch_leaf.grad, dtype, f"gradient of input {index}")
+        assert_close(value, torch_state[key], TOLERANCE[dtype], key)
 
 
 # -- normalisation ------------------------------------------------------------------------------
@@ -171,7 +137,14 @@ NORM_FUNCTIONS = {
 @pytest.mark.parametrize("case", NORM_FUNCTIONS)
 def test_norm_functions_match_torch(case, dtype):
     call, shapes = NORM_FUNCTIONS[case]
-    run_both(call, [normal(*shape, seed=i) for i, shape in enumerate(shapes)], dtype)
+    assert_runs_match(
+        *run_both(
+            call,
+            [normal(*shape, seed=i) for i, shape in enumerate(shapes)],
+            dtype,
+            sides=FUNCTIONAL,
+        )
+    )
 
 
 @pytest.mark.parametrize("case", NORM_FUNCTIONS)
@@ -192,9 +165,9 @@ def test_instance_norm_running_statistics_as_torch(use_input_stats):
     torch_out = torch.nn.functional.instance_norm(
         torch.tensor(x), *theirs, use_input_stats=use_input_stats, momentum=0.2
     )
-    assert_close(out, torch_out, np.float64, "output")
+    assert_close(out, torch_out, TOLERANCE[np.float64], "output")
     for mine, torchs in zip(ours, theirs):
-        assert_close(mine, torchs, np.float64, "running statistics")
+        assert_close(mine, torchs, TOLERANCE[np.float64], "running statistics")
 
 
 def test_norm_state_dicts_move_to_torch_and_back():
@@ -217,7 +190,10 @@ def test_norm_state_dicts_move_to_torch_and_back():
     ours.eval()
     theirs.eval()
     assert_close(
-        ours(mg.tensor(x)), theirs(torch.from_numpy(x)), np.float32, "eval output, ours -> torch"
+        ours(mg.tensor(x)),
+        theirs(torch.from_numpy(x)),
+        TOLERANCE[np.float32],
+        "eval output, ours -> torch",
     )
     torch.manual_seed(2)
     theirs = torch.nn.Sequential(
@@ -230,7 +206,7 @@ def test_norm_state_dicts_move_to_torch_and_back():
     assert_close(
         ours(mg.tensor(x)),
         theirs.eval()(torch.from_numpy(x)),
-        np.float32,
+        TOLERANCE[np.float32],
         "eval output, torch -> ours",
     )
 
@@ -455,7 +431,11 @@ INTERPOLATE_CASES = {
 @pytest.mark.parametrize("case", INTERPOLATE_CASES)
 def test_interpolate_matches_torch(case, dtype):
     shape, settings = INTERPOLATE_CASES[case]
-    run_both(lambda F, x: F.interpolate(x, **settings), [normal(*shape)], dtype)
+    assert_runs_match(
+        *run_both(
+            lambda F, x: F.interpolate(x, **settings), [normal(*shape)], dtype, sides=FUNCTIONAL
+        )
+    )
 
 
 @pytest.mark.parametrize("case", INTERPOLATE_CASES)
@@ -479,7 +459,7 @@ SHUFFLES = {
 @pytest.mark.parametrize("case", SHUFFLES)
 def test_shuffles_match_torch(case, dtype):
     call, shape = SHUFFLES[case]
-    run_both(call, [normal(*shape)], dtype)
+    assert_runs_match(*run_both(call, [normal(*shape)], dtype, sides=FUNCTIONAL))
 
 
 def test_pixel_unshuffle_undoes_pixel_shuffle():
