@@ -56,18 +56,15 @@ class Tensor:
 def topological_order(root):
     """`root` and every tensor it was computed from, each after the tensors it was made from.
     A stack, not recursion: a graph thousands of ops deep must not hit the recursion limit."""
-    order, visited = [], {id(root)}
-    stack = [(root, False)]
+    order, visited, stack = [], set(), [(root, False)]
     while stack:
         tensor, inputs_done = stack.pop()
         if inputs_done:  # all it was made from is already in `order`
             order.append(tensor)
-            continue
-        stack.append((tensor, True))
-        for x in tensor.node.inputs if tensor.node else ():
-            if id(x) not in visited:
-                visited.add(id(x))
-                stack.append((x, False))
+        elif id(tensor) not in visited:  # (a tensor used twice is on the stack twice)
+            visited.add(id(tensor))
+            stack.append((tensor, True))  # comes back off the stack after all its inputs
+            stack.extend((x, False) for x in (tensor.node.inputs if tensor.node else ()))
     return order
 
 
