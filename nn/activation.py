@@ -1,12 +1,183 @@
-"""More of torch.nn's activations as modules: SELU, CELU, GLU, the hard and shrink functions,
-Threshold, Softmin, RReLU and Softmax2d. Each is the function of the same name in nn.functional
-(formulas in minigrad/ops/activations.py), with its settings kept and shown as torch shows them."""
+"""torch.nn.modules.activation: the activations as modules, for Sequential. Each is the function
+of the same name in nn.functional (formulas in minigrad/ops/activations.py), with its settings
+kept at construction and shown in repr as torch shows them; PReLU learns its slope."""
+
+import numpy as np
 
 from minigrad.errors import ArgumentError, ShapeError
 
 from . import functional as F
-from .layers import _Activation
-from .module import Module
+from .module import Module, Parameter, parameter_dtype
+
+
+class _Activation(Module):
+    """An elementwise function of F whose settings (the attributes named in `settings`) are fixed
+    at construction and shown in repr."""
+
+    function = None  # the F function, called as function(x, **settings)
+    settings = ()
+
+    def forward(self, x):
+        return type(self).function(x, **{name: getattr(self, name) for name in self.settings})
+
+    def extra_repr(self):
+        return ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in self.settings
+            if not (name == "inplace" and not self.inplace)
+        )
+
+
+class Tanh(_Activation):
+    function = staticmethod(F.tanh)
+
+
+class Sigmoid(_Activation):
+    function = staticmethod(F.sigmoid)
+
+
+class ReLU(_Activation):
+    """max(x, 0)."""
+
+    function, settings = staticmethod(F.relu), ("inplace",)
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = bool(inplace)
+
+
+class GELU(_Activation):
+    """x * Phi(x), Phi the standard normal CDF; approximate="tanh" for GPT-2's tanh form."""
+
+    function, settings = staticmethod(F.gelu), ("approximate",)
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ArgumentError(f"GELU: approximate must be 'none' or 'tanh'; got {approximate!r}")
+        self.approximate = approximate
+
+
+class SiLU(_Activation):
+    """x * sigmoid(x) (swish)."""
+
+    function, settings = staticmethod(F.silu), ("inplace",)
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = bool(inplace)
+
+
+class LeakyReLU(_Activation):
+    """x where x > 0, negative_slope * x elsewhere."""
+
+    function, settings = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
+
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope, self.inplace = float(negative_slope), bool(inplace)
+
+
+class ELU(_Activation):
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+
+    function, settings = staticmethod(F.elu), ("alpha", "inplace")
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = float(alpha), bool(inplace)
+
+
+class Mish(_Activation):
+    """x * tanh(softplus(x))."""
+
+    function = staticmethod(F.mish)
+
+
+class Hardtanh(_Activation):
+    """x clipped to [min_val, max_val]."""
+
+    function, settings = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        if not min_val < max_val:
+            raise ValueError(
+                f"Hardtanh: min_val must be below max_val; got {min_val} and {max_val}"
+            )
+        self.min_val, self.max_val, self.inplace = float(min_val), float(max_val), bool(inplace)
+
+
+class ReLU6(_Activation):
+    """min(max(x, 0), 6)."""
+
+    function = staticmethod(F.relu6)
+
+
+class LogSigmoid(_Activation):
+    """log(sigmoid(x)), finite for large |x|."""
+
+    function = staticmethod(F.logsigmoid)
+
+
+class Softsign(_Activation):
+    """x / (1 + |x|)."""
+
+    function = staticmethod(F.softsign)
+
+
+class PReLU(Module):
+    """x where x > 0, a * x elsewhere, with the slope a learned (He et al., 2015): one slope, or
+    num_parameters of them (one per channel, dim 1), all starting at `init`, as torch's PReLU."""
+
+    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+        super().__init__()
+        if (
+            isinstance(num_parameters, bool)
+            or not isinstance(num_parameters, int)
+            or num_parameters < 1
+        ):
+            raise ValueError(
+                f"PReLU: num_parameters must be an integer >= 1; got {num_parameters!r}"
+            )
+        self.num_parameters = num_parameters
+        self.weight = Parameter(np.full(num_parameters, init, dtype=parameter_dtype(dtype)))
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softplus(_Activation):
+    """log(1 + exp(beta x)) / beta, and x where beta x > threshold."""
+
+    function, settings = staticmethod(F.softplus), ("beta", "threshold")
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = float(beta), float(threshold)
+
+
+class Softmax(_Activation):
+    """softmax along `dim` (torch's implicit choice, with its warning, when dim is None)."""
+
+    function, settings = staticmethod(F.softmax), ("dim",)
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+
+class LogSoftmax(_Activation):
+    """log softmax along `dim`."""
+
+    function, settings = staticmethod(F.log_softmax), ("dim",)
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
 
 
 class SELU(_Activation):
@@ -132,12 +303,29 @@ class Softmax2d(Module):
     def forward(self, x):
         if x.ndim not in (3, 4):
             raise ShapeError(
-                f"Softmax2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input; got shape {x.shape}"
+                f"Softmax2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input; got shape "
+                f"{x.shape}"
             )
         return F.softmax(x, -3)
 
 
 __all__ = [
+    "Tanh",
+    "Sigmoid",
+    "ReLU",
+    "GELU",
+    "SiLU",
+    "LeakyReLU",
+    "ELU",
+    "Mish",
+    "Hardtanh",
+    "ReLU6",
+    "LogSigmoid",
+    "Softsign",
+    "PReLU",
+    "Softplus",
+    "Softmax",
+    "LogSoftmax",
     "SELU",
     "CELU",
     "GLU",

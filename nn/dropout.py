@@ -1,10 +1,28 @@
-"""Channel and alpha dropout layers, as torch's Dropout1d, Dropout2d, AlphaDropout and
-FeatureAlphaDropout: nn.Dropout's p and inplace over the functions of minigrad/ops/dropout.py."""
+"""torch.nn.modules.dropout: Dropout, and the channel and alpha dropout layers Dropout1d,
+Dropout2d, AlphaDropout and FeatureAlphaDropout, which keep nn.Dropout's p and inplace over the
+functions of minigrad/ops/dropout.py."""
 
 from . import functional as F
-from .layers import Dropout
+from .module import Module
 
-__all__ = ["Dropout1d", "Dropout2d", "AlphaDropout", "FeatureAlphaDropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "FeatureAlphaDropout"]
+
+
+class Dropout(Module):
+    """Zero each element with probability p and scale the rest by 1/(1-p) while training;
+    the identity after eval()."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"Dropout: p must be in [0, 1]; got {p}")
+        self.p, self.inplace = float(p), bool(inplace)
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(Dropout):

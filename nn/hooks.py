@@ -1,8 +1,10 @@
-"""Hook handles, and the machinery of full backward hooks (Module.register_full_backward_hook).
+"""Module hooks: the register_*_hook methods and the hooked call of nn.Module (ModuleHooks),
+hook handles, and the machinery of full backward hooks (Module.register_full_backward_hook).
 
 A module's forward hooks need nothing but a dict; its full backward hooks need two identity
 nodes in the graph (GradientTap), one around a call's tensor inputs and one around its
-outputs, so that backward tells the hooks the gradients at both ends of the call.
+outputs, so that backward tells the hooks the gradients at both ends of the call. A module
+without hooks never comes here: Module.__call__ (nn/module.py) runs forward() directly.
 """
 
 import itertools
@@ -10,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from minigrad import autograd
 from minigrad.errors import DTypeError, ShapeError
 from minigrad.tensor import GradientTap, Tensor
 
@@ -32,6 +35,101 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+class ModuleHooks:
+    """The hook half of nn.Module (Module inherits it): registering forward, forward pre- and full
+    backward (pre-)hooks, and the call that runs them. Module.__call__ takes this path only when
+    the module has a hook; the hook dicts are made in Module.__init__."""
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) runs before forward; returning something other than None replaces
+        args (a tuple, or one value). with_kwargs=True: hook(module, args, kwargs) returns None or
+        (args, kwargs). Hooks run in registration order (prepend=True puts this one first)."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) runs after forward; returning something other than None
+        replaces the output. with_kwargs=True: hook(module, args, kwargs, output). always_call=True:
+        it also runs when forward (or a hook before it) raises, with output None, before the error
+        goes on (an error of its own is then only a warning)."""
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs, always_call)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) runs when backward has the gradients of a call's outputs:
+        grad_output is a tuple with one entry per output (None for one that is not a tensor that
+        requires grad); returning a tuple like it replaces them."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) runs once per backward through a call, when the
+        gradients of its positional inputs are known. grad_input has one entry per positional
+        argument (None for one that is not a tensor; zeros for a tensor that does not require
+        grad, as in torch), grad_output one per output; returning a tuple like grad_input replaces
+        it. When no input requires grad, the hook runs with the output gradients, grad_input all
+        None, and may only return None (torch warns then, and so does minigrad)."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    @staticmethod
+    def _add_hook(hooks, hook, prepend, *settings):
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable; got {type(hook).__name__}")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = (hook, *settings)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _call_with_hooks(self, args, kwargs):
+        """self(*args, **kwargs) with its hooks, in torch's order: forward pre-hooks (which may
+        replace args and kwargs), the backward hooks' tap on the inputs, forward in the module's
+        scope, forward hooks (which may replace the output), the tap on the outputs. A forward
+        hook with always_call=True also runs when something before it raised."""
+        output = None
+        called = set()  # the forward hooks that have run: an always_call one runs once
+
+        def run_forward_hook(key, hook, with_kwargs):
+            nonlocal output
+            called.add(key)
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+            if result is not None:
+                output = result
+
+        try:
+            for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+                result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
+                if result is None:
+                    continue
+                if with_kwargs:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            f"a forward pre-hook with kwargs must return None or (args, kwargs); "
+                            f"got {type(result).__name__}"
+                        )
+                    args, kwargs = result
+                else:
+                    args = result if isinstance(result, tuple) else (result,)
+            backward_hooks = None
+            if (self._backward_pre_hooks or self._backward_hooks) and autograd.is_grad_enabled():
+                backward_hooks = BackwardHooks(self)
+                args = backward_hooks.tap_inputs(args)
+            with autograd.module_scope(self):
+                output = self.forward(*args, **kwargs)
+            for key, (hook, with_kwargs, _) in list(self._forward_hooks.items()):
+                run_forward_hook(key, hook, with_kwargs)
+            return output if backward_hooks is None else backward_hooks.tap_outputs(output)
+        except Exception:
+            for key, (hook, with_kwargs, always_call) in list(self._forward_hooks.items()):
+                if always_call and key not in called:
+                    try:
+                        run_forward_hook(key, hook, with_kwargs)
+                    except Exception as error:  # the first error is the one to see
+                        warnings.warn(
+                            f"a forward hook of {type(self).__name__} with always_call=True raised an "
+                            f"error, ignored as forward had raised first: {error!r}",
+                            stacklevel=3,
+                        )
+            raise
 
 
 class BackwardHooks:
@@ -57,7 +155,7 @@ class BackwardHooks:
             warnings.warn(
                 f"{self.name}'s backward hooks will not run: its output is a {type(output).__name__}; "
                 f"they need a Tensor or a tuple of Tensors (as in torch)",
-                stacklevel=3,
+                stacklevel=4,
             )
             return output
         outputs, self.output_positions = _tap(

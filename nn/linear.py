@@ -1,4 +1,5 @@
-"""Linear: y = x W^T + b, the affine map every network is made of."""
+"""torch.nn.modules.linear: Linear, y = x W^T + b, the affine map every network is made of, and
+Identity, the placeholder where a layer is optional."""
 
 import math
 
@@ -78,4 +79,15 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-__all__ = ["Linear"]
+class Identity(Module):
+    """Returns its input unchanged (a placeholder where a layer is optional); takes and ignores
+    any constructor arguments, as torch's."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+__all__ = ["Linear", "Identity"]

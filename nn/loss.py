@@ -10,7 +10,7 @@ from minigrad.ops import REDUCTIONS
 from minigrad.tensor import Tensor
 
 from . import functional as F
-from .layers import PairwiseDistance
+from .distance import PairwiseDistance
 from .module import Module
 
 

@@ -4,14 +4,12 @@ Assigning a Parameter or a Module to an attribute registers it (as in PyTorch), 
 `named_parameters()` and `state_dict()` find every weight by its dotted name. A buffer
 (`register_buffer`) is state that is not a weight: it is listed by `buffers()`, follows the
 module through `to(dtype)`, and is saved in `state_dict()` unless registered with
-persistent=False. Forward hooks (`register_forward_pre_hook`, `register_forward_hook`) run
-around every call, full backward hooks (`register_full_backward_pre_hook`,
-`register_full_backward_hook`) when backward reaches a call's outputs and then its inputs; each
-returns a handle whose `remove()` takes the hook away.
+persistent=False. Calling a module runs forward() in the module's scope (so mg.viz can group
+the ops made inside); a module with hooks takes the hooked path, whose registration methods,
+call and backward machinery are in nn/hooks.py (ModuleHooks, which Module inherits).
 """
 
 import itertools
-import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -21,7 +19,7 @@ from minigrad import autograd, dtypes
 from minigrad.errors import DTypeError
 from minigrad.tensor import Parameter, Tensor
 
-from .hooks import BackwardHooks, RemovableHandle
+from .hooks import ModuleHooks
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -35,7 +33,7 @@ def parameter_dtype(dtype=None):
     return dtype
 
 
-class Module:
+class Module(ModuleHooks):
     """Base class of layers and models: subclasses set attributes in __init__ and define forward()."""
 
     def __init__(self):
@@ -64,9 +62,8 @@ class Module:
         if isinstance(value, Parameter):
             if name not in self._parameters:  # a new name goes last; a replaced one keeps its place
                 self._forget(name)
-                self._check_name(
-                    "parameter", name, self._parameters
-                )  # a method's name would hide it
+                # refused if a method has the name: the attribute would hide it
+                self._check_name("parameter", name, self._parameters)
             self._parameters[name] = value
         elif name in self._parameters:
             self._replace(self._parameters, name, value, Parameter, "parameter")
@@ -318,104 +315,19 @@ class Module:
     def cpu(self):
         return self
 
-    # -- hooks and calling ----------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """hook(module, args) runs before forward; returning something other than None replaces
-        args (a tuple, or one value). with_kwargs=True: hook(module, args, kwargs) returns None or
-        (args, kwargs). Hooks run in registration order (prepend=True puts this one first)."""
-        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """hook(module, args, output) runs after forward; returning something other than None
-        replaces the output. with_kwargs=True: hook(module, args, kwargs, output). always_call=True:
-        it also runs when forward (or a hook before it) raises, with output None, before the error
-        goes on (an error of its own is then only a warning)."""
-        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs, always_call)
-
-    def register_full_backward_pre_hook(self, hook, prepend=False):
-        """hook(module, grad_output) runs when backward has the gradients of a call's outputs:
-        grad_output is a tuple with one entry per output (None for one that is not a tensor that
-        requires grad); returning a tuple like it replaces them."""
-        return self._add_hook(self._backward_pre_hooks, hook, prepend)
-
-    def register_full_backward_hook(self, hook, prepend=False):
-        """hook(module, grad_input, grad_output) runs once per backward through a call, when the
-        gradients of its positional inputs are known. grad_input has one entry per positional
-        argument (None for one that is not a tensor; zeros for a tensor that does not require
-        grad, as in torch), grad_output one per output; returning a tuple like grad_input replaces
-        it. When no input requires grad, the hook runs with the output gradients, grad_input all
-        None, and may only return None (torch warns then, and so does minigrad)."""
-        return self._add_hook(self._backward_hooks, hook, prepend)
-
-    @staticmethod
-    def _add_hook(hooks, hook, prepend, *settings):
-        if not callable(hook):
-            raise TypeError(f"a hook must be callable; got {type(hook).__name__}")
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = (hook, *settings)
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
-
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        if not (
+        if (
             self._forward_pre_hooks
             or self._forward_hooks
             or self._backward_pre_hooks
             or self._backward_hooks
         ):
-            with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
-                return self.forward(*args, **kwargs)
-        output, called = (
-            None,
-            set(),
-        )  # the forward hooks that have run: an always_call one runs once
-
-        def run_forward_hook(key, hook, with_kwargs):
-            nonlocal output
-            called.add(key)
-            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
-            if result is not None:
-                output = result
-
-        try:
-            for hook, with_kwargs in list(self._forward_pre_hooks.values()):
-                result = hook(self, args, kwargs) if with_kwargs else hook(self, args)
-                if result is None:
-                    continue
-                if with_kwargs:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(
-                            f"a forward pre-hook with kwargs must return None or (args, kwargs); "
-                            f"got {type(result).__name__}"
-                        )
-                    args, kwargs = result
-                else:
-                    args = result if isinstance(result, tuple) else (result,)
-            backward_hooks = None
-            if (self._backward_pre_hooks or self._backward_hooks) and autograd.is_grad_enabled():
-                backward_hooks = BackwardHooks(self)
-                args = backward_hooks.tap_inputs(args)
-            with autograd.module_scope(self):
-                output = self.forward(*args, **kwargs)
-            for key, (hook, with_kwargs, _) in list(self._forward_hooks.items()):
-                run_forward_hook(key, hook, with_kwargs)
-            return output if backward_hooks is None else backward_hooks.tap_outputs(output)
-        except Exception:
-            for key, (hook, with_kwargs, always_call) in list(self._forward_hooks.items()):
-                if always_call and key not in called:
-                    try:
-                        run_forward_hook(key, hook, with_kwargs)
-                    except Exception as error:  # the first error is the one to see
-                        warnings.warn(
-                            f"a forward hook of {type(self).__name__} with always_call=True raised an "
-                            f"error, ignored as forward had raised first: {error!r}",
-                            stacklevel=2,
-                        )
-            raise
+            return self._call_with_hooks(args, kwargs)  # nn/hooks.py
+        with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
+            return self.forward(*args, **kwargs)
 
     # -- state --------------------------------------------------------------------------------
     def state_dict(self, *, destination=None, prefix="", keep_vars=False):
@@ -433,12 +345,10 @@ class Module:
         return destination
 
     def _own_state(self):
-        """(name, tensor) of this module's own entries of a state dict: parameters, then persistent buffers."""
-        buffers = (
-            (name, b)
-            for name, b in self._buffers.items()
-            if name not in self._non_persistent_buffers
-        )
+        """(name, tensor) of this module's own entries of a state dict: parameters, then
+        persistent buffers."""
+        skipped = self._non_persistent_buffers
+        buffers = ((name, b) for name, b in self._buffers.items() if name not in skipped)
         return [
             (name, value)
             for name, value in itertools.chain(self._parameters.items(), buffers)

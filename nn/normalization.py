@@ -1,6 +1,10 @@
-"""Group, instance and local response normalisation, as torch's GroupNorm, InstanceNorm1d/2d and
+"""torch.nn.modules.normalization (and instance norm): layer, RMS, group, instance and local
+response normalisation, as torch's LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d/2d and
 LocalResponseNorm (and F.group_norm, F.instance_norm, F.local_response_norm).
 
+    layer_norm      each position normalised over its trailing normalized_shape dims, then scaled
+                    and shifted elementwise (one fused op, minigrad/ops/normalization.py)
+    rms_norm        the same without taking the mean away, and without a bias (Llama's)
     group_norm      the C channels of each sample split into num_groups groups; each group is
                     normalised with its own mean and biased variance (over its channels and all
                     their positions), then scaled and shifted per channel
@@ -9,8 +13,8 @@ LocalResponseNorm (and F.group_norm, F.instance_norm, F.local_response_norm).
                     follow the mean over the batch of the per-plane statistics, as torch's
     local_response_norm   x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta
 
-Written with engine ops (layer_norm, batch_norm, pad, slicing), so every gradient comes from
-their backward passes.
+Group, instance and local response norms are written with engine ops (layer_norm, batch_norm,
+pad, slicing), so every gradient comes from their backward passes.
 """
 
 import math
@@ -21,13 +25,20 @@ import numpy as np
 import minigrad as mg
 
 from minigrad.errors import ArgumentError, ShapeError
-from minigrad.ops import layer_norm
+from minigrad.ops import check_device, layer_norm, rms_norm
 from minigrad.ops.pad import pad
 
 from .batchnorm import _BatchNorm, batch_norm
 from .module import Module, Parameter, parameter_dtype
 
-__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm"]
+__all__ = [
+    "LayerNorm",
+    "RMSNorm",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LocalResponseNorm",
+]
 
 
 def _per_channel(out, weight, bias):
@@ -122,6 +133,89 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     for offset in range(1, size):
         window_sum = window_sum + padded[:, offset : offset + channels]
     return input / (window_sum.reshape(input.shape) * (alpha / size) + k) ** beta
+
+
+def _normalized_shape(name, value):
+    """A normalized_shape (a size or a tuple of them) as a tuple of ints >= 0 (a 0 gives an empty
+    layer, as in torch)."""
+    shape = tuple(
+        int(size) for size in ((value,) if isinstance(value, (int, np.integer)) else value)
+    )
+    if not shape or min(shape) < 0:
+        raise ArgumentError(
+            f"{name}: normalized_shape must be a size >= 0 or a non-empty tuple of them; got "
+            f"{value!r}"
+        )
+    return shape
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing dims normalized_shape, then scale and shift (torch.nn.LayerNorm).
+
+        y = (x - mean) / sqrt(var + eps) * weight + bias
+
+    mean and the biased variance over the normalised dims, per leading position. Parameters
+    (with elementwise_affine=True): weight of normalized_shape, ones; bias, zeros (none with
+    bias=False, as torch). One fused op forward and backward
+    (minigrad.ops.normalization.layer_norm).
+
+    forward(x: (..., *normalized_shape)) -> same shape
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
+        super().__init__()
+        self.normalized_shape = _normalized_shape("LayerNorm", normalized_shape)
+        self.eps = float(eps)
+        self.elementwise_affine = bool(elementwise_affine)
+        dtype = parameter_dtype(dtype)
+        self.register_parameter(
+            "weight",
+            Parameter(np.ones(self.normalized_shape, dtype)) if self.elementwise_affine else None,
+        )
+        self.register_parameter(
+            "bias",
+            Parameter(np.zeros(self.normalized_shape, dtype))
+            if self.elementwise_affine and bias
+            else None,
+        )
+
+    def forward(self, x):
+        return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+            f"bias={self.bias is not None}"
+        )  # as torch prints it
+
+
+class RMSNorm(Module):
+    """torch.nn.RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight over the trailing dims
+    normalized_shape (no mean taken away, no bias; Llama's normalisation). eps None: the input
+    dtype's machine epsilon. weight: ones (none with elementwise_affine=False)."""
+
+    def __init__(
+        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
+    ):
+        super().__init__()
+        self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
+        check_device(device, "RMSNorm")
+        self.eps = None if eps is None else float(eps)
+        self.elementwise_affine = bool(elementwise_affine)
+        self.register_parameter(
+            "weight",
+            Parameter(np.ones(self.normalized_shape, parameter_dtype(dtype)))
+            if self.elementwise_affine
+            else None,
+        )
+
+    def forward(self, x):
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class GroupNorm(Module):

@@ -1,327 +1,468 @@
-"""Transformer building blocks: LayerNorm, FeedForward, position information, TransformerBlock.
-
-A Transformer block (Vaswani et al., 2017, "Attention Is All You Need") adds two things to
-the residual stream x of shape (B, T, model_dim): what self-attention gathers from the other
-positions, then what a position-wise feed-forward network computes from each position alone.
-Each sub-layer sees a layer-normalised copy of the stream (pre-norm, as GPT-2 and most models
-since; it trains without a learning-rate warm-up being critical):
-
-    x = x + dropout(attention(attention_norm(x)))       # SelfAttention: W_Q, W_K, W_V, W_O
-    x = x + feed_forward(feed_forward_norm(x))          # Linear, GELU, Linear, dropout
-
-norm_first=False gives the original post-norm block, x = norm(x + sublayer(x)).
-
-Self-attention has no notion of order, so position information is added to the token
-embeddings once, before the first block: a learned table (PositionalEmbedding, GPT's choice)
-or the fixed sines and cosines of the Transformer paper (SinusoidalPositionalEncoding).
+"""torch.nn.modules.transformer: nn.TransformerEncoderLayer, nn.TransformerEncoder, their decoder
+twins and nn.Transformer with PyTorch's layout, arguments and results, for code written against
+torch.nn (and for loading its state dicts). Each layer's attention is an nn.MultiheadAttention
+(nn/multihead_attention.py), so masks keep torch's meanings: a bool mask marks what may NOT be
+attended to (True = masked), a float mask is added to the scores. The chapter's own Transformer
+block is nn.TransformerBlock (nn/transformer_block.py), with the textbook's names and layout.
 """
 
-import math
+import copy
+import warnings
 
 import numpy as np
 
 import minigrad as mg
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.ops import check_device
-from minigrad.ops import layer_norm, rms_norm
 
+from . import functional as F
 from . import init
-from .attention import SelfAttention
-from .layers import GELU, Dropout
+from .activation import GELU, ReLU
+from .containers import ModuleList
+from .dropout import Dropout
 from .linear import Linear
-from .module import Module, Parameter, parameter_dtype
+from .module import Module, parameter_dtype
+from .multihead_attention import MultiheadAttention, _as_mask
+from .normalization import LayerNorm
+from .transformer_block import residual
+
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
-def _normalized_shape(name, value):
-    """A normalized_shape (a size or a tuple of them) as a tuple of ints >= 0 (a 0 gives an empty
-    layer, as in torch)."""
-    shape = tuple(
-        int(size) for size in ((value,) if isinstance(value, (int, np.integer)) else value)
-    )
-    if not shape or min(shape) < 0:
-        raise ArgumentError(
-            f"{name}: normalized_shape must be a size >= 0 or a non-empty tuple of them; got "
-            f"{value!r}"
-        )
-    return shape
+class _TransformerLayer(Module):
+    """What TransformerEncoderLayer (norms = 2) and TransformerDecoderLayer (norms = 3, with
+    multihead_attn) share: torch's arguments, and the parts in torch's order under torch's names."""
 
-
-class LayerNorm(Module):
-    """Normalise over the trailing dims normalized_shape, then scale and shift (torch.nn.LayerNorm).
-
-        y = (x - mean) / sqrt(var + eps) * weight + bias
-
-    mean and the biased variance over the normalised dims, per leading position. Parameters
-    (with elementwise_affine=True): weight of normalized_shape, ones; bias, zeros (none with
-    bias=False, as torch). One fused op forward and backward
-    (minigrad.ops.normalization.layer_norm).
-
-    forward(x: (..., *normalized_shape)) -> same shape
-    """
-
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
-        super().__init__()
-        self.normalized_shape = _normalized_shape("LayerNorm", normalized_shape)
-        self.eps = float(eps)
-        self.elementwise_affine = bool(elementwise_affine)
-        dtype = parameter_dtype(dtype)
-        self.register_parameter(
-            "weight",
-            Parameter(np.ones(self.normalized_shape, dtype)) if self.elementwise_affine else None,
-        )
-        self.register_parameter(
-            "bias",
-            Parameter(np.zeros(self.normalized_shape, dtype))
-            if self.elementwise_affine and bias
-            else None,
-        )
-
-    def forward(self, x):
-        return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
-
-    def extra_repr(self):
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-            f"bias={self.bias is not None}"
-        )  # as torch prints it
-
-
-class RMSNorm(Module):
-    """torch.nn.RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight over the trailing dims
-    normalized_shape (no mean taken away, no bias; Llama's normalisation). eps None: the input
-    dtype's machine epsilon. weight: ones (none with elementwise_affine=False)."""
+    norms = None
 
     def __init__(
-        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
+        self,
+        d_model,
+        nhead,
+        dim_feedforward=2048,
+        dropout=0.1,
+        activation="relu",
+        layer_norm_eps=1e-5,
+        batch_first=False,
+        norm_first=False,
+        bias=True,
+        device=None,
+        dtype=None,
     ):
         super().__init__()
-        self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
-        check_device(device, "RMSNorm")
-        self.eps = None if eps is None else float(eps)
-        self.elementwise_affine = bool(elementwise_affine)
-        self.register_parameter(
-            "weight",
-            Parameter(np.ones(self.normalized_shape, parameter_dtype(dtype)))
-            if self.elementwise_affine
-            else None,
-        )
-
-    def forward(self, x):
-        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
-
-    def extra_repr(self):
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-        )
-
-
-class FeedForward(Module):
-    """The position-wise feed-forward network of a Transformer block:
-
-        expand: Linear(model_dim, ff_dim) -> GELU -> project: Linear(ff_dim, model_dim) -> dropout
-
-    forward(x: (..., model_dim)) -> (..., model_dim)
-    """
-
-    def __init__(self, model_dim, ff_dim, dropout=0.0, approximate="none"):
-        super().__init__()
-        self.expand = Linear(model_dim, ff_dim)
-        self.activation = GELU(approximate)
-        self.project = Linear(ff_dim, model_dim)
-        self.dropout = Dropout(dropout)
-
-    def forward(self, x):
-        return self.dropout(self.project(self.activation(self.expand(x))))
-
-
-# ---------------------------------------------------------------------------------------
-# Position information
-
-
-def _check_positions(name, x, offset, max_length, model_dim):
-    """The input's number of steps, after checking x (a Tensor (..., T, model_dim)) and
-    offset (an integer: positions offset..offset+T-1 must fit max_length)."""
-    if not isinstance(x, mg.Tensor):
-        raise TypeError(
-            f"{name}: expected a Tensor of shape (..., time, {model_dim}); got {type(x).__name__}"
-        )
-    if x.ndim < 2 or x.shape[-1] != model_dim:
-        raise ShapeError(f"{name}: expected input of shape (..., time, {model_dim}); got {x.shape}")
-    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-        raise TypeError(
-            f"{name}: offset must be an integer (the position of the first step); got {offset!r}"
-        )
-    steps = x.shape[-2]
-    if offset < 0 or offset + steps > max_length:
-        raise ValueError(
-            f"{name}: positions {offset}..{offset + steps - 1} do not fit max_length={max_length} "
-            f"(input of {steps} steps at offset {offset})"
-        )
-    return steps
-
-
-class PositionalEmbedding(Module):
-    """Learned position vectors, added to the input: x + weight[offset : offset + T].
-
-    weight: (max_length, model_dim), N(0, 1) as nn.Embedding. offset is the position of the
-    first step of x (the length of the prefix already processed, when generating with a cache).
-
-    forward(x: (..., T, model_dim), offset=0) -> (..., T, model_dim)
-    """
-
-    def __init__(self, max_length, model_dim, dtype=None):
-        super().__init__()
-        if max_length < 1 or model_dim < 1:
-            raise ValueError(
-                f"PositionalEmbedding: max_length and model_dim must be >= 1; "
-                f"got {max_length} and {model_dim}"
+        layer = "TransformerEncoderLayer" if self.norms == 2 else "TransformerDecoderLayer"
+        if isinstance(activation, str) and activation not in ACTIVATIONS:
+            raise ArgumentError(
+                f"{layer}: activation must be 'relu', 'gelu' or a function; got {activation!r}"
             )
-        self.max_length, self.model_dim = int(max_length), int(model_dim)
-        self.weight = Parameter(np.empty((self.max_length, self.model_dim), parameter_dtype(dtype)))
-        init.normal_(self.weight)
+        if not isinstance(activation, str) and not callable(activation):
+            raise TypeError(
+                f"{layer}: activation must be 'relu', 'gelu' or a function; got "
+                f"{type(activation).__name__}"
+            )
+        attention = dict(dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        for name in ("self_attn", "multihead_attn")[: self.norms - 1]:
+            setattr(self, name, MultiheadAttention(d_model, nhead, device=device, **attention))
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = bool(norm_first)
+        for k in range(1, self.norms + 1):
+            setattr(
+                self, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            )
+        for k in range(1, self.norms + 1):
+            setattr(self, f"dropout{k}", Dropout(dropout))
+        self.activation = ACTIVATIONS[activation] if isinstance(activation, str) else activation
 
-    def forward(self, x, offset=0):
-        steps = _check_positions("PositionalEmbedding", x, offset, self.max_length, self.model_dim)
-        return x + self.weight[offset : offset + steps]
 
-    def extra_repr(self):
-        return f"{self.max_length}, {self.model_dim}"
+class TransformerEncoderLayer(_TransformerLayer):
+    """torch.nn.TransformerEncoderLayer: self_attn (MultiheadAttention), then linear1 ->
+    activation -> dropout -> linear2, each with dropout, a residual connection and a LayerNorm
+    (norm1, norm2): post-norm by default, as torch (norm_first=True for pre-norm). torch's
+    names, so state dicts move both ways. activation: "relu", "gelu" or a function.
 
-
-def sinusoidal_encoding(length, model_dim, dtype=np.float32):
-    """The fixed position vectors of the Transformer paper as a numpy array (length, model_dim):
-
-        PE[pos, 2i] = sin(pos / 10000^(2i / model_dim)),  PE[pos, 2i + 1] = cos(pos / 10000^(2i / model_dim))
-
-    Each pair of features is a rotation at its own frequency, so PE[pos + k] is a linear
-    function of PE[pos] for every offset k. An odd model_dim leaves its last feature a sine.
+    forward(src (S, N, E), or (N, S, E) with batch_first, or (S, E); src_mask=None,
+    src_key_padding_mask=None, is_causal=False) -> same shape; the masks as in
+    MultiheadAttention.
     """
-    if length < 0 or model_dim < 1:
-        raise ValueError(
-            f"sinusoidal_encoding: expected length >= 0 and model_dim >= 1; got {length} and {model_dim}"
+
+    norms = 2
+
+    def _attend(self, x, mask, padding, is_causal):
+        return self.dropout1(_attention(self.self_attn, x, x, mask, padding, is_causal))
+
+    def _feed_forward(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = residual(
+            src,
+            lambda y: self._attend(y, src_mask, src_key_padding_mask, is_causal),
+            self.norm1,
+            self.norm_first,
         )
-    positions = np.arange(length, dtype=np.float64)[:, None]
-    frequencies = np.exp(
-        -math.log(10000.0) * np.arange(0, model_dim, 2) / model_dim
-    )  # 1 / 10000^(2i/d)
-    angles = positions * frequencies  # (length, ceil(model_dim / 2))
-    table = np.empty((length, model_dim))
-    table[:, 0::2] = np.sin(angles)
-    table[:, 1::2] = np.cos(angles[:, : model_dim // 2])
-    return table.astype(dtype)
+        return residual(x, self._feed_forward, self.norm2, self.norm_first)
 
 
-class SinusoidalPositionalEncoding(Module):
-    """The Transformer paper's fixed position vectors (sinusoidal_encoding), added to the input:
-    x + PE[offset : offset + T]. No parameters: nothing to learn, nothing in the state dict.
+class TransformerEncoder(Module):
+    """torch.nn.TransformerEncoder: num_layers copies of encoder_layer (`layers.0`, `layers.1`
+    ..., each with its own parameters), then `norm` if given.
 
-    forward(x: (..., T, model_dim), offset=0) -> (..., T, model_dim)
+    forward(src, mask=None, src_key_padding_mask=None, is_causal=None) -> same shape as src.
+    is_causal=None: True when mask is generate_square_subsequent_mask(S), as torch detects it.
+
+    torch's inference fast path, as far as a user sees it: with enable_nested_tensor (the
+    default) and a layer it suits (post-norm, batch_first, biases, relu or gelu, one eps, an
+    even number of heads; else torch's warning), a batched src with src_key_padding_mask (padding
+    at the ends of the rows, unless mask_check=False) and no mask, in eval mode and with no
+    gradient to record, torch packs the real tokens into a nested tensor and unpacks the result
+    with zeros: the output at padded positions is 0 (then `norm`). The real tokens' vectors are
+    the same either way; minigrad computes them as usual and writes the zeros.
     """
 
-    def __init__(self, model_dim, max_length=4096):
+    def __init__(
+        self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True
+    ):
         super().__init__()
-        self.model_dim, self.max_length = int(model_dim), int(max_length)
-        self._tables = {}  # dtype -> (max_length, model_dim) array, made on first use
+        self.layers = _copies("TransformerEncoder", "encoder_layer", encoder_layer, num_layers)
+        self.num_layers = len(self.layers)
+        self.norm = norm
+        self.enable_nested_tensor = bool(enable_nested_tensor)
+        self.mask_check = bool(mask_check)
+        why_not = _why_no_fast_path(encoder_layer)
+        if self.enable_nested_tensor and why_not:
+            warnings.warn(
+                f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                stacklevel=2,
+            )
+        self.use_nested_tensor = self.enable_nested_tensor and not why_not
 
-    def forward(self, x, offset=0):
-        steps = _check_positions(
-            "SinusoidalPositionalEncoding", x, offset, self.max_length, self.model_dim
-        )
-        dtype = (
-            x.dtype if x.dtype.kind == "f" else parameter_dtype()
-        )  # an int or bool x is promoted, as in torch
-        if dtype not in self._tables:
-            self._tables[dtype] = sinusoidal_encoding(self.max_length, self.model_dim, dtype)
-        return x + mg.tensor(self._tables[dtype][offset : offset + steps])
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        output = src
+        is_causal = _causal_hint(mask, is_causal, src, self.layers)
+        for layer in self.layers:
+            output = layer(
+                output,
+                src_mask=mask,
+                src_key_padding_mask=src_key_padding_mask,
+                is_causal=is_causal,
+            )
+        padded = self._padded_by_fast_path(src, mask, src_key_padding_mask)
+        if padded is not None:
+            output = output.masked_fill(mg.tensor(padded[..., None]), 0.0)
+        return output if self.norm is None else self.norm(output)
 
-    def extra_repr(self):
-        return f"{self.model_dim}, max_length={self.max_length}"
+    def _padded_by_fast_path(self, src, mask, padding):
+        """The (N, S) bool array of the positions torch's fast path would zero, or None when it
+        would not take that path (see the class docstring)."""
+        if not (
+            self.use_nested_tensor
+            and self.layers
+            and not self.layers[0].training
+            and padding is not None
+            and mask is None
+            and isinstance(src, mg.Tensor)
+            and src.ndim == 3
+        ):
+            return None
+        if mg.is_grad_enabled() and (
+            src.requires_grad or any(p.requires_grad for p in self.layers[0].parameters())
+        ):
+            return None
+        padded = _as_mask(padding)
+        padded = padded if padded.dtype == np.bool_ else padded != 0
+        if padded.shape != src.shape[:2]:
+            return None  # the layers have refused it already
+        if self.mask_check and (np.diff(padded.astype(np.int8), axis=1) < 0).any():
+            return None  # a real token after padding: torch's mask check declines the path
+        return padded
 
 
-# ---------------------------------------------------------------------------------------
-# The block
+class TransformerDecoderLayer(_TransformerLayer):
+    """torch.nn.TransformerDecoderLayer: self-attention over the target (self_attn), attention
+    from the target to the encoder's output `memory` (multihead_attn, cross-attention), then
+    linear1 -> activation -> dropout -> linear2; each with dropout, a residual connection and a
+    LayerNorm (norm1, norm2, norm3), post-norm by default (norm_first=True for pre-norm).
+    torch's names, so state dicts move both ways.
+
+    forward(tgt (T, N, E) or (N, T, E) with batch_first or (T, E); memory (S, N, E) ... alike;
+    tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
+    tgt_is_causal=False, memory_is_causal=False) -> same shape as tgt; the masks as in
+    MultiheadAttention (tgt_mask: nn.Transformer.generate_square_subsequent_mask(T) for a
+    decoder that must not see later targets).
+    """
+
+    norms = 3
+
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal=False,
+        memory_is_causal=False,
+    ):
+        def attend_to_itself(x):
+            return self.dropout1(
+                _attention(self.self_attn, x, x, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            )
+
+        def attend_to_memory(x):
+            return self.dropout2(
+                _attention(
+                    self.multihead_attn,
+                    x,
+                    memory,
+                    memory_mask,
+                    memory_key_padding_mask,
+                    memory_is_causal,
+                )
+            )
+
+        def feed_forward(x):
+            return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+        x = residual(tgt, attend_to_itself, self.norm1, self.norm_first)
+        x = residual(x, attend_to_memory, self.norm2, self.norm_first)
+        return residual(x, feed_forward, self.norm3, self.norm_first)
 
 
-def residual(x, sublayer, norm, norm_first):
-    """One residual connection of a Transformer layer: x + sublayer(norm(x)) with norm_first
-    (pre-norm), else norm(x + sublayer(x)) (post-norm, the 2017 paper's)."""
-    return x + sublayer(norm(x)) if norm_first else norm(x + sublayer(x))
+class TransformerDecoder(Module):
+    """torch.nn.TransformerDecoder: num_layers copies of decoder_layer (`layers.0` ..., each with
+    its own parameters), then `norm` if given.
+
+    forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False) -> tgt's shape.
+    tgt_is_causal=None: True when tgt_mask is generate_square_subsequent_mask(T), as in torch.
+    """
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _copies("TransformerDecoder", "decoder_layer", decoder_layer, num_layers)
+        self.num_layers = len(self.layers)
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal=None,
+        memory_is_causal=False,
+    ):
+        output = tgt
+        tgt_is_causal = _causal_hint(tgt_mask, tgt_is_causal, tgt, self.layers)
+        for layer in self.layers:
+            output = layer(
+                output,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=tgt_is_causal,
+                memory_is_causal=bool(memory_is_causal),
+            )
+        return output if self.norm is None else self.norm(output)
 
 
-class TransformerBlock(Module):
-    """One Transformer block: self-attention and a feed-forward network, each with a residual
-    connection and a LayerNorm (pre-norm by default; see the top of this file).
+class Transformer(Module):
+    """torch.nn.Transformer, the encoder-decoder of "Attention Is All You Need" (Vaswani et al.,
+    2017): `encoder` (num_encoder_layers TransformerEncoderLayers and a LayerNorm) reads src,
+    `decoder` (num_decoder_layers TransformerDecoderLayers and a LayerNorm) reads tgt and
+    attends to the encoder's output. Every matrix parameter starts Xavier-uniform, as torch's.
+    custom_encoder / custom_decoder replace the stacks. No embeddings and no output layer:
+    they are the user's, as in torch.
 
-        attention_norm     LayerNorm(model_dim)
-        attention          SelfAttention(model_dim, num_heads, causal): query_weight, key_weight,
-                           value_weight, output_weight, each (model_dim, model_dim), used as x @ W
-        feed_forward_norm  LayerNorm(model_dim)
-        feed_forward       FeedForward(model_dim, ff_dim, dropout): expand, project (nn.Linear)
-
-    causal=True lets position t attend to positions 0..t only (a language model).
-    dropout applies to the attention output and to the feed-forward output.
-
-    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None) -> (B, T, model_dim)
-        lengths / key_padding_mask: padding, as in SelfAttention; cache: SelfAttention's key/value
-        cache for generation (the keys and values of earlier positions), when given.
+    forward(src (S, N, E), tgt (T, N, E) (batch first with batch_first=True; unbatched (S, E),
+    (T, E)); src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask,
+    memory_key_padding_mask, src_is_causal, tgt_is_causal, memory_is_causal) -> tgt's shape.
     """
 
     def __init__(
         self,
-        model_dim,
-        num_heads,
-        ff_dim,
-        dropout=0.0,
-        causal=False,
-        norm_first=True,
-        approximate="none",
+        d_model=512,
+        nhead=8,
+        num_encoder_layers=6,
+        num_decoder_layers=6,
+        dim_feedforward=2048,
+        dropout=0.1,
+        activation="relu",
+        custom_encoder=None,
+        custom_decoder=None,
+        layer_norm_eps=1e-5,
+        batch_first=False,
+        norm_first=False,
+        bias=True,
+        device=None,
+        dtype=None,
     ):
         super().__init__()
-        self.model_dim, self.num_heads, self.ff_dim = int(model_dim), int(num_heads), int(ff_dim)
-        self.causal, self.norm_first = bool(causal), bool(norm_first)
-        self.attention_norm = LayerNorm(model_dim)
-        self.attention = SelfAttention(model_dim, num_heads, causal=causal)
-        self.attention_dropout = Dropout(dropout)
-        self.feed_forward_norm = LayerNorm(model_dim)
-        self.feed_forward = FeedForward(model_dim, ff_dim, dropout, approximate)
-
-    def _attend(self, x, lengths, key_padding_mask, cache):
-        padding = {"lengths": lengths, "key_padding_mask": key_padding_mask}
-        if cache is not None:
-            padding["cache"] = cache
-        return self.attention_dropout(self.attention(x, **padding))
-
-    def forward(self, x, lengths=None, key_padding_mask=None, cache=None):
-        if not isinstance(x, mg.Tensor):
-            raise TypeError(
-                f"TransformerBlock: expected a Tensor of shape (batch, time, {self.model_dim}); got "
-                f"{type(x).__name__}"
+        settings = dict(
+            dim_feedforward=dim_feedforward,
+            dropout=dropout,
+            activation=activation,
+            layer_norm_eps=layer_norm_eps,
+            batch_first=batch_first,
+            norm_first=norm_first,
+            bias=bias,
+            device=device,
+            dtype=dtype,
+        )
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(d_model, nhead, **settings),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype),
             )
-        if x.ndim != 3 or x.shape[-1] != self.model_dim:
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(d_model, nhead, **settings),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype),
+            )
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = int(d_model), int(nhead), bool(batch_first)
+
+    def forward(
+        self,
+        src,
+        tgt,
+        src_mask=None,
+        tgt_mask=None,
+        memory_mask=None,
+        src_key_padding_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        src_is_causal=None,
+        tgt_is_causal=None,
+        memory_is_causal=False,
+    ):
+        for name, x in (("src", src), ("tgt", tgt)):
+            if not isinstance(x, mg.Tensor):
+                raise TypeError(f"Transformer: {name} must be a Tensor; got {type(x).__name__}")
+        batch_axis = 0 if self.batch_first else 1
+        if src.ndim == 3 and (tgt.ndim != 3 or src.shape[batch_axis] != tgt.shape[batch_axis]):
             raise ShapeError(
-                f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); got {x.shape}"
+                f"Transformer: src and tgt must have the same batch size (axis {batch_axis}); got shapes "
+                f"{src.shape} and {tgt.shape}"
             )
-        x = residual(
-            x,
-            lambda y: self._attend(y, lengths, key_padding_mask, cache),
-            self.attention_norm,
-            self.norm_first,
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ShapeError(
+                f"Transformer: src and tgt must have d_model={self.d_model} features; got shapes "
+                f"{src.shape} and {tgt.shape}"
+            )
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
         )
-        return residual(x, self.feed_forward, self.feed_forward_norm, self.norm_first)
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
 
-    def extra_repr(self):
-        return (
-            f"model_dim={self.model_dim}, num_heads={self.num_heads}, ff_dim={self.ff_dim}, "
-            f"causal={self.causal}, norm_first={self.norm_first}"
-        )
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """(sz, sz) float mask: 0 on and below the diagonal, -inf above it (position i may attend
+        to positions <= i), as torch's; added to the scores. With dtype=bool (mg.bool or
+        Python's bool): True above the diagonal, as torch gives it (True = masked in nn.Transformer's
+        masks)."""
+        if isinstance(sz, bool) or not isinstance(sz, (int, np.integer)) or sz < 0:
+            raise ArgumentError(
+                f"generate_square_subsequent_mask: sz must be an integer >= 0; got {sz!r}"
+            )
+        check_device(device, "generate_square_subsequent_mask")
+        later = np.triu(np.ones((int(sz), int(sz)), np.bool_), k=1)
+        if dtype is not None and np.dtype(dtype) == np.bool_:
+            return mg.tensor(later)
+        return mg.tensor(np.where(later, -np.inf, 0).astype(parameter_dtype(dtype)))
+
+
+def _attention(attention, x, source, mask, padding, is_causal):
+    """attention(x, source, source)'s output with need_weights=False (the fused kernel)."""
+    return attention(
+        x,
+        source,
+        source,
+        attn_mask=mask,
+        key_padding_mask=padding,
+        need_weights=False,
+        is_causal=is_causal,
+    )[0]
+
+
+def _causal_hint(mask, is_causal, x, layers):
+    """is_causal for the layers of a TransformerEncoder or TransformerDecoder, as torch reads it:
+    as given, or for None, whether mask is exactly the (T, T) causal mask for the length T of x
+    (generate_square_subsequent_mask(T), float or bool), so that the layers may apply the
+    triangle instead."""
+    if is_causal is not None or mask is None or getattr(x, "ndim", 0) == 0:
+        return bool(is_causal)
+    batch_first = bool(layers) and getattr(
+        getattr(layers[0], "self_attn", None), "batch_first", False
+    )
+    length = x.shape[1 if batch_first and x.ndim == 3 else 0]
+    mask = _as_mask(mask)
+    later = np.triu(np.ones((length, length), np.bool_), k=1)  # -inf, or True for a bool mask
+    return np.array_equal(mask, np.where(later, -np.inf, 0.0).astype(mask.dtype))
+
+
+def _why_no_fast_path(layer):
+    """Why torch's TransformerEncoder would not take its nested-tensor path with this layer
+    ('' when it would): torch's own conditions, in its order and words."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return f"{name}.self_attn.batch_first was not True(use batch_first for better inference performance)"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if layer.activation not in (F.relu, F.gelu) and not isinstance(layer.activation, (ReLU, GELU)):
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
+
+
+def _copies(name, argument, layer, num_layers):
+    """ModuleList of num_layers deep copies of layer (each with its own parameters)."""
+    if not isinstance(layer, Module):
+        raise TypeError(f"{name}: {argument} must be a Module; got {type(layer).__name__}")
+    if (
+        isinstance(num_layers, bool)
+        or not isinstance(num_layers, (int, np.integer))
+        or num_layers < 0
+    ):
+        raise TypeError(f"{name}: num_layers must be an integer >= 0; got {num_layers!r}")
+    return ModuleList([copy.deepcopy(layer) for _ in range(int(num_layers))])
 
 
 __all__ = [
-    "LayerNorm",
-    "RMSNorm",
-    "FeedForward",
-    "PositionalEmbedding",
-    "SinusoidalPositionalEncoding",
-    "sinusoidal_encoding",
-    "TransformerBlock",
+    "TransformerEncoderLayer",
+    "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
+    "Transformer",
 ]

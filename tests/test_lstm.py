@@ -128,7 +128,7 @@ def unrolled_lstm(lstm, x, lengths, h0, c0):
             out = [None] * steps
             for t in range(steps) if d == 0 else reversed(range(steps)):
                 running = mg.tensor((t < lengths)[:, None])
-                h_new, c_new = nn.lstm.lstm_cell(x[t], (h, c), *weights)
+                h_new, c_new = nn.rnn_cell.lstm_cell(x[t], (h, c), *weights)
                 h, c = mg.where(running, h_new, h), mg.where(running, c_new, c)
                 out[t] = mg.where(running, h, mg.zeros_like(h))
             outputs.append(mg.stack(out, dim=0))
