@@ -79,36 +79,42 @@ def assert_close(
     )
 
 
-def run_both(call, arrays, dtype=None, *, sides=None, upstream=None, seed=0):
+def run_both(call, arrays, dtype=None, *, sides=None, upstream=None, seed=0, grad=True):
     """call(side, *leaves) for minigrad's side and for torch's on the same arrays (cast to dtype
-    when given; float ones are leaves that require grad), each output then backed with the same
-    upstream gradient (an array, or normal values drawn with seed) -> (ours, theirs), two
-    namespaces of `out` and `leaves`. sides: what call gets first, (minigrad's, torch's);
-    (mg, torch) unless given, e.g. the two functional modules or a layer and its torch twin."""
+    when given; with grad, float ones are leaves that require grad), each output then backed with
+    the same upstream gradient -> (ours, theirs), two namespaces of `out` and `leaves`.
+
+    sides: what call gets first, (minigrad's, torch's); (mg, torch) unless given, e.g. the two
+    functional modules, a layer and its torch twin, or two functions. upstream: an array, a
+    function of the output's shape giving one, or None for normal values drawn with seed.
+    """
     import torch
 
     sides = (mg, torch) if sides is None else sides
     arrays = [np.asarray(a) if dtype is None else np.asarray(a, dtype) for a in arrays]
     runs = []
     for side, make in zip(sides, (mg.tensor, torch.tensor)):
-        leaves = [make(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+        leaves = [make(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
         out = call(side, *leaves)
         if out.requires_grad:
             if upstream is None:
-                shape = tuple(out.shape)
-                upstream = np.random.default_rng(seed).standard_normal(shape)
+                upstream = np.random.default_rng(seed).standard_normal(tuple(out.shape))
+            elif callable(upstream):
+                upstream = upstream(tuple(out.shape))
             weights = np.asarray(upstream).astype(to_numpy(out).dtype)
             (out * make(weights)).sum().backward()
         runs.append(SimpleNamespace(out=out, leaves=leaves))
     return tuple(runs)
 
 
-def assert_runs_match(ours, theirs, rtol=None, atol=None, names=None, **options):
+def assert_runs_match(ours, theirs, rtol=None, atol=None, names=None, gradients=None, **options):
     """Two runs of run_both agree: the output's dtype, shape and values, and the gradient of every
     input (a gradient torch leaves None is None or all zeros in ours). names: one per input, for
-    the messages. Tolerances as in assert_close (by default, by the dtype of torch's result);
-    options go to assert_close (equal_nan, scaled)."""
+    the messages. rtol and atol as in assert_close (by default, by the dtype of torch's result);
+    gradients: dict(rtol=, atol=) for the gradients where they differ; options go to assert_close
+    (equal_nan, scaled)."""
     assert_close(ours.out, theirs.out, rtol, "output", atol=atol, same_dtype=True, **options)
+    gradients = dict(rtol=rtol, atol=atol) if gradients is None else gradients
     names = names or [f"input {index}" for index in range(len(ours.leaves))]
     for name, leaf, torch_leaf in zip(names, ours.leaves, theirs.leaves):
         what = f"gradient of {name}"
@@ -116,7 +122,7 @@ def assert_runs_match(ours, theirs, rtol=None, atol=None, names=None, **options)
             assert leaf.grad is None or not np.any(leaf.grad.numpy()), what
             continue
         assert leaf.grad is not None, f"{what}: None, torch's is not"
-        assert_close(leaf.grad, torch_leaf.grad, rtol, what, atol=atol, same_dtype=True, **options)
+        assert_close(leaf.grad, torch_leaf.grad, what=what, same_dtype=True, **gradients, **options)
 
 
 # -- a layer and its torch twin ---------------------------------------------------------------

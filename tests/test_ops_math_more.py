@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
+from parity import assert_runs_match, run_both
 
 torch = pytest.importorskip("torch")
 
@@ -23,37 +24,26 @@ TOLERANCE = {
 inf, nan = math.inf, math.nan
 
 
-def both(arrays, grad=True):
-    """The same leaves in minigrad and torch (float ones require grad)."""
-    mine = [mg.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-    return mine, theirs
-
-
-def assert_close(mine, theirs, dtype):
-    rtol, atol = TOLERANCE.get(dtype, (0, 0))
-    theirs = theirs.detach().numpy()
-    assert mine.numpy().dtype == theirs.dtype
-    assert mine.shape == theirs.shape
-    np.testing.assert_allclose(mine.numpy(), theirs, rtol=rtol, atol=atol, equal_nan=True)
-
-
 def check(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=None):
     """mg_fn and torch_fn on the same arrays: the same output, and the same gradients of a
     weighted sum of it (weights make every element count)."""
-    mine, theirs = both(arrays, grad)
-    out_mine, out_theirs = mg_fn(*mine), torch_fn(*theirs)
-    assert_close(out_mine, out_theirs, str(out_theirs.dtype).replace("torch.", ""))
-    if not grad or not out_theirs.requires_grad:
-        return
-    weights = np.random.default_rng(0).uniform(0.5, 1.5, out_theirs.shape)
-    (out_mine * mg.tensor(weights.astype(out_mine.numpy().dtype))).sum().backward()
-    (out_theirs * torch.tensor(weights, dtype=out_theirs.dtype)).sum().backward()
-    for m, t in zip(mine, theirs):
-        if t.grad is None:
-            assert m.grad is None or not np.any(m.grad.numpy())
-        else:
-            assert_close(m.grad, t.grad, grad_dtype or dtype)
+    ours, theirs = run_both(
+        lambda fn, *leaves: fn(*leaves),
+        arrays,
+        sides=(mg_fn, torch_fn),
+        upstream=lambda shape: np.random.default_rng(0).uniform(0.5, 1.5, shape),
+        grad=grad,
+    )
+    rtol, atol = TOLERANCE.get(str(theirs.out.dtype).replace("torch.", ""), (0, 0))
+    grad_rtol, grad_atol = TOLERANCE.get(grad_dtype or dtype, (0, 0))
+    assert_runs_match(
+        ours,
+        theirs,
+        rtol,
+        atol,
+        gradients=dict(rtol=grad_rtol, atol=grad_atol),
+        equal_nan=True,
+    )
 
 
 def values(low, high, shape, dtype, seed=0):
