@@ -23,7 +23,7 @@ from minigrad.utils.data import (
     default_collate,
     random_split,
 )
-from torch_twins import plain
+from parity import plain
 
 X = np.arange(42, dtype=np.float32).reshape(14, 3)
 Y = np.arange(14, dtype=np.int64) % 4

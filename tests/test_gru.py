@@ -8,7 +8,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from torch_twins import assert_same_parameter_grads
+from parity import assert_same_parameter_grads
 
 I, H, B, T = 3, 4, 3, 5
 LENGTHS = np.array([5, 2, 4])

@@ -11,7 +11,7 @@ from minigrad import kernels, nn
 from minigrad.kernels import _runtime
 from minigrad.kernels import lstm as lstm_kernels
 from minigrad.kernels import reference as twins
-from torch_twins import assert_same_parameter_grads
+from parity import assert_same_parameter_grads
 
 FLOATS = (np.float32, np.float64)
 

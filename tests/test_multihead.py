@@ -10,7 +10,7 @@ import pytest
 import minigrad as mg
 from minigrad.errors import ShapeError
 from minigrad import nn
-from torch_twins import assert_same_parameter_grads
+from parity import assert_same_parameter_grads
 
 E, HEADS, L, S, N = 8, 2, 5, 6, 3
 

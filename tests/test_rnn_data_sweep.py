@@ -19,7 +19,7 @@ from minigrad.utils.data import (
     default_collate,
     random_split,
 )
-from torch_twins import plain
+from parity import plain
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)

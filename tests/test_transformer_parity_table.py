@@ -24,7 +24,7 @@ torch.set_num_threads(1)
 import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
 from minigrad import nn  # noqa: E402
-from torch_twins import assert_same_parameter_grads  # noqa: E402
+from parity import assert_same_parameter_grads  # noqa: E402
 
 TF = torch.nn.functional
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
