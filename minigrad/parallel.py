@@ -21,7 +21,7 @@ draws from a generator of its own, spawned from minigrad's seeded one (so runs r
 
 import numpy as np
 
-from . import autograd
+from . import autograd, delivery
 from . import random as _random
 from .errors import ShapeError
 from .kernels import _runtime
@@ -133,10 +133,10 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
     slices = [slice(bounds[k], bounds[k + 1]) for k in range(parts)]
     weights = [(s.stop - s.start) / rows if reduction == "mean" and rows else 1.0 for s in slices]
     generators = _random.generator().spawn(parts) if parts > 1 else [_random.generator()]
-    held = [autograd.HeldGrads() for _ in range(parts)]
+    held = [delivery.HeldGrads() for _ in range(parts)]
 
     def run(k):
-        with autograd.holding_grads(held[k]), _random.using_generator(generators[k]):
+        with delivery.holding_grads(held[k]), _random.using_generator(generators[k]):
             return _part_loss(loss_fn, [item[slices[k]] for item in items], weights[k])
 
     if parts > 1 and _runtime.two_threads():

@@ -330,3 +330,28 @@ def test_a_product_with_a_constant_keeps_only_what_its_gradient_needs():
         expected[0] = 0
         expected[2] = 2 * A[2] + 2 * (2 * A[2]) * 2
         np.testing.assert_allclose(np.asarray(base.grad), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda y: y[5:6].fill_(7),  # a view taken of a tensor that needs no grad
+        lambda y: y.view(8, 8).__setitem__((0, 1), 5),
+        lambda y: y[5:6].mul_(3),
+    ],
+    ids=["fill_ of a slice", "setitem through view()", "mul_ of a slice"],
+)
+@pytest.mark.parametrize("under_no_grad", [False, True])
+def test_a_view_taken_while_nothing_records_shares_its_base_version(change, under_no_grad):
+    """torch raises for each: the multiplication saved y, and y changed through a view made while
+    no graph was recorded (the view of a tensor that needs no grad, or under no_grad)."""
+    w = mg.ones(64, requires_grad=True)
+    y = mg.ones(64)
+    loss = (w * y).sum()
+    if under_no_grad:
+        with mg.no_grad():
+            change(y)
+    else:
+        change(y)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()
