@@ -56,21 +56,29 @@ def plain(value):
     return value
 
 
+def tolerances(tolerance, dtype):
+    """(rtol, atol) of a tolerance: a number (both), dict(rtol=, atol=), or None: TOLERANCE of the
+    dtype (0 for integers and bools)."""
+    if tolerance is None:
+        tolerance = TOLERANCE.get(np.dtype(dtype).type, 0)
+    if isinstance(tolerance, dict):
+        return tolerance["rtol"], tolerance["atol"]
+    return tolerance, tolerance
+
+
 def assert_close(
-    ours, theirs, rtol=None, what="", *, atol=None, equal_nan=False, scaled=False, same_dtype=False
+    ours, theirs, tolerance=None, what="", *, equal_nan=False, scaled=False, same_dtype=False
 ):
     """ours (minigrad's result) has the shape of theirs (torch's, or a reference array) and its
-    values within rtol relative and atol absolute (atol defaults to rtol; rtol to TOLERANCE of
-    theirs' dtype, 0 for integers and bools). scaled=True multiplies atol by the largest finite
-    |value| of theirs (when above 1), for results whose size varies by orders of magnitude.
-    same_dtype=True also requires theirs' dtype."""
+    values within tolerance (see tolerances; by default by the dtype of theirs). scaled=True
+    multiplies the absolute tolerance by the largest finite |value| of theirs (when above 1), for
+    results whose size varies by orders of magnitude. same_dtype=True also requires theirs'
+    dtype."""
     ours, theirs = to_numpy(ours), to_numpy(theirs)
     if same_dtype:
         assert ours.dtype == theirs.dtype, f"{what}: dtype {ours.dtype} != {theirs.dtype}"
     assert ours.shape == theirs.shape, f"{what}: shape {ours.shape} != {theirs.shape}"
-    if rtol is None:
-        rtol = TOLERANCE.get(theirs.dtype.type, 0)
-    atol = rtol if atol is None else atol
+    rtol, atol = tolerances(tolerance, theirs.dtype)
     if scaled:
         finite = np.abs(theirs[np.isfinite(theirs)]) if theirs.dtype.kind in "fc" else theirs
         atol = atol * max(1.0, float(np.abs(finite).max(initial=0.0)))
@@ -107,14 +115,14 @@ def run_both(call, arrays, dtype=None, *, sides=None, upstream=None, seed=0, gra
     return tuple(runs)
 
 
-def assert_runs_match(ours, theirs, rtol=None, atol=None, names=None, gradients=None, **options):
+def assert_runs_match(ours, theirs, tolerance=None, names=None, gradients=None, **options):
     """Two runs of run_both agree: the output's dtype, shape and values, and the gradient of every
     input (a gradient torch leaves None is None or all zeros in ours). names: one per input, for
-    the messages. rtol and atol as in assert_close (by default, by the dtype of torch's result);
-    gradients: dict(rtol=, atol=) for the gradients where they differ; options go to assert_close
-    (equal_nan, scaled)."""
-    assert_close(ours.out, theirs.out, rtol, "output", atol=atol, same_dtype=True, **options)
-    gradients = dict(rtol=rtol, atol=atol) if gradients is None else gradients
+    the messages. tolerance as in assert_close (by default, by the dtype of torch's result);
+    gradients: the gradients' tolerance where it differs; options go to assert_close (equal_nan,
+    scaled)."""
+    assert_close(ours.out, theirs.out, tolerance, "output", same_dtype=True, **options)
+    gradients = tolerance if gradients is None else gradients
     names = names or [f"input {index}" for index in range(len(ours.leaves))]
     for name, leaf, torch_leaf in zip(names, ours.leaves, theirs.leaves):
         what = f"gradient of {name}"
@@ -122,7 +130,7 @@ def assert_runs_match(ours, theirs, rtol=None, atol=None, names=None, gradients=
             assert leaf.grad is None or not np.any(leaf.grad.numpy()), what
             continue
         assert leaf.grad is not None, f"{what}: None, torch's is not"
-        assert_close(leaf.grad, torch_leaf.grad, what=what, same_dtype=True, **gradients, **options)
+        assert_close(leaf.grad, torch_leaf.grad, gradients, what, same_dtype=True, **options)
 
 
 # -- a layer and its torch twin ---------------------------------------------------------------
@@ -146,12 +154,14 @@ def copy_state_to_torch(ours, theirs, dtype=None):
     return theirs
 
 
-def assert_same_parameter_grads(ours, theirs, rtol, atol=None):
-    """Each parameter of the minigrad module ours has the gradient of the torch module's parameter
-    of the same name (a name torch's lacks raises KeyError)."""
+def assert_same_parameter_grads(ours, theirs, tolerance=None):
+    """The minigrad module ours and the torch module theirs have parameters of the same names, and
+    each of ours has the gradient of torch's of the same name, within tolerance (as in
+    assert_close)."""
     torch_params = dict(theirs.named_parameters())
+    assert sorted(name for name, _ in ours.named_parameters()) == sorted(torch_params)
     for name, parameter in ours.named_parameters():
-        assert_close(parameter.grad, torch_params[name].grad, rtol, name, atol=atol)
+        assert_close(parameter.grad, torch_params[name].grad, tolerance, name)
 
 
 def assert_layer_matches_torch(ours, theirs, x, tolerance, seed=4):

@@ -78,7 +78,7 @@ def test_gru_and_rnn_match_torch_outputs_states_and_gradients(
         np.testing.assert_allclose(
             our_h0.grad.numpy(), their_h0.grad.numpy(), rtol=1e-10, atol=1e-12
         )
-    assert_same_parameter_grads(ours, theirs, rtol=1e-10, atol=1e-12)
+    assert_same_parameter_grads(ours, theirs, dict(rtol=1e-10, atol=1e-12))
 
 
 def test_gru_float32_and_the_cell_match_torch():

@@ -343,7 +343,7 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     for ours, theirs in [(output, output_t), (h_n, h_t), (c_n, c_t)]:
         np.testing.assert_allclose(ours.data, theirs.detach().numpy(), **tol)
     np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), **tol)
-    assert_same_parameter_grads(lstm, twin, **tol)
+    assert_same_parameter_grads(lstm, twin, tol)
 
 
 def test_without_bias_matches_torch():

@@ -75,7 +75,7 @@ def _compare(settings, shapes, kwargs, same=False, seed=0, rtol=2e-5, atol=2e-6)
     torch_loss.backward()
     for ours_t, theirs_t in zip(our_inputs[: 1 if same else 3], their_inputs[: 1 if same else 3]):
         np.testing.assert_allclose(ours_t.grad.numpy(), theirs_t.grad.numpy(), rtol=1e-4, atol=1e-5)
-    assert_same_parameter_grads(ours, theirs, rtol=1e-4, atol=1e-5)
+    assert_same_parameter_grads(ours, theirs, dict(rtol=1e-4, atol=1e-5))
 
 
 rng = np.random.default_rng(42)
@@ -361,7 +361,7 @@ def test_encoder_layers_match_torch(case):
     (out * mg.tensor(grad)).sum().backward()
     (reference * torch.from_numpy(grad)).sum().backward()
     np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-4, atol=1e-5)
-    assert_same_parameter_grads(ours, theirs, rtol=1e-4, atol=1e-5)
+    assert_same_parameter_grads(ours, theirs, dict(rtol=1e-4, atol=1e-5))
 
 
 def test_encoder_copies_are_independent_and_bad_activations_are_refused():
@@ -480,7 +480,7 @@ def test_decoders_and_the_transformer_match_torch(case):
     (reference * torch.from_numpy(grad)).sum().backward()
     for ours_x, theirs_x in zip(our_inputs, their_inputs):
         np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-4, atol=1e-5)
-    assert_same_parameter_grads(ours, theirs, rtol=1e-4, atol=1e-5)
+    assert_same_parameter_grads(ours, theirs, dict(rtol=1e-4, atol=1e-5))
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # torch's note on nested tensors

@@ -34,13 +34,13 @@ def check(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=None):
         upstream=lambda shape: np.random.default_rng(0).uniform(0.5, 1.5, shape),
         grad=grad,
     )
-    rtol, atol = TOLERANCE.get(str(theirs.out.dtype).replace("torch.", ""), (0, 0))
+    output_dtype = str(theirs.out.dtype).replace("torch.", "")
+    rtol, atol = TOLERANCE.get(output_dtype, (0, 0))
     grad_rtol, grad_atol = TOLERANCE.get(grad_dtype or dtype, (0, 0))
     assert_runs_match(
         ours,
         theirs,
-        rtol,
-        atol,
+        dict(rtol=rtol, atol=atol),
         gradients=dict(rtol=grad_rtol, atol=grad_atol),
         equal_nan=True,
     )

@@ -19,7 +19,7 @@ from minigrad.utils.data import (
     default_collate,
     random_split,
 )
-from parity import plain
+from parity import assert_close, assert_same_parameter_grads, copy_state_to_torch, plain
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -33,24 +33,9 @@ TORCH_DTYPE = {np.float32: torch.float32, np.float64: torch.float64}
 def _twin(name, dtype, input_size=I, hidden_size=H, **settings):
     ours = getattr(nn, name)(input_size, hidden_size, **settings, dtype=dtype)
     theirs = getattr(torch.nn, name)(input_size, hidden_size, **settings, dtype=TORCH_DTYPE[dtype])
-    theirs.load_state_dict(
-        {k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()}
-    )
+    copy_state_to_torch(ours, theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     return ours, theirs
-
-
-def _close(ours, theirs, dtype, what=""):
-    theirs = theirs.detach().numpy() if hasattr(theirs, "detach") else theirs
-    assert tuple(ours.shape) == tuple(theirs.shape), what
-    np.testing.assert_allclose(ours.numpy(), theirs, err_msg=what, **TOL[dtype])
-
-
-def _param_grads(ours, theirs, dtype):
-    their_params = dict(theirs.named_parameters())
-    assert sorted(n for n, _ in ours.named_parameters()) == sorted(their_params)
-    for name, p in ours.named_parameters():
-        _close(p.grad, their_params[name].grad, dtype, name)
 
 
 def _loss(tensors, lib, seed):
@@ -70,11 +55,11 @@ def _compare_and_backward(results, their_results, dtype, seed, leaves):
     """Each minigrad result against its torch twin, then one weighted loss of them all backward on
     each side, and the gradients of `leaves` ((minigrad tensor, torch tensor, name) each) compared."""
     for position, (ours, theirs) in enumerate(zip(results, their_results)):
-        _close(ours, theirs, dtype, f"result {position}")
+        assert_close(ours, theirs, TOL[dtype], f"result {position}")
     _loss(results, mg, seed).backward()
     _loss(their_results, torch, seed).backward()
     for ours, theirs, name in leaves:
-        _close(ours.grad, theirs.grad, dtype, f"{name}.grad")
+        assert_close(ours.grad, theirs.grad, TOL[dtype], f"{name}.grad")
 
 
 # ============================================================ full-layer twins
@@ -146,7 +131,7 @@ def test_layer_matches_torch(module, layout, size, with_state, dtype):
     _compare_and_backward(
         [out] + finals, [ref] + their_finals, dtype, 4, [(our_x, their_x, "x")] + states
     )
-    _param_grads(ours, theirs, dtype)
+    assert_same_parameter_grads(ours, theirs, TOL[dtype])
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
@@ -154,7 +139,7 @@ def test_dropout_between_layers_in_eval_matches_torch(name):
     ours, theirs = _twin(name, np.float64, num_layers=3, dropout=0.5)
     ours.eval(), theirs.eval()
     x = np.random.default_rng(0).standard_normal((4, 2, I))
-    _close(ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0], np.float64)
+    assert_close(ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0], TOL[np.float64])
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
@@ -162,7 +147,7 @@ def test_unbatched_input_matches_torch(name):
     ours, theirs = _twin(name, np.float64, num_layers=2, bidirectional=True)
     x = np.random.default_rng(0).standard_normal((4, I))
     out, ref = ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0]
-    _close(out, ref, np.float64)
+    assert_close(out, ref, TOL[np.float64])
 
 
 def test_lstm_proj_size_is_refused_by_name():
@@ -177,9 +162,21 @@ def test_positional_bias_and_batch_first_as_in_torch():
     assert list(ours.state_dict()) == list(theirs.state_dict()) and ours.batch_first
 
 
-def test_flatten_parameters_exists():
-    lstm = nn.LSTM(I, H)
-    lstm.flatten_parameters()
+def test_flatten_parameters_changes_nothing_as_in_torch():
+    # torch packs the weights for cuDNN; on the CPU, as in minigrad, it is a no-op returning None
+    ours, theirs = _twin("LSTM", np.float64)
+    parameters = list(ours.parameters())
+    values = [p.data.copy() for p in parameters]
+    assert ours.flatten_parameters() is None and theirs.flatten_parameters() is None
+    assert all(a is b for a, b in zip(ours.parameters(), parameters))
+    assert len(list(ours.parameters())) == len(parameters)
+    for p, value in zip(ours.parameters(), values):
+        np.testing.assert_array_equal(p.data, value)
+    x = np.random.default_rng(5).standard_normal((4, 2, I))
+    out, (h, c) = ours(mg.tensor(x))
+    their_out, (their_h, their_c) = theirs(torch.from_numpy(x))
+    for mine, reference in ((out, their_out), (h, their_h), (c, their_c)):
+        assert_close(mine, reference, TOL[np.float64])
 
 
 # ============================================================ packed sequences
@@ -219,7 +216,7 @@ def test_packed_matches_torch(name, case, batch_first, dtype):
     their_packed = their_rnn.pack_padded_sequence(
         their_x, their_len, batch_first=batch_first, enforce_sorted=c["enforce_sorted"]
     )
-    _close(packed.data, their_packed.data, dtype, "packed.data")
+    assert_close(packed.data, their_packed.data, TOL[dtype], "packed.data")
     np.testing.assert_array_equal(packed.batch_sizes.numpy(), their_packed.batch_sizes.numpy())
     if c["enforce_sorted"]:
         assert their_packed.sorted_indices is None  # torch; minigrad's may be the identity
@@ -236,27 +233,27 @@ def test_packed_matches_torch(name, case, batch_first, dtype):
     ref, their_final = theirs(their_packed, their_state)
     finals = list(final) if name == "LSTM" else [final]
     their_finals = list(their_final) if name == "LSTM" else [their_final]
-    _close(out.data, ref.data, dtype, "out.data")
+    assert_close(out.data, ref.data, TOL[dtype], "out.data")
     for a, b in zip(finals, their_finals):
-        _close(a, b, dtype, "final state")
+        assert_close(a, b, TOL[dtype], "final state")
     padded, lengths = rnn.pad_packed_sequence(
         out, batch_first=batch_first, padding_value=-3.0, total_length=7
     )
     their_padded, their_lengths = their_rnn.pad_packed_sequence(
         ref, batch_first=batch_first, padding_value=-3.0, total_length=7
     )
-    _close(padded, their_padded, dtype, "padded")
+    assert_close(padded, their_padded, TOL[dtype], "padded")
     np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
     assert lengths.dtype == mg.int64
     short, _ = rnn.pad_packed_sequence(out, batch_first=batch_first)
     their_short, _ = their_rnn.pad_packed_sequence(ref, batch_first=batch_first)
-    _close(short, their_short, dtype, "padded to the longest")
+    assert_close(short, their_short, TOL[dtype], "padded to the longest")
     (_loss([padded] + finals, mg, 5) + _loss([short], mg, 6)).backward()
     (_loss([their_padded] + their_finals, torch, 5) + _loss([their_short], torch, 6)).backward()
-    _close(our_x.grad, their_x.grad, dtype, "x.grad")
+    assert_close(our_x.grad, their_x.grad, TOL[dtype], "x.grad")
     for a, b in zip(our_s, their_s):
-        _close(a.grad, b.grad, dtype, "state grad")
-    _param_grads(ours, theirs, dtype)
+        assert_close(a.grad, b.grad, TOL[dtype], "state grad")
+    assert_same_parameter_grads(ours, theirs, TOL[dtype])
 
 
 @pytest.mark.parametrize("enforce_sorted", [True, False])
@@ -270,17 +267,17 @@ def test_pack_sequence_round_trip_and_gradients(enforce_sorted):
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     packed = rnn.pack_sequence(ours, enforce_sorted=enforce_sorted)
     their_packed = their_rnn.pack_sequence(theirs, enforce_sorted=enforce_sorted)
-    _close(packed.data, their_packed.data, np.float64)
+    assert_close(packed.data, their_packed.data, TOL[np.float64])
     padded, lengths = rnn.pad_packed_sequence(packed, batch_first=True, padding_value=9.0)
     their_padded, their_lengths = their_rnn.pad_packed_sequence(
         their_packed, batch_first=True, padding_value=9.0
     )
-    _close(padded, their_padded, np.float64)
+    assert_close(padded, their_padded, TOL[np.float64])
     np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
     _loss([padded, packed.data], mg, 1).backward()
     _loss([their_padded, their_packed.data], torch, 1).backward()
     for a, b in zip(ours, theirs):
-        _close(a.grad, b.grad, np.float64)
+        assert_close(a.grad, b.grad, TOL[np.float64])
 
 
 def test_packed_sequence_rebuilt_from_its_fields():
@@ -338,7 +335,7 @@ def test_packed_sequence_from_fields_matches_torch(fields, constructor, dtype):
         torch.tensor(sizes),
         *(None if a is None else torch.tensor(a) for a in (order, inverse)),
     )
-    _close(ours.data, theirs.data, dtype, "data")
+    assert_close(ours.data, theirs.data, TOL[dtype], "data")
     np.testing.assert_array_equal(ours.batch_sizes.numpy(), theirs.batch_sizes.numpy())
     if order is not None:  # torch keeps None; minigrad gives the identity
         np.testing.assert_array_equal(ours.sorted_indices.numpy(), theirs.sorted_indices.numpy())
@@ -349,7 +346,7 @@ def test_packed_sequence_from_fields_matches_torch(fields, constructor, dtype):
     their_padded, their_lengths = torch.nn.utils.rnn.pad_packed_sequence(
         theirs, batch_first=True, padding_value=-1.0
     )
-    _close(padded, their_padded, dtype, "padded")
+    assert_close(padded, their_padded, TOL[dtype], "padded")
     np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
     lstm, their_lstm = _twin("LSTM", dtype)
     out, (h_n, c_n) = lstm(ours, (our_h0, mg.zeros_like(our_h0)))
@@ -361,7 +358,7 @@ def test_packed_sequence_from_fields_matches_torch(fields, constructor, dtype):
         22,
         [(our_data, their_data, "data"), (our_h0, their_h0, "h0")],
     )
-    _param_grads(lstm, their_lstm, dtype)
+    assert_same_parameter_grads(lstm, their_lstm, TOL[dtype])
 
 
 def test_packed_sequence_from_unsorted_indices_alone_matches_torch():
@@ -375,7 +372,9 @@ def test_packed_sequence_from_unsorted_indices_alone_matches_torch():
     theirs = their_rnn.PackedSequence(
         torch.tensor(data), torch.tensor([3, 2, 1]), unsorted_indices=torch.tensor([2, 0, 1])
     )
-    _close(rnn.pad_packed_sequence(ours)[0], their_rnn.pad_packed_sequence(theirs)[0], np.float64)
+    assert_close(
+        rnn.pad_packed_sequence(ours)[0], their_rnn.pad_packed_sequence(theirs)[0], TOL[np.float64]
+    )
     np.testing.assert_array_equal(ours.sorted_indices.numpy(), [1, 2, 0])
 
 
@@ -420,8 +419,8 @@ def test_a_layer_mapped_over_packed_data_matches_torch(name, dtype):
     _compare_and_backward(
         [padded] + finals, [their_padded] + their_finals, dtype, 25, [(our_x, their_x, "x")]
     )
-    _param_grads(linear, their_linear, dtype)
-    _param_grads(layer, their_layer, dtype)
+    assert_same_parameter_grads(linear, their_linear, TOL[dtype])
+    assert_same_parameter_grads(layer, their_layer, TOL[dtype])
 
 
 def test_packed_sequence_unpacks_as_torch_namedtuple():
@@ -493,7 +492,7 @@ def test_cell_matches_torch(cell, batch, with_state, bias, dtype):
     _compare_and_backward(
         out, ref, dtype, 3, [(our_x, their_x, "x")] + states
     )  # shapes too: (H,) unbatched
-    _param_grads(ours, theirs, dtype)
+    assert_same_parameter_grads(ours, theirs, TOL[dtype])
 
 
 @pytest.mark.parametrize(
@@ -517,7 +516,7 @@ def test_rnn_cell_parameters_init_and_repr_as_torch(settings):
     back = nn.RNNCell(20, 64, **settings)
     back.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(0).standard_normal((2, 20)).astype(np.float32)
-    _close(back(mg.tensor(x)), theirs(torch.from_numpy(x)), np.float32)
+    assert_close(back(mg.tensor(x)), theirs(torch.from_numpy(x)), TOL[np.float32])
 
 
 @pytest.mark.parametrize("settings", [{}, {"bias": False}])
@@ -551,14 +550,14 @@ def test_lstm_cell_unbatched_matches_torch():
     x = np.random.default_rng(0).standard_normal(I)
     h, c = ours(mg.tensor(x))
     their_h, their_c = theirs(torch.from_numpy(x))
-    _close(h, their_h, np.float64)
-    _close(c, their_c, np.float64)
+    assert_close(h, their_h, TOL[np.float64])
+    assert_close(c, their_c, TOL[np.float64])
 
 
 def test_rnn_cell_matches_torch():
     ours, theirs = _twin("RNNCell", np.float64)
     x = np.random.default_rng(0).standard_normal((2, I))
-    _close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), np.float64)
+    assert_close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), TOL[np.float64])
 
 
 # ============================================================ hostile inputs

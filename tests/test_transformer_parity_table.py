@@ -135,7 +135,7 @@ def test_layer_norm_matches_torch(shape, xshape, kwargs, dtype):
             # one feature in one row: x - mean is exactly 0 (minigrad's weight gradient is 0); torch's
             # float32 mean leaves ~1e-7 of rounding, times rstd = 1/sqrt(eps) ~ 316
             tol = dict(rtol=1e-4, atol=1e-4)
-        assert_same_parameter_grads(ours, theirs, **tol)
+        assert_same_parameter_grads(ours, theirs, tol)
 
 
 @pytest.mark.parametrize(
@@ -517,7 +517,7 @@ def _run_pair(ours, theirs, arrays, call_ours, call_theirs, dtype, train=True, c
     if check_inputs:
         for a, b in zip(xs_m, xs_t):
             assert_close(a.grad, b.grad, dtype, "input grad", grad=True)
-    assert_same_parameter_grads(ours, theirs, **GRAD_TOL[np.dtype(dtype).type])
+    assert_same_parameter_grads(ours, theirs, GRAD_TOL[np.dtype(dtype).type])
     return ym, yt
 
 
@@ -956,7 +956,7 @@ def test_encoder_layer_empty_inputs_match_torch(shape):
     ym.sum().backward()
     yt.sum().backward()
     assert xm.grad is not None and xm.grad.shape == tuple(xt.grad.shape)
-    assert_same_parameter_grads(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert_same_parameter_grads(ours, theirs, dict(rtol=1e-5, atol=1e-6))
 
 
 def _enc_pair_plain():
@@ -1394,7 +1394,7 @@ def test_multihead_attention_matches_torch(settings, mask, pad, need, avg, same,
     loss_t.backward()
     for a, b in zip(xs_m[:1] if same else xs_m, xs_t[:1] if same else xs_t):
         assert_close(a.grad, b.grad, dtype, "input grad", grad=True)
-    assert_same_parameter_grads(ours, theirs, **GRAD_TOL[np.dtype(dtype).type])
+    assert_same_parameter_grads(ours, theirs, GRAD_TOL[np.dtype(dtype).type])
 
 
 @pytest.mark.parametrize("need", [True, False])
@@ -1703,7 +1703,7 @@ def test_multihead_attention_empty_batch_matches_torch():
     assert om.shape == tuple(ot.shape) and wm.shape == tuple(wt.shape)
     om.sum().backward()
     ot.sum().backward()
-    assert_same_parameter_grads(ours, theirs, rtol=1e-6, atol=1e-6)
+    assert_same_parameter_grads(ours, theirs, dict(rtol=1e-6, atol=1e-6))
 
 
 # =====================================================================================
