@@ -22,7 +22,8 @@ from . import lr_scheduler
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
-from .optimizer import Optimizer, clip_grad_norm_, clip_grad_value_
+from .clip_grad import clip_grad_norm_, clip_grad_value_
+from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 

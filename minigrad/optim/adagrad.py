@@ -4,7 +4,7 @@ only shrinks), Adadelta by a running average, scaled by a running average of its
 
 import numpy as np
 
-from .optimizer import (
+from .checks import (
     buffer_of,
     check_torch_flags,
     flag,

@@ -11,17 +11,16 @@ One fused kernel pass per parameter (kernels.adam_update) does the rest.
 import numpy as np
 
 from .. import kernels
-from .optimizer import (
-    Optimizer,
+from .checks import (
     betas,
     buffer,
-    changed_in_place,
     check_torch_flags,
     flag,
     non_negative,
     non_negative_buffer,
     step_count,
 )
+from .optimizer import Optimizer, changed_in_place
 
 
 class Adam(Optimizer):

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .optimizer import (
+from .checks import (
     betas,
     buffer,
     buffer_of,

@@ -1,11 +1,10 @@
 """What every optimizer holds: the parameters, a state per parameter and the hyper-parameters,
 with the checks that keep them valid when an optimizer is built and when a state dict is
 loaded (one list of checks for both). Subclasses name their hyper-parameters and state and
-define _update() (step() runs an optional closure first, then it). Also clip_grad_norm_, which
-runs between backward() and step().
+define _update() (step() runs an optional closure first, then it). The checks themselves are in
+checks.py; clip_grad_norm_ and clip_grad_value_ in clip_grad.py.
 """
 
-import math
 import numbers
 from collections import OrderedDict
 
@@ -13,113 +12,6 @@ import numpy as np
 
 from .. import autograd
 from ..tensor import Tensor
-
-
-# -- checks: each takes (name, value) and returns the value to keep, or raises naming `name` --
-
-
-def _number(name, value):
-    """value as a float: a real number, or a 0-d tensor or array of one (a bool is not a number here)."""
-    if isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0 and value.dtype.kind in "iuf":
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {value!r} of type {type(value).__name__}")
-    return float(value)
-
-
-def non_negative(name, value):
-    """A real number >= 0 (lr, eps, weight decay, momentum); a 0-d tensor or array gives its number."""
-    value = _number(name, value)
-    if not value >= 0 or math.isinf(value):  # `not >=` also catches NaN
-        raise ValueError(f"{name} must be in [0, inf); got {value}")
-    return value
-
-
-def finite(name, value):
-    """A finite real number, negative too (SGD's dampening); a 0-d tensor or array gives its number."""
-    value = _number(name, value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value}")
-    return value
-
-
-def flag(name, value):
-    """True or False (nesterov, maximize); a 0-d bool array, as mg.load gives it, is read as one."""
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype == np.bool_:
-        value = value.item()
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(
-            f"{name} must be True or False; got {value!r} of type {type(value).__name__}"
-        )
-    return bool(value)
-
-
-def betas(name, value):
-    """Two decay rates, each in [0, 1)."""
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise ValueError(f"{name} must be a pair (beta1, beta2); got {value!r}")
-    pair = tuple(non_negative(f"{name}[{i}]", beta) for i, beta in enumerate(value))
-    for i, beta in enumerate(pair):
-        if beta >= 1:
-            raise ValueError(f"{name}[{i}] must be in [0, 1); got {beta}")
-    return pair
-
-
-def step_count(name, value, param=None):
-    """A count of steps taken: an integer >= 1 (bias corrections count from 1)."""
-    array = np.asarray(value)
-    if (
-        array.ndim
-        or array.dtype.kind not in "iuf"
-        or (array.dtype.kind == "f" and not float(array).is_integer())
-    ):
-        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
-    if int(array) < 1:
-        raise ValueError(f"{name} must be an integer >= 1; got {int(array)}")
-    return int(array)
-
-
-def buffer(name, value, param):
-    """A float array of the parameter's shape, stored as a C-contiguous copy in its dtype."""
-    array = np.asarray(value)
-    if array.dtype.kind != "f" or array.shape != param.shape:
-        raise ValueError(
-            f"{name} must be a float array of shape {param.shape} (the parameter's); "
-            f"got {array.dtype} of shape {array.shape}"
-        )
-    return np.array(array, dtype=param.dtype, order="C")
-
-
-def buffer_of(what):
-    """The check of a buffer of `what`, which are never negative (sums of squares, largest
-    magnitudes): every element >= 0, and the message says what the buffer holds."""
-
-    def check(name, value, param):
-        array = buffer(name, value, param)
-        bad = ~(array >= 0)  # NaN is bad too
-        if bad.any():
-            raise ValueError(
-                f"{name} holds {what}, which are >= 0; got "
-                f"{array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
-            )
-        return array
-
-    return check
-
-
-non_negative_buffer = buffer_of("averages of squared gradients")  # second moments
-
-
-def check_torch_flags(name, differentiable):
-    """torch's optimizers take flags for how the update runs on their devices (foreach, fused,
-    capturable): here they change nothing. differentiable=True asks for a graph through the
-    update itself, which minigrad's in-place updates do not record."""
-    if differentiable:
-        raise ValueError(
-            f"{name}: differentiable=True (a graph through the update) is not supported"
-        )
 
 
 def _plain(value):
@@ -519,68 +411,3 @@ def _check_not_shared(name, params, earlier, later):
             f"memory (one views the other's array, or both view one array), so every step "
             f"would update it twice; give each parameter its own array"
         )
-
-
-def _with_grads(parameters):
-    parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    return [p.grad.data for p in parameters if p.grad is not None]
-
-
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Scale all gradients together so that their joint norm is at most max_norm.
-
-    As torch.nn.utils.clip_grad_norm_: the norm (norm_type: 2 by default, any p > 0, or inf for
-    the largest |g|) is taken over all gradients as one vector; when it exceeds max_norm every
-    gradient is multiplied by max_norm / (total_norm + 1e-6). Returns the total norm before
-    clipping as a 0-d tensor of the gradients' dtype (`.item()` gives the number).
-    error_if_nonfinite: raise when the norm is NaN or inf (otherwise, as in torch, a NaN norm
-    makes every gradient NaN and an inf norm makes finite gradients 0). foreach is accepted for
-    torch's sake.
-    """
-    max_norm = float(max_norm)
-    if not max_norm >= 0:  # inf is allowed: no clipping
-        raise ValueError(f"clip_grad_norm_: max_norm must be >= 0; got {max_norm}")
-    try:
-        norm_type = float(norm_type)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"clip_grad_norm_: norm_type must be a number > 0 or inf; got {norm_type!r}"
-        ) from None
-    if not norm_type > 0:
-        raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or inf); got {norm_type}")
-    grads = _with_grads(parameters)
-    flats = [
-        g.ravel(order="K") for g in grads if g.size
-    ]  # memory order: no copy of a transposed gradient
-    if not flats:
-        total = 0.0
-    elif norm_type == math.inf:
-        total = float(np.max([np.abs(flat).max() for flat in flats]))  # np.max, not max(): NaN wins
-    elif norm_type == 2:
-        total = math.sqrt(sum(float(np.dot(flat, flat)) for flat in flats))
-    else:
-        total = sum(
-            float((np.abs(flat.astype(np.float64)) ** norm_type).sum()) for flat in flats
-        ) ** (1 / norm_type)
-    if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(
-            f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {total}, so "
-            "they cannot be clipped. Pass error_if_nonfinite=False to go on anyway."
-        )
-    scale = max_norm / (total + 1e-6)
-    if not scale >= 1:  # NaN too
-        with np.errstate(
-            invalid="ignore"
-        ):  # an inf gradient times 0 (an inf norm): NaN, as in torch
-            for g in grads:
-                g *= g.dtype.type(scale)
-    return Tensor._wrap(np.asarray(total, dtype=grads[0].dtype if grads else np.float32))
-
-
-def clip_grad_value_(parameters, clip_value, foreach=None):
-    """Clamp every gradient element into [-clip_value, clip_value], in place (torch's clip_grad_value_)."""
-    clip_value = float(clip_value)
-    if not clip_value >= 0:
-        raise ValueError(f"clip_grad_value_: clip_value must be >= 0; got {clip_value}")
-    for g in _with_grads(parameters):
-        np.clip(g, -clip_value, clip_value, out=g)

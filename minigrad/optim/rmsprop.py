@@ -2,14 +2,7 @@
 
 import numpy as np
 
-from .optimizer import (
-    buffer,
-    check_torch_flags,
-    flag,
-    non_negative,
-    non_negative_buffer,
-    step_count,
-)
+from .checks import buffer, check_torch_flags, flag, non_negative, non_negative_buffer, step_count
 from .per_parameter import PerParameterOptimizer
 
 

@@ -2,15 +2,8 @@
 
 import numpy as np
 
-from .optimizer import (
-    Optimizer,
-    buffer,
-    changed_in_place,
-    check_torch_flags,
-    finite,
-    flag,
-    non_negative,
-)
+from .checks import buffer, check_torch_flags, finite, flag, non_negative
+from .optimizer import Optimizer, changed_in_place
 
 
 class SGD(Optimizer):
