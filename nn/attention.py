@@ -141,8 +141,8 @@ class KVCache:
             keys.shape[:2] != self.keys.shape[:2] or keys.shape[3] != self.keys.shape[3]
         ):
             raise ValueError(
-                f"KVCache: holds keys of shape {self.keys.shape} (batch, heads, positions, head_dim); "
-                f"cannot append keys of shape {keys.shape}"
+                f"KVCache: holds keys of shape {self.keys.shape} (batch, heads, positions, "
+                f"head_dim); cannot append keys of shape {keys.shape}"
             )
         self.keys = keys if self.keys is None else mg.cat([self.keys, keys], dim=2)
         self.values = values if self.values is None else mg.cat([self.values, values], dim=2)
@@ -166,7 +166,8 @@ class SelfAttention(Module):
     With bias=True also query_bias, key_bias, value_bias, output_bias (model_dim,), zeros;
     the textbook uses none (bias=False), and then these attributes are None.
 
-    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None) -> (B, T, model_dim)
+    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None) -> (B, T,
+    model_dim)
         lengths:          (B,) integers, the number of real tokens at the start of each row;
         key_padding_mask: (B, T) bool, True at PADDING positions (PyTorch's convention);
         cache:            an nn.KVCache, for generation (below).
@@ -232,7 +233,8 @@ class SelfAttention(Module):
         return y if bias is None else y + bias
 
     def _padding(self, lengths, key_padding_mask, cache, batch, steps):
-        """(lengths (B,) int64 or None, keys allowed (B, T) bool or None) from forward's arguments."""
+        """(lengths (B,) int64 or None, keys allowed (B, T) bool or None) from forward's
+        arguments."""
         name = type(self).__name__
         if lengths is not None and key_padding_mask is not None:
             raise ValueError(f"{name}: pass lengths or key_padding_mask, not both")
@@ -262,7 +264,8 @@ class SelfAttention(Module):
         return self._project(context, "output")
 
     def _fused_attention(self, x, lengths, keys_allowed, cache):
-        """concat_h(softmax(Q_h K_h^T / sqrt(head_dim)) V_h) as one ScaledDotProductAttention node."""
+        """concat_h(softmax(Q_h K_h^T / sqrt(head_dim)) V_h) as one ScaledDotProductAttention
+        node."""
         batch, steps, _ = x.shape
 
         def split_heads(y):  # (B, T, H*dh) -> (B, H, T, dh)

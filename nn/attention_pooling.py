@@ -65,7 +65,10 @@ class AdditiveScore(Module):
         return hidden @ self.score_vector  # (B, T)
 
     def extra_repr(self):
-        return f"input_size={self.input_size}, query_size={self.query_size}, hidden_size={self.hidden_size}"
+        return (
+            f"input_size={self.input_size}, query_size={self.query_size}, "
+            f"hidden_size={self.hidden_size}"
+        )
 
 
 class DotProductScore(Module):

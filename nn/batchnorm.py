@@ -1,4 +1,5 @@
-"""Batch normalization (Ioffe & Szegedy, 2015), as torch's BatchNorm1d and BatchNorm2d.
+"""torch.nn.modules.batchnorm: batch normalization (Ioffe & Szegedy, 2015), as torch's BatchNorm1d
+and BatchNorm2d.
 
 In training each channel (dim 1) is normalised with the mean and the biased variance of its
 values over the batch (and over the positions of a sequence or an image), then scaled and
@@ -21,7 +22,8 @@ def batch_norm(
 ):
     """torch's F.batch_norm: input (N, C, ...) normalised per channel; in training with the batch's
     statistics (and running_mean / running_var, if given, updated in place), else with the running
-    ones. momentum None: the running statistics are a plain average (the caller gives the factor)."""
+    ones. momentum None: the running statistics are a plain average (the caller gives the
+    factor)."""
     if not isinstance(input, mg.Tensor) or input.ndim < 2:
         raise ValueError(
             f"batch_norm: expected an input of shape (N, C, ...); got "

@@ -1,6 +1,7 @@
-"""Containers that register what they hold: Sequential, ModuleList, ModuleDict, ParameterList,
-ParameterDict. Their entries get dotted names ('layers.0.weight', 'heads.query.weight'), so
-parameters(), state_dict() and to(dtype) reach them; a plain Python list would hide them.
+"""torch.nn.modules.container: containers that register what they hold: Sequential, ModuleList,
+ModuleDict, ParameterList, ParameterDict. Their entries get dotted names ('layers.0.weight',
+'heads.query.weight'), so parameters(), state_dict() and to(dtype) reach them; a plain Python list
+would hide them.
 """
 
 from collections import OrderedDict
@@ -102,7 +103,8 @@ class ModuleList(_ModuleSequence):
         return self._modules[list(self._modules)[_position(index, len(self), type(self).__name__)]]
 
     def __repr__(self):
-        """As torch's: runs of identical consecutive entries collapse to '(0-2): 3 x Linear(...)'."""
+        """As torch's: runs of identical consecutive entries collapse to '(0-2): 3 x
+        Linear(...)'."""
         names, texts = list(self._modules), [repr(module) for module in self._modules.values()]
         children, start = [], 0
         while start < len(texts):
@@ -205,7 +207,8 @@ def _as_parameter(value):
 
 
 def _describe(parameter):
-    return f"Parameter containing: [{parameter.dtype} of size {'x'.join(map(str, parameter.shape)) or '()'}]"
+    size = "x".join(map(str, parameter.shape)) or "()"
+    return f"Parameter containing: [{parameter.dtype} of size {size}]"
 
 
 class ParameterList(Module):

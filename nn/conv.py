@@ -1,5 +1,6 @@
-"""Convolution layers: Conv1d over (N, C, L) and Conv2d over (N, C, H, W), their transposes
-ConvTranspose1d and ConvTranspose2d, and Unfold / Fold (im2col and col2im), as torch's.
+"""torch.nn.modules.conv and fold: convolution layers: Conv1d over (N, C, L) and Conv2d over (N, C,
+H, W), their transposes ConvTranspose1d and ConvTranspose2d, and Unfold / Fold (im2col and col2im),
+as torch's.
 
 A convolution holds weight (out_channels, in_channels / groups, *kernel_size), a transposed one
 (in_channels, out_channels / groups, *kernel_size), and bias (out_channels,), named and
@@ -54,7 +55,8 @@ class _ConvNd(Module):
         for what, value in (("in_channels", in_channels), ("out_channels", out_channels)):
             if value % groups:
                 raise ArgumentError(
-                    f"{name}: {what} must be divisible by groups; got {what}={value}, groups={groups}"
+                    f"{name}: {what} must be divisible by groups; got {what}={value}, "
+                    f"groups={groups}"
                 )
         if padding_mode not in _PADDING_MODES:
             raise ArgumentError(
@@ -108,7 +110,10 @@ class _ConvNd(Module):
         )
 
     def extra_repr(self):
-        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        text = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
         if self.padding != (0,) * self.dims:
             text += f", padding={self.padding}"
         if self.dilation != (1,) * self.dims:
@@ -131,7 +136,8 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
-    """torch.nn.Conv2d: (N, in_channels, H, W) or (in_channels, H, W) -> (N, out_channels, H_out, W_out)."""
+    """torch.nn.Conv2d: (N, in_channels, H, W) or (in_channels, H, W) -> (N, out_channels, H_out,
+    W_out)."""
 
     dims, function = 2, staticmethod(F.conv2d)
 
@@ -216,20 +222,23 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    """torch.nn.ConvTranspose1d: (N, in_channels, L) or (in_channels, L) -> (N, out_channels, L_out),
-    L_out = (L - 1) * stride - 2 * padding + dilation * (kernel_size - 1) + output_padding + 1."""
+    """torch.nn.ConvTranspose1d: (N, in_channels, L) or (in_channels, L) -> (N, out_channels,
+    L_out), L_out = (L - 1) * stride - 2 * padding + dilation * (kernel_size - 1) + output_padding +
+    1."""
 
     dims, function = 1, staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    """torch.nn.ConvTranspose2d: (N, in_channels, H, W) or (in_channels, H, W) -> (N, out_channels, H_out, W_out)."""
+    """torch.nn.ConvTranspose2d: (N, in_channels, H, W) or (in_channels, H, W) -> (N, out_channels,
+    H_out, W_out)."""
 
     dims, function = 2, staticmethod(F.conv_transpose2d)
 
 
 class Unfold(Module):
-    """torch.nn.Unfold: (N, C, H, W) -> (N, C * prod(kernel_size), L), the blocks the kernel visits as columns."""
+    """torch.nn.Unfold: (N, C, H, W) -> (N, C * prod(kernel_size), L), the blocks the kernel visits
+    as columns."""
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
@@ -251,7 +260,8 @@ class Unfold(Module):
 
 
 class Fold(Module):
-    """torch.nn.Fold: (N, C * prod(kernel_size), L) -> (N, C, *output_size), overlapping blocks summed."""
+    """torch.nn.Fold: (N, C * prod(kernel_size), L) -> (N, C, *output_size), overlapping blocks
+    summed."""
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
@@ -265,6 +275,7 @@ class Fold(Module):
 
     def extra_repr(self):
         return (
-            f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+            f"dilation={self.dilation}, "
             f"padding={self.padding}, stride={self.stride}"
         )

@@ -8,7 +8,8 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 
 
 class CosineSimilarity(Module):
-    """F.cosine_similarity(x1, x2, dim, eps): the cosine of the angle between x1 and x2 along dim."""
+    """F.cosine_similarity(x1, x2, dim, eps): the cosine of the angle between x1 and x2 along
+    dim."""
 
     def __init__(self, dim=1, eps=1e-8):
         super().__init__()

@@ -26,15 +26,16 @@ class Dropout(Module):
 
 
 class Dropout1d(Dropout):
-    """torch.nn.Dropout1d: (N, C, L) or (C, L), whole channels zeroed with probability p while training."""
+    """torch.nn.Dropout1d: (N, C, L) or (C, L), whole channels zeroed with probability p while
+    training."""
 
     def forward(self, x):
         return F.dropout1d(x, self.p, self.training, self.inplace)
 
 
 class Dropout2d(Dropout):
-    """torch.nn.Dropout2d: (N, C, H, W), whole channels zeroed with probability p while training (a 3-D
-    input is taken as (N, C, L), with torch's warning)."""
+    """torch.nn.Dropout2d: (N, C, H, W), whole channels zeroed with probability p while training (a
+    3-D input is taken as (N, C, L), with torch's warning)."""
 
     def forward(self, x):
         return F.dropout2d(x, self.p, self.training, self.inplace)

@@ -1,4 +1,5 @@
-"""Embedding: a lookup table of vectors, one row per token id (the op: minigrad/ops/embedding.py)."""
+"""torch.nn.modules.sparse's Embedding: a lookup table of vectors, one row per token id (the op:
+minigrad/ops/embedding.py)."""
 
 import numpy as np
 
@@ -10,7 +11,8 @@ from .module import Module, Parameter, parameter_dtype
 
 
 class Embedding(Module):
-    """A table of num_embeddings vectors of size embedding_dim; ids (...) -> vectors (..., embedding_dim).
+    """A table of num_embeddings vectors of size embedding_dim; ids (...) -> vectors (...,
+    embedding_dim).
 
     Initialised N(0, 1) as torch.nn.Embedding, with the padding_idx row (if any) zeroed; that row
     gets zero gradient, so it stays zero under training. max_norm: each row looked up is first
@@ -57,17 +59,17 @@ class Embedding(Module):
         scale_grad_by_freq=False,
         sparse=False,
     ):
-        """An Embedding holding a copy of `embeddings` (num_embeddings, embedding_dim), a float Tensor
-        or array (word vectors trained elsewhere), as torch's: frozen (requires_grad=False) unless
-        freeze=False; the padding_idx row is kept as given. (torch's shares the given tensor's
-        memory; this one copies it.)"""
+        """An Embedding holding a copy of `embeddings` (num_embeddings, embedding_dim), a float
+        Tensor or array (word vectors trained elsewhere), as torch's: frozen (requires_grad=False)
+        unless freeze=False; the padding_idx row is kept as given. (torch's shares the given
+        tensor's memory; this one copies it.)"""
         table = getattr(embeddings, "_data", embeddings)
         if not isinstance(table, np.ndarray) or table.ndim != 2 or table.dtype.kind != "f":
             shape = getattr(table, "shape", None)
             raise ValueError(
                 f"Embedding.from_pretrained: embeddings must be a 2-D float Tensor or array "
-                f"(num_embeddings, embedding_dim); got {type(embeddings).__name__} of shape {shape} "
-                f"and dtype {getattr(table, 'dtype', None)}"
+                f"(num_embeddings, embedding_dim); got {type(embeddings).__name__} of shape "
+                f"{shape} and dtype {getattr(table, 'dtype', None)}"
             )
         module = cls(
             table.shape[0],

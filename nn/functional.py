@@ -1,9 +1,10 @@
-"""torch.nn.functional's names: `import minigrad.nn.functional as F` (or `from nn import functional as F`).
+"""torch.nn.functional's names: `import minigrad.nn.functional as F` (or `from nn import functional
+as F`).
 
 Each name is the one implementation that exists: engine ops (minigrad.ops: activations,
-softmax, dropout, losses, padding, layer_norm, the embedding lookup, convolution and pooling) and the function behind
-nn.Linear. What this file adds is torch's spelling where the engine's differs (inplace=,
-dtype=, the implicit softmax dim) and two short compositions, one_hot and normalize.
+softmax, dropout, losses, padding, layer_norm, the embedding lookup, convolution and pooling) and
+the function behind nn.Linear. What this file adds is torch's spelling where the engine's differs
+(inplace=, dtype=, the implicit softmax dim) and two short compositions, one_hot and normalize.
 """
 
 import math
@@ -57,7 +58,7 @@ from minigrad.ops import (
     nll_loss,
     smooth_l1_loss,
 )
-from minigrad.ops.loss import cross_entropy
+from minigrad.ops import cross_entropy
 from minigrad.ops import (
     cosine_embedding_loss,
     hinge_embedding_loss,
@@ -90,7 +91,8 @@ from .normalization import group_norm, instance_norm, local_response_norm
 
 
 def _maybe_in_place(op, name, input, inplace, **settings):
-    """op(input), or with inplace=True written into input (torch's `inplace=`; see ops/inplace.py)."""
+    """op(input), or with inplace=True written into input (torch's `inplace=`; see
+    ops/inplace.py)."""
     if inplace:
         return apply_inplace(input, name, lambda x: op(x, **settings))
     return op(input, **settings)
@@ -217,8 +219,8 @@ def prelu(input, weight):
     else:
         if input.ndim < 2 or input.shape[1] != weight.shape[0]:
             raise ValueError(
-                f"prelu: {weight.shape[0]} slopes need an input with {weight.shape[0]} channels in dim 1; "
-                f"got input of shape {input.shape}"
+                f"prelu: {weight.shape[0]} slopes need an input with {weight.shape[0]} channels in "
+                f"dim 1; got input of shape {input.shape}"
             )
         slopes = weight.reshape((weight.shape[0],) + (1,) * (input.ndim - 2))
     return mg.where(input > 0, input, slopes * input)
@@ -236,7 +238,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def _implicit_dim(name, ndim):
-    """torch's legacy choice when dim is not given (0 for 0-, 1- and 3-dim inputs, else 1), with its warning."""
+    """torch's legacy choice when dim is not given (0 for 0-, 1- and 3-dim inputs, else 1), with its
+    warning."""
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
         f"dim=X as an argument.",
@@ -267,8 +270,8 @@ def softmin(input, dim=None, dtype=None):
 
 
 def one_hot(tensor, num_classes=-1):
-    """Class ids (...) of an integer dtype -> int64 (..., num_classes), 1 at each id and 0 elsewhere.
-    num_classes=-1 takes the largest id + 1."""
+    """Class ids (...) of an integer dtype -> int64 (..., num_classes), 1 at each id and 0
+    elsewhere. num_classes=-1 takes the largest id + 1."""
     ids = integer_array(tensor, "one_hot", "tensor")
     if num_classes == -1:
         if ids.size == 0:
@@ -293,7 +296,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     gradient input / eps's, as torch's."""
     if not isinstance(input, Tensor) or input.dtype.kind != "f":
         raise DTypeError(
-            f"normalize: expected a float32 or float64 tensor; got {getattr(input, 'dtype', type(input).__name__)}"
+            "normalize: expected a float32 or float64 tensor; got "
+            f"{getattr(input, 'dtype', type(input).__name__)}"
         )
     if p == float("inf"):
         norm = input.abs().max(dim, keepdim=True).values

@@ -125,8 +125,8 @@ class ModuleHooks:
                         run_forward_hook(key, hook, with_kwargs)
                     except Exception as error:  # the first error is the one to see
                         warnings.warn(
-                            f"a forward hook of {type(self).__name__} with always_call=True raised an "
-                            f"error, ignored as forward had raised first: {error!r}",
+                            f"a forward hook of {type(self).__name__} with always_call=True raised "
+                            f"an error, ignored as forward had raised first: {error!r}",
                             stacklevel=3,
                         )
             raise
@@ -153,7 +153,8 @@ class BackwardHooks:
     def tap_outputs(self, output):
         if not isinstance(output, (Tensor, tuple)):
             warnings.warn(
-                f"{self.name}'s backward hooks will not run: its output is a {type(output).__name__}; "
+                f"{self.name}'s backward hooks will not run: its output is a "
+                f"{type(output).__name__}; "
                 f"they need a Tensor or a tuple of Tensors (as in torch)",
                 stacklevel=4,
             )
@@ -179,8 +180,8 @@ class BackwardHooks:
             self.input_positions is None
         ):  # no input requires grad, so there is no inputs' tap to call the hooks
             warnings.warn(
-                f"a full backward hook of {self.name} runs with the gradients of the outputs only: no input "
-                f"requires grad in this call, so grad_input is all None (as in torch)",
+                f"a full backward hook of {self.name} runs with the gradients of the outputs only: "
+                "no input requires grad in this call, so grad_input is all None (as in torch)",
                 stacklevel=2,
             )
             grad_input = (None,) * len(self.args)
@@ -190,8 +191,8 @@ class BackwardHooks:
                     isinstance(result, (tuple, list)) and all(g is None for g in result)
                 ):
                     raise RuntimeError(
-                        f"a backward hook of {self.name} returned gradients, but no input of this call "
-                        f"requires grad: it may only return None (or Nones)"
+                        f"a backward hook of {self.name} returned gradients, but no input of this "
+                        "call requires grad: it may only return None (or Nones)"
                     )
         else:
             self.grad_output = grad_output
@@ -228,13 +229,14 @@ class BackwardHooks:
                 continue
             if not isinstance(result, (tuple, list)):
                 raise TypeError(
-                    f"a {kind} of {self.name} must return None or a tuple of {len(expected)} {what}; got "
-                    f"{type(result).__name__}"
+                    f"a {kind} of {self.name} must return None or a tuple of {len(expected)} "
+                    f"{what}; got {type(result).__name__}"
                 )
             if len(result) != len(expected):
                 raise RuntimeError(
-                    f"a {kind} of {self.name} returned {len(result)} {what}; expected {len(expected)} "
-                    f"(one per {'positional argument' if what == 'grad_input' else 'output'})"
+                    f"a {kind} of {self.name} returned {len(result)} {what}; expected "
+                    f"{len(expected)} (one per "
+                    f"{'positional argument' if what == 'grad_input' else 'output'})"
                 )
             for position, (new, old) in enumerate(zip(result, expected)):
                 if (
@@ -243,18 +245,18 @@ class BackwardHooks:
                     continue
                 if not isinstance(new, Tensor):
                     raise TypeError(
-                        f"a {kind} of {self.name} returned a {type(new).__name__} as {what}[{position}]; "
-                        f"expected a Tensor or None"
+                        f"a {kind} of {self.name} returned a {type(new).__name__} as "
+                        f"{what}[{position}]; expected a Tensor or None"
                     )
                 if new.shape != old.shape:
                     raise ShapeError(
-                        f"a {kind} of {self.name} returned {what}[{position}] of shape {new.shape}; "
-                        f"expected shape {old.shape}"
+                        f"a {kind} of {self.name} returned {what}[{position}] of shape "
+                        f"{new.shape}; expected shape {old.shape}"
                     )
                 if new.dtype != old.dtype:
                     raise DTypeError(
-                        f"a {kind} of {self.name} returned {what}[{position}] of dtype {new.dtype}; "
-                        f"expected dtype {old.dtype}"
+                        f"a {kind} of {self.name} returned {what}[{position}] of dtype "
+                        f"{new.dtype}; expected dtype {old.dtype}"
                     )
             grads = tuple(result)
         return grads

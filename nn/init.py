@@ -17,7 +17,7 @@ from minigrad.random import generator as _draw
 
 def _fill(tensor, values):
     tensor.data[...] = np.asarray(values, dtype=tensor.dtype)
-    tensor._bump_version()  # an in-place change: a graph that saved the old values must not use them
+    tensor._bump_version()  # changed in place: a graph that saved the old values must not use them
     return tensor
 
 
@@ -85,7 +85,8 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
 
 
 def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """He: U(-bound, bound) with bound = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a).
+    """He: U(-bound, bound) with bound = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity,
+    a).
 
     nn.Linear calls it with a=sqrt(5), which makes bound = 1 / sqrt(fan_in) (torch's default).
     """

@@ -14,7 +14,8 @@ from .module import Module, Parameter, parameter_dtype
 
 
 def linear(x, weight, bias=None):
-    """x (..., in) @ weight (out, in)^T + bias (out,) -> (..., out), like torch.nn.functional.linear.
+    """x (..., in) @ weight (out, in)^T + bias (out,) -> (..., out), like
+    torch.nn.functional.linear.
 
     One graph node, Linear (minigrad.ops.linalg.Linear, the op): leading dims are flattened into one
     matrix product (a single GEMM, not a batched one) and the bias is added in place.
@@ -50,8 +51,8 @@ class Linear(Module):
 
     weight: (out_features, in_features); bias: (out_features,) or None when bias=False.
     Initialised as torch.nn.Linear: weight by kaiming_uniform_(a=sqrt(5)), i.e.
-    U(-1/sqrt(in_features), 1/sqrt(in_features)), and bias U(-1/sqrt(in_features), 1/sqrt(in_features)).
-    dtype: float32 unless given (float64 for gradient checks).
+    U(-1/sqrt(in_features), 1/sqrt(in_features)), and bias U(-1/sqrt(in_features),
+    1/sqrt(in_features)). dtype: float32 unless given (float64 for gradient checks).
     """
 
     def __init__(self, in_features, out_features, bias=True, dtype=None):
@@ -76,7 +77,10 @@ class Linear(Module):
         return linear(x, self.weight, self.bias)
 
     def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Identity(Module):

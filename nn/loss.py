@@ -1,5 +1,5 @@
-"""Losses as modules: each holds its settings and calls the function of the same name in
-nn.functional (criterion = nn.CrossEntropyLoss(); loss = criterion(logits, target)).
+"""torch.nn.modules.loss: losses as modules: each holds its settings and calls the function of the
+same name in nn.functional (criterion = nn.CrossEntropyLoss(); loss = criterion(logits, target)).
 
 As in torch, class weights and pos_weight are buffers: saved in state_dict() and cast by
 to(dtype). The formulas, shapes and reductions are documented in minigrad/ops/loss.py.
@@ -40,7 +40,8 @@ class CrossEntropyLoss(_Loss):
         super().__init__(reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise ValueError(
-                f"CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0; got {label_smoothing}"
+                "CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0; got "
+                f"{label_smoothing}"
             )
         self._register_weight("weight", weight)
         self.ignore_index, self.label_smoothing = int(ignore_index), float(label_smoothing)
@@ -82,7 +83,8 @@ class BCELoss(_Loss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    """F.binary_cross_entropy_with_logits(logits, target), with pos_weight weighing the positives."""
+    """F.binary_cross_entropy_with_logits(logits, target), with pos_weight weighing the
+    positives."""
 
     def __init__(self, weight=None, reduction="mean", pos_weight=None):
         super().__init__(reduction)
@@ -181,7 +183,8 @@ class MarginRankingLoss(_MarginLoss):
 
 
 class HingeEmbeddingLoss(_MarginLoss):
-    """F.hinge_embedding_loss(distance, target): distance for target 1, max(0, margin - distance) for -1."""
+    """F.hinge_embedding_loss(distance, target): distance for target 1, max(0, margin - distance)
+    for -1."""
 
     function = staticmethod(F.hinge_embedding_loss)
 
@@ -210,7 +213,8 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
-    """F.triplet_margin_with_distance_loss with any distance function (nn.PairwiseDistance() by default)."""
+    """F.triplet_margin_with_distance_loss with any distance function (nn.PairwiseDistance() by
+    default)."""
 
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(reduction)
@@ -254,7 +258,8 @@ class MultiLabelSoftMarginLoss(_Loss):
 
 
 class MultiMarginLoss(_Loss):
-    """F.multi_margin_loss(input, target): the multi-class hinge loss (p 1 or 2), weight a buffer."""
+    """F.multi_margin_loss(input, target): the multi-class hinge loss (p 1 or 2), weight a
+    buffer."""
 
     def __init__(self, p=1, margin=1.0, weight=None, *, reduction="mean"):
         super().__init__(reduction)

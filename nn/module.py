@@ -1,4 +1,5 @@
-"""Module: how layers hold their weights, buffers and children, and find each other.
+"""torch.nn.modules.module's Module: how layers hold their weights, buffers and children, and find
+each other.
 
 Assigning a Parameter or a Module to an attribute registers it (as in PyTorch), so
 `named_parameters()` and `state_dict()` find every weight by its dotted name. A buffer
@@ -34,7 +35,7 @@ def parameter_dtype(dtype=None):
 
 
 class Module(ModuleHooks):
-    """Base class of layers and models: subclasses set attributes in __init__ and define forward()."""
+    """Base class of layers and models: subclasses set attributes in __init__, define forward()."""
 
     def __init__(self):
         for name, value in (
@@ -119,7 +120,8 @@ class Module(ModuleHooks):
             raise KeyError(f"{kind} name must be a non-empty string without '.'; got {name!r}")
         if hasattr(self, name) and name not in registry:
             raise KeyError(
-                f"attribute {name!r} already exists on {type(self).__name__}; choose another {kind} name"
+                f"attribute {name!r} already exists on {type(self).__name__}; choose another "
+                f"{kind} name"
             )
 
     def register_parameter(self, name, parameter):
@@ -219,7 +221,7 @@ class Module(ModuleHooks):
         return (buffer for _, buffer in self.named_buffers(recurse=recurse))
 
     def get_submodule(self, target):
-        """The module at dotted path `target` ('' is this module): model.get_submodule('encoder.0')."""
+        """The module at dotted path `target` ('' is this one): model.get_submodule('encoder.0')."""
         module = self
         for item in target.split(".") if target else ():
             if module._modules.get(item) is None:
@@ -319,12 +321,8 @@ class Module(ModuleHooks):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        if (
-            self._forward_pre_hooks
-            or self._forward_hooks
-            or self._backward_pre_hooks
-            or self._backward_hooks
-        ):
+        forward_hooks = self._forward_pre_hooks or self._forward_hooks
+        if forward_hooks or self._backward_pre_hooks or self._backward_hooks:
             return self._call_with_hooks(args, kwargs)  # nn/hooks.py
         with autograd.module_scope(self):  # mg.viz groups the ops made inside by module
             return self.forward(*args, **kwargs)
@@ -395,9 +393,9 @@ class Module(ModuleHooks):
         return IncompatibleKeys(missing, unexpected)
 
     def _unexpected_keys(self, state_dict):
-        """The keys of state_dict that name nothing here, in torch's order: module by module (this one
-        first, then its descendants depth first), each module's in the order of state_dict. A key
-        belongs to the module its dotted path leads to; one that leads into a child slot holding
+        """The keys of state_dict that name nothing here, in torch's order: module by module (this
+        one first, then its descendants depth first), each module's in the order of state_dict. A
+        key belongs to the module its dotted path leads to; one that leads into a child slot holding
         None names nothing and is not reported, as in torch."""
         unexpected = [key for key in state_dict if not isinstance(key, str)]
         for path, module in self.named_modules(remove_duplicate=False):

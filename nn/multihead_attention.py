@@ -69,7 +69,8 @@ class MultiheadAttention(Module):
                 raise TypeError(f"MultiheadAttention: {label} must be an integer; got {value!r}")
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(
-                f"MultiheadAttention: embed_dim and num_heads must be > 0; got embed_dim={embed_dim} "
+                "MultiheadAttention: embed_dim and num_heads must be > 0; got "
+                f"embed_dim={embed_dim} "
                 f"and num_heads={num_heads}"
             )
         if embed_dim % num_heads:
@@ -159,14 +160,15 @@ class MultiheadAttention(Module):
             if tensor.ndim not in (2, 3) or tensor.shape[-1] != features:
                 raise ShapeError(
                     f"{name}: {label} must have shape (length, batch, {features}) (batch_first: "
-                    f"(batch, length, {features}); unbatched: (length, {features})); got {tensor.shape}"
+                    f"(batch, length, {features}); unbatched: (length, {features})); got "
+                    f"{tensor.shape}"
                 )
             if tensor.dtype.kind != "f":
                 raise DTypeError(f"{name}: {label} must be a float tensor; got {tensor.dtype}")
         if not query.ndim == key.ndim == value.ndim:
             raise ShapeError(
-                f"{name}: query, key and value must all be batched (3-D) or all unbatched (2-D); got "
-                f"shapes {query.shape}, {key.shape}, {value.shape}"
+                f"{name}: query, key and value must all be batched (3-D) or all unbatched (2-D); "
+                f"got shapes {query.shape}, {key.shape}, {value.shape}"
             )
         if is_causal and attn_mask is None:
             raise RuntimeError(
@@ -257,8 +259,8 @@ class MultiheadAttention(Module):
             else:
                 raise ShapeError(
                     f"MultiheadAttention: attn_mask must have shape ({length}, {sources}) or "
-                    f"({batch * self.num_heads}, {length}, {sources}) (L, S or batch * num_heads, L, S); "
-                    f"got {tuple(attn_mask.shape)}"
+                    f"({batch * self.num_heads}, {length}, {sources}) (L, S or batch * num_heads, "
+                    f"L, S); got {tuple(attn_mask.shape)}"
                 )
         if key_padding_mask is not None:
             key_padding_mask = _as_mask(key_padding_mask)

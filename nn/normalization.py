@@ -95,8 +95,8 @@ def instance_norm(
     momentum=0.1,
     eps=1e-5,
 ):
-    """torch's F.instance_norm: input (N, C, *) -> the same shape, each (n, c) plane normalised; with
-    use_input_stats the planes' own statistics (running_mean / running_var (C,), if given, are
+    """torch's F.instance_norm: input (N, C, *) -> the same shape, each (n, c) plane normalised;
+    with use_input_stats the planes' own statistics (running_mean / running_var (C,), if given, are
     updated in place), else running_mean and running_var."""
     _check_input("instance_norm", input, 2)
     batch, channels = input.shape[:2]
@@ -119,7 +119,8 @@ def instance_norm(
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
-    """torch's F.local_response_norm: input (N, C, *) with at least one position dim -> the same shape."""
+    """torch's F.local_response_norm: input (N, C, *) with at least one position dim -> the same
+    shape."""
     _check_input("local_response_norm", input, 3)
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ArgumentError(f"local_response_norm: size must be an int >= 1; got {size!r}")
@@ -127,7 +128,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         return input
     channels = input.shape[1]
     squares = (input * input).reshape(input.shape[0], channels, -1)
-    # size // 2 zero channels before and (size - 1) // 2 after: a window of `size` around every channel
+    # size // 2 zero channels before and (size - 1) // 2 after: a window of `size` around each
     padded = pad(squares, (0, 0, size // 2, (size - 1) // 2))
     window_sum = padded[:, 0:channels]
     for offset in range(1, size):
@@ -184,7 +185,8 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, "
             f"bias={self.bias is not None}"
         )  # as torch prints it
 
@@ -219,7 +221,8 @@ class RMSNorm(Module):
 
 
 class GroupNorm(Module):
-    """torch.nn.GroupNorm: (N, num_channels, *) -> the same shape; weight ones and bias zeros (num_channels,)."""
+    """torch.nn.GroupNorm: (N, num_channels, *) -> the same shape; weight ones and bias zeros
+    (num_channels,)."""
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None, *, bias=True):
         super().__init__()
@@ -277,8 +280,8 @@ class _InstanceNorm(_BatchNorm):
         name, unbatched = type(self).__name__, max(self.dims) - 1
         if not isinstance(x, mg.Tensor) or x.ndim not in self.dims:
             raise ShapeError(
-                f"{name}: expected a {unbatched}-D (C, ...) or {unbatched + 1}-D (N, C, ...) input; "
-                f"got {getattr(x, 'shape', type(x).__name__)}"
+                f"{name}: expected a {unbatched}-D (C, ...) or {unbatched + 1}-D (N, C, ...) "
+                f"input; got {getattr(x, 'shape', type(x).__name__)}"
             )
         channel_dim = x.ndim - unbatched
         if x.shape[channel_dim] != self.num_features:
@@ -288,8 +291,9 @@ class _InstanceNorm(_BatchNorm):
                     f"({self.num_features}); got input of shape {x.shape}"
                 )
             warnings.warn(
-                f"input's size at dim={channel_dim} does not match num_features. You can silence this "
-                f"warning by not passing in num_features, which is not used because affine=False",
+                f"input's size at dim={channel_dim} does not match num_features. You can silence "
+                "this warning by not passing in num_features, which is not used because "
+                "affine=False",
                 stacklevel=2,
             )
         batched = x.unsqueeze(0) if x.ndim == unbatched else x
@@ -314,19 +318,22 @@ class _InstanceNorm(_BatchNorm):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """torch.nn.InstanceNorm1d: (N, C, L) or (C, L), each (sample, channel) row normalised on its own."""
+    """torch.nn.InstanceNorm1d: (N, C, L) or (C, L), each (sample, channel) row normalised on its
+    own."""
 
     dims = (2, 3)
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """torch.nn.InstanceNorm2d: (N, C, H, W) or (C, H, W), each (sample, channel) plane normalised on its own."""
+    """torch.nn.InstanceNorm2d: (N, C, H, W) or (C, H, W), each (sample, channel) plane normalised
+    on its own."""
 
     dims = (3, 4)
 
 
 class LocalResponseNorm(Module):
-    """torch.nn.LocalResponseNorm: (N, C, *) -> the same shape, normalised across `size` neighbouring channels."""
+    """torch.nn.LocalResponseNorm: (N, C, *) -> the same shape, normalised across `size`
+    neighbouring channels."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()

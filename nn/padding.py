@@ -1,5 +1,5 @@
-"""Padding layers, as torch's ZeroPad, ConstantPad, ReflectionPad, ReplicationPad and CircularPad
-(1d and 2d): each is F.pad with its amounts fixed at construction.
+"""torch.nn.modules.padding: padding layers, as torch's ZeroPad, ConstantPad, ReflectionPad,
+ReplicationPad and CircularPad (1d and 2d): each is F.pad with its amounts fixed at construction.
 
 padding is an int (the same on every side) or torch's tuple counted from the last dim: (left,
 right) for 1d, (left, right, top, bottom) for 2d. The reflect, replicate and circular layers

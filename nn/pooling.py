@@ -1,6 +1,6 @@
-"""Pooling layers, as torch's: MaxPool1d/2d, AvgPool1d/2d and the adaptive AdaptiveAvgPool1d/2d and
-AdaptiveMaxPool1d/2d. Each is the F function of the same name with its settings kept (and shown
-in repr as torch shows them); none has weights."""
+"""torch.nn.modules.pooling: pooling layers, as torch's: MaxPool1d/2d, AvgPool1d/2d and the adaptive
+AdaptiveAvgPool1d/2d and AdaptiveMaxPool1d/2d. Each is the F function of the same name with its
+settings kept (and shown in repr as torch shows them); none has weights."""
 
 from . import functional as F
 from .module import Module
@@ -123,7 +123,8 @@ class _AdaptivePool(_Pool):
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
-    """torch.nn.AdaptiveAvgPool1d: (N, C, L) -> (N, C, output_size), the mean of each of torch's bins."""
+    """torch.nn.AdaptiveAvgPool1d: (N, C, L) -> (N, C, output_size), the mean of each of torch's
+    bins."""
 
     function = staticmethod(F.adaptive_avg_pool1d)
 

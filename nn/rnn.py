@@ -69,13 +69,15 @@ class _RNNBase(Module):
                     setattr(self, weight + suffix, _uniform_parameter(shape, bound, dtype))
 
     def flatten_parameters(self):
-        """torch's cuDNN weight packing: nothing to do on the CPU (accepted for torch code's sake)."""
+        """torch's cuDNN weight packing: nothing to do on the CPU (accepted for torch code's
+        sake)."""
 
     def _suffixes(self, layer):
         return [f"_l{layer}", f"_l{layer}_reverse"][: self.num_directions]
 
     def _directions(self, layer):
-        """(weight_ih, weight_hh, bias_ih, bias_hh) of each direction of a layer (biases None if bias=False)."""
+        """(weight_ih, weight_hh, bias_ih, bias_hh) of each direction of a layer (biases None if
+        bias=False)."""
         return [
             tuple(
                 getattr(self, name + suffix, None)
@@ -355,9 +357,9 @@ class GRU(_StepByStep):
     """Multi-layer (bidirectional) GRU over padded batches, with PyTorch's parameters and results.
 
     GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-    bidirectional=False, dtype=None) (torch's order; dropout as LSTM's). Parameters per layer k: weight_ih_l{k} (3H, I_k),
-    weight_hh_l{k} (3H, H), bias_ih_l{k}, bias_hh_l{k} (3H,), and the same with suffix _reverse;
-    U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so state dicts move both ways.
+    bidirectional=False, dtype=None) (torch's order; dropout as LSTM's). Parameters per layer k:
+    weight_ih_l{k} (3H, I_k), weight_hh_l{k} (3H, H), bias_ih_l{k}, bias_hh_l{k} (3H,), and the same
+    with suffix _reverse; U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so state dicts move both ways.
 
     forward(x, lengths=None, hx=None) -> (output, h_n), as nn.LSTM's without the cell state:
         x        (B, T, input_size) if batch_first else (T, B, input_size)
@@ -397,8 +399,8 @@ class RNN(_StepByStep):
         h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (nonlinearity="relu": relu instead)
 
     RNN(input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-    batch_first=False, dropout=0.0, bidirectional=False, dtype=None) (torch's order); parameters weight_ih_l{k} (H, I_k),
-    weight_hh_l{k} (H, H), biases (H,); forward as GRU's."""
+    batch_first=False, dropout=0.0, bidirectional=False, dtype=None) (torch's order); parameters
+    weight_ih_l{k} (H, I_k), weight_hh_l{k} (H, H), biases (H,); forward as GRU's."""
 
     gates = 1
 

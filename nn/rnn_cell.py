@@ -15,9 +15,9 @@ The four W_i* are stacked into weight_ih (4H, I), the four W_h* into weight_hh (
 
 One GRU step (Cho et al., 2014, the LSTM's lighter cousin), gate order r, z, n as in PyTorch:
 
-    r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr)        reset gate: how much of h the candidate sees
-    z = sigmoid(x W_iz^T + b_iz + h W_hz^T + b_hz)        update gate: how much of h to keep
-    n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))      candidate state
+    r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr)     reset gate: how much of h the candidate sees
+    z = sigmoid(x W_iz^T + b_iz + h W_hz^T + b_hz)     update gate: how much of h to keep
+    n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))   candidate state
     h' = (1 - z) * n + z * h
 
 The three W_i* are stacked into weight_ih (3H, I), the three W_h* into weight_hh (3H, H).
@@ -136,7 +136,8 @@ def _cell_inputs(cell, x, states, names):
             )
         if state.dtype != dtype:
             raise DTypeError(
-                f"{name}: {state_name} dtype {state.dtype} does not match the parameters' dtype {dtype}"
+                f"{name}: {state_name} dtype {state.dtype} does not match the parameters' dtype "
+                f"{dtype}"
             )
     if unbatched:
         return x.unsqueeze(0), [state.unsqueeze(0) for state in states], True
@@ -190,7 +191,8 @@ class GRUCell(Module):
 
 
 class RNNCell(Module):
-    """One step of the plain RNN: forward(x (B, I) or (I,), h (B, H) or (H,), optional) -> h' of h's shape,
+    """One step of the plain RNN: forward(x (B, I) or (I,), h (B, H) or (H,), optional) -> h' of h's
+    shape,
 
         h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (nonlinearity="relu": relu instead)
 

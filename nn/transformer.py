@@ -133,7 +133,8 @@ class TransformerEncoder(Module):
         why_not = _why_no_fast_path(encoder_layer)
         if self.enable_nested_tensor and why_not:
             warnings.warn(
-                f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                "enable_nested_tensor is True, but self.use_nested_tensor is False because "
+                f"{why_not}",
                 stacklevel=2,
             )
         self.use_nested_tensor = self.enable_nested_tensor and not why_not
@@ -212,16 +213,9 @@ class TransformerDecoderLayer(_TransformerLayer):
             )
 
         def attend_to_memory(x):
-            return self.dropout2(
-                _attention(
-                    self.multihead_attn,
-                    x,
-                    memory,
-                    memory_mask,
-                    memory_key_padding_mask,
-                    memory_is_causal,
-                )
-            )
+            padding, is_causal = memory_key_padding_mask, memory_is_causal
+            attended = _attention(self.multihead_attn, x, memory, memory_mask, padding, is_causal)
+            return self.dropout2(attended)
 
         def feed_forward(x):
             return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -357,8 +351,8 @@ class Transformer(Module):
         batch_axis = 0 if self.batch_first else 1
         if src.ndim == 3 and (tgt.ndim != 3 or src.shape[batch_axis] != tgt.shape[batch_axis]):
             raise ShapeError(
-                f"Transformer: src and tgt must have the same batch size (axis {batch_axis}); got shapes "
-                f"{src.shape} and {tgt.shape}"
+                f"Transformer: src and tgt must have the same batch size (axis {batch_axis}); got "
+                f"shapes {src.shape} and {tgt.shape}"
             )
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise ShapeError(
@@ -383,8 +377,8 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """(sz, sz) float mask: 0 on and below the diagonal, -inf above it (position i may attend
         to positions <= i), as torch's; added to the scores. With dtype=bool (mg.bool or
-        Python's bool): True above the diagonal, as torch gives it (True = masked in nn.Transformer's
-        masks)."""
+        Python's bool): True above the diagonal, as torch gives it (True = masked in
+        nn.Transformer's masks)."""
         if isinstance(sz, bool) or not isinstance(sz, (int, np.integer)) or sz < 0:
             raise ArgumentError(
                 f"generate_square_subsequent_mask: sz must be an integer >= 0; got {sz!r}"
@@ -398,15 +392,8 @@ class Transformer(Module):
 
 def _attention(attention, x, source, mask, padding, is_causal):
     """attention(x, source, source)'s output with need_weights=False (the fused kernel)."""
-    return attention(
-        x,
-        source,
-        source,
-        attn_mask=mask,
-        key_padding_mask=padding,
-        need_weights=False,
-        is_causal=is_causal,
-    )[0]
+    settings = dict(attn_mask=mask, key_padding_mask=padding, is_causal=is_causal)
+    return attention(x, source, source, need_weights=False, **settings)[0]
 
 
 def _causal_hint(mask, is_causal, x, layers):
@@ -434,7 +421,10 @@ def _why_no_fast_path(layer):
     if layer.norm_first:
         return f"{name}.norm_first was True"
     if not layer.self_attn.batch_first:
-        return f"{name}.self_attn.batch_first was not True(use batch_first for better inference performance)"
+        return (
+            f"{name}.self_attn.batch_first was not True"
+            "(use batch_first for better inference performance)"
+        )
     if layer.self_attn.in_proj_bias is None:
         return f"{name}.self_attn was passed bias=False"
     if layer.activation not in (F.relu, F.gelu) and not isinstance(layer.activation, (ReLU, GELU)):

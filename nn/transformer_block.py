@@ -110,14 +110,16 @@ class PositionalEmbedding(Module):
 def sinusoidal_encoding(length, model_dim, dtype=np.float32):
     """The fixed position vectors of the Transformer paper as a numpy array (length, model_dim):
 
-        PE[pos, 2i] = sin(pos / 10000^(2i / model_dim)),  PE[pos, 2i + 1] = cos(pos / 10000^(2i / model_dim))
+        PE[pos, 2i] = sin(pos / 10000^(2i / model_dim)),  PE[pos, 2i + 1] = cos(pos / 10000^(2i /
+        model_dim))
 
     Each pair of features is a rotation at its own frequency, so PE[pos + k] is a linear
     function of PE[pos] for every offset k. An odd model_dim leaves its last feature a sine.
     """
     if length < 0 or model_dim < 1:
         raise ValueError(
-            f"sinusoidal_encoding: expected length >= 0 and model_dim >= 1; got {length} and {model_dim}"
+            f"sinusoidal_encoding: expected length >= 0 and model_dim >= 1; got {length} and "
+            f"{model_dim}"
         )
     positions = np.arange(length, dtype=np.float64)[:, None]
     frequencies = np.exp(
@@ -180,7 +182,8 @@ class TransformerBlock(Module):
     causal=True lets position t attend to positions 0..t only (a language model).
     dropout applies to the attention output and to the feed-forward output.
 
-    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None) -> (B, T, model_dim)
+    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None) -> (B, T,
+    model_dim)
         lengths / key_padding_mask: padding, as in SelfAttention; cache: SelfAttention's key/value
         cache for generation (the keys and values of earlier positions), when given.
     """
@@ -213,12 +216,13 @@ class TransformerBlock(Module):
     def forward(self, x, lengths=None, key_padding_mask=None, cache=None):
         if not isinstance(x, mg.Tensor):
             raise TypeError(
-                f"TransformerBlock: expected a Tensor of shape (batch, time, {self.model_dim}); got "
-                f"{type(x).__name__}"
+                f"TransformerBlock: expected a Tensor of shape (batch, time, {self.model_dim}); "
+                f"got {type(x).__name__}"
             )
         if x.ndim != 3 or x.shape[-1] != self.model_dim:
             raise ShapeError(
-                f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); got {x.shape}"
+                f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); got "
+                f"{x.shape}"
             )
         x = residual(
             x,

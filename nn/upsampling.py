@@ -1,5 +1,7 @@
-"""Resampling layers, as torch's Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, PixelShuffle,
-PixelUnshuffle and ChannelShuffle: the functions of minigrad/ops/resample.py with their settings fixed."""
+"""torch.nn.modules.upsampling, pixelshuffle and channelshuffle: resampling layers, as torch's
+Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, PixelShuffle, PixelUnshuffle and
+ChannelShuffle: the functions of minigrad/ops/resample.py with their settings
+fixed."""
 
 from . import functional as F
 from .module import Module

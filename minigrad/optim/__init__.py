@@ -1,7 +1,8 @@
 """Optimizers (torch.optim semantics), learning-rate schedules and clip_grad_norm_.
 
     optimizer = mg.optim.AdamW(model.parameters(), lr=2e-3)
-    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, mg.optim.lr_scheduler.warmup_cosine(100, 1000))
+    warmup = mg.optim.lr_scheduler.warmup_cosine(100, 1000)
+    schedule = mg.optim.lr_scheduler.LambdaLR(optimizer, warmup)
     for x, y in batches:
         optimizer.zero_grad()
         mg.cross_entropy(model(x), y).backward()
@@ -15,7 +16,9 @@ groups work as in torch (a list of dicts, each with "params" and its own setting
 optimizer's `param_groups`); `opt.lr = 1e-4` sets the rate of every group. optimizer.py
 holds what they share, sgd.py and adam.py the update rules; per_parameter.py the step that
 torch's other everyday optimizers share (rmsprop.py, adagrad.py with Adadelta,
-adam_variants.py with Adamax, NAdam and RAdam); lr_scheduler.py the schedules.
+adam_variants.py with Adamax, NAdam and RAdam); checks.py the checks of their settings and
+state; clip_grad.py clip_grad_norm_ and clip_grad_value_; lr_scheduler.py the schedules (the
+files it imports them from are listed in its docstring).
 """
 
 from . import lr_scheduler

@@ -16,7 +16,8 @@ from .per_parameter import PerParameterOptimizer
 
 
 def _steps_taken(name, value, param=None):
-    """Adagrad's step count: an integer >= 0 (its state exists from construction, before any step)."""
+    """Adagrad's step count: an integer >= 0 (its state exists from construction, before any
+    step)."""
     array = np.asarray(value)
     if array.shape or array.dtype.kind not in "iuf" or not float(array).is_integer() or array < 0:
         raise ValueError(f"{name} must be an integer >= 0; got {value!r}")

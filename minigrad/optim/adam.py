@@ -24,12 +24,12 @@ from .optimizer import Optimizer, changed_in_place
 
 
 class Adam(Optimizer):
-    """Adam (torch.optim.Adam): L2 weight decay added to the gradient. See AdamW for decoupled decay.
-    decoupled_weight_decay=True makes it AdamW (torch 2.13's Adam has the same switch).
-    maximize=True climbs the objective (steps along +grad), as in torch; amsgrad=True divides by
-    the largest second moment seen so far (state "max_exp_avg_sq"). foreach, fused and capturable
-    (how torch runs the update on its devices) are accepted and change nothing;
-    differentiable=True is not supported (ValueError).
+    """Adam (torch.optim.Adam): L2 weight decay added to the gradient. See AdamW for decoupled
+    decay. decoupled_weight_decay=True makes it AdamW (torch 2.13's Adam has the same switch).
+    maximize=True climbs the objective (steps along +grad), as in torch; amsgrad=True divides by the
+    largest second moment seen so far (state "max_exp_avg_sq"). foreach, fused and capturable (how
+    torch runs the update on its devices) are accepted and change nothing; differentiable=True is
+    not supported (ValueError).
 
     State per parameter: step (an int), exp_avg, exp_avg_sq (arrays of its shape and dtype).
     Parameters that are not C-contiguous (a transposed view, say) are updated through a

@@ -12,7 +12,8 @@ from ..tensor import Tensor
 
 
 def _number(name, value):
-    """value as a float: a real number, or a 0-d tensor or array of one (a bool is not a number here)."""
+    """value as a float: a real number, or a 0-d tensor or array of one (a bool is not a number
+    here)."""
     if isinstance(value, (Tensor, np.ndarray)) and value.ndim == 0 and value.dtype.kind in "iuf":
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -21,7 +22,8 @@ def _number(name, value):
 
 
 def non_negative(name, value):
-    """A real number >= 0 (lr, eps, weight decay, momentum); a 0-d tensor or array gives its number."""
+    """A real number >= 0 (lr, eps, weight decay, momentum); a 0-d tensor or array gives its
+    number."""
     value = _number(name, value)
     if not value >= 0 or math.isinf(value):  # `not >=` also catches NaN
         raise ValueError(f"{name} must be in [0, inf); got {value}")
@@ -29,7 +31,8 @@ def non_negative(name, value):
 
 
 def finite(name, value):
-    """A finite real number, negative too (SGD's dampening); a 0-d tensor or array gives its number."""
+    """A finite real number, negative too (SGD's dampening); a 0-d tensor or array gives its
+    number."""
     value = _number(name, value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite; got {value}")

@@ -65,7 +65,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    """Clamp every gradient element into [-clip_value, clip_value], in place (torch's clip_grad_value_)."""
+    """Clamp every gradient element into [-clip_value, clip_value], in place (torch's
+    clip_grad_value_)."""
     clip_value = float(clip_value)
     if not clip_value >= 0:
         raise ValueError(f"clip_grad_value_: clip_value must be >= 0; got {clip_value}")

@@ -89,7 +89,8 @@ class ChainedScheduler:
         for scheduler in schedulers:
             if not isinstance(scheduler, LRScheduler) or scheduler.optimizer is not optimizer:
                 raise ValueError(
-                    "ChainedScheduler expects schedulers (not ReduceLROnPlateau) made on one optimizer"
+                    "ChainedScheduler expects schedulers (not ReduceLROnPlateau) made on one "
+                    "optimizer"
                 )
         self.optimizer, self._schedulers = optimizer, schedulers
         self.last_lrs = [group["lr"] for group in optimizer.param_groups]

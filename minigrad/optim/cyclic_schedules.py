@@ -168,8 +168,8 @@ class OneCycleLR(LRScheduler):
             for high, low in zip(highs, lows):
                 if self.use_beta1 and max(high, low) >= 1:
                     raise ValueError(
-                        f"OneCycleLR: with {type(optimizer).__name__} the momentum is beta1, which must "
-                        f"be in [0, 1); got max_momentum={high}, base_momentum={low}"
+                        f"OneCycleLR: with {type(optimizer).__name__} the momentum is beta1, which "
+                        f"must be in [0, 1); got max_momentum={high}, base_momentum={low}"
                     )
         for g, group in enumerate(groups):
             group["initial_lr"] = max_lrs[g] / div_factor
@@ -227,11 +227,11 @@ def warmup_cosine(warmup_steps, total_steps, min_ratio=0.0):
     Transformer language models, e.g. GPT-3's; same shape as torch's LinearLR then
     CosineAnnealingLR).
 
-        step < warmup_steps:   (step + 1) / warmup_steps         (reaches 1 on the last warm-up step)
-        after:                 min_ratio + (1 - min_ratio) * (1 + cos(pi * progress)) / 2,
-                               progress = (step - warmup_steps) / (total_steps - warmup_steps), at most 1
+        step < warmup_steps:  (step + 1) / warmup_steps    (reaches 1 on the last warm-up step)
+        after:                min_ratio + (1 - min_ratio) * (1 + cos(pi * progress)) / 2
 
-    so the factor falls from 1 to min_ratio at total_steps and stays there.
+    with progress = min(1, (step - warmup_steps) / (total_steps - warmup_steps)), so the factor
+    falls from 1 to min_ratio at total_steps and stays there.
     """
     warmup_steps = _whole_number("warmup_steps", warmup_steps, 0)
     total_steps = _whole_number("total_steps", total_steps, 1)

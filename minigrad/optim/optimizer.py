@@ -39,16 +39,17 @@ class Optimizer:
     `param_groups[i]["lr"]` changes that group's rate; `opt.lr = 1e-4` sets it in every group,
     and `opt.lr` reads it when all groups agree. `hyper_parameters` maps each hyper-parameter
     to its check; those in `optional_hyper_parameters` came later, and a state dict without
-    them loads (they keep their current value). `state[i]` is a dict for the i-th parameter (counting through the groups in
-    order), created on its first step, whose entries are named in `state_checks` (name ->
-    check(name, value, parameter)). state_dict() and load_state_dict() save and restore both,
-    as plain numbers and arrays that mg.save can store.
+    them loads (they keep their current value). `state[i]` is a dict for the i-th parameter
+    (counting through the groups in order), created on its first step, whose entries are named in
+    `state_checks` (name -> check(name, value, parameter)). state_dict() and load_state_dict() save
+    and restore both, as plain numbers and arrays that mg.save can store.
     """
 
     hyper_parameters = {}
-    optional_hyper_parameters = ()  # added in a later version: a state dict without them keeps the current value
+    # added in a later version: a state dict without them keeps the current value
+    optional_hyper_parameters = ()
     state_checks = {}
-    optional_state = ()  # state entries only some settings keep (Adam's max_exp_avg_sq, with amsgrad)
+    optional_state = ()  # entries only some settings keep (Adam's max_exp_avg_sq, with amsgrad)
 
     def __init__(self, params, **defaults):
         name = type(self).__name__
@@ -172,7 +173,8 @@ class Optimizer:
         if closure is not None:
             if not callable(closure):
                 raise TypeError(
-                    f"{type(self).__name__}.step: closure must be a function; got {type(closure).__name__}"
+                    f"{type(self).__name__}.step: closure must be a function; got "
+                    f"{type(closure).__name__}"
                 )
             with autograd.enable_grad():
                 loss = closure()
@@ -267,8 +269,8 @@ class Optimizer:
                     or 1
                 )
                 hint = (
-                    f" (the state dict is of an optimizer with {groups} parameter group(s); this one has "
-                    f"{len(self.param_groups)})"
+                    f" (the state dict is of an optimizer with {groups} parameter group(s); this "
+                    f"one has {len(self.param_groups)})"
                     if groups != len(self.param_groups)
                     else ""
                 )
@@ -294,7 +296,8 @@ class Optimizer:
             ]
             if missing:
                 problems.append(
-                    f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or nothing)"
+                    f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or "
+                    "nothing)"
                 )
         if problems:
             raise ValueError(

@@ -38,8 +38,8 @@ class ReduceLROnPlateau:
             )
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
             raise ValueError(
-                f"ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs'; "
-                f"got {mode!r} and {threshold_mode!r}"
+                "ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or "
+                f"'abs'; got {mode!r} and {threshold_mode!r}"
             )
         self.factor = non_negative("factor", factor)
         if self.factor >= 1:
@@ -96,7 +96,8 @@ class ReduceLROnPlateau:
         return list(self.last_lrs)
 
     def state_dict(self):
-        """best, num_bad_epochs, cooldown_counter and last_epoch (numbers; the settings are rebuilt)."""
+        """best, num_bad_epochs, cooldown_counter and last_epoch (numbers; the settings are
+        rebuilt)."""
         return OrderedDict(
             best=self.best,
             num_bad_epochs=self.num_bad_epochs,

@@ -28,7 +28,8 @@ def _count(name, value):
 
 def _checked_state(scheduler, state_dict, checks):
     """{key: check(key, value)} for every key of checks (0-d arrays, as mg.load gives numbers, read
-    as numbers); one ValueError naming the scheduler lists every missing, wrong or unexpected key."""
+    as numbers); one ValueError naming the scheduler lists every missing, wrong or unexpected
+    key."""
     problems, values = [], {}
     for key, check in checks.items():
         if key not in state_dict:
@@ -66,7 +67,8 @@ def _fresh_start(name, last_epoch):
 
 
 def _epoch(name, value):
-    """A count that may be a fraction (CosineAnnealingWarmRestarts.step(epoch + i / batches)): a real >= 0."""
+    """A count that may be a fraction (CosineAnnealingWarmRestarts.step(epoch + i / batches)): a
+    real >= 0."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
@@ -82,7 +84,8 @@ def _positive_number(name, value):
 
 
 def _per_group(name, value, groups):
-    """value as a list of one entry per parameter group: a list of that length, or one value for all."""
+    """value as a list of one entry per parameter group: a list of that length, or one value for
+    all."""
     if isinstance(value, (list, tuple)):
         if len(value) != groups:
             raise ValueError(
@@ -106,13 +109,14 @@ class LRScheduler:
     SequentialLR starts each schedule from it). ("epoch" is torch's name: one step() per
     optimizer step is the usual use.)"""
 
-    extra_state = {}  # a schedule's own state beyond the count: attribute name -> check(name, value)
+    extra_state = {}  # a schedule's own state beyond the count: attribute -> check(name, value)
 
     def __init__(self, optimizer, last_epoch=-1):
         _fresh_start(type(self).__name__, last_epoch)
         if not isinstance(optimizer, Optimizer):
             raise TypeError(
-                f"{type(self).__name__} expects an mg.optim optimizer; got {type(optimizer).__name__}"
+                f"{type(self).__name__} expects an mg.optim optimizer; got "
+                f"{type(optimizer).__name__}"
             )
         self.optimizer = optimizer
         for group in optimizer.param_groups:  # the first scheduler notes the rates it started from
@@ -211,7 +215,10 @@ class LRScheduler:
             setattr(self, key, values[key])
 
     def __repr__(self):
-        return f"{type(self).__name__}(base_lr={self.base_lr}, last_epoch={self.last_epoch}, last_lr={self.last_lr})"
+        return (
+            f"{type(self).__name__}(base_lr={self.base_lr}, last_epoch={self.last_epoch}, "
+            f"last_lr={self.last_lr})"
+        )
 
 
 __all__ = ["LRScheduler"]

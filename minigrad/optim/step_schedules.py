@@ -48,7 +48,8 @@ def _lambdas(name, optimizer, lr_lambda):
 
 
 def _finite_factor(name, count, factor):
-    """What lr_lambda(count) returned, as a float: a finite number >= 0 (a 0-d tensor or array too)."""
+    """What lr_lambda(count) returned, as a float: a finite number >= 0 (a 0-d tensor or array
+    too)."""
     if (
         getattr(factor, "ndim", None) == 0
         and getattr(factor, "dtype", np.dtype(object)).kind in "iuf"
@@ -141,7 +142,8 @@ class ExponentialLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """lr = base_lr * factor for the first total_iters counts, then base_lr, as torch's ConstantLR."""
+    """lr = base_lr * factor for the first total_iters counts, then base_lr, as torch's
+    ConstantLR."""
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         self.factor = non_negative("factor", factor)

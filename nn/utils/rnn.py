@@ -42,8 +42,8 @@ class PackedSequence:
         if batch_sizes is None:  # torch's PackedSequence((data, batch_sizes), ...)
             if not (isinstance(data, (tuple, list)) and len(data) == 2):
                 raise TypeError(
-                    f"PackedSequence: expected data and batch_sizes, or the pair (data, batch_sizes); "
-                    f"got {type(data).__name__} and no batch_sizes"
+                    "PackedSequence: expected data and batch_sizes, or the pair (data, "
+                    f"batch_sizes); got {type(data).__name__} and no batch_sizes"
                 )
             data, batch_sizes = data
         if not isinstance(data, mg.Tensor):
@@ -51,8 +51,9 @@ class PackedSequence:
         batch_sizes = integer_array(batch_sizes, "PackedSequence", "batch_sizes")
         if data.ndim == 0 or batch_sizes.ndim != 1 or batch_sizes.size == 0:
             raise ShapeError(
-                f"PackedSequence: expected data with a first axis of steps and 1-D batch_sizes, one per "
-                f"step; got data of shape {data.shape}, batch_sizes of shape {batch_sizes.shape}"
+                "PackedSequence: expected data with a first axis of steps and 1-D batch_sizes, "
+                f"one per step; got data of shape {data.shape}, batch_sizes of shape "
+                f"{batch_sizes.shape}"
             )
         if batch_sizes.min() < 1 or np.any(np.diff(batch_sizes) > 0):
             raise ArgumentError(
@@ -77,12 +78,13 @@ class PackedSequence:
             if inverse is not None and np.any(inverse != np.argsort(order)):
                 raise ArgumentError(
                     f"PackedSequence: unsorted_indices must be the inverse of sorted_indices "
-                    f"{order.tolist()}, which is {np.argsort(order).tolist()}; got {inverse.tolist()}"
+                    f"{order.tolist()}, which is {np.argsort(order).tolist()}; got "
+                    f"{inverse.tolist()}"
                 )
         # the j-th longest sequence runs while more than j sequences do; it is sequence order[j]
         lengths = np.empty(batch, np.int64)
         lengths[order] = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(axis=1)
-        # each step's rows (longest first) padded with zeros to the whole batch, then put in batch order
+        # each step's rows (longest first) padded with zeros to the whole batch, then in batch order
         unsorted = np.argsort(order)  # sequence b is row unsorted[b] of each step
         trailing = (0, 0) * (
             data.ndim - 1
@@ -200,7 +202,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         lengths = lengths.astype(np.int64)  # torch casts lengths to int64
     if input.ndim < 2:
         raise ShapeError(
-            f"pack_padded_sequence: input must have a time and a batch axis; got shape {input.shape}"
+            "pack_padded_sequence: input must have a time and a batch axis; got shape "
+            f"{input.shape}"
         )
     steps, batch = (
         (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
@@ -234,8 +237,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     length = longest if total_length is None else int(total_length)
     if length < longest:
         raise ShapeError(
-            f"pad_packed_sequence: total_length={total_length} is shorter than the longest sequence "
-            f"({longest})"
+            f"pad_packed_sequence: total_length={total_length} is shorter than the longest "
+            f"sequence ({longest})"
         )
     time_major = sequence.padded_as(batch_first=False)
     steps = time_major.shape[0]
@@ -282,7 +285,8 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
             )
         if sequence.shape[1:] != sequences[0].shape[1:]:
             raise ShapeError(
-                f"pad_sequence: every sequence must have the trailing shape {sequences[0].shape[1:]} "
+                "pad_sequence: every sequence must have the trailing shape "
+                f"{sequences[0].shape[1:]} "
                 f"(the first's); sequence {position} has shape {sequence.shape}"
             )
     longest = max(sequence.shape[0] for sequence in sequences)
