@@ -36,8 +36,11 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import generator
 from ..tensor import Function, Tensor
 from .args import normalize_dim
-from .elementwise import masked_fill, mul, sigmoid, sub, tanh, where
+from .arithmetic import mul, sub
+from .piecewise import masked_fill, where
+from .unary import sigmoid, tanh
 from .join import chunk
+from .registry import op
 
 SELU_ALPHA = 1.6732632423543772848170429916717  # the fixed point of Klambauer et al. (2017)
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -175,6 +178,7 @@ class Hardswish(Function):
         return grad * slope.astype(x.dtype, copy=False)
 
 
+@op(method=False, public=False)
 def gelu(x, approximate="none"):
     """GELU(x) = x * Phi(x) (torch.nn.functional.gelu); approximate="tanh" for the tanh form."""
     if approximate not in ("none", "tanh"):
@@ -182,26 +186,31 @@ def gelu(x, approximate="none"):
     return GELU.apply(_float_input("gelu", x), approximate=approximate)
 
 
+@op(method=False, public=False)
 def silu(x):
     """SiLU (swish): x * sigmoid(x)."""
     return SiLU.apply(_float_input("silu", x))
 
 
+@op(method=False, public=False)
 def leaky_relu(x, negative_slope=0.01):
     """x where x > 0, negative_slope * x elsewhere."""
     return LeakyReLU.apply(_float_input("leaky_relu", x), negative_slope=float(negative_slope))
 
 
+@op(method=False, public=False)
 def elu(x, alpha=1.0):
     """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
     return ELU.apply(_float_input("elu", x), alpha=float(alpha), input_scale=1.0)
 
 
+@op(method=False, public=False)
 def selu(x):
     """SELU_SCALE * elu(x, SELU_ALPHA): self-normalising units (Klambauer et al., 2017)."""
     return ELU.apply(_float_input("selu", x), alpha=SELU_ALPHA, input_scale=1.0) * SELU_SCALE
 
 
+@op(method=False, public=False)
 def celu(x, alpha=1.0):
     """x where x > 0, alpha * (exp(x / alpha) - 1) elsewhere (Barron, 2017): elu that stays
     continuously differentiable for every alpha."""
@@ -210,21 +219,25 @@ def celu(x, alpha=1.0):
     return ELU.apply(_float_input("celu", x), alpha=float(alpha), input_scale=1.0 / alpha)
 
 
+@op(method=False, public=False)
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, reverting to x where beta * x > threshold (as torch)."""
     return Softplus.apply(_float_input("softplus", x), beta=float(beta), threshold=float(threshold))
 
 
+@op(method=False, public=False)
 def hardsigmoid(x):
     """x / 6 + 1/2 clipped to [0, 1]: a piecewise-linear sigmoid (MobileNetV3)."""
     return Hardsigmoid.apply(_float_input("hardsigmoid", x))
 
 
+@op(method=False, public=False)
 def hardswish(x):
     """x * hardsigmoid(x) (MobileNetV3)."""
     return Hardswish.apply(_float_input("hardswish", x))
 
 
+@op(method=False, public=False)
 def hardtanh(x, min_val=-1.0, max_val=1.0):
     """x clipped to [min_val, max_val]; gradient 1 strictly inside, 0 elsewhere (also at the two
     bounds, as torch's, where clamp would pass it). Integer tensors stay integer."""
@@ -241,12 +254,14 @@ def _inside(x, lambd):
     return (x.data >= -lambd) & (x.data <= lambd)
 
 
+@op(method=False, public=False)
 def hardshrink(x, lambd=0.5):
     """x where |x| > lambd, else 0; gradient 1 and 0 likewise."""
     x = _float_input("hardshrink", x)
     return masked_fill(x, _inside(x, lambd), 0.0)
 
 
+@op(method=False, public=False)
 def softshrink(x, lambd=0.5):
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
     x = _float_input("softshrink", x)
@@ -256,12 +271,14 @@ def softshrink(x, lambd=0.5):
     return masked_fill(shifted, _inside(x, lambd), 0.0)
 
 
+@op(method=False, public=False)
 def tanhshrink(x):
     """x - tanh(x)."""
     x = _float_input("tanhshrink", x)
     return sub(x, tanh(x))
 
 
+@op(method=False, public=False)
 def threshold(x, threshold, value):
     """x where x > threshold, else value (integer tensors stay integer, as in torch)."""
     if not isinstance(x, Tensor):
@@ -271,6 +288,7 @@ def threshold(x, threshold, value):
     return where(x.data <= threshold, value, x)
 
 
+@op(method=False, public=False)
 def glu(x, dim=-1):
     """a * sigmoid(b), where a and b are the first and second halves of x along dim (Dauphin et
     al., 2017): x of size 2n along dim -> size n."""
@@ -289,6 +307,7 @@ def glu(x, dim=-1):
     return mul(first, sigmoid(second))
 
 
+@op(method=False, public=False)
 def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """Randomized leaky ReLU (Xu et al., 2015): x where x > 0, a * x elsewhere. While training
     each element draws its slope a from U(lower, upper) (minigrad's generator); in eval a is

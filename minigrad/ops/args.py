@@ -7,7 +7,7 @@ ranges that protect their unchecked Numba loops.
 
 import numpy as np
 
-from ..dtypes import to_array
+from ..dtypes import result_type, to_array
 from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Tensor
 
@@ -72,21 +72,74 @@ def check_broadcast(op, *operands):
         ) from None
 
 
+def check_float(op, x, name="input", error=DTypeError):
+    """x (a tensor or array) must hold floats: torch has no integer kernel for the op. `error` is
+    the class raised (interpolate raises an ArgumentError, as it always has)."""
+    if x.dtype.kind != "f":
+        raise error(f"{op}: expected a float32 or float64 {name}; got dtype {x.dtype}")
+    return x
+
+
+def float_tensor(op, x, name="input", error=DTypeError):
+    """x must be a float32 or float64 Tensor (a TypeError for anything that is not a Tensor).
+    name None: the op has one tensor argument, named in neither message."""
+    if not isinstance(x, Tensor):
+        subject = f"{name} must be a Tensor" if name else "expected a Tensor"
+        raise TypeError(f"{op}: {subject}; got {type(x).__name__}")
+    return check_float(op, x, name or "tensor", error)
+
+
+def float_tensors(op, input, other):
+    """The common float dtype of the two operands of a binary float op that torch takes only as
+    tensors (hypot, logaddexp): both must be Tensors that broadcast, and at least one float."""
+    for name, x in (("input", input), ("other", other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor (as torch); got {type(x).__name__}")
+    check_broadcast(op, input, other)
+    dtype = result_type(input, other)
+    if dtype.kind != "f":
+        raise DTypeError(
+            f"{op}: expected at least one float32 or float64 tensor; got dtypes {input.dtype} "
+            f"and {other.dtype}"
+        )
+    return dtype
+
+
 def bool_mask(mask, op, shape=None):
     """A bool array from a tensor or array; with `shape`, it must broadcast to exactly that shape."""
     mask = to_array(mask._data if isinstance(mask, Tensor) else mask)
     if mask.dtype != np.bool_:
         raise DTypeError(f"{op}: mask must be a bool tensor or array; got dtype {mask.dtype}")
     if shape is not None:
-        try:
-            fits = np.broadcast_shapes(mask.shape, shape) == tuple(shape)
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ShapeError(
-                f"{op}: mask of shape {mask.shape} does not broadcast to shape {tuple(shape)}"
-            )
+        check_broadcasts_to(op, "mask", mask.shape, shape, f"shape {tuple(shape)}")
     return mask
+
+
+def broadcasts_to(given, shape):
+    """True when an array of shape `given` broadcasts to exactly `shape` (never beyond it)."""
+    try:
+        return np.broadcast_shapes(given, shape) == tuple(shape)
+    except ValueError:
+        return False
+
+
+def check_broadcasts_to(op, name, given, shape, target):
+    """A ShapeError unless shape `given` (of the argument `name`) broadcasts to exactly `shape`;
+    `target` says what that shape is, in the message ("shape (2, 3)", "the rows (2,) of ...")."""
+    if not broadcasts_to(tuple(given), tuple(shape)):
+        raise ShapeError(f"{op}: {name} of shape {tuple(given)} does not broadcast to {target}")
+
+
+def key_stops(key_lengths, rows, op, target, refuse=False):
+    """Key lengths (masked_softmax, attention): integers >= 0 that broadcast to the `rows` they
+    limit (each row attends only to its first key_lengths positions) -> an int64 array.
+    `target` names the rows in the message; refuse: no rows to limit (a 0-d input)."""
+    stops = integer_array(key_lengths, op, "key_lengths")
+    if refuse or not broadcasts_to(stops.shape, rows):
+        raise ShapeError(f"{op}: key_lengths of shape {stops.shape} do not broadcast to {target}")
+    if stops.size and stops.min() < 0:
+        raise ArgumentError(f"{op}: key_lengths must be >= 0; got {stops.min()}")
+    return stops
 
 
 def integer_array(value, op, name="index"):

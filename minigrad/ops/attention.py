@@ -23,8 +23,10 @@ from ..tensor import Function, Tensor
 from .args import as_array, integer_array
 from .join import repeat_interleave
 from .linalg import matmul
-from .nn import Softmax, dropout
+from .dropout import dropout
+from .softmax import Softmax
 from .shape import transpose
+from .registry import op
 
 
 class ScaledDotProductAttention(Function):
@@ -263,6 +265,7 @@ def _shared_heads(query, key, value):
     )
 
 
+@op(method=False, public=False)
 def scaled_dot_product_attention(
     query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
 ):

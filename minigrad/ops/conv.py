@@ -25,6 +25,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
+from .registry import op
 
 _LAYOUT = {1: "L", 2: "H, W"}
 
@@ -281,12 +282,14 @@ def _convolution(op, dims, input, weight, bias, stride, padding, dilation, group
     return y.squeeze(0) if unbatched else y
 
 
+@op(method=False)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """torch.nn.functional.conv1d: input (N, C, L) or (C, L), weight (O, C / groups, k), bias (O,) or
     None -> (N, O, L_out); padding is an int, a tuple, 'valid' (none) or 'same' (L_out = L)."""
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@op(method=False)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """torch.nn.functional.conv2d: input (N, C, H, W) or (C, H, W), weight (O, C / groups, kH, kW),
     bias (O,) or None -> (N, O, H_out, W_out); stride, padding and dilation are ints or pairs."""

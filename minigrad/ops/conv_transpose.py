@@ -32,6 +32,7 @@ from .conv import (
     per_dim,
     reach,
 )
+from .registry import op
 
 
 # -- transposed convolution -------------------------------------------------------------------
@@ -142,6 +143,7 @@ def _conv_transpose(
     return y.squeeze(0) if unbatched else y
 
 
+@op(method=False, public=False)
 def conv_transpose1d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
@@ -161,6 +163,7 @@ def conv_transpose1d(
     )
 
 
+@op(method=False, public=False)
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
@@ -270,6 +273,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return y.squeeze(0) if unbatched else y
 
 
+@op(method=False, public=False)
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.fold: columns (N, C * kH * kW, L) or (C * kH * kW, L) -> (N, C, *output_size)
     or (C, *output_size), overlapping entries summed; L must be the number of kernel places."""

@@ -10,6 +10,7 @@ from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Tensor
 from .args import as_array, integer_array, normalize_dim
 from .indexing import nonzero
+from .registry import op
 
 
 def _wrap_all(arrays):
@@ -17,6 +18,7 @@ def _wrap_all(arrays):
     return arrays[0] if len(arrays) == 1 else tuple(arrays)
 
 
+@op
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values of x in ascending order (of the flattened x, or the distinct slices
     along `dim`); with return_inverse, where each element (slice) of x is among them; with
@@ -43,6 +45,7 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     return _wrap_all(outputs)
 
 
+@op
 def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
     """x with each run of equal consecutive elements (slices along `dim`) kept once; with
     return_inverse the run of each element, with return_counts each run's length
@@ -67,6 +70,7 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
     return _wrap_all(outputs)
 
 
+@op
 def bincount(x, weights=None, minlength=0):
     """How often each value 0, 1, ... occurs in the 1-D non-negative integer x (at least
     `minlength` counts); with weights, the sum of the weights of its occurrences (torch.bincount)."""
@@ -90,6 +94,7 @@ def bincount(x, weights=None, minlength=0):
     )
 
 
+@op
 def histc(x, bins=100, min=0, max=0):
     """A histogram of x's elements in `bins` equal bins from min to max (min = max: the data's own
     range, widened by 1 each way if that is one value); elements outside are left out, max falls
@@ -125,6 +130,7 @@ def _side(right, side, op):
     return side
 
 
+@op(method=False)
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
     """Where each of `values` would go in `sorted_sequence` (sorted along its last dim) to keep it
     sorted: the first such place (side='left'), or the last (right=True or side='right'). An
@@ -162,6 +168,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     return Tensor._wrap(np.asarray(places, dtype=np.int32 if out_int32 else np.int64))
 
 
+@op(method=False)
 def bucketize(x, boundaries, *, out_int32=False, right=False):
     """The bucket of each element of x among the sorted 1-D `boundaries`: i with boundaries[i - 1]
     < x <= boundaries[i] (right=True: boundaries[i - 1] <= x < boundaries[i]), as torch.bucketize."""
@@ -171,6 +178,7 @@ def bucketize(x, boundaries, *, out_int32=False, right=False):
     return searchsorted(edges, x, out_int32=out_int32, right=right)
 
 
+@op
 def argwhere(x):
     """The positions of the nonzero elements, one row each: int64 (count, ndim) (torch.argwhere)."""
     return nonzero(x)

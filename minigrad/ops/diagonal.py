@@ -7,6 +7,7 @@ from .. import dtypes
 from ..errors import ArgumentError, DTypeError, DimError
 from ..tensor import Function, Tensor
 from .args import check_device, normalize_dim
+from .registry import op
 
 
 def diagonal_view(array, offset, dim1, dim2):
@@ -48,6 +49,7 @@ def _two_dims(dim1, dim2, ndim, op):
     return dim1, dim2
 
 
+@op
 def diagonal(x, offset=0, dim1=0, dim2=1):
     """The `offset`-th diagonal (above the main one for offset > 0) of dims dim1 and dim2, as a
     last dim; those two dims go (torch.diagonal). A view: writing into it changes x."""
@@ -73,6 +75,7 @@ class DiagEmbed(Function):
         return np.diagonal(np.moveaxis(grad, ctx.dims, (-2, -1)), ctx.offset, -2, -1)
 
 
+@op
 def diag_embed(x, offset=0, dim1=-2, dim2=-1):
     """A tensor with one more dim whose (dim1, dim2) matrices hold x's last dim on their
     `offset`-th diagonal, zeros elsewhere (torch.diag_embed)."""
@@ -82,6 +85,7 @@ def diag_embed(x, offset=0, dim1=-2, dim2=-1):
     return DiagEmbed.apply(x, offset=_offset(offset, "diag_embed"), dim1=dim1, dim2=dim2)
 
 
+@op
 def diag(x, diagonal=0):
     """A vector -> the square matrix with it on the `diagonal`-th diagonal; a matrix -> that
     diagonal of it, as a vector (torch.diag)."""
@@ -108,12 +112,14 @@ def _triangle_indices(row, col, offset, dtype, device, lower, op):
     return Tensor._wrap(indices.reshape(2, -1))
 
 
+@op(method=False)
 def tril_indices(row, col, offset=0, dtype=None, device=None):
     """The (2, N) int64 positions of the lower triangle of a row x col matrix (on and below the
     `offset`-th diagonal), row by row: x[tuple(mg.tril_indices(r, c))] reads it. No gradient."""
     return _triangle_indices(row, col, offset, dtype, device, True, "tril_indices")
 
 
+@op(method=False)
 def triu_indices(row, col, offset=0, dtype=None, device=None):
     """As tril_indices, for the upper triangle (on and above the `offset`-th diagonal)."""
     return _triangle_indices(row, col, offset, dtype, device, False, "triu_indices")

@@ -12,11 +12,12 @@ import numpy as np
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .args import check_broadcast, normalize_dim
-from .elementwise import add, div, mul, sub
+from .arithmetic import add, div, mul, sub
 from .indexing import index_select
-from .math import clamp
-from .reduce import sum
+from .piecewise import clamp
+from .reductions import sum
 from .statistics import norm
+from .registry import op
 
 
 def _float_pair(op, x1, x2):
@@ -30,6 +31,7 @@ def _float_pair(op, x1, x2):
     return check_broadcast(op, x1, x2)
 
 
+@op(method=False, public=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """The cosine of the angle between x1 and x2 along dim (the two broadcast together); each
     norm is floored at eps, so a zero vector has similarity 0. Returns the broadcast shape
@@ -41,6 +43,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return sum(mul(unit1, unit2), dim)
 
 
+@op(method=False, public=False)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """The p-norm of x1 - x2 + eps along the last dim of their broadcast shape: (N, D) and
     (N, D) -> (N,), (D,) and (D,) -> (). eps keeps the distance of equal vectors off 0."""
@@ -50,6 +53,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return norm(add(sub(x1, x2), eps), p, len(shape) - 1, keepdim=keepdim)
 
 
+@op(method=False, public=False)
 def pdist(input, p=2.0):
     """The p-norm distances between the rows of a 2-D input (N, M), for every pair i < j in
     row-major order: shape (N (N - 1) / 2,)."""

@@ -1,6 +1,7 @@
-"""Channel dropout and alpha dropout, as torch's F.dropout1d, F.dropout2d, F.alpha_dropout and
-F.feature_alpha_dropout (the layers are in nn/dropout.py; plain dropout is in ops/nn.py).
+"""Dropout: plain dropout, channel dropout and alpha dropout, as torch's F.dropout, F.dropout1d,
+F.dropout2d, F.alpha_dropout and F.feature_alpha_dropout (the layers are in nn/dropout.py).
 
+    dropout                 each element kept with probability 1 - p and scaled by 1 / (1 - p)
     dropout1d / dropout2d   each whole channel (n, c) kept with probability 1 - p and scaled by
                             1 / (1 - p), or zeroed
     alpha_dropout           for SELU networks: each element kept with probability q = 1 - p, a
@@ -20,7 +21,23 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from ..random import generator
 from ..tensor import Tensor
+from .arithmetic import mul
 from .inplace import apply_inplace
+from .registry import op
+
+
+@op(method=False)
+def dropout(x, p=0.5, training=True):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not training)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1]; got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:  # torch: every element dropped
+        return mul(x, Tensor._wrap(np.zeros(x.shape, x.dtype)))
+    keep = generator().random(x.shape) >= p
+    return mul(x, Tensor._wrap((keep / (1 - p)).astype(x.dtype)))
+
 
 # SELU's scale * alpha: the value a dropped element takes before the affine correction
 _SELU_NEGATIVE_LIMIT = 1.7580993408473766
@@ -59,6 +76,7 @@ def _masked(input, p, training, inplace, name, drawn_dims, alpha):
     return apply_inplace(input, f"{name}_", apply) if inplace else apply(input)
 
 
+@op(method=False, public=False)
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """torch's F.dropout1d: input (N, C, L) or (C, L), whole channels dropped."""
     if not isinstance(input, Tensor) or input.ndim not in (2, 3):
@@ -69,6 +87,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _masked(input, p, training, inplace, "dropout1d", input.ndim - 1, False)
 
 
+@op(method=False, public=False)
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """torch's F.dropout2d: input (N, C, H, W), whole channels dropped. As torch, a 3-D input is taken
     as (N, C, L) (with torch's warning, not as an unbatched (C, H, W)), and other ranks warn too."""
@@ -95,11 +114,13 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _masked(input, p, training, inplace, "dropout2d", 2, False)
 
 
+@op(method=False, public=False)
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """torch's F.alpha_dropout (training is False by default, as torch's)."""
     return _masked(input, p, training, inplace, "alpha_dropout", None, True)
 
 
+@op(method=False, public=False)
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """torch's F.feature_alpha_dropout: alpha dropout of whole (n, c) channels of (N, C, ...)."""
     return _masked(input, p, training, inplace, "feature_alpha_dropout", 2, True)

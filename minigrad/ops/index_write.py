@@ -10,6 +10,7 @@ from ..tensor import Function, Tensor
 from .args import as_array, integer_array, normalize_dim
 from .indexing import _check_index_values, _scatter_operands, _scatter_targets, add_at
 from .shape import expand, reshape
+from .registry import op
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -118,6 +119,7 @@ class ScatterReduce(Function):
         return grad_x, grad_src
 
 
+@op
 def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
     """A copy of x with src's values reduced in at `index` along dim: out[index[i][j]][j] =
     reduce(out[...], src[i][j]) for dim 0, reduce one of sum, prod, mean, amax, amin; with
@@ -185,6 +187,7 @@ class IndexAdd(Function):
         return grad, np.take(grad, ctx.index, axis=ctx.dim) * ctx.alpha
 
 
+@op
 def index_add(x, dim, index, source, *, alpha=1):
     """A copy of x with alpha * source's slices added at `index` along dim (torch.index_add)."""
     if x.ndim == 0:
@@ -215,6 +218,7 @@ class IndexCopy(Function):
         return grad_x, np.take(grad, ctx.index, axis=ctx.dim)
 
 
+@op
 def index_copy(x, dim, index, source):
     """A copy of x with source's slices put at `index` along dim (torch.index_copy)."""
     if x.ndim == 0:
@@ -223,6 +227,7 @@ def index_copy(x, dim, index, source):
     return IndexCopy.apply(x, _source(x, dim, index, source, "index_copy"), index=index, dim=dim)
 
 
+@op
 def index_fill(x, dim, index, value):
     """A copy of x with the slices at `index` along dim set to value (a number or a 0-d tensor,
     which gets a gradient), as torch.index_fill; negative positions count from the end."""

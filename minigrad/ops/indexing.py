@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ArgumentError, DTypeError, DimError, IndexRangeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import as_array, bool_mask, check_broadcast, integer_array, normalize_dim
+from .registry import op
 
 
 # -- x[index] -----------------------------------------------------------------------------
@@ -225,6 +226,7 @@ def _scatter_index(x, dim, index, op, src=None):
     return dim, index
 
 
+@op
 def gather(x, dim, index):
     """Values of x at `index` along dim: out[i][j] = x[i][index[i][j]] for dim=1 (torch.gather)."""
     if x.ndim == 0:  # one element along dim 0 (torch accepts dim 0 and -1)
@@ -236,6 +238,7 @@ def gather(x, dim, index):
     return Gather.apply(x, index=index, dim=dim)
 
 
+@op
 def take_along_dim(x, indices, dim=None):
     """torch.take_along_dim: x's values at `indices` along dim, x and indices broadcast against
     each other in every other dim (same number of dims); dim=None takes from the flattened x."""
@@ -270,6 +273,7 @@ def take_along_dim(x, indices, dim=None):
     )
 
 
+@op
 def take(x, index):
     """The elements of x, read as a 1-D tensor, at `index` (any shape, negative counts from the
     end): the result has index's shape (torch.take)."""
@@ -307,6 +311,7 @@ class IndexSelect(Function):
         return np.moveaxis(full, 0, ctx.dim)
 
 
+@op
 def index_select(x, dim, index):
     """The slices of x at `index` (a 1-D integer tensor) along dim, in that order."""
     index = integer_array(index, "index_select")
@@ -332,6 +337,7 @@ class MaskedSelect(Function):
         return full
 
 
+@op
 def masked_select(x, mask):
     """The elements of x where the bool `mask` is True (x and mask broadcast), as a 1-D tensor."""
     mask = bool_mask(mask, "masked_select")
@@ -380,6 +386,7 @@ def _src_grad(ctx, grad):
     return grad_src
 
 
+@op
 def scatter_add(x, dim, index, src):
     """A copy of x with src's values added at `index` along dim (repeats add up), as torch.scatter_add."""
     dim, index, src = _scatter_operands(x, dim, index, src, "scatter_add")
@@ -406,6 +413,7 @@ class Scatter(Function):
         return grad_x, _src_grad(ctx, grad)
 
 
+@op
 def scatter(x, dim, index, src=None, value=None):
     """A copy of x with src's values (or the number `value`) written at `index` along dim:
     out[index[i][j]][j] = src[i][j] for dim=0 (torch.scatter). Differentiable in x and src."""
@@ -422,6 +430,7 @@ def scatter(x, dim, index, src=None, value=None):
     return Scatter.apply(x, src, index=index, dim=dim)
 
 
+@op
 def nonzero(x, as_tuple=False):
     """Positions of the nonzero elements: an int64 (count, ndim) tensor, or one index tensor per
     dim (as_tuple=True, usable as x[...]), in row-major order."""

@@ -18,14 +18,20 @@ import numpy as np
 
 from .. import autograd, dtypes
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor, shares_memory
+from ..tensor import Function, Tensor
+from ..views import shares_memory
 from .args import as_array
-from . import elementwise
 from ..random import generator as draw_from
-from .elementwise import add, cast, div, masked_fill, mul, sub, where
+from .arithmetic import add, div, mul, pow, sub
+from .conversion import cast
+from .piecewise import masked_fill, where
 from .index_write import index_add, index_copy, index_fill, scatter_reduce
 from .indexing import assign, list_index_as_tuple, scatter, scatter_add, select, split_index
-from .math import clamp, reciprocal, rsqrt, square
+from .arithmetic import reciprocal
+from .piecewise import clamp
+from . import unary
+from .unary import rsqrt, square
+from .registry import op
 
 
 def _recording(x, operands):
@@ -385,6 +391,7 @@ def random_(x, from_=None, to=None, *, generator=None):
     return _fill_with(x, "random_", draw_from(generator).integers(int(low), high, x.shape))
 
 
+@op(method=False)
 def randint_like(x, low=0, high=None, *, dtype=None, requires_grad=False, generator=None):
     """A new tensor of x's shape (and dtype, unless dtype=) of integers uniform in [low, high);
     randint_like(x, high) draws from [0, high) (torch.randint_like; the out-of-place random_)."""
@@ -425,19 +432,19 @@ METHODS = {
         x, "masked_fill_", masked_fill, mask, value
     ),
     "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", clamp, min, max),
-    "pow_": lambda x, exponent: apply_inplace(x, "pow_", elementwise.pow, exponent),
+    "pow_": lambda x, exponent: apply_inplace(x, "pow_", pow, exponent),
     **{
         f"{op.__name__}_": _unary_in_place(op)
         for op in (
-            elementwise.exp,
-            elementwise.log,
-            elementwise.sqrt,
+            unary.exp,
+            unary.log,
+            unary.sqrt,
             rsqrt,
-            elementwise.tanh,
-            elementwise.sigmoid,
-            elementwise.relu,
-            elementwise.neg,
-            elementwise.abs,
+            unary.tanh,
+            unary.sigmoid,
+            unary.relu,
+            unary.neg,
+            unary.abs,
             square,
             reciprocal,
         )

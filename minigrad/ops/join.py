@@ -9,9 +9,10 @@ from ..dtypes import result_type
 from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..tensor import Function, Tensor
 from .args import check_broadcast, integer_array, normalize_dim, shape_args
-from .elementwise import cast
+from .conversion import cast
 from .indexing import IndexSelect
 from .shape import expand, reshape, unsqueeze
+from .registry import op
 
 
 def _tensors(tensors, op):
@@ -34,6 +35,7 @@ class Cat(Function):
         return tuple(np.split(grad, ctx.splits, axis=ctx.dim))
 
 
+@op(method=False)
 def cat(tensors, dim=0):
     """Join tensors along an existing dim; the others must match. Result dtype as torch promotes."""
     tensors = _tensors(tensors, "cat")
@@ -55,7 +57,8 @@ def cat(tensors, dim=0):
     return Cat.apply(*tensors, dim=dim)
 
 
-concat = concatenate = cat
+concat = op(cat, name="concat", method=False)
+concatenate = op(cat, name="concatenate", method=False)
 
 
 class Stack(Function):
@@ -69,6 +72,7 @@ class Stack(Function):
         return tuple(np.moveaxis(grad, ctx.dim, 0))
 
 
+@op(method=False)
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dim."""
     tensors = _tensors(tensors, "stack")
@@ -98,22 +102,26 @@ def _at_least(tensors, ndim, op):
     return shaped
 
 
+@op(method=False)
 def hstack(tensors):
     """Join along dim 1 (along dim 0 for vectors), as torch.hstack."""
     tensors = _at_least(tensors, 1, "hstack")
     return cat(tensors, 0 if all(t.ndim == 1 for t in tensors) else 1)
 
 
+@op(method=False)
 def vstack(tensors):
     """Join along dim 0, vectors as rows (1, n) (torch.vstack, also called row_stack)."""
     return cat(_at_least(tensors, 2, "vstack"), 0)
 
 
+@op(method=False)
 def dstack(tensors):
     """Join along dim 2 (depth), vectors as (1, n, 1) and matrices as (m, n, 1) (torch.dstack)."""
     return cat(_at_least(tensors, 3, "dstack"), 2)
 
 
+@op(method=False)
 def column_stack(tensors):
     """Join along dim 1, vectors (and numbers) as columns (n, 1) (torch.column_stack)."""
     tensors = [
@@ -122,6 +130,7 @@ def column_stack(tensors):
     return cat(tensors, 1)
 
 
+@op(method=False)
 def broadcast_tensors(*tensors):
     """The tensors expanded to their common broadcast shape (views, as torch.broadcast_tensors)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -131,6 +140,7 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
+@op(method=False)
 def meshgrid(*tensors, indexing="ij"):
     """Coordinate grids from 1-D (or 0-d) tensors: output k repeats tensor k along its own dim of
     the shape (n_0, n_1, ...); indexing="xy" swaps the first two dims (numpy's and matplotlib's
@@ -183,6 +193,7 @@ def _cut_dim(x, dim, op):
     return normalize_dim(dim, x.ndim, op)
 
 
+@op
 def split(x, split_size_or_sections, dim=0):
     """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
     dim = _cut_dim(x, dim, "split")
@@ -205,6 +216,7 @@ def split(x, split_size_or_sections, dim=0):
     return Split.apply(x, sizes=sizes, dim=dim)
 
 
+@op
 def chunk(x, chunks, dim=0):
     """`chunks` pieces of equal size along dim (size ceil(n / chunks); there may be fewer), as torch."""
     dim = _cut_dim(x, dim, "chunk")
@@ -227,6 +239,7 @@ class Unbind(Function):
         return np.stack(grads, axis=ctx.dim)
 
 
+@op
 def unbind(x, dim=0):
     """The slices of x along dim, as a tuple (dim removed)."""
     dim = _cut_dim(x, dim, "unbind")
@@ -252,6 +265,7 @@ def _split_by(x, sections, dim, op):
     )
 
 
+@op
 def hsplit(x, sections):
     """Cut along dim 1 (dim 0 for a vector) into equal pieces or at positions (torch.hsplit)."""
     if x.ndim == 0:
@@ -259,6 +273,7 @@ def hsplit(x, sections):
     return _split_by(x, sections, 1 if x.ndim > 1 else 0, "hsplit")
 
 
+@op
 def vsplit(x, sections):
     """Cut along dim 0 into equal pieces or at positions; needs at least 2 dims (torch.vsplit)."""
     if x.ndim < 2:
@@ -266,6 +281,7 @@ def vsplit(x, sections):
     return _split_by(x, sections, 0, "vsplit")
 
 
+@op
 def dsplit(x, sections):
     """Cut along dim 2 into equal pieces or at positions; needs at least 3 dims (torch.dsplit)."""
     if x.ndim < 3:
@@ -292,6 +308,7 @@ class Repeat(Function):
         return grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(ctx.shape)
 
 
+@op(public=False)
 def repeat(x, *sizes):
     """x repeated sizes[i] times along each dim (torch's repeat: as many sizes as dims, or more)."""
     if not sizes:
@@ -306,12 +323,14 @@ def repeat(x, *sizes):
     return Repeat.apply(x, repeats=sizes)
 
 
+@op
 def tile(x, dims):
     """As repeat, but fewer sizes than dims are padded with 1s on the left (torch.tile)."""
     dims = shape_args((dims,) if isinstance(dims, (tuple, list)) else (dims,), "tile")
     return repeat(x, (1,) * (x.ndim - len(dims)) + dims)
 
 
+@op
 def repeat_interleave(x, repeats, dim=None):
     """Each element (slice along dim) repeated `repeats` times in place: [a, b] -> [a, a, b, b].
     repeats: an int, or one count per element along dim; dim=None works on the flattened tensor."""

@@ -10,6 +10,7 @@ from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .shape import squeeze, unsqueeze
+from .registry import op
 
 
 class MatMul(Function):
@@ -90,6 +91,7 @@ def _same_dtype(op, a, b):
         )
 
 
+@op
 def matmul(a, b):
     """a @ b like torch.matmul: 1-D operands are promoted to matrices and the added dim removed;
     batch dims broadcast. Integer tensors multiply too (without gradient)."""
@@ -128,6 +130,7 @@ def _check_ndim(op, ndim, *tensors):
             raise ShapeError(f"{op}: expects {ndim}-D tensors; got shapes {shapes}")
 
 
+@op
 def mm(a, b):
     """Product of two matrices, (n, k) @ (k, m)."""
     a, b = _tensor(a), _tensor(b)
@@ -135,6 +138,7 @@ def mm(a, b):
     return matmul(a, b)
 
 
+@op
 def bmm(a, b):
     """Batched product of matrices, (B, n, k) @ (B, k, m), with the same batch size B (no broadcasting)."""
     a, b = _tensor(a), _tensor(b)
@@ -144,6 +148,7 @@ def bmm(a, b):
     return matmul(a, b)
 
 
+@op
 def dot(a, b):
     """Inner product of two 1-D tensors of the same size."""
     a, b = _tensor(a), _tensor(b)
@@ -151,6 +156,7 @@ def dot(a, b):
     return matmul(a, b)
 
 
+@op
 def outer(a, b):
     """Outer product of two 1-D tensors: out[i, j] = a[i] * b[j]."""
     a, b = _tensor(a), _tensor(b)
@@ -303,6 +309,7 @@ def _spell_out(equation, operands):
     return spelled, output
 
 
+@op(method=False)
 def einsum(equation, *operands):
     """Einstein summation as torch.einsum(equation, *operands) (operands may also come as one list):
     'bhqd,bhkd->bhqk', 'ij,jk', '...ij,...jk->...ik', 'ii->i'. Differentiable in every operand."""

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..kernels import lstm as lstm_kernels
 from ..tensor import Function
+from .registry import op
 
 
 class LSTMLayer(Function):
@@ -42,6 +43,7 @@ class LSTMLayer(Function):
         return tuple(grads)
 
 
+@op(method=False, public=False)
 def lstm_layer(x, h0, c0, directions, lengths, batch_first):
     """One LSTM layer, one or two directions (forward first), as one graph node.
 

@@ -5,8 +5,9 @@ import numpy as np
 from ..dtypes import as_dtype
 from ..errors import DTypeError
 from ..tensor import Function
-from .elementwise import cast
-from .reduce import expand_back, reduction_dims, sum
+from .conversion import cast
+from .reductions import expand_back, reduction_dims, sum
+from .registry import op
 
 
 class NanSum(Function):
@@ -31,6 +32,7 @@ class NanSum(Function):
             return (grad if ctx.count is None else grad / ctx.count) * ctx.counted
 
 
+@op
 def nansum(x, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (an int, a tuple, or None for all) treating NaN as 0; integers (which hold
     no NaN) give sum's int64, as torch."""
@@ -41,6 +43,7 @@ def nansum(x, dim=None, keepdim=False, dtype=None):
     return NanSum.apply(x, dims=reduction_dims(dim, x.ndim, "nansum"), keepdim=keepdim, mean=False)
 
 
+@op
 def nanmean(x, dim=None, keepdim=False, dtype=None):
     """The mean over `dim` of the elements that are not NaN (NaN where all are), of a float
     tensor (dtype= casts it), as torch."""

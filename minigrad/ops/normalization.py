@@ -21,6 +21,7 @@ import numpy as np
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
+from .registry import op
 
 
 class LayerNorm(Function):
@@ -98,6 +99,7 @@ def _nothing_to_normalize(x, weight, bias):
     return y if bias is None else y + bias
 
 
+@op(method=False, public=False)
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise x over its trailing dims `normalized_shape` (an int or a tuple), then scale by
     weight and shift by bias (each of shape normalized_shape, or None), like
@@ -121,6 +123,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y.reshape(x.shape)
 
 
+@op(method=False, public=False)
 def rms_norm(x, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight over the trailing dims normalized_shape, as
     torch.nn.functional.rms_norm (eps None: the dtype's machine epsilon). Made of the engine's

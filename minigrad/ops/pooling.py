@@ -18,6 +18,7 @@ from .. import kernels
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Function
 from .conv import batched_input, per_dim
+from .registry import op
 
 
 def _planes(array):
@@ -212,6 +213,7 @@ def _avg_pool(
     return y.squeeze(0) if unbatched else y
 
 
+@op(method=False)
 def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
@@ -222,6 +224,7 @@ def max_pool1d(
     )
 
 
+@op(method=False)
 def max_pool2d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
@@ -231,6 +234,7 @@ def max_pool2d(
     )
 
 
+@op(method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """torch.nn.functional.avg_pool1d: the mean of each window; count_include_pad counts the zero padding
     in the divisor (never the part of a ceil_mode window past the padding)."""
@@ -239,6 +243,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     )
 
 
+@op(method=False, public=False)
 def avg_pool2d(
     input,
     kernel_size,
@@ -274,21 +279,25 @@ def _adaptive_max_pool(op, dims, input, output_size, return_indices):
     return _max_result(values, indices, unbatched, return_indices)
 
 
+@op(method=False, public=False)
 def adaptive_avg_pool1d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool1d: (N, C, L) -> (N, C, output_size), the mean of each bin."""
     return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
 
 
+@op(method=False, public=False)
 def adaptive_avg_pool2d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool2d: output_size an int or a pair (None keeps that size)."""
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@op(method=False, public=False)
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """torch.nn.functional.adaptive_max_pool1d: the largest value of each bin."""
     return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
+@op(method=False, public=False)
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """torch.nn.functional.adaptive_max_pool2d: output_size an int or a pair (None keeps that size)."""
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)

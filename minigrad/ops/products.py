@@ -10,16 +10,20 @@ import numpy as np
 from ..dtypes import result_type
 from ..errors import ArgumentError, DTypeError, ShapeError
 from .args import check_broadcast, normalize_dim
-from .elementwise import add, div, mul, operand_as, where
+from .arithmetic import add, div, mul
+from .conversion import operand_as
+from .piecewise import where
 from .indexing import getitem
 from .linalg import _check_ndim, _same_dtype, _tensor, einsum, matmul
-from .reduce import sum
+from .reductions import sum
 from .shape import reshape, roll, unsqueeze
 from .statistics import norm
+from .registry import op
 
 # -- products of vectors, matrices and tensors --------------------------------------------
 
 
+@op
 def mv(input, vec):
     """Matrix times vector, (n, m) @ (m,) -> (n,)."""
     input, vec = _tensor(input), _tensor(vec)
@@ -31,6 +35,7 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
+@op(method=False)
 def tensordot(a, b, dims=2):
     """The sum of products over dims of a paired with dims of b: dims=n pairs a's last n dims
     with b's first n; dims=([dims of a], [dims of b]) names them. The result has a's other dims,
@@ -71,6 +76,7 @@ def tensordot(a, b, dims=2):
     return einsum(f"{''.join(labels_a)},{''.join(labels_b)}->{''.join(kept)}", a, b)
 
 
+@op
 def inner(input, other):
     """The sum of products over the last dim of both: shape input.shape[:-1] + other.shape[:-1];
     a 0-d operand multiplies the other."""
@@ -85,6 +91,7 @@ def inner(input, other):
     return tensordot(input, other, dims=([-1], [-1]))
 
 
+@op
 def kron(input, other):
     """The Kronecker product: block (i, j, ...) is input[i, j, ...] * other. The operand with fewer
     dims gets leading 1s; the result's size along each dim is the product of the two sizes."""
@@ -98,6 +105,7 @@ def kron(input, other):
     return reshape(blocks, [sa * sb for sa, sb in zip(a_shape, b_shape)])
 
 
+@op
 def cross(input, other, dim=None):
     """The cross product of 3-vectors along `dim` (broadcast; same number of dims). dim=None
     takes the first dim of size 3 and warns, as torch 2.13's torch.cross still does
@@ -130,6 +138,7 @@ def cross(input, other, dim=None):
     )
 
 
+@op
 def trace(input):
     """The sum of the main diagonal of a matrix (also a non-square one)."""
     input = _tensor(input)
@@ -166,6 +175,7 @@ def _multiply_add(op, input, product, beta, alpha):
     return add(_scaled(input, beta), _scaled(product, alpha))
 
 
+@op
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2): (n, k) @ (k, m), input broadcasting to (n, m)."""
     mat1, mat2 = _tensor(mat1), _tensor(mat2)
@@ -173,6 +183,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _multiply_add("addmm", input, matmul(mat1, mat2), beta, alpha)
 
 
+@op
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec): (n, m) @ (m,), input broadcasting to (n,)."""
     return _multiply_add("addmv", input, mv(mat, vec), beta, alpha)
@@ -186,11 +197,13 @@ def _batched(op, batch1, batch2):
     return matmul(batch1, batch2)
 
 
+@op
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2): (B, n, k) @ (B, k, m), input broadcasting to (B, n, m)."""
     return _multiply_add("baddbmm", input, _batched("baddbmm", batch1, batch2), beta, alpha)
 
 
+@op
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * the sum over the batch of batch1 @ batch2: input broadcasting to (n, m)."""
     return _multiply_add("addbmm", input, sum(_batched("addbmm", batch1, batch2), 0), beta, alpha)
@@ -204,11 +217,13 @@ def _pointwise_add(op, combine, input, tensor1, tensor2, value):
     return add(input, product if value == 1 else mul(product, value))  # value 0 keeps NaN, as torch
 
 
+@op
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2 (broadcast, torch's result dtype)."""
     return _pointwise_add("addcmul", mul, input, tensor1, tensor2, value)
 
 
+@op
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (broadcast); integer tensor1 and tensor2 are refused, as torch."""
     if result_type(tensor1, tensor2).kind != "f":
@@ -222,11 +237,13 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 # -- distances ----------------------------------------------------------------------------
 
 
+@op
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast), as torch.dist; a float input is needed."""
     return norm(input - other, p)
 
 
+@op(method=False)
 def cdist(x1, x2, p=2.0):
     """The p-norm distance of every row of x1 to every row of x2: (..., P, M) and (..., R, M) ->
     (..., P, R), batch dims broadcast. p >= 0; float tensors of one dtype."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
+from .registry import op
 
 _MODE_DIMS = {"nearest": (1, 2), "nearest-exact": (1, 2), "linear": (1,), "bilinear": (2,)}
 
@@ -87,6 +88,7 @@ def _resample_dim(x, dim, out, scale, mode, align_corners):
     )
 
 
+@op(method=False, public=False)
 def interpolate(
     input,
     size=None,
@@ -142,6 +144,7 @@ def _factor(op, name, value):
     return int(value)
 
 
+@op(method=False, public=False)
 def pixel_shuffle(input, upscale_factor):
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r): each group of r^2 channels becomes an r x r block."""
     r = _factor("pixel_shuffle", "upscale_factor", upscale_factor)
@@ -157,6 +160,7 @@ def pixel_shuffle(input, upscale_factor):
     return blocks.permute(*order).reshape(*lead, channels // (r * r), height * r, width * r)
 
 
+@op(method=False, public=False)
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H * r, W * r) -> (*, C * r^2, H, W), the inverse of pixel_shuffle."""
     r = _factor("pixel_unshuffle", "downscale_factor", downscale_factor)
@@ -177,6 +181,7 @@ def pixel_unshuffle(input, downscale_factor):
     return blocks.permute(*order).reshape(*lead, channels * r * r, height // r, width // r)
 
 
+@op(method=False, public=False)
 def channel_shuffle(input, groups):
     """(N, C, *) -> the same shape with the channels of the `groups` groups interleaved (ShuffleNet)."""
     groups = _factor("channel_shuffle", "groups", groups)

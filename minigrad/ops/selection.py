@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..tensor import Function, Tensor
 from .args import normalize_dim
+from .registry import op
 
 
 class TakeAlongDim(Function):
@@ -61,12 +62,14 @@ def _pick(x, rows, order, axis):
     return values, indices
 
 
+@op
 def sort(x, dim=-1, descending=False, stable=False):
     """(values, indices) of x sorted along `dim`; always stable (stable= is accepted for torch)."""
     rows, axis = _as_rows(x, dim, "sort")
     return SortResult(*_pick(x, rows, _order(rows._data, axis, descending), axis))
 
 
+@op
 def argsort(x, dim=-1, descending=False, stable=False):
     """The indices that sort x along `dim` (int64, no gradient); stable."""
     rows, axis = _as_rows(x, dim, "argsort")
@@ -74,6 +77,7 @@ def argsort(x, dim=-1, descending=False, stable=False):
     return Tensor._wrap(order.reshape(x.shape))
 
 
+@op
 def topk(x, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the k largest (largest=False: smallest) elements along `dim`, in order."""
     rows, axis = _as_rows(x, dim, "topk")

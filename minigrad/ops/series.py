@@ -7,12 +7,14 @@ from .. import dtypes
 from ..errors import ArgumentError, DimError, ShapeError
 from ..tensor import Tensor
 from .args import check_device, normalize_dim
-from .elementwise import as_float
+from .conversion import as_float
 from .join import cat
-from .reduce import cumprod, diff, sum
+from .reductions import cumprod, diff, sum
 from .shape import expand, flip, narrow, reshape
+from .registry import op
 
 
+@op(method=False)
 def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False, device=None):
     """`steps` numbers from base**start to base**end, evenly spaced in exponent (torch.logspace)."""
     check_device(device, "logspace")
@@ -23,6 +25,7 @@ def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False, devi
     return Tensor._wrap(values.astype(dtype), requires_grad=requires_grad)
 
 
+@op(method=False)
 def vander(x, N=None, increasing=False):
     """The (n, N) matrix of powers of the vector x: columns x**(N-1), ..., x, 1 (increasing=True:
     1, x, ..., x**(N-1)); N defaults to n (torch.vander). Built as a running product, so the
@@ -40,6 +43,7 @@ def vander(x, N=None, increasing=False):
     return powers if increasing else flip(powers, 1)
 
 
+@op(method=False)
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of the samples y along dim by the trapezoidal rule: at spacing dx (1 by
     default) or at the sample points x (1-D along dim, or of y's shape), as torch.trapezoid."""

@@ -8,6 +8,8 @@ import numpy as np
 from ..errors import ArgumentError, DimError, ShapeError
 from ..tensor import Function
 from .args import normalize_dim, normalize_dims, shape_args
+from .indexing import getitem
+from .registry import op
 
 
 class Reshape(Function):
@@ -31,6 +33,7 @@ def infer_shape(shape, size, op):
     return shape
 
 
+@op
 def reshape(x, *shape):
     """x with another shape of the same number of elements (one size may be -1)."""
     shape = infer_shape(shape_args(shape), x.numel(), f"reshape of shape {x.shape}")
@@ -51,6 +54,7 @@ def _reshapes_in_place(array, shape):
     return True
 
 
+@op(public=False)
 def view(x, *shape):
     """x with another shape, sharing its memory, as torch's view: where the strides do not allow
     it (a transposed tensor flattened, say) it raises, as torch does, instead of copying
@@ -64,10 +68,12 @@ def view(x, *shape):
     return x if shape == x.shape else Reshape.apply(x, shape=shape)
 
 
+@op(public=False)
 def view_as(x, other):
     return view(x, *other.shape)
 
 
+@op(public=False)
 def expand_as(x, other):
     return expand(x, other.shape)
 
@@ -83,6 +89,7 @@ class Permute(Function):
         return np.transpose(grad, ctx.inverse)
 
 
+@op
 def permute(x, *dims):
     if not dims:
         raise TypeError("permute: expects the order of the dims, e.g. x.permute(1, 0)")
@@ -94,6 +101,7 @@ def permute(x, *dims):
     return Permute.apply(x, dims=dims)
 
 
+@op
 def transpose(x, dim0, dim1):
     """x with dims dim0 and dim1 swapped (also called swapaxes and swapdims)."""
     dims = list(range(x.ndim))
@@ -104,9 +112,11 @@ def transpose(x, dim0, dim1):
     return Permute.apply(x, dims=tuple(dims))
 
 
-swapaxes = swapdims = transpose
+swapaxes = op(transpose, name="swapaxes")
+swapdims = op(transpose, name="swapdims")
 
 
+@op
 def t(x):
     """The transpose of a matrix (a 0-d or 1-D tensor is returned as it is), as torch.t."""
     if x.ndim > 2:
@@ -116,6 +126,7 @@ def t(x):
     return transpose(x, 0, -1) if x.ndim == 2 else x
 
 
+@op
 def movedim(x, source, destination):
     """Move dims `source` to positions `destination` (ints or equal-length sequences), others in order."""
     source = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
@@ -139,14 +150,16 @@ def movedim(x, source, destination):
     return Permute.apply(x, dims=tuple(order))
 
 
-moveaxis = movedim
+moveaxis = op(movedim, name="moveaxis")
 
 
+@op
 def unsqueeze(x, dim):
     dim = normalize_dim(dim, x.ndim + 1, "unsqueeze")
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
+@op
 def squeeze(x, dim=None):
     """Drop size-1 dims: all of them, or those of `dim` (an int or a tuple) that have size 1."""
     dims = range(x.ndim) if dim is None else normalize_dims(dim, x.ndim, "squeeze")
@@ -154,6 +167,7 @@ def squeeze(x, dim=None):
     return reshape(x, tuple(s for d, s in enumerate(x.shape) if d not in drop))
 
 
+@op
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
@@ -168,6 +182,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, x.shape[:start] + (math.prod(x.shape[start : end + 1]),) + x.shape[end + 1 :])
 
 
+@op
 def unflatten(x, dim, sizes):
     """Split dim `dim` into several of sizes `sizes` (one may be -1): the inverse of flatten."""
     dim = normalize_dim(dim, x.ndim, "unflatten")
@@ -191,6 +206,7 @@ class Expand(Function):
         return grad
 
 
+@op
 def expand(x, *shape):
     """x broadcast to `shape` (-1 keeps a size); no copy."""
     shape = shape_args(shape, "expand")
@@ -206,9 +222,10 @@ def expand(x, *shape):
     return Expand.apply(x, shape=target)
 
 
-broadcast_to = expand  # torch's other name
+broadcast_to = op(expand, name="broadcast_to")
 
 
+@op
 def ravel(x):
     """x as a 1-D tensor (torch.ravel)."""
     return reshape(x, -1)
@@ -230,6 +247,7 @@ class Flip(Function):
         return np.flip(grad, ctx.dims)
 
 
+@op
 def flip(x, dims):
     """Reverse the order of elements along each of `dims` (an int or a sequence of distinct dims)."""
     dims = normalize_dims(
@@ -238,6 +256,7 @@ def flip(x, dims):
     return Flip.apply(x, dims=dims)
 
 
+@op
 def fliplr(x):
     """x with the order of its columns (dim 1) reversed; needs at least 2 dims."""
     if x.ndim < 2:
@@ -245,6 +264,7 @@ def fliplr(x):
     return flip(x, 1)
 
 
+@op
 def flipud(x):
     """x with the order of its rows (dim 0) reversed; needs at least 1 dim."""
     if x.ndim < 1:
@@ -252,6 +272,7 @@ def flipud(x):
     return flip(x, 0)
 
 
+@op
 def rot90(x, k=1, dims=(0, 1)):
     """x turned by k quarter turns in the plane of `dims`, from the first dim towards the second
     (torch.rot90; k may be negative)."""
@@ -284,6 +305,7 @@ class Roll(Function):
         return np.roll(grad, tuple(-s for s in ctx.shifts), axis=ctx.dims)
 
 
+@op
 def roll(x, shifts, dims=None):
     """Shift elements along `dims` by `shifts`, wrapping around; dims=None rolls the flattened tensor."""
     shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
@@ -313,6 +335,7 @@ class Narrow(Function):
         return full
 
 
+@op
 def narrow(x, dim, start, length):
     """The `length` elements of dim `dim` from `start` on (start may be negative)."""
     dim = normalize_dim(dim, x.ndim, "narrow")
@@ -347,6 +370,7 @@ class Unfold(Function):
         return full
 
 
+@op(public=False)
 def unfold(x, dimension, size, step):
     """The windows of `size` elements along `dimension`, `step` apart, as a new last dim: that dim
     becomes (length - size) // step + 1 long (torch's Tensor.unfold)."""
@@ -387,11 +411,20 @@ def _triangle(x, diagonal, lower, op):
     return TriangleMask.apply(x, keep=keep)
 
 
+@op
 def tril(x, diagonal=0):
     """The lower triangle of the last two dims (on and below the `diagonal`-th diagonal), zeros above."""
     return _triangle(x, diagonal, True, "tril")
 
 
+@op
 def triu(x, diagonal=0):
     """The upper triangle of the last two dims (on and above the `diagonal`-th diagonal), zeros below."""
     return _triangle(x, diagonal, False, "triu")
+
+
+@op
+def select(x, dim, index):
+    """The slice at position `index` along dim, that dim gone (torch.select): x[:, index] for dim 1."""
+    dim = normalize_dim(dim, x.ndim, "select")
+    return getitem(x, (slice(None),) * dim + (index,))

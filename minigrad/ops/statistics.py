@@ -10,11 +10,12 @@ import numpy as np
 from ..errors import ArgumentError, DimError, DTypeError
 from ..tensor import Function, Tensor
 from .args import as_array, normalize_dim
-from .elementwise import as_float, cast
+from .conversion import as_float, cast
 from .indexing import gather
-from .reduce import Extreme, reduction_dims, expand_back, refuse_empty, mean
+from .reductions import Extreme, reduction_dims, expand_back, refuse_empty, mean
 from .selection import TakeAlongDim, sort
 from .shape import movedim, reshape
+from .registry import op
 
 
 def _float_input(x, op):
@@ -73,23 +74,27 @@ def _spread(x, dim, unbiased, keepdim, correction, root, op):
     )
 
 
+@op
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over `dim` (all dims for None) with N - correction in the denominator (correction=1,
     Bessel's, unless unbiased=False or correction= says otherwise); nan over no elements."""
     return _spread(x, dim, unbiased, keepdim, correction, False, "var")
 
 
+@op
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: the square root of var (same arguments)."""
     return _spread(x, dim, unbiased, keepdim, correction, True, "std")
 
 
+@op(method=False)
 def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over the same dims, as torch.var_mean."""
     mean_dim = None if isinstance(dim, bool) else dim
     return var(x, dim, unbiased, keepdim, correction=correction), mean(x, mean_dim, keepdim)
 
 
+@op(method=False)
 def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over the same dims, as torch.std_mean."""
     mean_dim = None if isinstance(dim, bool) else dim
@@ -122,6 +127,7 @@ class LogSumExp(Function):
             return grad * np.exp(x - y)
 
 
+@op
 def logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over `dim` (an int or a tuple), without overflow; -inf over no elements."""
     x = as_float(x)
@@ -178,6 +184,7 @@ class Norm(Function):
             return scaled * np.where(y == 0, 0, grad / y ** (p - 1))
 
 
+@op
 def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     """The p-norm of x over `dim` (all dims for None) as torch.norm: p = "fro" or 2, 1, inf, -inf,
     0 or any number. A float input (or dtype=) is needed."""
@@ -248,6 +255,7 @@ def _median_position(ignore_nan):
     return position
 
 
+@op
 def median(x, dim=None, keepdim=False):
     """The lower median (the smaller of the two middle values for an even count) of every element,
     NaN if one is NaN; its gradient is shared by the elements equal to it. median(x, dim) ->
@@ -264,6 +272,7 @@ def median(x, dim=None, keepdim=False):
     return _picked(x, dim, keepdim, _median_position(False), "median")
 
 
+@op
 def nanmedian(x, dim=None, keepdim=False):
     """median ignoring NaN (NaN only where every element is NaN), as torch.nanmedian."""
     if dim is None:
@@ -274,6 +283,7 @@ def nanmedian(x, dim=None, keepdim=False):
     return _picked(x, dim, keepdim, _median_position(True), "nanmedian")
 
 
+@op
 def kthvalue(x, k, dim=-1, keepdim=False):
     """(values, indices) of the k-th smallest element (k = 1 the smallest) along dim (torch.kthvalue)."""
     size = x.shape[normalize_dim(dim, x.ndim, "kthvalue")] if x.ndim else 1
@@ -308,6 +318,7 @@ def _mode_position(order, data, axis):
     return np.expand_dims(ends.reshape(shape), axis)
 
 
+@op
 def mode(x, dim=-1, keepdim=False):
     """(values, indices): the most frequent value along dim (the smallest of ties) and its last
     position (torch.mode); the gradient goes to that position."""
@@ -374,6 +385,7 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, op):
     return reshape(out, out.shape[1:]) if q_array.ndim == 0 else out
 
 
+@op
 def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a number or a 1-D tensor in [0, 1]; its values become a first dim)
     over dim (None: every element), interpolating between the two nearest ranks as `interpolation`
@@ -381,6 +393,7 @@ def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(x, q, dim, keepdim, interpolation, False, "quantile")
 
 
+@op
 def nanquantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile ignoring NaN (NaN only where a slice is all NaN), as torch.nanquantile."""
     return _quantile(x, q, dim, keepdim, interpolation, True, "nanquantile")

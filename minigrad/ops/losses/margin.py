@@ -14,7 +14,7 @@ tests z > 0 (no gradient at z = 0): the edge values follow torch's either way.
     multilabel_margin_loss(x, y)                  sum over targets j and non-targets k of max(0, 1 - (x[j] - x[k])) / C
 
 Arguments after the margin (or weight) are keyword-only where torch's deprecated size_average
-and reduce sit in between, as in minigrad/ops/loss.py. The reduction is applied last: 'mean'
+and reduce sit in between, as in minigrad/ops/losses/__init__.py. The reduction is applied last: 'mean'
 of the per-sample losses, 'sum', or 'none'.
 """
 
@@ -22,16 +22,18 @@ import math
 
 import numpy as np
 
-from ..errors import ArgumentError, IndexRangeError, ShapeError
-from ..tensor import Tensor
-from .activations import softplus
-from .args import check_broadcast, integer_array
-from .distance import pairwise_distance
-from .elementwise import add, masked_fill, mul, neg, sub, where
-from .indexing import gather
-from .loss import _as_tensor, _check_reduction, _constant, _float_input, _reduce, _same_shape_target
-from .math import clamp, minimum
-from .reduce import sum
+from ...errors import ArgumentError, IndexRangeError, ShapeError
+from ...tensor import Tensor
+from ..activations import softplus
+from ..args import check_broadcast, float_tensor, integer_array
+from ..arithmetic import add, mul, sub
+from ..distance import pairwise_distance
+from ..indexing import gather
+from ..piecewise import clamp, masked_fill, minimum, where
+from ..reductions import sum
+from ..registry import op
+from ..unary import neg
+from .reduction import as_tensor, check_reduction, constant, reduce, same_shape_target
 
 
 def _hinge(z):
@@ -47,30 +49,32 @@ def _positive_part(z):
 # -- pairs and triplets of embeddings -----------------------------------------------------------
 
 
+@op(method=False, public=False)
 def margin_ranking_loss(input1, input2, target, margin=0.0, *, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin): target 1 asks input1 to rank above input2,
     -1 below. The three have the same number of dims and broadcast together."""
     op = "margin_ranking_loss"
-    _check_reduction(reduction)
-    input1, input2, target = _float_input(op, input1), _float_input(op, input2), _as_tensor(target)
+    check_reduction(reduction)
+    input1, input2, target = float_tensor(op, input1), float_tensor(op, input2), as_tensor(target)
     if not input1.ndim == input2.ndim == target.ndim:
         raise ShapeError(
             f"{op}: expected input1, input2 and target with the same number of dims; got shapes "
             f"{input1.shape}, {input2.shape} and {target.shape}"
         )
     check_broadcast(op, input1, input2, target)
-    return _reduce(_hinge(add(mul(neg(target), sub(input1, input2)), margin)), reduction)
+    return reduce(_hinge(add(mul(neg(target), sub(input1, input2)), margin)), reduction)
 
 
+@op(method=False, public=False)
 def hinge_embedding_loss(input, target, margin=1.0, *, reduction="mean"):
     """input where target is 1, max(0, margin - input) where target is -1 (input is a distance;
     a target of another value takes both terms, as torch's). input and target broadcast."""
     op = "hinge_embedding_loss"
-    _check_reduction(reduction)
-    input, target = _float_input(op, input), _as_tensor(target)
+    check_reduction(reduction)
+    input, target = float_tensor(op, input), as_tensor(target)
     check_broadcast(op, input, target)
     margin_term = where(target.data != 1, _hinge(sub(margin, input)), 0.0)
-    return _reduce(add(margin_term, where(target.data != -1, input, 0.0)), reduction)
+    return reduce(add(margin_term, where(target.data != -1, input, 0.0)), reduction)
 
 
 _COSINE_FLOOR = float(
@@ -78,13 +82,14 @@ _COSINE_FLOOR = float(
 )  # torch's 1e-12 is a C float: 9.99999996e-13, as float64 too
 
 
+@op(method=False, public=False)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean"):
     """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where target is -1 (0 for
     other targets). Inputs (N, D) with target (N,), or (D,) with a 0-d target. The cosine is
     sum(x1 x2) / sqrt((|x1|^2 + 1e-12) (|x2|^2 + 1e-12)), torch's floor for zero vectors."""
     op = "cosine_embedding_loss"
-    _check_reduction(reduction)
-    input1, input2, target = _float_input(op, input1), _float_input(op, input2), _as_tensor(target)
+    check_reduction(reduction)
+    input1, input2, target = float_tensor(op, input1), float_tensor(op, input2), as_tensor(target)
     if target.ndim > 1:
         raise ShapeError(
             f"{op}: expected a 0-d or 1-D target (one +-1 per pair); got shape {target.shape}"
@@ -106,7 +111,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean
         )
     similar = where(target.data == 1, sub(1.0, cosine), 0.0)
     dissimilar = where(target.data == -1, _hinge(sub(cosine, margin)), 0.0)
-    return _reduce(add(similar, dissimilar), reduction)
+    return reduce(add(similar, dissimilar), reduction)
 
 
 def _triplet_check(op, anchor, positive, negative, margin):
@@ -122,6 +127,7 @@ def _triplet_check(op, anchor, positive, negative, margin):
         raise ArgumentError(f"{op}: margin must be greater than 0; got {margin}")
 
 
+@op(method=False, public=False)
 def triplet_margin_with_distance_loss(
     anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
 ):
@@ -129,22 +135,23 @@ def triplet_margin_with_distance_loss(
     (pairwise_distance by default). swap=True takes min(d(a, n), d(p, n)) as the negative's
     distance (Balntas et al., 2016)."""
     op = "triplet_margin_with_distance_loss"
-    _check_reduction(reduction)
+    check_reduction(reduction)
     _triplet_check(op, anchor, positive, negative, margin)
     distance = pairwise_distance if distance_function is None else distance_function
     to_negative = distance(anchor, negative)
     if swap:
         to_negative = minimum(to_negative, distance(positive, negative))
-    return _reduce(_hinge(sub(add(distance(anchor, positive), margin), to_negative)), reduction)
+    return reduce(_hinge(sub(add(distance(anchor, positive), margin), to_negative)), reduction)
 
 
+@op(method=False, public=False)
 def triplet_margin_loss(
     anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, *, reduction="mean"
 ):
     """triplet_margin_with_distance_loss with the p-norm distance pairwise_distance(x, y, p, eps):
     anchor, positive and negative (N, D) or (D,)."""
     op = "triplet_margin_loss"
-    _check_reduction(reduction)
+    check_reduction(reduction)
     _triplet_check(op, anchor, positive, negative, margin)
     return triplet_margin_with_distance_loss(
         anchor,
@@ -165,32 +172,34 @@ def _log_one_plus_exp(z):
     return softplus(z, threshold=math.inf)
 
 
+@op(method=False, public=False)
 def soft_margin_loss(input, target, *, reduction="mean"):
     """log(1 + exp(-target * input)) elementwise, target +-1, of input's shape."""
     op = "soft_margin_loss"
-    _check_reduction(reduction)
-    input, target = _same_shape_target(op, _float_input(op, input), target, broadcast=False)
-    return _reduce(_log_one_plus_exp(neg(mul(target, input))), reduction)
+    check_reduction(reduction)
+    input, target = same_shape_target(op, float_tensor(op, input), target, broadcast=False)
+    return reduce(_log_one_plus_exp(neg(mul(target, input))), reduction)
 
 
+@op(method=False, public=False)
 def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean"):
     """Binary cross-entropy of sigmoid(input) against 0/1 labels of input's shape, (C,) or (N, C),
     weighted per class by weight (C,), averaged over the classes: one loss per sample."""
     op = "multilabel_soft_margin_loss"
-    _check_reduction(reduction)
-    input, target = _same_shape_target(op, _float_input(op, input), target, broadcast=False)
+    check_reduction(reduction)
+    input, target = same_shape_target(op, float_tensor(op, input), target, broadcast=False)
     if input.ndim == 0:
         raise ShapeError(f"{op}: expected input of shape (C,) or (N, C); got a 0-d tensor")
     # -(y log sigmoid(x) + (1 - y) log sigmoid(-x)) = y log(1 + e^-x) + (1 - y) log(1 + e^x)
     loss = add(
         mul(target, _log_one_plus_exp(neg(input))), mul(sub(1.0, target), _log_one_plus_exp(input))
     )
-    weight = _constant(op, "weight", weight, input.dtype)
+    weight = constant(op, "weight", weight, input.dtype)
     if weight is not None:
         check_broadcast(op, loss, weight)
         loss = mul(loss, Tensor._wrap(weight))
     classes = input.shape[-1]
-    return _reduce(sum(loss, -1) / classes, reduction)
+    return reduce(sum(loss, -1) / classes, reduction)
 
 
 # -- class scores against class ids -------------------------------------------------------------
@@ -198,7 +207,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean")
 
 def _class_scores(op, input):
     """input (C,) or (N, C) with C > 0 -> (N, C) (one row for the unbatched form)."""
-    _float_input(op, input)
+    float_tensor(op, input)
     if input.ndim not in (1, 2) or input.shape[-1] == 0:
         raise ShapeError(
             f"{op}: expected input of shape (C,) or (N, C) with C > 0 classes; got {input.shape}"
@@ -211,12 +220,13 @@ def _unbatched(loss, input, reduction, shape=()):
     return loss.reshape(shape) if input.ndim == 1 and reduction == "none" else loss
 
 
+@op(method=False, public=False)
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction="mean"):
     """Multi-class hinge loss: for each sample, sum over the classes j != y of
     max(0, margin - x[y] + x[j])^p (times weight[y]), divided by the number of classes C.
     input (C,) or (N, C); target class ids () or (N,); p 1 or 2; weight (C,)."""
     op = "multi_margin_loss"
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if p not in (1, 2):
         raise ArgumentError(f"{op}: p must be 1 or 2; got {p}")
     scores = _class_scores(op, input)
@@ -234,7 +244,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
             f"{op}: target values must be class ids in [0, {classes}); got values in "
             f"[{target.min()}, {target.max()}]"
         )
-    weight = _constant(op, "weight", weight, scores.dtype)
+    weight = constant(op, "weight", weight, scores.dtype)
     if weight is not None and weight.shape != (classes,):
         raise ShapeError(
             f"{op}: expected weight of shape ({classes},), one per class; got {weight.shape}"
@@ -248,15 +258,16 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
         margins = mul(margins, margins)
     if weight is not None:
         margins = mul(margins, Tensor._wrap(weight[target][:, None]))
-    return _unbatched(_reduce(sum(margins, 1) / classes, reduction), input, reduction, target_shape)
+    return _unbatched(reduce(sum(margins, 1) / classes, reduction), input, reduction, target_shape)
 
 
+@op(method=False, public=False)
 def multilabel_margin_loss(input, target, *, reduction="mean"):
     """Multi-label hinge loss: for each sample, sum over its target classes j and the other
     classes k of max(0, 1 - (x[j] - x[k])), divided by C. target (of input's shape, (C,) or
     (N, C)) lists the target class ids first and ends at the first -1."""
     op = "multilabel_margin_loss"
-    _check_reduction(reduction)
+    check_reduction(reduction)
     scores = _class_scores(op, input)
     target = integer_array(target, op, "target")
     if target.shape != input.shape:
@@ -281,7 +292,7 @@ def multilabel_margin_loss(input, target, *, reduction="mean"):
         add(sub(1.0, scores.reshape(*scores.shape, 1)), scores.reshape(-1, 1, classes))
     )
     loss = sum(mul(violations, Tensor._wrap(pairs.astype(scores.dtype))), (1, 2)) / classes
-    return _unbatched(_reduce(loss, reduction), input, reduction)
+    return _unbatched(reduce(loss, reduction), input, reduction)
 
 
 __all__ = [

@@ -1,15 +1,14 @@
-"""Ops for neural networks: softmax family, cross-entropy, dropout. The row-wise work runs in
-kernels (one pass per row each way); these Functions only move the softmax dim last."""
+"""The softmax family: softmax, log_softmax and masked_softmax (the masks and lengths of
+attention). The row-wise work runs in kernels (one pass per row each way); these Functions
+only move the softmax dim last."""
 
 import numpy as np
 
 from .. import kernels
-from ..dtypes import to_array as _to_array
-from ..random import generator
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Function, Tensor
-from .args import bool_mask as _bool_mask, integer_array, normalize_dim as _dim
-from .elementwise import mul
+from .args import bool_mask, key_stops, normalize_dim
+from .registry import op
 
 
 def _last(x, dim):
@@ -79,18 +78,21 @@ class LogSoftmax(Function):
         return _back(kernels.log_softmax_backward(y, _last(grad, ctx.dim)), ctx.dim)
 
 
+@op
 def softmax(x, dim=-1):
     if x.ndim == 0:  # torch: a 0-d tensor is a row of one (softmax 1)
-        return Softmax.apply(x.reshape(1), dim=_dim(dim, 0)).reshape(())
-    return Softmax.apply(x, dim=_dim(dim, x.ndim))
+        return Softmax.apply(x.reshape(1), dim=normalize_dim(dim, 0)).reshape(())
+    return Softmax.apply(x, dim=normalize_dim(dim, x.ndim))
 
 
+@op
 def log_softmax(x, dim=-1):
     if x.ndim == 0:
-        return LogSoftmax.apply(x.reshape(1), dim=_dim(dim, 0)).reshape(())
-    return LogSoftmax.apply(x, dim=_dim(dim, x.ndim))
+        return LogSoftmax.apply(x.reshape(1), dim=normalize_dim(dim, 0)).reshape(())
+    return LogSoftmax.apply(x, dim=normalize_dim(dim, x.ndim))
 
 
+@op(method=False)
 def masked_softmax(
     scores, mask=None, scale=1.0, *, key_lengths=None, causal=False, empty_rows="uniform"
 ):
@@ -112,25 +114,20 @@ def masked_softmax(
     if not isinstance(scores, Tensor):
         raise TypeError(f"masked_softmax: scores must be a Tensor; got {type(scores).__name__}")
     if empty_rows not in ("uniform", "zero"):
-        raise ValueError(
+        raise ArgumentError(
             f"masked_softmax: empty_rows must be 'uniform' or 'zero'; got {empty_rows!r}"
         )
     if mask is not None:
-        mask = _bool_mask(mask, "masked_softmax", scores.shape)
+        mask = bool_mask(mask, "masked_softmax", scores.shape)
     key_stop = None
     if key_lengths is not None:
-        key_stop = integer_array(key_lengths, "masked_softmax", "key_lengths")
-        try:
-            fits = np.broadcast_shapes(key_stop.shape, scores.shape[:-1]) == scores.shape[:-1]
-        except ValueError:
-            fits = False
-        if scores.ndim == 0 or not fits:
-            raise ShapeError(
-                f"masked_softmax: key_lengths of shape {key_stop.shape} do not broadcast to the "
-                f"rows {scores.shape[:-1]} of scores of shape {scores.shape}"
-            )
-        if key_stop.size and key_stop.min() < 0:
-            raise ValueError(f"masked_softmax: key_lengths must be >= 0; got {key_stop.min()}")
+        key_stop = key_stops(
+            key_lengths,
+            scores.shape[:-1],
+            "masked_softmax",
+            f"the rows {scores.shape[:-1]} of scores of shape {scores.shape}",
+            refuse=scores.ndim == 0,
+        )
     if causal:
         if scores.ndim < 2:
             raise ShapeError(
@@ -148,52 +145,3 @@ def masked_softmax(
         empty_rows=empty_rows if masked else None,
         causal=bool(causal),
     )
-
-
-class CrossEntropy(Function):
-    @staticmethod
-    def forward(ctx, logits, target, ignore_index):
-        loss, probs, count = kernels.cross_entropy_forward(logits, target, ignore_index)
-        ctx.save_for_backward(probs)
-        ctx.target, ctx.ignore_index, ctx.count = target, ignore_index, count
-        return loss
-
-    @staticmethod
-    def backward(ctx, grad):
-        (probs,) = ctx.saved
-        return kernels.cross_entropy_backward(probs, ctx.target, ctx.ignore_index, ctx.count, grad)
-
-
-def cross_entropy(logits, target, ignore_index=-100):
-    """Mean of -log softmax(logits)[target] over the rows whose target != ignore_index.
-
-    logits: (N, C) float; target: (N,) integer class ids. Returns a 0-d tensor (0.0 when every
-    row is ignored, where torch gives NaN).
-    """
-    target = _to_array(target)
-    if logits.ndim != 2:
-        raise ValueError(f"cross_entropy: logits must have shape (N, C); got {logits.shape}")
-    if target.shape != logits.shape[:1]:
-        raise ValueError(
-            f"cross_entropy: target must have shape ({logits.shape[0]},) to match logits "
-            f"{logits.shape}; got {target.shape}"
-        )
-    if not np.issubdtype(target.dtype, np.integer):
-        raise TypeError(
-            f"cross_entropy: target must hold integer class ids; got dtype {target.dtype}"
-        )
-    return CrossEntropy.apply(
-        logits, target=target.astype(np.int64, copy=False), ignore_index=int(ignore_index)
-    )
-
-
-def dropout(x, p=0.5, training=True):
-    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not training)."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout: p must be in [0, 1]; got {p}")
-    if not training or p == 0:
-        return x
-    if p == 1:  # torch: every element dropped
-        return mul(x, Tensor._wrap(np.zeros(x.shape, x.dtype)))
-    keep = generator().random(x.shape) >= p
-    return mul(x, Tensor._wrap((keep / (1 - p)).astype(x.dtype)))

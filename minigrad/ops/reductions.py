@@ -18,12 +18,13 @@ from .. import dtypes
 from ..errors import ArgumentError, DimError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
 from .args import normalize_dim, normalize_dims
-from .elementwise import cast
+from .conversion import cast
 from .indexing import Gather
 from .join import cat
-from .math import maximum, minimum
+from .piecewise import maximum, minimum
 from .selection import TakeAlongDim
 from .shape import narrow, reshape
+from .registry import op
 
 
 def reduction_dims(dim, ndim, op):
@@ -88,12 +89,14 @@ class Mean(Function):
             return expand_back(grad / ctx.count, ctx.shape, ctx.dims, ctx.keepdim)
 
 
+@op
 def sum(x, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (an int, a tuple, or None for all); ints and bools give int64 (torch)."""
     x = cast(x, _accumulation_dtype(x, dtype))
     return Sum.apply(x, dims=reduction_dims(dim, x.ndim, "sum"), keepdim=keepdim)
 
 
+@op
 def mean(x, dim=None, keepdim=False, dtype=None):
     """Mean over `dim`; needs a float tensor or dtype= (as torch), nan over no elements."""
     if dtype is not None:
@@ -133,6 +136,7 @@ def _exclusive_cumprod(x, axis):
     return np.delete(running, -1, axis=axis)
 
 
+@op
 def prod(x, dim=None, keepdim=False, dtype=None):
     """Product over one dim, or of every element (dim=None); ints and bools give int64, and the
     product of no elements is 1 (torch)."""
@@ -178,11 +182,13 @@ def _extreme(x, dim, keepdim, reduce, op, nan_shares=False):
     return Extreme.apply(x, dims=dims, keepdim=keepdim, reduce=reduce, nan_shares=nan_shares)
 
 
+@op
 def amax(x, dim=(), keepdim=False):
     """Largest value over `dim` (all by default); ties share the gradient evenly."""
     return _extreme(x, dim, keepdim, np.max, "amax")
 
 
+@op
 def amin(x, dim=(), keepdim=False):
     """Smallest value over `dim` (all by default); ties share the gradient evenly."""
     return _extreme(x, dim, keepdim, np.min, "amin")
@@ -208,6 +214,7 @@ def _along_dim(x, dim, keepdim, arg, op):
     return MaxMin(values, Tensor._wrap(indices if keepdim else np.squeeze(indices, axis)))
 
 
+@op
 def max(x, dim=None, keepdim=False):
     """max of every element (ties share the gradient, and so do NaNs, which win); max(x, dim): a
     (values, indices) pair whose gradient goes to the returned index (the first NaN, else the
@@ -219,6 +226,7 @@ def max(x, dim=None, keepdim=False):
     return _along_dim(x, dim, keepdim, np.argmax, "max")
 
 
+@op
 def min(x, dim=None, keepdim=False):
     """min of every element, min(x, dim) -> (values, indices), or min(x, other): as max."""
     if isinstance(dim, Tensor):
@@ -245,11 +253,13 @@ def _arg(function, x, dim, keepdim, op):
     return Tensor._wrap(np.asarray(function(data, axis=axis, keepdims=keepdim), dtype=np.int64))
 
 
+@op
 def argmax(x, dim=None, keepdim=False):
     """Index of the largest value along `dim` (of the flattened tensor for dim=None); first of ties."""
     return _arg(np.argmax, x, dim, keepdim, "argmax")
 
 
+@op
 def argmin(x, dim=None, keepdim=False):
     """Index of the smallest value along `dim` (of the flattened tensor for dim=None); first of ties."""
     return _arg(np.argmin, x, dim, keepdim, "argmin")
@@ -264,11 +274,13 @@ def _truth(function, x, dim, keepdim, op):
     return Tensor._wrap(np.asarray(result, dtype=np.uint8 if data.dtype == np.uint8 else np.bool_))
 
 
+@op
 def any(x, dim=None, keepdim=False):
     """True where some element along `dim` is nonzero (bool; uint8 for a uint8 input, as torch)."""
     return _truth(np.any, x, dim, keepdim, "any")
 
 
+@op
 def all(x, dim=None, keepdim=False):
     """True where every element along `dim` is nonzero (bool; uint8 for a uint8 input, as torch)."""
     return _truth(np.all, x, dim, keepdim, "all")
@@ -323,8 +335,8 @@ def _running(op, name, what):
     return running
 
 
-cumprod = _running(CumProd, "cumprod", "product")
-cumsum = _running(CumSum, "cumsum", "sum")
+cumprod = op(_running(CumProd, "cumprod", "product"), name="cumprod")
+cumsum = op(_running(CumSum, "cumsum", "sum"), name="cumsum")
 
 
 class LogCumSumExp(Function):
@@ -353,6 +365,7 @@ class LogCumSumExp(Function):
             return np.exp(x + positive) - np.exp(x + negative)
 
 
+@op
 def logcumsumexp(x, dim):
     """log(cumsum(exp(x))) along `dim`, without overflow (torch.logcumsumexp); a float input."""
     if x.dtype.kind != "f":
@@ -390,11 +403,13 @@ def _running_extreme(x, dim, better, op):
     return CumExtremes(Gather.apply(x, index=indices, dim=axis), Tensor._wrap(indices))
 
 
+@op
 def cummax(x, dim):
     """(values, indices): the largest element so far along `dim` and where it is (torch.cummax)."""
     return _running_extreme(x, dim, np.greater_equal, "cummax")
 
 
+@op
 def cummin(x, dim):
     """(values, indices): the smallest element so far along `dim` and where it is (torch.cummin)."""
     return _running_extreme(x, dim, np.less_equal, "cummin")
@@ -403,6 +418,7 @@ def cummin(x, dim):
 # -- diff, count_nonzero --------------------------------------------------------------------
 
 
+@op
 def diff(x, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along dim, out[i] = x[i + 1] - x[i] applied n times, after
     joining `prepend` before and `append` after x along dim (torch.diff; bools give x[i + 1] != x[i])."""
@@ -428,6 +444,7 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+@op
 def count_nonzero(x, dim=None):
     """How many elements along `dim` (an int, a tuple, or None for all) are not zero: int64."""
     data = x._data if isinstance(x, Tensor) else np.asarray(x)

@@ -1,0 +1,339 @@
+"""Arithmetic: + - * / ** // % as functions (add, sub, mul, div, pow, floor_divide, remainder,
+fmod), reciprocal, true_divide, float_power, atan2, hypot and lerp.
+
+Each Function states its output and its local gradient; broadcasting is undone by the backward
+walk (`autograd.sum_to`), so binary ops return broadcast-shaped gradients. The result dtype is
+torch's (`dtypes.result_type`): int / int is a float, a Python number does not widen a tensor.
+"""
+
+import numpy as np
+
+from .. import dtypes
+from ..dtypes import float_result, result_type, to_array
+from ..errors import ArgumentError, DTypeError
+from ..tensor import Function, Tensor
+from .args import check_broadcast, float_tensor, float_tensors
+from .conversion import cast, operand_as
+from .registry import op
+
+# -- + - * / ** ---------------------------------------------------------------------------
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):  # each gradient needs only the other operand: keep only what is needed
+        ctx.save_for_backward(
+            b if ctx.needs_input_grad[0] else None, a if ctx.needs_input_grad[1] else None
+        )
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, a = ctx.saved
+        return None if b is None else grad * b, None if a is None else grad * a
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        grad_a = grad / b
+        return grad_a, -grad_a * a / b
+
+
+class Pow(Function):
+    """a ** b for tensors a and b: d/da = b a^(b-1), d/db = a^b log a."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = (a**b).astype(a.dtype, copy=False)  # numpy makes bool ** bool int8
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved
+        grad_a = grad_b = None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if ctx.needs_input_grad[
+                0
+            ]:  # b a^(b-1), and 0 where b == 0 (x ** 0 is constant), as torch
+                grad_a = np.where(b == 0, 0, grad * b * a ** (b - 1))
+            if ctx.needs_input_grad[
+                1
+            ]:  # a^b log a; 0 at a == 0 for b >= 0, nan for a < 0, as torch
+                grad_b = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
+        return grad_a, grad_b
+
+
+class PowScalar(Function):
+    """x ** c for a constant c: d/dx = c x^(c-1)."""
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x)
+        ctx.exponent = exponent
+        return (x**exponent).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        c = ctx.exponent
+        if c == 0:  # x ** 0 is constant: gradient 0 everywhere, also at x = 0, as in torch
+            return np.zeros_like(grad)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return grad * c * x ** (c - 1)
+
+
+def _binary(function, name, true_division=False):
+    def op(a, b):
+        check_broadcast(name, a, b)
+        dtype = result_type(a, b)
+        if true_division:
+            dtype = dtypes.float_result(dtype)  # int / int is a float, as in PyTorch
+        return function.apply(operand_as(a, dtype), operand_as(b, dtype))
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} with numpy broadcasting and PyTorch's result dtype."
+    return op
+
+
+add = op(_binary(Add, "add"), name="add")
+sub = op(_binary(Sub, "sub"), name="sub")
+mul = op(_binary(Mul, "mul"), name="mul")
+_true_div = _binary(Div, "div", true_division=True)
+
+
+class RoundedDiv(Function):
+    """a / b rounded down ("floor") or toward zero ("trunc"): piecewise constant, gradient 0."""
+
+    @staticmethod
+    def forward(ctx, a, b, rounding):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if a.dtype.kind in "iu" and rounding == "floor":
+                return np.floor_divide(a, b)
+            quotient = a / b
+            return (np.floor(quotient) if rounding == "floor" else np.trunc(quotient)).astype(
+                a.dtype
+            )
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.zeros_like(grad), np.zeros_like(grad)
+
+
+@op
+def div(a, b, rounding_mode=None):
+    """a / b (true division: int / int is a float), or rounded: rounding_mode "floor" or "trunc"
+    (then int / int stays int, as in torch)."""
+    if rounding_mode is None:
+        return _true_div(a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ArgumentError(
+            f"div: rounding_mode must be None, 'floor' or 'trunc'; got {rounding_mode!r}"
+        )
+    check_broadcast("div", a, b)
+    dtype = result_type(a, b)
+    return RoundedDiv.apply(operand_as(a, dtype), operand_as(b, dtype), rounding=rounding_mode)
+
+
+@op
+def floor_divide(a, b):
+    """a // b, rounded down (torch.floor_divide)."""
+    return div(a, b, rounding_mode="floor")
+
+
+@op
+def pow(base, exponent):
+    """base ** exponent; a Python-number exponent is a constant (no gradient through it)."""
+    dtype = result_type(base, exponent)
+    if np.dtype(dtype).kind in "iu" and np.any(np.asarray(to_array(exponent)) < 0):
+        raise ArgumentError(
+            f"pow: integers to negative integer powers are not allowed (an integer result cannot "
+            f"hold them); got a {np.dtype(dtype)} power with exponent {exponent}. Make one side float."
+        )
+    if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
+        return PowScalar.apply(cast(base, dtype), exponent=exponent)
+    check_broadcast("pow", base, exponent)
+    return Pow.apply(operand_as(base, dtype), operand_as(exponent, dtype))
+
+
+# -- remainders, angles, distances, interpolation -----------------------------------
+
+
+@op
+def reciprocal(x):
+    """1 / x (a float tensor, also for an integer x)."""
+    return div(1, x)
+
+
+class Remainder(Function):
+    """a - b * rounding(a / b): remainder (rounding floor, the sign of b, Python's %) or fmod
+    (rounding toward zero, the sign of a). d/da = 1, d/db = -rounding(a / b)."""
+
+    @staticmethod
+    def forward(ctx, a, b, truncate):
+        ctx.save_for_backward(a, b)
+        ctx.truncate = truncate
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(a, b) if truncate else np.remainder(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quotient = (np.trunc if ctx.truncate else np.floor)(a / b)
+        return grad, -grad * quotient
+
+
+def _remainder(truncate, name):
+    def op(input, other):
+        check_broadcast(name, input, other)
+        dtype = result_type(input, other)
+        return Remainder.apply(
+            operand_as(input, dtype), operand_as(other, dtype), truncate=truncate
+        )
+
+    op.__name__ = name
+    op.__doc__ = (
+        f"Elementwise {name}: the remainder of input / other, with the sign of "
+        f"{'input (C fmod)' if truncate else 'other (Python %)'}."
+    )
+    return op
+
+
+remainder = op(_remainder(False, "remainder"), name="remainder")
+fmod = op(_remainder(True, "fmod"), name="fmod")
+
+
+class Atan2(Function):
+    """The angle of the point (b, a): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.arctan2(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = grad / (a * a + b * b)
+        return scale * b, -scale * a
+
+
+@op
+def atan2(input, other):
+    """Elementwise atan2(input, other): the angle in (-pi, pi] of the point (other, input), as
+    torch.atan2 (integers give the default float)."""
+    check_broadcast("atan2", input, other)
+    dtype = float_result(result_type(input, other))
+    return Atan2.apply(operand_as(input, dtype), operand_as(other, dtype))
+
+
+class Hypot(Function):
+    """y = sqrt(a^2 + b^2) without overflow; dy/da = a / y, dy/db = b / y (NaN at 0, 0, as torch)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        y = np.hypot(a, b)
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, y = ctx.saved
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0 and inf / inf: NaN, as torch
+            scale = grad / y
+            return scale * a, scale * b
+
+
+@op
+def hypot(input, other):
+    """Elementwise sqrt(input^2 + other^2) of two tensors (broadcast; at least one float)."""
+    dtype = float_tensors("hypot", input, other)
+    return Hypot.apply(cast(input, dtype), cast(other, dtype))
+
+
+@op
+def float_power(input, exponent):
+    """input ** exponent computed in float64 (a float64 result, whatever the inputs); the
+    gradients come back in each input's own dtype."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(
+            f"float_power: expected at least one tensor; got {input!r} and {exponent!r}"
+        )
+    return pow(_as_float64(input), _as_float64(exponent))
+
+
+def _as_float64(x):
+    """A number stays a number (a constant exponent); anything else becomes a float64 tensor."""
+    return float(x) if isinstance(x, (int, float)) else operand_as(x, np.float64)
+
+
+@op
+def true_divide(input, other):
+    """input / other with a float result (torch's alias of div)."""
+    return div(input, other)
+
+
+class Lerp(Function):
+    """start + weight (end - start), computed as torch does it: from end for |weight| >= 1/2,
+    which keeps lerp(start, end, 1) == end. d/dstart = 1 - weight, d/dend = weight,
+    d/dweight = end - start."""
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        ctx.save_for_backward(start, end, weight)
+        with np.errstate(invalid="ignore"):  # inf - inf: NaN, as torch
+            difference = end - start
+            return np.where(
+                np.abs(weight) < 0.5, start + weight * difference, end - difference * (1 - weight)
+            )
+
+    @staticmethod
+    def backward(ctx, grad):
+        start, end, weight = ctx.saved
+        with np.errstate(invalid="ignore"):
+            return grad * (1 - weight), grad * weight, grad * (end - start)
+
+
+@op
+def lerp(input, end, weight):
+    """Linear interpolation input + weight (end - input), broadcast. input and end are float
+    tensors of one dtype; weight is a number, a 0-d tensor, or a tensor of that dtype."""
+    float_tensor("lerp", input)
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp: end must be a Tensor; got {type(end).__name__}")
+    for name, x in (("end", end), ("weight", weight)):
+        if isinstance(x, Tensor) and x.dtype != input.dtype and (x is end or x.ndim > 0):
+            raise DTypeError(
+                f"lerp: expected {name} of input's dtype {input.dtype}; got dtype {x.dtype}"
+            )
+    check_broadcast("lerp", input, end, weight)
+    return Lerp.apply(input, end, operand_as(weight, input.dtype))
