@@ -12,8 +12,6 @@ torch is imported inside the functions that need it: a test file that does not c
 can import this module on a machine without torch.
 """
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -93,8 +91,10 @@ def run_both(call, arrays, dtype=None, *, sides=None, upstream=None, seed=0, gra
     the same upstream gradient -> (ours, theirs), two namespaces of `out` and `leaves`.
 
     sides: what call gets first, (minigrad's, torch's); (mg, torch) unless given, e.g. the two
-    functional modules, a layer and its torch twin, or two functions. upstream: an array, a
-    function of the output's shape giving one, or None for normal values drawn with seed.
+    functional modules, a layer and its torch twin, or two functions (call None: side(*leaves)).
+    upstream: an array, a function of the output's shape giving one, or None for normal values
+    drawn with seed. Each run's `value` and `grads` are its output and the leaves' gradients as
+    numpy arrays (None where a leaf has none).
     """
     import torch
 
@@ -103,7 +103,7 @@ def run_both(call, arrays, dtype=None, *, sides=None, upstream=None, seed=0, gra
     runs = []
     for side, make in zip(sides, (mg.tensor, torch.tensor)):
         leaves = [make(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-        out = call(side, *leaves)
+        out = side(*leaves) if call is None else call(side, *leaves)
         if out.requires_grad:
             if upstream is None:
                 upstream = np.random.default_rng(seed).standard_normal(tuple(out.shape))
@@ -111,8 +111,23 @@ def run_both(call, arrays, dtype=None, *, sides=None, upstream=None, seed=0, gra
                 upstream = upstream(tuple(out.shape))
             weights = np.asarray(upstream).astype(to_numpy(out).dtype)
             (out * make(weights)).sum().backward()
-        runs.append(SimpleNamespace(out=out, leaves=leaves))
+        runs.append(Run(out, leaves))
     return tuple(runs)
+
+
+class Run:
+    """One library's side of run_both: its output and input leaves (after backward)."""
+
+    def __init__(self, out, leaves):
+        self.out, self.leaves = out, leaves
+
+    @property
+    def value(self):
+        return to_numpy(self.out)
+
+    @property
+    def grads(self):
+        return [None if leaf.grad is None else to_numpy(leaf.grad) for leaf in self.leaves]
 
 
 def assert_runs_match(ours, theirs, tolerance=None, names=None, gradients=None, **options):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
+from parity import assert_close, run_both
 
 torch = pytest.importorskip("torch")
 
@@ -29,25 +30,6 @@ def _inputs(seed, shape, dtype, offset=0.0, spread=4.0):
     return x, rng.standard_normal(shape).astype(dtype), rng
 
 
-def _run_minigrad(function, x, upstream):
-    leaf = mg.tensor(x, requires_grad=True)
-    out = function(leaf)
-    (out * mg.tensor(upstream)).sum().backward()
-    return out.numpy(), leaf.grad.numpy()
-
-
-def _run_torch(function, x, upstream):
-    leaf = torch.tensor(x, requires_grad=True)
-    out = function(leaf)
-    out.backward(torch.tensor(upstream))
-    return out.detach().numpy(), leaf.grad.numpy()
-
-
-def _close(actual, expected, dtype):
-    assert actual.dtype == dtype and actual.shape == expected.shape
-    np.testing.assert_allclose(actual, expected, **TOLERANCE[dtype])
-
-
 # ---------------------------------------------------------------------------------------
 # softmax and log_softmax
 
@@ -58,10 +40,13 @@ def test_softmax_and_log_softmax_match_torch(seed, shape, dtype, offset, data):
     dim = data.draw(st.integers(-len(shape), len(shape) - 1))
     x, upstream, _ = _inputs(seed, shape, dtype, offset)
     for ours, theirs in ((mg.softmax, torch.softmax), (mg.log_softmax, torch.log_softmax)):
-        out, grad = _run_minigrad(lambda t: ours(t, dim), x, upstream)
-        out_torch, grad_torch = _run_torch(lambda t: theirs(t, dim), x, upstream)
-        _close(out, out_torch, dtype)
-        _close(grad, grad_torch, dtype)
+        run, torch_run = run_both(
+            None, [x], sides=(lambda t: ours(t, dim), lambda t: theirs(t, dim)), upstream=upstream
+        )
+        out, grad = run.value, run.grads[0]
+        out_torch, grad_torch = torch_run.value, torch_run.grads[0]
+        assert_close(out, out_torch, TOLERANCE[dtype], same_dtype=True)
+        assert_close(grad, grad_torch, TOLERANCE[dtype], same_dtype=True)
 
 
 @pytest.mark.parametrize("offset", [1e10, -1e12, 1e15, 1e300])
@@ -101,12 +86,28 @@ EDGE_ROWS = {
 def test_softmax_family_of_edge_rows_matches_torch_values_and_gradients(rows, name, dim, dtype):
     x = np.array(EDGE_ROWS[rows], dtype)
     upstream = np.random.default_rng(0).standard_normal(x.shape).astype(dtype)
-    out, grad = _run_minigrad(lambda t: getattr(mg, name)(t, dim), x, upstream)
-    out_torch, grad_torch = _run_torch(lambda t: getattr(torch, name)(t, dim), x, upstream)
+    run, torch_run = run_both(
+        None,
+        [x],
+        sides=(lambda t: getattr(mg, name)(t, dim), lambda t: getattr(torch, name)(t, dim)),
+        upstream=upstream,
+    )
+    out, grad = run.value, run.grads[0]
+    out_torch, grad_torch = torch_run.value, torch_run.grads[0]
     np.testing.assert_array_equal(np.isnan(out), np.isnan(out_torch))
     np.testing.assert_array_equal(np.isnan(grad), np.isnan(grad_torch))
-    _close(np.nan_to_num(out, nan=0.0), np.nan_to_num(out_torch, nan=0.0), dtype)
-    _close(np.nan_to_num(grad, nan=0.0), np.nan_to_num(grad_torch, nan=0.0), dtype)
+    assert_close(
+        np.nan_to_num(out, nan=0.0),
+        np.nan_to_num(out_torch, nan=0.0),
+        TOLERANCE[dtype],
+        same_dtype=True,
+    )
+    assert_close(
+        np.nan_to_num(grad, nan=0.0),
+        np.nan_to_num(grad_torch, nan=0.0),
+        TOLERANCE[dtype],
+        same_dtype=True,
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -122,8 +123,9 @@ def test_softmax_of_a_0d_minus_inf_and_f_softmax_dtype_give_torch_nan_gradients(
         ),
     ):
         upstream = np.ones(x.shape, dtype)
-        out, grad = _run_minigrad(call, x, upstream)
-        out_torch, grad_torch = _run_torch(theirs, x, upstream)
+        run, torch_run = run_both(None, [x], sides=(call, theirs), upstream=upstream)
+        out, grad = run.value, run.grads[0]
+        out_torch, grad_torch = torch_run.value, torch_run.grads[0]
         np.testing.assert_array_equal(out, out_torch)
         np.testing.assert_array_equal(grad, grad_torch)
 
@@ -148,7 +150,7 @@ def test_softmax_kernels_pass_nan_back_through_a_nan_row_unless_it_is_marked_emp
     assert np.isnan(passed_back[0]).all() and (skipped[0] == 0).all()
     expected = y[1:] * (grad_y[1:] - (grad_y[1:] * y[1:]).sum(-1, keepdims=True))
     for grad_x in (passed_back, skipped):
-        _close(grad_x[1:], expected, dtype)
+        assert_close(grad_x[1:], expected, TOLERANCE[dtype], same_dtype=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -190,25 +192,30 @@ def test_masked_softmax_matches_torch_with_junk_at_masked_positions(
     mask, key_lengths, causal = _masks(rng, shape, data.draw)
     allowed = _allowed(shape, mask, key_lengths, causal)
     x[~allowed] = rng.choice(JUNK, size=int((~allowed).sum())).astype(dtype)
-    out, grad = _run_minigrad(
-        lambda t: mg.masked_softmax(
-            t, mask, scale, key_lengths=key_lengths, causal=causal, empty_rows=empty_rows
+    # torch's side: the textbook composition, -inf at the masked positions (NaN: a row with none)
+    run, torch_run = run_both(
+        None,
+        [x],
+        sides=(
+            lambda t: mg.masked_softmax(
+                t, mask, scale, key_lengths=key_lengths, causal=causal, empty_rows=empty_rows
+            ),
+            lambda t: torch.softmax(
+                (t * scale).masked_fill(torch.tensor(~allowed), float("-inf")), -1
+            ),
         ),
-        x,
-        upstream,
+        upstream=upstream,
     )
-    # torch: the textbook composition with -inf at the masked positions (NaN for a row with none left)
-    out_torch, grad_torch = _run_torch(
-        lambda t: torch.softmax((t * scale).masked_fill(torch.tensor(~allowed), float("-inf")), -1),
-        x,
-        upstream,
-    )
+    out, grad = run.value, run.grads[0]
+    out_torch, grad_torch = torch_run.value, torch_run.grads[0]
     assert np.all(
         out[~allowed & allowed.any(-1, keepdims=True)] == 0
     )  # exactly 0, whatever x held there
     live = allowed.any(-1)
-    _close(out[live], out_torch[live], dtype)
-    _close(grad[live], np.where(allowed, grad_torch, 0)[live], dtype)
+    assert_close(out[live], out_torch[live], TOLERANCE[dtype], same_dtype=True)
+    assert_close(
+        grad[live], np.where(allowed, grad_torch, 0)[live], TOLERANCE[dtype], same_dtype=True
+    )
     # a row with nothing to attend to: uniform or zero, and no gradient
     fill = 1 / shape[-1] if empty_rows == "uniform" and shape[-1] else 0
     np.testing.assert_allclose(out[~live], np.full_like(out[~live], fill))
@@ -285,13 +292,16 @@ def test_cross_entropy_matches_torch(seed, rows, classes, dtype, offset):
         target[rng.random(rows) < 0.2] = -100
     if rows == 0 or np.all(target == -100):
         return  # the mean over no rows: NaN in torch; covered by the loss tests
-    out, grad = _run_minigrad(
-        lambda t: mg.cross_entropy(t, mg.tensor(target)), x, np.array(1.0, dtype)
+    run, torch_run = run_both(
+        None,
+        [x],
+        sides=(
+            lambda t: mg.cross_entropy(t, mg.tensor(target)),
+            lambda t: torch.nn.functional.cross_entropy(t, torch.tensor(target)),
+        ),
+        upstream=np.array(1.0, dtype),
     )
-    out_torch, grad_torch = _run_torch(
-        lambda t: torch.nn.functional.cross_entropy(t, torch.tensor(target)),
-        x,
-        np.array(1.0, dtype),
-    )
-    _close(np.asarray(out), out_torch, dtype)
-    _close(grad, grad_torch, dtype)
+    out, grad = run.value, run.grads[0]
+    out_torch, grad_torch = torch_run.value, torch_run.grads[0]
+    assert_close(np.asarray(out), out_torch, TOLERANCE[dtype], same_dtype=True)
+    assert_close(grad, grad_torch, TOLERANCE[dtype], same_dtype=True)
