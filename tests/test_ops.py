@@ -64,11 +64,23 @@ def test_binary_ops(name, shapes):
 
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_ops_method_and_function_forms(name):
-    a, b = mg.tensor([3.0, 4.0]), mg.tensor([2.0, 0.5])
-    method = getattr(a, name)(b).numpy()
-    function = getattr(mg.ops, name)(a, b).numpy()
-    np.testing.assert_allclose(method, BINARY[name][1](a.numpy(), b.numpy()))
-    np.testing.assert_array_equal(method, function)
+    # x.add and mg.add are one function (ops/__init__ attaches it), so each form is checked on its
+    # own: values against numpy, gradients against finite differences, a Python number as the
+    # other operand keeping float32
+    reference = BINARY[name][1]
+    a = rand(3, 1, low=0.5, high=2.0, seed=3)
+    b = rand(4, low=0.5, high=2.0, seed=4)
+    forms = {
+        "method": lambda x, y: getattr(x, name)(y),
+        "function": lambda x, y: getattr(mg, name)(x, y),
+    }
+    for form in forms.values():
+        np.testing.assert_allclose(value(form, a, b), reference(a, b), rtol=1e-12)
+        check(form, a, b)
+        out = form(mg.tensor(a.astype(np.float32)), 1.5)
+        assert out.dtype == mg.float32
+        expected = reference(a.astype(np.float32), np.float32(1.5))
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize(
