@@ -24,7 +24,12 @@ torch.set_num_threads(1)
 import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
 from minigrad import nn  # noqa: E402
-from parity import assert_same_parameter_grads  # noqa: E402
+from parity import (  # noqa: E402
+    assert_close,
+    assert_same_parameter_grads,
+    copy_state_to_torch,
+    raises_like_torch,
+)
 
 TF = torch.nn.functional
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
@@ -42,52 +47,11 @@ def copy_to_torch(ours, theirs, randomize=None, seed=0):
         rng = np.random.default_rng(seed)
         for p in ours.parameters():
             p.data[...] = (rng.standard_normal(p.shape) * randomize).astype(p.dtype)
-    ours_sd = ours.state_dict()
-    theirs_sd = theirs.state_dict()
-    assert set(ours_sd) == set(theirs_sd), set(ours_sd) ^ set(theirs_sd)
-    theirs.load_state_dict(
-        {k: torch.from_numpy(np.array(v.numpy(), copy=True)) for k, v in ours_sd.items()}
-    )
+    copy_state_to_torch(ours, theirs)
 
 
 def weighting(shape, dtype, seed=123):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-
-
-def assert_close(ours, theirs, dtype, what="", grad=False):
-    tol = (GRAD_TOL if grad else TOL)[np.dtype(dtype).type]
-    theirs = theirs.detach().numpy() if isinstance(theirs, torch.Tensor) else np.asarray(theirs)
-    ours = ours.numpy() if isinstance(ours, mg.Tensor) else np.asarray(ours)
-    assert ours.shape == theirs.shape, (what, ours.shape, theirs.shape)
-    np.testing.assert_allclose(ours, theirs, err_msg=what, **tol)
-
-
-def raises_like_torch(ours_fn, torch_fn, must_mention=()):
-    """torch_fn raises; ours_fn must raise an exception that the same `except` catches (README: the
-    errors are also RuntimeErrors, as torch's), naming each of must_mention."""
-    with pytest.raises(Exception) as theirs:
-        torch_fn()
-    with pytest.raises(Exception) as ours:
-        ours_fn()
-    expected = type(theirs.value)
-    assert isinstance(ours.value, expected), (
-        f"torch raises {expected.__name__} ({theirs.value}); minigrad raises {type(ours.value).__mro__} "
-        f"({ours.value}), which `except {expected.__name__}` does not catch"
-    )
-    for word in must_mention:
-        assert str(word) in str(ours.value), (word, str(ours.value))
-    return ours.value
-
-
-def refused_as_torch_code_expects(ours_fn, torch_fn, must_mention=()):
-    """torch_fn raises (anything: torch also uses AssertionError); ours_fn raises a RuntimeError,
-    what torch code catches for shape and dtype mistakes, naming each of must_mention."""
-    with pytest.raises(Exception):
-        torch_fn()
-    with pytest.raises(RuntimeError) as info:
-        ours_fn()
-    for word in must_mention:
-        assert word in str(info.value), (word, str(info.value))
 
 
 # =====================================================================================
@@ -124,11 +88,11 @@ def test_layer_norm_matches_torch(shape, xshape, kwargs, dtype):
     xm, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ym, yt = ours(xm), theirs(xt)
     assert ym.dtype == np.dtype(dtype)
-    assert_close(ym, yt, dtype, "output")
+    assert_close(ym, yt, TOL[np.dtype(dtype).type], "output")
     w = weighting(xshape, dtype)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
-    assert_close(xm.grad, xt.grad, dtype, "input grad", grad=True)
+    assert_close(xm.grad, xt.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
     if list(ours.parameters()):
         tol = GRAD_TOL[dtype]
         if math.prod(theirs.normalized_shape) == 1 and xshape == (1,):
@@ -172,7 +136,7 @@ def test_functional_layer_norm_matches_torch(shape, kwargs, dtype):
         None if bias is None else torch.tensor(bias),
         eps=1e-5,
     )
-    assert_close(ym, yt, dtype)
+    assert_close(ym, yt, TOL[np.dtype(dtype).type])
 
 
 def test_layer_norm_constant_rows_and_large_values_match_torch():
@@ -180,7 +144,7 @@ def test_layer_norm_constant_rows_and_large_values_match_torch():
     ours, theirs = nn.LayerNorm(4), torch.nn.LayerNorm(4)
     xm, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ym, yt = ours(xm), theirs(xt)
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
     w = weighting(x.shape, np.float32)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
@@ -196,7 +160,7 @@ def test_layer_norm_float32_variance_overflow_matches_torch():
     x = np.array([[1e20, -1e20, 1e20, -1e20]], np.float32)
     ym = nn.LayerNorm(4)(mg.tensor(x))
     yt = torch.nn.LayerNorm(4)(torch.tensor(x))
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
 
 
 def test_layer_norm_nonfinite_inputs_match_torch():
@@ -241,7 +205,7 @@ def test_layer_norm_eps_zero_matches_torch():
     x = np.array([[1.0, 2.0, 4.0, 8.0]], np.float32)
     ym = nn.LayerNorm(4, eps=0.0)(mg.tensor(x))
     yt = torch.nn.LayerNorm(4, eps=0.0)(torch.tensor(x))
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
 
 
 LN_HOSTILE = [
@@ -510,13 +474,13 @@ def _run_pair(ours, theirs, arrays, call_ours, call_theirs, dtype, train=True, c
     xs_m = [mg.tensor(a, requires_grad=True) for a in arrays]
     xs_t = [torch.tensor(a, requires_grad=True) for a in arrays]
     ym, yt = call_ours(*xs_m), call_theirs(*xs_t)
-    assert_close(ym, yt, dtype, "output")
+    assert_close(ym, yt, TOL[np.dtype(dtype).type], "output")
     w = weighting(tuple(yt.shape), dtype)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
     if check_inputs:
         for a, b in zip(xs_m, xs_t):
-            assert_close(a.grad, b.grad, dtype, "input grad", grad=True)
+            assert_close(a.grad, b.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
     assert_same_parameter_grads(ours, theirs, GRAD_TOL[np.dtype(dtype).type])
     return ym, yt
 
@@ -1029,7 +993,9 @@ def test_encoder_layer_hostile_inputs_raise(label, call, words):
     """torch raises (RuntimeError or AssertionError); minigrad raises a RuntimeError (what torch code
     catches for shape/dtype mistakes) naming the offending shape or dtype."""
     ours, theirs = _enc_pair_plain()
-    refused_as_torch_code_expects(lambda: call(ours, mg), lambda: call(theirs, torch), words)
+    raises_like_torch(
+        lambda: call(ours, mg), lambda: call(theirs, torch), words, expected=RuntimeError
+    )
 
 
 MASK_DTYPES = ["none", "bool", "float32", "float64"]
@@ -1050,9 +1016,9 @@ def _same_outcome_as_torch(ours_call, torch_call, kinds, dtype):
         words = [
             kind for kind in kinds if kind.startswith("float") and kind != np.dtype(dtype).name
         ]
-        refused_as_torch_code_expects(ours_call, torch_call, words[:1])
+        raises_like_torch(ours_call, torch_call, words[:1], expected=RuntimeError)
     else:
-        assert_close(ours_call(), torch_call(), dtype)
+        assert_close(ours_call(), torch_call(), TOL[np.dtype(dtype).type])
 
 
 def _mask_of(kind, shape, T, seed):
@@ -1147,10 +1113,10 @@ def test_sdpa_float32_mask_with_float64_inputs_gets_its_gradient_as_torch():
     w = weighting(tuple(yt.shape), np.float64)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
-    assert_close(ym, yt, np.float64)
-    assert_close(qm.grad, qt.grad, np.float64, "query grad", grad=True)
+    assert_close(ym, yt, TOL[np.float64])
+    assert_close(qm.grad, qt.grad, GRAD_TOL[np.float64], "query grad")
     assert mm.grad.dtype == np.float32
-    assert_close(mm.grad, mt.grad, np.float32, "mask grad", grad=True)
+    assert_close(mm.grad, mt.grad, GRAD_TOL[np.float32], "mask grad")
 
 
 def test_bad_activation_raises_like_torch():
@@ -1379,10 +1345,10 @@ def test_multihead_attention_matches_torch(settings, mask, pad, need, avg, same,
     ot, wt = theirs(
         *xs_t, key_padding_mask=pt, need_weights=need, attn_mask=mt, average_attn_weights=avg
     )
-    assert_close(om, ot, dtype, "output")
+    assert_close(om, ot, TOL[np.dtype(dtype).type], "output")
     assert (wm is None) == (wt is None)
     if wt is not None:
-        assert_close(wm, wt, dtype, "weights")
+        assert_close(wm, wt, TOL[np.dtype(dtype).type], "weights")
     w = weighting(tuple(ot.shape), dtype)
     loss_m = (om * mg.tensor(w)).sum() + (
         0 if wm is None else (wm * mg.tensor(weighting(wt.shape, dtype, 9))).sum()
@@ -1393,7 +1359,7 @@ def test_multihead_attention_matches_torch(settings, mask, pad, need, avg, same,
     loss_m.backward()
     loss_t.backward()
     for a, b in zip(xs_m[:1] if same else xs_m, xs_t[:1] if same else xs_t):
-        assert_close(a.grad, b.grad, dtype, "input grad", grad=True)
+        assert_close(a.grad, b.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
     assert_same_parameter_grads(ours, theirs, GRAD_TOL[np.dtype(dtype).type])
 
 
@@ -1414,9 +1380,9 @@ def test_multihead_attention_unbatched_matches_torch(need):
         key_padding_mask=torch.tensor(pad),
         need_weights=need,
     )
-    assert_close(om, ot, np.float64)
+    assert_close(om, ot, TOL[np.float64])
     if need:
-        assert_close(wm, wt, np.float64)
+        assert_close(wm, wt, TOL[np.float64])
 
 
 @pytest.mark.parametrize("need", [True, False])
@@ -1428,9 +1394,9 @@ def test_multihead_attention_is_causal_with_mask_matches_torch(need):
     xm, xt = mg.tensor(x), torch.tensor(x)
     om, wm = ours(xm, xm, xm, attn_mask=cm, is_causal=True, need_weights=need)
     ot, wt = theirs(xt, xt, xt, attn_mask=ct, is_causal=True, need_weights=need)
-    assert_close(om, ot, np.float64)
+    assert_close(om, ot, TOL[np.float64])
     if need:
-        assert_close(wm, wt, np.float64)
+        assert_close(wm, wt, TOL[np.float64])
 
 
 # settings, attn_mask kind, key_padding_mask kind, need_weights, dtype. With is_causal=True torch
@@ -1513,7 +1479,7 @@ def test_multihead_attention_is_causal_hint_skips_the_mask_size_as_torch(need):
     if need:
         raises_like_torch(ours_call, theirs_call, ("(2, 2)",))
     else:
-        assert_close(ours_call(), theirs_call(), np.float64)
+        assert_close(ours_call(), theirs_call(), TOL[np.float64])
 
 
 @pytest.mark.xfail(
@@ -1532,7 +1498,7 @@ def test_multihead_attention_wrong_hint_in_torch_fast_path():
         yt = theirs(*[torch.tensor(x)] * 3, attn_mask=mt, need_weights=False, is_causal=True)[0]
     with mg.no_grad():
         ym = ours(*[mg.tensor(x)] * 3, attn_mask=mm, need_weights=False, is_causal=True)[0]
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
 
 
 @pytest.mark.parametrize("need", [True, False])
@@ -1684,7 +1650,9 @@ MHA_HOSTILE = [
 @pytest.mark.parametrize("label,call,words", MHA_HOSTILE, ids=[c[0] for c in MHA_HOSTILE])
 def test_multihead_attention_hostile_inputs_raise(label, call, words):
     ours, theirs = _mha_plain()
-    refused_as_torch_code_expects(lambda: call(ours, mg), lambda: call(theirs, torch), words)
+    raises_like_torch(
+        lambda: call(ours, mg), lambda: call(theirs, torch), words, expected=RuntimeError
+    )
 
 
 @pytest.mark.parametrize("embed_dim,num_heads", [(8, 3), (0, 1), (8, 0)])
@@ -1767,14 +1735,14 @@ def test_sdpa_matches_torch(qs, ks, vs, mask, causal, scale, dtype):
     yt = TF.scaled_dot_product_attention(
         *xs_t, attn_mask=mt, dropout_p=0.0, is_causal=causal, scale=scale
     )
-    assert_close(ym, yt, dtype)
+    assert_close(ym, yt, TOL[np.dtype(dtype).type])
     w = weighting(tuple(yt.shape), dtype)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
     for a, b in zip(xs_m, xs_t):
-        assert_close(a.grad, b.grad, dtype, "input grad", grad=True)
+        assert_close(a.grad, b.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
     if mt is not None and mt.requires_grad:
-        assert_close(mm.grad, mt.grad, dtype, "mask grad", grad=True)
+        assert_close(mm.grad, mt.grad, GRAD_TOL[np.dtype(dtype).type], "mask grad")
 
 
 def test_sdpa_enable_gqa_matches_torch():
@@ -1787,7 +1755,7 @@ def test_sdpa_enable_gqa_matches_torch():
     yt = TF.scaled_dot_product_attention(
         torch.tensor(q), torch.tensor(k), torch.tensor(v), enable_gqa=True
     )
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
 
 
 def test_sdpa_enable_gqa_false_accepted():
@@ -1797,7 +1765,7 @@ def test_sdpa_enable_gqa_false_accepted():
     yt = TF.scaled_dot_product_attention(
         torch.tensor(q), torch.tensor(q), torch.tensor(q), enable_gqa=False
     )
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
 
 
 @pytest.mark.parametrize(
@@ -1847,7 +1815,7 @@ def test_sdpa_mask_and_is_causal_4d_as_torch_cpu_kernel():
     ym = F.scaled_dot_product_attention(
         mg.tensor(q), mg.tensor(k), mg.tensor(k), attn_mask=mg.tensor(m), is_causal=True
     )
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
 
 
 SDPA_HOSTILE = [
@@ -1899,10 +1867,11 @@ def test_sdpa_hostile_inputs_raise(label, inputs, kwargs, words):
     def call(T, fn):
         return fn(*inputs(T), **{k: v(T) for k, v in kwargs.items()})
 
-    refused_as_torch_code_expects(
+    raises_like_torch(
         lambda: call(mg, F.scaled_dot_product_attention),
         lambda: call(torch, TF.scaled_dot_product_attention),
         words,
+        expected=RuntimeError,
     )
 
 
@@ -2359,11 +2328,11 @@ def test_embedding_padding_idx_matches_torch(padding_idx, dtype):
     copy_to_torch(ours, theirs, randomize=1.0)
     ids = np.array([[0, 1, 4, 4], [3, 3, 2, 0]])
     ym, yt = ours(mg.tensor(ids)), theirs(torch.tensor(ids))
-    assert_close(ym, yt, dtype)
+    assert_close(ym, yt, TOL[np.dtype(dtype).type])
     w = weighting(tuple(yt.shape), dtype)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
-    assert_close(ours.weight.grad, theirs.weight.grad, dtype, grad=True)
+    assert_close(ours.weight.grad, theirs.weight.grad, GRAD_TOL[np.dtype(dtype).type])
 
 
 def test_embedding_functional_padding_idx_matches_torch():
@@ -2374,10 +2343,10 @@ def test_embedding_functional_padding_idx_matches_torch():
         F.embedding(mg.tensor(ids), wm, padding_idx=5),
         TF.embedding(torch.tensor(ids), wt, padding_idx=5),
     )
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
     ym.sum().backward()
     yt.sum().backward()
-    assert_close(wm.grad, wt.grad, np.float32, grad=True)
+    assert_close(wm.grad, wt.grad, GRAD_TOL[np.float32])
 
 
 @pytest.mark.parametrize("max_norm", [0.5, 1.0])
@@ -2388,8 +2357,10 @@ def test_embedding_max_norm_matches_torch(max_norm):
     )
     copy_to_torch(ours, theirs, randomize=1.0)
     ids = np.array([0, 2, 2, 4])
-    assert_close(ours(mg.tensor(ids)), theirs(torch.tensor(ids)), np.float32)
-    assert_close(ours.weight, theirs.weight, np.float32)  # rows looked up renormalised in place
+    assert_close(ours(mg.tensor(ids)), theirs(torch.tensor(ids)), TOL[np.float32])
+    assert_close(
+        ours.weight, theirs.weight, TOL[np.float32]
+    )  # rows looked up renormalised in place
 
 
 EMB_HOSTILE = [
@@ -2540,7 +2511,7 @@ def test_language_model_training_step_matches_torch():
         torch.nn.Transformer.generate_square_subsequent_mask(5),
     )
     ym, yt = ours(mg.tensor(ids), cm), theirs(torch.tensor(ids), ct)
-    assert_close(ym, yt, np.float32)
+    assert_close(ym, yt, TOL[np.float32])
     targets = np.array([[4, 7, 0, 0, 0], [3, 9, 10, 2, 1]])
     lm = F.cross_entropy(ym.reshape(-1, 11), mg.tensor(targets.reshape(-1)), ignore_index=0)
     lt = TF.cross_entropy(yt.reshape(-1, 11), torch.tensor(targets.reshape(-1)), ignore_index=0)
@@ -2604,7 +2575,7 @@ def test_deepcopy_and_state_dict_from_torch_round_trip():
     mem = rng.standard_normal((BATCH, SEQ, D_MODEL)).astype(np.float32)
     yt = theirs(torch.tensor(tgt), torch.tensor(mem))
     for m in (ours, clone):
-        assert_close(m(mg.tensor(tgt), mg.tensor(mem)), yt, np.float32)
+        assert_close(m(mg.tensor(tgt), mg.tensor(mem)), yt, TOL[np.float32])
     assert not {id(p) for p in clone.parameters()} & {id(p) for p in ours.parameters()}
 
 
@@ -2746,8 +2717,8 @@ def test_multihead_attention_unbatched_weights_shape_matches_torch(avg):
         attn_mask=torch.tensor(mask),
         average_attn_weights=avg,
     )
-    assert_close(om, ot, np.float64)
-    assert_close(wm, wt, np.float64)
+    assert_close(om, ot, TOL[np.float64])
+    assert_close(wm, wt, TOL[np.float64])
 
 
 @pytest.mark.parametrize("dtype_call", ["double", "float"])
