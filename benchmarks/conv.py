@@ -3,12 +3,12 @@
     python benchmarks/conv.py              # every case, median of 9 interleaved rounds
     python benchmarks/conv.py --rounds 3
 
-Each framework runs in its own worker process (benchmarks/workers.py); the timed calls
-alternate between them, so a change in machine load hits both alike. One timed call runs a
-case 3 times (forward and backward of every input, float32); torch runs on one thread unless
---torch-threads says otherwise. minigrad's convolution is numpy: an im2col copy and one
-OpenBLAS product each way (minigrad/ops/conv.py); its pooling runs on Numba kernels (minigrad/kernels/pooling.py).
-The ratio column is torch time / minigrad time: above 1, minigrad is faster.
+Each framework runs in its own worker process (benchmarks/workers.py); the timed calls alternate
+between them, so a change in machine load hits both alike. One timed call runs a case 3 times
+(forward and backward of every input, float32); torch runs on one thread unless --torch-threads says
+otherwise. minigrad's convolution is numpy: an im2col copy and one OpenBLAS product each way
+(minigrad/ops/conv.py); its pooling runs on Numba kernels (minigrad/kernels/pooling.py). The ratio
+column is torch time / minigrad time: above 1, minigrad is faster.
 """
 
 import sys

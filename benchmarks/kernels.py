@@ -291,7 +291,10 @@ CASES = [
 
 def run_cases():
     rng = np.random.default_rng(0)
-    header = f"{'case':42s} {'numba ms':>9s} {'numpy ms':>9s} {'torch ms':>9s} {'numpy/numba':>12s} {'torch/numba':>12s}"
+    header = (
+        f"{'case':42s} {'numba ms':>9s} {'numpy ms':>9s} {'torch ms':>9s} "
+        f"{'numpy/numba':>12s} {'torch/numba':>12s}"
+    )
     print(header)
     print("-" * len(header))
     notes = {}
@@ -331,7 +334,8 @@ for dtype in [np.dtype(name) for name in sys.argv[1].split(",")]:
         k.log_softmax_backward(k.log_softmax_forward(x), x)
         loss, probs, count = k.cross_entropy_forward(x, target)
         k.cross_entropy_backward(probs, target, -100, count, 1.0)
-        k.adam_update(x.copy(), x, np.zeros_like(x), np.zeros_like(x), 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
+        moments = (np.zeros_like(x), np.zeros_like(x))
+        k.adam_update(x.copy(), x, *moments, 1, 1e-3, 0.9, 0.999, 1e-8, 0.0)
         k.embedding_backward(target, x, 128)
         k.matmul(np.ones((rows * 16, 2, 2), dtype), np.ones((2, 2), dtype))
 print(json.dumps({"import_s": imported - start, "total_s": time.perf_counter() - start}))
@@ -375,10 +379,11 @@ def main():
 
     from minigrad.kernels import _runtime
 
+    torch_threads = f" ({torch.get_num_threads()} threads)" if torch else ""
     print(
-        f"numpy {np.__version__}, numba {numba.__version__} ({_runtime.thread_summary()}), torch {torch.__version__ if torch else 'not installed'}"
-        f"{f' ({torch.get_num_threads()} threads)' if torch else ''}, {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.2f}\n"
+        f"numpy {np.__version__}, numba {numba.__version__} ({_runtime.thread_summary()}), torch "
+        f"{torch.__version__ if torch else 'not installed'}{torch_threads}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}\n"
     )
     run_cases()
     print(f"\nload average after the cases: {os.getloadavg()[0]:.2f}")

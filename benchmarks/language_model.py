@@ -303,7 +303,10 @@ def prepare(args, workdir):
         **arrays,
     )
     parameters = sum(p.data.size for p in model.parameters())
-    return f"{len(train_ids):,} characters of IMDB train reviews, {len(vocabulary)} distinct; {parameters:,} parameters"
+    return (
+        f"{len(train_ids):,} characters of IMDB train reviews, {len(vocabulary)} distinct; "
+        f"{parameters:,} parameters"
+    )
 
 
 def start_workers(args, workdir):
@@ -364,8 +367,9 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
         mine = np.array(runs["minigrad"]["losses"])
         spans = [n for n in (100, 300, 1000) if n < args.steps] + [args.steps]
         lines += [
-            f"training: {args.steps} steps of train.py's default recipe, same initial weights, same batches "
-            f"(steps taken {args.chunk} at a time in turn); loss difference |minigrad - PyTorch| per step",
+            f"training: {args.steps} steps of train.py's default recipe, same initial weights, "
+            f"same batches (steps taken {args.chunk} at a time in turn); loss difference |minigrad "
+            "- PyTorch| per step",
             "",
             "| PyTorch twin | "
             + " | ".join(f"largest, steps 1-{n}" for n in spans)
@@ -407,8 +411,8 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
     for name in names:
         fixed = (
             (
-                f"{np.median(fixed_times[name]):.3f} | {min(fixed_times[name]):.3f} - {max(fixed_times[name]):.3f} "
-                f"| {np.median(fixed_times[name]) / base:.2f}"
+                f"{np.median(fixed_times[name]):.3f} | {min(fixed_times[name]):.3f} - "
+                f"{max(fixed_times[name]):.3f} | {np.median(fixed_times[name]) / base:.2f}"
             )
             if fixed_times
             else "- | - | -"
@@ -438,7 +442,8 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
         ]
         for (name, cache), seconds in generation.items():
             lines.append(
-                f"| {name} | {'yes' if cache else 'no'} | {seconds:.2f} | {args.generate / seconds:.0f} |"
+                f"| {name} | {'yes' if cache else 'no'} | {seconds:.2f} | "
+                f"{args.generate / seconds:.0f} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -3,12 +3,12 @@
     python benchmarks/losses.py            # every case, median of 15 interleaved rounds
     python benchmarks/losses.py --rounds 5
 
-Each framework runs in its own worker process (benchmarks/workers.py); the timed calls
-alternate between them, so a change in machine load hits both alike. One timed call runs a
-case 10 times (forward and backward, float32); torch runs on one thread unless --torch-threads
-says otherwise (minigrad's ops here are numpy, one thread, apart from its Numba kernels). The ratio column is torch time / minigrad
-time: above 1, minigrad is faster. The plain cross-entropy case is the fused kernel every
-training example uses; the others run the general path (log_softmax + NLLLoss node, ...).
+Each framework runs in its own worker process (benchmarks/workers.py); the timed calls alternate
+between them, so a change in machine load hits both alike. One timed call runs a case 10 times
+(forward and backward, float32); torch runs on one thread unless --torch-threads says otherwise
+(minigrad's ops here are numpy, one thread, apart from its Numba kernels). The ratio column is torch
+time / minigrad time: above 1, minigrad is faster. The plain cross-entropy case is the fused kernel
+every training example uses; the others run the general path (log_softmax + NLLLoss node, ...).
 """
 
 import sys

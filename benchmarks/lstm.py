@@ -1,6 +1,7 @@
 """LSTM layer: minigrad against PyTorch 2.13 CPU, in one run.
 
-    python benchmarks/lstm.py                  # all cases, table to stdout and benchmarks/README-lstm.md
+    python benchmarks/lstm.py                        # all cases: table to stdout and to
+                                                     # benchmarks/README-lstm.md
     python benchmarks/lstm.py --repeats 5 --no-packed
 
 Cases (batch 128, length 256, input 128, hidden 128, float32, batch_first):
@@ -78,7 +79,10 @@ class MinigradWorker:
         from minigrad.kernels import _runtime
 
         if _runtime.use_two_threads:
-            layer = "each LSTM layer on 2 threads (the 2 directions, or 2 halves of the batch) x 1 OpenBLAS thread"
+            layer = (
+                "each LSTM layer on 2 threads (the 2 directions, or 2 halves of the batch) "
+                "x 1 OpenBLAS thread"
+            )
         else:
             layer = "LSTM directions one after the other"
         return f"{_runtime.thread_summary()}; {layer}"
@@ -179,8 +183,9 @@ def main(argv=None):
     median = {pair: float(np.median(values)) for pair, values in times.items()}
 
     lines = [
-        f"LSTM layer, batch {BATCH}, length {STEPS}, input {INPUT}, hidden {HIDDEN}, float32, batch_first; "
-        f"median of {args.repeats} steps after {args.warmup} warm-up steps, the two frameworks alternating.",
+        f"LSTM layer, batch {BATCH}, length {STEPS}, input {INPUT}, hidden {HIDDEN}, float32, "
+        f"batch_first; median of {args.repeats} steps after {args.warmup} warm-up steps, the two "
+        "frameworks alternating.",
         "",
         "| case | minigrad (ms) | PyTorch (ms) | PyTorch / minigrad |",
         "|---|---:|---:|---:|",
@@ -196,19 +201,20 @@ def main(argv=None):
             median[("minigrad", "bi_train_lengths")],
         )
         lines.append(
-            f"| bidirectional, forward+backward, lengths 64..256, PyTorch with pack_padded_sequence "
+            "| bidirectional, forward+backward, lengths 64..256, PyTorch with pack_padded_sequence "
             f"(median of {args.packed_repeats}) | {ours * 1e3:.0f} | {theirs * 1e3:.0f} | "
             f"**{theirs / ours:.2f}** |"
         )
     lines += [
         "",
-        "PyTorch without packing computes all 256 steps of every sequence; minigrad with `lengths` skips the "
-        "padded steps (same results as PyTorch with packing).",
+        "PyTorch without packing computes all 256 steps of every sequence; minigrad with `lengths` "
+        "skips the padded steps (same results as PyTorch with packing).",
         "",
-        f"Threads: minigrad: {workers['minigrad'].info['threads']}. PyTorch: {workers['torch'].info['threads']}.",
-        f"Machine: {os.cpu_count()} cores; 1-minute load average {load_before:.2f} before the run and "
-        f"{os.getloadavg()[0]:.2f} after (other work on the machine slows both). "
-        f"Total run {time.perf_counter() - started:.0f} s.",
+        f"Threads: minigrad: {workers['minigrad'].info['threads']}. PyTorch: "
+        f"{workers['torch'].info['threads']}.",
+        f"Machine: {os.cpu_count()} cores; 1-minute load average {load_before:.2f} before the run "
+        f"and {os.getloadavg()[0]:.2f} after (other work on the machine slows both). Total run "
+        f"{time.perf_counter() - started:.0f} s.",
     ]
     table = "\n".join(lines)
     print(table)

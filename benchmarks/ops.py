@@ -94,7 +94,8 @@ def main():
     parser = side_by_side_arguments(
         __doc__,
         15,
-        "on a shared 2-core machine torch's spinning OpenMP pool otherwise measures the load, not the op",
+        "on a shared 2-core machine torch's spinning OpenMP pool otherwise measures the load, not "
+        "the op",
     )
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args()

@@ -192,7 +192,8 @@ def torch_name(minigrad_name):
 
 
 def load_minigrad_state(model, state):
-    """Copy a minigrad state dict as numpy arrays ({name: array}) into `model`; every name must match."""
+    """Copy a minigrad state dict as numpy arrays ({name: array}) into `model`; every name must
+    match."""
     converted = {
         torch_name(name): torch.from_numpy(np.array(value, dtype=np.float32))
         for name, value in state.items()

@@ -474,13 +474,14 @@ def report(args, source, batch, check, timings, memory):
         f"pool {args.pool}, batch {args.batch_size} x {batch[0].shape[1]} tokens (mean length "
         f"{batch[1].mean():.0f}); data: {source}",
         "",
-        f"equivalence (same weights, same batch): loss minigrad {check['minigrad_loss']:.6f}, torch "
-        f"{check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); gradient norm "
-        f"{check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; largest relative gradient "
-        f"difference {check['worst_gradient_relative_difference']:.1e} ({check['worst_gradient']})",
+        f"equivalence (same weights, same batch): loss minigrad {check['minigrad_loss']:.6f}, "
+        f"torch {check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); gradient "
+        f"norm {check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; largest "
+        f"relative gradient difference {check['worst_gradient_relative_difference']:.1e} "
+        f"({check['worst_gradient']})",
         "",
-        f"speed: median of {args.repeats} steps after {args.warmup} warm-up steps, each configuration in "
-        f"its own process, the configurations' steps interleaved",
+        f"speed: median of {args.repeats} steps after {args.warmup} warm-up steps, each "
+        "configuration in its own process, the configurations' steps interleaved",
         "",
         "| framework | threads | s/step (median) | min - max | import + build s | first step s "
         "| torch s / minigrad s | load avg |",
@@ -489,31 +490,33 @@ def report(args, source, batch, check, timings, memory):
     for name, r in timings.items():
         lines.append(
             f"| {name} | {r['threads']} | {r['median']:.3f} | {r['min']:.3f} - {r['max']:.3f} | "
-            f"{r['setup']:.1f} | {r['first_step']:.2f} | {r['median'] / timings['minigrad']['median']:.2f} "
-            f"| {r['load']} |"
+            f"{r['setup']:.1f} | {r['first_step']:.2f} | "
+            f"{r['median'] / timings['minigrad']['median']:.2f} | {r['load']} |"
         )
     if memory:
         third, mine = memory["minigrad"]["third"], memory["minigrad"]
         lines += [
             "",
-            f"memory: {args.steps} training steps on shuffled batches, each framework in its own process "
-            f"(threads: {args.train_threads})",
+            f"memory: {args.steps} training steps on shuffled batches, each framework in its own "
+            f"process (threads: {args.train_threads})",
             "",
-            f"| framework | RSS before step 1 MiB | peak RSS MiB | peak - before | RSS at step {third} "
-            f"| RSS at step {args.steps} | s/step | loss, first 10 -> last 10 steps |",
+            "| framework | RSS before step 1 MiB | peak RSS MiB | peak - before | RSS at step "
+            f"{third} | RSS at step {args.steps} | s/step | loss, first 10 -> last 10 steps |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for name, r in memory.items():
             lines.append(
-                f"| {name} | {r['rss_before']:.0f} | {r['peak']:.0f} | {r['peak'] - r['rss_before']:.0f} "
-                f"| {r['rss_at_third']:.0f} | {r['rss_at_end']:.0f} | {r['median_step']:.3f} | "
-                f"{r['first_loss']:.4f} -> {r['last_loss']:.4f} |"
+                f"| {name} | {r['rss_before']:.0f} | {r['peak']:.0f} | "
+                f"{r['peak'] - r['rss_before']:.0f} | {r['rss_at_third']:.0f} | "
+                f"{r['rss_at_end']:.0f} | {r['median_step']:.3f} | {r['first_loss']:.4f} -> "
+                f"{r['last_loss']:.4f} |"
             )
         lines += [
             "",
-            f"peak RSS minigrad / torch: {mine['peak'] / memory['torch']['peak']:.2f}; minigrad RSS from "
-            f"step {third} to {args.steps}: {mine['rss_at_end'] - mine['rss_at_third']:+.0f} MiB (highest "
-            f"after step {third}: {mine['max_rss_after_third']:.0f} MiB)",
+            f"peak RSS minigrad / torch: {mine['peak'] / memory['torch']['peak']:.2f}; minigrad "
+            f"RSS from step {third} to {args.steps}: "
+            f"{mine['rss_at_end'] - mine['rss_at_third']:+.0f} MiB (highest after step {third}: "
+            f"{mine['max_rss_after_third']:.0f} MiB)",
         ]
     return "\n".join(lines) + "\n"
 

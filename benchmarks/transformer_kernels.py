@@ -155,7 +155,8 @@ def main(argv=None):
             )
             mine, theirs = np.median(times["minigrad"]), np.median(times["torch"])
             rows.append(
-                f"| {case} | {mine * 1e3:.2f} | {theirs * 1e3:.2f} | {mine / theirs:.2f} | {load:.1f} |"
+                f"| {case} | {mine * 1e3:.2f} | {theirs * 1e3:.2f} | {mine / theirs:.2f} | "
+                f"{load:.1f} |"
             )
             print(rows[-1], flush=True)
     finally:
@@ -164,8 +165,9 @@ def main(argv=None):
     table = (
         "\n".join(
             [
-                f"shapes: batch {BATCH}, {STEPS} steps, {FEATURES} features, {HEADS} heads, feed-forward {FF}; "
-                f"median of {args.repeats} interleaved calls, each framework in its own process",
+                f"shapes: batch {BATCH}, {STEPS} steps, {FEATURES} features, {HEADS} heads, "
+                f"feed-forward {FF}; median of {args.repeats} interleaved calls, each framework in "
+                "its own process",
                 "",
                 "| op | minigrad ms | PyTorch ms | minigrad / PyTorch | load average |",
                 "|---|---|---|---|---|",

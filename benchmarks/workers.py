@@ -88,8 +88,9 @@ def interleaved_times(requests, warmup, repeats, progress=None):
 
 
 def side_by_side_arguments(doc, rounds, why_one_thread):
-    """The command line of a per-case benchmark (ops.py, losses.py, conv.py): --rounds, --torch-threads
-    (default 1, for the reason given) and the internal --worker; add options to the parser returned."""
+    """The command line of a per-case benchmark (ops.py, losses.py, conv.py): --rounds,
+    --torch-threads (default 1, for the reason given) and the internal --worker; add options to the
+    parser returned."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument(

@@ -33,7 +33,8 @@ ATTENTION_MATRICES = ("query_weight", "key_weight", "value_weight", "output_weig
 
 
 def attention_graph():
-    """One self-attention layer on 3 tokens, forward, loss, backward -> its graph (graphviz.Digraph)."""
+    """One self-attention layer on 3 tokens, forward, loss, backward -> its graph
+    (graphviz.Digraph)."""
     mg.manual_seed(0)
     attention = nn.SelfAttention(
         4, fused=False

@@ -49,7 +49,8 @@ ADDITIVE = {
 
 
 def padded_batch(sentences):
-    """Word vectors of the sentences, padded to the longest: x (B, T, 3) float32, lengths (B,) int64."""
+    """Word vectors of the sentences, padded to the longest: x (B, T, 3) float32,
+    lengths (B,) int64."""
     lengths = np.array([len(words) for words in sentences])
     x = np.tile(np.array(PADDING_VECTOR, dtype=np.float32), (len(sentences), lengths.max(), 1))
     for row, words in enumerate(sentences):

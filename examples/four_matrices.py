@@ -53,7 +53,8 @@ IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
 
 
 def word_vectors(seed=SEED):
-    """The fixed (not learned) vector of every word in VOCABULARY: (len(VOCABULARY), FEATURES) float32."""
+    """The fixed (not learned) vector of every word in VOCABULARY: (len(VOCABULARY), FEATURES)
+    float32."""
     vectors = (
         np.random.default_rng(seed).normal(size=(len(VOCABULARY), FEATURES)).astype(np.float32)
     )
@@ -62,7 +63,8 @@ def word_vectors(seed=SEED):
 
 
 def make_sentences(count, rng):
-    """count random sentences: word ids (count, SENTENCE_LENGTH) and labels (count,), 1 = positive."""
+    """count random sentences: word ids (count, SENTENCE_LENGTH) and labels (count,),
+    1 = positive."""
     ids = rng.integers(len(FILLERS), size=(count, SENTENCE_LENGTH))
     labels = rng.integers(2, size=count)
     sentiment = np.where(labels == 1, VOCABULARY.index(POSITIVE[0]), VOCABULARY.index(NEGATIVE[0]))
@@ -134,8 +136,8 @@ def train(model, vectors, ids, labels):
                         )
                         for name in MATRICES
                     },
-                    # With mean pooling after attention, word j's share of the sentence vector is the
-                    # average over the asking words i of weight_ij: the column means.
+                    # With mean pooling after attention, word j's share of the sentence vector is
+                    # the average over the asking words i of weight_ij: the column means.
                     "received": attention_of(model, vectors, FIXED_SENTENCE).mean(axis=0),
                 }
             )
@@ -193,7 +195,8 @@ def main(images=IMAGES):
         [(h["step"], h["loss"], h["accuracy"], *h["moved"].values()) for h in history],
     )
     print_table(
-        f'Attention each word of "{" ".join(FIXED_SENTENCE)}" receives (column means of its weights)',
+        f'Attention each word of "{" ".join(FIXED_SENTENCE)}" receives (column means of its '
+        "weights)",
         ["step", *FIXED_SENTENCE],
         [(h["step"], *h["received"]) for h in history],
     )
@@ -242,7 +245,8 @@ def main(images=IMAGES):
         (images / "four_matrices.dot").write_text(graph.source)
         written = mg.viz.render(graph, images / "four_matrices.svg")
         print(
-            f"\nwrote {os.path.relpath(written)} (red: the gradient paths from the loss to W_Q, W_K, W_V, W_O)"
+            f"\nwrote {os.path.relpath(written)} (red: the gradient paths from the loss to W_Q, "
+            "W_K, W_V, W_O)"
         )
 
     return {

@@ -55,7 +55,8 @@ def print_matrix(title, matrix, rows, columns):
 
 
 def heads_by_hand(x, lengths):
-    """Each head on its own, with minigrad ops: weights (B, H, T, T) and concatenated outputs (B, T, 4)."""
+    """Each head on its own, with minigrad ops: weights (B, H, T, T) and concatenated
+    outputs (B, T, 4)."""
     batch, steps, model_dim = x.shape
     head_dim = model_dim // NUM_HEADS
     keys_allowed = (np.arange(steps) < lengths[:, None])[

@@ -154,7 +154,8 @@ def label(vertex, names, show_values, show_grad):
     """A tensor's name, shape and dtype (values, gradient norm); an op's class and settings; a
     collapsed call's module, class, op count and listed weights."""
     if isinstance(vertex, ArrayViews):
-        return f"{_tensor_label(vertex.tensor, names, False, False)}\n{vertex.count} views of one array"
+        tensor_label = _tensor_label(vertex.tensor, names, False, False)
+        return f"{tensor_label}\n{vertex.count} views of one array"
     if isinstance(vertex, Tensor):
         return _tensor_label(vertex, names, show_values or is_constant(vertex, names), show_grad)
     if not isinstance(vertex, ModuleCall):

@@ -24,7 +24,8 @@ def _new(array, requires_grad, device=None, op="tensor"):
 
 
 def tensor(data, dtype=None, requires_grad=False, device=None):
-    """A new tensor holding a copy of `data` (Python floats -> float32; numpy arrays keep their dtype)."""
+    """A new tensor holding a copy of `data` (Python floats -> float32; numpy arrays keep their
+    dtype)."""
     check_device(device, "tensor")
     return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
@@ -64,7 +65,8 @@ def ones(*shape, dtype=None, requires_grad=False, device=None):
 
 
 def empty(*shape, dtype=None, requires_grad=False, device=None):
-    """A tensor whose values are whatever the memory held (as torch.empty): fill it before reading."""
+    """A tensor whose values are whatever the memory held (as torch.empty): fill it before
+    reading."""
     return _new(np.empty(_shape(shape, "empty"), _dtype(dtype)), requires_grad, device, "empty")
 
 
@@ -133,8 +135,8 @@ def randint(
     requires_grad=False,
     device=None,
 ):
-    """Uniform integers in [low, high): randint(high, size), randint(low, high, size) or with keywords,
-    as torch.randint. int64 unless dtype says otherwise."""
+    """Uniform integers in [low, high): randint(high, size), randint(low, high, size) or with
+    keywords, as torch.randint. int64 unless dtype says otherwise."""
     if size is None and bounds:
         *bounds, size = bounds
     if high is None:
@@ -279,7 +281,8 @@ def full_like(other, fill_value, dtype=None, requires_grad=False, device=None):
 
 
 def new_zeros(self, *size, dtype=None, requires_grad=False, device=None):
-    """Zeros of shape `size` with this tensor's dtype (unless dtype is given), as torch's Tensor.new_zeros."""
+    """Zeros of shape `size` with this tensor's dtype (unless dtype is given), as torch's
+    Tensor.new_zeros."""
     return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device)
 
 

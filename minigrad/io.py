@@ -234,8 +234,8 @@ def _as_array(name, value, where):
         }
         if len(kinds) > 1 or "other" in kinds:
             raise TypeError(
-                f"{where}: {name!r} is a list or tuple, which can be saved when it holds only numbers "
-                f"or only strings; got {[type(v).__name__ for v in value][:8]}"
+                f"{where}: {name!r} is a list or tuple, which can be saved when it holds only "
+                f"numbers or only strings; got {[type(v).__name__ for v in value][:8]}"
             )
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
@@ -252,8 +252,8 @@ def _as_array(name, value, where):
 
 
 def _write_npz(file, arrays):
-    """The .npz layout numpy uses: one '<name>.npy' member per array, written with allow_pickle=False
-    (and an empty folder entry '<name>/' per empty nested dict)."""
+    """The .npz layout numpy uses: one '<name>.npy' member per array, written with
+    allow_pickle=False (and an empty folder entry '<name>/' per empty nested dict)."""
     with zipfile.ZipFile(
         file, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True
     ) as archive:
@@ -271,7 +271,8 @@ def save(state_dict, path):
     where = f"mg.save to {os.fspath(path)!r}"
     if not isinstance(state_dict, Mapping):
         raise TypeError(
-            f"{where}: expected a dict of name -> Tensor/array/number; got {type(state_dict).__name__}"
+            f"{where}: expected a dict of name -> Tensor/array/number; got "
+            f"{type(state_dict).__name__}"
         )
     arrays = _flatten(state_dict, "", OrderedDict(), where)
     with atomic_file(path) as file:
@@ -299,7 +300,8 @@ def _available_memory():
 
 
 def _entry_name(info, path):
-    """The key a member holds: '<key>.npy' an array, '<key>/' (a folder entry) an empty nested dict."""
+    """The key a member holds: '<key>.npy' an array, '<key>/' (a folder entry) an empty nested
+    dict."""
     for suffix in (".npy", "/"):
         if info.filename.endswith(suffix):
             return info.filename[: -len(suffix)]
@@ -398,12 +400,12 @@ def load(path):
     """Read an archive written by mg.save (or np.savez of numeric arrays) -> a Checkpoint (an
     OrderedDict name -> array, where ckpt["model"] also gives back a nested dict saved as "model").
 
-    Numbers and strings come back as 0-d arrays (int(...), float(...), str(...) give them back), an empty
-    nested dict as an empty Checkpoint. Refused, each with a message naming the file and the
-    problem: a missing file (FileNotFoundError), a folder (IsADirectoryError), anything that is
-    not an .npz archive, an entry holding pickled objects (nothing is unpickled), an entry that
-    is damaged or whose header declares another size than it holds (ValueError), and arrays
-    larger in total than the memory left (MemoryError, checked before allocating).
+    Numbers and strings come back as 0-d arrays (int(...), float(...), str(...) give them back), an
+    empty nested dict as an empty Checkpoint. Refused, each with a message naming the file and the
+    problem: a missing file (FileNotFoundError), a folder (IsADirectoryError), anything that is not
+    an .npz archive, an entry holding pickled objects (nothing is unpickled), an entry that is
+    damaged or whose header declares another size than it holds (ValueError), and arrays larger in
+    total than the memory left (MemoryError, checked before allocating).
     """
     path = os.fspath(path)
     if os.path.isdir(path):
@@ -442,8 +444,8 @@ def load(path):
                 if info.is_dir():
                     if info.file_size:
                         raise ValueError(
-                            f"mg.load: entry {info.filename!r} of {path!r} is corrupt: the folder entry "
-                            f"of an empty dict holds {info.file_size:,} bytes"
+                            f"mg.load: entry {info.filename!r} of {path!r} is corrupt: the folder "
+                            f"entry of an empty dict holds {info.file_size:,} bytes"
                         )
                     headers.append(None)
                     continue

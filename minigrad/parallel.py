@@ -72,7 +72,8 @@ def _rows(batch):
 
 
 def _part_loss(loss_fn, part, weight):
-    """loss_fn(*part), differentiated with weight as d(total)/d(loss); returns the loss as a float."""
+    """loss_fn(*part), differentiated with weight as d(total)/d(loss); returns the loss as a
+    float."""
     loss = loss_fn(*part)
     if not isinstance(loss, Tensor):
         raise TypeError(
@@ -107,7 +108,8 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
         raise TypeError(f"forward_backward: loss_fn must be callable; got {type(loss_fn).__name__}")
     if not batch:
         raise TypeError(
-            "forward_backward: give the batch after loss_fn (forward_backward(loss_fn, inputs, targets))"
+            "forward_backward: give the batch after loss_fn (forward_backward(loss_fn, inputs, "
+            "targets))"
         )
     if reduction not in REDUCTIONS:
         raise ValueError(f"forward_backward: reduction must be 'mean' or 'sum'; got {reduction!r}")

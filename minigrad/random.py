@@ -50,12 +50,14 @@ class Generator:
         return self._initial_seed
 
     def get_state(self):
-        """Where the generator is, as a 1-D uint8 array (torch returns a uint8 tensor; mg.get_rng_state
-        wraps this one): save it with a checkpoint and set_state() it to draw the same numbers again."""
+        """Where the generator is, as a 1-D uint8 array (torch returns a uint8 tensor;
+        mg.get_rng_state wraps this one): save it with a checkpoint and set_state() it to draw the
+        same numbers again."""
         return _encode(self._rng)
 
     def set_state(self, new_state):
-        """Go back to a state get_state() gave (checked: a damaged one raises); returns the generator."""
+        """Go back to a state get_state() gave (checked: a damaged one raises); returns the
+        generator."""
         self._rng, self._initial_seed = _decode(new_state)
         return self
 
@@ -99,7 +101,8 @@ def manual_seed(seed):
 
 
 def get_rng_state():
-    """The global generator's state (torch.get_rng_state), a 1-D uint8 array; see Generator.get_state."""
+    """The global generator's state (torch.get_rng_state), a 1-D uint8 array; see
+    Generator.get_state."""
     return default_generator.get_state()
 
 
@@ -140,7 +143,8 @@ def _encode(rng):
 
 
 def _decode(new_state):
-    """(numpy Generator, seed) from a state _encode made; ValueError naming what is wrong otherwise."""
+    """(numpy Generator, seed) from a state _encode made; ValueError naming what is wrong
+    otherwise."""
     array = np.asarray(getattr(new_state, "_data", new_state))
     expected = len(_STATE_TAG) + 8 * _STATE_WORDS
     if array.dtype != np.uint8 or array.shape != (expected,):

@@ -20,7 +20,8 @@ parameter, intermediate, output), ops are boxes, and an edge out of a tensor tha
 gradient is dashed: no gradient goes back along it.
 
     loss.backward()
-    graph = mg.viz.draw(loss, params=model, show_grad=True, highlight=[model.attention.query_weight])
+    query_weight = model.attention.query_weight
+    graph = mg.viz.draw(loss, params=model, show_grad=True, highlight=[query_weight])
     mg.viz.render(graph, "graph.svg")   # needs the Graphviz `dot` program
     graph.source                        # the DOT text; needs nothing
 
@@ -46,8 +47,8 @@ __all__ = ["trace", "draw", "render", "GraphvizNotFoundError"]
 @passes.cycle_collector_paused()
 def trace(*outputs):
     """The graph that computed `outputs`: (vertices, edges). Vertices are the tensors and op
-    nodes themselves, each op after the ops that made its inputs and followed by its inputs
-    not yet listed; edges are (input, op) and (op, output) pairs, two if an op uses an input twice."""
+    nodes themselves, each op after the ops that made its inputs and followed by its inputs not yet
+    listed; edges are (input, op) and (op, output) pairs, two if an op uses an input twice."""
     vertices, edges, seen = [], [], set()
 
     def add_tensor(tensor):
@@ -119,9 +120,10 @@ def draw(
     for tensor in highlight:
         if tensor not in drawn:
             raise ValueError(
-                f"draw: highlight tensor {passes.name_of(tensor, names) or f'of shape {tensor.shape}'} "
-                "is not in the drawn graph (it did not take part in computing the outputs, or it is "
-                "hidden inside a collapsed module)"
+                "draw: highlight tensor "
+                f"{passes.name_of(tensor, names) or f'of shape {tensor.shape}'} is not in the "
+                "drawn graph (it did not take part in computing the outputs, or it is hidden "
+                "inside a collapsed module)"
             )
     kinds = {v: passes.kind_of(v, output_set, names) for v in vertices}
     paths = passes.clusters(vertices, edges, known_calls, kinds, names) if group_by_module else {}

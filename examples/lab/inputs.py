@@ -76,7 +76,8 @@ def matrix(name, value, shape, limit):
         or any(not isinstance(row, list) or len(row) != columns for row in value)
     ):
         got = (
-            f"{len(value)} rows of lengths {[len(r) if isinstance(r, list) else None for r in value][:6]}"
+            f"{len(value)} rows of lengths "
+            f"{[len(r) if isinstance(r, list) else None for r in value][:6]}"
             if isinstance(value, list)
             else _shown(value)
         )

@@ -34,7 +34,9 @@ CONTENT_TYPES = {
 }
 # Everything the page loads comes from this server: no CDN, works offline.
 SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'"
+    ),
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
 }

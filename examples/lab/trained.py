@@ -34,7 +34,8 @@ def make_command(pool="dot"):
 
 
 class Shelf:
-    """The checkpoints under one runs folder, loaded on first use (and again when the file changes)."""
+    """The checkpoints under one runs folder, loaded on first use (and again when the file
+    changes)."""
 
     def __init__(self, runs):
         self.runs = Path(runs)
@@ -54,10 +55,10 @@ class Shelf:
         message = None
         if not found:
             message = (
-                f"No trained model in {os.path.abspath(self.runs)}. Make one with the one-minute demo\n"
-                f"    {make_command()}\nor the full IMDB experiment (about 4 minutes for dot pooling)\n"
-                f"    python examples/sentiment/train.py --pool dot\nthen open this panel again. "
-                f"(Checkpoints elsewhere: start the lab with --runs FOLDER.)"
+                f"No trained model in {os.path.abspath(self.runs)}. Make one with the one-minute "
+                f"demo\n    {make_command()}\nor the full IMDB experiment (about 4 minutes for dot "
+                "pooling)\n    python examples/sentiment/train.py --pool dot\nthen open this panel "
+                "again. (Checkpoints elsewhere: start the lab with --runs FOLDER.)"
             )
         return {
             "runs": str(self.runs),
@@ -92,7 +93,8 @@ class Shelf:
                 )
             if embedding[0] != len(vocab):
                 raise ValueError(
-                    f"vocab.json has {len(vocab)} tokens but embedding.weight has {embedding[0]} rows"
+                    f"vocab.json has {len(vocab)} tokens but embedding.weight has {embedding[0]} "
+                    "rows"
                 )
             model = SentimentModel(
                 len(vocab), pool=pool, embedding_dim=embedding[1], hidden_size=hidden[1]

@@ -139,8 +139,8 @@ class TrainingSession:
         message = None
         if self.diverged:
             message = (
-                f"The loss is not a finite number any more: the learning rate {last['learning_rate']:g} "
-                f"was too large. Press reset and try a smaller one."
+                "The loss is not a finite number any more: the learning rate "
+                f"{last['learning_rate']:g} was too large. Press reset and try a smaller one."
             )
         return {
             "step": len(self.losses),

@@ -19,7 +19,8 @@ LABEL = 14  # px of axis labels
 
 @mg.no_grad()
 def attention_maps(model, vocabulary, prompt):
-    """(characters, [per block: (heads, T, T) numpy weights]) for the prompt (cut to the context)."""
+    """(characters, [per block: (heads, T, T) numpy weights]) for the prompt (cut to the
+    context)."""
     ids = vocabulary.encode(prompt)[-model.context :]
     was_training = model.training
     model.eval()
@@ -61,11 +62,13 @@ def attention_grid_svg(characters, maps, title=""):
             x0 = left + head * (size + GAP)
             if block == 0:
                 parts.append(
-                    f'<text x="{x0}" y="{y0 - 4}" font-size="11" font-family="sans-serif">head {head}</text>'
+                    f'<text x="{x0}" y="{y0 - 4}" font-size="11" font-family="sans-serif">head '
+                    f"{head}</text>"
                 )
             parts.append(f'<g transform="translate({x0},{y0})">')
             parts.append(
-                f'<rect width="{size}" height="{size}" fill="none" stroke="#999" stroke-width="0.5"/>'
+                f'<rect width="{size}" height="{size}" fill="none" stroke="#999" '
+                'stroke-width="0.5"/>'
             )
             for query in range(steps):
                 for key in range(query + 1):
@@ -77,11 +80,13 @@ def attention_grid_svg(characters, maps, title=""):
                         )
             if head == 0:  # the characters down the side: the queries
                 parts += [
-                    f'<text x="-8" y="{query * CELL + CELL - 1}" text-anchor="middle">{shown[query]}</text>'
+                    f'<text x="-8" y="{query * CELL + CELL - 1}" '
+                    f'text-anchor="middle">{shown[query]}</text>'
                     for query in range(steps)
                 ]
             parts += [
-                f'<text x="{key * CELL + CELL / 2:.1f}" y="{size + 9}" text-anchor="middle">{shown[key]}</text>'
+                f'<text x="{key * CELL + CELL / 2:.1f}" y="{size + 9}" '
+                f'text-anchor="middle">{shown[key]}</text>'
                 for key in range(steps)
             ]  # along the bottom: the keys
             parts.append("</g>")

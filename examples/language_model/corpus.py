@@ -93,7 +93,8 @@ def random_batches(ids, batch_size, context, seed):
     batches (the PyTorch twin in benchmarks/ replays them)."""
     if len(ids) < context + 1:
         raise ValueError(
-            f"the text has {len(ids)} characters; a context of {context} needs at least {context + 1}"
+            f"the text has {len(ids)} characters; a context of {context} needs at least "
+            f"{context + 1}"
         )
     rng = np.random.default_rng(seed)
     offsets = np.arange(context + 1)

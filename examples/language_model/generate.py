@@ -14,7 +14,8 @@ import minigrad as mg
 
 def next_id(logits, temperature=1.0, top_k=None):
     """Draw one id from the last axis of logits (vocab,): softmax(logits / temperature) over the
-    top_k largest (all when None). temperature 0 takes the most likely id. Seeded by mg.manual_seed."""
+    top_k largest (all when None). temperature 0 takes the most likely id. Seeded by
+    mg.manual_seed."""
     logits = logits if isinstance(logits, mg.Tensor) else mg.tensor(np.asarray(logits))
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0; got {temperature}")

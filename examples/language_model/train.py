@@ -1,9 +1,10 @@
-"""Train a small GPT-style character language model on the IMDB review texts with minigrad.
+r"""Train a small GPT-style character language model on the IMDB review texts with minigrad.
 
-    python examples/language_model/train.py                      # the default run (~5 min, 1,000 steps)
-    python examples/language_model/train.py --quick              # a one-minute demo (small model)
-    python examples/language_model/train.py --time-budget 20     # train for 20 minutes
-    python examples/language_model/train.py --generate "This movie" --checkpoint runs/language_model/best.npz
+    python examples/language_model/train.py                   # the default run: 1,000 steps, ~5 min
+    python examples/language_model/train.py --quick           # a one-minute demo (small model)
+    python examples/language_model/train.py --time-budget 20  # train for 20 minutes
+    python examples/language_model/train.py --generate "This movie" \
+        --checkpoint runs/language_model/best.npz
 
 Data as in the sentiment example (--data: the IMDB tarball or folder; else the cache folder).
 Every position of each context is trained in one forward pass (the causal mask keeps each
@@ -192,8 +193,8 @@ def prepare_data(args, progress=True):
     for name, ids in (("training", train_ids), ("validation", validation_ids)):
         if len(ids) < args.context + 1:
             raise ValueError(
-                f"the {name} text has {len(ids):,} characters; a context of {args.context} needs at "
-                f"least {args.context + 1} (use a smaller --context, or more data)"
+                f"the {name} text has {len(ids):,} characters; a context of {args.context} needs "
+                f"at least {args.context + 1} (use a smaller --context, or more data)"
             )
     return vocabulary, train_ids, validation_ids
 
@@ -285,8 +286,8 @@ def _check_config(path, config, state, flat):
     vocabulary = np.asarray(flat["vocabulary"]).reshape(-1)
     if len(vocabulary) != config["vocab_size"] or len(np.unique(vocabulary)) != len(vocabulary):
         problems.append(
-            f"its vocabulary has {len(vocabulary)} entries ({len(np.unique(vocabulary))} distinct) for a "
-            f"vocab_size of {config['vocab_size']}"
+            f"its vocabulary has {len(vocabulary)} entries ({len(np.unique(vocabulary))} distinct) "
+            f"for a vocab_size of {config['vocab_size']}"
         )
     if not 1 <= config["context"] <= 1 << 20:
         problems.append(f"context={config['context']} is not in [1, 2**20]")
@@ -389,7 +390,8 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
         inputs, targets = next(batches)
         tick = time.perf_counter()
         optimizer.zero_grad()
-        # loss = model.loss(inputs, targets); loss.backward(), with each core taking a part of the batch
+        # loss = model.loss(inputs, targets); loss.backward(), with each core taking a part
+        # of the batch
         loss = mg.parallel.forward_backward(model.loss, inputs, targets)
         if args.clip:
             mg.optim.clip_grad_norm_(model.parameters(), args.clip)
@@ -428,7 +430,8 @@ def show_model(model, vocabulary, args, out, prompt):
     ]
     for index, sample in enumerate(samples):
         print(
-            f"\n--- sample {index + 1} (temperature {args.temperature}, top-k {args.top_k}) ---\n{sample}"
+            f"\n--- sample {index + 1} (temperature {args.temperature}, top-k {args.top_k}) "
+            f"---\n{sample}"
         )
     characters, maps = attention_maps(model, vocabulary, args.attention_prompt)
     path = out / "attention.svg"
@@ -459,18 +462,21 @@ def main(argv=None):
         unknown = sorted(set(args.generate) - set(vocabulary.characters))
         if unknown:
             print(
-                f"note: the model does not know {''.join(unknown)!r}; they are read as its unknown character",
+                f"note: the model does not know {''.join(unknown)!r}; they are read as its unknown "
+                "character",
                 file=sys.stderr,
             )
         print(
-            f"checkpoint {args.checkpoint}: step {info['step']}, validation loss {info['validation_loss']:.4f} "
-            f"nats/char ({info['validation_loss'] / LN2:.4f} bits/char)"
+            f"checkpoint {args.checkpoint}: step {info['step']}, validation loss "
+            f"{info['validation_loss']:.4f} nats/char ({info['validation_loss'] / LN2:.4f} "
+            "bits/char)"
         )
         return show_model(model, vocabulary, args, out, args.generate)
     if args.quick:
         print(
-            f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, {args.steps} steps on "
-            f"at most 3 million characters of the reviews; drop --quick for the real run."
+            f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, "
+            f"{args.steps} steps on at most 3 million characters of the reviews; drop --quick for "
+            "the real run."
         )
     started = time.perf_counter()
     try:
@@ -490,13 +496,13 @@ def main(argv=None):
     ):  # never finite: nothing saved (and an older run's best.npz is not this run's)
         last = log["validation"][-1]["loss"] if log["validation"] else "not measured"
         sys.exit(
-            f"train.py: the validation loss was never finite (last: {last}), so no checkpoint was saved; "
-            f"try a smaller --lr, or --clip 1"
+            f"train.py: the validation loss was never finite (last: {last}), so no checkpoint was "
+            "saved; try a smaller --lr, or --clip 1"
         )
     print(
-        f"\nbest validation loss {best:.4f} nats/char = {best / LN2:.4f} bits/char at step {log['best_step']}; "
-        f"{log['total_steps']} steps in {log['total_seconds']:.0f} s ({log['seconds_per_step']:.3f} s/step); "
-        f"checkpoint {out / 'best.npz'}"
+        f"\nbest validation loss {best:.4f} nats/char = {best / LN2:.4f} bits/char at step "
+        f"{log['best_step']}; {log['total_steps']} steps in {log['total_seconds']:.0f} s "
+        f"({log['seconds_per_step']:.3f} s/step); checkpoint {out / 'best.npz'}"
     )
     model, vocabulary, _ = load_checkpoint(out / "best.npz")
     samples, svg = show_model(model, vocabulary, args, out, "This movie")

@@ -154,8 +154,8 @@ def _load_path(path: Path, progress: bool) -> dict:
         )
     if not (path.is_dir() or path.is_file()):  # a FIFO or a device would block or never end
         raise ValueError(
-            f"IMDB data: expected a tarball or a folder at {path}, but it is neither a regular file nor "
-            f"a folder (a pipe, a device or a socket)"
+            f"IMDB data: expected a tarball or a folder at {path}, but it is neither a regular "
+            "file nor a folder (a pipe, a device or a socket)"
         )
     if path.is_dir():
         root = _dataset_root(path)
@@ -185,7 +185,8 @@ def _assemble(found: dict, source: Path) -> dict:
             reviews = found.get((split, folder), [])
             if not reviews:
                 raise ValueError(
-                    f"IMDB data: expected reviews under aclImdb/{split}/{folder}/ in {source}, found none"
+                    f"IMDB data: expected reviews under aclImdb/{split}/{folder}/ in {source}, "
+                    "found none"
                 )
             reviews.sort(key=lambda item: _sort_key(item[0]))
             pairs.extend((text, label) for _, text in reviews)

@@ -1,10 +1,10 @@
 """Train the textbook's IMDB sentiment classifier with minigrad and report test accuracy.
 
-    python examples/sentiment/train.py --pool dot                 # one variant, full data
-    python examples/sentiment/train.py --pool all                 # the four variants + results table
-    python examples/sentiment/train.py --quick                    # a one-minute demo on a subset
-    python examples/sentiment/train.py --data aclImdb_v1.tar.gz   # where the data is
-    python examples/sentiment/train.py --pool dot --seeds 0 1 2   # one run per seed, mean +- std
+    python examples/sentiment/train.py --pool dot                # one variant, full data
+    python examples/sentiment/train.py --pool all                # the four variants + results
+    python examples/sentiment/train.py --quick                   # a one-minute demo on a subset
+    python examples/sentiment/train.py --data aclImdb_v1.tar.gz  # where the data is
+    python examples/sentiment/train.py --pool dot --seeds 0 1 2  # one run per seed, mean +- std
 
 Settings are the textbook's (docs/imdb-reference.md): Adam lr 1e-3, batch 128, 2 epochs, the first
 256 tokens, gradient clipping at global norm 1.0, dev accuracy every 50 steps, the best-dev
@@ -108,7 +108,8 @@ def parse_args(argv=None):
 
 
 def prepare_data(reviews, args, progress=True):
-    """Split, tokenize and encode: (vocab, train, dev, test, raw test pairs); vocabulary from train only."""
+    """Split, tokenize and encode: (vocab, train, dev, test, raw test pairs); vocabulary from train
+    only."""
     train_pairs = reviews["train"]
     dev_pairs, test_pairs = preprocess.split_dev_test(reviews["test"], seed=0)
     if args.quick:
@@ -255,10 +256,10 @@ def run(pool, prepared, args, out_dir, progress=True):
     mg.save(model.state_dict(), out_dir / "best.npz")
     vocab.to_json(out_dir / "vocab.json")
     print(
-        f"\n{pool}: test accuracy {log['test_accuracy']:.4f} (best dev {log['best_dev_accuracy']:.4f} "
-        f"at step {log['best_step']}), textbook {TEXTBOOK_ACCURACY[pool]:.4f}; "
-        f"{log['seconds_per_step']:.3f} s/step, {log['total_seconds']:.0f} s in all; "
-        f"checkpoint {out_dir / 'best.npz'}"
+        f"\n{pool}: test accuracy {log['test_accuracy']:.4f} (best dev "
+        f"{log['best_dev_accuracy']:.4f} at step {log['best_step']}), textbook "
+        f"{TEXTBOOK_ACCURACY[pool]:.4f}; {log['seconds_per_step']:.3f} s/step, "
+        f"{log['total_seconds']:.0f} s in all; checkpoint {out_dir / 'best.npz'}"
     )
     log["example_weights"] = report_attention(model, vocab, test_pairs, out_dir, pool)
     log["seed"] = args.seed
@@ -273,7 +274,8 @@ def results_table(results, quick):
     for pool, log in results.items():
         lines.append(
             f"| {pool} | {log['test_accuracy']:.4f} | {TEXTBOOK_ACCURACY[pool]:.4f} | "
-            f"{log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} | {log['total_seconds']:.0f} |"
+            f"{log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} | "
+            f"{log['total_seconds']:.0f} |"
         )
     return _with_quick_note(lines, quick)
 

@@ -9,8 +9,8 @@ step of the MHSA model spent a third of its CPU time in the kernel
 kept here after use and handed out again.
 
 When is an array free? A numpy view keeps its base array alive, so a kept array whose only
-references are this pool's own is referred to by no tensor, no view, no graph node: it can
-be written again. The pool keeps at most MAX_BYTES of arrays (least recently used ones of each size go
+references are this pool's own is referred to by no tensor, no view, no graph node: it can be
+written again. The pool keeps at most MAX_BYTES of arrays (least recently used ones of each size go
 first). `empty` is thread-safe.
 """
 
@@ -70,7 +70,8 @@ _pool = _Pool()
 
 
 def empty(shape, dtype):
-    """np.empty(shape, dtype), C-contiguous, possibly an array used before (see the module docstring)."""
+    """np.empty(shape, dtype), C-contiguous, possibly an array used before (see the module
+    docstring)."""
     shape, dtype = tuple(shape), np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < MIN_BYTES:

@@ -51,7 +51,8 @@ def check_embedding_indices(indices, grad_out, num_embeddings, padding_idx):
     if padding_idx is not None:
         if not -num_embeddings <= padding_idx < num_embeddings:
             raise ValueError(
-                f"padding_idx must be within [-{num_embeddings}, {num_embeddings}), got {padding_idx}"
+                f"padding_idx must be within [-{num_embeddings}, {num_embeddings}), got "
+                f"{padding_idx}"
             )
         padding_idx = int(padding_idx) % num_embeddings
     return flat, padding_idx

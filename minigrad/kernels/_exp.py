@@ -1,4 +1,5 @@
-"""`fast_exp(x)`: the one exp of minigrad's Numba kernels (softmax family, attention, LSTM cell, GELU).
+"""`fast_exp(x)`: the one exp of minigrad's Numba kernels (softmax family, attention, LSTM cell,
+GELU).
 
 Why it exists: the pip build of llvmlite has no SVML, so `math.exp` in a Numba loop is a
 scalar libm call and the loop does not vectorise (a masked softmax over (1024, 256, 256)

@@ -70,7 +70,8 @@ def _adam_parallel(
     sqrt_bias_correction2,
     bounds,
 ):
-    """_adam_range over the chunks bounds[c]:bounds[c + 1] (_runtime.chunk_bounds) on the thread pool."""
+    """_adam_range over the chunks bounds[c]:bounds[c + 1] (_runtime.chunk_bounds) on the thread
+    pool."""
     for c in prange(bounds.shape[0] - 1):
         _adam_range(
             param,

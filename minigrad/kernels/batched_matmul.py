@@ -287,7 +287,8 @@ def linear_backward(x, weight, grad, needs=(True, True, True)):
     grad = np.asarray(grad, dtype=x.dtype)
     if grad.shape != (x.shape[0], weight.shape[0]):
         raise ValueError(
-            f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; got {grad.shape}"
+            f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; got "
+            f"{grad.shape}"
         )
     results = [None, None, None]
 

@@ -28,7 +28,8 @@ def _scatter_add(indices, grad_rows, skip_row, out):
 
 
 def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
-    """Dense (num_embeddings, D) gradient by scatter-add (contract: reference.embedding_backward)."""
+    """Dense (num_embeddings, D) gradient by scatter-add
+    (contract: reference.embedding_backward)."""
     grad_out = np.asarray(grad_out)
     if grad_out.dtype not in (np.float32, np.float64):
         raise TypeError(

@@ -128,7 +128,8 @@ def max_pool_forward(planes, places):
 
 
 def max_pool_backward(grad, chosen, plane_size):
-    """The (B, plane_size) gradient of max_pool_forward's planes (contract: reference.max_pool_backward)."""
+    """The (B, plane_size) gradient of max_pool_forward's planes
+    (contract: reference.max_pool_backward)."""
     chosen = _checked(chosen, plane_size, plane_size, "chosen")
     _check_shape(grad, chosen.shape, "grad")
     out = np.zeros((grad.shape[0], plane_size), grad.dtype)
@@ -159,7 +160,8 @@ def avg_pool_forward(planes, places, weights):
 
 
 def avg_pool_backward(grad, places, weights, plane_size):
-    """The (B, plane_size) gradient of avg_pool_forward's planes (contract: reference.avg_pool_backward)."""
+    """The (B, plane_size) gradient of avg_pool_forward's planes
+    (contract: reference.avg_pool_backward)."""
     places = _checked(places, plane_size, plane_size + 1, "places")
     _check_shape(weights, places.shape, "weights")
     _check_shape(grad, (grad.shape[0], places.shape[0]), "grad")

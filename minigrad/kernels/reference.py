@@ -118,7 +118,8 @@ def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None)
 
 
 def attention_key_stops(batch, queries, keys, key_lengths=None, causal_offset=None):
-    """int64 of shape batch + (queries,): query i of matrix n may attend only to keys j < stops[n, i].
+    """int64 of shape batch + (queries,): query i of matrix n may attend only to keys
+    j < stops[n, i].
 
     key_lengths: integers in [0, keys] broadcastable to `batch` (a shape), or None: matrix n
     has key_lengths[n] keys. causal_offset: an int or None: query i sees keys j <= i +

@@ -39,7 +39,8 @@ class Dataset:
 
 
 class TensorDataset(Dataset):
-    """Samples are the index-th rows of the tensors given, as a tuple (torch.utils.data.TensorDataset)."""
+    """Samples are the index-th rows of the tensors given, as a tuple
+    (torch.utils.data.TensorDataset)."""
 
     def __init__(self, *tensors):
         if not tensors:
@@ -51,12 +52,14 @@ class TensorDataset(Dataset):
                 )
             if t.ndim == 0:
                 raise ValueError(
-                    f"TensorDataset: argument {position} is 0-d; every tensor needs a first axis of samples"
+                    f"TensorDataset: argument {position} is 0-d; every tensor needs a first axis "
+                    "of samples"
                 )
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) > 1:
             raise ValueError(
-                f"TensorDataset: every tensor must have the same size along the first axis; got {sizes}"
+                "TensorDataset: every tensor must have the same size along the first axis; got "
+                f"{sizes}"
             )
         self.tensors = tensors
 
@@ -127,7 +130,8 @@ def random_split(dataset, lengths, generator=None):
             )
     if sum(lengths) != size:
         raise ValueError(
-            f"random_split: the lengths add up to {sum(lengths)}, but the dataset has {size} samples"
+            f"random_split: the lengths add up to {sum(lengths)}, but the dataset has {size} "
+            "samples"
         )
     order = randperm(size, generator=generator).numpy().tolist()
     bounds = np.cumsum([0] + lengths).tolist()
@@ -272,8 +276,9 @@ def _check_bool(where, name, value, error):
 def default_collate(batch):
     """A list of samples -> one batch (torch's default_collate): tensors and numeric arrays are
     stacked along a new first axis, Python floats / ints / bools become a float64 / int64 / bool
-    tensor (numpy scalars keep their dtype), strings stay a list, and tuples, lists and dicts are collated field by field (a
-    tuple's fields come back as a list, a namedtuple's as that namedtuple)."""
+    tensor (numpy scalars keep their dtype), strings stay a list, and tuples, lists and dicts are
+    collated field by field (a tuple's fields come back as a list, a namedtuple's as that
+    namedtuple)."""
     if not batch:
         raise ValueError("default_collate: the batch is empty")
     first = batch[0]
@@ -298,16 +303,16 @@ def default_collate(batch):
     if isinstance(first, collections.abc.Sequence):
         if any(len(sample) != len(first) for sample in batch):
             raise RuntimeError(
-                "default_collate: each sample of the batch must have the same number of fields; got "
-                f"{sorted({len(sample) for sample in batch})}"
+                "default_collate: each sample of the batch must have the same number of fields; "
+                f"got {sorted({len(sample) for sample in batch})}"
             )
         fields = [default_collate(list(samples)) for samples in zip(*batch)]
         if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple
             return type(first)(*fields)
         return fields  # a list, for tuples too (as torch's)
     raise TypeError(
-        f"default_collate: samples must be tensors, numeric arrays, numbers, strings, dicts, tuples or "
-        f"lists; got {type(first).__name__}"
+        "default_collate: samples must be tensors, numeric arrays, numbers, strings, dicts, tuples "
+        f"or lists; got {type(first).__name__}"
     )
 
 
@@ -328,15 +333,17 @@ def default_convert(sample):
 class DataLoader:
     """Batches of a dataset, one epoch per `for` loop (torch.utils.data.DataLoader).
 
-    batch_size: samples per batch (None: the samples one by one, through default_convert). shuffle: a new
-    random order each epoch (a RandomSampler, from `generator` if given, else minigrad's seeded generator).
-    sampler: a Sampler or any iterable of indices instead (shuffle must then be False); batch_sampler: a
-    BatchSampler or any iterable of lists of indices instead of batch_size / shuffle / sampler / drop_last.
-    drop_last: leave out a last batch smaller than batch_size. collate_fn: how a list of samples
-    becomes a batch (default_collate). num_workers, pin_memory, timeout, worker_init_fn,
-    prefetch_factor, persistent_workers: accepted, no effect (one process, CPU memory).
-    As in torch, `sampler` is then always set (SequentialSampler or RandomSampler unless given), and
-    `batch_sampler` too unless batch_size is None (a BatchSampler of `sampler` unless given).
+    batch_size: samples per batch (None: the samples one by one, through default_convert). shuffle:
+    a new random order each epoch (a RandomSampler, from `generator` if given, else minigrad's
+    seeded generator). sampler: a Sampler or any iterable of indices instead (shuffle must then be
+    False); batch_sampler: a BatchSampler or any iterable of lists of indices instead of
+    batch_size / shuffle / sampler / drop_last. drop_last: leave out a last batch smaller than
+    batch_size.
+    collate_fn: how a list of samples becomes a batch (default_collate). num_workers, pin_memory,
+    timeout, worker_init_fn, prefetch_factor, persistent_workers: accepted, no effect (one process,
+    CPU memory). As in torch, `sampler` is then always set (SequentialSampler or RandomSampler
+    unless given), and `batch_sampler` too unless batch_size is None (a BatchSampler of `sampler`
+    unless given).
     """
 
     def __init__(
@@ -358,24 +365,25 @@ class DataLoader:
     ):
         if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
             raise TypeError(
-                f"DataLoader: dataset must have __getitem__ and __len__; got {type(dataset).__name__}"
+                "DataLoader: dataset must have __getitem__ and __len__; got "
+                f"{type(dataset).__name__}"
             )
         if sampler is not None and shuffle:
             raise ValueError(
-                "DataLoader: sampler is mutually exclusive with shuffle=True (the sampler gives the "
-                "order)"
+                "DataLoader: sampler is mutually exclusive with shuffle=True (the sampler gives "
+                "the order)"
             )
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
                 raise ValueError(
-                    "DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler "
-                    "and drop_last (it gives the batches)"
+                    "DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, "
+                    "sampler and drop_last (it gives the batches)"
                 )
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
             raise ValueError(
-                "DataLoader: batch_size=None gives the samples one by one, so it is mutually exclusive "
-                "with drop_last"
+                "DataLoader: batch_size=None gives the samples one by one, so it is mutually "
+                "exclusive with drop_last"
             )
         if (
             isinstance(num_workers, bool)
