@@ -171,12 +171,19 @@ def copy_state_to_torch(ours, theirs, dtype=None):
 
 def assert_same_parameter_grads(ours, theirs, tolerance=None):
     """The minigrad module ours and the torch module theirs have parameters of the same names, and
-    each of ours has the gradient of torch's of the same name, within tolerance (as in
-    assert_close)."""
+    each of ours has the gradient (and its dtype) of torch's of the same name, within tolerance (as
+    in assert_close). A gradient torch leaves None is None or all zeros in ours; ours may be None
+    only where torch's is all zeros."""
     torch_params = dict(theirs.named_parameters())
     assert sorted(name for name, _ in ours.named_parameters()) == sorted(torch_params)
     for name, parameter in ours.named_parameters():
-        assert_close(parameter.grad, torch_params[name].grad, tolerance, name)
+        expected = torch_params[name].grad
+        expected = np.zeros(parameter.shape) if expected is None else to_numpy(expected)
+        if parameter.grad is None:
+            assert not np.any(expected), f"{name}: no gradient, torch's is not all zeros"
+            continue
+        same_dtype = torch_params[name].grad is not None
+        assert_close(parameter.grad, expected, tolerance, name, same_dtype=same_dtype)
 
 
 def assert_layer_matches_torch(ours, theirs, x, tolerance, seed=4):

@@ -21,6 +21,13 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
+from parity import (
+    assert_close,
+    assert_runs_match,
+    assert_same_parameter_grads,
+    copy_state_to_torch,
+    run_both,
+)
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -144,45 +151,6 @@ def randomize(module, seed, dtype=None):
         parameter.data[...] = rng.standard_normal(parameter.shape) * scale
 
 
-def twin_of(ours, theirs, dtype):
-    """Load our state dict into the torch twin by name (strict: the names must be the same)."""
-    theirs.load_state_dict(
-        {
-            name: torch.from_numpy(np.array(value.numpy(), dtype=dtype))
-            for name, value in ours.state_dict().items()
-        },
-        strict=True,
-    )
-    return theirs.to(TORCH_DTYPE[dtype])
-
-
-def forward_backward_both(ours, twin, x, grad_out, our_args=(), their_args=()):
-    """(our output, our input leaf, torch output, torch input leaf), each after backward(grad_out)."""
-    leaf = mg.tensor(x, requires_grad=True)
-    out = ours(leaf, *our_args)
-    out.backward(mg.tensor(grad_out))
-    torch_leaf = torch.tensor(x, requires_grad=True)
-    torch_out = twin(torch_leaf, *their_args)
-    torch_out.backward(torch.tensor(grad_out))
-    return out, leaf, torch_out, torch_leaf
-
-
-def assert_close(actual, expected, dtype, what=""):
-    tol = TOL[dtype]
-    np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol, err_msg=what)
-
-
-def assert_same_grads(ours, theirs, dtype):
-    torch_grads = {name: p.grad for name, p in theirs.named_parameters()}
-    assert sorted(torch_grads) == sorted(name for name, _ in ours.named_parameters())
-    for name, p in ours.named_parameters():
-        expected = torch_grads[name]
-        expected = np.zeros(p.shape) if expected is None else expected.numpy()
-        got = np.zeros(p.shape) if p.grad is None else p.grad.numpy()
-        assert got.dtype == dtype or p.grad is None, (name, got.dtype)
-        assert_close(got, expected, dtype, name)
-
-
 # ---------------------------------------------------------------------------------------
 # TransformerBlock and SelfAttention against the twin
 
@@ -214,17 +182,18 @@ def test_block_matches_hand_written_torch(size, norm_first, causal, fused, dtype
     randomize(block, seed=sum(size))
     if dtype == np.float64:
         block.double()
-    twin = twin_of(block, TorchBlock(model_dim, heads, ff_dim, causal, norm_first), dtype)
+    twin = copy_state_to_torch(
+        block, TorchBlock(model_dim, heads, ff_dim, causal, norm_first), dtype
+    )
     rng = np.random.default_rng(1)
     x = rng.standard_normal((batch, steps, model_dim)).astype(dtype)
     grad_out = rng.standard_normal((batch, steps, model_dim)).astype(dtype)
 
-    out, leaf, torch_out, torch_leaf = forward_backward_both(block, twin, x, grad_out)
+    ours, theirs = run_both(None, [x], sides=(block, twin), upstream=grad_out)
 
-    assert out.dtype == dtype and out.shape == (batch, steps, model_dim)
-    assert_close(out.numpy(), torch_out.detach().numpy(), dtype, "output")
-    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype, "input grad")
-    assert_same_grads(block, twin, dtype)
+    assert ours.out.dtype == dtype and ours.out.shape == (batch, steps, model_dim)
+    assert_runs_match(ours, theirs, TOL[dtype], names=["the input"])
+    assert_same_parameter_grads(block, twin, TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -237,19 +206,21 @@ def test_block_with_padding_matches_torch(causal, padding, dtype):
     randomize(block, seed=3)
     if dtype == np.float64:
         block.double()
-    twin = twin_of(block, TorchBlock(9, 3, 5, causal, False), dtype)
+    twin = copy_state_to_torch(block, TorchBlock(9, 3, 5, causal, False), dtype)
     lengths = np.array([4, 1, 0])
     pad = np.arange(4)[None, :] >= lengths[:, None]
     kwargs = {"lengths": lengths} if padding == "lengths" else {"key_padding_mask": pad}
     rng = np.random.default_rng(4)
     x = rng.standard_normal((3, 4, 9)).astype(dtype)
     grad_out = rng.standard_normal((3, 4, 9)).astype(dtype)
-    out, leaf, torch_out, torch_leaf = forward_backward_both(
-        lambda t: block(t, **kwargs), twin, x, grad_out, their_args=(torch.tensor(~pad),)
+    ours, theirs = run_both(
+        None,
+        [x],
+        sides=(lambda t: block(t, **kwargs), lambda t: twin(t, torch.tensor(~pad))),
+        upstream=grad_out,
     )
-    assert_close(out.numpy(), torch_out.detach().numpy(), dtype, "output")
-    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype, "input grad")
-    assert_same_grads(block, twin, dtype)
+    assert_runs_match(ours, theirs, TOL[dtype], names=["the input"])
+    assert_same_parameter_grads(block, twin, TOL[dtype])
 
 
 @pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
@@ -268,18 +239,19 @@ def test_fused_and_step_by_step_self_attention_match_torch_and_each_other(size, 
             randomize(attention, seed=7)
             if dtype == np.float64:
                 attention.double()
-            twin = twin_of(attention, TorchSelfAttention(model_dim, heads, causal, bias), dtype)
+            twin = copy_state_to_torch(
+                attention, TorchSelfAttention(model_dim, heads, causal, bias), dtype
+            )
             rng = np.random.default_rng(8)
             x = rng.standard_normal((batch, steps, model_dim)).astype(dtype)
             grad_out = rng.standard_normal(x.shape).astype(dtype)
-            out, leaf, torch_out, torch_leaf = forward_backward_both(attention, twin, x, grad_out)
-            assert_close(out.numpy(), torch_out.detach().numpy(), dtype, "output")
-            assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype, "input grad")
-            assert_same_grads(attention, twin, dtype)
+            ours, theirs = run_both(None, [x], sides=(attention, twin), upstream=grad_out)
+            assert_runs_match(ours, theirs, TOL[dtype], names=["the input"])
+            assert_same_parameter_grads(attention, twin, TOL[dtype])
             assert attention.last_weights.shape == (batch, heads, steps, steps)
             results[dtype, fused] = [
-                out.numpy(),
-                leaf.grad.numpy(),
+                ours.value,
+                ours.grads[0],
                 attention.last_weights.copy(),
             ] + [p.grad.numpy() for p in attention.parameters()]
     for dtype in (np.float32, np.float64):  # the two paths: the same numbers (to rounding)
@@ -296,15 +268,15 @@ def test_feed_forward_matches_torch_with_gradients(shape, dtype):
     randomize(ff, seed=9)
     if dtype == np.float64:
         ff.double()
-    twin = twin_of(ff, TorchFeedForward(model_dim, ff_dim), dtype)
+    twin = copy_state_to_torch(ff, TorchFeedForward(model_dim, ff_dim), dtype)
     x = np.random.default_rng(10).standard_normal((*lead, model_dim)).astype(dtype)
     leaf, torch_leaf = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ff(leaf).sum().backward()
     out = twin(torch_leaf)
     out.sum().backward()
-    assert_close(ff(mg.tensor(x)).numpy(), out.detach().numpy(), dtype)
-    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype)
-    assert_same_grads(ff, twin, dtype)
+    assert_close(ff(mg.tensor(x)).numpy(), out.detach().numpy(), TOL[dtype])
+    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), TOL[dtype])
+    assert_same_parameter_grads(ff, twin, TOL[dtype])
 
 
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
@@ -320,20 +292,20 @@ def test_char_transformer_matches_torch_twin(positions, dtype):
     randomize(model, seed=12)
     if dtype == np.float64:
         model.double()
-    twin = twin_of(model, TorchCharTransformer(13, **settings), dtype)
+    twin = copy_state_to_torch(model, TorchCharTransformer(13, **settings), dtype)
     rng = np.random.default_rng(13)
     ids, targets = rng.integers(0, 13, (2, 9)), rng.integers(0, 13, (2, 9))
     logits = model(ids)
     torch_logits = twin(torch.tensor(ids))
-    assert_close(logits.numpy(), torch_logits.detach().numpy(), dtype, "logits")
+    assert_close(logits.numpy(), torch_logits.detach().numpy(), TOL[dtype], "logits")
     loss = model.loss(ids, targets)
     torch_loss = torch.nn.functional.cross_entropy(
         torch_logits.reshape(-1, 13), torch.tensor(targets).reshape(-1)
     )
-    assert_close(loss.numpy(), torch_loss.detach().numpy(), dtype, "loss")
+    assert_close(loss.numpy(), torch_loss.detach().numpy(), TOL[dtype], "loss")
     loss.backward()
     torch_loss.backward()
-    assert_same_grads(model, twin, dtype)
+    assert_same_parameter_grads(model, twin, TOL[dtype])
 
 
 # ---------------------------------------------------------------------------------------
@@ -626,7 +598,7 @@ def test_block_empty_inputs_match_torch(shape, norm_first, fused):
     mg.manual_seed(27)
     block = nn.TransformerBlock(6, 2, 5, causal=True, norm_first=norm_first)
     block.attention.fused = fused
-    twin = twin_of(block, TorchBlock(6, 2, 5, True, norm_first), np.float32)
+    twin = copy_state_to_torch(block, TorchBlock(6, 2, 5, True, norm_first), np.float32)
     leaf = mg.tensor(np.ones(shape, np.float32), requires_grad=True)
     out = block(leaf)
     out.sum().backward()
@@ -634,7 +606,7 @@ def test_block_empty_inputs_match_torch(shape, norm_first, fused):
     torch_out = twin(torch_leaf)
     torch_out.sum().backward()
     assert out.shape == tuple(torch_out.shape) and leaf.grad.shape == shape
-    assert_same_grads(block, twin, np.float32)
+    assert_same_parameter_grads(block, twin, TOL[np.float32])
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -642,7 +614,7 @@ def test_block_empty_inputs_match_torch(shape, norm_first, fused):
 def test_nan_input_propagates_as_in_torch(norm_first, causal):
     block = nn.TransformerBlock(6, 2, 5, causal=causal, norm_first=norm_first)
     randomize(block, 28)
-    twin = twin_of(block, TorchBlock(6, 2, 5, causal, norm_first), np.float32)
+    twin = copy_state_to_torch(block, TorchBlock(6, 2, 5, causal, norm_first), np.float32)
     x = np.random.default_rng(29).standard_normal((2, 4, 6)).astype(np.float32)
     x[0, 1, 2] = np.nan
     out = block(mg.tensor(x)).numpy()
@@ -658,7 +630,7 @@ def test_long_causal_sequence_without_context_limit_matches_torch():
     block = nn.TransformerBlock(4, 2, 3, causal=True)
     randomize(block, 30)
     block.double()
-    twin = twin_of(block, TorchBlock(4, 2, 3, True, True), np.float64)
+    twin = copy_state_to_torch(block, TorchBlock(4, 2, 3, True, True), np.float64)
     x = np.random.default_rng(31).standard_normal((1, 700, 4))
     np.testing.assert_allclose(
         block(mg.tensor(x)).numpy(), twin(torch.tensor(x)).detach().numpy(), rtol=1e-10, atol=1e-10
@@ -798,7 +770,7 @@ def test_block_with_tanh_gelu_matches_torch(dtype):
     randomize(block, 36)
     if dtype == np.float64:
         block.double()
-    twin = twin_of(block, TorchBlock(7, 7, 4, True, True), dtype)
+    twin = copy_state_to_torch(block, TorchBlock(7, 7, 4, True, True), dtype)
     twin.feed_forward.forward = lambda x: twin.feed_forward.project(
         torch.nn.functional.gelu(twin.feed_forward.expand(x), approximate="tanh")
     )
@@ -807,9 +779,9 @@ def test_block_with_tanh_gelu_matches_torch(dtype):
     out, torch_out = block(leaf), twin(torch_leaf)
     out.sum().backward()
     torch_out.sum().backward()
-    assert_close(out.numpy(), torch_out.detach().numpy(), dtype)
-    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), dtype)
-    assert_same_grads(block, twin, dtype)
+    assert_close(out.numpy(), torch_out.detach().numpy(), TOL[dtype])
+    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), TOL[dtype])
+    assert_same_parameter_grads(block, twin, TOL[dtype])
     with pytest.raises(CLEAR_ERRORS, match="approximate"):
         nn.TransformerBlock(7, 7, 4, approximate="fast")
 
