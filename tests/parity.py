@@ -76,6 +76,9 @@ def assert_close(
     if same_dtype:
         assert ours.dtype == theirs.dtype, f"{what}: dtype {ours.dtype} != {theirs.dtype}"
     assert ours.shape == theirs.shape, f"{what}: shape {ours.shape} != {theirs.shape}"
+    if ours.dtype.kind == "b" or theirs.dtype.kind == "b":  # no tolerance: True or False
+        np.testing.assert_array_equal(ours, theirs, err_msg=what)
+        return
     rtol, atol = tolerances(tolerance, theirs.dtype)
     if scaled:
         finite = np.abs(theirs[np.isfinite(theirs)]) if theirs.dtype.kind in "fc" else theirs

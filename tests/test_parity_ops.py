@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
+from parity import assert_close, to_numpy
 from parity_cases import CASES, Draw
 
 torch = pytest.importorskip("torch")
@@ -64,10 +65,6 @@ def is_tensor(value):
     return isinstance(value, (mg.Tensor, torch.Tensor))
 
 
-def as_numpy(value):
-    return value.detach().numpy() if isinstance(value, torch.Tensor) else value.numpy()
-
-
 def dtype_name(tensor):
     return str(tensor.dtype).replace("torch.", "")
 
@@ -100,7 +97,7 @@ class Outcome:
                 self.error_in_backward = error
                 return
             self.grads = [
-                np.zeros(a.shape) if x.grad is None else as_numpy(x.grad)
+                np.zeros(a.shape) if x.grad is None else to_numpy(x.grad)
                 for a, x in zip(arrays, leaves)
                 if a.dtype.kind == "f"
             ]
@@ -129,20 +126,6 @@ def assert_same_error_kind(ours, theirs, where):
     assert isinstance(ours, kinds) and type(ours).__module__ in ("builtins", "minigrad.errors"), (
         f"{where}: torch raises {type(theirs).__name__}: {theirs}; minigrad raises {type(ours).__module__}."
         f"{type(ours).__name__}: {ours}"
-    )
-
-
-def assert_close(ours, theirs, dtype, where):
-    theirs = np.asarray(theirs, dtype=np.float64)
-    scale = max(1.0, float(np.abs(theirs[np.isfinite(theirs)]).max(initial=0.0)))
-    tolerance = TOLERANCE.get(dtype, 0)
-    np.testing.assert_allclose(
-        np.asarray(ours, dtype=np.float64),
-        theirs,
-        rtol=tolerance,
-        atol=tolerance * scale,
-        equal_nan=True,
-        err_msg=where,
     )
 
 
@@ -176,7 +159,8 @@ def compare(ours, theirs, dtype, where):
         assert mine.requires_grad == reference.requires_grad, (
             f"{what}: requires_grad {mine.requires_grad}"
         )
-        assert_close(as_numpy(mine), as_numpy(reference), dtype_name(reference), what)
+        tolerance = TOLERANCE.get(dtype_name(reference), 0)
+        assert_close(mine, reference, tolerance, what, equal_nan=True, scaled=True)
     if theirs.error_in_backward is not None:
         assert_same_error_kind(
             ours.error_in_backward, theirs.error_in_backward, f"{where}, backward"
@@ -189,7 +173,8 @@ def compare(ours, theirs, dtype, where):
         assert mine.shape == reference.shape, (
             f"{where}: gradient {k} has shape {mine.shape}, torch's {reference.shape}"
         )
-        assert_close(mine, reference, dtype, f"{where}, gradient of input {k}")
+        what = f"{where}, gradient of input {k}"
+        assert_close(mine, reference, TOLERANCE.get(dtype, 0), what, equal_nan=True, scaled=True)
 
 
 def run_example(case, draw):
