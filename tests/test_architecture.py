@@ -65,7 +65,7 @@ FLOORS = [  # files -> what of minigrad/nn they may import
         ["minigrad.delivery", "minigrad.errors", "minigrad.grad_mode", "minigrad.tensor"],
     ),
     (
-        "minigrad/ops/*.py",
+        "minigrad/ops/**/*.py",
         [
             "minigrad.ops",
             "minigrad.tensor",
@@ -202,3 +202,57 @@ def test_star_import_does_not_shadow_builtins_or_export_numpy():
 
     missing = [name for name in mg.__all__ if not hasattr(mg, name)]
     assert not missing
+
+
+def _ops_index():
+    """{file or package of minigrad/ops: the names its line of the ops/__init__.py index lists}."""
+    import minigrad.ops
+
+    index, entry = {}, None
+    for line in minigrad.ops.__doc__.split("\n"):
+        words = line.split()
+        if line.startswith("    ") and words and words[0].endswith((".py", "/")):
+            entry = words[0]
+            index[entry] = words[1:]
+        elif line.startswith("        ") and entry:  # a continued line
+            index[entry] += words
+        else:
+            entry = None
+    return index
+
+
+def test_the_ops_index_lists_every_family_file_and_only_names_that_exist():
+    import importlib
+
+    from minigrad.tensor import Tensor
+
+    index = _ops_index()
+    folder = ROOT / "minigrad" / "ops"
+    files = {p.name for p in folder.glob("*.py")} - {"__init__.py", "args.py", "registry.py"}
+    files |= {p.name + "/" for p in folder.iterdir() if (p / "__init__.py").exists()}
+    assert set(index) == files, "ops/__init__.py's index and the files of minigrad/ops differ"
+    wrong = []
+    for entry, names in index.items():
+        module = importlib.import_module("minigrad.ops." + entry.removesuffix(".py").rstrip("/"))
+        for name in names:
+            if name == "...":
+                continue
+            if not (hasattr(module, name) or (name.endswith("_") and hasattr(Tensor, name))):
+                wrong.append(f"{entry} {name}")
+    assert not wrong, "listed but not defined there: " + ", ".join(wrong)
+
+
+def test_every_declared_op_is_an_ops_name_a_method_and_an_mg_name_as_declared():
+    """One declaration (registry.op) gives the op its names: none is written by hand elsewhere."""
+    import minigrad as mg
+    from minigrad.ops import registry
+    from minigrad.tensor import Tensor
+
+    index = _ops_index()
+    for name, entry in registry.OPS.items():
+        assert getattr(mg.ops, name) is entry.function, name
+        assert (getattr(Tensor, name, None) is entry.function) == entry.method, name
+        assert (getattr(mg, name, None) is entry.function) == entry.public, name
+        family_file = entry.family.split(".")[0] + ("/" if "." in entry.family else ".py")
+        assert family_file in index, f"{name}: its family {entry.family} is not in the index"
+    assert mg.ops.cross_entropy is mg.cross_entropy is mg.nn.functional.cross_entropy

@@ -44,6 +44,7 @@ KERNELS = (
     "gelu_backward",
     "attention_forward",
     "attention_backward",
+    "attention_key_stops",
     "max_pool_forward",
     "max_pool_backward",
     "avg_pool_forward",
@@ -65,7 +66,7 @@ if BACKEND == "numba":
     from .gelu import gelu_backward, gelu_forward
     from .layer_norm import layer_norm_backward, layer_norm_forward
     from .lstm_cell import lstm_cell_backward, lstm_cell_forward
-    from .attention import attention_backward, attention_forward
+    from .attention import attention_backward, attention_forward, attention_key_stops
     from .pooling import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
     from .batched_matmul import (
         linear_backward,
@@ -103,7 +104,7 @@ else:
         softmax_forward,
     )
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
-    from .reference import attention_backward, attention_forward
+    from .reference import attention_backward, attention_forward, attention_key_stops
     from .reference import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

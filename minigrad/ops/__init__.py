@@ -5,8 +5,8 @@ with `@op` (registry.py): the declaration makes it an attribute here, a Tensor m
 declarations.
 
     arithmetic.py   add sub mul div pow floor_divide remainder fmod reciprocal atan2 hypot lerp ...
-    unary.py        exp tanh sigmoid (written out), then one `unary(...)` each: log sqrt abs sin
-                    cos tan asin ... atanh sinc exp2 square rsqrt; sign floor ceil round trunc frac
+    unary.py        exp tanh sigmoid neg relu log sqrt abs sin cos tan asin ... atanh sinc exp2
+                    square rsqrt sign floor ceil round trunc frac
     special.py      erf lgamma digamma erfinv logit xlogy logaddexp logaddexp2
     piecewise.py    where masked_fill clamp clip maximum minimum copysign heaviside nan_to_num
     comparison.py   eq ne lt le gt ge logical_and ... isnan isinf isfinite signbit isclose allclose
@@ -25,21 +25,24 @@ declarations.
     linalg.py       matmul mm bmm dot outer einsum
     products.py     mv inner tensordot kron cross trace addmm addmv addbmm baddbmm addcmul cdist
     softmax.py      softmax log_softmax masked_softmax
-    losses/         cross_entropy nll_loss mse_loss ... (a package: one file per kind of loss)
+    losses/         cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy kl_div ...
     activations.py  gelu silu elu celu selu softplus hardtanh leaky_relu glu threshold ...
     dropout.py      dropout dropout1d dropout2d alpha_dropout feature_alpha_dropout
     distance.py     cosine_similarity pairwise_distance pdist
     conv.py         conv1d conv2d
-    conv_transpose.py  conv_transpose1d conv_transpose2d fold (and F.unfold)
+    conv_transpose.py  conv_transpose1d conv_transpose2d fold unfold
     pooling.py      max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool2d ...
     resample.py     interpolate pixel_shuffle pixel_unshuffle channel_shuffle
     normalization.py  layer_norm rms_norm
-    attention.py    scaled_dot_product_attention (and attention, the layers' form)
-    embedding.py    embedding (the lookup), padding_index
+    attention.py    scaled_dot_product_attention attention
+    embedding.py    embedding padding_index
     pad.py          pad
     lstm.py         lstm_layer
-    inplace.py      add_ mul_ ... x[index] = value, uniform_ normal_ ... random_, randint_like
+    inplace.py      add_ mul_ ... setitem uniform_ normal_ ... random_ randint_like
 
+Each line names ops its file defines (losses/ is a package: one file per kind of loss). In
+unary.py, Exp, Tanh and Sigmoid are written out as worked examples of a Function; the rest
+are one `unary(...)` declaration each.
 Beside the families: args.py (the argument checks) and registry.py (the declarations).
 This package gives Tensor its methods and operators (`x.exp()`, `x + y`, `x.sum(1)`): a method
 is the function of the same name, so `x.exp()` and `mg.exp(x)` reach the same Function.

@@ -32,10 +32,10 @@ branch torch's kernels give it (the identity for elu, celu, selu, threshold and 
 import numpy as np
 
 from .. import kernels
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..random import generator
 from ..tensor import Function, Tensor
-from .args import normalize_dim
+from .args import float_tensor, normalize_dim
 from .arithmetic import mul, sub
 from .piecewise import masked_fill, where
 from .unary import sigmoid, tanh
@@ -47,11 +47,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _float_input(name, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor; got {type(x).__name__}")
-    if x.dtype.kind != "f":
-        raise DTypeError(f"{name}: expected a float32 or float64 tensor; got dtype {x.dtype}")
-    return x
+    return float_tensor(name, x, None)
 
 
 def _sigmoid(x):

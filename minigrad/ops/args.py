@@ -72,21 +72,24 @@ def check_broadcast(op, *operands):
         ) from None
 
 
-def check_float(op, x, name="input", error=DTypeError):
-    """x (a tensor or array) must hold floats: torch has no integer kernel for the op. `error` is
-    the class raised (interpolate raises an ArgumentError, as it always has)."""
+def check_float(op, x, name="input", error=DTypeError, several=False):
+    """x (a tensor or array) must hold floats: torch has no integer kernel for the op. several:
+    x is one of the op's tensors (x1, x2), named as such. `error` is the class raised
+    (interpolate raises an ArgumentError, as it always has)."""
     if x.dtype.kind != "f":
-        raise error(f"{op}: expected a float32 or float64 {name}; got dtype {x.dtype}")
+        given = f"{name} of dtype {x.dtype}" if several else f"dtype {x.dtype}"
+        wanted = "float32 or float64 tensors" if several else f"a float32 or float64 {name}"
+        raise error(f"{op}: expected {wanted}; got {given}")
     return x
 
 
-def float_tensor(op, x, name="input", error=DTypeError):
+def float_tensor(op, x, name="input", error=DTypeError, several=False):
     """x must be a float32 or float64 Tensor (a TypeError for anything that is not a Tensor).
     name None: the op has one tensor argument, named in neither message."""
     if not isinstance(x, Tensor):
         subject = f"{name} must be a Tensor" if name else "expected a Tensor"
         raise TypeError(f"{op}: {subject}; got {type(x).__name__}")
-    return check_float(op, x, name or "tensor", error)
+    return check_float(op, x, name or "tensor", error, several)
 
 
 def float_tensors(op, input, other):

@@ -20,7 +20,7 @@ from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import generator
 from ..tensor import Function, Tensor
-from .args import as_array, integer_array
+from .args import as_array, check_broadcasts_to, key_stops, shape_of
 from .join import repeat_interleave
 from .linalg import matmul
 from .dropout import dropout
@@ -37,7 +37,8 @@ class ScaledDotProductAttention(Function):
     j < key_lengths (integers broadcastable to the batch dims) and, with causal, j <= i +
     causal_offset for query i. A query with no such key gets weights 0 and output 0. keep:
     the weights dropout keeps (bool (..., L, S)) or None; the kept ones are scaled by
-    1 / (1 - dropout_p). weights_sink: a list that receives the weights array, or None.
+    1 / (1 - dropout_p). Outputs: out and the weights (..., L, S) (after masking, before
+    dropout), which take no gradient.
 
     backward: d v = dropped^T @ d out; d weights = d out @ v^T (times the dropout mask);
     d scores = scale * weights * (d weights - sum(d weights * weights)); d q = d scores @ k;
@@ -57,7 +58,6 @@ class ScaledDotProductAttention(Function):
         mask=None,
         key_lengths=None,
         keep=None,
-        weights_sink=None,
     ):
         keep_scale = 0.0 if dropout_p == 1 else 1.0 / (1.0 - (dropout_p or 0.0))
         settings = dict(
@@ -70,12 +70,10 @@ class ScaledDotProductAttention(Function):
         out, weights = kernels.attention_forward(q, k, v, scale, **settings)
         ctx.save_for_backward(q, k, v, weights)
         ctx.scale, ctx.settings = scale, settings
-        if weights_sink is not None:
-            weights_sink.append(weights)
-        return out
+        return out, weights
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, _weights_grad):
         q, k, v, weights = ctx.saved
         return kernels.attention_backward(q, k, v, weights, grad, ctx.scale, **ctx.settings)
 
@@ -143,28 +141,16 @@ def attention(
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1]; got {dropout_p}")
     if key_lengths is not None:
-        key_lengths = integer_array(key_lengths, op, "key_lengths")
-        try:
-            np.broadcast_shapes(key_lengths.shape, batch)
-        except ValueError:
-            raise ShapeError(
-                f"{op}: key_lengths of shape {key_lengths.shape} do not broadcast to the batch dims "
-                f"{batch}"
-            ) from None
-        if key_lengths.size and key_lengths.min() < 0:
-            raise ValueError(f"{op}: key_lengths must be >= 0; got {key_lengths.min()}")
+        key_lengths = key_stops(key_lengths, batch, op, f"the batch dims {batch}")
     mask = None
     if attn_mask is not None:
-        mask_shape = getattr(attn_mask, "shape", np.shape(attn_mask))
-        try:
-            fits = np.broadcast_shapes(mask_shape, batch + (length, keys))
-        except ValueError:
-            fits = None
-        if fits != batch + (length, keys):
-            raise ShapeError(
-                f"{op}: attn_mask of shape {tuple(mask_shape)} does not broadcast to "
-                f"{batch + (length, keys)} (batch dims, L = {length} queries, S = {keys} keys)"
-            )
+        check_broadcasts_to(
+            op,
+            "attn_mask",
+            shape_of(attn_mask),
+            batch + (length, keys),
+            f"{batch + (length, keys)} (batch dims, L = {length} queries, S = {keys} keys)",
+        )
         mask = as_array(attn_mask)
         if mask.dtype != np.bool_:
             if mask.dtype.kind != "f":
@@ -195,8 +181,7 @@ def attention(
     keep = None
     if dropout_p > 0:
         keep = generator().random(batch + (length, keys), dtype=np.float32) >= dropout_p
-    sink = [] if need_weights else None
-    out = ScaledDotProductAttention.apply(
+    out, weights = ScaledDotProductAttention.apply(
         query,
         key,
         value,
@@ -207,9 +192,8 @@ def attention(
         mask=mask,
         key_lengths=key_lengths,
         keep=keep,
-        weights_sink=sink,
     )
-    return (out, sink[0]) if need_weights else out
+    return (out, weights._data) if need_weights else out
 
 
 def _with_float_mask(
@@ -229,7 +213,7 @@ def _with_float_mask(
     scores = matmul(query, transpose(key, -2, -1)) * scale + attn_mask
     # per row of scores: the keys j < limits it may attend to (the fused kernel's rule). Every
     # row counts as masked (limits of S keys at most), so a row of -inf gets weights 0, as in torch
-    limits = kernels.reference.attention_key_stops(
+    limits = kernels.attention_key_stops(
         batch, query.shape[-2], key.shape[-2], key_lengths, int(causal_offset) if causal else None
     )
     weights = Softmax.apply(

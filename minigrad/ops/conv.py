@@ -25,6 +25,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
+from .args import check_float
 from .registry import op
 
 _LAYOUT = {1: "L", 2: "H, W"}
@@ -79,8 +80,7 @@ def batched_input(input, dims, op):
             f"{op}: expected a {dims + 1}-D input (C, {_LAYOUT[dims]}) or a {dims + 2}-D input "
             f"(N, C, {_LAYOUT[dims]}); got input of shape {input.shape}"
         )
-    if input.dtype.kind != "f":
-        raise DTypeError(f"{op}: expected a float32 or float64 input; got dtype {input.dtype}")
+    check_float(op, input)
     return (input, False) if input.ndim == dims + 2 else (input.unsqueeze(0), True)
 
 

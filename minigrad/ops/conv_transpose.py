@@ -16,8 +16,9 @@ The weight of a transposed convolution is (C_in, C_out / groups, *kernel), as to
 import math
 
 from .. import kernels
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Function, Tensor
+from .args import check_float
 from .conv import (
     _add_columns_back,
     _channels_first,
@@ -284,8 +285,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             f"fold: expected a 2-D (C * kH * kW, L) or 3-D (N, C * kH * kW, L) input; got input of "
             f"shape {input.shape}"
         )
-    if input.dtype.kind != "f":
-        raise DTypeError(f"fold: expected a float32 or float64 input; got dtype {input.dtype}")
+    check_float("fold", input)
     columns = input if input.ndim == 3 else input.unsqueeze(0)
     output_size = per_dim(output_size, 2, "output_size", "fold")
     kernel, dilation, padding, stride = _window_settings(

@@ -9,9 +9,8 @@ the norm's (0 there, as torch's norm backward), so no NaN appears where the inpu
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Tensor
-from .args import check_broadcast, normalize_dim
+from ..errors import ArgumentError, ShapeError
+from .args import check_broadcast, float_tensor, normalize_dim
 from .arithmetic import add, div, mul, sub
 from .indexing import index_select
 from .piecewise import clamp
@@ -22,12 +21,7 @@ from .registry import op
 
 def _float_pair(op, x1, x2):
     for name, x in (("x1", x1), ("x2", x2)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{op}: expected {name} to be a Tensor; got {type(x).__name__}")
-        if x.dtype.kind != "f":
-            raise DTypeError(
-                f"{op}: expected float32 or float64 tensors; got {name} of dtype {x.dtype}"
-            )
+        float_tensor(op, x, name, several=True)
     return check_broadcast(op, x1, x2)
 
 
@@ -57,9 +51,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def pdist(input, p=2.0):
     """The p-norm distances between the rows of a 2-D input (N, M), for every pair i < j in
     row-major order: shape (N (N - 1) / 2,)."""
-    if not isinstance(input, Tensor) or input.dtype.kind != "f":
-        given = getattr(input, "dtype", type(input).__name__)
-        raise DTypeError(f"pdist: expected a float32 or float64 tensor; got {given}")
+    float_tensor("pdist", input)
     if input.ndim != 2:
         raise ShapeError(
             f"pdist: expected a 2-D input (N rows of M values); got shape {input.shape}"

@@ -3,8 +3,8 @@
 import numpy as np
 
 from ..dtypes import as_dtype
-from ..errors import DTypeError
 from ..tensor import Function
+from .args import check_float
 from .conversion import cast
 from .reductions import expand_back, reduction_dims, sum
 from .registry import op
@@ -47,8 +47,7 @@ def nansum(x, dim=None, keepdim=False, dtype=None):
 def nanmean(x, dim=None, keepdim=False, dtype=None):
     """The mean over `dim` of the elements that are not NaN (NaN where all are), of a float
     tensor (dtype= casts it), as torch."""
-    if x.dtype.kind != "f":  # checked before dtype= applies, as torch
-        raise DTypeError(f"nanmean: expected a float32 or float64 input; got dtype {x.dtype}")
+    check_float("nanmean", x)  # before dtype= applies, as torch
     if dtype is not None:
         x = cast(x, as_dtype(dtype))
     return NanSum.apply(x, dims=reduction_dims(dim, x.ndim, "nanmean"), keepdim=keepdim, mean=True)

@@ -21,6 +21,7 @@ import numpy as np
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Function, Tensor
+from .args import check_float
 from .registry import op
 
 
@@ -68,8 +69,7 @@ def _checked(op, x, normalized_shape, weight, bias, eps):
             f"{op}: expected input with shape (*, {', '.join(map(str, shape))}) "
             f"(normalized_shape={shape}); got input of shape {x.shape}"
         )
-    if x.dtype.kind != "f":
-        raise DTypeError(f"{op}: expected a float32 or float64 input; got dtype {x.dtype}")
+    check_float(op, x)
     if not eps >= 0:  # 0 as in torch: a constant row then gives NaN
         raise ArgumentError(f"{op}: eps must be >= 0; got {eps}")
     affine = []

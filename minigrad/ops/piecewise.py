@@ -26,7 +26,7 @@ class Where(Function):
         return np.where(ctx.condition, grad, 0), np.where(ctx.condition, 0, grad)
 
 
-@op
+@op(method=False)  # x.where(condition, y) takes its arguments in another order
 def where(condition, x=None, y=None):
     """Elementwise choice with broadcasting among condition, x and y; torch's result dtype.
     where(condition) alone is nonzero(condition, as_tuple=True), as in torch."""

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import result_type
 from ..errors import ArgumentError, DTypeError, ShapeError
-from .args import check_broadcast, normalize_dim
+from .args import check_broadcast, check_float, normalize_dim
 from .arithmetic import add, div, mul
 from .conversion import operand_as
 from .piecewise import where
@@ -253,10 +253,7 @@ def cdist(x1, x2, p=2.0):
             raise ShapeError(
                 f"cdist: expects {name} with at least 2 dims (rows, features); got shape {x.shape}"
             )
-        if x.dtype.kind != "f":
-            raise DTypeError(
-                f"cdist: expects float32 or float64 tensors; got {name} of dtype {x.dtype}"
-            )
+        check_float("cdist", x, name, several=True)
     _same_dtype("cdist", x1, x2)
     if x1.shape[-1] != x2.shape[-1]:
         raise ShapeError(

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
+from .args import check_float
 from .registry import op
 
 _MODE_DIMS = {"nearest": (1, 2), "nearest-exact": (1, 2), "linear": (1,), "bilinear": (2,)}
@@ -116,10 +117,7 @@ def interpolate(
         raise ShapeError(
             f"interpolate: mode {mode!r} expects a {layouts} input; got input of shape {input.shape}"
         )
-    if input.dtype.kind != "f":
-        raise ArgumentError(
-            f"interpolate: expected a float32 or float64 input; got dtype {input.dtype}"
-        )
+    check_float("interpolate", input, error=ArgumentError)
     if align_corners is not None and mode not in ("linear", "bilinear"):
         raise ArgumentError(
             f"interpolate: align_corners can only be set with the interpolating modes linear and "
