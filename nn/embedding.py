@@ -1,10 +1,10 @@
 """torch.nn.modules.sparse's Embedding: a lookup table of vectors, one row per token id (the op:
-minigrad/ops/embedding.py)."""
+minigrad/ops/lookup.py)."""
 
 import numpy as np
 
 from minigrad.ops import padding_index
-from minigrad.ops.embedding import embedding
+from minigrad.ops import embedding
 
 from . import init
 from .module import Module, Parameter, parameter_dtype

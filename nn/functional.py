@@ -45,7 +45,7 @@ from minigrad.ops import conv_transpose1d, conv_transpose2d, fold
 from minigrad.ops.conv_transpose import unfold
 from minigrad.ops import cosine_similarity, pairwise_distance, pdist
 from minigrad.ops import alpha_dropout, dropout1d, dropout2d, feature_alpha_dropout
-from minigrad.ops.embedding import embedding
+from minigrad.ops import embedding
 from minigrad.ops import apply_inplace
 from minigrad.ops import gaussian_nll_loss, poisson_nll_loss
 from minigrad.ops import (
@@ -71,7 +71,7 @@ from minigrad.ops import (
     triplet_margin_with_distance_loss,
 )
 from minigrad.ops import layer_norm, rms_norm
-from minigrad.ops.pad import pad
+from minigrad.ops import pad
 from minigrad.ops import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,

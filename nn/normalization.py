@@ -26,7 +26,7 @@ import minigrad as mg
 
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.ops import check_device, layer_norm, rms_norm
-from minigrad.ops.pad import pad
+from minigrad.ops import pad
 
 from .batchnorm import _BatchNorm, batch_norm
 from .module import Module, Parameter, parameter_dtype

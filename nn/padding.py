@@ -11,7 +11,7 @@ import numpy as np
 import minigrad as mg
 
 from minigrad.errors import ArgumentError, ShapeError
-from minigrad.ops.pad import pad
+from minigrad.ops import pad
 
 from .module import Module
 

@@ -35,8 +35,8 @@ declarations.
     resample.py     interpolate pixel_shuffle pixel_unshuffle channel_shuffle
     normalization.py  layer_norm rms_norm
     attention.py    scaled_dot_product_attention attention
-    embedding.py    embedding padding_index
-    pad.py          pad
+    lookup.py       embedding padding_index
+    padding.py      pad
     lstm.py         lstm_layer
     inplace.py      add_ mul_ ... setitem uniform_ normal_ ... random_ randint_like
 
@@ -67,18 +67,18 @@ from . import (
     diagonal,
     distance,
     dropout,
-    embedding,
     index_write,
     indexing,
     inplace,
     join,
     linalg,
+    lookup,
     losses,
     lstm,
     nanreduce,
     normalization,
-    pad,
     piecewise,
+    padding,
     pooling,
     products,
     reductions,
@@ -123,8 +123,8 @@ FAMILIES = (
     resample,
     normalization,
     attention,
-    embedding,
-    pad,
+    lookup,
+    padding,
     lstm,
     inplace,
 )
@@ -137,7 +137,7 @@ for _name, _function in registry.methods().items():
 from .args import check_device, integer_array, lengths_to_mask, normalize_dim  # noqa: E402
 from .comparison import bitwise_not, compare  # noqa: E402
 from .conv import padding_amounts, per_dim  # noqa: E402
-from .embedding import padding_index  # noqa: E402
+from .lookup import padding_index  # noqa: E402
 from .indexing import getitem  # noqa: E402
 from .inplace import apply_inplace, setitem  # noqa: E402
 from .losses import REDUCTIONS  # noqa: E402

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Function, Tensor
+from .registry import op
 
 _NUMPY_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
@@ -73,6 +74,7 @@ class IndexPad(Function):
         return grad
 
 
+@op(method=False, public=False)
 def pad(input, pad, mode="constant", value=None):
     """input (..., n_k, ..., n_1) -> (..., n_k + before_k + after_k, ..., n_1 + before_1 + after_1),
     with pad = (before_1, after_1, before_2, after_2, ...) counted from the last dim."""

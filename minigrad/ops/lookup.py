@@ -7,6 +7,7 @@ from .. import kernels
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Function
 from .args import integer_array
+from .registry import op
 
 
 class EmbeddingLookup(Function):
@@ -35,6 +36,7 @@ def padding_index(padding_idx, num_embeddings):
     return int(padding_idx) % num_embeddings
 
 
+@op(method=False, public=False)
 def embedding(
     ids,
     weight,
