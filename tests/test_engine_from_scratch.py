@@ -93,12 +93,8 @@ def expressions(draw):
         elif kind == "sum" and len(shape) >= 1:
             axis = draw(st.integers(-len(shape), len(shape) - 1))
             keepdims = draw(st.booleans())
-            if keepdims:
-                result_shape = shape[: axis % len(shape)] + (1,) + shape[axis % len(shape) + 1 :]
-            else:
-                result_shape = shape[: axis % len(shape)] + shape[axis % len(shape) + 1 :]
-            size = shape[axis]
-            current = add_step(("sum", current, axis, keepdims), result_shape, bound * size)
+            result_shape = np.zeros(shape).sum(axis=axis, keepdims=keepdims).shape
+            current = add_step(("sum", current, axis, keepdims), result_shape, bound * shape[axis])
     # The output: the last value weighted by one more leaf, summed, so that every entry of it
     # gets its own upstream gradient rather than 1.
     weight = new_leaf(shapes[current])
