@@ -33,7 +33,8 @@ def normalize_dim(dim, ndim, op="dim"):
 
 
 def normalize_dims(dim, ndim, op="dim"):
-    """None (all dims), an int or a sequence of ints -> a sorted tuple of distinct dims in [0, ndim)."""
+    """None (all dims), an int or a sequence of ints -> a sorted tuple of distinct dims in
+    [0, ndim)."""
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
@@ -60,7 +61,8 @@ def shape_of(value):
 
 
 def check_broadcast(op, *operands):
-    """The broadcast shape of the operands (tensors, arrays or numbers), or a ShapeError naming them."""
+    """The broadcast shape of the operands (tensors, arrays or numbers), or a ShapeError naming
+    them."""
     shapes = [shape_of(x) for x in operands]
     if all(s == shapes[0] for s in shapes):
         return shapes[0]
@@ -109,7 +111,8 @@ def float_tensors(op, input, other):
 
 
 def bool_mask(mask, op, shape=None):
-    """A bool array from a tensor or array; with `shape`, it must broadcast to exactly that shape."""
+    """A bool array from a tensor or array; with `shape`, it must broadcast to exactly that
+    shape."""
     mask = to_array(mask._data if isinstance(mask, Tensor) else mask)
     if mask.dtype != np.bool_:
         raise DTypeError(f"{op}: mask must be a bool tensor or array; got dtype {mask.dtype}")
@@ -172,7 +175,8 @@ def lengths_to_mask(lengths, batch, steps, op="lengths"):
 
 
 def check_device(device, op="device"):
-    """Accept the CPU (None, "cpu", "cpu:0"), the one device minigrad runs on; refuse others clearly."""
+    """Accept the CPU (None, "cpu", "cpu:0"), the one device minigrad runs on; refuse others
+    clearly."""
     if device is None or str(device) in ("cpu", "cpu:0"):
         return
     raise ArgumentError(f"{op}: minigrad runs on the CPU only; got device {device!r}")

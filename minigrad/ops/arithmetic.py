@@ -175,7 +175,8 @@ def pow(base, exponent):
     if np.dtype(dtype).kind in "iu" and np.any(np.asarray(to_array(exponent)) < 0):
         raise ArgumentError(
             f"pow: integers to negative integer powers are not allowed (an integer result cannot "
-            f"hold them); got a {np.dtype(dtype)} power with exponent {exponent}. Make one side float."
+            f"hold them); got a {np.dtype(dtype)} power with exponent {exponent}. "
+            "Make one side float."
         )
     if isinstance(exponent, (int, float)) and isinstance(base, Tensor):
         return PowScalar.apply(cast(base, dtype), exponent=exponent)
@@ -257,7 +258,8 @@ def atan2(input, other):
 
 
 class Hypot(Function):
-    """y = sqrt(a^2 + b^2) without overflow; dy/da = a / y, dy/db = b / y (NaN at 0, 0, as torch)."""
+    """y = sqrt(a^2 + b^2) without overflow; dy/da = a / y, dy/db = b / y (NaN at 0, 0, as
+    torch)."""
 
     @staticmethod
     def forward(ctx, a, b):

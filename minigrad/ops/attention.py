@@ -158,7 +158,8 @@ def attention(
                     f"{op}: attn_mask must be bool (True = take part) or float (added to the "
                     f"scores); got {mask.dtype}"
                 )
-            # torch takes float32 or the query's dtype (the mask is added to scores of that dtype); an array is cast
+            # torch takes float32 or the query's dtype (the mask is added to scores of that
+            # dtype); an array is cast
             if isinstance(attn_mask, Tensor) and mask.dtype not in (query.dtype, np.float32):
                 raise DTypeError(
                     f"{op}: a float attn_mask must be float32 or have the dtype of query "
@@ -209,7 +210,8 @@ def _with_float_mask(
     need_weights,
     batch,
 ):
-    """attention with a float mask added to the scores, step by step (the mask may take a gradient)."""
+    """attention with a float mask added to the scores, step by step (the mask may take a
+    gradient)."""
     scores = matmul(query, transpose(key, -2, -1)) * scale + attn_mask
     # per row of scores: the keys j < limits it may attend to (the fused kernel's rule). Every
     # row counts as masked (limits of S keys at most), so a row of -inf gets weights 0, as in torch
@@ -240,7 +242,8 @@ def _shared_heads(query, key, value):
     if value.shape[-3] != shared or shared == 0 or heads % shared:
         raise ShapeError(
             f"scaled_dot_product_attention: with enable_gqa=True the heads (dim -3) of key and "
-            f"value must be equal and divide the query's {heads}; got {shared} and {value.shape[-3]}"
+            f"value must be equal and divide the query's {heads}; got {shared} and "
+            f"{value.shape[-3]}"
         )
     if heads == shared:
         return key, value
@@ -253,7 +256,8 @@ def _shared_heads(query, key, value):
 def scaled_dot_product_attention(
     query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
 ):
-    """torch.nn.functional.scaled_dot_product_attention: softmax(query key^T * scale + mask) @ value.
+    """torch.nn.functional.scaled_dot_product_attention: softmax(query key^T * scale + mask)
+    @ value.
 
     query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev); the batch dims
     broadcast. scale defaults to 1 / sqrt(E). attn_mask, broadcastable to (..., L, S): bool,

@@ -46,13 +46,15 @@ def clone(x):
 
 
 def as_float(x):
-    """x as a float tensor: float-valued ops on int or bool tensors give the default float (torch)."""
+    """x as a float tensor: float-valued ops on int or bool tensors give the default float
+    (torch)."""
     x = x if isinstance(x, Tensor) else Tensor._wrap(to_array(x))
     return cast(x, dtypes.float_result(x.dtype))
 
 
 def operand_as(x, dtype):
-    """An operand (tensor, array or number) as a tensor of `dtype`: tensors are cast, the rest wrapped."""
+    """An operand (tensor, array or number) as a tensor of `dtype`: tensors are cast, the rest
+    wrapped."""
     if isinstance(x, Tensor):
         return cast(x, dtype)
     return Tensor._wrap(
@@ -87,7 +89,8 @@ def type_as(x, other):
 
 @op(public=False)
 def contiguous(x):
-    """x itself when its array is C-contiguous, else a C-contiguous copy (gradient passes through)."""
+    """x itself when its array is C-contiguous, else a C-contiguous copy (the gradient passes
+    through)."""
     return x if x._data.flags.c_contiguous else Clone.apply(x)
 
 

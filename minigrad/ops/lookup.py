@@ -66,8 +66,8 @@ def embedding(
         low, high = int(ids.min()), int(ids.max())
         if low < 0 or high >= num_embeddings:
             raise IndexError(
-                f"embedding: ids must be in [0, {num_embeddings}) (num_embeddings={num_embeddings}); "
-                f"got {low if low < 0 else high}"
+                f"embedding: ids must be in [0, {num_embeddings}) "
+                f"(num_embeddings={num_embeddings}); got {low if low < 0 else high}"
             )
     padding_idx = padding_index(padding_idx, num_embeddings)
     if max_norm is not None:

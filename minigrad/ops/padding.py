@@ -101,8 +101,8 @@ def pad(input, pad, mode="constant", value=None):
         for dim, (size, (before, after)) in enumerate(zip(input.shape, widths)):
             if size + min(before, 0) + min(after, 0) < 0:  # crops come first, as in torch
                 raise ShapeError(
-                    f"pad: cannot crop {-min(before, 0)} before and {-min(after, 0)} after from dim "
-                    f"{dim} of size {size}"
+                    f"pad: cannot crop {-min(before, 0)} before and {-min(after, 0)} after from "
+                    f"dim {dim} of size {size}"
                 )
         fill = input.dtype.type(
             0 if value is None else value

@@ -126,7 +126,8 @@ clip = op(clamp, name="clip")
 
 
 class Extremum(Function):
-    """maximum(a, b) (or minimum): the winner gets the gradient; a tie splits it in halves (torch)."""
+    """maximum(a, b) (or minimum): the winner gets the gradient; a tie splits it in halves
+    (torch)."""
 
     @staticmethod
     def forward(ctx, a, b, pick):
@@ -215,14 +216,16 @@ def heaviside(input, values):
             )
     if input.dtype != values.dtype:
         raise DTypeError(
-            f"heaviside: input and values must have the same dtype; got {input.dtype} and {values.dtype}"
+            f"heaviside: input and values must have the same dtype; got {input.dtype} and "
+            f"{values.dtype}"
         )
     check_broadcast("heaviside", input, values)
     return Heaviside.apply(input, values)
 
 
 class NanToNum(Function):
-    """NaN, +inf and -inf replaced by numbers; the gradient passes where x is finite, 0 elsewhere."""
+    """NaN, +inf and -inf replaced by numbers; the gradient passes where x is finite, 0
+    elsewhere."""
 
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
@@ -237,7 +240,8 @@ class NanToNum(Function):
 @op
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """A copy of input with NaN as `nan`, +inf as `posinf` and -inf as `neginf` (by default the
-    largest and the lowest finite value of the dtype). Integer and bool tensors come back as they are."""
+    largest and the lowest finite value of the dtype). Integer and bool tensors come back as they
+    are."""
     if not isinstance(input, Tensor):
         raise TypeError(f"nan_to_num: input must be a Tensor; got {type(input).__name__}")
     if input.dtype.kind != "f":

@@ -108,7 +108,8 @@ def masked_softmax(
     whose allowed scores are all -inf) comes out uniform (1/L; empty_rows="zero": all 0),
     never NaN, and passes no gradient back: its output does not depend on its scores.
     Without any mask this is softmax(scores * scale), NaN for a row of -inf as in torch; a
-    NaN or +inf score at an allowed position makes its row NaN, as in torch. Forward and backward are one kernel pass each; the masks are
+    NaN or +inf score at an allowed position makes its row NaN, as in torch. Forward and
+    backward are one kernel pass each; the masks are
     passed to the kernel, so no (..., L, L) array is built for lengths or causality.
     """
     if not isinstance(scores, Tensor):

@@ -88,7 +88,8 @@ LANCZOS_COEFFICIENTS = (
 
 def lgamma_array(x):
     """log |Gamma(x)| of a float array: Lanczos for x >= 1/2; below, the reflection
-    lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x). inf at 0 and the negative integers, as torch."""
+    lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x). inf at 0 and the negative integers, as
+    torch."""
     wide = x.astype(np.float64)
     with np.errstate(all="ignore"):
         reflected = wide < 0.5
@@ -117,7 +118,8 @@ def _shifted_up(y, term):
 
 def digamma_array(x):
     """ψ(x) = d/dx lgamma(x): shifted up to x >= 10 by ψ(x) = ψ(x + 1) - 1/x, then the asymptotic
-    series log x - 1/(2x) - sum_k B_2k / (2k x^2k); below 0 the reflection ψ(x) = ψ(1 - x) - pi / tan(pi x).
+    series log x - 1/(2x) - sum_k B_2k / (2k x^2k); below 0 the reflection
+    ψ(x) = ψ(1 - x) - pi / tan(pi x).
     -inf at 0.0 (+inf at -0.0), NaN at the negative integers and -inf, as torch."""
     wide = x.astype(np.float64)
     with np.errstate(all="ignore"):
@@ -152,7 +154,8 @@ def digamma_array(x):
 
 def trigamma_array(x):
     """ψ'(x), the derivative of digamma: shifted up to x >= 10 by ψ'(x) = ψ'(x + 1) + 1/x^2, then
-    1/x + 1/(2x^2) + sum_k B_2k / x^(2k+1); below 0 the reflection ψ'(x) = pi^2 / sin^2(pi x) - ψ'(1 - x)."""
+    1/x + 1/(2x^2) + sum_k B_2k / x^(2k+1); below 0 the reflection
+    ψ'(x) = pi^2 / sin^2(pi x) - ψ'(1 - x)."""
     wide = x.astype(np.float64)
     with np.errstate(all="ignore"):
         negative = wide < 0
@@ -270,7 +273,8 @@ erfinv = op(
         "erfinv",
         erfinv_array,
         lambda x, y: math.sqrt(math.pi) / 2 * np.exp(y * y),
-        "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside); gradient sqrt(pi)/2 exp(erfinv(x)^2).",
+        "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside); gradient "
+        "sqrt(pi)/2 exp(erfinv(x)^2).",
     )
 )
 
@@ -331,7 +335,8 @@ class Xlogy(Function):
 
 @op
 def xlogy(input, other):
-    """Elementwise input * log(other), 0 where input is 0 (tensors or numbers, broadcast; a float result)."""
+    """Elementwise input * log(other), 0 where input is 0 (tensors or numbers, broadcast; a float
+    result)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"xlogy: expected at least one tensor; got {input!r} and {other!r}")
     check_broadcast("xlogy", input, other)

@@ -1,6 +1,7 @@
 """Losses with PyTorch's formulas, shapes, reductions and errors, by kind.
 
-    cross_entropy(input, target)          -log softmax(input)[target], or -sum target * log softmax(input)
+    cross_entropy(input, target)          -log softmax(input)[target],
+                                          or -sum target * log softmax(input)
     nll_loss(log_probs, target)           -log_probs[target]
     binary_cross_entropy(p, y)            -(y log p + (1 - y) log(1 - p))
     binary_cross_entropy_with_logits(x, y) the same with p = sigmoid(x), computed without overflow
@@ -12,11 +13,11 @@ nan, as in torch. Class weights and pos_weight are constants: they take no gradi
 refuses one too). Arguments after `weight` are keyword-only: torch's deprecated size_average
 and reduce sit in between, so a positional call written for torch would mean something else.
 
-    classification.py  cross_entropy (one node for the plain (N, C) case: fused_cross_entropy), nll_loss
+    classification.py  cross_entropy (the plain (N, C) case: fused_cross_entropy), nll_loss
     binary.py          binary_cross_entropy, binary_cross_entropy_with_logits
     regression.py      mse_loss, l1_loss, smooth_l1_loss, huber_loss
     likelihood.py      poisson_nll_loss, gaussian_nll_loss, kl_div
-    margin.py          the margin and embedding losses (margin_ranking_loss ... multilabel_margin_loss)
+    margin.py          the margin and embedding losses (margin_ranking_loss ...)
     reduction.py       REDUCTIONS and the checks of targets and weights every loss shares
 """
 

@@ -14,7 +14,8 @@ from .reduction import check_reduction, constant, reduce, same_shape_target
 
 class BinaryCrossEntropy(Function):
     """loss = -(y log p + (1 - y) log(1 - p)) elementwise, each log clamped at -100 (as torch,
-    so p = 0 or 1 gives a finite loss); dp = (p - y) / max(p (1 - p), 1e-12), dy = log(1 - p) - log p."""
+    so p = 0 or 1 gives a finite loss); dp = (p - y) / max(p (1 - p), 1e-12),
+    dy = log(1 - p) - log p."""
 
     @staticmethod
     def forward(ctx, p, y):
@@ -66,7 +67,8 @@ class BinaryCrossEntropyWithLogits(Function):
 
 
 def _elementwise_weight(op, loss, weight):
-    """loss * weight, weight a constant broadcast to loss's shape (as torch's `weight=` of the binary losses)."""
+    """loss * weight, weight a constant broadcast to loss's shape (as torch's `weight=` of the
+    binary losses)."""
     weight = constant(op, "weight", weight, loss.dtype)
     if weight is None:
         return loss

@@ -232,7 +232,8 @@ def cross_entropy(
         log_probs, target=target, weight=weight, ignore_index=int(ignore_index), reduction=reduction
     )
     if label_smoothing > 0:
-        # every class's share: -sum_c weight_c log p_c per position (0 where ignored), reduced like the NLL
+        # every class's share: -sum_c weight_c log p_c per position (0 where ignored), reduced
+        # like the NLL
         ignored = target == ignore_index
         spread = -sum(
             log_probs if weight is None else mul(log_probs, _class_view(weight, logits.ndim)), 1

@@ -4,13 +4,16 @@ engine ops each.
 
     poisson_nll_loss(input, target)        exp(input) - target * input  (input the log of the rate)
                        log_input=False:    input - target * log(input + eps)  (input the rate)
-                       full=True adds      target log(target) - target + log(2 pi target) / 2 where target > 1
+                       full=True adds      target log(target) - target + log(2 pi target) / 2
+                                           where target > 1
                                            (Stirling's log(target!))
-    gaussian_nll_loss(input, target, var)  (log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2
+    gaussian_nll_loss(input, target, var)  (log(max(var, eps))
+                                           + (input - target)^2 / max(var, eps)) / 2
                        full=True adds      log(2 pi) / 2
 
 poisson_nll_loss's eps and reduction are keyword-only (torch's deprecated size_average and
-reduce sit among them, see minigrad/ops/losses/__init__.py); gaussian_nll_loss has torch's positional order.
+reduce sit among them, see minigrad/ops/losses/__init__.py); gaussian_nll_loss has torch's
+positional order.
 """
 
 import math

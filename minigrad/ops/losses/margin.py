@@ -5,16 +5,22 @@ tests z > 0 (no gradient at z = 0): the edge values follow torch's either way.
 
     margin_ranking_loss(x1, x2, y, margin=0)      max(0, -y (x1 - x2) + margin)
     hinge_embedding_loss(x, y, margin=1)          x where y = 1, max(0, margin - x) where y = -1
-    cosine_embedding_loss(x1, x2, y, margin=0)    1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1
-    triplet_margin_loss(a, p, n, margin=1, p=2)   max(0, margin + d(a, p) - d(a, n)), d the pairwise distance
+    cosine_embedding_loss(x1, x2, y, margin=0)    1 - cos(x1, x2) where y = 1,
+                                                  max(0, cos - margin) where y = -1
+    triplet_margin_loss(a, p, n, margin=1, p=2)   max(0, margin + d(a, p) - d(a, n)),
+                                                  d the pairwise distance
     triplet_margin_with_distance_loss             the same with any distance function
     soft_margin_loss(x, y)                        log(1 + exp(-y x)), computed without overflow
-    multilabel_soft_margin_loss(x, y, weight)     -(y log sigmoid(x) + (1 - y) log sigmoid(-x)), mean over classes
-    multi_margin_loss(x, y, p=1, margin=1)        sum over j != y of max(0, margin - x[y] + x[j])^p / C
-    multilabel_margin_loss(x, y)                  sum over targets j and non-targets k of max(0, 1 - (x[j] - x[k])) / C
+    multilabel_soft_margin_loss(x, y, weight)     -(y log sigmoid(x) + (1 - y) log sigmoid(-x)),
+                                                  mean over classes
+    multi_margin_loss(x, y, p=1, margin=1)        sum over j != y of
+                                                  max(0, margin - x[y] + x[j])^p / C
+    multilabel_margin_loss(x, y)                  sum over targets j and non-targets k of
+                                                  max(0, 1 - (x[j] - x[k])) / C
 
 Arguments after the margin (or weight) are keyword-only where torch's deprecated size_average
-and reduce sit in between, as in minigrad/ops/losses/__init__.py. The reduction is applied last: 'mean'
+and reduce sit in between, as in minigrad/ops/losses/__init__.py. The reduction is applied
+last: 'mean'
 of the per-sample losses, 'sum', or 'none'.
 """
 
@@ -96,8 +102,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean
         )
     if not input1.ndim == input2.ndim == target.ndim + 1:
         raise ShapeError(
-            f"{op}: a {target.ndim}-D target expects {target.ndim + 1}-D inputs; got input1 of shape "
-            f"{input1.shape} and input2 of shape {input2.shape}"
+            f"{op}: a {target.ndim}-D target expects {target.ndim + 1}-D inputs; got input1 of "
+            f"shape {input1.shape} and input2 of shape {input2.shape}"
         )
     dim = target.ndim
     check_broadcast(op, input1, input2)

@@ -72,7 +72,8 @@ def check_target_broadcast(op, input, target):
 
 
 def reduce(loss, reduction):
-    """loss as it is ('none'), summed, or averaged (nan for no elements, as torch, without 0/0 warnings)."""
+    """loss as it is ('none'), summed, or averaged (nan for no elements, as torch, without 0/0
+    warnings)."""
     if reduction == "none":
         return loss
     total = sum(loss)

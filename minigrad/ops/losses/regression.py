@@ -33,7 +33,8 @@ def l1_loss(input, target, *, reduction="mean"):
 
 @op(method=False, public=False)
 def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
-    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, for d = input - target (l1 at beta=0)."""
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, for d = input - target (l1 at
+    beta=0)."""
     check_reduction(reduction)
     if beta < 0:
         raise ArgumentError(
@@ -47,7 +48,8 @@ def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
 
 @op(method=False, public=False)
 def huber_loss(input, target, *, reduction="mean", delta=1.0):
-    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta times smooth_l1 with beta=delta."""
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): delta times smooth_l1 with
+    beta=delta."""
     check_reduction(reduction)
     if not delta > 0:
         raise ArgumentError(
