@@ -65,10 +65,11 @@ def tolerances(tolerance, dtype):
 
 
 def assert_close(
-    ours, theirs, tolerance=None, what="", *, equal_nan=False, scaled=False, same_dtype=False
+    ours, theirs, tolerance=None, what="", *, equal_nan=True, scaled=False, same_dtype=False
 ):
     """ours (minigrad's result) has the shape of theirs (torch's, or a reference array) and its
-    values within tolerance (see tolerances; by default by the dtype of theirs). scaled=True
+    values within tolerance (see tolerances; by default by the dtype of theirs); NaN matches NaN
+    unless equal_nan=False (numpy's rule). scaled=True
     multiplies the absolute tolerance by the largest finite |value| of theirs (when above 1), for
     results whose size varies by orders of magnitude. same_dtype=True also requires theirs'
     dtype."""

@@ -13,6 +13,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, DimError, ShapeError
+from parity import assert_close, to_numpy
 
 torch = pytest.importorskip("torch")
 
@@ -32,10 +33,6 @@ MINIGRAD = Library(F, nn, mg.tensor)
 TORCH = Library(torch.nn.functional, torch.nn, torch.tensor)
 
 
-def numpy_of(tensor):
-    return tensor.detach().numpy() if isinstance(tensor, torch.Tensor) else tensor.numpy()
-
-
 def run(library, call, arrays, differentiable):
     """(output, {name: gradient}) of call(library, **tensors), backward with an upstream
     gradient of ones and a ramp (so that each output element weighs differently)."""
@@ -44,23 +41,20 @@ def run(library, call, arrays, differentiable):
         for name, array in arrays.items()
     }
     out = call(library, **tensors)
-    value = numpy_of(out)
+    value = to_numpy(out)
     if differentiable:
         upstream = (1 + np.arange(value.size) % 5 * 0.25).reshape(value.shape).astype(value.dtype)
         out.backward(library.tensor(upstream))
-    return value, {name: numpy_of(tensors[name].grad) for name in differentiable}
+    return value, {name: to_numpy(tensors[name].grad) for name in differentiable}
 
 
 def assert_same(arrays, differentiable, call, dtype, tolerance=None):
     tolerance = tolerance or TOLERANCE[dtype]
     mine, mine_grads = run(MINIGRAD, call, arrays, differentiable)
     theirs, their_grads = run(TORCH, call, arrays, differentiable)
-    assert mine.shape == theirs.shape and mine.dtype == theirs.dtype
-    np.testing.assert_allclose(mine, theirs, **tolerance)
+    assert_close(mine, theirs, tolerance, "output", same_dtype=True)
     for name in differentiable:
-        np.testing.assert_allclose(
-            mine_grads[name], their_grads[name], **tolerance, err_msg=f"gradient of {name}"
-        )
+        assert_close(mine_grads[name], their_grads[name], tolerance, f"gradient of {name}")
 
 
 # ============================================================ activations

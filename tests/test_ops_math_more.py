@@ -42,7 +42,6 @@ def check(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=None):
         theirs,
         dict(rtol=rtol, atol=atol),
         gradients=dict(rtol=grad_rtol, atol=grad_atol),
-        equal_nan=True,
     )
 
 

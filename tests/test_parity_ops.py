@@ -160,7 +160,7 @@ def compare(ours, theirs, dtype, where):
             f"{what}: requires_grad {mine.requires_grad}"
         )
         tolerance = TOLERANCE.get(dtype_name(reference), 0)
-        assert_close(mine, reference, tolerance, what, equal_nan=True, scaled=True)
+        assert_close(mine, reference, tolerance, what, scaled=True)
     if theirs.error_in_backward is not None:
         assert_same_error_kind(
             ours.error_in_backward, theirs.error_in_backward, f"{where}, backward"
@@ -174,7 +174,7 @@ def compare(ours, theirs, dtype, where):
             f"{where}: gradient {k} has shape {mine.shape}, torch's {reference.shape}"
         )
         what = f"{where}, gradient of input {k}"
-        assert_close(mine, reference, TOLERANCE.get(dtype, 0), what, equal_nan=True, scaled=True)
+        assert_close(mine, reference, TOLERANCE.get(dtype, 0), what, scaled=True)
 
 
 def run_example(case, draw):
