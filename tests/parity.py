@@ -152,6 +152,15 @@ def assert_runs_match(ours, theirs, tolerance=None, names=None, gradients=None, 
         assert_close(leaf.grad, torch_leaf.grad, gradients, what, same_dtype=True, **options)
 
 
+def assert_same_steps(ours, theirs, tolerance, dtype):
+    """Two trajectories (an optimizer's, say): lists with one list of arrays per step. Each of
+    ours is in dtype and within tolerance (as in assert_close) of theirs at the same place."""
+    for step, (our_arrays, their_arrays) in enumerate(zip(ours, theirs, strict=True)):
+        for index, (mine, reference) in enumerate(zip(our_arrays, their_arrays, strict=True)):
+            assert mine.dtype == dtype, f"step {step}, parameter {index}: dtype {mine.dtype}"
+            assert_close(mine, reference, tolerance, f"step {step}, parameter {index}")
+
+
 # -- a layer and its torch twin ---------------------------------------------------------------
 
 

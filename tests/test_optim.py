@@ -13,6 +13,7 @@ import minigrad as mg
 import minigrad.io  # noqa: F401  (mg.io)
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
+from parity import assert_same_steps
 
 TOLERANCE = {np.float64: 1e-10, np.float32: 1e-4}
 SHAPES = [(3, 4), (4,), ()]
@@ -55,16 +56,6 @@ def _run_torch(torch, make_optimizer, start, grads):
     return history
 
 
-def _assert_same_history(ours, theirs, dtype):
-    tol = TOLERANCE[dtype]
-    for step, (a, b) in enumerate(zip(ours, theirs)):
-        for index, (x, y) in enumerate(zip(a, b)):
-            assert x.dtype == dtype
-            np.testing.assert_allclose(
-                x, y, rtol=tol, atol=tol, err_msg=f"step {step}, parameter {index}"
-            )
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize(
     "settings",
@@ -84,7 +75,7 @@ def test_sgd_matches_torch(dtype, settings):
     start, grads = _trajectory(dtype)
     ours = _run_minigrad(lambda p: mg.optim.SGD(p, **settings), start, grads)
     theirs = _run_torch(torch, lambda p: torch.optim.SGD(p, **settings), start, grads)
-    _assert_same_history(ours, theirs, dtype)
+    assert_same_steps(ours, theirs, TOLERANCE[dtype], dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -105,7 +96,7 @@ def test_adam_and_adamw_match_torch(name, dtype, settings):
     start, grads = _trajectory(dtype, steps=6)
     ours = _run_minigrad(lambda p: getattr(mg.optim, name)(p, **settings), start, grads)
     theirs = _run_torch(torch, lambda p: getattr(torch.optim, name)(p, **settings), start, grads)
-    _assert_same_history(ours, theirs, dtype)
+    assert_same_steps(ours, theirs, TOLERANCE[dtype], dtype)
 
 
 def test_adamw_decay_is_decoupled_from_the_gradient_scale():

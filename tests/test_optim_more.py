@@ -11,6 +11,7 @@ import pytest
 import minigrad as mg
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
+from parity import assert_same_steps
 
 torch = pytest.importorskip("torch")
 
@@ -163,15 +164,6 @@ def _run_torch(name, settings, second_group, start, grads, make_schedule=None):
         return _train(optimizer, params, grads, torch.tensor, schedule)
 
 
-def _assert_same_history(ours, theirs, dtype):
-    for step, (a, b) in enumerate(zip(ours, theirs)):
-        for index, (x, y) in enumerate(zip(a, b)):
-            assert x.dtype == dtype
-            np.testing.assert_allclose(
-                x, y, **TOLERANCE[dtype], err_msg=f"step {step}, parameter {index}"
-            )
-
-
 def _case_id(case):
     name, settings, second_group = case
     return f"{name}({', '.join(f'{k}={v}' for k, v in settings.items())}; then {second_group})"
@@ -186,7 +178,7 @@ def test_each_step_matches_torch(case, grouping, dtype):
     start, grads = _start_and_gradients(dtype)
     ours = _run_minigrad(name, settings, second_group, start, grads)
     theirs = _run_torch(name, settings, second_group, start, grads)
-    _assert_same_history(ours, theirs, dtype)
+    assert_same_steps(ours, theirs, TOLERANCE[dtype], dtype)
     frozen = len(SHAPES)
     np.testing.assert_array_equal(ours[-1][frozen], start[frozen])
 
@@ -249,8 +241,11 @@ def test_state_dict_through_a_file_resumes_as_torch_does_uninterrupted(case, gro
     )  # lr comes back from the file
     after.load_state_dict(mg.load(tmp_path / "optimizer.npz"))
     history += _train(after, params, grads[10:], mg.tensor)
-    _assert_same_history(
-        history, _run_torch(name, settings, second_group, start, grads), np.float64
+    assert_same_steps(
+        history,
+        _run_torch(name, settings, second_group, start, grads),
+        TOLERANCE[np.float64],
+        np.float64,
     )
 
 
@@ -280,8 +275,11 @@ def test_schedules_step_them_as_torchs(case, schedule):
         with pytest.raises(ValueError, match="momentum"):
             _run_minigrad(name, settings, second_group, start, grads, make_schedule)
         return
-    _assert_same_history(
-        _run_minigrad(name, settings, second_group, start, grads, make_schedule), theirs, np.float64
+    assert_same_steps(
+        _run_minigrad(name, settings, second_group, start, grads, make_schedule),
+        theirs,
+        TOLERANCE[np.float64],
+        np.float64,
     )
 
 
@@ -312,9 +310,10 @@ def test_device_flags_are_accepted_and_differentiable_refused_by_name(name):
     start, grads = _start_and_gradients(np.float64, steps=3)
     flags = {flag: True for flag in DEVICE_FLAGS[name]}
     assert set(flags) <= set(__import__("inspect").signature(getattr(torch.optim, name)).parameters)
-    _assert_same_history(
+    assert_same_steps(
         _run_minigrad(name, flags, None, start, grads),
         _run_minigrad(name, {}, None, start, grads),
+        TOLERANCE[np.float64],
         np.float64,
     )
     with pytest.raises(ValueError, match=f"{name}: differentiable=True .* is not supported"):
@@ -416,9 +415,10 @@ def test_adagrad_state_exists_before_the_first_step_as_torchs(tmp_path):
     mg.save(ours.state_dict(), tmp_path / "adagrad.npz")
     fresh = mg.optim.Adagrad(ours_params, lr=0.1)
     fresh.load_state_dict(mg.load(tmp_path / "adagrad.npz"))
-    _assert_same_history(
+    assert_same_steps(
         _train(fresh, ours_params, grads, mg.tensor),
         _train(theirs, their_params, grads, torch.tensor),
+        TOLERANCE[np.float64],
         np.float64,
     )
 
