@@ -88,7 +88,8 @@ def batched_input(input, dims, op):
 
 
 class Convolution(Function):
-    """y[n, o, p] = bias[o] + sum over c, k of xpad[n, g * C/G + c, p * stride + k * dilation] * weight[o, c, k]
+    """y[n, o, p] = bias[o] + sum over c, k of xpad[n, g * C/G + c, p * stride + k * dilation] *
+    weight[o, c, k]
     for x (N, C, *spatial), weight (O, C/G, *kernel), bias (O,), o in group g of G = groups;
     padding holds (before, after) zeros per spatial dim. y is (N, O, *out)."""
 
@@ -150,7 +151,8 @@ def crop_places(x, padding):
 
 
 def _grouped_rows(y, groups):
-    """y (N, O, *places) -> (G, O/G, N * P), the layout of the product's result (undoes _channels_first)."""
+    """y (N, O, *places) -> (G, O/G, N * P), the layout of the product's result (undoes
+    _channels_first)."""
     batch, channels, places = y.shape[0], y.shape[1], math.prod(y.shape[2:])
     rows = y.reshape(batch, groups, channels // groups, places).transpose(1, 2, 0, 3)
     return rows.reshape(groups, channels // groups, batch * places)
@@ -222,7 +224,8 @@ def _add_columns_back(grad_columns, shape, kernel, stride, dilation, out):
 
 
 def check_weight_and_groups(op, dims, weight, groups, channels):
-    """A (dims + 2)-D weight Tensor (its first two axes described by `channels`) and groups an int >= 1."""
+    """A (dims + 2)-D weight Tensor (its first two axes described by `channels`) and groups an int
+    >= 1."""
     if not isinstance(weight, Tensor) or weight.ndim != dims + 2:
         raise ShapeError(
             f"{op}: expected a {dims + 2}-D weight ({channels}, {_LAYOUT[dims]}); got "
@@ -241,7 +244,8 @@ def check_dtypes_and_bias(op, x, weight, bias, out_channels):
             )
     if bias is not None and bias.shape != (out_channels,):
         raise ShapeError(
-            f"{op}: expected bias of shape ({out_channels},) (one per out channel); got {bias.shape}"
+            f"{op}: expected bias of shape ({out_channels},) (one per out channel); got "
+            f"{bias.shape}"
         )
 
 
@@ -284,7 +288,8 @@ def _convolution(op, dims, input, weight, bias, stride, padding, dilation, group
 
 @op(method=False)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """torch.nn.functional.conv1d: input (N, C, L) or (C, L), weight (O, C / groups, k), bias (O,) or
+    """torch.nn.functional.conv1d: input (N, C, L) or (C, L), weight (O, C / groups, k), bias (O,)
+    or
     None -> (N, O, L_out); padding is an int, a tuple, 'valid' (none) or 'same' (L_out = L)."""
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 

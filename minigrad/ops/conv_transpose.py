@@ -8,7 +8,8 @@ column helpers of ops/conv.py run the other way round.
     conv_transpose    the input-gradient of a convolution, taken as an op of its own: columns =
                       W^T @ x, added back over an output of (in - 1) * stride + dilation * (k - 1)
                       + 1 + output_padding places, the padding then cut off each end. Its
-                      backward is a convolution of dy (dx = W @ columns(dy)), and dW = x @ columns(dy)^T.
+                      backward is a convolution of dy (dx = W @ columns(dy)), and dW = x @
+                      columns(dy)^T.
 
 The weight of a transposed convolution is (C_in, C_out / groups, *kernel), as torch's.
 """
@@ -42,7 +43,8 @@ from .registry import op
 class TransposedConvolution(Function):
     """x (N, C, *in), weight (C, O/G, *kernel), bias (O,) -> y (N, O, *out) with
     out = (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1: every
-    input place p adds x[n, c, p] * weight[c, o, k] to output place p * stride + k * dilation - padding."""
+    input place p adds x[n, c, p] * weight[c, o, k] to output place p * stride + k * dilation -
+    padding."""
 
     @staticmethod
     def forward(ctx, x, weight, *bias, padding, stride, dilation, output_padding, groups):
@@ -71,7 +73,8 @@ class TransposedConvolution(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved
         groups, kernel = ctx.groups, weight.shape[2:]
-        # the places of dy that forward wrote (the output_padding ones beyond them get nothing from x)
+        # the places of dy that forward wrote (the output_padding ones beyond them get nothing from
+        # x)
         written = tuple(
             slice(0, r + s * (size - 1))
             for r, s, size in zip(reach(kernel, ctx.dilation), ctx.stride, x.shape[2:])
@@ -149,7 +152,8 @@ def conv_transpose1d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
     """torch.nn.functional.conv_transpose1d: input (N, C, L) or (C, L), weight (C, O / groups, k),
-    bias (O,) or None -> (N, O, (L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1)."""
+    bias (O,) or None -> (N, O, (L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding
+    + 1)."""
     return _conv_transpose(
         "conv_transpose1d",
         1,
@@ -168,8 +172,10 @@ def conv_transpose1d(
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
-    """torch.nn.functional.conv_transpose2d: input (N, C, H, W) or (C, H, W), weight (C, O / groups, kH, kW),
-    bias (O,) or None -> (N, O, H_out, W_out); stride, padding, output_padding and dilation ints or pairs."""
+    """torch.nn.functional.conv_transpose2d: input (N, C, H, W) or (C, H, W), weight (C, O / groups,
+    kH, kW),
+    bias (O,) or None -> (N, O, H_out, W_out); stride, padding, output_padding and dilation ints or
+    pairs."""
     return _conv_transpose(
         "conv_transpose2d",
         2,
@@ -188,7 +194,8 @@ def conv_transpose2d(
 
 
 class Unfold(Function):
-    """x (N, C, H, W) -> (N, C * K, L): column l holds the K = kH * kW inputs (each channel's in turn)
+    """x (N, C, H, W) -> (N, C * K, L): column l holds the K = kH * kW inputs (each channel's in
+    turn)
     that the kernel reads at output place l."""
 
     @staticmethod
@@ -219,7 +226,8 @@ class Unfold(Function):
 
 
 class Fold(Function):
-    """columns (N, C * K, L) -> (N, C, *output_size), each entry added to the place unfold read it from."""
+    """columns (N, C * K, L) -> (N, C, *output_size), each entry added to the place unfold read it
+    from."""
 
     @staticmethod
     def forward(ctx, columns, output_size, kernel, dilation, padding, stride, out):
@@ -263,7 +271,8 @@ def _places(op, size, kernel, dilation, padding, stride):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """torch.nn.functional.unfold: input (N, C, H, W) or (C, H, W) -> (N, C * kH * kW, L) or (C * kH * kW, L),
+    """torch.nn.functional.unfold: input (N, C, H, W) or (C, H, W) -> (N, C * kH * kW, L) or (C * kH
+    * kW, L),
     L the number of places the kernel visits."""
     x, unbatched = batched_input(input, 2, "unfold")
     kernel, dilation, padding, stride = _window_settings(
@@ -276,7 +285,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 @op(method=False, public=False)
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """torch.nn.functional.fold: columns (N, C * kH * kW, L) or (C * kH * kW, L) -> (N, C, *output_size)
+    """torch.nn.functional.fold: columns (N, C * kH * kW, L) or (C * kH * kW, L) -> (N, C,
+    *output_size)
     or (C, *output_size), overlapping entries summed; L must be the number of kernel places."""
     if not isinstance(input, Tensor):
         raise TypeError(f"fold: expected input to be a Tensor; got {type(input).__name__}")
@@ -295,7 +305,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if columns.shape[1] % math.prod(kernel) or columns.shape[2] != math.prod(out):
         raise ShapeError(
             f"fold: expected input of shape (N, C * {math.prod(kernel)}, {math.prod(out)}) "
-            f"(kernel_size={kernel}, {out} places in output_size={output_size}); got input of shape "
+            f"(kernel_size={kernel}, {out} places in output_size={output_size}); got input of "
+            "shape "
             f"{input.shape}"
         )
     y = Fold.apply(

@@ -73,7 +73,8 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
 @op
 def bincount(x, weights=None, minlength=0):
     """How often each value 0, 1, ... occurs in the 1-D non-negative integer x (at least
-    `minlength` counts); with weights, the sum of the weights of its occurrences (torch.bincount)."""
+    `minlength` counts); with weights, the sum of the weights of its occurrences
+    (torch.bincount)."""
     data = integer_array(x, "bincount", "input")
     if data.ndim != 1:
         raise DimError(f"bincount: expects a 1-D tensor; got shape {data.shape}")
@@ -86,7 +87,8 @@ def bincount(x, weights=None, minlength=0):
     weight_data = as_array(weights)
     if weight_data.shape != data.shape:
         raise ShapeError(
-            f"bincount: weights must have the shape of the input {data.shape}; got {weight_data.shape}"
+            f"bincount: weights must have the shape of the input {data.shape}; got "
+            f"{weight_data.shape}"
         )
     dtype = weight_data.dtype if weight_data.dtype.kind == "f" else np.float64
     return Tensor._wrap(
@@ -171,7 +173,8 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
 @op(method=False)
 def bucketize(x, boundaries, *, out_int32=False, right=False):
     """The bucket of each element of x among the sorted 1-D `boundaries`: i with boundaries[i - 1]
-    < x <= boundaries[i] (right=True: boundaries[i - 1] <= x < boundaries[i]), as torch.bucketize."""
+    < x <= boundaries[i] (right=True: boundaries[i - 1] <= x < boundaries[i]), as
+    torch.bucketize."""
     edges = as_array(boundaries)
     if edges.ndim != 1:
         raise DimError(f"bucketize: boundaries must be a 1-D tensor; got shape {edges.shape}")

@@ -20,7 +20,8 @@ def diagonal_view(array, offset, dim1, dim2):
 
 
 class Diagonal(Function):
-    """out = the offset-th diagonal of dims dim1, dim2 of x (a view); d x = grad on that diagonal."""
+    """out = the offset-th diagonal of dims dim1, dim2 of x (a view); d x = grad on that
+    diagonal."""
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
@@ -60,7 +61,8 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
 
 
 class DiagEmbed(Function):
-    """out: zeros with x's last dim on the offset-th diagonal of dims dim1, dim2; d x = grad's diagonal."""
+    """out: zeros with x's last dim on the offset-th diagonal of dims dim1, dim2; d x = grad's
+    diagonal."""
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):

@@ -2,7 +2,8 @@
 and F.pdist. Each is a few engine ops; their gradients at zero vectors and zero distances are
 the norm's (0 there, as torch's norm backward), so no NaN appears where the inputs coincide.
 
-    cosine_similarity(x1, x2, dim=1, eps=1e-8)    sum(x1 x2) / (max(|x1|, eps) max(|x2|, eps)) along dim
+    cosine_similarity(x1, x2, dim=1, eps=1e-8)    sum(x1 x2) / (max(|x1|, eps) max(|x2|, eps)) along
+    dim
     pairwise_distance(x1, x2, p=2, eps=1e-6)      |x1 - x2 + eps|_p along the last dim
     pdist(x, p=2)                                 |x_i - x_j|_p for every pair of rows i < j
 """

@@ -7,7 +7,8 @@ F.dropout2d, F.alpha_dropout and F.feature_alpha_dropout (the layers are in nn/d
     alpha_dropout           for SELU networks: each element kept with probability q = 1 - p, a
                             dropped one set to SELU's negative limit -alpha'; then a * out + b with
                             a = 1 / sqrt(q * (1 + p * alpha'^2)) and b = a * alpha' * p, so a
-                            standard normal input keeps mean 0 and variance 1 (Klambauer et al., 2017)
+                            standard normal input keeps mean 0 and variance 1 (Klambauer et al.,
+                            2017)
     feature_alpha_dropout   alpha dropout of whole channels
 
 Masks are drawn from minigrad's seeded generator (mg.manual_seed), so they are not torch's
@@ -28,7 +29,8 @@ from .registry import op
 
 @op(method=False)
 def dropout(x, p=0.5, training=True):
-    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not training)."""
+    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not
+    training)."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be in [0, 1]; got {p}")
     if not training or p == 0:
@@ -89,25 +91,32 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 @op(method=False, public=False)
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """torch's F.dropout2d: input (N, C, H, W), whole channels dropped. As torch, a 3-D input is taken
+    """torch's F.dropout2d: input (N, C, H, W), whole channels dropped. As torch, a 3-D input is
+    taken
     as (N, C, L) (with torch's warning, not as an unbatched (C, H, W)), and other ranks warn too."""
     if not isinstance(input, Tensor):
         raise TypeError(f"dropout2d: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim not in (3, 4):
         warnings.warn(
-            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
-            "result in an error in a future release. To retain the behavior and silence this warning, "
-            "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
-            "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
+            "will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, "
+            "please use dropout instead. Note that dropout2d exists to provide channel-wise "
+            "dropout on "
+            "inputs with 2 spatial dimensions, a channel dimension, and an optional batch "
+            "dimension "
             "(i.e. 3D or 4D inputs).",
             stacklevel=2,
         )
     if input.ndim == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
-            "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+            "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+            "dim. "
             "This behavior will change in a future release to interpret the input as one without a "
-            "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
+            "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+            "behavior, "
             "please switch to using dropout1d instead.",
             stacklevel=2,
         )

@@ -112,7 +112,8 @@ def _index(array, index):
 
 
 def select(array, first, then):
-    """array[first][then]: torch's x[index] on a numpy array, with (first, then) from split_index."""
+    """array[first][then]: torch's x[index] on a numpy array, with (first, then) from
+    split_index."""
     view = _index(array, first)
     return view if then is None else _index(view, then)
 
@@ -214,7 +215,8 @@ def _scatter_index(x, dim, index, op, src=None):
         i > s for k, (i, s) in enumerate(zip(index.shape, x.shape)) if k != dim
     ):
         raise ShapeError(
-            f"{op}: index of shape {index.shape} does not fit input of shape {x.shape} along dim {dim}"
+            f"{op}: index of shape {index.shape} does not fit input of shape {x.shape} along dim "
+            f"{dim}"
         )
     if src is not None and (
         src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape))
@@ -346,7 +348,8 @@ def masked_select(x, mask):
 
 
 class ScatterAdd(Function):
-    """out = x, then out[index[i][j]][j] += src[i][j] (dim 0); dx = grad, dsrc = grad gathered at index."""
+    """out = x, then out[index[i][j]][j] += src[i][j] (dim 0); dx = grad, dsrc = grad gathered at
+    index."""
 
     @staticmethod
     def forward(ctx, x, src, index, dim):
@@ -388,7 +391,8 @@ def _src_grad(ctx, grad):
 
 @op
 def scatter_add(x, dim, index, src):
-    """A copy of x with src's values added at `index` along dim (repeats add up), as torch.scatter_add."""
+    """A copy of x with src's values added at `index` along dim (repeats add up), as
+    torch.scatter_add."""
     dim, index, src = _scatter_operands(x, dim, index, src, "scatter_add")
     return ScatterAdd.apply(x, src, index=index, dim=dim)
 

@@ -220,7 +220,8 @@ def apply_inplace(x, name, op, *operands):
 
 
 class IndexPut(Function):
-    """out = x with out[index] = value; d x = grad with the written places zeroed, d value = grad[index]."""
+    """out = x with out[index] = value; d x = grad with the written places zeroed, d value =
+    grad[index]."""
 
     @staticmethod
     def forward(ctx, x, value, index):

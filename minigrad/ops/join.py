@@ -157,7 +157,8 @@ def meshgrid(*tensors, indexing="ij"):
             raise DimError(f"meshgrid: expects 0-d or 1-D tensors; got shape {t.shape}")
     if len({t.dtype for t in tensors}) > 1:
         raise DTypeError(
-            f"meshgrid: expects tensors of one dtype; got {', '.join(str(t.dtype) for t in tensors)}"
+            "meshgrid: expects tensors of one dtype; got "
+            f"{', '.join(str(t.dtype) for t in tensors)}"
         )
     position = list(range(len(tensors)))  # the dim of the grid each tensor runs along
     if indexing == "xy" and len(tensors) > 1:
@@ -218,7 +219,8 @@ def split(x, split_size_or_sections, dim=0):
 
 @op
 def chunk(x, chunks, dim=0):
-    """`chunks` pieces of equal size along dim (size ceil(n / chunks); there may be fewer), as torch."""
+    """`chunks` pieces of equal size along dim (size ceil(n / chunks); there may be fewer), as
+    torch."""
     dim = _cut_dim(x, dim, "chunk")
     if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
         raise ArgumentError(f"chunk: chunks must be a positive int; got {chunks!r}")
@@ -250,7 +252,8 @@ def unbind(x, dim=0):
 
 def _split_by(x, sections, dim, op):
     """x cut along dim into `sections` equal pieces (an int, which must divide the size) or at the
-    listed positions, each piece a slice as x[a:b] (torch's tensor_split; hsplit, vsplit, dsplit)."""
+    listed positions, each piece a slice as x[a:b] (torch's tensor_split; hsplit, vsplit,
+    dsplit)."""
     size = x.shape[dim]
     if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
         if sections <= 0 or size % sections:

@@ -17,7 +17,8 @@ class MatMul(Function):
     """C = A @ B: dA = dC @ B^T, dB = A^T @ dC (batch dims are summed back by the walk).
 
     A stack of rows times one matrix, (..., n, k) @ (k, m), runs as a single (rows, k) @ (k, m)
-    GEMM each way instead of one GEMM per batch entry (3-5x faster for (128, 256, 256) @ (256, 256)).
+    GEMM each way instead of one GEMM per batch entry (3-5x faster for (128, 256, 256) @ (256,
+    256)).
     """
 
     @staticmethod
@@ -103,7 +104,8 @@ def matmul(a, b):
     inner = b.shape[-2 if b.ndim > 1 else 0]
     if a.shape[-1] != inner:
         raise ShapeError(
-            f"matmul: shapes {a.shape} and {b.shape} do not match (inner dims {a.shape[-1]} and {inner})"
+            f"matmul: shapes {a.shape} and {b.shape} do not match (inner dims {a.shape[-1]} and "
+            f"{inner})"
         )
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -140,7 +142,8 @@ def mm(a, b):
 
 @op
 def bmm(a, b):
-    """Batched product of matrices, (B, n, k) @ (B, k, m), with the same batch size B (no broadcasting)."""
+    """Batched product of matrices, (B, n, k) @ (B, k, m), with the same batch size B (no
+    broadcasting)."""
     a, b = _tensor(a), _tensor(b)
     _check_ndim("bmm", 3, a, b)
     if a.shape[0] != b.shape[0]:
@@ -304,7 +307,8 @@ def _spell_out(equation, operands):
         or not set(output) <= set("".join(spelled))
     ):
         raise ArgumentError(
-            f"einsum: output subscripts {output!r} must be distinct letters that appear in the inputs"
+            f"einsum: output subscripts {output!r} must be distinct letters that appear in the "
+            "inputs"
         )
     return spelled, output
 

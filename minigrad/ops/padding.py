@@ -126,7 +126,8 @@ def _index_maps(shape, widths, mode):
             continue
         if before < 0 or after < 0:
             raise ArgumentError(
-                f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim {dim}"
+                f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim "
+                f"{dim}"
             )
         limit = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
         if size == 0 or (limit is not None and max(before, after) > limit):

@@ -67,7 +67,8 @@ class MaxPool(Function):
 
 
 def _pool_windows(size, kernel, stride, padding, dilation, out):
-    """Along one dim of `size`: the input place each slot of each of `out` windows reads (out, kernel),
+    """Along one dim of `size`: the input place each slot of each of `out` windows reads (out,
+    kernel),
     whether it lies in the input, and whether in the padded input (count_include_pad's count)."""
     places = np.arange(out)[:, None] * stride - padding + np.arange(kernel) * dilation
     return places, (places >= 0) & (places < size), places < size + padding
@@ -117,7 +118,8 @@ def _pool_settings(op, x, kernel_size, stride, padding, dilation, ceil_mode):
     dilation = per_dim(dilation, dims, "dilation", op)
     if any(p > k // 2 for p, k in zip(padding, kernel)):
         raise ArgumentError(
-            f"{op}: padding must be at most half the kernel size (<= {tuple(k // 2 for k in kernel)} "
+            f"{op}: padding must be at most half the kernel size (<= "
+            f"{tuple(k // 2 for k in kernel)} "
             f"for kernel_size={kernel}); got padding={padding}"
         )
     spatial = x.shape[2:]
@@ -217,7 +219,8 @@ def _avg_pool(
 def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
-    """torch.nn.functional.max_pool1d: the largest value of each window of (N, C, L) or (C, L); padding
+    """torch.nn.functional.max_pool1d: the largest value of each window of (N, C, L) or (C, L);
+    padding
     (at most kernel_size // 2) counts as -inf. return_indices: also the place of each in L."""
     return _max_pool(
         "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
@@ -228,7 +231,8 @@ def max_pool1d(
 def max_pool2d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
-    """torch.nn.functional.max_pool2d over (N, C, H, W) or (C, H, W); indices are places in H * W."""
+    """torch.nn.functional.max_pool2d over (N, C, H, W) or (C, H, W); indices are places in H *
+    W."""
     return _max_pool(
         "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
     )
@@ -236,7 +240,8 @@ def max_pool2d(
 
 @op(method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    """torch.nn.functional.avg_pool1d: the mean of each window; count_include_pad counts the zero padding
+    """torch.nn.functional.avg_pool1d: the mean of each window; count_include_pad counts the zero
+    padding
     in the divisor (never the part of a ceil_mode window past the padding)."""
     return _avg_pool(
         "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
@@ -253,7 +258,8 @@ def avg_pool2d(
     count_include_pad=True,
     divisor_override=None,
 ):
-    """torch.nn.functional.avg_pool2d; divisor_override divides every window's sum by that number."""
+    """torch.nn.functional.avg_pool2d; divisor_override divides every window's sum by that
+    number."""
     return _avg_pool(
         "avg_pool2d",
         2,
@@ -281,13 +287,15 @@ def _adaptive_max_pool(op, dims, input, output_size, return_indices):
 
 @op(method=False, public=False)
 def adaptive_avg_pool1d(input, output_size):
-    """torch.nn.functional.adaptive_avg_pool1d: (N, C, L) -> (N, C, output_size), the mean of each bin."""
+    """torch.nn.functional.adaptive_avg_pool1d: (N, C, L) -> (N, C, output_size), the mean of each
+    bin."""
     return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
 
 
 @op(method=False, public=False)
 def adaptive_avg_pool2d(input, output_size):
-    """torch.nn.functional.adaptive_avg_pool2d: output_size an int or a pair (None keeps that size)."""
+    """torch.nn.functional.adaptive_avg_pool2d: output_size an int or a pair (None keeps that
+    size)."""
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
@@ -299,5 +307,6 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 @op(method=False, public=False)
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """torch.nn.functional.adaptive_max_pool2d: output_size an int or a pair (None keeps that size)."""
+    """torch.nn.functional.adaptive_max_pool2d: output_size an int or a pair (None keeps that
+    size)."""
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)

@@ -113,13 +113,15 @@ def cross(input, other, dim=None):
     input, other = _tensor(input), _tensor(other)
     if input.ndim != other.ndim:
         raise ShapeError(
-            f"cross: inputs must have the same number of dims; got shapes {input.shape} and {other.shape}"
+            f"cross: inputs must have the same number of dims; got shapes {input.shape} and "
+            f"{other.shape}"
         )
     _same_dtype("cross", input, other)
     shape = check_broadcast("cross", input, other)
     if dim is None:
         warnings.warn(
-            "cross: dim=None takes the first dim of size 3, as torch.cross does (deprecated in torch); "
+            "cross: dim=None takes the first dim of size 3, as torch.cross does (deprecated in "
+            "torch); "
             "pass dim explicitly (torch.linalg.cross uses dim=-1)",
             UserWarning,
             stacklevel=2,
@@ -130,7 +132,8 @@ def cross(input, other, dim=None):
     dim = normalize_dim(dim, len(shape), "cross")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise ShapeError(
-            f"cross: dim {dim} must have size 3 in both inputs; got shapes {input.shape} and {other.shape}"
+            f"cross: dim {dim} must have size 3 in both inputs; got shapes {input.shape} and "
+            f"{other.shape}"
         )
     # (a x b)_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1), indices mod 3: rolls along dim line them up
     return (roll(input, -1, dim) * roll(other, -2, dim)) - (
@@ -154,7 +157,8 @@ def trace(input):
 
 
 def _scaled(x, factor):
-    """factor * x; factor 0 ignores x's values (its NaN and inf too, as torch) but keeps x in the graph."""
+    """factor * x; factor 0 ignores x's values (its NaN and inf too, as torch) but keeps x in the
+    graph."""
     if factor == 0:
         return where(np.zeros((), bool), x, 0)
     return x if factor == 1 else mul(x, factor)
@@ -170,7 +174,8 @@ def _multiply_add(op, input, product, beta, alpha):
         fits = False
     if not fits:
         raise ShapeError(
-            f"{op}: input of shape {input.shape} does not broadcast to the product's shape {product.shape}"
+            f"{op}: input of shape {input.shape} does not broadcast to the product's shape "
+            f"{product.shape}"
         )
     return add(_scaled(input, beta), _scaled(product, alpha))
 
@@ -199,13 +204,15 @@ def _batched(op, batch1, batch2):
 
 @op
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * (batch1 @ batch2): (B, n, k) @ (B, k, m), input broadcasting to (B, n, m)."""
+    """beta * input + alpha * (batch1 @ batch2): (B, n, k) @ (B, k, m), input broadcasting to (B, n,
+    m)."""
     return _multiply_add("baddbmm", input, _batched("baddbmm", batch1, batch2), beta, alpha)
 
 
 @op
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * the sum over the batch of batch1 @ batch2: input broadcasting to (n, m)."""
+    """beta * input + alpha * the sum over the batch of batch1 @ batch2: input broadcasting to (n,
+    m)."""
     return _multiply_add("addbmm", input, sum(_batched("addbmm", batch1, batch2), 0), beta, alpha)
 
 
@@ -225,7 +232,8 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 
 @op
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 / tensor2 (broadcast); integer tensor1 and tensor2 are refused, as torch."""
+    """input + value * tensor1 / tensor2 (broadcast); integer tensor1 and tensor2 are refused, as
+    torch."""
     if result_type(tensor1, tensor2).kind != "f":
         raise DTypeError(
             f"addcdiv: tensor1 / tensor2 of integers is not supported (as torch); got dtypes "

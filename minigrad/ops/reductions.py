@@ -255,13 +255,15 @@ def _arg(function, x, dim, keepdim, op):
 
 @op
 def argmax(x, dim=None, keepdim=False):
-    """Index of the largest value along `dim` (of the flattened tensor for dim=None); first of ties."""
+    """Index of the largest value along `dim` (of the flattened tensor for dim=None); first of
+    ties."""
     return _arg(np.argmax, x, dim, keepdim, "argmax")
 
 
 @op
 def argmin(x, dim=None, keepdim=False):
-    """Index of the smallest value along `dim` (of the flattened tensor for dim=None); first of ties."""
+    """Index of the smallest value along `dim` (of the flattened tensor for dim=None); first of
+    ties."""
     return _arg(np.argmin, x, dim, keepdim, "argmin")
 
 
@@ -421,7 +423,8 @@ def cummin(x, dim):
 @op
 def diff(x, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along dim, out[i] = x[i + 1] - x[i] applied n times, after
-    joining `prepend` before and `append` after x along dim (torch.diff; bools give x[i + 1] != x[i])."""
+    joining `prepend` before and `append` after x along dim (torch.diff; bools give x[i + 1] !=
+    x[i])."""
     if x.ndim == 0:
         raise DimError("diff: expects a tensor with at least 1 dim; got a 0-d tensor")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:

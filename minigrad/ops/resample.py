@@ -1,4 +1,5 @@
-"""Resampling, as torch.nn.functional's interpolate, pixel_shuffle, pixel_unshuffle and channel_shuffle.
+"""Resampling, as torch.nn.functional's interpolate, pixel_shuffle, pixel_unshuffle and
+channel_shuffle.
 
 interpolate resizes the spatial dims of (N, C, L) or (N, C, H, W), one dim at a time (both modes
 are separable). For each output place i of a dim of `size` input places, the source coordinate is
@@ -6,7 +7,8 @@ are separable). For each output place i of a dim of `size` input places, the sou
     nearest         floor(i * scale)                  scale = 1 / scale_factor when scale_factor is
     nearest-exact   floor((i + 0.5) * scale)          given (and not recomputed), else in / out
     linear          (i + 0.5) * scale - 0.5, at least 0   (align_corners=False)
-                    i * (in - 1) / (out - 1)               (align_corners=True: the corner places meet)
+                    i * (in - 1) / (out - 1)               (align_corners=True: the corner places
+                    meet)
 
 nearest modes read that place (index_select); linear ones mix the two places around it by their
 distances. Every step is an engine op (index_select, mul, add), so the gradients come from theirs.
@@ -59,7 +61,8 @@ def _output_sizes(op, input, dims, size, scale_factor, recompute_scale_factor):
     sizes = tuple(int(math.floor(p * float(f))) for p, f in zip(places, factors))
     if any(s < 1 for s in sizes):
         raise ShapeError(
-            f"{op}: scale_factor={scale_factor!r} makes an empty output {sizes} from input of shape "
+            f"{op}: scale_factor={scale_factor!r} makes an empty output {sizes} from input of "
+            "shape "
             f"{input.shape}"
         )
     if recompute_scale_factor:
@@ -99,7 +102,8 @@ def interpolate(
     recompute_scale_factor=None,
     antialias=False,
 ):
-    """torch.nn.functional.interpolate for modes nearest, nearest-exact (input (N, C, L) or (N, C, H, W)),
+    """torch.nn.functional.interpolate for modes nearest, nearest-exact (input (N, C, L) or (N, C,
+    H, W)),
     linear ((N, C, L)) and bilinear ((N, C, H, W)): the spatial dims resized to size, or to
     floor(in * scale_factor)."""
     if not isinstance(input, Tensor):
@@ -115,7 +119,8 @@ def interpolate(
             {1: "3-D (N, C, L)", 2: "4-D (N, C, H, W)"}[d] for d in _MODE_DIMS[mode]
         )
         raise ShapeError(
-            f"interpolate: mode {mode!r} expects a {layouts} input; got input of shape {input.shape}"
+            f"interpolate: mode {mode!r} expects a {layouts} input; got input of shape "
+            f"{input.shape}"
         )
     check_float("interpolate", input, error=ArgumentError)
     if align_corners is not None and mode not in ("linear", "bilinear"):
@@ -144,7 +149,8 @@ def _factor(op, name, value):
 
 @op(method=False, public=False)
 def pixel_shuffle(input, upscale_factor):
-    """(*, C * r^2, H, W) -> (*, C, H * r, W * r): each group of r^2 channels becomes an r x r block."""
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r): each group of r^2 channels becomes an r x r
+    block."""
     r = _factor("pixel_shuffle", "upscale_factor", upscale_factor)
     if not isinstance(input, Tensor) or input.ndim < 3 or input.shape[-3] % (r * r):
         raise ShapeError(
@@ -181,7 +187,8 @@ def pixel_unshuffle(input, downscale_factor):
 
 @op(method=False, public=False)
 def channel_shuffle(input, groups):
-    """(N, C, *) -> the same shape with the channels of the `groups` groups interleaved (ShuffleNet)."""
+    """(N, C, *) -> the same shape with the channels of the `groups` groups interleaved
+    (ShuffleNet)."""
     groups = _factor("channel_shuffle", "groups", groups)
     if not isinstance(input, Tensor) or input.ndim < 3 or input.shape[1] % groups:
         raise ShapeError(

@@ -49,7 +49,8 @@ TopKResult = namedtuple("TopKResult", ["values", "indices"])
 
 
 def _as_rows(x, dim, op):
-    """x and its axis; a 0-d tensor is viewed as one element along dim 0 (torch accepts dim 0/-1)."""
+    """x and its axis; a 0-d tensor is viewed as one element along dim 0 (torch accepts dim
+    0/-1)."""
     axis = normalize_dim(dim, x.ndim, op)
     return (x.reshape(1) if x.ndim == 0 else x), axis
 
@@ -79,7 +80,8 @@ def argsort(x, dim=-1, descending=False, stable=False):
 
 @op
 def topk(x, k, dim=-1, largest=True, sorted=True):
-    """(values, indices) of the k largest (largest=False: smallest) elements along `dim`, in order."""
+    """(values, indices) of the k largest (largest=False: smallest) elements along `dim`, in
+    order."""
     rows, axis = _as_rows(x, dim, "topk")
     if x.ndim == 0 and k in (0, 1):  # torch gives the element for k = 0 too
         k = 1

@@ -121,14 +121,16 @@ def t(x):
     """The transpose of a matrix (a 0-d or 1-D tensor is returned as it is), as torch.t."""
     if x.ndim > 2:
         raise DimError(
-            f"t: expects a tensor with at most 2 dims; got shape {x.shape}. Use transpose(dim0, dim1)"
+            f"t: expects a tensor with at most 2 dims; got shape {x.shape}. Use transpose(dim0, "
+            "dim1)"
         )
     return transpose(x, 0, -1) if x.ndim == 2 else x
 
 
 @op
 def movedim(x, source, destination):
-    """Move dims `source` to positions `destination` (ints or equal-length sequences), others in order."""
+    """Move dims `source` to positions `destination` (ints or equal-length sequences), others in
+    order."""
     source = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
     destination = (
         (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
@@ -249,7 +251,8 @@ class Flip(Function):
 
 @op
 def flip(x, dims):
-    """Reverse the order of elements along each of `dims` (an int or a sequence of distinct dims)."""
+    """Reverse the order of elements along each of `dims` (an int or a sequence of distinct
+    dims)."""
     dims = normalize_dims(
         (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims), x.ndim, "flip"
     )
@@ -307,7 +310,8 @@ class Roll(Function):
 
 @op
 def roll(x, shifts, dims=None):
-    """Shift elements along `dims` by `shifts`, wrapping around; dims=None rolls the flattened tensor."""
+    """Shift elements along `dims` by `shifts`, wrapping around; dims=None rolls the flattened
+    tensor."""
     shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     if dims is None:
         if len(shifts) != 1:
@@ -413,18 +417,21 @@ def _triangle(x, diagonal, lower, op):
 
 @op
 def tril(x, diagonal=0):
-    """The lower triangle of the last two dims (on and below the `diagonal`-th diagonal), zeros above."""
+    """The lower triangle of the last two dims (on and below the `diagonal`-th diagonal), zeros
+    above."""
     return _triangle(x, diagonal, True, "tril")
 
 
 @op
 def triu(x, diagonal=0):
-    """The upper triangle of the last two dims (on and above the `diagonal`-th diagonal), zeros below."""
+    """The upper triangle of the last two dims (on and above the `diagonal`-th diagonal), zeros
+    below."""
     return _triangle(x, diagonal, False, "triu")
 
 
 @op
 def select(x, dim, index):
-    """The slice at position `index` along dim, that dim gone (torch.select): x[:, index] for dim 1."""
+    """The slice at position `index` along dim, that dim gone (torch.select): x[:, index] for dim
+    1."""
     dim = normalize_dim(dim, x.ndim, "select")
     return getitem(x, (slice(None),) * dim + (index,))

@@ -1,5 +1,6 @@
 """Reductions with a formula of their own: var and std (with Bessel's correction), logsumexp,
-norm, and the order statistics (median, nanmedian, kthvalue, mode, quantile, nanquantile). Each is one Function whose backward is torch's, including where the formula
+norm, and the order statistics (median, nanmedian, kthvalue, mode, quantile, nanquantile). Each is
+one Function whose backward is torch's, including where the formula
 divides by zero (std and norm of all-zero inputs have gradient 0, not nan)."""
 
 import math
@@ -56,7 +57,8 @@ class Variance(Function):
 
 
 def _correction(op, dim, unbiased, correction):
-    """torch's three spellings: var(x, dim, unbiased), var(x, dim, correction=c), var(x, unbiased)."""
+    """torch's three spellings: var(x, dim, unbiased), var(x, dim, correction=c), var(x,
+    unbiased)."""
     if isinstance(dim, bool):  # x.var(False): the old positional `unbiased`
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -285,11 +287,13 @@ def nanmedian(x, dim=None, keepdim=False):
 
 @op
 def kthvalue(x, k, dim=-1, keepdim=False):
-    """(values, indices) of the k-th smallest element (k = 1 the smallest) along dim (torch.kthvalue)."""
+    """(values, indices) of the k-th smallest element (k = 1 the smallest) along dim
+    (torch.kthvalue)."""
     size = x.shape[normalize_dim(dim, x.ndim, "kthvalue")] if x.ndim else 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= size:
         raise ArgumentError(
-            f"kthvalue: k must be an int in [1, {size}] (the size of dim {dim} of shape {x.shape}); "
+            f"kthvalue: k must be an int in [1, {size}] (the size of dim {dim} of shape "
+            f"{x.shape}); "
             f"got {k!r}"
         )
     return _picked(
@@ -389,7 +393,8 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, op):
 def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a number or a 1-D tensor in [0, 1]; its values become a first dim)
     over dim (None: every element), interpolating between the two nearest ranks as `interpolation`
-    says (linear, lower, higher, midpoint, nearest); NaN where a slice holds NaN (torch.quantile)."""
+    says (linear, lower, higher, midpoint, nearest); NaN where a slice holds NaN
+    (torch.quantile)."""
     return _quantile(x, q, dim, keepdim, interpolation, False, "quantile")
 
 
