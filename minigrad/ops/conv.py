@@ -89,9 +89,8 @@ def batched_input(input, dims, op):
 
 class Convolution(Function):
     """y[n, o, p] = bias[o] + sum over c, k of xpad[n, g * C/G + c, p * stride + k * dilation] *
-    weight[o, c, k]
-    for x (N, C, *spatial), weight (O, C/G, *kernel), bias (O,), o in group g of G = groups;
-    padding holds (before, after) zeros per spatial dim. y is (N, O, *out)."""
+    weight[o, c, k] for x (N, C, *spatial), weight (O, C/G, *kernel), bias (O,), o in group g of G =
+    groups; padding holds (before, after) zeros per spatial dim. y is (N, O, *out)."""
 
     @staticmethod
     def forward(ctx, x, weight, *bias, padding, stride, dilation, groups):
@@ -289,8 +288,7 @@ def _convolution(op, dims, input, weight, bias, stride, padding, dilation, group
 @op(method=False)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """torch.nn.functional.conv1d: input (N, C, L) or (C, L), weight (O, C / groups, k), bias (O,)
-    or
-    None -> (N, O, L_out); padding is an int, a tuple, 'valid' (none) or 'same' (L_out = L)."""
+    or None -> (N, O, L_out); padding is an int, a tuple, 'valid' (none) or 'same' (L_out = L)."""
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 

@@ -173,9 +173,8 @@ def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
     """torch.nn.functional.conv_transpose2d: input (N, C, H, W) or (C, H, W), weight (C, O / groups,
-    kH, kW),
-    bias (O,) or None -> (N, O, H_out, W_out); stride, padding, output_padding and dilation ints or
-    pairs."""
+    kH, kW), bias (O,) or None -> (N, O, H_out, W_out); stride, padding, output_padding and dilation
+    ints or pairs."""
     return _conv_transpose(
         "conv_transpose2d",
         2,
@@ -195,8 +194,7 @@ def conv_transpose2d(
 
 class Unfold(Function):
     """x (N, C, H, W) -> (N, C * K, L): column l holds the K = kH * kW inputs (each channel's in
-    turn)
-    that the kernel reads at output place l."""
+    turn) that the kernel reads at output place l."""
 
     @staticmethod
     def forward(ctx, x, kernel, dilation, padding, stride):
@@ -272,8 +270,7 @@ def _places(op, size, kernel, dilation, padding, stride):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold: input (N, C, H, W) or (C, H, W) -> (N, C * kH * kW, L) or (C * kH
-    * kW, L),
-    L the number of places the kernel visits."""
+    * kW, L), L the number of places the kernel visits."""
     x, unbatched = batched_input(input, 2, "unfold")
     kernel, dilation, padding, stride = _window_settings(
         "unfold", kernel_size, dilation, padding, stride
@@ -286,8 +283,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 @op(method=False, public=False)
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.fold: columns (N, C * kH * kW, L) or (C * kH * kW, L) -> (N, C,
-    *output_size)
-    or (C, *output_size), overlapping entries summed; L must be the number of kernel places."""
+    *output_size) or (C, *output_size), overlapping entries summed; L must be the number of kernel
+    places."""
     if not isinstance(input, Tensor):
         raise TypeError(f"fold: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim not in (2, 3):

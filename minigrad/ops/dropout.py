@@ -92,8 +92,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 @op(method=False, public=False)
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """torch's F.dropout2d: input (N, C, H, W), whole channels dropped. As torch, a 3-D input is
-    taken
-    as (N, C, L) (with torch's warning, not as an unbatched (C, H, W)), and other ranks warn too."""
+    taken as (N, C, L) (with torch's warning, not as an unbatched (C, H, W)), and other ranks warn
+    too."""
     if not isinstance(input, Tensor):
         raise TypeError(f"dropout2d: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim not in (3, 4):

@@ -68,8 +68,8 @@ class MaxPool(Function):
 
 def _pool_windows(size, kernel, stride, padding, dilation, out):
     """Along one dim of `size`: the input place each slot of each of `out` windows reads (out,
-    kernel),
-    whether it lies in the input, and whether in the padded input (count_include_pad's count)."""
+    kernel), whether it lies in the input, and whether in the padded input (count_include_pad's
+    count)."""
     places = np.arange(out)[:, None] * stride - padding + np.arange(kernel) * dilation
     return places, (places >= 0) & (places < size), places < size + padding
 
@@ -220,8 +220,8 @@ def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
     """torch.nn.functional.max_pool1d: the largest value of each window of (N, C, L) or (C, L);
-    padding
-    (at most kernel_size // 2) counts as -inf. return_indices: also the place of each in L."""
+    padding (at most kernel_size // 2) counts as -inf. return_indices: also the place of each in
+    L."""
     return _max_pool(
         "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
     )
@@ -241,8 +241,7 @@ def max_pool2d(
 @op(method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """torch.nn.functional.avg_pool1d: the mean of each window; count_include_pad counts the zero
-    padding
-    in the divisor (never the part of a ceil_mode window past the padding)."""
+    padding in the divisor (never the part of a ceil_mode window past the padding)."""
     return _avg_pool(
         "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
     )

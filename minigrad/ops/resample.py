@@ -103,8 +103,7 @@ def interpolate(
     antialias=False,
 ):
     """torch.nn.functional.interpolate for modes nearest, nearest-exact (input (N, C, L) or (N, C,
-    H, W)),
-    linear ((N, C, L)) and bilinear ((N, C, H, W)): the spatial dims resized to size, or to
+    H, W)), linear ((N, C, L)) and bilinear ((N, C, H, W)): the spatial dims resized to size, or to
     floor(in * scale_factor)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate: expected input to be a Tensor; got {type(input).__name__}")
