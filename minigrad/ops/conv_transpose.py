@@ -73,8 +73,8 @@ class TransposedConvolution(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved
         groups, kernel = ctx.groups, weight.shape[2:]
-        # the places of dy that forward wrote (the output_padding ones beyond them get nothing from
-        # x)
+        # the places of dy that forward wrote (the output_padding ones beyond them get
+        # nothing from x)
         written = tuple(
             slice(0, r + s * (size - 1))
             for r, s, size in zip(reach(kernel, ctx.dilation), ctx.stride, x.shape[2:])
