@@ -18,7 +18,7 @@ Then a second example with every table, in five steps:
    causal mask forbids looking ahead, and a temperature makes the weights sharper or flatter.
 
 Steps 1-4 use minigrad ops one at a time; main() returns every table as a numpy array
-(tests/test_examples_teaching.py checks them against plain numpy).
+(tests/examples/test_teaching.py checks them against plain numpy).
 """
 
 import math

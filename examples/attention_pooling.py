@@ -12,7 +12,7 @@ q is a learned query ("what am I looking for?"); here every parameter is set by 
 Sentences in a batch have different lengths, so the short ones are padded. The padding vector
 below is deliberately large junk: the pooled vectors show it never leaks in, because padded
 positions get weight exactly 0 (the softmax leaves their scores out of its max and sum).
-main() returns every table as numpy arrays (tests/test_examples_teaching.py checks them
+main() returns every table as numpy arrays (tests/examples/test_teaching.py checks them
 against plain numpy).
 """
 

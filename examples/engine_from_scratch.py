@@ -10,7 +10,7 @@ minigrad has the same shape, with more in it (dtypes, views, version checks, hoo
 - the walk and `sum_to`: minigrad/autograd.py;
 - the ops: minigrad/ops/, one family per file, each op a Function subclass like these, its
   Tensor method attached in ops/__init__.py.
-tests/test_engine_from_scratch.py checks the gradients here against minigrad's.
+tests/examples/test_engine_from_scratch.py checks the gradients here against minigrad's.
 """
 
 import numpy as np

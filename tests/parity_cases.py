@@ -1,4 +1,4 @@
-"""The ops that tests/test_parity_ops.py runs in minigrad and in PyTorch, as a table.
+"""The ops that tests/ops/test_parity_table.py runs in minigrad and in PyTorch, as a table.
 
 Each Case is (name, call, input shapes, dtypes, values). The call is written once for both
 libraries: `call(B, p, *tensors)` where B is the module (`minigrad` or `torch`: the names are

@@ -4,7 +4,7 @@ a key/value cache.
 Without a cache every new character runs the model over the whole text so far (up to the
 context): T positions of work for one prediction. With a cache (one nn.KVCache per block)
 each block keeps the keys and values of the positions it has seen, so a new character costs
-one position of work; the logits are the same (tests/test_language_model.py checks it).
+one position of work; the logits are the same (tests/examples/test_language_model.py checks it).
 """
 
 import numpy as np

@@ -32,7 +32,7 @@ from examples import attention_by_hand as chapter
 from examples.sentiment import preprocess
 from examples.sentiment.model import SentimentModel
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IMAGES = ROOT / "docs" / "images"
 WAIT_SECONDS = 60  # how long to wait for the page to show something before failing
 CHROMIUM_ARGS = [

@@ -17,7 +17,7 @@ from hypothesis.extra.numpy import arrays
 
 import minigrad as mg
 
-ENGINE_PATH = Path(__file__).resolve().parents[1] / "examples" / "engine_from_scratch.py"
+ENGINE_PATH = Path(__file__).resolve().parents[2] / "examples" / "engine_from_scratch.py"
 
 
 def load_engine():

@@ -4,7 +4,7 @@ Each case is `call(B, *tensors)` with B = minigrad or torch (`import minigrad as
 `import torch`), run on the same arrays; float inputs require grad. The outputs (values, shape,
 dtype) are compared, then the gradient of every float input after backward of a random
 weighting of every float output: float32 to 1e-5 relative, float64 to 1e-10. The corners the
-hypothesis sweep of tests/test_parity_ops.py rarely draws are spelled out here: 0-size and
+hypothesis sweep of tests/ops/test_parity_table.py rarely draws are spelled out here: 0-size and
 size-1 dims, 0-d tensors, empty reductions, edge values, dtype promotion, in-place version
 checks, losses with every option, and hostile arguments (a RuntimeError either way).
 """
@@ -17,14 +17,12 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as MF
 from minigrad import nn as mnn
-from parity import assert_close, to_numpy
+from parity import I, R, check, to_numpy
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as TF  # noqa: E402
 
 torch.set_num_threads(1)
-
-TOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
 
 
 def _F(B):
@@ -33,101 +31,6 @@ def _F(B):
 
 def _nn(B):
     return mnn if B is mg else torch.nn
-
-
-def _dtype_name(t):
-    return str(t.dtype).replace("torch.", "")
-
-
-def _flatten(out):
-    if isinstance(out, (tuple, list)):
-        return [leaf for item in out for leaf in _flatten(item)]
-    if (
-        hasattr(out, "values")
-        and hasattr(out, "indices")
-        and not isinstance(out, (mg.Tensor, torch.Tensor))
-    ):
-        return [out.values, out.indices]
-    return [out]
-
-
-def _is_tensor(x):
-    return isinstance(x, (mg.Tensor, torch.Tensor))
-
-
-def _make(B, array, grad):
-    t = B.tensor(array)
-    if grad and array.dtype.kind == "f":
-        t.requires_grad_(True)
-    return t
-
-
-def check(call, *arrays, dtype="float64", grad=True, seed=0, tol=None):
-    """Run call in both libraries on arrays (float ones cast to dtype) and compare values and gradients."""
-    arrays = [
-        np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f" else np.asarray(a)
-        for a in arrays
-    ]
-    rtol, atol = tol or TOL[dtype]
-    ours_in = [_make(mg, a, grad) for a in arrays]
-    theirs_in = [_make(torch, a, grad) for a in arrays]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        theirs = _flatten(call(torch, *theirs_in))
-        ours = _flatten(call(mg, *ours_in))
-    assert len(ours) == len(theirs), f"{len(ours)} outputs, torch gives {len(theirs)}"
-    for k, (o, t) in enumerate(zip(ours, theirs)):
-        if not _is_tensor(t):
-            o = o.item() if _is_tensor(o) and not isinstance(t, (tuple, list)) else o
-            assert type(o) is type(t) or (isinstance(t, float) and isinstance(o, float)), (
-                f"output {k}: {type(o).__name__}, torch gives {type(t).__name__}"
-            )
-            if isinstance(t, float):
-                np.testing.assert_allclose(o, t, rtol=rtol, atol=atol)
-            else:
-                assert o == t, f"output {k}: {o!r}, torch gives {t!r}"
-            continue
-        assert _is_tensor(o), f"output {k} is {type(o).__name__}, torch gives a tensor"
-        assert tuple(o.shape) == tuple(t.shape), (
-            f"output {k}: shape {tuple(o.shape)}, torch {tuple(t.shape)}"
-        )
-        assert _dtype_name(o) == _dtype_name(t), (
-            f"output {k}: dtype {_dtype_name(o)}, torch {_dtype_name(t)}"
-        )
-        r, a = TOL["float32"] if _dtype_name(t) == "float32" and tol is None else (rtol, atol)
-        tolerance = dict(rtol=r, atol=a)
-        assert_close(o, t, tolerance, f"output {k} values")
-    if not grad:
-        return
-    rng = np.random.default_rng(seed)
-    pairs = [(o, t) for o, t in zip(ours, theirs) if _is_tensor(t) and t.requires_grad]
-    assert all(o.requires_grad for o, t in pairs), (
-        "an output does not require grad where torch's does"
-    )
-    if not pairs:
-        return
-    weights = [rng.standard_normal(tuple(t.shape)) for _, t in pairs]
-    loss_t = sum((t * torch.tensor(w, dtype=t.dtype)).sum() for (_, t), w in zip(pairs, weights))
-    loss_o = sum(
-        (o * mg.tensor(w.astype(_dtype_name(o)))).sum() for (o, _), w in zip(pairs, weights)
-    )
-    loss_t.backward()
-    loss_o.backward()
-    for k, (o, t) in enumerate(zip(ours_in, theirs_in)):
-        if not t.requires_grad:
-            continue
-        tg = np.zeros(t.shape, dtype=dtype) if t.grad is None else t.grad.numpy()
-        og = np.zeros(t.shape, dtype=dtype) if o.grad is None else o.grad.numpy()
-        tolerance = dict(rtol=rtol, atol=atol)
-        assert_close(og, tg, tolerance, f"input {k} gradient")
-
-
-def R(*shape, seed=0, low=-2.0, high=2.0):
-    return np.random.default_rng(seed + 7 * len(shape) + sum(shape)).uniform(low, high, size=shape)
-
-
-def I(*values):
-    return np.array(values, dtype=np.int64)
 
 
 def _known(request, table, name):

@@ -1,7 +1,7 @@
 """minigrad.kernels: every Numba kernel against its numpy twin, and every twin against a
 formula written out here (or PyTorch, or finite differences), so the twins are not
 only checked against themselves. The backend switch, threads and the on-disk cache:
-tests/test_kernels_runtime.py."""
+tests/kernels/test_runtime.py."""
 
 import contextlib
 import os

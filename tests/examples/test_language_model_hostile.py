@@ -29,7 +29,7 @@ from examples.language_model import corpus, train
 from examples.language_model.generate import generate
 from examples.language_model.model import CharTransformer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TRAIN_SCRIPT = REPO / "examples" / "language_model" / "train.py"
 WORDS = "This movie was the good bad great plot actors film and".split()
 # a few steps of a small model, validation on one batch, one short sample

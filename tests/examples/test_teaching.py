@@ -18,7 +18,7 @@ import pytest
 
 from examples import attention_by_hand, attention_pooling, four_matrices, multihead_check
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IMAGES = ROOT / "docs" / "images"
 TOLERANCE = dict(rtol=1e-5, atol=1e-6)  # float32 scripts against float64 references
 

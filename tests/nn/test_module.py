@@ -631,4 +631,4 @@ def test_minigrad_nn_functional_imports_as_in_torch():
 def _root():
     from pathlib import Path
 
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import minigrad as mg
 from minigrad.errors import ArgumentError, DTypeError, DimError, ShapeError
-from test_ops_parity_sweep import I, R, check
+from parity import I, R, check
 
 torch = pytest.importorskip("torch")
 

@@ -21,7 +21,7 @@ import pytest
 
 from examples.lab import server as lab_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

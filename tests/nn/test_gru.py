@@ -136,7 +136,7 @@ def test_unbatched_gradcheck_two_layers_bidirectional(name, settings):
 
     def run(
         x, h0
-    ):  # the parameters' gradients are checked against torch's (tests/test_rnn_data_sweep.py)
+    ):  # the parameters' gradients are checked against torch's (tests/nn/test_rnn_data_sweep.py)
         output, h_n = layer(x, hx=h0)
         assert output.shape == (4, 6) and h_n.shape == (4, 3)
         return mg.cat([output.reshape(-1), h_n.reshape(-1)])
