@@ -13,7 +13,8 @@ source is the repository's top-level nn/ folder) is loaded on first use.
 
 import importlib
 
-from . import dtypes, ops, optim, parallel, utils, viz
+from . import amp, backends, cuda, dtypes, ops, optim, parallel, utils, viz
+from .amp import autocast, bfloat16, float16, half
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -55,6 +56,7 @@ from .dtypes import (
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, save
+from .device import device
 from .ops import registry as _registry
 from .random import Generator, default_generator, manual_seed
 from .tensor import Function, Parameter, Tensor
@@ -72,6 +74,14 @@ globals().update(_registry.public_names())
 def is_tensor(obj):
     """True for a minigrad Tensor (Parameters included)."""
     return isinstance(obj, Tensor)
+
+
+def compile(model=None, **options):
+    """torch.compile's call, which returns `model` itself: minigrad runs eagerly, and eager
+    already computes torch's numbers. Also a decorator (@mg.compile, @mg.compile(mode=...))."""
+    if model is None:
+        return lambda function: function
+    return model
 
 
 # What `from minigrad import *` gives: the ops' public names (registry.exported() leaves out
@@ -128,6 +138,11 @@ __all__ = [
     "GradcheckError",
     "save",
     "load",
+    "device",
+    "cuda",
+    "backends",
+    "amp",
+    "autocast",
     "optim",
     "parallel",
     "viz",

@@ -442,12 +442,12 @@ def _target_dtype(args, kwargs):
     for arg in args:
         if isinstance(arg, Tensor):
             dtype = arg.dtype
-        elif isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda", "mps", "meta"):
+        elif str(arg).split(":")[0] in ("cpu", "cuda", "mps", "meta"):  # a string or mg.device
             device = arg
         else:
             dtype = arg
     if device is not None and str(device).split(":")[0] != "cpu":
-        raise ValueError(f"minigrad runs on the CPU only; got device {device!r}")
+        raise ValueError(f"minigrad runs on the CPU only; got device {str(device)!r}")
     if dtype is None:
         return None
     dtype = dtypes.as_dtype(dtype)

@@ -209,8 +209,7 @@ Tensor.double = lambda self: conversion.cast(self, np.float64)
 Tensor.long = lambda self: conversion.cast(self, np.int64)
 Tensor.int = lambda self: conversion.cast(self, np.int32)
 Tensor.bool = lambda self: conversion.cast(self, np.bool_)
-Tensor.cpu = lambda self: self
-Tensor.device = property(lambda self: "cpu", doc="Where the data lives: always the CPU.")
+# Tensor.device, is_cuda, cpu() and cuda(): minigrad/device.py, beside mg.device
 Tensor.is_contiguous = lambda self: bool(self._data.flags.c_contiguous)
 Tensor.nelement = Tensor.numel
 Tensor.mT = property(

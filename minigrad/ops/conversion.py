@@ -72,7 +72,7 @@ def to(x, *args, dtype=None, device=None, copy=False, non_blocking=False):
     for arg in args:
         if isinstance(arg, Tensor):
             dtype = dtype or arg.dtype
-        elif isinstance(arg, str) and arg.split(":")[0] in DEVICES:
+        elif str(arg).split(":")[0] in DEVICES:  # a device string or an mg.device
             device = arg
         else:
             dtype = arg
