@@ -239,36 +239,19 @@ class DataLoader:
 
 
 def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, context):
-    """The worker settings, checked as torch checks them (ValueError when they contradict)."""
-    if (
-        isinstance(num_workers, bool)
-        or not isinstance(num_workers, (int, np.integer))
-        or num_workers < 0
-    ):
-        raise ValueError(
-            "DataLoader: num_workers must be an integer >= 0 (0 loads in this process); got "
-            f"num_workers={num_workers!r}"
-        )
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or timeout < 0:
-        raise ValueError(
-            f"DataLoader: timeout should be a non-negative number of seconds; got "
-            f"timeout={timeout!r}"
-        )
+    """The worker settings, checked as torch checks them: ValueError when a value is out of range
+    or contradicts another, TypeError when it is not a number at all."""
+    _check_number("num_workers", num_workers, numbers.Integral, "an integer >= 0 (0 loads here)")
+    _check_number("timeout", timeout, numbers.Real, "a non-negative number of seconds")
     if prefetch_factor is not None:
         if num_workers == 0:
             raise ValueError(
                 f"DataLoader: prefetch_factor={prefetch_factor!r} could only be specified in "
                 "multiprocessing (num_workers > 0); with num_workers=0 leave prefetch_factor None"
             )
-        if (
-            isinstance(prefetch_factor, bool)
-            or not isinstance(prefetch_factor, (int, np.integer))
-            or prefetch_factor < 0
-        ):
-            raise ValueError(
-                "DataLoader: prefetch_factor should be a non-negative integer; got "
-                f"prefetch_factor={prefetch_factor!r}"
-            )
+        _check_number(
+            "prefetch_factor", prefetch_factor, numbers.Integral, "a non-negative integer"
+        )
     if persistent_workers and num_workers == 0:
         raise ValueError(
             "DataLoader: persistent_workers=True needs num_workers > 0; got num_workers=0"
@@ -291,6 +274,13 @@ def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, co
             "DataLoader: multiprocessing_context should be a context object or a start method "
             f"name; got {type(context).__name__}"
         )
+
+
+def _check_number(name, value, kind, expected):
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"DataLoader: {name} must be {expected}; got {name}={value!r}")
+    if value < 0:
+        raise ValueError(f"DataLoader: {name} must be {expected}; got {name}={value!r}")
 
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
