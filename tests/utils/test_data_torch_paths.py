@@ -1,8 +1,8 @@
 """minigrad.utils.data as torch's package: the submodule import paths (dataset, sampler,
 dataloader), random samplers that draw lazily (num_samples=int(1e10) costs no memory, checked
 with tracemalloc, not a clock), the DataLoader arguments torch has and the errors torch gives
-for contradictory settings, each against torch.utils.data on the same dataset, and the infinite
-loader loops of minGPT's trainer and makemore."""
+for contradictory settings, each against torch.utils.data on the same dataset, iterable datasets
+batched as they stream, and the infinite loader loops of minGPT's trainer and makemore."""
 
 import importlib
 import multiprocessing
@@ -56,7 +56,15 @@ class Blocks:
 # -- torch's submodule paths --------------------------------------------------------------------
 
 PATHS = {
-    "dataset": ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"],
+    "dataset": [
+        "Dataset",
+        "IterableDataset",
+        "ChainDataset",
+        "TensorDataset",
+        "Subset",
+        "ConcatDataset",
+        "random_split",
+    ],
     "sampler": [
         "Sampler",
         "SequentialSampler",
@@ -393,6 +401,66 @@ def test_contradictory_settings_raise_as_torch(name):
         lambda: torch.utils.data.DataLoader(pair(torch), **kwargs),
         must_mention=words,
     )
+
+
+def stream(lib, size, sized=True):
+    """An IterableDataset of `size` samples (a tensor and an int) written once for either
+    library, with a len() unless sized=False."""
+
+    class Stream(lib.utils.data.IterableDataset):
+        def __iter__(self):
+            for i in range(size):
+                yield lib.tensor([float(i), 2.0 * i]), i
+
+    if sized:
+        Stream.__len__ = lambda self: size
+    return Stream()
+
+
+@few
+@given(
+    size=st.integers(0, 25),
+    batch_size=st.one_of(st.none(), st.integers(1, 30)),
+    drop_last=st.booleans(),
+)
+def test_an_iterable_dataset_is_batched_as_it_streams_as_torch(size, batch_size, drop_last):
+    drop_last = drop_last and batch_size is not None
+
+    def batches(lib):
+        loader = lib.utils.data.DataLoader(
+            stream(lib, size), batch_size=batch_size, drop_last=drop_last
+        )
+        return len(loader), [plain(b) for b in loader], type(loader.sampler).__name__
+
+    ours, theirs = batches(mg), batches(torch)
+    assert ours[:2] == theirs[:2]
+    assert (ours[2], theirs[2]) == ("_Endless", "_InfiniteConstantSampler")  # no indices
+
+
+def test_iterable_datasets_chain_and_refuse_indices_as_torch():
+    for lib in (mg, torch):
+        assert isinstance(stream(lib, 3) + stream(lib, 2), lib.utils.data.ChainDataset)
+    chained = [plain(b) for b in DataLoader(stream(mg, 3) + stream(mg, 2), batch_size=2)]
+    assert chained == [
+        plain(b)
+        for b in torch.utils.data.DataLoader(stream(torch, 3) + stream(torch, 2), batch_size=2)
+    ]
+    assert len(mg.utils.data.ChainDataset([stream(mg, 3), stream(mg, 4)])) == 7
+    for refused in (dict(shuffle=True), dict(sampler=[0]), dict(batch_sampler=[[0]])):
+        raises_like_torch(
+            lambda: DataLoader(stream(mg, 3), **refused),
+            lambda: torch.utils.data.DataLoader(stream(torch, 3), **refused),
+            must_mention=["IterableDataset", f"{next(iter(refused))}="],
+        )
+    raises_like_torch(  # len(loader) of a stream without len()
+        lambda: len(DataLoader(stream(mg, 3, sized=False))),
+        lambda: len(torch.utils.data.DataLoader(stream(torch, 3, sized=False))),
+        must_mention=["Stream"],
+    )
+    with pytest.raises(TypeError, match="IterableDatasets only; got TensorDataset"):
+        list(mg.utils.data.ChainDataset([stream(mg, 1), pair(mg)]))
+    with pytest.raises(TypeError, match="map-style datasets only; got the IterableDataset Stream"):
+        mg.utils.data.ConcatDataset([pair(mg), stream(mg, 2)])
 
 
 @few

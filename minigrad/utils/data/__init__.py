@@ -7,9 +7,10 @@ torch's submodules (`dataset`, `sampler`, `dataloader`), so both import paths wo
     for xb, yb in DataLoader(train, batch_size=32, shuffle=True):
         ...
 
-A dataset is anything with __getitem__(index) and __len__ (map-style, as in torch). A sampler
-gives the order of its indices (SequentialSampler; RandomSampler, a fresh permutation each
-epoch, from minigrad's seeded generator or the `generator` given; SubsetRandomSampler,
+A dataset is anything with __getitem__(index) and __len__ (map-style, as in torch), or an
+IterableDataset, a stream the loader batches as it comes. A sampler gives the order of a
+map-style dataset's indices (SequentialSampler; RandomSampler, a fresh permutation each epoch,
+from minigrad's seeded generator or the `generator` given; SubsetRandomSampler,
 WeightedRandomSampler), and a BatchSampler cuts that order into lists of indices. Random
 samplers draw as the iteration goes, so `RandomSampler(ds, replacement=True,
 num_samples=int(1e10))` costs no memory. The loader takes each batch's samples and puts them
@@ -20,7 +21,15 @@ that torch code runs, and change nothing.
 """
 
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
-from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -32,6 +41,8 @@ from .sampler import (
 
 __all__ = [
     "Dataset",
+    "IterableDataset",
+    "ChainDataset",
     "TensorDataset",
     "Subset",
     "ConcatDataset",

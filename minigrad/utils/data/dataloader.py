@@ -9,6 +9,7 @@ effect; pin_memory has nothing to pin on a CPU.
 """
 
 import collections.abc
+import itertools
 import multiprocessing
 import numbers
 import warnings
@@ -18,8 +19,8 @@ import numpy as np
 from ...creation import tensor
 from ...ops.join import stack
 from ...tensor import Tensor
-from .dataset import TensorDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .dataset import IterableDataset, TensorDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 
 def default_collate(batch):
@@ -85,6 +86,14 @@ def get_worker_info():
     return None
 
 
+class _Endless(Sampler):
+    """The sampler of an iterable dataset (torch's _InfiniteConstantSampler): None forever, since
+    a stream's samples have no index."""
+
+    def __iter__(self):
+        return itertools.repeat(None)
+
+
 # torch refuses to change these once the loader is made (the samplers were built from them).
 _FIXED_AFTER_INIT = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset")
 
@@ -93,8 +102,10 @@ class DataLoader:
     """Batches of a dataset, one epoch per `for` loop (torch.utils.data.DataLoader).
 
     Args:
-        dataset: anything with __getitem__(index) and __len__ (a map-style dataset). A dataset
-            with __getitems__(indices) is given each batch's indices at once, as in torch.
+        dataset: anything with __getitem__(index) and __len__ (a map-style dataset; one with
+            __getitems__(indices) is given each batch's indices at once, as in torch), or an
+            IterableDataset, whose stream is batched as it comes (no shuffle, sampler or
+            batch_sampler then; len(loader) needs len(dataset)).
         batch_size: samples per batch (None: the samples one by one, through default_convert).
         shuffle: a new random order each epoch (a RandomSampler, from `generator` if given, else
             minigrad's seeded generator). None or False: in order.
@@ -147,7 +158,18 @@ class DataLoader:
         pin_memory_device="",
         in_order=True,
     ):
-        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+        stream = isinstance(dataset, IterableDataset)
+        if stream:
+            given = (shuffle not in (None, False), sampler is not None, batch_sampler is not None)
+            for name, value, is_given in zip(
+                ("shuffle", "sampler", "batch_sampler"), (shuffle, sampler, batch_sampler), given
+            ):
+                if is_given:
+                    raise ValueError(
+                        f"DataLoader with IterableDataset: expected unspecified {name} option "
+                        f"(a stream has no indices to order); got {name}={value!r}"
+                    )
+        elif not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
             raise TypeError(
                 "DataLoader: dataset must have __getitem__ and __len__; got "
                 f"{type(dataset).__name__}"
@@ -179,7 +201,9 @@ class DataLoader:
             raise TypeError(
                 f"DataLoader: collate_fn must be callable; got {type(collate_fn).__name__}"
             )
-        if sampler is None:
+        if stream:
+            sampler = _Endless()
+        elif sampler is None:
             sampler = (
                 RandomSampler(dataset, generator=generator)
                 if shuffle
@@ -221,6 +245,9 @@ class DataLoader:
         super().__setattr__(name, value)
 
     def __iter__(self):
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._batches_of_the_stream()
+            return
         if self.batch_sampler is None:
             for index in self.sampler:
                 yield self.collate_fn(self.dataset[index])
@@ -234,7 +261,24 @@ class DataLoader:
             else:
                 yield self.collate_fn([self.dataset[i] for i in indices])
 
+    def _batches_of_the_stream(self):
+        samples = iter(self.dataset)
+        if self.batch_size is None:
+            for sample in samples:
+                yield self.collate_fn(sample)
+            return
+        while True:
+            batch = list(itertools.islice(samples, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield self.collate_fn(batch)
+
     def __len__(self):
+        if isinstance(self.dataset, IterableDataset):  # a TypeError if the stream has no len()
+            size = len(self.dataset)
+            if self.batch_size is None:
+                return size
+            return size // self.batch_size if self.drop_last else -(-size // self.batch_size)
         return len(self.sampler if self.batch_sampler is None else self.batch_sampler)
 
 

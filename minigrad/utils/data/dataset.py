@@ -1,5 +1,6 @@
-"""Map-style datasets and random_split (torch.utils.data.dataset): a dataset is anything with
-__getitem__(index) and __len__."""
+"""Datasets and random_split (torch.utils.data.dataset). A map-style dataset is anything with
+__getitem__(index) and __len__; an iterable-style one (IterableDataset) is a stream of samples,
+defining __iter__ (and __len__ only if its length is known)."""
 
 import math
 
@@ -17,6 +18,42 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """Base of iterable-style datasets (torch.utils.data.IterableDataset): define __iter__, giving
+    the samples in order; a loader batches the stream as it comes, with no index and no sampler.
+    `a + b` chains two streams (ChainDataset)."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets one after the other (torch.utils.data.ChainDataset), chained as
+    the iteration goes; len() is the sum of theirs."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for dataset in self.datasets:
+            yield from _checked_iterable(dataset)
+
+    def __len__(self):
+        return sum(len(_checked_iterable(dataset)) for dataset in self.datasets)
+
+
+def _checked_iterable(dataset):
+    if not isinstance(dataset, IterableDataset):
+        raise TypeError(
+            f"ChainDataset: chains IterableDatasets only; got {type(dataset).__name__} (a "
+            "map-style dataset joins others in a ConcatDataset)"
+        )
+    return dataset
 
 
 class TensorDataset(Dataset):
@@ -73,6 +110,12 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset: give at least one dataset")
+        for dataset in self.datasets:
+            if isinstance(dataset, IterableDataset):
+                raise TypeError(
+                    f"ConcatDataset: joins map-style datasets only; got the IterableDataset "
+                    f"{type(dataset).__name__} (streams join in a ChainDataset)"
+                )
         self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
 
     def __len__(self):
@@ -127,4 +170,12 @@ def _checked_index(index, size):
     return int(index) % size
 
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+__all__ = [
+    "Dataset",
+    "IterableDataset",
+    "ChainDataset",
+    "TensorDataset",
+    "Subset",
+    "ConcatDataset",
+    "random_split",
+]
