@@ -94,8 +94,16 @@ class _Endless(Sampler):
         return itertools.repeat(None)
 
 
-# torch refuses to change these once the loader is made (the samplers were built from them).
-_FIXED_AFTER_INIT = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset")
+# torch refuses to change these once the loader is made (its samplers and workers were set up
+# from them).
+_FIXED_AFTER_INIT = (
+    "batch_size",
+    "batch_sampler",
+    "sampler",
+    "drop_last",
+    "dataset",
+    "persistent_workers",
+)
 
 
 class DataLoader:
@@ -235,9 +243,7 @@ class DataLoader:
             )
 
     def __setattr__(self, name, value):
-        if name in (*_FIXED_AFTER_INIT, "persistent_workers") and getattr(
-            self, "_initialized", False
-        ):
+        if name in _FIXED_AFTER_INIT and getattr(self, "_initialized", False):
             raise ValueError(
                 f"DataLoader: {name} attribute should not be set after DataLoader is initialized "
                 "(make a new DataLoader)"
