@@ -233,8 +233,8 @@ def raises_like_torch(ours_fn, torch_fn, must_mention=(), expected=None):
 
 
 # Calls written once for both libraries, `call(B, *tensors)` with B = minigrad or torch (the sweeps
-# of tests/ops/test_parity_sweep.py and tests/ops/test_shape_more.py), and their inputs:
-# R(*shape) draws a float array, I(*values) makes an int64 one.
+# of tests/ops/test_parity_sweep.py and the op families of tests/ops/), and their inputs:
+# R(*shape) draws a float array, N(*values) makes a float64 one and I(*values) an int64 one.
 TOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
 
 
@@ -338,6 +338,10 @@ def check(call, *arrays, dtype="float64", grad=True, seed=0, tol=None):
 
 def R(*shape, seed=0, low=-2.0, high=2.0):
     return np.random.default_rng(seed + 7 * len(shape) + sum(shape)).uniform(low, high, size=shape)
+
+
+def N(*values):
+    return np.array(values, dtype=np.float64)
 
 
 def I(*values):

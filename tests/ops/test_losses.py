@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from minigrad.errors import DTypeError, ShapeError
 import minigrad.nn.functional as F
 from minigrad import nn
+from minigrad.errors import DTypeError, ShapeError
+from op_checks import check_gradient, np_softmax, rand, value
 
 torch = pytest.importorskip("torch")
 
@@ -588,3 +589,61 @@ def test_kl_div_batchmean_zero_targets_and_its_module_match_torch():
         F.kl_div(ours, mg.tensor([[0, 1, 0, 0]] * 3))
     with pytest.raises(ShapeError, match=r"target of shape \(2,\) does not broadcast"):
         F.kl_div(ours, mg.tensor([0.5, 0.5]))
+
+
+def np_cross_entropy(logits, target, ignore_index=-100):
+    keep = target != ignore_index
+    log_probs = np.log(np_softmax(logits, 1))
+    return -log_probs[np.nonzero(keep)[0], target[keep]].mean()
+
+
+@pytest.mark.parametrize("target", [np.array([0, 2, 1, 2, 0]), np.array([3, 3, 3, 3, 3])])
+def test_cross_entropy(target):
+    logits = rand(5, 4, low=-3, high=3, seed=70)
+    out = value(lambda t: mg.cross_entropy(t, target), logits)
+    assert out.shape == ()
+    np.testing.assert_allclose(out, np_cross_entropy(logits, target), rtol=1e-12)
+    check_gradient(lambda t: mg.cross_entropy(t, mg.tensor(target)), logits)
+
+
+@pytest.mark.parametrize("ignore_index", [-100, 1, -1])
+def test_cross_entropy_ignore_index(ignore_index):
+    logits = rand(6, 3, low=-3, high=3, seed=71)
+    target = np.array([0, ignore_index, 2, 1, ignore_index, 0])
+    out = value(lambda t: mg.cross_entropy(t, target, ignore_index=ignore_index), logits)
+    np.testing.assert_allclose(out, np_cross_entropy(logits, target, ignore_index), rtol=1e-12)
+    check_gradient(lambda t: mg.cross_entropy(t, target, ignore_index=ignore_index), logits)
+    x = mg.tensor(logits, requires_grad=True)
+    mg.cross_entropy(x, target, ignore_index=ignore_index).backward()
+    ignored = target == ignore_index
+    np.testing.assert_array_equal(x.grad.numpy()[ignored], 0.0)
+
+
+def test_cross_entropy_every_row_ignored_is_nan_with_zero_gradient():
+    x = mg.tensor(rand(2, 3, seed=72), requires_grad=True)
+    loss = mg.cross_entropy(x, [-100, -100])
+    assert np.isnan(loss.item())  # 0 / 0, as in torch
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 0.0)
+
+
+def test_cross_entropy_float32_and_stability():
+    logits = mg.tensor([[1000.0, 0.0], [0.0, -1000.0]], requires_grad=True)
+    loss = mg.cross_entropy(logits, mg.tensor([1, 1]))
+    assert loss.dtype == np.float32
+    np.testing.assert_allclose(loss.item(), 1000.0, rtol=1e-6)  # mean of 1000 and 1000
+    loss.backward()
+    np.testing.assert_allclose(logits.grad.numpy(), [[0.5, -0.5], [0.5, -0.5]], atol=1e-6)
+
+
+def test_cross_entropy_errors():
+    logits = mg.zeros(4, 3)
+    with pytest.raises(ValueError) as info:
+        mg.cross_entropy(logits, [0, 1])
+    assert "(4, 3)" in str(info.value) and "(2,)" in str(info.value)
+    with pytest.raises(ValueError, match=r"\(4,\)"):
+        mg.cross_entropy(mg.zeros(4), [0, 1, 2, 0])
+    with pytest.raises(TypeError, match="float"):
+        mg.cross_entropy(logits, np.zeros(4))
+    with pytest.raises(IndexError, match="3"):  # as torch
+        mg.cross_entropy(logits, [0, 1, 3, 0])

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
+from op_checks import check_gradient, np_softmax, rand, value
 from parity import assert_close, run_both
 
 torch = pytest.importorskip("torch")
@@ -305,3 +306,86 @@ def test_cross_entropy_matches_torch(seed, rows, classes, dtype, offset):
     out_torch, grad_torch = torch_run.value, torch_run.grads[0]
     assert_close(np.asarray(out), out_torch, TOLERANCE[dtype], same_dtype=True)
     assert_close(grad, grad_torch, TOLERANCE[dtype], same_dtype=True)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, 2])
+def test_softmax_and_log_softmax(dim):
+    x = rand(2, 3, 4, low=-3, high=3, seed=60)
+    np.testing.assert_allclose(value(lambda t: t.softmax(dim), x), np_softmax(x, dim), rtol=1e-12)
+    np.testing.assert_allclose(
+        value(lambda t: mg.log_softmax(t, dim), x), np.log(np_softmax(x, dim)), rtol=1e-12
+    )
+    check_gradient(lambda t: mg.softmax(t, dim), x)
+    check_gradient(lambda t: t.log_softmax(dim), x)
+
+
+def test_softmax_is_stable_for_large_inputs():
+    x = mg.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, 0.0]])
+    out = mg.softmax(x, -1).numpy()
+    np.testing.assert_allclose(out[0], np_softmax(np.array([0.0, 1.0, 2.0]), 0), rtol=1e-6)
+    np.testing.assert_allclose(out[1], [0.0, 0.0, 1.0], atol=1e-7)
+    log = mg.log_softmax(x, -1).numpy()
+    assert np.isfinite(log).all()
+    np.testing.assert_allclose(log[0], np.log(np_softmax(np.array([0.0, 1.0, 2.0]), 0)), rtol=1e-6)
+    np.testing.assert_allclose(log[1], [-1000.0, -1000.0, 0.0], rtol=1e-6)
+
+
+def test_softmax_float32():
+    x = mg.randn(4, 5, requires_grad=True)
+    y = mg.softmax(x, 0)
+    assert y.dtype == np.float32
+    (y * mg.randn(4, 5)).sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(y.numpy().sum(0), np.ones(5), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 3, 5), (2, 1, 5), (5,)], ids=str)
+@pytest.mark.parametrize("scale", [1.0, 0.125])
+def test_masked_softmax(mask_shape, scale):
+    scores = rand(2, 3, 5, low=-3, high=3, seed=61)
+    mask = np.random.default_rng(3).random(mask_shape) < 0.6
+    mask[..., 0] = True  # every row keeps at least one position
+    expected = np_softmax(np.where(mask, scores * scale, -np.inf), -1)
+    out = value(lambda s: mg.masked_softmax(s, mask, scale), scores)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-300)
+    assert (out[np.broadcast_to(~mask, out.shape)] == 0).all()
+    check_gradient(lambda s: mg.masked_softmax(s, mg.tensor(mask), scale=scale), scores)
+
+
+def test_masked_softmax_without_mask_is_scaled_softmax():
+    scores = rand(3, 4, seed=62)
+    np.testing.assert_allclose(
+        value(lambda s: mg.masked_softmax(s, scale=0.5), scores),
+        np_softmax(scores * 0.5, -1),
+        rtol=1e-12,
+    )
+    check_gradient(lambda s: mg.masked_softmax(s, None, 2.0), scores)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_masked_softmax_fully_masked_row_is_uniform_and_passes_no_gradient(dtype):
+    scores = mg.tensor(rand(2, 4, seed=63).astype(dtype), requires_grad=True)
+    mask = np.array([[True, True, False, True], [False, False, False, False]])
+    out = mg.masked_softmax(scores, mask)
+    np.testing.assert_allclose(out.numpy()[1], [0.25] * 4)
+    (out * mg.tensor(rand(2, 4, seed=64))).sum().backward()
+    assert np.isfinite(scores.grad.numpy()).all()
+    np.testing.assert_array_equal(scores.grad.numpy()[0, 2], 0.0)
+    # the dead row's output does not depend on its scores: finite differences give 0
+    np.testing.assert_array_equal(scores.grad.numpy()[1], 0.0)
+
+
+def test_masked_softmax_dead_rows_against_finite_differences():
+    scores = rand(2, 3, 4, seed=65)
+    mask = np.array([[[True, False, True, True]], [[False, False, False, False]]])  # (2, 1, 4)
+    check_gradient(
+        lambda s: mg.masked_softmax(s, mask, scale=0.5) * mg.tensor(rand(2, 3, 4, seed=66)), scores
+    )
+
+
+def test_masked_softmax_errors():
+    with pytest.raises(ValueError) as info:
+        mg.masked_softmax(mg.zeros(2, 3), np.ones((2, 4), dtype=bool))
+    assert "(2, 4)" in str(info.value) and "(2, 3)" in str(info.value)
+    with pytest.raises(TypeError, match="bool"):
+        mg.masked_softmax(mg.zeros(2, 3), np.ones((2, 3)))

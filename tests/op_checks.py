@@ -1,0 +1,76 @@
+"""What the op tests of tests/ops/ share: their inputs and their two kinds of check.
+
+check_gradient(fn, *arrays) gradchecks fn in float64 against central differences;
+check_against_torch(mg_fn, torch_fn, arrays, dtype) runs both on the same arrays through the
+parity harness (tests/parity.py) and compares the outputs and the gradients of a weighted sum.
+rand, away_from_zero and values draw the inputs; FAST is the hypothesis budget of the op sweeps.
+"""
+
+import math
+
+import numpy as np
+from hypothesis import settings
+
+import minigrad as mg
+from parity import assert_runs_match, run_both
+
+FAST = settings(max_examples=15, deadline=None)
+
+
+def rand(*shape, low=-2.0, high=2.0, seed=0):
+    return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+def away_from_zero(*shape, seed=0):
+    """Values in [-2, -0.2] u [0.2, 2]: |x|, relu and friends are smooth there."""
+    values = rand(*shape, low=0.2, high=2.0, seed=seed)
+    signs = np.where(np.random.default_rng(seed + 100).random(shape) < 0.5, -1.0, 1.0)
+    return values * signs
+
+
+def check_gradient(fn, *arrays):
+    """gradcheck fn on float64 copies of arrays (it raises with the worst element on failure)."""
+    assert mg.gradcheck(fn, [np.asarray(a, dtype=np.float64) for a in arrays])
+
+
+def value(fn, *arrays):
+    return fn(*[mg.tensor(np.asarray(a, dtype=np.float64)) for a in arrays]).numpy()
+
+
+TORCH_TOLERANCE = {
+    "float32": (2e-5, 2e-5),
+    "float64": (1e-10, 1e-12),
+    "trigamma": (1e-8, 1e-12),
+}  # torch's polygamma(1) is within 5e-10 (ours within 6e-13 of mpmath)
+inf, nan = math.inf, math.nan
+
+
+def check_against_torch(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=None):
+    """mg_fn and torch_fn on the same arrays: the same output, and the same gradients of a
+    weighted sum of it (weights make every element count)."""
+    ours, theirs = run_both(
+        lambda fn, *leaves: fn(*leaves),
+        arrays,
+        sides=(mg_fn, torch_fn),
+        upstream=lambda shape: np.random.default_rng(0).uniform(0.5, 1.5, shape),
+        grad=grad,
+    )
+    output_dtype = str(theirs.out.dtype).replace("torch.", "")
+    rtol, atol = TORCH_TOLERANCE.get(output_dtype, (0, 0))
+    grad_rtol, grad_atol = TORCH_TOLERANCE.get(grad_dtype or dtype, (0, 0))
+    assert_runs_match(
+        ours,
+        theirs,
+        dict(rtol=rtol, atol=atol),
+        gradients=dict(rtol=grad_rtol, atol=grad_atol),
+    )
+
+
+def values(low, high, shape, dtype, seed=0):
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(dtype)
+
+
+def np_softmax(x, axis):
+    """softmax along axis in numpy (the reference of the softmax and cross-entropy tests)."""
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)

@@ -1,0 +1,102 @@
+"""Indexing (minigrad/ops/indexing.py: x[index], gather, take_along_dim, scatter ...): values
+against numpy and torch, repeated indices whose gradients add up, and out-of-range indices
+that name the shape.
+"""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from op_checks import check_gradient, rand, value
+
+INDEXES = [
+    ("int", 1),
+    ("negative_int", -1),
+    ("slice", slice(1, None)),
+    ("step_slice", (slice(None), slice(None, None, 2))),
+    ("int_and_slice", (0, slice(1, 3))),
+    ("none_and_ellipsis", (None, Ellipsis, 2)),
+    ("int_array_repeated", np.array([2, 0, 2, 2])),
+    ("list_repeated", [1, 1, 0]),
+    ("two_int_arrays", (np.array([0, 2, 2]), np.array([1, 1, 3]))),
+    ("array_and_slice", (slice(None), np.array([3, 0, 3]))),
+    ("bool_mask_rows", np.array([True, False, True])),
+    ("bool_mask_full", "mask"),
+    ("2d_int_array", np.array([[0, 1], [2, 0]])),
+]
+
+
+@pytest.mark.parametrize("name, index", INDEXES, ids=[i[0] for i in INDEXES])
+def test_getitem(name, index):
+    x = rand(3, 4, seed=19)
+    if isinstance(index, str):
+        index = x > 0.3
+    np.testing.assert_array_equal(value(lambda t: t[index], x), x[index])
+    check_gradient(lambda t: t[index], x)
+
+
+def test_getitem_with_tensor_indices():
+    x = rand(3, 4, seed=20)
+    rows = mg.tensor([2, 2, 0])
+    mask = mg.tensor(x) > 0
+    np.testing.assert_array_equal(value(lambda t: t[rows], x), x[[2, 2, 0]])
+    np.testing.assert_array_equal(value(lambda t: t[mask], x), x[x > 0])
+    check_gradient(lambda t: t[rows, 1:], x)
+    check_gradient(lambda t: t[mask], x)
+
+
+def test_repeated_index_gradients_add_up():
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x[[0, 2, 2, 2]].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 3.0])
+
+
+def test_getitem_out_of_range_names_shape():
+    with pytest.raises(IndexError, match=r"\(3, 4\)"):
+        mg.zeros(3, 4)[5]
+
+
+def test_getitem_negative_step_is_refused_as_in_torch():
+    with pytest.raises(ValueError, match="flip"):
+        mg.zeros(3, 4)[::-1]
+
+
+@pytest.mark.parametrize(
+    "dim, index",
+    [
+        (0, np.array([[0, 1, 2, 0], [2, 2, 2, 1]])),
+        (1, np.array([[3, 3, 0], [1, 1, 1], [0, 2, 3]])),  # repeated indices, fewer columns
+        (-1, np.array([[0], [3], [2]])),
+        (1, np.array([[1, 2], [0, 0]])),  # fewer rows than the input
+    ],
+)
+def test_gather(dim, index):
+    x = rand(3, 4, seed=21)
+    expected = np.empty(index.shape)
+    for i, j in np.ndindex(*index.shape):  # the definition, element by element
+        expected[i, j] = x[index[i, j], j] if dim == 0 else x[i, index[i, j]]
+    np.testing.assert_array_equal(value(lambda t: t.gather(dim, mg.tensor(index)), x), expected)
+    check_gradient(lambda t: mg.gather(t, dim, index), x)
+
+
+def test_gather_1d_and_3d():
+    x = rand(5, seed=22)
+    index = np.array([4, 4, 0])
+    np.testing.assert_array_equal(value(lambda t: t.gather(0, index), x), x[index])
+    check_gradient(lambda t: t.gather(0, index), x)
+    cube = rand(2, 3, 4, seed=23)
+    index3 = np.random.default_rng(0).integers(0, 3, size=(2, 5, 4))
+    check_gradient(lambda t: t.gather(1, index3), cube)
+
+
+def test_gather_errors():
+    x = mg.zeros(3, 4)
+    with pytest.raises(ValueError) as info:
+        x.gather(1, np.zeros((4, 2), dtype=np.int64))
+    assert "(4, 2)" in str(info.value) and "(3, 4)" in str(info.value)
+    with pytest.raises(ValueError, match=r"\(3,\)"):
+        x.gather(1, np.zeros(3, dtype=np.int64))
+    with pytest.raises(IndexError, match="4"):
+        x.gather(1, np.array([[4], [0], [0]]))
+    with pytest.raises(TypeError, match="float"):
+        x.gather(1, np.zeros((3, 1)))

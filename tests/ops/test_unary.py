@@ -1,0 +1,131 @@
+"""The unary ops (minigrad/ops/unary.py): values against numpy and torch, gradients against
+float64 central differences and torch, edge values, integer inputs and float32 kept.
+"""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.errors import DTypeError
+from op_checks import (
+    away_from_zero,
+    check_against_torch,
+    check_gradient,
+    inf,
+    nan,
+    rand,
+    value,
+    values,
+)
+
+torch = pytest.importorskip("torch")
+
+
+UNARY = {
+    "neg": (lambda x: -x, np.negative, away_from_zero),
+    "exp": (mg.exp, np.exp, rand),
+    "log": (mg.log, np.log, lambda *s, seed=0: rand(*s, low=0.3, high=3.0, seed=seed)),
+    "sqrt": (mg.sqrt, np.sqrt, lambda *s, seed=0: rand(*s, low=0.3, high=3.0, seed=seed)),
+    "abs": (mg.abs, np.abs, away_from_zero),
+    "tanh": (mg.tanh, np.tanh, rand),
+    "sigmoid": (mg.sigmoid, lambda x: 1 / (1 + np.exp(-x)), rand),
+    "relu": (mg.relu, lambda x: np.maximum(x, 0), away_from_zero),
+}
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops(name):
+    op, reference, sample = UNARY[name]
+    x = sample(3, 4, seed=11)
+    np.testing.assert_allclose(value(op, x), reference(x), rtol=1e-12)
+    check_gradient(op, x)
+    method = getattr(mg.tensor(x), name)().numpy()
+    np.testing.assert_allclose(method, reference(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops_keep_float32(name):
+    op, reference, sample = UNARY[name]
+    x = sample(5, seed=12).astype(np.float32)
+    out = op(mg.tensor(x, requires_grad=True))
+    assert out.dtype == np.float32
+    out.sum().backward()
+    np.testing.assert_allclose(out.numpy(), reference(x.astype(np.float64)), rtol=1e-5)
+
+
+def test_unary_edge_values():
+    big = mg.tensor([-1000.0, 0.0, 1000.0])
+    np.testing.assert_array_equal(mg.sigmoid(big).numpy(), [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(mg.tanh(big).numpy(), [-1.0, 0.0, 1.0])
+    x = mg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    (mg.relu(x) + mg.abs(x)).sum().backward()
+    np.testing.assert_array_equal(
+        x.grad.numpy(), [-1.0, 0.0, 2.0]
+    )  # relu'(0) = abs'(0) = 0, as torch
+
+
+TORCH_UNARY = [
+    ("asin", -0.99, 0.99, [0.0, 1.0, -1.0, 2.0, -inf, nan]),
+    ("acos", -0.99, 0.99, [0.0, 1.0, -1.0, 2.0, inf, nan]),
+    ("atan", -5, 5, [0.0, inf, -inf, nan]),
+    ("tan", -1.5, 1.5, [0.0, nan]),
+    ("sinh", -5, 5, [0.0, inf, -inf, nan]),
+    ("cosh", -5, 5, [0.0, inf, -inf, nan]),
+    ("asinh", -5, 5, [0.0, inf, -inf, nan]),
+    ("acosh", 1.01, 5, [1.0, 0.5, inf, nan]),
+    ("atanh", -0.99, 0.99, [0.0, 1.0, -1.0, 2.0, nan]),
+    ("arcsin", -0.99, 0.99, [1.0]),
+    ("arccos", -0.99, 0.99, [-1.0]),
+    ("arctan", -3, 3, [inf]),
+    ("arcsinh", -3, 3, [0.0]),
+    ("arccosh", 1.1, 3, [1.0]),
+    ("arctanh", -0.9, 0.9, [1.0]),
+    ("exp2", -10, 10, [0.0, inf, -inf, nan]),
+    ("sinc", -3, 3, [0.0, 1.0, -0.5, 1e-20, inf, nan]),
+    ("rad2deg", -7, 7, [0.0, inf, nan]),
+    ("deg2rad", -400, 400, [0.0, -inf, nan]),
+    ("lgamma", -5, 8, [0.0, -1.0, -2.5, 1.0, 2.0, inf, -inf, 1e-30, 0.5, nan]),
+    ("digamma", -5, 8, [0.0, -2.5, 1.0, 2.0, inf, 1e-30, 0.5, 1e10, nan]),
+    ("erfinv", -0.999, 0.999, [0.0, 1.0, -1.0, 0.5, 1.5, -0.999999, nan]),
+    ("logit", 0.01, 0.99, [0.0, 1.0, 0.5, -0.5, 1.5, nan]),
+    ("frac", -5, 5, [1.5, -1.5, 2.0, inf, -inf, nan]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, low, high, edges", TORCH_UNARY, ids=[row[0] for row in TORCH_UNARY])
+def test_unary_against_torch(name, low, high, edges, dtype):
+    mg_fn, torch_fn = getattr(mg, name), getattr(torch, name)
+    grad_dtype = "trigamma" if name == "digamma" and dtype == "float64" else dtype
+    check_against_torch(
+        mg_fn, torch_fn, [values(low, high, (3, 4), dtype)], dtype, grad_dtype=grad_dtype
+    )
+    check_against_torch(mg_fn, torch_fn, [np.array(edges, dtype)], dtype, grad_dtype=grad_dtype)
+    check_against_torch(
+        getattr(mg.Tensor, name),
+        getattr(torch.Tensor, name),
+        [values(low, high, (5,), dtype)],
+        dtype,
+        grad_dtype=grad_dtype,
+    )
+    check_against_torch(
+        mg_fn, torch_fn, [np.array(0.25, dtype)], dtype, grad_dtype=grad_dtype
+    )  # 0-d
+
+
+@pytest.mark.parametrize("name", [row[0] for row in TORCH_UNARY if row[0] != "frac"])
+def test_unary_integer_and_bool_inputs_give_the_default_float(name):
+    for array in (np.array([-3, -1, 0, 1, 2, 7]), np.array([True, False])):
+        check_against_torch(getattr(mg, name), getattr(torch, name), [array], "float32")
+
+
+def test_frac_refuses_integers_as_torch():
+    with pytest.raises(DTypeError, match="float32 or float64 input; got dtype int64"):
+        mg.frac(mg.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("name, low, high", [(row[0], row[1], row[2]) for row in TORCH_UNARY])
+def test_unary_gradcheck(name, low, high):
+    assert mg.gradcheck(
+        getattr(mg, name), [values(low, high, (2, 3), "float64", seed=3)], atol=1e-6, rtol=1e-5
+    )
