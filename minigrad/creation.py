@@ -102,6 +102,8 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     """`steps` evenly spaced values from start to end, both included (float32 unless told)."""
     if not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ArgumentError(f"linspace: steps must be a non-negative int; got {steps!r}")
+    if _dtype(dtype) == np.bool_:  # torch: "linspace_cpu" not implemented for 'Bool'
+        raise NotImplementedError("linspace: dtype bool is not supported (as in torch)")
     values = np.linspace(float(start), float(end), int(steps))
     return _new(values.astype(_dtype(dtype)), requires_grad, device, "linspace")
 

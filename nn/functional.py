@@ -17,7 +17,7 @@ import minigrad as mg
 from minigrad.errors import DTypeError
 from minigrad.ops import dropout as _dropout
 from minigrad.ops import log_softmax as _log_softmax
-from minigrad.ops import masked_softmax, sigmoid, tanh, where
+from minigrad.ops import masked_softmax, sigmoid, tanh
 from minigrad.ops import relu as _relu
 from minigrad.ops import softmax as _softmax
 from minigrad.ops import celu as _celu
@@ -289,25 +289,15 @@ def one_hot(tensor, num_classes=-1):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
-    """input / max(||input||_p, eps), the p-norm taken along dim (rows of length 1 by default).
-
-    The floor is put on sum |x|^p (at eps^p), before the root: at a zero vector the root's
-    gradient would be infinite, and 0 * inf is nan; this way the output there is 0 and its
-    gradient input / eps's, as torch's."""
+    """input / max(||input||_p, eps), the p-norm taken along dim (rows of length 1 by default),
+    for every p torch takes: p > 0, inf, 0 (the count of non-zeros), negative p and -inf. Where
+    the floor eps applies, no gradient flows through the norm, as in torch."""
     if not isinstance(input, Tensor) or input.dtype.kind != "f":
         raise DTypeError(
             "normalize: expected a float32 or float64 tensor; got "
             f"{getattr(input, 'dtype', type(input).__name__)}"
         )
-    if p == float("inf"):
-        norm = input.abs().max(dim, keepdim=True).values
-        return input / where(norm.data > eps, norm, float(eps))
-    powered = input * input if p == 2 else input.abs() ** p
-    total = powered.sum(dim, keepdim=True)
-    floor = max(
-        float(eps) ** p, float(np.finfo(input.dtype).tiny)
-    )  # eps^p may underflow in float32
-    return input / where(total.data > floor, total, floor) ** (1 / p)
+    return input / mg.clamp(mg.norm(input, p, dim, keepdim=True), min=eps)
 
 
 __all__ = [

@@ -13,12 +13,30 @@ from .args import as_array, check_broadcast
 from .registry import op
 
 
+_BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor)
+
+
 def compare(ufunc, a, b):
     """A comparison, logical or bitwise ufunc on tensors/numbers: a tensor with no gradient."""
     a_data = a._data if isinstance(a, Tensor) else a
     b_data = b._data if isinstance(b, Tensor) else b
+    if ufunc in _BITWISE:  # int32_tensor | 0xFFFFFFFF: the number's bits in the tensor's dtype
+        a_data, b_data = _wrapped_int(a_data, b_data), _wrapped_int(b_data, a_data)
     check_broadcast(ufunc.__name__, a_data, b_data)
     return Tensor._wrap(np.asarray(ufunc(a_data, b_data)))
+
+
+def _wrapped_int(value, other):
+    """A Python int meeting an integer array: its low bits in the array's dtype, as torch reads it
+    (numpy refuses an int out of the dtype's range)."""
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and isinstance(other, np.ndarray)
+        and other.dtype.kind in "iu"
+    ):
+        return np.array(value % 2**64, dtype=np.uint64).astype(other.dtype)
+    return value
 
 
 def bitwise_not(x):

@@ -70,9 +70,9 @@ def padding_amounts(padding, kernel, stride, dilation, op):
     return tuple((p, p) for p in per_dim(padding, len(kernel), "padding", op, minimum=0))
 
 
-def batched_input(input, dims, op):
+def batched_input(input, dims, op, integers=False):
     """A float input (C, *spatial) or (N, C, *spatial) -> (N, C, *spatial), and whether the batch
-    dim was added (the caller takes it off the result)."""
+    dim was added (the caller takes it off the result). integers: integer inputs pass too."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim not in (dims + 1, dims + 2):
@@ -80,7 +80,8 @@ def batched_input(input, dims, op):
             f"{op}: expected a {dims + 1}-D input (C, {_LAYOUT[dims]}) or a {dims + 2}-D input "
             f"(N, C, {_LAYOUT[dims]}); got input of shape {input.shape}"
         )
-    check_float(op, input)
+    if not (integers and input.dtype.kind in "iu"):
+        check_float(op, input)
     return (input, False) if input.ndim == dims + 2 else (input.unsqueeze(0), True)
 
 

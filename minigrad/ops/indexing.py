@@ -50,9 +50,9 @@ def _index_part(part):
     """One part of an index as numpy takes it: tensors and lists become arrays."""
     if isinstance(part, Tensor):
         part = part._data
-        if part.ndim == 0:  # torch treats a 0-d integer tensor as an integer
+        if part.ndim == 0 and part.dtype.kind in "iub":  # as torch: a 0-d int tensor is an int
             return int(part) if part.dtype.kind in "iu" else bool(part)
-    if isinstance(part, list):
+    if isinstance(part, (list, tuple)):  # a tuple inside an index is a sequence, as a list is
         part = np.asarray(part) if part else np.zeros(0, np.int64)
         if (
             part.dtype.kind == "f"

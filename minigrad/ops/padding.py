@@ -4,11 +4,13 @@ torch.nn.functional.pad.
 `pad` lists (before, after) amounts starting from the LAST dim: (1, 2) pads the last dim with
 1 before and 2 after; (1, 2, 3, 4) also pads the second-to-last dim with 3 before, 4 after.
 
-    mode="constant"   new places hold `value` (0 by default); negative amounts crop
+    mode="constant"   new places hold `value` (0 by default)
     mode="reflect"    mirror without repeating the edge: [a b c] -> b [a b c] b
     mode="replicate"  repeat the edge:                     [a b c] -> a [a b c] c
     mode="circular"   wrap around:                         [a b c] -> c [a b c] a
 
+In every mode a negative amount crops, as in torch: reflect and replicate pad first and then
+crop, circular crops first and then wraps around what is left.
 Every mode is one graph node. Constant padding cuts its gradient back out of the padded
 gradient; the other modes read each output place from one input place (an index map per dim),
 so their gradient adds each output place's gradient back into the place it was read from.
@@ -54,22 +56,17 @@ class IndexPad(Function):
     that dim's index map; dx adds every output place's gradient into the place it came from."""
 
     @staticmethod
-    def forward(ctx, x, dims, widths, indices):
-        ctx.index_maps = list(zip(dims, widths, indices))
-        for dim, _, index in ctx.index_maps:
+    def forward(ctx, x, dims, indices):
+        ctx.index_maps = [(dim, index, x.shape[dim]) for dim, index in zip(dims, indices)]
+        for dim, index in zip(dims, indices):
             x = np.take(x, index, axis=dim)
         return x
 
     @staticmethod
     def backward(ctx, grad):
-        for dim, (before, after), index in reversed(ctx.index_maps):
-            # the middle of the output is the input itself; only the border places were copies
-            size = len(index) - before - after
-            smaller = np.take(grad, np.arange(before, before + size), axis=dim)
-            border = np.r_[0:before, before + size : len(index)]
-            np.add.at(
-                smaller, (slice(None),) * dim + (index[border],), np.take(grad, border, axis=dim)
-            )
+        for dim, index, size in reversed(ctx.index_maps):
+            smaller = np.zeros(grad.shape[:dim] + (size,) + grad.shape[dim + 1 :], grad.dtype)
+            np.add.at(smaller, (slice(None),) * dim + (index,), grad)
             grad = smaller
         return grad
 
@@ -108,36 +105,45 @@ def pad(input, pad, mode="constant", value=None):
             0 if value is None else value
         )  # in input's dtype (2.5 -> 2 for ints), as torch
         return ConstantPad.apply(input, widths=tuple(widths), value=fill)
-    if mode not in _NUMPY_MODES:
-        raise ArgumentError(
+    if mode not in _NUMPY_MODES:  # torch raises NotImplementedError here
+        raise NotImplementedError(
             f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular'; got {mode!r}"
         )
     if value is not None:
         raise ArgumentError(f"pad: mode {mode!r} does not take a value argument")
     dims, indices = _index_maps(input.shape, widths, mode)
-    return IndexPad.apply(input, dims=dims, widths=tuple(widths[d] for d in dims), indices=indices)
+    return IndexPad.apply(input, dims=dims, indices=indices)
 
 
 def _index_maps(shape, widths, mode):
-    """The padded dims, and for each an index array: which input place each output place reads."""
+    """The padded dims, and for each an index array: which input place each output place reads.
+    Positive amounts pad the input as it is; negative ones then crop, as torch does."""
     dims, indices = [], []
     for dim, (size, (before, after)) in enumerate(zip(shape, widths)):
         if before == after == 0:
             continue
-        if before < 0 or after < 0:
-            raise ArgumentError(
-                f"pad: mode {mode!r} takes no negative padding; got ({before}, {after}) at dim "
-                f"{dim}"
-            )
         limit = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
-        if size == 0 or (limit is not None and max(before, after) > limit):
+        widest = max(before, after, 0)
+        if size == 0 or (limit is not None and widest > limit) or size + before + after < 1:
             raise ShapeError(
                 f"pad: {mode} padding of ({before}, {after}) does not fit dim {dim} of size {size} "
                 f"(input shape {shape})"
                 + ("" if limit is None else f"; each amount must be at most {limit}")
             )
+        grow, crop = (max(before, 0), max(after, 0)), (max(-before, 0), max(-after, 0))
+        if mode == "circular":  # torch crops first, then wraps around what is left (once at most)
+            kept = np.arange(size)[crop[0] : size - crop[1]]
+            if kept.size < widest:
+                raise ShapeError(
+                    f"pad: circular padding of ({before}, {after}) does not fit dim {dim} of "
+                    f"size {size} cropped to {kept.size} (input shape {shape})"
+                )
+            index = np.pad(kept, grow, mode="wrap")
+        else:  # reflect and replicate pad first, then crop
+            padded = np.pad(np.arange(size), grow, mode=_NUMPY_MODES[mode])
+            index = padded[crop[0] : len(padded) - crop[1]]
         dims.append(dim)
-        indices.append(np.pad(np.arange(size), (before, after), mode=_NUMPY_MODES[mode]))
+        indices.append(index)
     return tuple(dims), indices
 
 

@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from .. import kernels
-from ..errors import ArgumentError, ShapeError
-from ..tensor import Function
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..tensor import Function, Tensor
 from .conv import batched_input, per_dim
 from .registry import op
 
@@ -191,10 +191,20 @@ def _max_result(values, indices, unbatched, return_indices):
 
 
 def _max_pool(op, dims, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    x, unbatched = batched_input(input, dims, op)
-    values, indices = _maximum(
-        x, _pool_settings(op, x, kernel_size, stride, padding, dilation, ceil_mode), op
-    )
+    x, unbatched = batched_input(input, dims, op, integers=dims == 2)  # torch: 2-D takes ints
+    windows = _pool_settings(op, x, kernel_size, stride, padding, dilation, ceil_mode)
+    if x.dtype.kind in "iu":  # the float path finds the places; the values are x's own
+        if x.numel() and np.abs(x._data).max() > 2**53:
+            raise DTypeError(
+                f"{op}: integer inputs are pooled through float64, exact up to 2**53; got values "
+                f"up to {np.abs(x._data).max()}"
+            )
+        _, indices = _maximum(x.to(np.float64), windows, op)
+        planes = x._data.reshape(x.shape[:2] + (-1,))
+        picked = np.take_along_axis(planes, indices._data.reshape(x.shape[:2] + (-1,)), axis=2)
+        values = Tensor._wrap(picked.reshape(indices.shape))
+    else:
+        values, indices = _maximum(x, windows, op)
     return _max_result(values, indices, unbatched, return_indices)
 
 

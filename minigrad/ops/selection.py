@@ -95,16 +95,6 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
 
 
 def _top(data, k, axis, largest):
-    """Indices of the k largest (smallest) along axis, in order: a partition, then a sort of those
-    k only (O(n) instead of sorting everything). With NaN (which must come first when largest,
-    and which a negated key cannot place) or k = n, a full stable sort."""
-    if not 0 < k < data.shape[axis] or (data.dtype.kind == "f" and np.isnan(data).any()):
-        return np.take(_order(data, axis, largest), np.arange(k), axis=axis)
-    key = (
-        -data.astype(np.int64)
-        if largest and data.dtype.kind in "biu"
-        else (-data if largest else data)
-    )
-    candidates = np.take(np.argpartition(key, k - 1, axis=axis), np.arange(k), axis=axis)
-    ranked = np.argsort(np.take_along_axis(key, candidates, axis=axis), axis=axis, kind="stable")
-    return np.take_along_axis(candidates, ranked, axis=axis)
+    """Indices of the k largest (smallest) along axis, in order, ties to the lowest index: the
+    first k of a stable sort (a partition would leave the order among ties to chance)."""
+    return np.take(_order(data, axis, largest), np.arange(k), axis=axis)

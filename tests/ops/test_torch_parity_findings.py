@@ -1,0 +1,143 @@
+"""Cases where an independent PyTorch-parity suite found minigrad wrong or refusing valid input:
+each compared with torch 2.13 on the same input (values, gradients, or the kind of error)."""
+
+import numpy as np
+import pytest
+from parity import assert_close, raises_like_torch
+
+import minigrad as mg
+import minigrad.nn.functional as F
+
+torch = pytest.importorskip("torch")
+
+
+def test_a_tuple_inside_an_index_is_a_sequence_as_a_list_is():
+    x = np.arange(2 * 3 * 4 * 5 * 6 * 7, dtype=np.float32).reshape(2, 3, 4, 5, 6, 7)
+    for index in [
+        (1, (2, 1, 0), None, [0, 1, 2], (2, 1, 0), slice(None)),
+        (1, (2, 1, 0), None, slice(1, 3), (2, 1, 0), 2),
+        (0, (1,), Ellipsis, (3, 0)),
+    ]:
+        leaf = mg.tensor(x, requires_grad=True)
+        theirs = torch.tensor(x, requires_grad=True)
+        ours, expected = leaf[index], theirs[index]
+        assert_close(ours, expected, what=str(index))
+        upstream = np.random.default_rng(0).standard_normal(tuple(expected.shape))
+        ours.backward(mg.tensor(upstream.astype(np.float32)))
+        expected.backward(torch.tensor(upstream, dtype=torch.float32))
+        assert_close(leaf.grad, theirs.grad, what=f"gradient of {index}")
+
+
+@pytest.mark.parametrize("value", [1.0, 0.0])
+def test_a_0d_float_tensor_is_no_index(value):
+    raises_like_torch(
+        lambda: mg.arange(5)[mg.tensor(value)],
+        lambda: torch.arange(5)[torch.tensor(value)],
+        must_mention=["float32"],
+    )
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5, float("inf"), 0, -1, -2, float("-inf")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normalize_for_every_p_torch_takes(p, dtype):
+    """Rows with zeros and an all-zero row: the eps floor is on the norm, as torch puts it."""
+    x = np.array([[1.0, -2.0, 0.5], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0], [1e-3, 2.0, -4.0]], dtype)
+    weights = np.arange(12.0, dtype=dtype).reshape(4, 3)
+    leaf, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ours, expected = F.normalize(leaf, p=p, dim=1), torch.nn.functional.normalize(theirs, p=p)
+    (ours * mg.tensor(weights)).sum().backward()
+    (expected * torch.tensor(weights)).sum().backward()
+    tolerance = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    assert_close(ours, expected, tolerance, scaled=True)
+    assert_close(leaf.grad, theirs.grad, tolerance, scaled=True)
+
+
+def test_linspace_refuses_bool_as_torch_does():
+    raises_like_torch(
+        lambda: mg.linspace(0, 1, 5, dtype=mg.bool),
+        lambda: torch.linspace(0, 1, 5, dtype=torch.bool),
+        must_mention=["bool"],
+    )
+
+
+def test_topk_ties_go_to_the_lowest_index():
+    """docs/coming-from-pytorch.md promises ties to the lowest index (torch leaves them open)."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x = rng.integers(0, 3, size=(4, 9)).astype(np.float32)
+        if rng.random() < 0.3:
+            x[0, 3] = np.nan  # NaN counts as the largest, as in torch
+        k = int(rng.integers(0, 10))
+        key = np.where(np.isnan(x), np.inf, x)
+        for largest in (True, False):
+            got = mg.tensor(x).topk(k, largest=largest)
+            expected = np.argsort(-key if largest else key, axis=1, kind="stable")[:, :k]
+            np.testing.assert_array_equal(got.indices.numpy(), expected)
+            np.testing.assert_array_equal(got.values.numpy(), np.take_along_axis(x, expected, 1))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+@pytest.mark.parametrize("value", [0xFFFFFFFF, 0xFF, -1, 2**40 + 5, 7])
+@pytest.mark.parametrize("method", ["__or__", "__and__", "__xor__", "__ror__", "__rxor__"])
+def test_bitwise_ops_read_a_large_python_int_by_its_bits(dtype, value, method):
+    ours = getattr(mg.tensor([1, 2, 200], dtype=getattr(mg, dtype)), method)(value)
+    theirs = getattr(torch.tensor([1, 2, 200], dtype=getattr(torch, dtype)), method)(value)
+    assert_close(ours, theirs, same_dtype=True)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize(
+    "shape, pad",
+    [
+        ((1, 2, 12), (-2, 3)),
+        ((1, 2, 12), (3, -2)),
+        ((1, 2, 12), (-1, -1)),
+        ((1, 2, 4, 6), (1, -2, -1, 2)),
+        ((2, 3, 5, 6), (-1, 3, 1, 3)),
+        ((2, 3, 5, 6), (2, -1, -2, 0)),
+    ],
+)
+def test_negative_padding_crops_in_every_mode(mode, shape, pad):
+    x = np.random.default_rng(1).standard_normal(shape)
+    leaf, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ours, expected = F.pad(leaf, pad, mode=mode), torch.nn.functional.pad(theirs, pad, mode=mode)
+    assert_close(ours, expected)
+    upstream = np.random.default_rng(2).standard_normal(tuple(expected.shape))
+    ours.backward(mg.tensor(upstream))
+    expected.backward(torch.tensor(upstream))
+    assert_close(leaf.grad, theirs.grad)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_padding_that_leaves_nothing_is_refused(mode):
+    raises_like_torch(
+        lambda: F.pad(mg.ones(1, 2, 5), (-2, -3), mode=mode),
+        lambda: torch.nn.functional.pad(torch.ones(1, 2, 5), (-2, -3), mode=mode),
+        must_mention=["(-2, -3)"],
+    )
+
+
+def test_an_unknown_padding_mode_raises_what_torch_raises():
+    raises_like_torch(
+        lambda: F.pad(mg.ones(1, 2, 3), (1, 1), mode="typo"),
+        lambda: torch.nn.functional.pad(torch.ones(1, 2, 3), (1, 1), mode="typo"),
+        must_mention=["typo"],
+    )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_max_pool2d_takes_integer_inputs_as_torch_does(dtype):
+    rng = np.random.default_rng(0)
+    for trial in range(12):
+        x = rng.integers(0, 5 if trial % 2 else 200, size=(2, 3, 7, 6)).astype(dtype)
+        kernel = int(rng.integers(1, 4))
+        settings = dict(
+            stride=int(rng.integers(1, 3)),
+            padding=int(rng.integers(0, kernel // 2 + 1)),
+            ceil_mode=trial % 3 == 0,
+            return_indices=True,
+        )
+        ours = F.max_pool2d(mg.tensor(x), kernel, **settings)
+        theirs = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, **settings)
+        assert_close(ours[0], theirs[0], same_dtype=True)
+        assert_close(ours[1], theirs[1], same_dtype=True)
