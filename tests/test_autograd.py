@@ -456,3 +456,11 @@ def test_autograd_grad_errors_name_the_problem():
     )
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         mg.autograd.grad(graph["y"], [graph["a"]])
+
+
+def test_backward_twice_without_retain_graph_names_the_op():
+    x = mg.ones(2, requires_grad=True)
+    y = x.exp().sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time.*retain_graph"):
+        y.backward()

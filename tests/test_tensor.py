@@ -6,7 +6,6 @@ import pytest
 import minigrad as mg
 from minigrad import Tensor
 
-
 # -- mg.tensor dtype rules (as torch.tensor) ----------------------------------------------
 
 
@@ -365,3 +364,47 @@ def test_python_protocols_iterate_abs_pos_and_reflected_bitwise():
     assert list(mg.zeros(0, 3)) == []
     with pytest.raises(TypeError, match="0-d"):
         iter(mg.tensor(1.0))
+
+
+@pytest.mark.parametrize(
+    "data", [np.array(["a", "b"]), np.array([1 + 2j]), object(), np.float16(1.0)]
+)
+def test_tensor_refuses_dtypes_it_cannot_hold(data):
+    with pytest.raises(TypeError, match="minigrad tensors hold"):
+        mg.tensor(data)
+
+
+def test_data_assignment_checks_what_it_gets():
+    t = mg.zeros(2, requires_grad=True)
+    with pytest.raises(TypeError, match="numpy array"):
+        t.data = [1.0, 2.0]
+    with pytest.raises(TypeError, match="float"):
+        t.data = np.zeros(2, np.int64)
+    t.data = np.ones(3, np.float64)  # as torch: another shape or float dtype is allowed
+    assert t.shape == (3,) and t.dtype == mg.float64
+
+
+def test_errors_about_shapes_dims_and_dtypes_are_also_runtime_errors():
+    x = mg.zeros(2, 3)
+    with pytest.raises(RuntimeError):
+        x + mg.zeros(4)
+    with pytest.raises(ValueError):
+        x + mg.zeros(4)
+    with pytest.raises(RuntimeError):
+        x.sum(dim=5)
+    with pytest.raises(IndexError):
+        x.sum(dim=5)
+    with pytest.raises(RuntimeError):
+        mg.tensor([1, 2]).requires_grad_()
+
+
+def test_set_default_dtype_refuses_integers_and_round_trips():
+    with pytest.raises(TypeError, match="float32 or float64"):
+        mg.set_default_dtype(mg.int64)
+    try:
+        mg.set_default_dtype(mg.float64)
+        assert mg.tensor([1.5]).dtype == mg.float64 and mg.zeros(1).dtype == mg.float64
+        assert mg.get_default_dtype() == mg.float64
+    finally:
+        mg.set_default_dtype(mg.float32)
+    assert mg.tensor([1.5]).dtype == mg.float32

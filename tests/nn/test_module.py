@@ -632,3 +632,36 @@ def _root():
     from pathlib import Path
 
     return Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("register", ["add_module", "register_parameter"])
+@pytest.mark.parametrize(
+    "name, error",
+    [
+        ("", KeyError),
+        ("a.b", KeyError),
+        (3, TypeError),
+        ("forward", KeyError),
+        ("training", KeyError),
+    ],
+)
+def test_module_names_are_checked_as_torch_checks_them(register, name, error):
+    module = nn.Linear(2, 2)
+    value = nn.Linear(1, 1) if register == "add_module" else nn.Parameter(np.zeros(1, np.float32))
+    with pytest.raises(error):
+        getattr(module, register)(name, value)
+
+
+def test_register_parameter_refuses_a_plain_tensor_and_add_module_a_non_module():
+    module = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="Parameter"):
+        module.register_parameter("extra", mg.zeros(2))
+    with pytest.raises(TypeError, match="Module"):
+        module.add_module("extra", mg.zeros(2))
+
+
+def test_a_registered_name_can_be_replaced():
+    module = nn.Linear(2, 2)
+    module.register_parameter("bias", nn.Parameter(np.ones(2, np.float32)))
+    np.testing.assert_array_equal(module.bias.numpy(), [1, 1])
+    assert [n for n, _ in module.named_parameters()] == ["weight", "bias"]

@@ -311,3 +311,76 @@ def test_binary_broadcasting_property(shape_a, shape_b, name, dtype):
         [values(0.5, 2, shape_a, dtype), values(0.5, 2, shape_b, dtype, 1)],
         dtype,
     )
+
+
+OPERANDS = {  # name -> (minigrad operand, torch operand)
+    "float32[3]": (
+        lambda: mg.tensor(np.array([1.5, 2.0, 3.0], np.float32)),
+        lambda: torch.tensor([1.5, 2.0, 3.0], dtype=torch.float32),
+    ),
+    "float64[3]": (
+        lambda: mg.tensor(np.array([1.5, 2.0, 3.0])),
+        lambda: torch.tensor([1.5, 2.0, 3.0], dtype=torch.float64),
+    ),
+    "int64[3]": (lambda: mg.tensor([1, 2, 3]), lambda: torch.tensor([1, 2, 3])),
+    "int32[3]": (
+        lambda: mg.tensor(np.array([1, 2, 3], np.int32)),
+        lambda: torch.tensor([1, 2, 3], dtype=torch.int32),
+    ),
+    "bool[3]": (lambda: mg.tensor([True, False, True]), lambda: torch.tensor([True, False, True])),
+    "float32 0-d": (
+        lambda: mg.tensor(np.float32(2.0)),
+        lambda: torch.tensor(2.0, dtype=torch.float32),
+    ),
+    "float64 0-d": (
+        lambda: mg.tensor(np.float64(2.0)),
+        lambda: torch.tensor(2.0, dtype=torch.float64),
+    ),
+    "int64 0-d": (lambda: mg.tensor(np.int64(2)), lambda: torch.tensor(2)),
+    "2.5": (lambda: 2.5, lambda: 2.5),
+    "2": (lambda: 2, lambda: 2),
+    "True": (lambda: True, lambda: True),
+}
+
+
+BINARY_OPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "**": lambda a, b: a**b,
+}
+
+
+@pytest.mark.parametrize("op", BINARY_OPS)
+def test_mixed_dtypes_give_torch_result_dtype_and_values(op):
+    fn, checked = BINARY_OPS[op], 0
+    for left_name, (left, torch_left) in OPERANDS.items():
+        for right_name, (right, torch_right) in OPERANDS.items():
+            if not (isinstance(left(), mg.Tensor) or isinstance(right(), mg.Tensor)):
+                continue  # two numbers: plain Python
+            try:
+                expected = fn(torch_left(), torch_right())
+            except RuntimeError:  # e.g. bool - bool, which torch refuses
+                continue
+            with np.errstate(
+                divide="ignore", invalid="ignore"
+            ):  # x / False: inf and nan, as in torch
+                ours = fn(left(), right())
+            where = f"{left_name} {op} {right_name}"
+            assert str(ours.dtype) == str(expected.dtype).replace("torch.", ""), where
+            np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-6, err_msg=where)
+            checked += 1
+    assert checked >= 77  # of 112 pairs; torch refuses some with bools
+
+
+def test_gradient_reaches_a_float64_scalar_tensor_through_a_float32_result():
+    x = mg.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    s = mg.tensor(np.float64(3.0), requires_grad=True)
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    ts = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    (x * s).sum().backward()
+    (tx * ts).sum().backward()
+    assert (x * s).dtype == np.float32 and s.grad.dtype == np.float64
+    np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())

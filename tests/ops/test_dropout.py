@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad import nn
 from op_checks import check_gradient, rand
+
+torch = pytest.importorskip("torch")
 
 
 def test_dropout_training_zeroes_and_scales():
@@ -50,3 +53,28 @@ def test_dropout_bad_p():
         mg.dropout(mg.ones(3), 1.5)
     with pytest.raises(ValueError, match="-0.1"):
         mg.dropout(mg.ones(3), -0.1)
+
+
+def test_dropout_statistics_match_torch_semantics():
+    # masks come from different generators, so compare what they promise: zeros at rate p,
+    # survivors scaled by 1 / (1 - p), and the gradient equal to the mask
+    mg.manual_seed(0)
+    x = mg.ones(100, 100, requires_grad=True)
+    y = mg.dropout(x, p=0.25)
+    y.sum().backward()
+    t = torch.ones(100, 100)
+    torch_y = torch.nn.functional.dropout(t, p=0.25)
+    assert set(np.unique(y.numpy()).round(6)) == set(np.unique(torch_y.numpy()).round(6))
+    assert abs((y.numpy() == 0).mean() - 0.25) < 0.02
+    np.testing.assert_array_equal(x.grad.numpy(), y.numpy())
+
+
+def test_dropout_with_p_one_drops_everything_as_in_torch():
+    x = mg.ones(2, 3, requires_grad=True)
+    y = nn.functional.dropout(x, p=1.0)
+    y.sum().backward()
+    np.testing.assert_array_equal(y.numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(nn.Dropout(1.0)(mg.ones(4)).numpy(), np.zeros(4))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        nn.Dropout(1.5)

@@ -647,3 +647,22 @@ def test_cross_entropy_errors():
         mg.cross_entropy(logits, np.zeros(4))
     with pytest.raises(IndexError, match="3"):  # as torch
         mg.cross_entropy(logits, [0, 1, 3, 0])
+
+
+def test_cross_entropy_with_ignore_index_matches_torch():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(6, 5))
+    target = np.array([1, -1, 4, 0, -1, 2])
+    for dtype, tolerance in {np.float64: 1e-6, np.float32: 1e-4}.items():
+        ours = mg.tensor(logits.astype(dtype), requires_grad=True)
+        theirs = torch.tensor(logits.astype(dtype), requires_grad=True)
+        loss = mg.cross_entropy(ours, target, ignore_index=-1)
+        torch_loss = torch.nn.functional.cross_entropy(
+            theirs, torch.from_numpy(target), ignore_index=-1
+        )
+        loss.backward()
+        torch_loss.backward()
+        np.testing.assert_allclose(loss.item(), torch_loss.item(), rtol=tolerance)
+        np.testing.assert_allclose(
+            ours.grad.numpy(), theirs.grad.numpy(), rtol=tolerance, atol=tolerance
+        )

@@ -389,3 +389,15 @@ def test_masked_softmax_errors():
     assert "(2, 4)" in str(info.value) and "(2, 3)" in str(info.value)
     with pytest.raises(TypeError, match="bool"):
         mg.masked_softmax(mg.zeros(2, 3), np.ones((2, 3)))
+
+
+def test_softmax_of_a_0d_tensor_is_one_as_in_torch():
+    torch = pytest.importorskip("torch")
+    for ours, theirs in ((mg.softmax, torch.softmax), (mg.log_softmax, torch.log_softmax)):
+        x = mg.tensor(3.0, requires_grad=True)
+        t = torch.tensor(3.0, requires_grad=True)
+        y, u = ours(x, 0), theirs(t, 0)
+        y.backward()
+        u.backward()
+        assert y.shape == () and y.item() == u.item()
+        assert x.grad.item() == t.grad.item()
