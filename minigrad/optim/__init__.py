@@ -16,7 +16,8 @@ groups work as in torch (a list of dicts, each with "params" and its own setting
 optimizer's `param_groups`); `opt.lr = 1e-4` sets the rate of every group. optimizer.py
 holds what they share, sgd.py and adam.py the update rules; per_parameter.py the step that
 torch's other everyday optimizers share (rmsprop.py, adagrad.py with Adadelta,
-adam_variants.py with Adamax, NAdam and RAdam); checks.py the checks of their settings and
+adam_variants.py with Adamax, NAdam and RAdam); lbfgs.py LBFGS (closure-driven, with
+the strong-Wolfe line search); checks.py the checks of their settings and
 state; clip_grad.py clip_grad_norm_ and clip_grad_value_; lr_scheduler.py the schedules (the
 files it imports them from are listed in its docstring).
 """
@@ -26,6 +27,7 @@ from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .clip_grad import clip_grad_norm_, clip_grad_value_
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
@@ -41,6 +43,7 @@ __all__ = [
     "Adamax",
     "NAdam",
     "RAdam",
+    "LBFGS",
     "clip_grad_norm_",
     "clip_grad_value_",
     "lr_scheduler",
