@@ -20,6 +20,7 @@ import math
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +32,13 @@ if __package__ in (None, ""):  # run as a script: make `examples.*` importable
 import minigrad as mg  # noqa: E402
 from examples.language_model import corpus  # noqa: E402
 from examples.language_model.attention_grid import attention_grid_svg, attention_maps  # noqa: E402
-from examples.language_model.generate import generate  # noqa: E402
-from examples.language_model.model import CONFIG_KEYS, CharTransformer, parameter_count  # noqa: E402
+from examples.language_model.generate import NonFiniteLogits, generate  # noqa: E402
+from examples.language_model.model import (  # noqa: E402
+    CONFIG_KEYS,
+    CharTransformer,
+    parameter_count,
+    state_shapes,
+)
 from examples.sentiment.data import DataNotFoundError  # noqa: E402
 
 DEFAULTS = dict(
@@ -237,64 +243,160 @@ def save_checkpoint(path, model, vocabulary, optimizer, schedule, step, validati
 
 def load_checkpoint(path):
     """(model, vocabulary, info) from a checkpoint of save_checkpoint; info has step and
-    validation_loss."""
-    flat = mg.load(path)
-    missing = [
-        key
-        for key in [f"config.{key}" for key in CONFIG_KEYS]
-        + ["vocabulary", "step", "validation_loss"]
-        if key not in flat
-    ]
+    validation_loss. A file that is not one, or is damaged, raises ValueError (or OSError)
+    naming it, before any model is built (check_checkpoint)."""
+    config, state, vocabulary, info = check_checkpoint(path, mg.load(path))
+    model = CharTransformer(**config)
+    model.load_state_dict(state)
+    return model, vocabulary, info
+
+
+SETTING_LIMITS = {  # (smallest, largest) of each integer setting a checkpoint may hold
+    "vocab_size": (1, 0x110000),  # at most every code point
+    "context": (1, 1 << 20),
+    "model_dim": (1, 1 << 16),
+    "num_heads": (1, 1 << 16),
+    "num_layers": (1, 1 << 12),
+    "ff_dim": (1, 1 << 18),
+}
+
+
+def check_checkpoint(path, checkpoint):
+    """(config, state, vocabulary, info) of a loaded checkpoint (what mg.load gave), every part
+    checked, or ValueError naming `path` and each problem: the keys save_checkpoint writes;
+    each setting an integer in SETTING_LIMITS (dropout a number in [0, 1), positions 0 or 1);
+    the vocabulary (corpus.Vocabulary.from_code_points) with vocab_size entries; exactly the
+    arrays of model.state_shapes(config), each of floating-point numbers, of its shape, finite;
+    step an integer >= 0 and validation_loss a finite number >= 0."""
+
+    def refuse(problems):
+        shown = problems[:6] + ([f"and {len(problems) - 6} more"] if len(problems) > 6 else [])
+        raise ValueError(f"{path} is not a consistent checkpoint of train.py: " + "; ".join(shown))
+
+    needed = [f"config.{key}" for key in CONFIG_KEYS] + ["vocabulary", "step", "validation_loss"]
+    missing = (
+        needed
+        if not isinstance(checkpoint, Mapping)
+        else [key for key in needed if key not in checkpoint]
+    )
     if missing:
         raise ValueError(
             f"{path} is not a language-model checkpoint of train.py (missing {', '.join(missing)})"
         )
-    config = {key: flat[f"config.{key}"].item() for key in CONFIG_KEYS}
-    config["positions"] = "sinusoidal" if config["positions"] else "learned"
-    state = {key[len("model.") :]: value for key, value in flat.items() if key.startswith("model.")}
-    _check_config(path, config, state, flat)
-    model = CharTransformer(**config)
-    model.load_state_dict(state)
-    info = {"step": int(flat["step"]), "validation_loss": float(flat["validation_loss"])}
-    return model, corpus.Vocabulary.from_code_points(flat["vocabulary"]), info
-
-
-def _check_config(path, config, state, flat):
-    """Refuse a checkpoint whose config disagrees with its own arrays, before building the model
-    from it (a config claiming a context of 10**12 would otherwise allocate its positions first)."""
-
-    def shape(key):
-        return tuple(np.shape(state.get(key, ())))
-
-    expected = {
-        "token_embedding.weight": (config["vocab_size"], config["model_dim"]),
-        "blocks.0.feed_forward.expand.weight": (config["ff_dim"], config["model_dim"]),
-        f"blocks.{config['num_layers'] - 1}.attention_norm.weight": (config["model_dim"],),
-    }
-    if config["positions"] == "learned":
-        expected["positions.weight"] = (config["context"], config["model_dim"])
-    problems = [
-        f"{key}: expected shape {want} (from the config), got {shape(key)}"
-        for key, want in expected.items()
-        if shape(key) != want
-    ]
-    if f"model.blocks.{config['num_layers']}.attention_norm.weight" in flat:
+    config, problems = {}, []
+    for key, (low, high) in SETTING_LIMITS.items():
+        value = _integer(checkpoint[f"config.{key}"])
+        if value is None or not low <= value <= high:
+            problems.append(
+                f"config.{key} is {_shown(checkpoint[f'config.{key}'])}; expected an integer in "
+                f"[{low}, {high}]"
+            )
+        config[key] = value
+    dropout = _number(checkpoint["config.dropout"])
+    if dropout is None or not 0 <= dropout < 1:
         problems.append(
-            f"unexpected keys blocks.{config['num_layers']}.*: more blocks than the config's "
-            f"num_layers={config['num_layers']}"
+            f"config.dropout is {_shown(checkpoint['config.dropout'])}; expected a number in [0, 1)"
         )
-    vocabulary = np.asarray(flat["vocabulary"]).reshape(-1)
-    if len(vocabulary) != config["vocab_size"] or len(np.unique(vocabulary)) != len(vocabulary):
+    positions = _integer(checkpoint["config.positions"])
+    if positions not in (0, 1):
         problems.append(
-            f"its vocabulary has {len(vocabulary)} entries ({len(np.unique(vocabulary))} distinct) "
-            f"for a vocab_size of {config['vocab_size']}"
+            f"config.positions is {_shown(checkpoint['config.positions'])}; expected 0 (learned) "
+            "or 1 (sinusoidal)"
         )
-    if not 1 <= config["context"] <= 1 << 20:
-        problems.append(f"context={config['context']} is not in [1, 2**20]")
+    if not problems and config["model_dim"] % config["num_heads"]:
+        problems.append(
+            f"config.model_dim={config['model_dim']} is not divisible by "
+            f"config.num_heads={config['num_heads']}"
+        )
+    if problems:  # the arrays cannot be checked against settings that do not hold
+        refuse(problems)
+    config.update(dropout=dropout, positions="sinusoidal" if positions else "learned")
+    vocabulary = None
+    try:
+        vocabulary = corpus.Vocabulary.from_code_points(checkpoint["vocabulary"])
+    except ValueError as error:
+        problems.append(str(error))
+    if vocabulary is not None and len(vocabulary) != config["vocab_size"]:
+        problems.append(
+            f"its vocabulary has {len(vocabulary)} entries for a vocab_size of "
+            f"{config['vocab_size']}"
+        )
+    state = checkpoint.get("model")
+    if not isinstance(state, Mapping):
+        problems.append(f"its model entry is {_shown(state)}; expected the model's state dict")
+        state = {}
+    problems += _state_problems(state, state_shapes(**config))
+    step, loss = _integer(checkpoint["step"]), _number(checkpoint["validation_loss"])
+    if step is None or step < 0:
+        problems.append(f"step is {_shown(checkpoint['step'])}; expected an integer >= 0")
+    if loss is None or not 0 <= loss < math.inf:
+        problems.append(
+            f"validation_loss is {_shown(checkpoint['validation_loss'])}; expected a finite "
+            "number >= 0"
+        )
     if problems:
-        raise ValueError(
-            f"{path} is not a consistent checkpoint of train.py: " + "; ".join(problems)
+        refuse(problems)
+    return config, dict(state), vocabulary, {"step": step, "validation_loss": loss}
+
+
+def _state_problems(state, expected):
+    """What is wrong with the model's state dict against the shapes it must have (a list)."""
+    missing = [key for key in expected if key not in state]
+    unexpected = [key for key in state if key not in expected]
+    problems = []
+    if missing:
+        problems.append(f"missing keys {', '.join(missing[:4])}{' ...' * (len(missing) > 4)}")
+    if unexpected:
+        problems.append(
+            f"unexpected keys {', '.join(map(str, unexpected[:4]))}"
+            f"{' ...' * (len(unexpected) > 4)} (not in a model of the checkpoint's config)"
         )
+    for key, shape in expected.items():
+        value = state.get(key)
+        if key not in state:
+            continue
+        if not isinstance(value, np.ndarray) or value.dtype.kind != "f":
+            problems.append(
+                f"model.{key} is {_shown(value)}; expected a floating-point numeric array"
+            )
+        elif value.shape != shape:
+            problems.append(
+                f"model.{key}: expected shape {shape} (from the config), got {value.shape}"
+            )
+        elif not np.isfinite(value).all():
+            problems.append(f"model.{key} holds NaN or infinite values")
+    return problems
+
+
+def _integer(value):
+    """value as an int when it is an integer (a Python or numpy int, or a 0-d integer array;
+    not a bool, not a float even when whole), else None."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
+
+
+def _number(value):
+    """value as a float when it is a real number (as _integer, floats too), else None."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return None
+    if isinstance(value, (complex, np.complexfloating)):
+        return None
+    return float(value)
+
+
+def _shown(value):
+    """A short description of a checkpoint value for an error message."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0 and value.dtype.kind in "biuf":
+            return f"{value.item()!r} ({value.dtype})"
+        return f"a {value.dtype} array of shape {value.shape}"
+    text = repr(value)
+    return f"{text[:40]}{'...' if len(text) > 40 else ''} ({type(value).__name__})"
 
 
 # -- training -------------------------------------------------------------------------------
@@ -444,6 +546,23 @@ def show_model(model, vocabulary, args, out, prompt):
     return samples, path
 
 
+def text_problem(text):
+    """What keeps `text` (a prompt) from being encoded, or None. Bytes of the command line that
+    are not UTF-8 reach Python as surrogates (U+DC80..U+DCFF, "surrogateescape"); a lone
+    surrogate is no character either."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        if 0xDC80 <= code <= 0xDCFF:
+            return (
+                f"its byte {error.start + 1} (0x{code - 0xDC00:02x}) is not UTF-8; pass the "
+                "prompt as UTF-8 text"
+            )
+        return f"its character {error.start + 1} is a lone surrogate (U+{code:04X}), not text"
+    return None
+
+
 def main(argv=None):
     args = parse_args(argv)
     progress = not args.no_progress
@@ -453,6 +572,13 @@ def main(argv=None):
         tempfile.TemporaryFile(dir=out).close()
     except OSError as error:
         sys.exit(f"train.py: cannot write to the --out folder {out}: {error.strerror or error}")
+    for flag, prompt in (
+        ("--generate", args.generate),
+        ("--attention-prompt", args.attention_prompt),
+    ):
+        problem = prompt is not None and text_problem(prompt)
+        if problem:
+            sys.exit(f"train.py: the {flag} prompt is not text the model can read: {problem}")
     mg.manual_seed(args.seed)
     if args.generate is not None:
         try:
@@ -471,7 +597,10 @@ def main(argv=None):
             f"{info['validation_loss']:.4f} nats/char ({info['validation_loss'] / LN2:.4f} "
             "bits/char)"
         )
-        return show_model(model, vocabulary, args, out, args.generate)
+        try:
+            return show_model(model, vocabulary, args, out, args.generate)
+        except NonFiniteLogits as error:  # finite weights can still overflow
+            sys.exit(f"train.py: {args.checkpoint}: {error}")
     if args.quick:
         print(
             f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, "
