@@ -31,6 +31,7 @@ Point = collections.namedtuple("Point", "x label")
 
 
 def _torch():
+    pytest.importorskip("torch.utils.data")  # imported, it is an attribute of torch
     return pytest.importorskip("torch")
 
 
@@ -86,7 +87,6 @@ LOADERS = {  # DataLoader settings, given the library's utils.data (for its samp
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_batches_match_torch(dataset, loader):
     torch = _torch()
-    import torch.utils.data  # noqa: F401
 
     ours = DataLoader(DATASETS[dataset](mg), **LOADERS[loader](mg.utils.data))
     theirs = torch.utils.data.DataLoader(
@@ -137,7 +137,6 @@ SAMPLERS = {  # samplers whose order involves no randomness: the same indices as
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_samplers_give_torch_order_and_length(sampler):
     torch = _torch()
-    import torch.utils.data  # noqa: F401
 
     ours, theirs = SAMPLERS[sampler](mg.utils.data), SAMPLERS[sampler](torch.utils.data)
     assert len(ours) == len(theirs)
@@ -147,7 +146,6 @@ def test_samplers_give_torch_order_and_length(sampler):
 
 def test_a_batch_sampler_of_an_iterator_batches_it_once_and_has_no_length():
     torch = _torch()
-    import torch.utils.data  # noqa: F401
 
     for data in (mg.utils.data, torch.utils.data):
         sampler = data.BatchSampler(iter(range(5)), 2, True)
@@ -170,7 +168,6 @@ def test_a_batch_sampler_of_an_iterator_batches_it_once_and_has_no_length():
 )
 def test_the_loader_sets_sampler_and_batch_sampler_as_torch(settings):
     torch = _torch()
-    import torch.utils.data  # noqa: F401
 
     ours, theirs = (
         DataLoader(range(10), **settings),
@@ -263,7 +260,6 @@ RANDOM_SAMPLERS = {  # name: (build(data, generator), what each epoch's indices 
 @pytest.mark.parametrize("sampler", RANDOM_SAMPLERS)
 def test_random_samplers_draw_what_torch_draws_and_repeat_with_the_seed(sampler):
     torch = _torch()
-    import torch.utils.data  # noqa: F401
 
     build, holds = RANDOM_SAMPLERS[sampler]
     theirs = build(torch.utils.data, torch.Generator().manual_seed(0))
@@ -498,7 +494,6 @@ SAMPLER_ERRORS = {  # name: (call(utils.data, DataLoader), exception, what both 
 @pytest.mark.parametrize("case", SAMPLER_ERRORS)
 def test_bad_sampler_and_loader_arguments_raise_as_torch(case):
     torch = _torch()
-    import torch.utils.data  # noqa: F401
 
     call, error, both_say, ours_say = SAMPLER_ERRORS[case]
     with pytest.raises(error, match=both_say):
@@ -513,7 +508,6 @@ def test_bad_sampler_and_loader_arguments_raise_as_torch(case):
 )
 def test_random_split_sizes_match_torch_and_cover_the_dataset(lengths):
     torch = _torch()
-    import torch.utils.data  # noqa: F401
 
     ours = random_split(TensorDataset(mg.tensor(X)), lengths)
     theirs = torch.utils.data.random_split(torch.utils.data.TensorDataset(torch.tensor(X)), lengths)
@@ -668,3 +662,136 @@ def test_a_loader_of_token_lists_padded_by_collate_fn():
         pad_sequence([[1, 2]])
     with pytest.raises(ValueError, match="got no sequences"):
         pad_sequence([])
+
+
+SMALL_X = np.arange(30, dtype=np.float32).reshape(10, 3)
+
+
+SMALL_Y = np.arange(10, dtype=np.int64) % 3
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(batch_size=3),
+        dict(batch_size=3, drop_last=True),
+        dict(batch_size=10),
+        dict(batch_size=11, drop_last=True),
+        dict(batch_size=None),
+    ],
+)
+def test_loader_over_a_list_matches_torch_and_repeats(settings):
+    torch = _torch()
+    data = [(SMALL_X[i], int(SMALL_Y[i]), {"k": float(i)}) for i in range(10)]
+    ours, theirs = DataLoader(data, **settings), torch.utils.data.DataLoader(data, **settings)
+    assert len(ours) == len(theirs)
+    first = [plain(b) for b in ours]
+    assert first == [plain(b) for b in theirs]
+    assert [plain(b) for b in ours] == first  # a second epoch, the same batches
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+SAMPLES = {
+    "nested dict": [{"x": {"y": np.float32(i) * np.ones(2, np.float32)}, "n": i} for i in range(4)],
+    "namedtuple of lists": [Pair([i, i + 1], (float(i), True)) for i in range(4)],
+    "numpy float32 scalars": [np.float32(i) / 2 for i in range(4)],
+    "numpy int32 scalars": [np.int32(i) for i in range(4)],
+    "0-d float32 arrays": [np.array(i, dtype=np.float32) for i in range(4)],
+}
+
+
+@pytest.mark.parametrize("kind", list(SAMPLES))
+def test_default_collate_matches_torch(kind):
+    torch = _torch()
+    batch = SAMPLES[kind]
+    assert plain(default_collate(batch)) == plain(torch.utils.data.default_collate(batch))
+
+
+def test_shuffle_with_a_seeded_generator_is_deterministic():
+    data = TensorDataset(mg.tensor(SMALL_X), mg.tensor(SMALL_Y))
+
+    def epochs(seed):
+        loader = DataLoader(
+            data,
+            batch_size=4,
+            shuffle=True,
+            drop_last=True,
+            generator=mg.Generator().manual_seed(seed),
+        )
+        return [[b[0].numpy()[:, 0].tolist() for b in loader] for _ in range(2)]
+
+    a, b = epochs(3), epochs(3)
+    assert a == b
+    assert a[0] != a[1]  # a fresh order each epoch
+    assert all(len(e) == 2 and all(len(batch) == 4 for batch in e) for e in a)
+    assert len(set(sum(a[0], []))) == 8
+    assert epochs(4) != a
+
+
+def test_sampler_and_batch_sampler_objects():
+    torch = _torch()
+
+    class Reverse:
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(range(self.n - 1, -1, -1))
+
+        def __len__(self):
+            return self.n
+
+    data = list(range(10))
+    for kwargs in (
+        dict(sampler=Reverse(10), batch_size=4),
+        dict(batch_sampler=[[1, 2], [9], [0, 0, 0]]),
+    ):
+        ours, theirs = DataLoader(data, **kwargs), torch.utils.data.DataLoader(data, **kwargs)
+        assert len(ours) == len(theirs)
+        assert [plain(b) for b in ours] == [plain(b) for b in theirs]
+    assert len(DataLoader(data, batch_size=4, num_workers=0)) == 3
+
+
+def test_torch_samplers_are_importable():
+    from minigrad.utils.data import BatchSampler, RandomSampler, SequentialSampler  # noqa: F401
+
+    loader = DataLoader(
+        list(range(5)), batch_sampler=BatchSampler(SequentialSampler(range(5)), 2, False)
+    )
+    assert [b.numpy().tolist() for b in loader] == [[0, 1], [2, 3], [4]]
+
+
+@pytest.mark.parametrize(
+    "lengths", [[0.1, 0.2, 0.7], [0.5, 0.5], [0.3, 0.3, 0.4], [1 / 3] * 3, [0.25] * 4]
+)
+@pytest.mark.parametrize("size", [7, 10])
+def test_random_split_fractions_match_torch_sizes_and_repeat(lengths, size):
+    torch = _torch()
+    ours = random_split(range(size), lengths, generator=mg.Generator().manual_seed(0))
+    theirs = torch.utils.data.random_split(range(size), lengths)
+    assert [len(s) for s in ours] == [len(s) for s in theirs]
+    again = random_split(range(size), lengths, generator=mg.Generator().manual_seed(0))
+    assert [list(s) for s in ours] == [list(s) for s in again]
+    assert sorted(sum((list(s) for s in ours), [])) == list(range(size))
+
+
+def test_subset_and_concat_negative_indices_match_torch():
+    torch = _torch()
+    ours_ds = TensorDataset(mg.tensor(SMALL_X), mg.tensor(SMALL_Y))
+    theirs_ds = torch.utils.data.TensorDataset(torch.tensor(SMALL_X), torch.tensor(SMALL_Y))
+    ours = [Subset(ours_ds, [7, 2, 5]), ConcatDataset([ours_ds, Subset(ours_ds, [1, 0])])]
+    theirs = [
+        torch.utils.data.Subset(theirs_ds, [7, 2, 5]),
+        torch.utils.data.ConcatDataset([theirs_ds, torch.utils.data.Subset(theirs_ds, [1, 0])]),
+    ]
+    for a, b in zip(ours, theirs):
+        assert len(a) == len(b)
+        for i in range(-len(b), len(b)):
+            assert plain(a[i]) == plain(b[i]), i
+        for i in (len(b), -len(b) - 1):
+            with pytest.raises((IndexError, ValueError)):
+                b[i]
+            with pytest.raises((IndexError, ValueError)):
+                a[i]
