@@ -55,7 +55,7 @@ from .dtypes import (
 )
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
-from .io import load, save
+from .io import load, load_safetensors, save, save_safetensors
 from .device import device
 from .ops import registry as _registry
 from .random import Generator, default_generator, manual_seed
@@ -138,6 +138,8 @@ __all__ = [
     "GradcheckError",
     "save",
     "load",
+    "save_safetensors",
+    "load_safetensors",
     "device",
     "cuda",
     "backends",
