@@ -51,8 +51,38 @@ class Vocabulary:
 
     @classmethod
     def from_code_points(cls, code_points):
-        """The inverse of `code_points()` (how a checkpoint stores the vocabulary)."""
-        return cls(chr(int(c)) for c in np.asarray(code_points)[1:])
+        """The inverse of `code_points()` (how a checkpoint stores the vocabulary): a 1-D integer
+        array, UNKNOWN's code point first, then the characters' in increasing order (ids are
+        positions, so any other order would silently give the model other characters). Anything
+        else raises ValueError saying what is wrong."""
+        if not isinstance(code_points, np.ndarray) or code_points.dtype.kind not in "iu":
+            kind = getattr(code_points, "dtype", type(code_points).__name__)
+            raise ValueError(f"the vocabulary is {kind}; expected an array of integer code points")
+        if code_points.ndim != 1 or not code_points.size:
+            raise ValueError(
+                f"the vocabulary has shape {code_points.shape}; expected a 1-D array of code "
+                "points (UNKNOWN's first)"
+            )
+        if code_points[0] != ord(UNKNOWN):
+            raise ValueError(
+                f"the vocabulary starts with {int(code_points[0])}; expected {ord(UNKNOWN)} "
+                "(U+FFFD, the unknown character)"
+            )
+        characters = code_points[1:]
+        invalid = characters[
+            (characters < 0)
+            | (characters > 0x10FFFF)
+            | ((characters >= 0xD800) & (characters <= 0xDFFF))  # surrogates: not text
+            | (characters == ord(UNKNOWN))
+        ]
+        if invalid.size:
+            raise ValueError(
+                f"the vocabulary holds {int(invalid[0]):#x}, which is not the code point of a "
+                "character (0 to 0x10FFFF, no surrogates, U+FFFD only first)"
+            )
+        if not np.all(characters[1:] > characters[:-1]):
+            raise ValueError("the vocabulary's code points are not in increasing order")
+        return cls(chr(int(c)) for c in characters)
 
     def code_points(self):
         """The characters as an int array (UNKNOWN first), to store with mg.save."""

@@ -12,14 +12,26 @@ import numpy as np
 import minigrad as mg
 
 
+class NonFiniteLogits(ValueError):
+    """The model gave NaN or infinite logits: there is no distribution to sample from."""
+
+
 def next_id(logits, temperature=1.0, top_k=None):
     """Draw one id from the last axis of logits (vocab,): softmax(logits / temperature) over the
-    top_k largest (all when None). temperature 0 takes the most likely id. Seeded by
-    mg.manual_seed."""
+    top_k largest (all when None). temperature 0 takes the most likely id, as does a temperature
+    so small that logits / temperature overflow (its limit). Seeded by mg.manual_seed. Logits
+    that are not all finite raise NonFiniteLogits."""
     logits = logits if isinstance(logits, mg.Tensor) else mg.tensor(np.asarray(logits))
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0; got {temperature}")
-    if temperature == 0:
+    if not np.isfinite(logits.numpy()).all():
+        raise NonFiniteLogits(
+            "the model's logits are not finite (NaN or infinite), so no character can be drawn; "
+            "its weights are damaged or overflow"
+        )
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        overflows = temperature == 0 or not np.isfinite(logits.numpy() / temperature).all()
+    if overflows:
         return int(logits.argmax().item())
     if top_k is not None and top_k < logits.shape[-1]:
         if top_k < 1:

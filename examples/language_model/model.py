@@ -123,6 +123,30 @@ class CharTransformer(nn.Module):
         return [block.attention.last_weights for block in self.blocks]
 
 
+def state_shapes(
+    vocab_size, context, model_dim, num_heads, num_layers, ff_dim, dropout=0.0, positions="learned"
+):
+    """The state_dict a CharTransformer of these settings has, as name -> shape, without building
+    it (train.py checks a checkpoint's arrays against it before allocating a model). num_heads
+    and dropout change no shape: each head takes model_dim // num_heads of the projections."""
+    shapes = {"token_embedding.weight": (vocab_size, model_dim)}
+    if positions == "learned":  # sinusoidal positions are computed, not stored
+        shapes["positions.weight"] = (context, model_dim)
+    for index in range(num_layers):
+        block = f"blocks.{index}."
+        for norm in ("attention_norm", "feed_forward_norm"):
+            shapes[f"{block}{norm}.weight"] = shapes[f"{block}{norm}.bias"] = (model_dim,)
+        for projection in ("query", "key", "value", "output"):
+            shapes[f"{block}attention.{projection}_weight"] = (model_dim, model_dim)
+        shapes[f"{block}feed_forward.expand.weight"] = (ff_dim, model_dim)
+        shapes[f"{block}feed_forward.expand.bias"] = (ff_dim,)
+        shapes[f"{block}feed_forward.project.weight"] = (model_dim, ff_dim)
+        shapes[f"{block}feed_forward.project.bias"] = (model_dim,)
+    shapes["final_norm.weight"] = shapes["final_norm.bias"] = (model_dim,)
+    shapes["head.weight"], shapes["head.bias"] = (vocab_size, model_dim), (vocab_size,)
+    return shapes
+
+
 def cache_length(cache):
     """How many positions a key/value cache holds."""
     return len(cache)

@@ -394,7 +394,7 @@ def _shown(value):
     if isinstance(value, np.ndarray):
         if value.ndim == 0 and value.dtype.kind in "biuf":
             return f"{value.item()!r} ({value.dtype})"
-        return f"a {value.dtype} array of shape {value.shape}"
+        return f"an array of {value.dtype}, shape {value.shape}"
     text = repr(value)
     return f"{text[:40]}{'...' if len(text) > 40 else ''} ({type(value).__name__})"
 
