@@ -1,11 +1,15 @@
-"""mg.io.save / mg.io.load: round trips, atomic writes, and files that must be refused."""
+"""mg.io.save / mg.io.load: round trips (nested checkpoints too), atomic writes, and files that
+must be refused (hostile archives, links, special files, bad paths), each naming the file."""
 
+import io
 import os
+import stat
 import zipfile
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
@@ -368,3 +372,189 @@ def test_save_load_round_trip_property(tmp_path, arrays):
     for name, array in arrays.items():
         assert loaded[name].dtype == array.dtype and loaded[name].shape == array.shape
         np.testing.assert_array_equal(loaded[name], array)
+
+
+def test_checkpoint_round_trip_of_nested_values(tmp_path):
+    model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    checkpoint = {
+        "model": model.state_dict(),
+        "config": {
+            "name": "run-ü",
+            "layers": [3, 2],
+            "tags": ["a", "bb"],
+            "lr": 1e-3,
+            "step": 7,
+            "flag": True,
+            "neg": -3,
+            "big": 2**62,
+            "pair": (1.5, 2.5),
+        },
+    }
+    path = tmp_path / "ckpt.npz"
+    mg.save(checkpoint, path)
+    loaded = mg.load(path)
+    config = loaded["config"]
+    assert str(config["name"]) == "run-ü" and config["layers"].tolist() == [3, 2]
+    assert config["tags"].tolist() == ["a", "bb"] and float(config["lr"]) == 1e-3
+    assert (
+        int(config["step"]) == 7
+        and bool(config["flag"]) is True
+        and config["flag"].dtype == np.bool_
+    )
+    assert (
+        int(config["neg"]) == -3
+        and int(config["big"]) == 2**62
+        and config["pair"].tolist() == [1.5, 2.5]
+    )
+    fresh = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    assert fresh.load_state_dict(loaded["model"]) == ([], [])
+    for name, value in model.state_dict().items():
+        assert loaded["model"][name].dtype == value.dtype
+        np.testing.assert_array_equal(loaded["model"][name], value.numpy())
+    assert loaded["model"]["0"]["weight"].shape == (2, 3)
+
+
+def test_an_empty_nested_dict_round_trips(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    mg.save({"model": nn.Linear(1, 1).state_dict(), "act": nn.ReLU().state_dict()}, path)
+    loaded = mg.load(path)
+    assert "act" in loaded
+    nn.ReLU().load_state_dict(loaded["act"])
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, MemoryError])
+def test_an_interrupted_save_keeps_the_old_file_and_leaves_no_temporary(
+    tmp_path, monkeypatch, interrupt
+):
+    path = tmp_path / "ckpt.npz"
+    mg.save({"w": np.arange(3.0)}, path)
+    before = path.read_bytes()
+    real_write = np.lib.format.write_array
+
+    def failing(file, array, **kwargs):
+        real_write(file, array, **kwargs)
+        raise interrupt()
+
+    monkeypatch.setattr(np.lib.format, "write_array", failing)
+    with pytest.raises(interrupt):
+        mg.save({"w": np.zeros(1000), "b": np.ones(2)}, path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["ckpt.npz"]
+    with pytest.raises(TypeError, match="'bad'"):  # a value refused before anything is written
+        mg.save({"w": np.zeros(2), "bad": object()}, path)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["ckpt.npz"]
+    np.testing.assert_array_equal(mg.load(path)["w"], np.arange(3.0))
+
+
+def _npy(array=None, header=None, payload=b""):
+    buffer = io.BytesIO()
+    if header is None:
+        np.lib.format.write_array(
+            buffer, np.arange(3) if array is None else array, allow_pickle=True
+        )
+    else:
+        np.lib.format.write_array_header_1_0(buffer, header)
+        buffer.write(payload)
+    return buffer.getvalue()
+
+
+def _hostile(tmp_path, kind):
+    path = tmp_path / f"{kind}.npz"
+    if kind == "truncated":
+        mg.save({"w": np.arange(1000.0)}, tmp_path / "good.npz")
+        raw = (tmp_path / "good.npz").read_bytes()
+        path.write_bytes(raw[: len(raw) // 2])
+    elif kind == "pickled":
+        np.savez(path, w=np.array([{"a": 1}], dtype=object))
+    elif kind == "huge shape":
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr(
+                "w.npy",
+                _npy(
+                    header={"descr": "<f8", "fortran_order": False, "shape": (10**12,)},
+                    payload=b"\0" * 64,
+                ),
+            )
+    elif kind == "dev zero":
+        os.symlink("/dev/zero", path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "missing":
+        pass
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "lone npy":
+        path.write_bytes(_npy())
+    elif kind == "not npy member":
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("w.txt", b"hello")
+    return path
+
+
+@pytest.mark.parametrize(
+    "kind, error, words",
+    [
+        ("truncated", ValueError, "not a valid .npz"),
+        ("pickled", ValueError, "pickled"),
+        ("huge shape", ValueError, "corrupt"),
+        ("dev zero", ValueError, "not a regular file"),
+        ("folder", IsADirectoryError, "folder"),
+        ("missing", FileNotFoundError, "no such file"),
+        ("empty", ValueError, "not an .npz"),
+        ("lone npy", ValueError, "not an .npz"),
+        ("not npy member", ValueError, "not a .npy"),
+    ],
+)
+def test_hostile_files_are_refused_naming_the_file(tmp_path, kind, error, words):
+    path = _hostile(tmp_path, kind)
+    with pytest.raises(error, match=words) as info:
+        mg.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_zip_member_names_with_dot_dot_are_never_written_out(tmp_path):
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    path = inner / "evil.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("../escaped.npy", _npy())
+        archive.writestr("/absolute.npy", _npy())
+    try:
+        loaded = mg.load(path)
+    except ValueError:
+        loaded = None
+    assert sorted(os.listdir(tmp_path)) == ["inner"] and os.listdir(inner) == ["evil.npz"]
+    assert not os.path.exists("/absolute.npy")
+    if loaded is not None:  # read as data only: the names are keys, nothing is extracted
+        assert sorted(loaded) == ["../escaped", "/absolute"]
+
+
+@pytest.mark.parametrize("through_link", [False, True])
+def test_save_never_replaces_a_special_file(tmp_path, through_link):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    target = fifo
+    if through_link:
+        target = tmp_path / "link.npz"
+        os.symlink(fifo, target)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so a write into the pipe would not block
+    try:
+        try:
+            mg.save({"w": np.zeros(2)}, target)
+        except (OSError, ValueError):
+            pass  # refusing is fine too
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a regular file"
+    finally:
+        os.close(reader)
+
+
+def test_path_errors_say_what_is_wrong(tmp_path):
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(OSError) as info:
+        mg.save({"a": 1}, tmp_path / "file.txt" / "ckpt.npz")
+    assert "does not exist" not in str(info.value) and "not a folder" in str(info.value)
+    os.symlink(tmp_path / "loop2", tmp_path / "loop1")
+    os.symlink(tmp_path / "loop1", tmp_path / "loop2")
+    with pytest.raises(OSError) as info:
+        mg.load(tmp_path / "loop1")
+    assert "no such file" not in str(info.value)
