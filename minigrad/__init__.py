@@ -13,7 +13,8 @@ source is the repository's top-level nn/ folder) is loaded on first use.
 
 import importlib
 
-from . import amp, backends, cuda, dtypes, ops, optim, parallel, utils, viz
+from . import accelerator, amp, backends, cuda, dtypes, ops, optim, parallel, utils, viz
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .amp import autocast, bfloat16, float16, half
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (
@@ -141,10 +142,13 @@ __all__ = [
     "save_safetensors",
     "load_safetensors",
     "device",
+    "accelerator",
     "cuda",
     "backends",
     "amp",
     "autocast",
+    "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
     "optim",
     "parallel",
     "viz",

@@ -2,6 +2,7 @@
 run with torch and with minigrad in its place (the script's `torch`), and every request for a
 device or dtype minigrad lacks is refused with an error naming it."""
 
+import importlib
 import warnings
 from contextlib import nullcontext
 
@@ -19,10 +20,15 @@ LIBRARIES = {"torch": torch, "minigrad": mg}
 @pytest.fixture
 def flags_restored(monkeypatch):
     """The backends flags a script sets, put back afterwards in both libraries."""
-    for library in LIBRARIES.values():
+    precisions = {}
+    for name, library in LIBRARIES.items():
+        precisions[name] = library.get_float32_matmul_precision()
         monkeypatch.setattr(library.backends.cuda.matmul, "allow_tf32", False)
-        for name in ("allow_tf32", "benchmark", "deterministic"):
-            monkeypatch.setattr(library.backends.cudnn, name, getattr(library.backends.cudnn, name))
+        for flag in ("allow_tf32", "benchmark", "deterministic"):
+            monkeypatch.setattr(library.backends.cudnn, flag, getattr(library.backends.cudnn, flag))
+    yield
+    for name, library in LIBRARIES.items():
+        library.set_float32_matmul_precision(precisions[name])
 
 
 def nanogpt_style_step(torch, weight, x, target):
@@ -291,3 +297,46 @@ def test_cuda_seeds_and_cache_are_no_ops():
     assert mg.cuda.manual_seed(5) is None and mg.cuda.manual_seed_all(5) is None
     assert mg.cuda.empty_cache() is None and mg.cuda.is_bf16_supported() is False
     np.testing.assert_array_equal(mg.randn(3).numpy(), before)
+
+
+def dcgan_style_imports_and_seeding(library_name):
+    """dcgan's and imagenet's `import torch.backends.cudnn as cudnn`, mnist's device choice
+    (PyTorch 2.6+ through torch.accelerator, older through mps/cuda), and the old amp imports."""
+    cudnn = importlib.import_module(f"{library_name}.backends.cudnn")
+    library = importlib.import_module(library_name)
+    amp = importlib.import_module(f"{library_name}.cuda.amp")
+    cudnn.benchmark = True
+    library.manual_seed(999)
+    use_accel = library.accelerator.is_available()
+    device = library.accelerator.current_accelerator() if use_accel else library.device("cpu")
+    use_mps = library.backends.mps.is_available()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scaler = amp.GradScaler(enabled=False)
+    return (
+        str(device),
+        use_mps,
+        library.backends.cudnn.benchmark,
+        scaler.get_scale(),
+        library.accelerator.device_count(),
+        callable(amp.autocast),
+    )
+
+
+@pytest.mark.usefixtures("flags_restored")
+def test_torchs_import_paths_and_device_choices_work_as_torchs():
+    assert dcgan_style_imports_and_seeding("minigrad") == dcgan_style_imports_and_seeding("torch")
+
+
+@pytest.mark.usefixtures("flags_restored")
+@pytest.mark.parametrize("precision", ["highest", "high", "medium"])
+def test_float32_matmul_precision_is_read_back_and_sets_tf32_as_torchs(precision):
+    for library in (torch, mg):
+        library.set_float32_matmul_precision(precision)
+    assert mg.get_float32_matmul_precision() == torch.get_float32_matmul_precision() == precision
+    assert mg.backends.cuda.matmul.allow_tf32 == torch.backends.cuda.matmul.allow_tf32
+
+
+def test_a_bad_matmul_precision_is_refused_naming_it():
+    with pytest.raises(mg.ArgumentError, match="'fast'"):
+        mg.set_float32_matmul_precision("fast")

@@ -7,11 +7,8 @@ What asks for a CUDA device itself (current_device, get_device_name, synchronize
 an error naming it, as torch built without CUDA does.
 """
 
-import functools
-from types import SimpleNamespace
-
-from . import amp as _amp
-from .device import refuse_unless_cpu
+from ..device import refuse_unless_cpu
+from . import amp
 
 
 def is_available():
@@ -54,15 +51,3 @@ current_device = _needs_a_device("current_device")
 get_device_name = _needs_a_device("get_device_name")
 set_device = _needs_a_device("set_device")
 synchronize = _needs_a_device("synchronize")
-
-
-# torch.cuda.amp's old names (nanoGPT's `torch.cuda.amp.GradScaler(enabled=...)`): the CUDA
-# versions, which minigrad disables with a warning as torch does without a CUDA device.
-def _cuda_autocast(enabled=True, dtype=None, cache_enabled=True):
-    return _amp.autocast("cuda", dtype=dtype, enabled=enabled)
-
-
-amp = SimpleNamespace(
-    autocast=_cuda_autocast,
-    GradScaler=functools.partial(_amp.GradScaler, "cuda"),
-)
