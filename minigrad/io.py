@@ -527,7 +527,11 @@ def _decode(node, name, resolve, corrupt, depth=0):
     if kind == "float":
         value = _float(payload)
         if value is None:
-            corrupt(name, f"is a float node holding {str(payload)[:40]!r}, not a float's repr")
+            corrupt(
+                name,
+                f"is a float node holding {type(payload).__name__} {str(payload)[:40]!r}, not a "
+                f"float's repr",
+            )
         return value
     if kind == "complex":
         parts = [_float(part) for part in payload] if type(payload) is list else []
