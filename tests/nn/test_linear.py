@@ -1,0 +1,165 @@
+"""nn.Linear and F.linear (nn/linear.py): torch's default initialisation and its seeding, gradient
+checks in float64, values and gradients against torch, no bias, and errors that name what was
+expected.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from minigrad.nn import functional as F
+
+TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def test_linear_init_matches_torch_default_bounds():
+    mg.manual_seed(0)
+    layer = nn.Linear(400, 100)
+    bound = 1 / math.sqrt(400)
+    assert layer.weight.shape == (100, 400) and layer.bias.shape == (100,)
+    assert layer.weight.dtype == np.float32
+    assert np.abs(layer.weight.data).max() <= bound and np.abs(layer.bias.data).max() <= bound
+    # U(-b, b) has standard deviation b / sqrt(3); 40000 draws pin it to about 0.5%
+    assert abs(layer.weight.data.std() - bound / math.sqrt(3)) < 0.01 * bound
+    assert abs(layer.weight.data.mean()) < 0.01 * bound
+
+
+def test_linear_init_repeats_under_manual_seed():
+    mg.manual_seed(7)
+    first = nn.Linear(5, 3)
+    mg.manual_seed(7)
+    second = nn.Linear(5, 3)
+    np.testing.assert_array_equal(first.weight.data, second.weight.data)
+    np.testing.assert_array_equal(first.bias.data, second.bias.data)
+
+
+def test_linear_gradcheck_float64_on_batched_input():
+    mg.manual_seed(1)
+    layer = nn.Linear(3, 2, dtype=np.float64)
+    x = mg.randn(2, 4, 3, dtype=np.float64)
+    assert mg.gradcheck(lambda x, w, b: F.linear(x, w, b), [x, layer.weight, layer.bias])
+    assert mg.gradcheck(lambda x, w: F.linear(x, w), [mg.randn(3, dtype=np.float64), layer.weight])
+
+
+def test_linear_without_bias():
+    layer = nn.Linear(3, 2, bias=False)
+    assert layer.bias is None
+    assert [name for name, _ in layer.named_parameters()] == ["weight"]
+    x = mg.randn(4, 3)
+    np.testing.assert_allclose(layer(x).data, x.data @ layer.weight.data.T, rtol=1e-6)
+    assert repr(layer) == "Linear(in_features=3, out_features=2, bias=False)"
+
+
+def test_linear_shape_and_dtype_errors_name_what_was_expected():
+    layer = nn.Linear(3, 2)
+    with pytest.raises(ValueError, match=r"in_features=3.*\(4, 5\)"):
+        layer(mg.randn(4, 5))
+    with pytest.raises(TypeError, match="float64.*float32"):
+        layer(mg.randn(4, 3, dtype=np.float64))
+    with pytest.raises(ValueError, match="in_features"):
+        nn.Linear(0, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_linear_matches_torch_values_and_grads(dtype):
+    torch = _torch()
+    mg.manual_seed(2)
+    layer = nn.Linear(5, 3, dtype=dtype)
+    reference = torch.nn.Linear(5, 3, dtype=getattr(torch, np.dtype(dtype).name))
+    with torch.no_grad():
+        reference.weight.copy_(torch.from_numpy(layer.weight.data))
+        reference.bias.copy_(torch.from_numpy(layer.bias.data))
+    x_array = np.random.default_rng(0).standard_normal((2, 4, 5)).astype(dtype)
+    upstream = np.random.default_rng(1).standard_normal((2, 4, 3)).astype(dtype)
+
+    x = mg.tensor(x_array, requires_grad=True)
+    y = layer(x)
+    y.backward(upstream)
+    x_torch = torch.tensor(x_array, requires_grad=True)
+    y_torch = reference(x_torch)
+    y_torch.backward(torch.from_numpy(upstream))
+
+    tol = TOLERANCE[dtype]
+    assert y.shape == (2, 4, 3) and y.dtype == dtype
+    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        layer.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol
+    )
+    np.testing.assert_allclose(
+        layer.bias.grad.data, reference.bias.grad.numpy(), rtol=tol, atol=tol
+    )
+
+
+@pytest.mark.parametrize(
+    "x_shape, out_features, bias, needs",
+    [
+        ((5,), 3, True, (True, True, True)),  # 1-D input
+        ((2, 4, 5), 3, False, (True, True)),
+        ((4096, 32), 64, True, (True, True, True)),  # big enough for the two-thread path
+        ((3, 8), 600, True, (False, True, True)),  # more columns than rows; x needs no grad
+        ((6, 8), 4, True, (True, False, False)),  # frozen weight and bias
+        ((0, 5), 3, True, (True, True, True)),  # no rows: zero gradients for weight and bias
+        ((2, 3, 0, 5), 3, True, (True, True, True)),
+    ],
+)
+def test_functional_linear_matches_torch(x_shape, out_features, bias, needs):
+    """F.linear as a torch user calls it, one graph node (Linear), gradients of every input that
+    asks for one; the weight gradient comes out C-contiguous (the optimizer's layout)."""
+    torch = _torch()
+    rng = np.random.default_rng(len(x_shape) * 1000 + out_features)
+    arrays = [
+        rng.standard_normal(x_shape).astype(np.float32),
+        rng.standard_normal((out_features, x_shape[-1])).astype(np.float32),
+        rng.standard_normal(out_features).astype(np.float32),
+    ][: 3 if bias else 2]
+    ours = [mg.tensor(a, requires_grad=need) for a, need in zip(arrays, needs)]
+    theirs = [torch.tensor(a, requires_grad=need) for a, need in zip(arrays, needs)]
+    y, y_torch = F.linear(*ours), torch.nn.functional.linear(*theirs)
+    assert y.grad_fn.name == "Linear" and y.shape == tuple(y_torch.shape)
+    upstream = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(upstream)
+    y_torch.backward(torch.from_numpy(upstream))
+    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=1e-5, atol=1e-4)
+    for mine, reference, need in zip(ours, theirs, needs):
+        if not need:
+            assert mine.grad is None
+            continue
+        assert mine.grad.shape == mine.shape
+        np.testing.assert_allclose(mine.grad.data, reference.grad.numpy(), rtol=1e-5, atol=1e-3)
+    if needs[1]:
+        assert ours[1].grad.data.flags.c_contiguous
+
+
+def test_functional_linear_errors_and_in_place_changes():
+    x, weight = mg.randn(4, 3, requires_grad=True), mg.randn(2, 3, requires_grad=True)
+    with pytest.raises(
+        ValueError,
+        match=r"linear: bias must have shape \(2,\) and dtype float32; got \(3,\) float32",
+    ):
+        F.linear(x, weight, mg.randn(3))
+    with pytest.raises(
+        ValueError,
+        match=r"linear: bias must have shape \(2,\) and dtype float32; got \(2,\) float64",
+    ):
+        F.linear(x, weight, mg.randn(2, dtype=np.float64))
+    with pytest.raises(
+        ValueError, match=r"weight must have shape \(out_features, in_features\); got \(3,\)"
+    ):
+        F.linear(x, mg.randn(3))
+    y = F.linear(x, weight)
+    with mg.no_grad():
+        weight.add_(1.0)  # backward needs the weight as it was
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
+    integer = F.linear(mg.tensor(np.arange(6).reshape(2, 3)), mg.tensor(np.ones((4, 3), np.int64)))
+    np.testing.assert_array_equal(
+        integer.data, np.arange(6).reshape(2, 3) @ np.ones((3, 4), np.int64)
+    )
