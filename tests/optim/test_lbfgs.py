@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from tests.parity import assert_close, assert_same_steps, to_numpy
+from tests.parity import assert_close, assert_same_steps, copy_state_to_torch, to_numpy
 
 
 def rosenbrock(library, start):
@@ -221,3 +221,59 @@ def test_groups_mixed_dtypes_a_missing_closure_and_a_bad_state_are_refused():
         optimizer.step()
     with pytest.raises(ValueError, match="length 5"):
         optimizer.load_state_dict({**optimizer.state_dict(), "state.0.d": np.zeros(4)})
+
+
+def sine_waves(steps=12, sequences=3):
+    """time_sequence_prediction's data, small: phase-shifted sines, float64."""
+    phases = np.arange(sequences)[:, None] * 0.7
+    return np.sin(np.arange(steps)[None, :] * 0.4 + phases)
+
+
+def sequence_model(library, hidden=6):
+    """Two stacked LSTM cells and a linear read-out, stepped over time with the state passed
+    on, as time_sequence_prediction's Sequence."""
+    nn = library.nn
+
+    class Sequence(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm1 = nn.LSTMCell(1, hidden)
+            self.lstm2 = nn.LSTMCell(hidden, hidden)
+            self.linear = nn.Linear(hidden, 1)
+
+        def forward(self, input):
+            outputs = []
+            zeros = library.zeros(input.size(0), hidden, dtype=library.double)
+            h_t, c_t, h_t2, c_t2 = zeros, zeros, zeros, zeros
+            for input_t in input.split(1, dim=1):
+                h_t, c_t = self.lstm1(input_t, (h_t, c_t))
+                h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+                outputs.append(self.linear(h_t2))
+            return library.cat(outputs, dim=1)
+
+    return Sequence().double()
+
+
+def test_an_lstm_sequence_model_trains_as_torchs_time_sequence_prediction():
+    mg.manual_seed(0)
+    ours = sequence_model(mg)
+    theirs = copy_state_to_torch(ours, sequence_model(torch))
+    waves = sine_waves()
+    losses, weights = {}, {}
+    for name, library, model in (("minigrad", mg, ours), ("torch", torch, theirs)):
+        inputs, target = library.tensor(waves[:, :-1]), library.tensor(waves[:, 1:])
+        criterion = library.nn.MSELoss()
+        optimizer = library.optim.LBFGS(model.parameters(), lr=0.8, max_iter=6)
+
+        def closure():
+            optimizer.zero_grad()
+            loss = criterion(model(inputs), target)
+            loss.backward()
+            return loss
+
+        losses[name] = [optimizer.step(closure).item() for _ in range(3)]
+        weights[name] = {k: to_numpy(v) for k, v in model.state_dict().items()}
+    assert_close(np.array(losses["minigrad"]), np.array(losses["torch"]), 1e-9)
+    assert losses["minigrad"][-1] < losses["minigrad"][0]
+    for key, value in weights["torch"].items():
+        assert_close(weights["minigrad"][key], value, 1e-8, key)
