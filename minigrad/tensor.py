@@ -363,7 +363,7 @@ class Function:
                 out._requires_grad = True
                 out._node = self
                 out._output_index = index
-        self._versions = versions.record(self.saved, tensors, results)
+        self._versions = versions.record(self, tensors, results)
 
     def run_backward(self, out_grads, retain_graph):
         """Gradients for the inputs, given one per output (called by the backward walk)."""

@@ -2,42 +2,77 @@
 
 Every tensor has a version counter, a box (`[n]`) shared by the tensors that share its array
 (`detach()`, views); every in-place path minigrad owns bumps it. When a node is recorded,
-`record` notes the version of each tensor whose array the node saved for backward (and, for its
-inputs, 16 sampled values: a change made straight into the numpy array behind minigrad's back
-bumps no counter). `check` compares them before the node's backward runs. A first reading of the
-engine may skip this file.
+`record` notes
+- the version of each tensor whose array the node saved for backward, and 16 values sampled
+  from that array: a change made straight into the numpy array (through `.numpy()` or
+  `.data`) bumps no counter;
+- a CRC-32 of every integer or bool array the node holds (indices, masks, targets: an
+  embedding's ids, gather's index, where's condition, cross-entropy's targets), so that any
+  change to one of them is seen, however it was made.
+`check` compares them before the node's backward runs. What is caught, exactly: every in-place
+change through minigrad (any array); every change to an integer or bool array a node holds;
+a change straight into a saved float array when it moves one of the 16 sampled values. A first
+reading of the engine may skip this file.
 """
+
+import zlib
 
 import numpy as np
 
 
-def record(saved, inputs, outputs):
-    """[(version box, version now, array, sample or None)] per tensor whose array is saved."""
-    saved_ids = {id(a) for a in saved if isinstance(a, np.ndarray)}
-    if not saved_ids:
-        return ()
-    return [
-        (t._version, t._version[0], t._data, _sample(t._data) if k < len(inputs) else None)
-        for k, t in enumerate(inputs + outputs)
+def record(node, inputs, outputs):
+    """What check(node) compares: [(version box, version now, array, sample)] per tensor whose
+    array the node saved, then [(array, crc)] per integer or bool array the node holds."""
+    saved_ids = {id(a) for a in node.saved if isinstance(a, np.ndarray)}
+    tensors = [
+        (t._version, t._version[0], t._data, _sample(t._data))
+        for t in inputs + outputs
         if id(t._data) in saved_ids
     ]
+    held = [(array, _crc(array)) for array in _held_arrays(node)]
+    return (tensors, held) if tensors or held else ()
+
+
+def _held_arrays(node):
+    """The integer and bool arrays among the node's saved arrays and attributes (and inside
+    tuples and lists there, one level deep), each once."""
+    found = {}
+    for value in (*node.saved, *node.__dict__.values()):
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, np.ndarray) and item.dtype.kind in "biu" and item.size:
+                found[id(item)] = item
+    return found.values()
+
+
+def _crc(array):
+    return zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B"))
 
 
 def check(node):
-    """Raise if an array that `node` saved was changed in place since it was recorded."""
-    for box, version, array, sample in node._versions:
-        if box[0] != version or (sample is not None and _sample(array) != sample):
+    """Raise if an array that `node` saved or holds was changed since it was recorded."""
+    if not node._versions:
+        return
+    tensors, held = node._versions
+    for box, version, array, sample in tensors:
+        if box[0] != version or _sample(array) != sample:
             how = (
                 f"is at version {box[0]}; expected version {version}"
                 if box[0] != version
                 else "was changed through .data"
             )
-            raise RuntimeError(
-                "one of the arrays needed for gradient computation has been modified by an "
-                f"in-place operation: the {array.dtype} tensor of shape {array.shape} saved by "
-                f"{node.name} {how}. Change it out of place (x = x + 1, not x += 1 or "
-                "x.add_(1)), or after backward()."
-            )
+            _refuse(node, array, how)
+    for array, crc in held:
+        if _crc(array) != crc:
+            _refuse(node, array, "(an index, mask or target) was changed")
+
+
+def _refuse(node, array, how):
+    raise RuntimeError(
+        "one of the arrays needed for gradient computation has been modified by an "
+        f"in-place operation: the {array.dtype} tensor of shape {array.shape} saved by "
+        f"{node.name} {how}. Change it out of place (x = x + 1, not x += 1 or "
+        "x.add_(1)), or after backward()."
+    )
 
 
 def _sample(array):

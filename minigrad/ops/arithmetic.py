@@ -243,8 +243,9 @@ class Atan2(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = grad / (a * a + b * b)
+        squared = a * a + b * b
+        with np.errstate(divide="ignore", invalid="ignore"):  # at (0, 0): 0, as torch
+            scale = np.where(squared == 0, 0, grad / squared)
         return scale * b, -scale * a
 
 

@@ -114,6 +114,11 @@ def histc(x, bins=100, min=0, max=0):
     values = data.reshape(-1)
     if low == high and values.size:
         low, high = float(values.min()), float(values.max())
+        if not (np.isfinite(low) and np.isfinite(high)):  # NaN or an infinity: torch refuses too
+            raise ArgumentError(
+                f"histc: the range of the data, [{low}, {high}], is not finite; give a finite "
+                "min and max"
+            )
     if low == high:
         low, high = low - 1, high + 1
     inside = values[(values >= low) & (values <= high)]

@@ -288,10 +288,10 @@ def _fill(x, value):
 
 
 def _copy(x, source):
+    """source broadcast to x's shape, as a result that depends on x with no gradient to it: a
+    recorded copy_ cuts x's old history (as fill_ does), and source gets its gradient."""
     source = source if isinstance(source, Tensor) else Tensor._wrap(np.asarray(source))
-    return add(
-        Tensor._wrap(np.zeros(x.shape, x.dtype)), cast(source, x.dtype)
-    )  # broadcast; grad to source
+    return where(np.ones((), np.bool_), cast(source, x.dtype), x)
 
 
 # -- random fills (from minigrad's seeded generator, or generator=) -------------------------

@@ -317,7 +317,8 @@ def logit(x, eps=None):
 
 class Xlogy(Function):
     """y = x log(other), 0 where x == 0 (unless other is NaN), as torch.xlogy.
-    dy/dx = log(other), 0 where x == 0; dy/dother = x / other."""
+    dy/dx = log(other) (also at x == 0; 0 where x == 0 and other <= 0, as torch);
+    dy/dother = x / other."""
 
     @staticmethod
     def forward(ctx, x, other):
@@ -329,7 +330,8 @@ class Xlogy(Function):
     def backward(ctx, grad):
         x, other = ctx.saved
         with np.errstate(all="ignore"):
-            grad_x = np.where((x == 0) & ~np.isnan(other), 0, grad * np.log(other))
+            scaled = np.where((grad == 0) & ~np.isnan(other), 0, grad * np.log(other))
+            grad_x = np.where((x == 0) & (other <= 0), 0, scaled)
             return grad_x, grad * x / other
 
 

@@ -13,6 +13,7 @@ from ..tensor import Function, Tensor
 from .args import as_array, normalize_dim
 from .conversion import as_float, cast
 from .indexing import gather
+from .piecewise import where
 from .reductions import Extreme, reduction_dims, expand_back, refuse_empty, mean
 from .selection import TakeAlongDim, sort
 from .shape import movedim, reshape
@@ -380,8 +381,10 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, op):
         out = gather(ordered, -1, picked)
     else:
         weight = ranks - below.astype(x.dtype) if interpolation == "linear" else x.dtype.type(0.5)
-        low = gather(ordered, -1, below)
-        out = low + (gather(ordered, -1, above) - low) * weight
+        low, high = gather(ordered, -1, below), gather(ordered, -1, above)
+        # torch's lerp: from the nearer end, so that a value next to an infinity is that infinity
+        near_low = as_array(weight) < 0.5
+        out = where(near_low, low + (high - low) * weight, high - (high - low) * (1 - weight))
     out = movedim(out, -1, 0)  # (len(q), ...)
     if keepdim:
         kept = (1,) * len(shape) if dim is None else shape[:axis] + (1,) + shape[axis + 1 :]

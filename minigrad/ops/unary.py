@@ -280,8 +280,12 @@ def _sinc(x):
 
 
 def _sinc_derivative(x, y):
+    # near 0 the quotient's x^2 underflows (0 / 0): its series, -pi^2 x / 3, is exact there
     angle = math.pi * x
-    return np.where(x == 0, 0, (np.cos(angle) * angle - np.sin(angle)) / (angle * x))
+    small = np.abs(x) < 1e-4
+    with np.errstate(all="ignore"):
+        quotient = (np.cos(angle) * angle - np.sin(angle)) / (angle * x)
+    return np.where(small, -(math.pi**2 / 3) * x, quotient)
 
 
 sinc = op(
@@ -290,7 +294,7 @@ sinc = op(
         _sinc,
         _sinc_derivative,
         "The normalized sinc, sin(pi x) / (pi x), 1 at 0; gradient "
-        "(cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0.",
+        "(cos(pi x) pi x - sin(pi x)) / (pi x^2), -pi^2 x / 3 near 0.",
     )
 )
 
