@@ -14,6 +14,7 @@ snapshot is reloaded for the test run. Seeded: a rerun prints the same numbers.
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -205,6 +206,8 @@ def token_weights(model, vocab, token_lists):
     """Per-token weights the pooling gives each text: attention weights for additive/dot,
     the attention each token receives (averaged over heads and queries) for mhsa, and
     1/length for mean pooling."""
+    if not token_lists:
+        return []
     model.eval()
     encoded = [(np.array(vocab.encode(tokens), dtype=np.int64), 0) for tokens in token_lists]
     ids, lengths, _ = next(preprocess.batches(encoded, len(encoded)))
@@ -219,17 +222,31 @@ def token_weights(model, vocab, token_lists):
     return [w[:n].tolist() for w, n in zip(weights, lengths)]
 
 
+SHORT_REVIEW = 60  # tokens: the longest test review the heatmap shows
+
+
 def report_attention(model, vocab, test_pairs, out_dir, pool):
+    """Print the weights of EXAMPLE_SENTENCE and draw out_dir/attention.svg: the sentence and up
+    to four test reviews of 1..SHORT_REVIEW tokens (none, with a printed note, when no review is
+    that short). Returns {token: weight} of the sentence. A heatmap that cannot be written is a
+    printed note too: the report never costs the run its results."""
     tokens = EXAMPLE_SENTENCE.split()
     (weights,) = token_weights(model, vocab, [tokens])
     print(f'\nweights the {pool} pooling gives to "{EXAMPLE_SENTENCE}":')
     print("| token | weight |\n|---|---|")
     for token, weight in zip(tokens, weights):
         print(f"| {token} | {weight:.4f} |")
-    short = [(text, label) for text, label in test_pairs if len(preprocess.tokenize(text)) <= 60][
-        :4
-    ]
-    token_lists = [preprocess.tokenize(text) for text, _ in short]
+    short = [
+        (tokens, label)
+        for tokens, label in ((preprocess.tokenize(text), label) for text, label in test_pairs)
+        if 1 <= len(tokens) <= SHORT_REVIEW
+    ][:4]
+    if not short:
+        print(
+            f"note: no test review has 1 to {SHORT_REVIEW} tokens; the heatmap shows the example "
+            "sentence only"
+        )
+    token_lists = [tokens for tokens, _ in short]
     rows = [
         (f"{'positive' if label else 'negative'} review", tokens, weights)
         for (_, label), tokens, weights in zip(
@@ -238,10 +255,13 @@ def report_attention(model, vocab, test_pairs, out_dir, pool):
     ]
     rows.insert(0, ("example sentence", tokens, weights))
     path = out_dir / "attention.svg"
-    preprocess.write_text_atomic(
-        path, attention_svg(rows, title=f"{pool} pooling: attention weights")
-    )
-    print(f"attention heatmap: {path}")
+    try:
+        preprocess.write_text_atomic(
+            path, attention_svg(rows, title=f"{pool} pooling: attention weights")
+        )
+        print(f"attention heatmap: {path}")
+    except OSError as error:
+        print(f"note: the attention heatmap could not be written to {path}: {error}")
     return dict(zip(tokens, weights))
 
 
@@ -253,6 +273,9 @@ def run(pool, prepared, args, out_dir, progress=True):
     out_dir.mkdir(parents=True, exist_ok=True)
     model, log = train_model(pool, vocab, train, dev, args, progress)
     log["test_accuracy"] = accuracy(model, test)
+    log["seed"] = args.seed
+    # The numbers first: whatever fails after this (a checkpoint, a report), they are on disk.
+    write_json_atomic(out_dir / "results.json", log)
     mg.save(model.state_dict(), out_dir / "best.npz")
     vocab.to_json(out_dir / "vocab.json")
     print(
@@ -262,8 +285,13 @@ def run(pool, prepared, args, out_dir, progress=True):
         f"{log['total_seconds']:.0f} s in all; checkpoint {out_dir / 'best.npz'}"
     )
     log["example_weights"] = report_attention(model, vocab, test_pairs, out_dir, pool)
-    log["seed"] = args.seed
+    write_json_atomic(out_dir / "results.json", log)
     return log
+
+
+def write_json_atomic(path, value):
+    """value as indented JSON at path, through minigrad.io.atomic_file (all or nothing)."""
+    preprocess.write_text_atomic(path, json.dumps(value, indent=2))
 
 
 def results_table(results, quick):
@@ -325,6 +353,13 @@ def main(argv=None):
             "Accuracy is not comparable with the textbook; drop --quick for the real experiment."
         )
     progress = not args.no_progress
+    try:  # a folder that cannot be written fails now, not after the training
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=args.out).close()
+    except OSError as error:
+        sys.exit(
+            f"train.py: cannot write to the --out folder {args.out}: {error.strerror or error}"
+        )
     started = time.perf_counter()
     try:
         reviews = data.load_imdb(args.data, progress=progress)
@@ -354,8 +389,8 @@ def main(argv=None):
     print("\n" + table)
     if args.pool == "all" or len(seeds) > 1:
         out = Path(args.out)
+        write_json_atomic(out / "results.json", results)  # the numbers before the table
         preprocess.write_text_atomic(out / "results.md", table)
-        preprocess.write_text_atomic(out / "results.json", json.dumps(results, indent=2))
         print(f"results: {out / 'results.md'}, {out / 'results.json'}")
     return results
 
