@@ -317,6 +317,13 @@ class Module(ModuleHooks):
     def cpu(self):
         return self
 
+    def cuda(self, device=None):
+        """Refused: minigrad has no CUDA device (the error names the one asked for)."""
+        asked = (
+            "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device
+        )
+        raise ValueError(f"minigrad runs on the CPU only; got device {str(asked)!r}")
+
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
