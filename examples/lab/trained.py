@@ -7,6 +7,7 @@ pooling gives each token.
 """
 
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,9 @@ class Shelf:
     def __init__(self, runs):
         self.runs = Path(runs)
         self._loaded = {}  # pool -> (modification time, model, vocab)
+        # The loaded models keep their last attention weights on their modules: one reader at
+        # a time (a prediction takes milliseconds; training sessions do not wait for it).
+        self._lock = threading.Lock()
 
     def checkpoints(self):
         """The poolings that have both runs/<pool>/best.npz and runs/<pool>/vocab.json."""
@@ -113,7 +117,11 @@ class Shelf:
         if not isinstance(request, dict):
             raise inputs.LabInputError("expected a JSON object with a model and a text")
         text = inputs.text("review", request.get("text"), MAX_REVIEW_CHARACTERS)
-        model, vocab = self.model(request.get("model"))
+        with self._lock:
+            return self._predict(text, request.get("model"))
+
+    def _predict(self, text, pool):
+        model, vocab = self.model(pool)
         all_tokens = preprocess.tokenize(text)
         if not all_tokens:
             raise inputs.LabInputError("review: no words in it; type a sentence")

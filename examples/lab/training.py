@@ -61,7 +61,10 @@ class TrainingSession:
         self.reset()
 
     def reset(self):
-        self.model = task.untrained_model()  # seeded: every reset starts from the same numbers
+        # Seeded: every reset starts from the same numbers as task.untrained_model(). The
+        # generator is this thread's own, so tabs resetting at once do not share the global one.
+        with mg.random.using_generator(np.random.default_rng(task.SEED)):
+            self.model = task.AttentionClassifier()
         self.losses = []  # the loss each step's gradient came from
         self.last_step = None  # matrices, gradients and updates of the most recent step
         self.diverged = False
