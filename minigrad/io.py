@@ -34,7 +34,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .errors import ArgumentError
+from .errors import ArgumentError, DTypeError
 from .tensor import Tensor
 
 try:
@@ -935,6 +935,10 @@ def save_safetensors(state_dict, path, metadata=None):
         file.write(data)
 
 
+# The safetensors dtypes numpy holds (bfloat16 and the float8s it has no type for)
+_NUMPY_KINDS = ("BOOL", "U8", "I8", "U16", "I16", "F16", "U32", "I32", "F32", "U64", "I64", "F64")
+
+
 def load_safetensors(path, device="cpu"):
     """Read a .safetensors file (written by mg.save_safetensors, safetensors.torch.save_file or
     any other writer) -> a Checkpoint name -> numpy array, in name order, for load_state_dict:
@@ -943,7 +947,9 @@ def load_safetensors(path, device="cpu"):
     `device` is 'cpu' or a CPU device (another raises ArgumentError naming it). A file that is
     missing, a folder, not a safetensors file or damaged (its header checked by the safetensors
     package against the file's size) is refused naming the file; a file larger than the memory
-    left raises MemoryError before reading. Needs the `safetensors` extra."""
+    left raises MemoryError before reading; tensors of a dtype numpy lacks (bfloat16, float8)
+    raise DTypeError naming them (float16 is read; load_state_dict casts it to the layer's dtype).
+    Needs the `safetensors` extra."""
     where = "mg.load_safetensors"
     _location_map(device, where)
     library = _safetensors_numpy(where)
@@ -956,13 +962,21 @@ def load_safetensors(path, device="cpu"):
         )
     try:
         with library.safe_open(path, framework="np") as file:
-            return Checkpoint((key, np.array(file.get_tensor(key))) for key in file.keys())
+            kinds = {key: file.get_slice(key).get_dtype() for key in file.keys()}
+            unreadable = {key: kind for key, kind in kinds.items() if kind not in _NUMPY_KINDS}
+            if not unreadable:
+                return Checkpoint((key, np.array(file.get_tensor(key))) for key in kinds)
     except Exception as error:  # SafetensorError (a Rust exception) and friends, all named
         if isinstance(error, (MemoryError, KeyboardInterrupt)):
             raise
         raise ValueError(
             f"{where}: {path!r} is not a valid safetensors file ({type(error).__name__}: {error})"
         ) from None
+    raise DTypeError(
+        f"{where}: {path!r} holds tensors of a dtype numpy has no type for: "
+        f"{dict(list(unreadable.items())[:8])}; expected one of {', '.join(_NUMPY_KINDS)} "
+        f"(convert them where they were written, e.g. model.float() in PyTorch)"
+    )
 
 
 __all__ = [

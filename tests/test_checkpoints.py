@@ -820,3 +820,48 @@ def test_without_the_safetensors_package_the_error_names_the_extra(tmp_path, mon
         with pytest.raises(ImportError, match=r"pip install 'minigrad\[safetensors\]'"):
             call()
     assert not (tmp_path / "w.safetensors").exists()
+
+
+def tied(lib):
+    """A model in lib (nn or torch.nn) whose output layer shares the embedding's weight, as
+    nanoGPT's lm_head and wte."""
+
+    class Tied(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = lib.Embedding(5, 3)
+            self.head = lib.Linear(3, 5, bias=False)
+            self.head.weight = self.wte.weight
+
+    return Tied()
+
+
+def test_tied_weights_cross_both_ways(tmp_path):
+    st_torch = safetensors_torch()
+    ours, path = tied(nn), tmp_path / "tied.safetensors"
+    mg.save_safetensors(ours.state_dict(), path)  # both names, as the state_dict has them
+    theirs = tied(torch.nn)
+    theirs.load_state_dict(st_torch.load_file(path))
+    assert theirs.head.weight is theirs.wte.weight
+    parity.assert_close(theirs.head.weight, ours.wte.weight, 0)
+    torch.manual_seed(3)
+    theirs = tied(torch.nn)
+    st_torch.save_model(theirs, path)  # torch keeps one name of the two
+    again = tied(nn)
+    missing, unexpected = again.load_state_dict(mg.load_safetensors(path), strict=False)
+    assert len(missing) == 1 and unexpected == [] and again.head.weight is again.wte.weight
+    parity.assert_close(again.head.weight, theirs.head.weight, 0)
+
+
+def test_half_precision_files_load_cast_and_bfloat16_is_refused_by_name(tmp_path):
+    st_torch = safetensors_torch()
+    path = tmp_path / "half.safetensors"
+    weight = torch.randn(2, 3)
+    st_torch.save_file({"weight": weight.half(), "bias": torch.zeros(2, dtype=torch.float16)}, path)
+    layer = nn.Linear(3, 2)
+    layer.load_state_dict(mg.load_safetensors(path))
+    assert layer.weight.dtype == mg.float32
+    parity.assert_close(layer.weight, weight.half().float(), 0)
+    st_torch.save_file({"weight": weight.bfloat16(), "bias": torch.zeros(2)}, path)
+    with pytest.raises(mg.DTypeError, match=r"half.safetensors' holds .*\{'weight': 'BF16'\}"):
+        mg.load_safetensors(path)
