@@ -39,7 +39,8 @@ def write_imdb_tarball(path, reviews, extra_files=None, extra_members=(), compre
     for (split, folder), texts in reviews.items():
         if split not in ("train", "test") or folder not in ("pos", "neg", "unsup"):
             raise ValueError(
-                f"write_imdb_tarball: expected keys (train|test, pos|neg|unsup), got {(split, folder)!r}"
+                "write_imdb_tarball: expected keys (train|test, pos|neg|unsup), got "
+                f"{(split, folder)!r}"
             )
         for index, text in enumerate(texts):
             rating = {"pos": 7 + index % 4, "neg": 1 + index % 4, "unsup": 0}[folder]

@@ -76,7 +76,8 @@ class Params:
         return np.diff(np.concatenate([[0], cuts, [total]])).tolist()
 
     def smaller(self, shape, along=None, extra=2):
-        """A shape no larger than `shape` in each dim but `along` (which may be up to `extra` larger)."""
+        """A shape no larger than `shape` in each dim but `along` (which may be up to `extra`
+        larger)."""
         return tuple(
             int(self.rng.integers(0, s + 1 + (extra if d == along else 0)))
             for d, s in enumerate(shape)

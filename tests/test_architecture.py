@@ -155,7 +155,8 @@ def test_importing_minigrad_loads_no_layer_and_mg_nn_is_nn():
 
 
 def test_a_students_own_nn_py_does_not_shadow_minigrad_nn(tmp_path):
-    """In a course folder holding its own nn.py (and an nn/ package), minigrad's nn is still minigrad's."""
+    """In a course folder holding its own nn.py (and an nn/ package), minigrad's nn is still
+    minigrad's."""
     (tmp_path / "nn.py").write_text("raise SystemExit('the student nn.py was imported')\n")
     (tmp_path / "nn_pkg").mkdir()
     script = (
@@ -179,7 +180,8 @@ def test_a_students_own_nn_py_does_not_shadow_minigrad_nn(tmp_path):
 
 
 def test_the_package_list_names_every_package_folder():
-    """pyproject.toml lists the packages by hand (nn/ installs as minigrad.nn): none may be left out."""
+    """pyproject.toml lists the packages by hand (nn/ installs as minigrad.nn): none may be left
+    out."""
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -500,6 +500,7 @@ class Opaque:
         ({"": 1}, TypeError, "keys must be non-empty strings"),
         ({"a.b": 1, "a": {"b": 2}}, ValueError, "'a.b' appears twice after flattening"),
         ({"n": 1 << 20_000}, ValueError, "'n' is an integer of 20,001 bits"),
+        (nn.Linear(2, 2), TypeError, r"the saved value must be .*got Linear \(save its state_dict"),
     ],
 )
 def test_save_refuses_what_the_format_cannot_hold(tmp_path, value, error, message):
@@ -507,6 +508,13 @@ def test_save_refuses_what_the_format_cannot_hold(tmp_path, value, error, messag
     with pytest.raises(error, match=message):
         mg.save(value, path)
     assert not path.exists()
+
+
+def test_save_writes_to_a_path_not_a_file_object(tmp_path):
+    with pytest.raises(
+        TypeError, match=r"mg.save: expected a file path; got a file object \(BytesIO"
+    ):
+        mg.save({"w": np.ones(1)}, io.BytesIO())
 
 
 def test_save_refuses_nesting_deeper_than_100_and_a_dict_that_holds_itself(tmp_path):

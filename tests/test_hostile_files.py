@@ -236,7 +236,8 @@ def test_a_header_that_lies_about_the_size_is_refused_before_allocating(tmp_path
     declared = int(np.prod(shape)) * 8
     assert isinstance(error, ValueError), error
     assert str(error) == (
-        f"mg.load: entry 'w' of {str(path)!r} is corrupt: its header declares shape {shape} float64 "
+        f"mg.load: entry 'w' of {str(path)!r} is corrupt: its header declares shape {shape} "
+        "float64 "
         f"({declared:,} bytes) but the entry holds {held:,} bytes of data"
     )
     assert peak < 10 * 2**20

@@ -987,7 +987,8 @@ def test_under_no_grad_raises_and_changes_nothing():
 def test_errors_in_loss_fn_output_change_no_gradient():
     model, loss_fn, make_batch = _mlp(seed=23)
     x, y = make_batch(6, np.random.default_rng(23))
-    # a loss that forgot to reduce: (2,) per part of 2 rows (note: a part of 1 row gives (1,), accepted)
+    # a loss that forgot to reduce: (2,) per part of 2 rows (note: a part of 1 row gives (1,),
+    # accepted)
     with pytest.raises(mg.ShapeError, match="single number"):
         forward_backward(
             lambda x, y: mg.cross_entropy(model(x), y, reduction="none"), x, y, parts=3

@@ -222,7 +222,8 @@ def test_multinomial_without_replacement_is_sequential_sampling():
     draws = mg.multinomial(mg.tensor(np.tile(p, (30000, 1))), 2).numpy()
     assert draws.shape == (30000, 2) and (draws[:, 0] != draws[:, 1]).all() and (draws != 3).all()
     np.testing.assert_allclose(np.bincount(draws[:, 0], minlength=4) / 30000, p, atol=0.01)
-    # draw one, remove it, renormalise, draw again: P(i among the two) = p_i + sum_j p_j p_i / (1 - p_j)
+    # draw one, remove it, renormalise, draw again: P(i among the two) = p_i + sum_j p_j p_i / (1 -
+    # p_j)
     included = [p[i] + sum(p[j] * p[i] / (1 - p[j]) for j in range(4) if j != i) for i in range(4)]
     np.testing.assert_allclose(
         np.bincount(draws.ravel(), minlength=4) / 30000, included, atol=0.015

@@ -66,7 +66,8 @@ def test_gradient_accumulation_from_two_threads_adds_every_pass():
 
 
 def _train(seed, steps, quiet_every=0):
-    """A small model and its losses; every `quiet_every` steps also run an eval pass under no_grad."""
+    """A small model and its losses; every `quiet_every` steps also run an eval pass under
+    no_grad."""
     mg.manual_seed(seed)
     model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
     optimizer = mg.optim.SGD(model.parameters(), lr=0.1)

@@ -156,7 +156,8 @@ def test_scatter_matches_torch_values_and_gradients(shape, dim, count):
     x = rng.standard_normal(shape)
     axis = dim % len(shape)
     index_shape = shape[:axis] + (count,) + shape[axis + 1 :]
-    # distinct places along dim (a place written twice keeps an unspecified one of the values, in torch)
+    # distinct places along dim (a place written twice keeps an unspecified one of the values, in
+    # torch)
     index = np.argsort(rng.random(shape), axis=axis)[tuple(slice(0, s) for s in index_shape)]
     src = rng.standard_normal(index_shape)
     ours, ours_src = mg.tensor(x, requires_grad=True), mg.tensor(src, requires_grad=True)
@@ -521,7 +522,8 @@ def test_vector_to_parameters_refuses_a_wrong_vector_before_changing_anything():
 
 
 def test_rng_state_saved_and_set_draws_the_same_numbers_again(tmp_path):
-    """mg.get_rng_state / set_rng_state (torch's names) through a checkpoint file, Generator.get_state
+    """mg.get_rng_state / set_rng_state (torch's names) through a checkpoint file,
+    Generator.get_state
     / set_state, and mg.parallel's parts (whose dropout draws from generators spawned per step)."""
     mg.manual_seed(3)
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))

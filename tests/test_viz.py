@@ -819,7 +819,8 @@ _NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
 def assert_same_dot(now, committed):
     """Equal DOT text, except that printed numbers may differ in their last digit (BLAS order)."""
     assert _NUMBER.sub("#", now) == _NUMBER.sub("#", committed), (
-        "the example draws a different graph than the committed one; if a layer changed on purpose, "
+        "the example draws a different graph than the committed one; if a layer changed on "
+        "purpose, "
         "rerun `python examples/attention_graph.py` and commit docs/images/"
     )
     numbers_now = [float(n) for n in _NUMBER.findall(now)]

@@ -151,7 +151,8 @@ def test_by_hand_two_heads_split_the_features(lab):
     check_by_hand(answer, {"heads": 2})
     assert [h["features"] for h in answer["head_results"]] == [[0], [1]]
     assert answer["head_dim"] == 1 and answer["sqrt_head_dim"] == 1.0
-    # Head 1 sees only feature 1: q_it = 2, keys 3, 0, 1 -> scores 6, 0, 2 (no scaling: sqrt(1) = 1).
+    # Head 1 sees only feature 1: q_it = 2, keys 3, 0, 1 -> scores 6, 0, 2 (no scaling: sqrt(1) =
+    # 1).
     np.testing.assert_allclose(answer["head_results"][0]["scores"][2], [6, 0, 2], **TOLERANCE)
 
 
@@ -193,7 +194,8 @@ def test_by_hand_bad_input_says_what_was_expected(lab, request_, message):
 
 
 def classifier_loss(parameters, x, labels):
-    """The toy model in numpy float64: self-attention, mean over the words, linear, cross-entropy."""
+    """The toy model in numpy float64: self-attention, mean over the words, linear,
+    cross-entropy."""
     logits = np.stack(
         [
             attention_reference(

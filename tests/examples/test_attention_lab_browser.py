@@ -53,7 +53,8 @@ CHROMIUM_ARGS = [
 def unavailable(reason):
     if os.environ.get("CI"):
         pytest.fail(
-            f"CI must run the browser test: {reason} (.ci/run installs chromium and chromium-driver)"
+            f"CI must run the browser test: {reason} (.ci/run installs chromium and "
+            "chromium-driver)"
         )
     pytest.skip(reason)
 
@@ -118,7 +119,8 @@ def lab_url(tmp_path_factory):
 
 
 def expected_weights(temperature=1.0, causal=False):
-    """The chapter's attention weights (3, 3) computed by nn.SelfAttention, checked against numpy."""
+    """The chapter's attention weights (3, 3) computed by nn.SelfAttention, checked against
+    numpy."""
     attention = nn.SelfAttention(2, num_heads=1, causal=causal)
     attention.load_state_dict(
         {
@@ -156,7 +158,8 @@ def wait_for(driver, condition, what):
         ).until(lambda d: condition())
     except TimeoutException:
         shown = driver.execute_script(
-            "return [...document.querySelectorAll('.message, .status')].filter((e) => e.textContent.trim())"
+            "return [...document.querySelectorAll('.message, .status')].filter((e) => "
+            "e.textContent.trim())"
             ".map((e) => e.id + ': ' + e.textContent.trim()).join(' | ')"
         )
         pytest.fail(f"the page never showed {what}; it shows: {shown}")
@@ -175,7 +178,8 @@ def shown_weights(driver):
     """The weight row of the asking word as shown (4 decimals), or None while it is not there.
     Read in one script call: the page may redraw between two element look-ups."""
     texts = driver.execute_script(
-        "return [...document.querySelectorAll('#head-steps tr.weights td.value')].map((c) => c.textContent)"
+        "return [...document.querySelectorAll('#head-steps tr.weights td.value')].map((c) => "
+        "c.textContent)"
     )
     return [float(text) for text in texts] if len(texts) == 3 else None
 
@@ -183,7 +187,8 @@ def shown_weights(driver):
 def heat_values(driver, selector):
     """The exact values behind the cells of a heat map (as the server sent them)."""
     return driver.execute_script(
-        "return [...document.querySelectorAll(arguments[0] + ' .cell')].map((c) => c.dataset.value)",
+        "return [...document.querySelectorAll(arguments[0] + ' .cell')].map((c) => "
+        "c.dataset.value)",
         selector,
     )
 
@@ -219,7 +224,8 @@ def test_the_lab_in_a_browser(browser, lab_url):
     find("#causal").click()
     causal = expected_weights(temperature=0.5, causal=True)
     lower_triangle = ["✓", "✕", "✕", "✓", "✓", "✕", "✓", "✓", "✓"]
-    mask_grid = lambda: driver.execute_script(  # noqa: E731  (one read: the page redraws as a whole)
+    # noqa: E731  (one read: the page redraws as a whole)
+    mask_grid = lambda: driver.execute_script(
         "return [...document.querySelectorAll('#mask-grid .cell')].map((c) => c.textContent)"
     )
     wait_for(

@@ -312,7 +312,8 @@ def test_four_matrices_script_prints_the_numbers(trained, tmp_path):
         for name in four_matrices.MATRICES
     ]
     assert_printed(stdout, loss_before, after[0], moved)
-    # It writes the picture main() draws (test_four_matrices_graph_is_reproducible: the committed one).
+    # It writes the picture main() draws (test_four_matrices_graph_is_reproducible: the committed
+    # one).
     assert (tmp_path / "four_matrices.dot").read_text() == trained["graph"].source
     assert (tmp_path / "four_matrices.svg").stat().st_size > 10_000
 
@@ -322,7 +323,8 @@ def test_four_matrices_script_prints_the_numbers(trained, tmp_path):
 
 
 def pooling_reference():
-    """name -> (scores (B, T) or None, weights (B, T), pooled (B, 3)) for the script's padded batch."""
+    """name -> (scores (B, T) or None, weights (B, T), pooled (B, 3)) for the script's padded
+    batch."""
     x = np.zeros((2, 4, 3))
     x[:] = attention_pooling.PADDING_VECTOR
     lengths = np.array([len(s) for s in attention_pooling.SENTENCES])
@@ -391,7 +393,8 @@ def test_attention_pooling_script_prints_the_numbers():
 
 
 def multihead_reference():
-    """weights (B, H, T, T) and outputs (B, T, 4), one sequence at a time, each cut to its real tokens."""
+    """weights (B, H, T, T) and outputs (B, T, 4), one sequence at a time, each cut to its real
+    tokens."""
     weights = np.zeros((2, 2, 2, 2))
     outputs = np.zeros((2, 2, 4))
     for sequence, length in enumerate(multihead_check.LENGTHS):

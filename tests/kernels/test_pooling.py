@@ -168,7 +168,8 @@ def test_parallel_paths_match_twins():
     ],
 )
 def test_places_outside_the_plane_are_refused(call):
-    """The loops index without bounds checks: a place outside [0, P] (chosen: [0, P)) is an error."""
+    """The loops index without bounds checks: a place outside [0, P] (chosen: [0, P)) is an
+    error."""
     with pytest.raises(
         ValueError,
         match=r"pooling expects (places|chosen) within \[0, [45]\) for planes of 4 "

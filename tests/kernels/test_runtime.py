@@ -33,7 +33,8 @@ def test_chunk_bounds_cover_every_row_once(rows):
 def test_launch_runs_serial_below_the_threshold_and_chunks_above():
     calls = []
     serial = lambda label, start, stop: calls.append(("serial", label, start, stop))  # noqa: E731
-    parallel = lambda label, bounds: calls.append(("parallel", label, bounds.tolist()))  # noqa: E731
+    # noqa: E731
+    parallel = lambda label, bounds: calls.append(("parallel", label, bounds.tolist()))
     _runtime.launch(serial, parallel, ("a",), 10)
     _runtime.launch(serial, parallel, ("b",), 10, size=_runtime.PARALLEL_MIN_SIZE - 1)
     _runtime.launch(serial, parallel, ("c",), 10, size=_runtime.PARALLEL_MIN_SIZE)
@@ -59,7 +60,7 @@ def test_run_tasks_gives_results_in_order_and_restores_openblas(monkeypatch):
             assert _runtime.openblas_threads[1]() == before
 
 
-# ============================================================ reused output arrays (kernels/_buffers.py)
+# ======================================================= reused output arrays (kernels/_buffers.py)
 
 from minigrad.kernels import _buffers  # noqa: E402
 
@@ -129,7 +130,7 @@ def test_two_threads_never_get_the_same_buffer_at_once(pool):
     assert errors == []
 
 
-# ============================================================ backend switch, threads, cache (subprocesses)
+# ==================================================== backend switch, threads, cache (subprocesses)
 
 KERNELS_DIR = os.path.dirname(kernels.__file__)
 REPO_ROOT = os.path.dirname(os.path.dirname(KERNELS_DIR))
@@ -215,7 +216,8 @@ MALLOC_PROBE = """
             arrays[0] += arrays[0]
             del arrays
 
-    def measured(counts):  # the first round may take fresh pages either way (a new thread, a new heap)
+    # the first round may take fresh pages either way (a new thread, a new heap)
+    def measured(counts):
         churn()
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         churn()
@@ -330,7 +332,8 @@ CACHE_PROBE = """
     grad = k.embedding_backward(np.array([[0, 2, 2]]), np.ones((1, 3, 4), np.float32), 3)
     assert grad[2, 0] == 2.0 and grad[1, 0] == 0.0
     stats = embedding._scatter_add.stats
-    print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
+    hits, misses = sum(stats.cache_hits.values()), sum(stats.cache_misses.values())
+    print(json.dumps({"hits": hits, "misses": misses}))
 """
 
 
@@ -383,11 +386,14 @@ DAMAGED_CACHE_PROBE = """
     from minigrad.kernels import embedding
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        grad = embedding.embedding_backward(np.array([[0, 2, 2]]), np.ones((1, 3, 4), np.float32), 3)
+        ids, upstream = np.array([[0, 2, 2]]), np.ones((1, 3, 4), np.float32)
+        grad = embedding.embedding_backward(ids, upstream, 3)
     stats = embedding._scatter_add.stats
     print(json.dumps({"right": bool(grad[2, 0] == 2.0 and grad[1, 0] == 0.0),
-                      "hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values()),
-                      "warnings": [str(w.message) for w in caught if "Numba cache" in str(w.message)]}))
+                      "hits": sum(stats.cache_hits.values()),
+                      "misses": sum(stats.cache_misses.values()),
+                      "warnings": [str(w.message) for w in caught
+                                   if "Numba cache" in str(w.message)]}))
 """
 
 

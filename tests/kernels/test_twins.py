@@ -716,7 +716,8 @@ def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
             lambda: numba_matmul.linear_forward(
                 np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32)
             ),
-            r"linear_forward expects x \(n, k\) and weight \(m, k\); got shapes \(2, 3\) and \(4, 5\)",
+            r"linear_forward expects x \(n, k\) and weight \(m, k\); got shapes \(2, 3\) and \(4, "
+            r"5\)",
         ),
         (
             lambda: numba_matmul.linear_forward(

@@ -145,7 +145,8 @@ def test_self_attention_by_hand():
     #   q1=(0,1): 0*1+1*0 = 0, 0*0+1*2 = 2, 0*1+1*2 = 2
     #   q2=(1,0): 1, 0, 1
     #   q3=(1,1): 1, 2, 3
-    # divided by sqrt(2) = 1.41421: [0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421, 2.12132]
+    # divided by sqrt(2) = 1.41421: [0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421,
+    # 2.12132]
     np.testing.assert_allclose(
         q @ k.T / math.sqrt(2),
         [[0, 1.41421, 1.41421], [0.70711, 0, 0.70711], [0.70711, 1.41421, 2.12132]],
@@ -166,7 +167,8 @@ def test_self_attention_by_hand():
     #   row 1: first 0.10838 + 0.44581 + 2*0.44581 = 1.44581, second 2*0.44581 + 2*0.44581 = 1.78323
     #   row 2: 0.40111 + 0.19778 + 2*0.40111 = 1.40111,       2*0.19778 + 2*0.40111 = 1.19778
     #   row 3: 0.14003 + 0.28400 + 2*0.57598 = 1.57598,       2*0.28400 + 2*0.57598 = 1.71995
-    # output = context @ W_O halves the second column: (1.44581, 0.89162), (1.40111, 0.59889), (1.57598, 0.85997)
+    # output = context @ W_O halves the second column: (1.44581, 0.89162), (1.40111, 0.59889),
+    # (1.57598, 0.85997)
     np.testing.assert_allclose(
         out.data[0], [[1.44581, 0.89162], [1.40111, 0.59889], [1.57598, 0.85997]], atol=2e-5
     )
@@ -182,7 +184,8 @@ def test_self_attention_by_hand():
     for name, parameter in attention.named_parameters():
         assert np.all(parameter.data != before[name]), name
     # d(sum of outputs)/d W_O[i, j] = sum of column i of the context (the same for both j):
-    #   column 1: 1.44581 + 1.40111 + 1.57598 = 4.42290, column 2: 1.78323 + 1.19778 + 1.71995 = 4.70096
+    # column 1: 1.44581 + 1.40111 + 1.57598 = 4.42290, column 2: 1.78323 + 1.19778 + 1.71995 =
+    # 4.70096
     np.testing.assert_allclose(
         attention.output_weight.grad.data, [[4.42290, 4.42290], [4.70096, 4.70096]], atol=2e-5
     )
@@ -454,7 +457,8 @@ def test_attention_pooling_of_an_empty_sequence_is_zero(make_score):
 
 def test_mean_pooling_values():
     x = mg.tensor(np.arange(24, dtype=np.float32).reshape(2, 4, 3))
-    # row 0: mean of its first 2 tokens (0,1,2) and (3,4,5) = (1.5, 2.5, 3.5); row 1 has no tokens -> 0
+    # row 0: mean of its first 2 tokens (0,1,2) and (3,4,5) = (1.5, 2.5, 3.5); row 1 has no tokens
+    # -> 0
     np.testing.assert_array_equal(
         nn.MeanPooling()(x, lengths=[2, 0]).data, [[1.5, 2.5, 3.5], [0, 0, 0]]
     )

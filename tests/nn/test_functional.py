@@ -45,7 +45,8 @@ TORCH = Library(
 # runs on both libraries. Notes: "lenient" -- minigrad may accept an input torch refuses (the pad
 # modes on empty dims, where the result is simply empty); a function of the shape -- shapes to
 # leave out, for known gaps in other files (reported, not hidden: see each comment).
-NO_0D = lambda shape: shape == ()  # noqa: E731 -- softmax of a 0-d tensor fails in ops/nn.py (reported)
+# noqa: E731 -- softmax of a 0-d tensor fails in ops/nn.py (reported)
+NO_0D = lambda shape: shape == ()
 CASES = {
     "relu": (lambda L, x: L.F.relu(x), 0, 4),
     "relu_inplace": (lambda L, x: L.F.relu(x * 1, inplace=True), 0, 4),
@@ -94,7 +95,8 @@ CASES = {
     "normalize_p1_dim0": (lambda L, x: L.F.normalize(x, p=1, dim=0), 1, 4),
     "normalize_p3": (lambda L, x: L.F.normalize(x, p=3, dim=-1), 1, 4),
     "normalize_inf": (lambda L, x: L.F.normalize(x, p=float("inf"), dim=-1), 1, 4),
-    # layer_norm over a last dim of size 0 is refused by ops/normalization.py, accepted by torch (reported)
+    # layer_norm over a last dim of size 0 is refused by ops/normalization.py, accepted by torch
+    # (reported)
     "layer_norm": (
         lambda L, x: L.F.layer_norm(x, x.shape[-1:]),
         1,

@@ -109,7 +109,8 @@ def _linear_case(requires_grad):
 
 
 def _inputs_case(module_index, *arguments):
-    """A module of _modules with tensors made from (shape, requires_grad), ints, or an index array."""
+    """A module of _modules with tensors made from (shape, requires_grad), ints, or an index
+    array."""
 
     def case(lib, tensor, dtype, log):
         module = _modules(lib)[module_index]()

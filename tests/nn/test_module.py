@@ -331,7 +331,8 @@ def test_to_refuses_integer_dtypes_and_other_devices():
 
 
 def _call_with_parameters(model, values, x):
-    """model(x) with the parameters temporarily replaced by `values` (gradcheck's float64 leaves)."""
+    """model(x) with the parameters temporarily replaced by `values` (gradcheck's float64
+    leaves)."""
     owners = []
     for name, _ in model.named_parameters():
         path, _, local = name.rpartition(".")
@@ -1072,7 +1073,8 @@ def test_extra_repr_with_children_or_several_lines_as_torch():
 
     ours, theirs = both(build)
     assert ours == theirs
-    # the built-in MultiheadAttention shows it: 'MultiheadAttention(embed_dim=4, ...\n  (out_proj): ...'
+    # the built-in MultiheadAttention shows it: 'MultiheadAttention(embed_dim=4, ...\n  (out_proj):
+    # ...'
     assert repr(nn.MultiheadAttention(4, 2)).splitlines()[0] == "MultiheadAttention("
 
 

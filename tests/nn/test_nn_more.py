@@ -572,7 +572,8 @@ def test_poisson_full_target_gradient_at_zero_counts_is_torchs():
 
 
 def test_soft_margin_stays_finite_where_torch_overflows():
-    # torch computes log1p(exp(-y x)), inf beyond exp's range (e^100 in float32); minigrad's is exact
+    # torch computes log1p(exp(-y x)), inf beyond exp's range (e^100 in float32); minigrad's is
+    # exact
     x = mg.tensor(np.array([100.0, -100.0, 1e4], np.float32), requires_grad=True)
     loss = F.soft_margin_loss(x, mg.tensor([-1.0, 1.0, -1.0]), reduction="none")
     np.testing.assert_allclose(loss.numpy(), np.logaddexp(0, [100.0, 100.0, 1e4]), rtol=1e-6)

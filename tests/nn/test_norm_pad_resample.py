@@ -271,7 +271,8 @@ def test_channel_dropout_drops_whole_channels_as_often_as_asked(name, shape, dra
     out = layer(x).numpy()
     values = out.reshape(shape[:drawn_dims] + (-1,))
     inputs = x.numpy().reshape(values.shape)
-    # a dropped channel is one constant; the kept ones are one line in x (a scaling for plain dropout)
+    # a dropped channel is one constant; the kept ones are one line in x (a scaling for plain
+    # dropout)
     kept = ~np.isclose(np.ptp(values, axis=-1), 0)
     slope, intercept = np.polyfit(inputs[kept].ravel(), values[kept].ravel(), 1)
     np.testing.assert_allclose(values[kept], slope * inputs[kept] + intercept, rtol=1e-6, atol=1e-6)
@@ -514,7 +515,8 @@ def _floats(*shape):
 OURS = SimpleNamespace(F=F, nn=nn, tensor=mg.tensor)
 THEIRS = SimpleNamespace(F=torch.nn.functional, nn=torch.nn, tensor=torch.from_numpy)
 
-# name -> (call(library), our error class, a pattern our message matches: what was expected and given)
+# name -> (call(library), our error class, a pattern our message matches: what was expected and
+# given)
 BAD_INPUTS = {
     "GroupNorm: channels not divisible by groups": (
         lambda L: L.nn.GroupNorm(4, 6),

@@ -709,7 +709,8 @@ def test_cells_gradcheck(name, settings, batch):
         (
             lambda g: g(mg.randn(5, 3, 2, dtype=mg.float64)),
             ValueError,
-            r"input of shape \(time, batch, input_size\) or unbatched \(time, input_size\), with input_size=3",
+            r"input of shape \(time, batch, input_size\) or unbatched \(time, input_size\), with "
+            r"input_size=3",
         ),
         (
             lambda g: g(mg.randn(5, 2, dtype=mg.float64)),
@@ -719,7 +720,8 @@ def test_cells_gradcheck(name, settings, batch):
         (
             lambda g: g(mg.randn(5, 3, dtype=mg.float64), hx=mg.zeros(1, 1, 4, dtype=mg.float64)),
             ValueError,
-            r"expected hx of shape \(1, 4\) .* for unbatched input of shape \(5, 3\); got shape \(1, 1, 4\)",
+            r"expected hx of shape \(1, 4\) .* for unbatched input of shape \(5, 3\); got shape "
+            r"\(1, 1, 4\)",
         ),
         (
             lambda g: g(mg.randn(5, 3, dtype=mg.float64), lengths=[5]),
@@ -874,7 +876,8 @@ def _loss(tensors, lib, seed):
 
 def _compare_and_backward(results, their_results, dtype, seed, leaves):
     """Each minigrad result against its torch twin, then one weighted loss of them all backward on
-    each side, and the gradients of `leaves` ((minigrad tensor, torch tensor, name) each) compared."""
+    each side, and the gradients of `leaves` ((minigrad tensor, torch tensor, name) each)
+    compared."""
     for position, (ours, theirs) in enumerate(zip(results, their_results)):
         assert_close(ours, theirs, TOL[dtype], f"result {position}")
     _loss(results, mg, seed).backward()
@@ -913,7 +916,8 @@ SIZES = {
 
 
 def _input_and_state_shapes(settings, steps, batch):
-    """x's shape and each state's: batched in the layer's layout, or torch's unbatched (batch None)."""
+    """x's shape and each state's: batched in the layer's layout, or torch's unbatched (batch
+    None)."""
     layers = settings["num_layers"] * (2 if settings.get("bidirectional") else 1)
     if batch is None:
         return (steps, I), (layers, H)
@@ -1111,7 +1115,8 @@ def test_packed_sequence_rebuilt_from_its_fields():
     assert padded.numpy()[0].tolist() == [[2, 2]] * 3
 
 
-FIELDS = {  # batch_sizes, sorted_indices (None: the sequences are in sorted order), unsorted_indices given
+# batch_sizes, sorted_indices (None: the sequences are in sorted order), unsorted_indices given
+FIELDS = {
     "both indices": ([3, 2, 2, 1], [1, 2, 0], True),
     "ties in a non-stable order": ([3, 3, 1], [2, 0, 1], True),
     "sorted_indices only": ([4, 2, 1], [3, 0, 2, 1], False),
@@ -1204,7 +1209,8 @@ def test_packed_sequence_from_unsorted_indices_alone_matches_torch():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
 def test_a_layer_mapped_over_packed_data_matches_torch(name, dtype):
-    # torch's idiom: PackedSequence(f(packed.data), packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+    # torch's idiom: PackedSequence(f(packed.data), packed.batch_sizes, packed.sorted_indices,
+    # packed.unsorted_indices)
     rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
     linear, their_linear = (
         nn.Linear(2, I, dtype=dtype),

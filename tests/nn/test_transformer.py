@@ -96,7 +96,8 @@ def test_layer_norm_matches_torch(shape, xshape, kwargs, dtype):
     if list(ours.parameters()):
         tol = GRAD_TOL[dtype]
         if math.prod(theirs.normalized_shape) == 1 and xshape == (1,):
-            # one feature in one row: x - mean is exactly 0 (minigrad's weight gradient is 0); torch's
+            # one feature in one row: x - mean is exactly 0 (minigrad's weight gradient is 0);
+            # torch's
             # float32 mean leaves ~1e-7 of rounding, times rstd = 1/sqrt(eps) ~ 316
             tol = dict(rtol=1e-4, atol=1e-4)
         assert_same_parameter_grads(ours, theirs, tol)
@@ -347,7 +348,8 @@ def test_gelu_matches_torch(dtype, approximate, form):
         _torch_gelu(x, approximate, form, dtype),
         _torch_gelu(x, approximate, form, np.float64),
     )
-    # float32: torch's tanh saturates to -1 near x = -5 (gradient exactly 0 where the true one is ~-3e-7;
+    # float32: torch's tanh saturates to -1 near x = -5 (gradient exactly 0 where the true one is
+    # ~-3e-7;
     # minigrad's is the accurate one), hence atol 1e-6
     tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
     _assert_matches_either(ym.numpy(), dtype, yt, y64, **tol)
@@ -695,7 +697,8 @@ def test_encoder_copies_are_independent():
 
 
 DEC_CASES = [
-    # batch_first, norm_first, activation, tgt_mask kind, memory_mask kind, tgt pad, memory pad, tgt_is_causal, dtype
+    # batch_first, norm_first, activation, tgt_mask kind, memory_mask kind, tgt pad, memory pad,
+    # tgt_is_causal, dtype
     (False, False, "relu", "none", "none", "none", "none", False, np.float32),
     (True, True, "gelu", "causal_float", "none", "none", "none", True, np.float32),
     (False, False, "callable", "causal_bool", "random_float", "bool", "bool", False, np.float32),
@@ -990,7 +993,8 @@ ENC_HOSTILE = [
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("label,call,words", ENC_HOSTILE, ids=[c[0] for c in ENC_HOSTILE])
 def test_encoder_layer_hostile_inputs_raise(label, call, words):
-    """torch raises (RuntimeError or AssertionError); minigrad raises a RuntimeError (what torch code
+    """torch raises (RuntimeError or AssertionError); minigrad raises a RuntimeError (what torch
+    code
     catches for shape/dtype mistakes) naming the offending shape or dtype."""
     ours, theirs = _enc_pair_plain()
     raises_like_torch(
@@ -1779,7 +1783,8 @@ def test_sdpa_enable_gqa_false_accepted():
     ids=["bool", "causal bool", "float", "batched bool"],
 )
 def test_sdpa_mask_and_is_causal_raises_like_torch(mask):
-    """torch: 'Explicit attn_mask should not be set when is_causal=True', whatever the mask holds."""
+    """torch: 'Explicit attn_mask should not be set when is_causal=True', whatever the mask
+    holds."""
     q = np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32)
     raises_like_torch(
         lambda: F.scaled_dot_product_attention(
@@ -2039,7 +2044,8 @@ def test_optimizer_and_schedule_match_torch(opt_name, sched_name, grouped):
     ],
 )
 def test_optimizer_and_schedule_state_dict_round_trip(opt_name, sched_name, grouped, tmp_path):
-    """10 steps, a checkpoint through mg.save/mg.load, a fresh model/optimizer/schedule loaded from it,
+    """10 steps, a checkpoint through mg.save/mg.load, a fresh model/optimizer/schedule loaded
+    from it,
     10 more steps: the same as torch's 20 uninterrupted steps."""
     ours_m, theirs_m, ours_o, theirs_o, ours_s, theirs_s = _setup(opt_name, sched_name, grouped)
     data = _data()
@@ -2565,7 +2571,8 @@ def test_transformer_custom_encoder_decoder_match_torch():
 
 
 def test_deepcopy_and_state_dict_from_torch_round_trip():
-    """torch -> minigrad: a torch state dict converted with .numpy() loads and gives torch's output."""
+    """torch -> minigrad: a torch state dict converted with .numpy() loads and gives torch's
+    output."""
     theirs = torch.nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, batch_first=True)
     ours = nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, batch_first=True)
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})

@@ -140,7 +140,6 @@ def test_block_gradcheck_float64(norm_first):
     mg.manual_seed(0)
     block = nn.TransformerBlock(6, 2, 8, causal=True, norm_first=norm_first)
     randomize(block, 4)
-    names = [name for name, _ in block.named_parameters()]
     values = [p.numpy().astype(np.float64) for p in block.parameters()]
     x = np.random.default_rng(5).standard_normal((2, 4, 6))
 
@@ -261,7 +260,8 @@ def test_sinusoidal_encoding_is_the_papers_formula():
 
 
 def test_sinusoidal_positions_are_linear_in_each_other():
-    """PE[pos + k] = R_k PE[pos] with R_k a rotation per pair of features (why the paper chose it)."""
+    """PE[pos + k] = R_k PE[pos] with R_k a rotation per pair of features (why the paper chose
+    it)."""
     table = nn.sinusoidal_encoding(30, 8, dtype=np.float64)
     k = 5
     for i in range(4):

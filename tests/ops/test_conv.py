@@ -1,4 +1,5 @@
-"""Convolution and pooling (minigrad/ops/conv.py, minigrad/ops/pooling.py, nn/conv.py, nn/pooling.py) against torch.
+"""Convolution and pooling (minigrad/ops/conv.py, minigrad/ops/pooling.py, nn/conv.py,
+nn/pooling.py) against torch.
 
 Every call is written once for both libraries: call(F, *tensors) with F torch.nn.functional or
 minigrad's nn.functional. Values and the gradients of every input are compared in float32 and
@@ -657,7 +658,8 @@ def _floats(*shape):
 OURS = SimpleNamespace(F=F, nn=nn, tensor=mg.tensor)
 THEIRS = SimpleNamespace(F=torch.nn.functional, nn=torch.nn, tensor=torch.from_numpy)
 
-# name -> (call(library), our error class, a pattern our message matches: what was expected and given)
+# name -> (call(library), our error class, a pattern our message matches: what was expected and
+# given)
 BAD_INPUTS = {
     "conv2d: input channels": (
         lambda L: L.F.conv2d(L.tensor(_floats(1, 3, 5, 5)), L.tensor(_floats(4, 2, 3, 3))),
@@ -717,12 +719,14 @@ BAD_INPUTS = {
     "conv2d: 2-D input": (
         lambda L: L.F.conv2d(L.tensor(_floats(5, 5)), L.tensor(_floats(1, 1, 3, 3))),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(5, 5\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(5, "
+        r"5\)",
     ),
     "conv1d: 4-D input": (
         lambda L: L.F.conv1d(L.tensor(_floats(1, 1, 1, 5)), L.tensor(_floats(1, 1, 3))),
         ShapeError,
-        r"expected a 2-D input \(C, L\) or a 3-D input \(N, C, L\); got input of shape \(1, 1, 1, 5\)",
+        r"expected a 2-D input \(C, L\) or a 3-D input \(N, C, L\); got input of shape \(1, 1, 1, "
+        r"5\)",
     ),
     "conv2d: 3-D weight": (
         lambda L: L.F.conv2d(L.tensor(_floats(1, 1, 5, 5)), L.tensor(_floats(1, 1, 3))),
@@ -805,7 +809,8 @@ BAD_INPUTS = {
     "max_pool2d: 2-D input": (
         lambda L: L.F.max_pool2d(L.tensor(_floats(4, 4)), 2),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, 4\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, "
+        r"4\)",
     ),
     "avg_pool2d: divisor_override 0": (
         lambda L: L.F.avg_pool2d(L.tensor(_floats(1, 1, 4, 4)), 2, divisor_override=0),

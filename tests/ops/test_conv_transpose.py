@@ -1,4 +1,5 @@
-"""Transposed convolution, unfold and fold (minigrad/ops/conv_transpose.py, nn/conv.py) against torch.
+"""Transposed convolution, unfold and fold (minigrad/ops/conv_transpose.py, nn/conv.py) against
+torch.
 
 Every call is written once for both libraries: call(F, *tensors). Values and the gradients of
 every input are compared in float32 and float64, and checked against finite differences in float64.
@@ -115,7 +116,8 @@ def _function_of(weight):
 @pytest.mark.parametrize("case", TRANSPOSE_CASES)
 def test_conv_transpose_matches_torch(case, dtype):
     input_shape, weight_shape, with_bias, settings = TRANSPOSE_CASES[case]
-    call = lambda F, *tensors: getattr(F, _function_of(tensors[1]))(*tensors, **settings)  # noqa: E731
+    # noqa: E731
+    call = lambda F, *tensors: getattr(F, _function_of(tensors[1]))(*tensors, **settings)
     assert_runs_match(
         *run_both(
             call,
@@ -282,7 +284,8 @@ def test_conv_transpose_output_size_as_torch(output_size):
     ],
 )
 def test_conv_transpose_init_is_torchs(name, args):
-    """Weight (in, out / groups, *kernel) and bias drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in
+    """Weight (in, out / groups, *kernel) and bias drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+    fan_in
     from torch's own rule for that weight."""
     mg.manual_seed(6)
     torch.manual_seed(6)
@@ -344,14 +347,16 @@ def _floats(*shape):
 OURS = SimpleNamespace(F=F, nn=nn, tensor=mg.tensor)
 THEIRS = SimpleNamespace(F=torch.nn.functional, nn=torch.nn, tensor=torch.from_numpy)
 
-# name -> (call(library), our error class, a pattern our message matches: what was expected and given)
+# name -> (call(library), our error class, a pattern our message matches: what was expected and
+# given)
 BAD_INPUTS = {
     "conv_transpose2d: output_padding too large": (
         lambda L: L.F.conv_transpose2d(
             L.tensor(_floats(1, 2, 4, 4)), L.tensor(_floats(2, 3, 3, 3)), stride=2, output_padding=2
         ),
         ArgumentError,
-        r"output_padding must be smaller than either stride or dilation; got output_padding=\(2, 2\), "
+        r"output_padding must be smaller than either stride or dilation; got output_padding=\(2, "
+        r"2\), "
         r"stride=\(2, 2\), dilation=\(1, 1\)",
     ),
     "ConvTranspose1d: output_padding with stride 1": (
@@ -379,7 +384,8 @@ BAD_INPUTS = {
     "conv_transpose2d: 2-D input": (
         lambda L: L.F.conv_transpose2d(L.tensor(_floats(4, 4)), L.tensor(_floats(1, 1, 3, 3))),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, 4\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, "
+        r"4\)",
     ),
     "conv_transpose1d: 4-D weight": (
         lambda L: L.F.conv_transpose1d(L.tensor(_floats(1, 2, 4)), L.tensor(_floats(2, 1, 3, 3))),
@@ -422,7 +428,8 @@ BAD_INPUTS = {
     "unfold: 3-D input of the wrong rank": (
         lambda L: L.F.unfold(L.tensor(_floats(2, 5)), 2),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(2, 5\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(2, "
+        r"5\)",
     ),
     "unfold: kernel larger than the padded plane": (
         lambda L: L.F.unfold(L.tensor(_floats(1, 1, 3, 3)), 4, padding=0),
@@ -442,7 +449,8 @@ BAD_INPUTS = {
     "fold: 4-D input": (
         lambda L: L.F.fold(L.tensor(_floats(1, 4, 2, 2)), (3, 3), 2),
         ShapeError,
-        r"2-D \(C \* kH \* kW, L\) or 3-D \(N, C \* kH \* kW, L\) input; got input of shape \(1, 4, 2, 2\)",
+        r"2-D \(C \* kH \* kW, L\) or 3-D \(N, C \* kH \* kW, L\) input; got input of shape \(1, "
+        r"4, 2, 2\)",
     ),
 }
 

@@ -15,7 +15,8 @@ A = RNG.standard_normal((3, 4))
 B = RNG.standard_normal((3, 4))
 ROW = RNG.standard_normal(4)
 
-# name -> f(lib, x, other) that changes x (a non-leaf) in place with `other` (requires grad) and returns x
+# name -> f(lib, x, other) that changes x (a non-leaf) in place with `other` (requires grad) and
+# returns x
 CASES = {
     "add_": lambda lib, x, o: x.add_(o),
     "add_ alpha": lambda lib, x, o: x.add_(o, alpha=0.5),
@@ -216,7 +217,8 @@ def test_requires_grad_attribute_on_an_integer_tensor_raises_like_requires_grad_
 
 # -- in place through a view: the tensor it views changes too, as in torch ---------------------
 
-# name -> f(lib, x, other): x (3, 4) non-leaf; changes a view of x in place; returns what the loss reads
+# name -> f(lib, x, other): x (3, 4) non-leaf; changes a view of x in place; returns what the loss
+# reads
 VIEW_CASES = {
     "row of x": lambda lib, x, o: (x[0].mul_(3), x)[1],
     "column of x": lambda lib, x, o: (x[:, 1].add_(o[:, 2]), x)[1],

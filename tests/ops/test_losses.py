@@ -51,7 +51,7 @@ def run(library, loss, arrays, differentiable, options, seed):
     return value, {name: library.numpy(tensors[name].grad) for name in differentiable}
 
 
-# -- cases: each draws arrays and options; returns (loss name, arrays, differentiable, options) -----
+# -- cases: each draws arrays and options; returns (loss name, arrays, differentiable, options) ----
 
 
 def _class_shapes(data):
@@ -284,7 +284,7 @@ def test_gradcheck(name):
     assert mg.gradcheck(function, [mg.tensor(array) for array in inputs])
 
 
-# -- the cases the general path must get right ------------------------------------------------------
+# -- the cases the general path must get right -----------------------------------------------------
 
 
 def test_every_target_ignored_or_empty_batch_gives_nan_and_zero_gradient_as_torch():
@@ -347,7 +347,7 @@ def test_mse_broadcasts_a_different_target_shape_with_torchs_warning():
     assert F.mse_loss(mg.tensor([1.0]), mg.tensor([3], dtype=mg.int64)).item() == 4.0
 
 
-# -- errors -----------------------------------------------------------------------------------------
+# -- errors ----------------------------------------------------------------------------------------
 
 X = np.zeros((3, 4), np.float32)
 # name -> (call(library), minigrad's exception, message fragment, does torch raise too). Shape and
@@ -513,7 +513,7 @@ def test_errors_name_what_was_expected(name):
             call(TORCH).backward()
 
 
-# -- modules ----------------------------------------------------------------------------------------
+# -- modules ---------------------------------------------------------------------------------------
 
 
 def test_loss_modules_call_their_function_with_their_settings():

@@ -40,7 +40,8 @@ def _nn(B):
 
 
 def _known(request, table, name):
-    """Mark a case that exposes a real difference from torch (see XFAIL at the end) as a strict xfail."""
+    """Mark a case that exposes a real difference from torch (see XFAIL at the end) as a strict
+    xfail."""
     reason = XFAIL.get(f"{table}|{name}")
     if reason:
         request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
@@ -1815,7 +1816,8 @@ SERIES_CASES = {
 }
 
 
-VANDER_CASES = {  # values only: torch 2.13's vander backward fails (its own in-place cumprod); gradcheck has ours
+# values only: torch 2.13's vander backward fails (its own in-place cumprod); gradcheck has ours
+VANDER_CASES = {
     "vander": (lambda B, x: B.vander(x), [R(4)]),
     "vander N, increasing": (lambda B, x: B.vander(x, 3, True), [N(0, 1, 2, -1)]),
     "vander N = 0": (lambda B, x: B.vander(x, N=0), [R(3)]),
@@ -1868,7 +1870,8 @@ BAD_ARGUMENTS = {
 
 @pytest.mark.parametrize("name", list(BAD_ARGUMENTS))
 def test_bad_arguments_raise_clear_errors(name):
-    """The error names what was expected and what was given; minigrad's errors are RuntimeErrors too."""
+    """The error names what was expected and what was given; minigrad's errors are RuntimeErrors
+    too."""
     call, error, fragment = BAD_ARGUMENTS[name]
     with pytest.raises(error) as raised:
         call()

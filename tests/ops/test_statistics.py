@@ -29,7 +29,8 @@ def test_var(dim, keepdim, unbiased):
 NAN = np.nan
 TIES = N(2, 1, 2, 1, 3, 1)  # the tied input of the sweep's order statistics
 
-TIED_INDICES = {  # torch finds these with nth_element: which of equal elements it names is not specified
+# torch finds these with nth_element: which of equal elements it names is not specified
+TIED_INDICES = {
     "median dim": lambda B, x: B.median(x, -1),
     "nanmedian dim": lambda B, x: B.nanmedian(x, -1),
     "kthvalue": lambda B, x: B.kthvalue(x, 3, -1),

@@ -248,6 +248,7 @@ def test_sgd_state_dict_holds_the_momentum_buffer():
         "weight_decay",
         "nesterov",
         "maximize",
+        "param_groups.0.params",  # the group's parameter count, which a load checks
         "state.0.momentum_buffer",
     ]
     np.testing.assert_array_equal(state["state.0.momentum_buffer"], [2.0, 2.0])

@@ -103,7 +103,8 @@ def _start_and_gradients(dtype, steps=STEPS):
 
 
 def _groups(params, second_group):
-    """One group of every parameter, or (second_group not None) two: the second with its own settings."""
+    """One group of every parameter, or (second_group not None) two: the second with its own
+    settings."""
     if second_group is None:
         return params
     return [{"params": params[:2]}, {"params": params[2:], **second_group}]
@@ -424,7 +425,8 @@ def test_adagrad_state_exists_before_the_first_step_as_torchs(tmp_path):
 
 
 def test_adagrad_fills_each_groups_sum_with_that_groups_initial_accumulator_value():
-    """torch fills every group's with the constructor's value; a group's own setting is used here."""
+    """torch fills every group's with the constructor's value; a group's own setting is used
+    here."""
     first, second, added = (nn.Parameter(np.ones(2)) for _ in range(3))
     optimizer = mg.optim.Adagrad(
         [{"params": [first]}, {"params": [second], "initial_accumulator_value": 0.5}],

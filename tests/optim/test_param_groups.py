@@ -483,7 +483,8 @@ SCHEDULES = {
 
 
 def _train_step(ours, theirs, seed, *stepped):
-    """The same gradients for both twins, then step() of each optimizer and schedule given, in order."""
+    """The same gradients for both twins, then step() of each optimizer and schedule given, in
+    order."""
     _set_grads(ours, theirs, seed=seed)
     for each in stepped:
         each.step()
@@ -1005,7 +1006,8 @@ def test_stacked_schedules_and_hand_set_rates_follow_torch(name):
             "a second made after the first stepped",
             "PolynomialLR and MultiplicativeLR",
         ):
-            # a group added later (torch's CosineAnnealingLR and MultiplicativeLR raise on one: zip() of their
+            # a group added later (torch's CosineAnnealingLR and MultiplicativeLR raise on one:
+            # zip() of their
             # base rates or functions and the groups, strict)
             optimizer.add_param_group({"params": ours[3:], "lr": 0.05})
             reference.add_param_group({"params": theirs[3:], "lr": 0.05})

@@ -117,7 +117,8 @@ def test_a_shuffled_epoch_holds_every_sample_once_and_repeats_with_the_seed():
     np.testing.assert_array_equal(next(iter(own))[0].numpy(), rows)
 
 
-SAMPLERS = {  # samplers whose order involves no randomness: the same indices as torch's, and the same len
+# samplers whose order involves no randomness: the same indices as torch's, and the same len
+SAMPLERS = {
     "SequentialSampler": lambda data: data.SequentialSampler(range(7)),
     "SequentialSampler, empty": lambda data: data.SequentialSampler([]),
     "BatchSampler": lambda data: data.BatchSampler(data.SequentialSampler(range(10)), 3, False),
@@ -319,7 +320,8 @@ def test_a_loader_takes_a_sampler_object_and_any_iterable():
     assert [b[1].numpy().tolist() for b in pairs] == [Y[13:8:-1].tolist(), Y[8:3:-1].tolist()]
 
 
-SAMPLER_ERRORS = {  # name: (call(utils.data, DataLoader), exception, what both messages say, what ours says)
+# name: (call(utils.data, DataLoader), exception, what both messages say, what ours says)
+SAMPLER_ERRORS = {
     "RandomSampler num_samples=0": (
         lambda data, loader: data.RandomSampler(range(3), num_samples=0),
         ValueError,
@@ -625,7 +627,8 @@ def test_pad_sequence_matches_torch_values_and_gradients(settings):
 
 
 def test_a_loader_of_token_lists_padded_by_collate_fn():
-    """The usual text batch: samples of different lengths, collate_fn pads them and keeps the lengths."""
+    """The usual text batch: samples of different lengths, collate_fn pads them and keeps the
+    lengths."""
     from minigrad.nn.utils.rnn import pad_sequence
 
     class Reviews(Dataset):
