@@ -227,12 +227,17 @@ def _dict_key(key, name, where):
     return key
 
 
+def _label(name):
+    """How an error names a saved entry: its dotted name quoted, or 'the saved value'."""
+    return repr(name) if name else "the saved value"
+
+
 def _savable_array(value, name, where):
     array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
     if array.dtype.kind not in "biufcU":
         raise TypeError(
-            f"{where}: {name!r} has dtype {array.dtype}; only numeric, bool and text arrays can be "
-            f"saved (no pickled objects)"
+            f"{where}: {_label(name)} has dtype {array.dtype}; only numeric, bool and text arrays "
+            f"can be saved (no pickled objects)"
         )
     return array
 
@@ -257,7 +262,8 @@ def _encode(value, name, flat, arrays, where, depth):
     gets an empty folder entry '<name>/' (`arrays[name] = {}`), which carries no data."""
     if depth > _MAX_DEPTH:
         raise ValueError(
-            f"{where}: {name!r} is nested more than {_MAX_DEPTH} containers deep (or holds itself)"
+            f"{where}: {_label(name)} is nested more than {_MAX_DEPTH} containers deep (or holds "
+            f"itself)"
         )
     if isinstance(value, Mapping):
         items = []
@@ -292,7 +298,7 @@ def _encode(value, name, flat, arrays, where, depth):
     if isinstance(value, int):
         if value.bit_length() > _MAX_INT_BITS:
             raise ValueError(
-                f"{where}: {name!r} is an integer of {value.bit_length():,} bits; at most "
+                f"{where}: {_label(name)} is an integer of {value.bit_length():,} bits; at most "
                 f"{_MAX_INT_BITS:,} can be saved (save it as a string)"
             )
         return {"int": int(value)}
@@ -304,8 +310,8 @@ def _encode(value, name, flat, arrays, where, depth):
         return {"str": str(value)}
     hint = " (save its state_dict(), not the object)" if hasattr(value, "state_dict") else ""
     raise TypeError(
-        f"{where}: {name!r} must be a Tensor, a numpy array, a number, a string, None, or a dict, "
-        f"list or tuple of those; got {type(value).__name__}{hint}"
+        f"{where}: {_label(name)} must be a Tensor, a numpy array, a number, a string, None, or a "
+        f"dict, list or tuple of those; got {type(value).__name__}{hint}"
     )
 
 
@@ -334,6 +340,11 @@ def save(obj, path):
     (objects that would need pickle) raises TypeError naming the entry. Dict keys must stay unique
     when nested keys are joined with dots: {"a.b": 1, "a": {"b": 2}} is refused (ValueError).
     """
+    if hasattr(path, "write") and not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"mg.save: expected a file path; got a file object ({type(path).__name__}): minigrad "
+            f"writes a checkpoint by replacing the file at a path, atomically"
+        )
     where = f"mg.save to {os.fspath(path)!r}"
     arrays = OrderedDict()
     root = _encode(obj, "", set(), arrays, where, 0)
