@@ -1,0 +1,47 @@
+"""The padding layers (nn/padding.py: ZeroPad, ConstantPad, ReflectionPad, ReplicationPad,
+CircularPad in 1, 2 and 3 dims) against torch: values, gradients and reprs, float64 gradchecks.
+"""
+
+import pytest
+
+from layer_checks import check_layer, normal
+from minigrad import nn
+from parity import DTYPE_IDS, DTYPES
+
+torch = pytest.importorskip(
+    "torch"
+)  # the tables compare with torch: without it the file is skipped
+
+
+PAD_LAYERS = [
+    ("ZeroPad1d", (2,), (2, 3, 4)),
+    ("ZeroPad1d", ((1, 3),), (3, 5)),
+    ("ZeroPad2d", (1,), (2, 3, 4, 5)),
+    ("ZeroPad2d", ((1, 2, 0, 3),), (3, 4, 5)),
+    ("ZeroPad2d", ((-1, 2, 1, -2),), (1, 2, 4, 5)),
+    ("ConstantPad1d", (2, 3.5), (2, 3, 4)),
+    ("ConstantPad1d", ((0, 2), -1.0), (3, 5)),
+    ("ConstantPad2d", (1, 0), (2, 2, 3, 3)),
+    ("ConstantPad2d", ((2, 0, 1, 3), 0.5), (2, 3, 4)),
+    ("ReflectionPad1d", (2,), (2, 3, 5)),
+    ("ReflectionPad1d", ((3, 1),), (3, 4)),
+    ("ReflectionPad2d", (1,), (2, 2, 3, 4)),
+    ("ReflectionPad2d", ((2, 0, 1, 3),), (2, 5, 4)),
+    ("ReplicationPad1d", ((4, 1),), (2, 3, 2)),
+    ("ReplicationPad2d", ((1, 2, 3, 0),), (2, 2, 3, 3)),
+    ("ReplicationPad2d", (2,), (3, 1, 2)),
+    ("CircularPad1d", ((2, 1),), (2, 3, 4)),
+    ("CircularPad2d", (1,), (2, 2, 3, 4)),
+    ("CircularPad2d", ((3, 0, 1, 2),), (2, 3, 5)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name, args, input_shape", PAD_LAYERS)
+def test_pad_layers_match_torch(name, args, input_shape, dtype):
+    check_layer(name, args, {}, input_shape, dtype)
+
+
+@pytest.mark.parametrize("name, args, input_shape", PAD_LAYERS[::3])
+def test_pad_layer_gradcheck(name, args, input_shape, gradcheck_module):
+    gradcheck_module(getattr(nn, name)(*args), normal(*input_shape))
