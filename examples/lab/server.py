@@ -218,6 +218,11 @@ class LabHandler(BaseHTTPRequestHandler):
 
     def _read_json(self):
         """The request body as a dict, or None after answering with the error."""
+        lengths = set(self.headers.get_all("Content-Length", []))
+        if len(lengths) > 1:  # which one the body follows is anyone's guess
+            self.close_connection = True
+            self._send_error(HTTPStatus.BAD_REQUEST, "the request has two Content-Lengths")
+            return None
         length = self.headers.get("Content-Length")
         if length is None:
             self.close_connection = True

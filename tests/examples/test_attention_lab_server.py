@@ -168,9 +168,9 @@ def test_a_bug_is_500_without_a_traceback(served, capsys):
 
 def test_a_stalled_client_does_not_hold_up_the_others(served):
     with socket.create_connection(served.server_address[:2], timeout=30) as stalled:
-        stalled.sendall(
-            b"POST /api/by_hand HTTP/1.1\r\nContent-Length: 100\r\n\r\n{"
-        )  # and then nothing
+        head = "POST /api/by_hand HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % served.server_address[1]
+        head += "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        stalled.sendall(head.encode())  # and then nothing
         status, _, _ = request(served, "POST", "/api/by_hand", {})
         assert status == 200
 
