@@ -163,6 +163,19 @@ def test_the_labs_own_names_are_served(start, name, tmp_path):
     assert answer[0] == 200 and str(tmp_path) in json.loads(answer[2])["runs"]
 
 
+def test_a_lab_open_to_the_network_takes_ip_addresses_but_no_names(start):
+    server = start()
+    port = server.server_address[1]
+    # As if started with --host 0.0.0.0 (tests listen on 127.0.0.1 only): rebinding needs a name.
+    server.server_address = ("0.0.0.0", port)
+    assert http(server, "GET", "/", headers={"Host": f"192.168.1.5:{port}"})[0] == 200
+    assert http(server, "GET", "/", headers={"Host": f"[fe80::1]:{port}"})[0] == 200
+    for host in [f"evil.example:{port}", "192.168.1.5:1", "192.168.1.5"]:
+        assert "or any IP address" in json_error(
+            http(server, "GET", "/", headers={"Host": host}), 403
+        )
+
+
 @pytest.mark.parametrize(
     "headers, status, message",
     [
