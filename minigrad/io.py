@@ -795,6 +795,35 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise ValueError(f"mg.load: {path!r} is not a valid .npz archive ({error})") from None
 
 
+def _check_listing(document, headers, path):
+    """Check the manifest's tree against the archive before any array is read: every array node
+    names a member that exists, no member twice, a scalar's member is 0-d, and every member is
+    named (folder entries aside) -> the function that raises a manifest error."""
+    listed = set()
+
+    def corrupt(name, text):
+        place = f"entry {name!r}" if name else "the saved value"
+        raise ValueError(f"mg.load: the manifest of {path!r} is corrupt: {place} {text}")
+
+    def check(member, scalar, name):
+        header = headers.get(member)
+        if header is None:
+            corrupt(name, f"names the member {member[:60]!r}, which the archive lacks")
+        if member in listed:
+            corrupt(name, f"names the member {member[:60]!r}, which another entry names")
+        if scalar and header[0][1] != ():
+            corrupt(name, f"is a scalar node whose member has shape {header[0][1]}")
+        listed.add(member)
+
+    _decode(document["root"], "", check, corrupt)
+    unlisted = sorted({name for name, header in headers.items() if header} - listed)
+    if unlisted:
+        raise ValueError(
+            f"mg.load: {path!r} holds entries its manifest does not list: {unlisted[:8]}"
+        )
+    return corrupt
+
+
 def _read_archive(archive, path, relocate, mmap, where):
     members = archive.infolist()
     names = [_entry_name(info, path) for info in members]
@@ -818,7 +847,7 @@ def _read_archive(archive, path, relocate, mmap, where):
             raise ValueError(
                 f"mg.load: entry {info.filename!r} of {path!r} is corrupt ({error})"
             ) from None
-    document = None
+    document, corrupt = None, None
     if headers.get(MANIFEST) is not None:  # a file of format version 1 or later
         info = members[names.index(MANIFEST)]
         try:
@@ -827,29 +856,7 @@ def _read_archive(archive, path, relocate, mmap, where):
             raise ValueError(f"mg.load: the manifest of {path!r} is corrupt ({error})") from None
         kept = [index for index, name in enumerate(names) if name != MANIFEST]
         members, names = [members[index] for index in kept], [names[index] for index in kept]
-    if document is not None:
-        listed = set()
-
-        def corrupt(name, text):
-            place = f"entry {name!r}" if name else "the saved value"
-            raise ValueError(f"mg.load: the manifest of {path!r} is corrupt: {place} {text}")
-
-        def check(member, scalar, name):
-            header = headers.get(member)
-            if header is None:
-                corrupt(name, f"names the member {member[:60]!r}, which the archive lacks")
-            if member in listed:
-                corrupt(name, f"names the member {member[:60]!r}, which another entry names")
-            if scalar and header[0][1] != ():
-                corrupt(name, f"is a scalar node whose member has shape {header[0][1]}")
-            listed.add(member)
-
-        _decode(document["root"], "", check, corrupt)
-        unlisted = sorted({name for name, header in headers.items() if header} - listed)
-        if unlisted:
-            raise ValueError(
-                f"mg.load: {path!r} holds entries its manifest does not list: {unlisted[:8]}"
-            )
+        corrupt = _check_listing(document, headers, path)
     if not mmap:
         needed = sum(
             int(np.prod(shape, dtype=object)) * dtype.itemsize
