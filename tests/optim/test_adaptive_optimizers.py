@@ -1,4 +1,5 @@
-"""RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam against torch.optim, step by step: every
+"""RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam (minigrad/optim/rmsprop.py, adagrad.py,
+adam_variants.py) against torch.optim, step by step: every
 flag on and off, two parameter groups, frozen and skipped parameters, float32 and float64; their
 state (opt.state[p], state dicts through mg.save / mg.load); schedules stepping them; and bad
 hyper-parameters raising as torch's do."""

@@ -1,0 +1,21 @@
+"""What the optimizer tests of tests/optim/ share: the parameter shapes, the tolerances of a
+comparison with torch, torch itself (skipping without it) and a trajectory of gradients."""
+
+import numpy as np
+import pytest
+
+TOLERANCE = {np.float64: 1e-10, np.float32: 1e-4}
+SHAPES = [(3, 4), (4,), ()]
+
+
+def torch_or_skip():
+    return pytest.importorskip("torch")
+
+
+def trajectory(dtype, steps=5):
+    """Starting values and per-step gradients; parameter 1 has no gradient at step 2 (skipped)."""
+    rng = np.random.default_rng(0)
+    start = [rng.standard_normal(shape).astype(dtype) for shape in SHAPES]
+    grads = [[rng.standard_normal(shape).astype(dtype) for shape in SHAPES] for _ in range(steps)]
+    grads[2][1] = None
+    return start, grads
