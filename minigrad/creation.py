@@ -92,6 +92,10 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
         start, end = 0, start
     if step == 0:
         raise ArgumentError("arange: step must be nonzero")
+    if not all(np.isfinite(float(v)) for v in (start, end, step)):
+        raise ArgumentError(
+            f"arange: start, end and step must be finite; got {start} -> {end} by {step}"
+        )
     if dtype is None:
         integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = dtypes.int64 if integral else None

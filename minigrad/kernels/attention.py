@@ -146,8 +146,8 @@ class _Problem:
             )
         if not (q.dtype == k.dtype == v.dtype) or q.dtype not in (np.float32, np.float64):
             raise TypeError(
-                f"{name} expects float32 or float64 q, k, v of one dtype; got {q.dtype}, {k.dtype}, "
-                f"{v.dtype}"
+                f"{name} expects float32 or float64 q, k, v of one dtype; got {q.dtype}, "
+                f"{k.dtype}, {v.dtype}"
             )
         self.batch, self.queries, self.keys = q.shape[:-2], q.shape[-2], k.shape[-2]
         self.q, self.k, self.v = _as_heads(q), _as_heads(k), _as_heads(v)

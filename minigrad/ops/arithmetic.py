@@ -159,7 +159,15 @@ def div(a, b, rounding_mode=None):
         )
     check_broadcast("div", a, b)
     dtype = result_type(a, b)
+    _no_integer_zero("div", dtype, b)
     return RoundedDiv.apply(operand_as(a, dtype), operand_as(b, dtype), rounding=rounding_mode)
+
+
+def _no_integer_zero(name, dtype, divisor):
+    """Integer division by zero has no answer: torch raises (numpy would give 0 and warn)."""
+    values = divisor._data if isinstance(divisor, Tensor) else np.asarray(divisor)
+    if np.dtype(dtype).kind in "iu" and np.any(values == 0):
+        raise ArgumentError(f"{name}: integer division by zero (a {np.dtype(dtype)} divisor of 0)")
 
 
 @op
@@ -216,6 +224,7 @@ def _remainder(truncate, name):
     def op(input, other):
         check_broadcast(name, input, other)
         dtype = result_type(input, other)
+        _no_integer_zero(name, dtype, other)
         return Remainder.apply(
             operand_as(input, dtype), operand_as(other, dtype), truncate=truncate
         )

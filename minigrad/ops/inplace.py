@@ -264,6 +264,11 @@ def setitem(x, index, value):
             f"elements selected in a tensor of shape {x.shape}"
         ) from None
     if not _recording(x, (value,)):
+        if not x._data.flags.writeable:
+            raise RuntimeError(
+                "setitem: this tensor's array is read-only (an expanded or broadcast view); "
+                "clone() it first"
+            )
         assign(x._data, *parts, value._data)  # the common case: no copy of x
         x._bump_version()
         return

@@ -52,10 +52,11 @@ def _output_sizes(op, input, dims, size, scale_factor, recompute_scale_factor):
         else tuple(scale_factor)
     )
     if len(factors) != dims or not all(
-        isinstance(f, (int, float, np.number)) and f > 0 for f in factors
+        isinstance(f, (int, float, np.number)) and 0 < f < math.inf for f in factors
     ):
         raise ArgumentError(
-            f"{op}: scale_factor must be a number > 0 or a tuple of {dims} of them for input of "
+            f"{op}: scale_factor must be a finite number > 0 or a tuple of {dims} of them for "
+            "input of "
             f"shape {input.shape}; got {scale_factor!r}"
         )
     sizes = tuple(int(math.floor(p * float(f))) for p, f in zip(places, factors))

@@ -325,6 +325,10 @@ def _rounding(name, function, doc):
 
     def apply(x, **settings):
         x = _tensor(x)
+        if x.dtype.kind == "b":  # as torch: the sign of a bool is itself; the others refuse it
+            if name == "sign":
+                return Tensor._wrap(x._data.copy())
+            raise NotImplementedError(f"{name}: not implemented for bool tensors (as in torch)")
         if x.dtype.kind != "f":
             return Tensor._wrap(np.asarray(function(x._data, **settings)).astype(x.dtype))
         return node.apply(x, **settings)

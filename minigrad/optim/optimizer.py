@@ -198,16 +198,15 @@ class Optimizer:
 
     def state_dict(self):
         """A flat OrderedDict that mg.save can store: the hyper-parameters by name (numbers; betas
-        as a 2-element array), with several groups as 'param_groups.<g>.<name>' plus each group's
-        parameter count 'param_groups.<g>.params', and 'state.<param index>.<name>' -> copies of
+        as a 2-element array), with several groups as 'param_groups.<g>.<name>'; each group's
+        parameter count 'param_groups.<g>.params'; and 'state.<param index>.<name>' -> copies of
         the per-parameter arrays. (A group's other entries, such as a name, are not saved.)"""
         result = OrderedDict()
         for key, (g, name) in self._hyper_keys().items():
             value = self.param_groups[g][name]
             result[key] = np.array(value, dtype=np.float64) if isinstance(value, tuple) else value
-        if len(self.param_groups) > 1:
-            for g, group in enumerate(self.param_groups):
-                result[f"param_groups.{g}.params"] = len(group["params"])
+        for g, group in enumerate(self.param_groups):  # so a load can check the counts
+            result[f"param_groups.{g}.params"] = len(group["params"])
         for index in sorted(self.state):
             for key, value in self.state[index].items():
                 result[f"state.{index}.{key}"] = (
@@ -239,17 +238,17 @@ class Optimizer:
             f"param_groups.{g}.params": len(group["params"])
             for g, group in enumerate(self.param_groups)
         }
-        if len(self.param_groups) > 1:
-            for key, size in sizes.items():
-                if key not in state_dict:
+        for key, size in sizes.items():
+            if key not in state_dict:
+                if len(self.param_groups) > 1:  # one group: a state dict saved before counts
                     problems.append(f"missing key {key!r}")
-                elif _plain(state_dict[key]) != size:
-                    problems.append(
-                        f"{key}: this optimizer's group holds {size} parameters; the state dict's "
-                        f"holds {_plain(state_dict[key])!r}"
-                    )
+            elif _plain(state_dict[key]) != size:
+                problems.append(
+                    f"{key}: this optimizer's group holds {size} parameters; the state dict's "
+                    f"holds {_plain(state_dict[key])!r}"
+                )
         for key, value in state_dict.items():
-            if key in hyper_keys or (len(self.param_groups) > 1 and key in sizes):
+            if key in hyper_keys or key in sizes:
                 continue
             parts = key.split(".")
             if (

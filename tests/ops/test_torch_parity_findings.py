@@ -198,3 +198,69 @@ def test_histc_refuses_data_whose_range_is_not_finite(bad):
         lambda: torch.histc(torch.tensor([1.0, bad, 2.0]), bins=4),
         must_mention=["not finite"],
     )
+
+
+# -- minigrad's own message instead of numpy's or Python's (the audit's "Also") ------------
+
+
+@pytest.mark.parametrize(
+    "name, ours, theirs, words",
+    [
+        (
+            "arange to infinity",
+            lambda: mg.arange(0, float("inf")),
+            lambda: torch.arange(0, float("inf")),
+            ["finite", "inf"],
+        ),
+        (
+            "interpolate by an infinite factor",
+            lambda: F.interpolate(mg.ones(1, 1, 4), scale_factor=float("inf")),
+            lambda: torch.nn.functional.interpolate(torch.ones(1, 1, 4), scale_factor=float("inf")),
+            ["scale_factor", "inf"],
+        ),
+        (
+            "integer floor_divide by zero",
+            lambda: mg.tensor([1, 2]) // 0,
+            lambda: torch.tensor([1, 2]) // 0,
+            ["division by zero"],
+        ),
+        (
+            "integer floor_divide by a zero element",
+            lambda: mg.floor_divide(mg.tensor([1, 2]), mg.tensor([0, 1])),
+            lambda: torch.floor_divide(torch.tensor([1, 2]), torch.tensor([0, 1])),
+            ["division by zero"],
+        ),
+        (
+            "integer remainder by zero",
+            lambda: mg.remainder(mg.tensor([1, 2]), 0),
+            lambda: torch.remainder(torch.tensor([1, 2]), 0),
+            ["division by zero"],
+        ),
+        (
+            "integer fmod by a zero element",
+            lambda: mg.fmod(mg.tensor([1, 2]), mg.tensor([0, 1])),
+            lambda: torch.fmod(torch.tensor([1, 2]), torch.tensor([0, 1])),
+            ["division by zero"],
+        ),
+        (
+            "floor of a bool tensor",
+            lambda: mg.floor(mg.tensor([True, False])),
+            lambda: torch.floor(torch.tensor([True, False])),
+            ["bool"],
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_bad_arguments_get_minigrads_own_message(name, ours, theirs, words):
+    error = raises_like_torch(ours, theirs, must_mention=words)
+    assert type(error).__module__ in ("builtins", "minigrad.errors"), name
+
+
+def test_the_sign_of_a_bool_tensor_is_itself_as_in_torch():
+    assert_close(mg.sign(mg.tensor([True, False])), torch.sign(torch.tensor([True, False])))
+
+
+def test_writing_into_an_expanded_view_says_what_to_do():
+    expanded = mg.zeros(2).expand(3, 2)
+    with pytest.raises(RuntimeError, match="read-only.*clone"):
+        expanded[0] = 7
