@@ -464,3 +464,62 @@ def test_backward_twice_without_retain_graph_names_the_op():
     y.backward()
     with pytest.raises(RuntimeError, match="second time.*retain_graph"):
         y.backward()
+
+
+def _hook_run(B):
+    seen = []
+    x = B.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    w = B.tensor([[0.5, 1.0], [2.0, -1.0], [0.0, 3.0]], requires_grad=True)
+    x.register_hook(
+        lambda g: seen.append(("x", g.tolist()))
+    )  # a leaf used three times: one call, the sum
+    h = x @ w
+    h.register_hook(lambda g: seen.append(("h", g.tolist())))
+    doubled = h.register_hook(lambda g: g * 2)  # replaces the gradient for what comes after
+    y = h.tanh()
+    a, b = y.split(1)
+    b.register_hook(lambda g: seen.append(("b", g.tolist())))
+    loss = (a * 3).sum() + (b * b).sum() + (x * x).sum() + x.sum()
+    loss.backward()
+    first = (x.grad.tolist(), w.grad.tolist())
+    doubled.remove()
+    doubled.remove()  # a second remove does nothing
+    x.grad = w.grad = None
+    (x @ w).tanh().sum().backward()
+    return seen, first, x.grad.tolist()
+
+
+def test_register_hook_sees_and_replaces_gradients_as_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = _hook_run(mg), _hook_run(torch)
+    assert [name for name, _ in ours[0]] == [name for name, _ in theirs[0]]
+    for (_, got), (_, want) in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    for got, want in zip(
+        [*ours[1], ours[2]], [*theirs[1], theirs[2]]
+    ):  # x.grad, w.grad, then x.grad unhooked
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_register_hook_errors():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        mg.tensor([1.0]).register_hook(print)
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match="expected a function of the gradient; got int"):
+        x.register_hook(3)
+    handle = x.register_hook(lambda g: mg.ones(3))
+    with pytest.raises(
+        RuntimeError,
+        match=r"returned a float32 tensor of shape \(3,\); expected float32 of shape \(2,\)",
+    ):
+        (x * 2).sum().backward()
+    handle.remove()
+    handle = x.register_hook(lambda g: g.double())
+    with pytest.raises(
+        RuntimeError, match=r"returned a float64 tensor of shape \(2,\); expected float32"
+    ):
+        (x * 2).sum().backward()
+    handle.remove()
+    x.register_hook(lambda g: [1.0, 2.0])
+    with pytest.raises(TypeError, match="must return None or a Tensor; got list"):
+        (x * 2).sum().backward()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import Tensor
+from minigrad import Tensor, nn
 
 # -- mg.tensor dtype rules (as torch.tensor) ----------------------------------------------
 
@@ -409,3 +409,28 @@ def test_set_default_dtype_refuses_integers_and_round_trips():
     finally:
         mg.set_default_dtype(mg.float32)
     assert mg.tensor([1.5]).dtype == mg.float32
+
+
+def test_zero_dim_tensors_format_as_numbers():
+    loss = mg.tensor(2.718281828, dtype=mg.float64)
+    assert (
+        f"{loss:.4f}" == "2.7183"
+        and "{:>8.2e}".format(loss) == "2.72e+00"
+        and f"{mg.tensor(7):03d}" == "007"
+    )
+    assert f"{mg.tensor([1.0, 2.0])}" == str(mg.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"only a 0-d tensor formats as a number"):
+        f"{mg.tensor([1.0, 2.0]):.2f}"
+
+
+def test_clear_messages_for_torch_values_given_where_minigrad_needs_its_own():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(
+        mg.errors.DTypeError, match="expected a dtype such as mg.float32; got torch.float64"
+    ):
+        mg.set_default_dtype(torch.float64)
+    assert mg.get_default_dtype() == np.float32
+    p = nn.Parameter(np.ones(2))
+    p.grad = mg.ones(2, dtype=mg.float64)
+    with pytest.raises(ValueError, match="norm_type must be a number > 0 or inf; got 'fro'"):
+        nn.utils.clip_grad_norm_([p], 1.0, norm_type="fro")

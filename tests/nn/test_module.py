@@ -1221,3 +1221,34 @@ def test_get_submodule_and_get_parameter_as_torch():
         return found
 
     assert both(build)[0] == both(build)[1]
+
+
+def test_new_layers_take_the_default_dtype_as_in_torch():
+    torch = pytest.importorskip("torch")
+    made = lambda nn_: [
+        nn_.Linear(3, 2),
+        nn_.Embedding(4, 3),
+        nn_.LayerNorm(3),
+        nn_.LSTM(3, 2),  # noqa: E731
+        nn_.MultiheadAttention(4, 2),
+    ]
+    mg.set_default_dtype(mg.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        for ours, theirs in zip(made(nn), made(torch.nn)):
+            assert (
+                {str(p.dtype) for p in ours.parameters()}
+                == {"float64"}
+                == {str(p.dtype).replace("torch.", "") for p in theirs.parameters()}
+            )
+        assert nn.Linear(2, 2)(mg.ones(1, 2)).dtype == np.float64  # ones() and the layer agree
+        assert {p.dtype for p in nn.SelfAttention(4, 2).parameters()} == {np.dtype(np.float64)}
+    finally:
+        mg.set_default_dtype(mg.float32)
+        torch.set_default_dtype(torch.float32)
+    assert {p.dtype for p in nn.Linear(2, 2).parameters()} == {np.dtype(np.float32)}
+    assert nn.Linear(2, 2, dtype=np.float64).weight.dtype == np.float64
+    with pytest.raises(
+        mg.errors.DTypeError, match="layer parameters must be float32 or float64; got dtype float16"
+    ):
+        nn.Linear(2, 2, dtype=np.float16)

@@ -100,3 +100,69 @@ def test_gather_errors():
         x.gather(1, np.array([[4], [0], [0]]))
     with pytest.raises(TypeError, match="float"):
         x.gather(1, np.zeros((3, 1)))
+
+
+@pytest.mark.parametrize(
+    "shape, dim, count",
+    [((4, 5), 0, 3), ((4, 5), 1, 5), ((3, 4, 6), 2, 2), ((3, 4, 6), -2, 4), ((7,), 0, 7)],
+)
+def test_scatter_matches_torch_values_and_gradients(shape, dim, count):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(sum(shape) + dim)
+    x = rng.standard_normal(shape)
+    axis = dim % len(shape)
+    index_shape = shape[:axis] + (count,) + shape[axis + 1 :]
+    # distinct places along dim (a place written twice keeps an unspecified one of the values, in
+    # torch)
+    index = np.argsort(rng.random(shape), axis=axis)[tuple(slice(0, s) for s in index_shape)]
+    src = rng.standard_normal(index_shape)
+    ours, ours_src = mg.tensor(x, requires_grad=True), mg.tensor(src, requires_grad=True)
+    theirs, theirs_src = torch.tensor(x, requires_grad=True), torch.tensor(src, requires_grad=True)
+    out = ours.scatter(dim, mg.tensor(index), ours_src)
+    reference = theirs.scatter(dim, torch.from_numpy(index), theirs_src)
+    np.testing.assert_array_equal(out.numpy(), reference.detach().numpy())
+    grad = rng.standard_normal(shape)
+    (out * mg.tensor(grad)).sum().backward()
+    (reference * torch.from_numpy(grad)).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    np.testing.assert_array_equal(ours_src.grad.numpy(), theirs_src.grad.numpy())
+    np.testing.assert_array_equal(
+        mg.scatter(mg.tensor(x), dim, mg.tensor(index), value=2.5).numpy(),
+        torch.scatter(torch.tensor(x), dim, torch.from_numpy(index), value=2.5).numpy(),
+    )
+
+
+def test_scatter_in_place_and_top_p_sampling_as_torch_code_writes_it():
+    torch = pytest.importorskip("torch")
+    logits = np.random.default_rng(1).standard_normal((3, 10)).astype(np.float32)
+
+    def top_p(B, F, logits, p=0.8):
+        sorted_logits, sorted_indices = B.sort(logits, descending=True)
+        cumulative = B.cumsum(F.softmax(sorted_logits, dim=-1), dim=-1)
+        remove = cumulative > p
+        remove[..., 1:] = remove[..., :-1].clone()
+        remove[..., 0] = False
+        indices_to_remove = remove.scatter(1, sorted_indices, remove)
+        return logits.masked_fill(indices_to_remove, float("-inf"))
+
+    import torch.nn.functional as torch_functional
+
+    import minigrad.nn.functional as mg_functional
+
+    np.testing.assert_array_equal(
+        top_p(mg, mg_functional, mg.tensor(logits)).numpy(),
+        top_p(torch, torch_functional, torch.tensor(logits)).numpy(),
+    )
+    ours, theirs = mg.zeros(3, 4), torch.zeros(3, 4)
+    index = np.array([[1, 3], [0, 2], [2, 1]])
+    ours.scatter_(1, mg.tensor(index), value=1.0)
+    theirs.scatter_(1, torch.from_numpy(index), value=1.0)
+    ours.scatter_add_(1, mg.tensor(index), mg.ones(3, 2))
+    theirs.scatter_add_(1, torch.from_numpy(index), torch.ones(3, 2))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(
+        mg.errors.ArgumentError, match="give src .* or value .*, not both or neither"
+    ):
+        ours.scatter(1, mg.tensor(index))
+    with pytest.raises(mg.errors.ShapeError, match="index of shape"):
+        ours.scatter(1, mg.tensor(np.zeros((3, 2, 1), np.int64)), value=1.0)

@@ -454,3 +454,35 @@ def test_randint_like_takes_the_shape_and_dtype_and_draws_from_its_range():
     )
     torch_like = torch.randint_like(torch.zeros(2, 3, dtype=torch.float64), 4)
     assert torch_like.dtype == torch.float64 and tuple(torch_like.shape) == like.shape
+
+
+@pytest.mark.parametrize(
+    "name, domain",
+    [
+        ("exp", None),
+        ("log", (0.1, 3)),
+        ("sqrt", (0.1, 3)),
+        ("rsqrt", (0.1, 3)),
+        ("tanh", None),
+        ("sigmoid", None),
+        ("relu", None),
+        ("neg", None),
+        ("abs", None),
+        ("square", None),
+        ("reciprocal", (0.5, 3)),
+    ],
+)
+def test_in_place_unary_methods_match_torch(name, domain):
+    torch = pytest.importorskip("torch")
+    low, high = domain or (-2, 2)
+    values = np.random.default_rng(len(name)).uniform(low, high, (3, 4))
+    results = []
+    for lib in (mg, torch):
+        base = lib.tensor(values, requires_grad=True)
+        x = base * 1.0
+        out = getattr(x, f"{name}_")()
+        assert out is x
+        (x * lib.tensor(np.arange(12.0).reshape(3, 4))).sum().backward()
+        results.append((np.asarray(x.detach()), np.asarray(base.grad)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)

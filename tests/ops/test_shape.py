@@ -104,3 +104,16 @@ def test_dim_out_of_range():
         mg.zeros(2, 3).transpose(0, 3)
     with pytest.raises(IndexError):
         mg.zeros(2, 3).unsqueeze(4)
+
+
+def test_mT_and_type_match_torch():
+    torch = pytest.importorskip("torch")
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    ours = mg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    np.testing.assert_array_equal(ours.mT.numpy(), theirs.mT.detach().numpy())
+    (ours.mT * mg.tensor(np.arange(24.0, dtype=np.float32).reshape(2, 4, 3))).sum().backward()
+    (theirs.mT * torch.arange(24.0).reshape(2, 4, 3)).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    assert ours.type() == "float32" and ours.type(mg.float64).dtype == np.float64
+    assert ours.type(mg.int64).numpy().tolist() == theirs.type(torch.int64).tolist()
