@@ -66,17 +66,15 @@ def test_values_may_be_tensors_arrays_numbers_and_nested_dicts(tmp_path):
         "optim.weight_decay",
         "optim.nesterov",
         "optim.maximize",
+        "optim.param_groups.0.params",
         "epoch",
         "mask",
         "ids",
     ]
     np.testing.assert_array_equal(loaded["weights.w"], np.eye(2))
     assert loaded["weights.w"].dtype == np.float64 and loaded["ids"].dtype == np.int32
-    assert (
-        loaded["epoch"].shape == ()
-        and int(loaded["epoch"]) == 3
-        and float(loaded["optim.lr"]) == 0.1
-    )
+    assert loaded["epoch"] == 3 and type(loaded["epoch"]) is int  # as saved (format version 1)
+    assert loaded["optim.lr"] == 0.1 and type(loaded["optim.lr"]) is float
     np.testing.assert_array_equal(loaded["mask"], [True, False])
 
 
@@ -109,8 +107,8 @@ def test_a_torch_style_checkpoint_round_trips_and_reads_back_nested(tmp_path):
     mg.optim.AdamW(restored.parameters()).load_state_dict(checkpoint["optimizer"])
     assert int(checkpoint["iter_num"]) == 250 and float(checkpoint["best_val_loss"]) == 1.4712
     config = checkpoint["config"]
-    assert str(config["dataset"]) == "imdb_char" and config["names"].tolist() == ["train", "val"]
-    assert config["betas"].tolist() == [0.9, 0.95] and not bool(config["compile"])
+    assert config["dataset"] == "imdb_char" and config["names"] == ["train", "val"]
+    assert config["betas"] == (0.9, 0.95) and config["compile"] is False
     assert "model" in checkpoint and "optimizer" in checkpoint and "model.1.weight" in checkpoint
     assert (
         "mode" not in checkpoint
@@ -169,15 +167,11 @@ def test_save_rejects_values_that_would_need_pickle(tmp_path):
     with pytest.raises(TypeError, match="'names'.*object"):
         mg.io.save({"names": np.array(["a", None], dtype=object)}, path)
     with pytest.raises(
-        TypeError, match="'config' must be a Tensor, a numpy array, a number, a string .*NoneType"
+        TypeError, match=r"'config.hook' must be a Tensor, a numpy array, a number, .*got function"
     ):
-        mg.io.save({"config": None}, path)
-    with pytest.raises(
-        TypeError, match=r"'layers' is a list .* only numbers or only strings; got \['int', 'str'\]"
-    ):
-        mg.io.save({"layers": [1, "two"]}, path)
-    with pytest.raises(TypeError, match=r"'nested' is a list .*got \['list'\]"):
-        mg.io.save({"nested": [[1, 2]]}, path)
+        mg.io.save({"config": {"hook": lambda: None}}, path)
+    with pytest.raises(TypeError, match=r"'layers\[1\]' must be .*got object"):
+        mg.io.save({"layers": [1, object()]}, path)
     with pytest.raises(TypeError, match="keys must be non-empty strings"):
         mg.io.save({("a", 1): np.zeros(1)}, path)
     with pytest.raises(ValueError, match="'a.b' appears twice"):
@@ -394,18 +388,10 @@ def test_checkpoint_round_trip_of_nested_values(tmp_path):
     mg.save(checkpoint, path)
     loaded = mg.load(path)
     config = loaded["config"]
-    assert str(config["name"]) == "run-ü" and config["layers"].tolist() == [3, 2]
-    assert config["tags"].tolist() == ["a", "bb"] and float(config["lr"]) == 1e-3
-    assert (
-        int(config["step"]) == 7
-        and bool(config["flag"]) is True
-        and config["flag"].dtype == np.bool_
-    )
-    assert (
-        int(config["neg"]) == -3
-        and int(config["big"]) == 2**62
-        and config["pair"].tolist() == [1.5, 2.5]
-    )
+    assert config["name"] == "run-ü" and config["layers"] == [3, 2]
+    assert config["tags"] == ["a", "bb"] and config["lr"] == 1e-3
+    assert config["step"] == 7 and config["flag"] is True
+    assert config["neg"] == -3 and config["big"] == 2**62 and config["pair"] == (1.5, 2.5)
     fresh = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
     assert fresh.load_state_dict(loaded["model"]) == ([], [])
     for name, value in model.state_dict().items():

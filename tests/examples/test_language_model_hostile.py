@@ -478,7 +478,7 @@ def test_arrays_of_another_float_dtype_are_cast_on_load(checkpoint, tmp_path):
 def test_a_checkpoint_state_dict_reloads_into_a_fresh_model_through_mg_load(checkpoint):
     loaded = mg.load(checkpoint)
     config = {
-        key: loaded["config"][key].item()
+        key: loaded["config"][key]  # Python ints, as saved
         for key in ("vocab_size", "context", "model_dim", "num_heads", "num_layers", "ff_dim")
     }
     model = CharTransformer(**config)
