@@ -301,8 +301,10 @@ class LabHandler(BaseHTTPRequestHandler):
         headers = {}
         if page and self._client() == ANONYMOUS:
             # The page's later requests carry this token: the sessions they make are theirs.
+            # Lax, not Strict: a Strict cookie is left out when a link on another site opens the
+            # lab, and a new token would then cut the tabs already open off their sessions.
             headers["Set-Cookie"] = (
-                f"{CLIENT_COOKIE}={secrets.token_urlsafe(18)}; Path=/; HttpOnly; SameSite=Strict"
+                f"{CLIENT_COOKIE}={secrets.token_urlsafe(18)}; Path=/; HttpOnly; SameSite=Lax"
             )
         self._send(HTTPStatus.OK, path.read_bytes(), CONTENT_TYPES[path.suffix], headers)
 

@@ -298,7 +298,7 @@ def test_the_page_names_its_client_in_a_cookie(start):
     server = start()
     set_cookie = page_cookie(server)
     assert set_cookie.startswith(lab_server.CLIENT_COOKIE + "=")
-    assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
+    assert "HttpOnly" in set_cookie and "SameSite=Lax" in set_cookie
     token = SimpleCookie(set_cookie)[lab_server.CLIENT_COOKIE].value
     assert token != SimpleCookie(page_cookie(server))[lab_server.CLIENT_COOKIE].value
     assert page_cookie(server, f"{lab_server.CLIENT_COOKIE}={token}") is None  # kept
