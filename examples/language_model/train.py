@@ -253,7 +253,7 @@ def load_checkpoint(path):
 
 SETTING_LIMITS = {  # (smallest, largest) of each integer setting a checkpoint may hold
     "vocab_size": (1, 0x110000),  # at most every code point
-    "context": (1, 1 << 20),
+    "context": (1, 1 << 16),  # sinusoidal positions make a (context, model_dim) table at once
     "model_dim": (1, 1 << 16),
     "num_heads": (1, 1 << 16),
     "num_layers": (1, 1 << 12),
