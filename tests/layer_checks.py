@@ -112,3 +112,25 @@ def scores(shape, dtype, seed=0):
     values = np.random.default_rng(seed).standard_normal(shape) * 2
     values.reshape(-1)[:3] = [0.0, 30.0, -30.0][: values.size]  # 0 and large, both signs
     return values.astype(dtype)
+
+
+# The tolerances, functions and state copies of the Transformer-API sweep
+# (tests/nn/test_transformer.py) and of the families it reaches: normalization, activation,
+# multi-head attention, attention, optim.
+TF = torch.nn.functional
+TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
+GRAD_TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-9, atol=1e-10)}
+
+
+def copy_to_torch(ours, theirs, randomize=None, seed=0):
+    """Load ours' state dict into theirs by name (after filling ours with random values when
+    randomize is a scale); the key sets must be equal."""
+    if randomize:
+        rng = np.random.default_rng(seed)
+        for p in ours.parameters():
+            p.data[...] = (rng.standard_normal(p.shape) * randomize).astype(p.dtype)
+    copy_state_to_torch(ours, theirs)
+
+
+def weighting(shape, dtype, seed=123):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
