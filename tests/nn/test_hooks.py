@@ -10,11 +10,11 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
+from parity import DTYPES
 
 torch = pytest.importorskip("torch")
 
 LIBS = {"minigrad": (nn, mg.tensor), "torch": (torch.nn, torch.tensor)}
-DTYPES = [np.float32, np.float64]
 
 
 def _data(shape, seed, dtype):

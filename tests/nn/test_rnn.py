@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from layer_checks import TORCH_DTYPE
 from minigrad import kernels, nn
 from minigrad.kernels import _runtime
 from minigrad.kernels import lstm as lstm_kernels
@@ -850,7 +851,6 @@ def test_dropout_between_layers_while_training_matches_torch_at_p_1(name):
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
 
 
-TORCH_DTYPE = {np.float32: torch.float32, np.float64: torch.float64}
 
 
 def _twin(name, dtype, input_size=I, hidden_size=H, **settings):

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from layer_checks import TORCH_DTYPE
 from minigrad import nn
 from parity import (
     assert_close,
@@ -293,9 +294,6 @@ def test_positional_modules_add_their_rows_at_an_offset():
 
 
 TOL = {np.float32: 1e-5, np.float64: 1e-10}
-
-
-TORCH_DTYPE = {np.float32: torch.float32, np.float64: torch.float64}
 
 
 CLEAR_ERRORS = (RuntimeError, ValueError, TypeError)

@@ -15,10 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
+from layer_checks import FUNCTIONAL, TORCH_DTYPE, normal
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.nn import functional as F
 from parity import (
+    DTYPES,
     TOLERANCE,
     assert_layer_matches_torch,
     assert_runs_match,
@@ -29,14 +31,6 @@ from parity import (
 torch = pytest.importorskip(
     "torch"
 )  # the tables compare with torch: without it the file is skipped
-
-TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32}
-DTYPES = [np.float32, np.float64]
-FUNCTIONAL = (F, torch.nn.functional)  # what each call of the tables gets as F
-
-
-def normal(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
 
 
 # -- convolution: the table ---------------------------------------------------------------------

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from layer_checks import FUNCTIONAL, normal
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.nn import functional as F
 from parity import (
+    DTYPES,
     TOLERANCE,
     assert_layer_matches_torch,
     assert_runs_match,
@@ -27,14 +29,7 @@ torch = pytest.importorskip(
     "torch"
 )  # the tables compare with torch: without it the file is skipped
 
-TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32}
-DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
-FUNCTIONAL = (F, torch.nn.functional)  # what each call of the tables gets as F
-
-
-def normal(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
 
 
 # -- transposed convolution: the table ----------------------------------------------------------
