@@ -1,7 +1,7 @@
 """minigrad.kernels.pooling (max and average pooling over flat planes) against its numpy twins, and
 the twins against formulas written out here: a dense window matrix for the weighted sums, and
 torch's max_pool1d for the choice among ties, NaN and -inf. The ops over these kernels are checked
-against torch in tests/ops/test_conv.py."""
+against torch in tests/ops/test_pooling.py."""
 
 import numpy as np
 import pytest
