@@ -211,18 +211,35 @@ def _between_layers(module, x, layer):
     return x
 
 
-def _packed_call(module, packed, state, hx):
-    """LSTM / GRU on a PackedSequence (torch's way of giving lengths): the padded batch and its
-    lengths go through as usual, the output comes back packed. The initial state may be the
-    second argument, as in torch (`lstm(packed, (h0, c0))`)."""
-    if state is not None and hx is not None:
+def _packed_call(module, packed, hx, lengths):
+    """LSTM / GRU / RNN on a PackedSequence (torch's way of giving lengths): the padded batch and
+    its lengths go through as usual, the output comes back packed."""
+    if lengths is not None:
         raise TypeError(
-            f"{type(module).__name__}: give the initial state once (second argument or hx=)"
+            f"{type(module).__name__}: a PackedSequence carries its lengths; got lengths= too"
         )
-    output, final = module.forward(
-        packed.padded_as(module.batch_first), lengths=packed.lengths, hx=state if hx is None else hx
-    )
+    output, final = module.forward(packed.padded_as(module.batch_first), hx, lengths=packed.lengths)
     return packed.with_padded(output, module.batch_first), final
+
+
+def _refuse_lengths_as_state(module, hx):
+    """The second argument is hx, as in torch. Lengths given there (a list or a 1-D array or
+    tensor of ints, as this library once took them) get a message that says so."""
+    values = hx.numpy() if isinstance(hx, mg.Tensor) else hx
+    looks_like_lengths = (
+        isinstance(values, (list, np.ndarray))
+        and not isinstance(hx, tuple)
+        and np.asarray(values).ndim == 1
+        and np.asarray(values).dtype.kind in "iu"
+    )
+    if looks_like_lengths:
+        name = type(module).__name__
+        raise TypeError(
+            f"{name}.forward(input, hx=None, *, lengths=None): the second argument is the "
+            "initial state hx, as in torch; got what looks like lengths "
+            f"{np.asarray(values).tolist()}"
+            f"; pass them by name: {name.lower()}(x, lengths=...)"
+        )
 
 
 class LSTM(_RNNBase):
@@ -236,17 +253,17 @@ class LSTM(_RNNBase):
     All U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so a state dict moves to torch.nn.LSTM and
     back unchanged.
 
-    forward(x, lengths=None, hx=None) -> (output, (h_n, c_n)):
+    forward(input, hx=None, *, lengths=None) -> (output, (h_n, c_n)), torch's signature:
         x        (B, T, input_size) if batch_first else (T, B, input_size); or, as in torch,
                  one unbatched sequence (T, input_size) whatever batch_first, whose hx,
                  output and states then have no batch axis: (num_layers * D, H), (T, D*H)
-        lengths  optional (B,) ints in [1, T]: the batch is right-padded and sequence b has
-                 lengths[b] real steps. The forward direction stops at each sequence's
-                 last real step, the reverse direction starts there; outputs at padded
+        lengths  optional, by name only: (B,) ints in [1, T]: the batch is right-padded and
+                 sequence b has lengths[b] real steps. The forward direction stops at each
+                 sequence's last real step, the reverse direction starts there; outputs at padded
                  positions are exactly 0 (the same numbers as PyTorch with
                  pack_padded_sequence, padded back to T steps).
         hx       optional (h0, c0), each (num_layers * num_directions, B, H); zeros if None.
-                 (PyTorch takes hx as the second positional argument; here pass it by name.)
+                 The second positional argument, as in torch (`lstm(x, (h0, c0))`).
         output   (B, T, D*H) or (T, B, D*H), D = 2 if bidirectional else 1: the last
                  layer's hidden states, directions concatenated (forward first).
         h_n, c_n (num_layers * D, B, H): each direction's state after its last real step
@@ -271,14 +288,11 @@ class LSTM(_RNNBase):
     gates = 4
     _state_names = ("h0", "c0")  # what hx holds
 
-    def forward(self, x, lengths=None, hx=None):
+    def forward(self, input, hx=None, *, lengths=None):
+        x = input
+        _refuse_lengths_as_state(self, hx)
         if isinstance(x, PackedSequence):
-            return _packed_call(self, x, lengths, hx)
-        if isinstance(lengths, tuple):
-            raise TypeError(
-                "LSTM.forward(x, lengths=None, hx=None): the second argument is lengths; "
-                "pass the initial state by name: lstm(x, hx=(h0, c0))"
-            )
+            return _packed_call(self, x, hx, lengths)
         x = _checked_input(self, x)
         if x.ndim == 2:
             return _unbatched_call(self, x, lengths, hx)
@@ -306,18 +320,11 @@ class _StepByStep(_RNNBase):
 
     _state_names = ("hx",)
 
-    def forward(self, x, lengths=None, hx=None):
-        name = type(self).__name__
+    def forward(self, input, hx=None, *, lengths=None):
+        x, name = input, type(self).__name__
+        _refuse_lengths_as_state(self, hx)
         if isinstance(x, PackedSequence):
-            return _packed_call(self, x, lengths, hx)
-        if isinstance(lengths, mg.Tensor) and lengths.ndim in (
-            2,
-            3,
-        ):  # lengths are 1-D, states 2-D or 3-D
-            raise TypeError(
-                f"{name}.forward(x, lengths=None, hx=None): the second argument is lengths; "
-                f"pass the initial state by name: {name.lower()}(x, hx=h0)"
-            )
+            return _packed_call(self, x, hx, lengths)
         x = _checked_input(self, x)
         if x.ndim == 2:
             return _unbatched_call(self, x, lengths, hx)
@@ -361,12 +368,14 @@ class GRU(_StepByStep):
     weight_ih_l{k} (3H, I_k), weight_hh_l{k} (3H, H), bias_ih_l{k}, bias_hh_l{k} (3H,), and the same
     with suffix _reverse; U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so state dicts move both ways.
 
-    forward(x, lengths=None, hx=None) -> (output, h_n), as nn.LSTM's without the cell state:
+    forward(input, hx=None, *, lengths=None) -> (output, h_n), as nn.LSTM's without the cell
+    state:
         x        (B, T, input_size) if batch_first else (T, B, input_size)
-        lengths  optional (B,) ints in [1, T] for a right-padded batch (what PyTorch computes
-                 with pack_padded_sequence): outputs at padded positions are 0, and h_n is
-                 each direction's state after its last real step.
-        hx       optional h0 (num_layers * num_directions, B, H); zeros if None.
+        hx       optional h0 (num_layers * num_directions, B, H); zeros if None. The second
+                 positional argument, as in torch (`gru(x, h0)`).
+        lengths  optional, by name: (B,) ints in [1, T] for a right-padded batch (what torch
+                 computes with pack_padded_sequence): outputs at padded positions are 0, and
+                 h_n is each direction's state after its last real step.
         x may also be one unbatched sequence (T, input_size), as in torch (batch_first does
         not apply): hx, output and h_n then have no batch axis.
     """

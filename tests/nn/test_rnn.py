@@ -181,7 +181,7 @@ def test_fused_matches_unrolled_cells(layers, bidirectional, batch_first, length
         x, h0, c0 = (mg.tensor(a, requires_grad=True) for a in (x_data, h0_data, c0_data))
         lstm.zero_grad()
         if run == "fused":
-            output, (h_n, c_n) = lstm(x, lengths, hx=(h0, c0))
+            output, (h_n, c_n) = lstm(x, (h0, c0), lengths=lengths)
         else:
             output, (h_n, c_n) = unrolled_lstm(lstm, x, lengths, h0, c0)
         weighted_loss([output, h_n, c_n], np.random.default_rng(3)).backward()
@@ -202,7 +202,7 @@ def test_fused_gradcheck_bidirectional_with_lengths():
 
     def run(x, h0, c0, *params):
         with parameters_replaced(lstm, params):
-            output, (h_n, c_n) = lstm(x, lengths, hx=(h0, c0))
+            output, (h_n, c_n) = lstm(x, (h0, c0), lengths=lengths)
         return mg.cat([output.reshape(-1), h_n.reshape(-1), c_n.reshape(-1)])
 
     assert mg.gradcheck(run, [x, h0, c0, *lstm.parameters()])
@@ -237,7 +237,7 @@ def test_padded_positions_output_zero_and_get_no_gradient():
         random_inputs(np.random.default_rng(4), (3, 6, 3), lengths, True, np.float32),
         requires_grad=True,
     )
-    output, _ = lstm(x, lengths)
+    output, _ = lstm(x, lengths=lengths)
     output.sum().backward()
     for b, length in enumerate(lengths):
         assert (output.data[b, length:] == 0).all()
@@ -250,7 +250,7 @@ def test_lengths_all_full_equals_no_lengths():
     lstm = nn.LSTM(3, 4, bidirectional=True)
     x = mg.tensor(np.random.default_rng(5).standard_normal((5, 2, 3)).astype(np.float32))
     out_none, (h_none, _) = lstm(x)
-    out_full, (h_full, _) = lstm(x, mg.tensor([5, 5]))
+    out_full, (h_full, _) = lstm(x, lengths=mg.tensor([5, 5]))
     np.testing.assert_array_equal(out_none.data, out_full.data)
     np.testing.assert_array_equal(h_none.data, h_full.data)
 
@@ -268,7 +268,7 @@ def test_two_threads_match_one(bidirectional):
             _runtime.use_two_threads = parallel
             lstm.zero_grad()
             x = mg.tensor(x_data, requires_grad=True)
-            output, (h_n, c_n) = lstm(x, [6, 2, 3, 6, 1])
+            output, (h_n, c_n) = lstm(x, lengths=[6, 2, 3, 6, 1])
             weighted_loss([output, h_n, c_n], np.random.default_rng(7)).backward()
             results.append(
                 [output.data, h_n.data, c_n.data, x.grad.data]
@@ -288,7 +288,7 @@ def test_input_without_grad_gives_the_same_parameter_gradients():
     grads = []
     for requires_grad in (True, False):
         lstm.zero_grad()
-        output, (h_n, c_n) = lstm(mg.tensor(x_data, requires_grad=requires_grad), [5, 3, 4])
+        output, (h_n, c_n) = lstm(mg.tensor(x_data, requires_grad=requires_grad), lengths=[5, 3, 4])
         weighted_loss([output, h_n, c_n], np.random.default_rng(13)).backward()
         grads.append([p.grad.data for p in lstm.parameters()])
     for with_x, without_x in zip(*grads):
@@ -335,7 +335,7 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     )
 
     x = mg.tensor(x_data, requires_grad=True)
-    output, (h_n, c_n) = lstm(x, lengths)
+    output, (h_n, c_n) = lstm(x, lengths=lengths)
     weighted_loss([output, h_n, c_n], np.random.default_rng(8)).backward()
 
     xt = torch.from_numpy(x_data).requires_grad_()
@@ -448,17 +448,17 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(TypeError, match="float64 does not match.*float32"):
         lstm(mg.zeros(2, 5, 3, dtype=np.float64))
     with pytest.raises(ValueError, match=r"lengths must be in \[1, 5\].*max 6"):
-        lstm(x, [6, 2])
+        lstm(x, lengths=[6, 2])
     with pytest.raises(ValueError, match=r"lengths must be in \[1, 5\].*min 0"):
-        lstm(x, [0, 2])
+        lstm(x, lengths=[0, 2])
     with pytest.raises(ValueError, match=r"lengths of shape \(batch=2,\).*\(3,\)"):
-        lstm(x, [1, 2, 3])
+        lstm(x, lengths=[1, 2, 3])
     with pytest.raises(TypeError, match="lengths must be integers"):
-        lstm(x, [1.5, 2.0])  # whole-number floats are taken, as torch casts them
+        lstm(x, lengths=[1.5, 2.0])  # whole-number floats are taken, as torch casts them
     with pytest.raises(ValueError, match=r"h0 of shape \(1, 2, 4\)"):
         lstm(x, hx=(mg.zeros(2, 2, 4), mg.zeros(2, 2, 4)))
-    with pytest.raises(TypeError, match="hx=\\(h0, c0\\)"):
-        lstm(x, (mg.zeros(1, 2, 4), mg.zeros(1, 2, 4)))
+    state = (mg.ones(1, 2, 4), mg.ones(1, 2, 4))  # positional, as in torch: the same as hx=
+    assert_close(lstm(x, state)[0], lstm(x, hx=state)[0], 0)
     with pytest.raises(ValueError, match="input_size, hidden_size and num_layers must be >= 1"):
         nn.LSTM(3, 0)
     with pytest.raises(ValueError, match=r"input_size=3.*\(2, 4\)"):
@@ -480,7 +480,7 @@ def test_a_batch_of_no_sequences_gives_empty_outputs_as_torch(bidirectional):
     lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=bidirectional)
     directions = 2 if bidirectional else 1
     x = mg.zeros(0, 5, 3, requires_grad=True)
-    output, (h_n, c_n) = lstm(x, np.zeros(0, np.int64))
+    output, (h_n, c_n) = lstm(x, lengths=np.zeros(0, np.int64))
     assert output.shape == (0, 5, 4 * directions) and h_n.shape == c_n.shape == (directions, 0, 4)
     (output.sum() + h_n.sum() + c_n.sum()).backward()
     assert x.grad.shape == (0, 5, 3)
@@ -849,8 +849,6 @@ def test_dropout_between_layers_while_training_matches_torch_at_p_1(name):
 
 
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
-
-
 
 
 def _twin(name, dtype, input_size=I, hidden_size=H, **settings):
@@ -1593,19 +1591,39 @@ def test_hostile_input_message_names_expected_and_given(case):
         assert word in str(error.value), (word, str(error.value))
 
 
-def test_gru_positional_state_is_named_in_the_error():
-    gru = nn.GRU(I, H)
-    with pytest.raises(Exception, match="GRU.*hx"):
-        gru(mg.zeros(5, 2, 3), mg.zeros(1, 2, 4))
-    with pytest.raises(Exception, match="GRU.*hx"):
-        gru(mg.zeros(5, 3), mg.zeros(1, 4))  # unbatched
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("batched", [True, False])
+def test_the_state_is_the_second_positional_argument_as_in_torch(name, batched):
+    """`rnn(x, hx)`, as every torch RNN program calls it: the same numbers as torch's layer."""
+    torch = pytest.importorskip("torch")
+    ours, theirs = getattr(nn, name)(I, H), getattr(torch.nn, name)(I, H).double()
+    ours = ours.to(mg.float64)
+    copy_state_to_torch(ours, theirs, np.float64)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((5, 2, I) if batched else (5, I))
+    states = [rng.standard_normal((1, 2, H) if batched else (1, H)) for _ in range(2)]
+    our_hx = tuple(mg.tensor(v) for v in states) if name == "LSTM" else mg.tensor(states[0])
+    their_hx = tuple(torch.tensor(v) for v in states) if name == "LSTM" else torch.tensor(states[0])
+    (out, final), (their_out, their_final) = (
+        ours(mg.tensor(x), our_hx),
+        theirs(torch.tensor(x), their_hx),
+    )
+    assert_close(out, their_out)
+    for a, b in zip(*(f if isinstance(f, tuple) else (f,) for f in (final, their_final))):
+        assert_close(a, b)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_lengths_given_where_the_state_goes_are_named_in_the_error(name):
+    with pytest.raises(TypeError, match=rf"{name}.forward.*second argument is the initial state"):
+        getattr(nn, name)(I, H)(mg.zeros(5, 2, I), [5, 3])
 
 
 # torch checks none of these (its PackedSequence takes any fields and fails later, if at all), or
 # fails with an unrelated error (AttributeError, IndexError): minigrad names what was expected
 UNCHECKED_BY_TORCH = {
     "unbatched input with lengths": (
-        lambda: nn.GRU(I, H)(mg.zeros(5, 3), [5]),
+        lambda: nn.GRU(I, H)(mg.zeros(5, 3), lengths=[5]),
         ValueError,
         ["lengths", "unbatched", "(5, 3)"],
     ),
@@ -1728,4 +1746,4 @@ def test_lengths_longer_than_the_sequence_are_refused():
     with pytest.raises(ValueError, match=r"\[1, 5\].*\[6, 2, 1\]"):
         nn.utils.rnn.pack_padded_sequence(mg.zeros(5, 3, 2), [6, 2, 1])
     with pytest.raises(ValueError, match=r"\[1, 5\].*max 6"):
-        nn.LSTM(2, H)(mg.zeros(5, 3, 2), [6, 2, 1])
+        nn.LSTM(2, H)(mg.zeros(5, 3, 2), lengths=[6, 2, 1])
