@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad.kernels as kernels
+from minigrad.kernels import _buffers, reference
 from minigrad.kernels import adam as numba_adam
 from minigrad.kernels import attention as numba_attention
-from minigrad.kernels import embedding as numba_embedding
 from minigrad.kernels import batched_matmul as numba_matmul
-from minigrad.kernels import reference
+from minigrad.kernels import embedding as numba_embedding
 from minigrad.kernels import softmax as numba_softmax
 from minigrad.kernels._runtime import PARALLEL_MIN_SIZE
 
@@ -449,7 +449,9 @@ def test_attention_twin_matches_the_composition_and_torch():
         np.testing.assert_allclose(ours, leaf.grad.numpy(), rtol=1e-11, atol=1e-13)
 
 
-def test_attention_reuses_the_weights_array_only_when_it_is_free():
+def test_attention_reuses_the_weights_array_only_when_it_is_free(monkeypatch):
+    # a pool of its own: free arrays of the same size left by earlier tests would be taken first
+    monkeypatch.setattr(_buffers, "_pool", _buffers._Pool())
     q = np.random.default_rng(4).standard_normal((64, 64, 8)).astype(np.float32)  # weights of 1 MiB
     _, first = numba_attention.attention_forward(q, q, q, 0.5)
     _, second = numba_attention.attention_forward(q, q, q, 0.5)
