@@ -175,7 +175,7 @@ def test_minigrad_kernels_numpy_selects_the_twins():
         import minigrad as mg
         from minigrad import nn
         embedding, lstm = nn.Embedding(10, 3), nn.LSTM(3, 4, batch_first=True, bidirectional=True)
-        output, _ = lstm(embedding(np.array([[1, 2, 3], [4, 5, 0]])), [3, 2])
+        output, _ = lstm(embedding(np.array([[1, 2, 3], [4, 5, 0]])), lengths=[3, 2])
         output.sum().backward()
         print(json.dumps({"backend": k.BACKEND,
                           "twins": all(getattr(k, n) is getattr(k.reference, n) for n in k.KERNELS),
