@@ -1,14 +1,19 @@
 """F.scaled_dot_product_attention (minigrad/ops/attention.py) against torch's: every mask kind
 (bool and float, broadcast, is_causal), dropout off, scale, float32 and float64, values and
-the gradients of query, key and value; hostile inputs raise what torch code catches.
+the gradients of query, key and value; hostile inputs raise what torch code catches. Then the
+same against torch over odd shapes (broadcast batches, fully masked rows, no queries, no keys,
+an empty batch), a float64 gradcheck, dropout, the float-mask path's key lengths and causal
+offset, and the errors.
 """
 
 import numpy as np
 import pytest
 
+import minigrad as mg
+from minigrad.ops.attention import attention, scaled_dot_product_attention  # noqa: E402
+
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
-import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
 from layer_checks import GRAD_TOL, TF, TOL, weighting  # noqa: E402
 from parity import (  # noqa: E402
@@ -213,3 +218,178 @@ def test_sdpa_hostile_inputs_raise(label, inputs, kwargs, words):
         words,
         expected=RuntimeError,
     )
+
+
+TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+
+# (query, key, value shapes, attn_mask: None / "bool" / "float" and its shape, is_causal, scale)
+SHAPE_CASES = [
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), None, None, False, None),
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), "bool", (2, 1, 4, 6), False, None),
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), "bool", (6,), True, 0.3),
+    ((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4), None, None, True, None),
+    ((4, 5), (6, 5), (6, 3), "float", (4, 6), False, None),
+    ((2, 1, 4, 5), (3, 6, 5), (3, 6, 2), "float", (1, 6), True, 2.0),  # batch dims broadcast
+    ((3, 4, 2), (3, 4, 2), (3, 4, 2), "bool", (3, 4, 4), False, None),  # some rows fully masked
+    ((2, 0, 5), (2, 3, 5), (2, 3, 2), None, None, True, None),  # no queries
+    ((2, 4, 5), (2, 0, 5), (2, 0, 2), None, None, False, None),  # no keys: output 0
+    ((0, 4, 5), (0, 4, 5), (0, 4, 3), "bool", (4, 4), False, None),  # empty batch
+]
+
+
+def _torch_sdpa(torch, q, k, v, mask, is_causal, scale):
+    """torch's SDPA; a mask together with is_causal is combined by hand (torch's math kernel
+    refuses the pair in float64, its CPU kernel combines them)."""
+    if is_causal and mask is not None:
+        causal = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        mask = (
+            mask & causal if mask.dtype == torch.bool else mask.masked_fill(~causal, float("-inf"))
+        )
+        is_causal = False
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask, is_causal=is_causal, scale=scale
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", SHAPE_CASES, ids=[f"case{i}" for i in range(len(SHAPE_CASES))])
+def test_scaled_dot_product_attention_matches_torch(case, dtype):
+    torch = pytest.importorskip("torch")
+    q_shape, k_shape, v_shape, mask_kind, mask_shape, is_causal, scale = case
+    rng = np.random.default_rng(20)
+    q, k, v = (rng.normal(size=shape).astype(dtype) for shape in (q_shape, k_shape, v_shape))
+    mask = None
+    if mask_kind == "bool":
+        mask = rng.random(mask_shape) < 0.6
+    elif mask_kind == "float":
+        mask = np.where(rng.random(mask_shape) < 0.7, rng.normal(size=mask_shape), -np.inf).astype(
+            dtype
+        )
+    tensors = [mg.tensor(a, requires_grad=True) for a in (q, k, v)]
+    mask_tensor = None if mask is None else mg.tensor(mask, requires_grad=mask_kind == "float")
+    out = attention(
+        *tensors, attn_mask=mask_tensor, causal=is_causal, scale=scale
+    )  # SDPA's op; it takes both
+    upstream = rng.normal(size=out.shape).astype(dtype)
+    (out * mg.tensor(upstream)).sum().backward()
+
+    leaves = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    mask_torch = None if mask is None else torch.tensor(mask, requires_grad=mask_kind == "float")
+    out_torch = _torch_sdpa(torch, *leaves, mask_torch, is_causal, scale)
+    out_torch.backward(torch.tensor(upstream))
+
+    close = dict(rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
+    assert out.shape == tuple(out_torch.shape) and out.dtype == dtype
+    np.testing.assert_allclose(out.data, out_torch.detach().numpy(), **close)
+    for ours, theirs, name in zip(
+        tensors + [mask_tensor], leaves + [mask_torch], ["query", "key", "value", "mask"]
+    ):
+        if name != "mask" or mask_kind == "float":
+            np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), err_msg=name, **close)
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_scaled_dot_product_attention_gradcheck(is_causal):
+    rng = np.random.default_rng(21)
+    q, k, v = (
+        rng.normal(size=(2, 2, 3, 4)),
+        rng.normal(size=(2, 2, 3, 4)),
+        rng.normal(size=(2, 2, 3, 5)),
+    )
+    mask = np.array(
+        [[True, False, True], [True, True, True], [False, False, False]]
+    )  # a row with no key
+    assert mg.gradcheck(
+        lambda q, k, v: attention(q, k, v, attn_mask=mask, causal=is_causal), [q, k, v]
+    )
+    assert mg.gradcheck(
+        lambda q, k, v: attention(
+            q, k, v, key_lengths=[[3, 1], [0, 2]], causal=is_causal, causal_offset=1
+        ),
+        [q, k, v],
+    )
+
+
+def test_scaled_dot_product_attention_dropout():
+    rng = np.random.default_rng(22)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
+
+    def dropped(q, k, v):
+        mg.manual_seed(7)  # the same dropped weights on every call
+        return scaled_dot_product_attention(q, k, v, dropout_p=0.4)
+
+    assert mg.gradcheck(dropped, [q, k, v])
+    # each weight is kept with probability 0.6 and the kept ones are scaled by 1 / 0.6
+    out, weights = attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), need_weights=True)
+    mg.manual_seed(7)
+    out_dropped = dropped(mg.tensor(q), mg.tensor(k), mg.tensor(v))
+    mg.manual_seed(7)
+    keep = mg.random.generator().random(weights.shape, dtype=np.float32) >= 0.4
+    np.testing.assert_allclose(out_dropped.data, (weights * keep / 0.6) @ v, rtol=1e-12)
+    many = attention(
+        mg.tensor(np.zeros((1, 200, 4))),
+        mg.tensor(np.zeros((1, 200, 4))),
+        mg.tensor(np.ones((1, 200, 1))),
+        dropout_p=0.25,
+    )
+    np.testing.assert_allclose(
+        many.data.mean(), 1.0, atol=0.01
+    )  # E[kept / 0.75] = 1 over 40,000 draws
+    assert np.all(
+        scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0).data
+        == 0
+    )
+    float_mask = mg.tensor(np.zeros((3, 5)))
+    assert np.all(
+        scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), float_mask, 1.0).data
+        == 0
+    )
+
+
+@pytest.mark.parametrize("causal, causal_offset", [(False, 0), (True, 0), (True, 2)])
+def test_float_mask_path_applies_key_lengths_and_causal_offset_as_the_kernel_does(
+    causal, causal_offset
+):
+    """A float mask goes through the step-by-step ops; with key lengths and a causal offset it
+    must give the fused kernel's numbers (an all-True bool mask) and the same zero rows."""
+    rng = np.random.default_rng(11)
+    q, k, v = (
+        rng.standard_normal((2, 3, 4, 5)),
+        rng.standard_normal((2, 3, 6, 5)),
+        rng.standard_normal((2, 3, 6, 2)),
+    )
+    settings = dict(
+        key_lengths=np.array([[6], [0]]),
+        causal=causal,
+        causal_offset=causal_offset,
+        need_weights=True,
+    )
+    fused, fused_weights = attention(
+        mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=np.ones((4, 6), bool), **settings
+    )
+    stepwise, weights = attention(
+        mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=mg.tensor(np.zeros((4, 6))), **settings
+    )
+    np.testing.assert_allclose(stepwise.data, fused.data, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(weights, fused_weights, rtol=1e-12, atol=1e-14)
+    assert np.all(weights[1] == 0)  # the entry with no keys
+
+
+def test_scaled_dot_product_attention_errors():
+    q, k, v = mg.zeros(2, 3, 4), mg.zeros(2, 5, 4), mg.zeros(2, 5, 6)
+    with pytest.raises(ValueError, match=r"query \(\.\.\., L, E\).*\(2, 3, 4\), \(2, 5, 3\)"):
+        scaled_dot_product_attention(q, mg.zeros(2, 5, 3), v)
+    with pytest.raises(
+        ValueError, match=r"attn_mask of shape \(3, 4\) does not broadcast to \(2, 3, 5\)"
+    ):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 4), bool))
+    with pytest.raises(TypeError, match="attn_mask must be bool.*or float.*int64"):
+        scaled_dot_product_attention(q, k, v, attn_mask=np.ones((3, 5), np.int64))
+    with pytest.raises(TypeError, match="one dtype.*float32, float64"):
+        scaled_dot_product_attention(q, k.double(), v)
+    with pytest.raises(ValueError, match="dropout_p must be in"):
+        scaled_dot_product_attention(q, k, v, dropout_p=1.5)
+    with pytest.raises(ValueError, match="batch dims.*cannot be broadcast"):
+        scaled_dot_product_attention(q, mg.zeros(3, 5, 4), mg.zeros(3, 5, 6))
+    with pytest.raises(ValueError, match="key_lengths must be >= 0"):
+        attention(q, k, v, key_lengths=[-1, 2])
