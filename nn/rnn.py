@@ -4,7 +4,7 @@ cells and the gate equations are in nn/rnn_cell.py.
 
 `LSTM` runs whole sequences as one graph node per layer (both directions, minigrad/ops/lstm.py):
 padded positions are skipped, each step is one GEMM plus a fused kernel, and the two directions
-run on two threads (minigrad/kernels/lstm.py). tests/test_lstm.py checks it against LSTMCell
+run on two threads (minigrad/kernels/lstm.py). tests/nn/test_rnn.py checks it against LSTMCell
 and both against PyTorch.
 
 `GRU` and `RNN` run step by step with ordinary ops (the steps of GRUCell and RNNCell), so
