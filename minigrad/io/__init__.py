@@ -6,11 +6,11 @@ and safetensors files both ways.
     model.load_state_dict(checkpoint["model"])
 
 An archive holds one '<name>.npy' member per array (numpy's .npz layout, readable by np.load)
-and a JSON manifest, '__minigrad__.json', describing the saved tree: dicts, lists, tuples,
-Python numbers, bools, strings and None, each of which comes back as the type saved, with the
-arrays referred to by member name. The manifest is data, never code, and is checked part by part
-on load. Files written before the manifest existed (and np.savez files) still load, as a flat
-dict of arrays.
+and a JSON manifest (the member '__minigrad__.npy', uint8 bytes of JSON) describing the saved
+tree: dicts, lists, tuples, Python numbers, bools, strings and None, each of which comes back as
+the type saved, with the arrays referred to by member name. The manifest is data, never code,
+and is checked part by part on load. Files written before the manifest existed (and np.savez
+files) still load, as a flat dict of arrays.
 
 Saving goes through atomic_file: the archive is written to a temporary file next to the
 target and renamed over it only once it is complete and on disk, so a failed or killed save
