@@ -15,8 +15,10 @@ files) still load, as a flat dict of arrays.
 Saving goes through atomic_file: the archive is written to a temporary file next to the
 target and renamed over it only once it is complete and on disk, so a failed or killed save
 never destroys the previous checkpoint. Loading checks every entry's .npy header against the
-archive before allocating anything: pickled objects, lying headers, malformed manifests and
-archives larger than the memory left are refused with a message naming the file.
+archive (and every zip directory entry against the file's real bytes) before allocating
+anything: pickled objects, lying headers and directories, encrypted or oddly compressed
+entries, malformed manifests and archives larger than the memory left (the system's, the
+cgroup's, the rlimit's) are refused with a message naming the file.
 
 mg.save_safetensors / mg.load_safetensors write and read the safetensors format (the
 `safetensors` package, an optional extra), which PyTorch loads with safetensors.torch.load_file.

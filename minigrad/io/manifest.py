@@ -22,7 +22,8 @@ _MAX_INT_BITS = 13_000  # about 4,000 digits: Python's limit on int <-> str conv
 
 
 def _dict_key(key, name, where):
-    """A dict key as saved: a non-empty string or an integer (numpy integers become ints)."""
+    """A dict key as saved: a non-empty string (no NUL, no lone surrogate: a member's name is
+    UTF-8 and ends at a NUL) or an integer (numpy integers become ints)."""
     if isinstance(key, np.integer):
         key = int(key)
     if isinstance(key, bool) or not isinstance(key, (str, int)) or key == "":
@@ -30,6 +31,20 @@ def _dict_key(key, name, where):
         raise TypeError(
             f"{where}: keys must be non-empty strings (or integers); got {key!r}{inside}"
         )
+    if isinstance(key, str):
+        inside = f" (in {name!r})" if name else ""
+        if "\0" in key:  # a zip member's name ends at its first NUL
+            raise ValueError(
+                f"{where}: the key {key!r}{inside} holds a NUL character, which an archive's "
+                f"entry names cannot hold; nothing was written"
+            )
+        try:
+            key.encode("utf-8")  # a member's name is stored as UTF-8
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"{where}: the key {key!r}{inside} holds a lone surrogate, which UTF-8 (an "
+                f"archive's entry names) cannot hold; nothing was written"
+            ) from None
     return key
 
 

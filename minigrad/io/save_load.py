@@ -27,7 +27,15 @@ from .manifest import (
     _flat,
     _manifest,
 )
-from .npz import _ZIP_MAGIC, _entry_data, _entry_header, _entry_name, _mapped
+from .npz import (
+    _READ_ERRORS,
+    _ZIP_MAGIC,
+    _check_member,
+    _entry_data,
+    _entry_header,
+    _entry_name,
+    _mapped,
+)
 
 
 def _write_npz(file, arrays, manifest):
@@ -53,7 +61,8 @@ def save(obj, path):
     str or None, or a dict (string or integer keys), list or tuple of these, nested up to 100
     deep; mg.load gives each back as the type saved (Tensors as numpy arrays). Anything else
     (objects that would need pickle) raises TypeError naming the entry. Dict keys must stay unique
-    when nested keys are joined with dots: {"a.b": 1, "a": {"b": 2}} is refused (ValueError).
+    when nested keys are joined with dots: {"a.b": 1, "a": {"b": 2}} is refused (ValueError), as
+    are a key or a path holding a NUL character; all of these before anything is written.
     """
     if hasattr(path, "write") and not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(
@@ -61,6 +70,8 @@ def save(obj, path):
             f"writes a checkpoint by replacing the file at a path, atomically"
         )
     where = f"mg.save to {os.fspath(path)!r}"
+    if ("\0" if isinstance(os.fspath(path), str) else b"\0") in os.fspath(path):
+        raise ValueError(f"{where}: the path holds a NUL character; no file can be named so")
     arrays = OrderedDict()
     root = _encode(obj, "", set(), arrays, where, 0)
     manifest = json.dumps(
@@ -84,6 +95,8 @@ def _checked_path(path, where, expected):
     if hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"{where}: expected a file path; got a file object ({type(path).__name__})")
     path = os.fspath(path)
+    if ("\0" if isinstance(path, str) else b"\0") in path:
+        raise ValueError(f"{where}: the path {path!r} holds a NUL character; no file is named so")
     if os.path.isdir(path):
         raise IsADirectoryError(f"{where}: {path!r} is a folder; expected {expected}")
     if not os.path.exists(path):
@@ -178,10 +191,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     Refused, each with a message naming the file and the problem: a missing file
     (FileNotFoundError), a folder (IsADirectoryError), anything that is not an .npz archive, an
-    entry holding pickled objects, an entry that is damaged or whose header declares another size
-    than it holds, a manifest that is not valid (wrong types, nesting deeper than 100, a size over
-    64 MiB, members missing, unlisted or listed twice) (ValueError), and arrays larger in total
-    than the memory left (MemoryError, checked before allocating; not with mmap).
+    entry that is encrypted or compressed other than stored or deflated, an entry whose zip
+    directory claims more than the file holds (data past the entries' end, a stored size unlike
+    its compressed size, more than deflate can inflate its bytes to), an entry holding pickled
+    objects, a .npy header over 10,000 bytes or with a negative dimension, an entry that is
+    damaged or whose header declares another size than it holds, a manifest that is not valid
+    (wrong types, nesting deeper than 100, a size over 64 MiB, members missing, unlisted or listed
+    twice) (ValueError, the entry named too), and arrays larger in total than the memory left
+    (MemoryError, checked before allocating; not with mmap): the least of the system's available
+    memory, the process's memory cgroup limit and its RLIMIT_AS / RLIMIT_DATA. Nothing is
+    allocated on a claim alone: a deflated entry's buffer grows with the bytes it inflates to.
     """
     where = "mg.load"
     if pickle_module is not None or pickle_args:
@@ -202,9 +221,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             f"first bytes {magic!r})"
         )
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open(path, "rb") as file, zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                _check_member(file, info, path, archive.start_dir)
             return _read_archive(archive, path, relocate, bool(mmap), where)
-    except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as error:
+    except (*_READ_ERRORS, zipfile.LargeZipFile) as error:
         raise ValueError(f"mg.load: {path!r} is not a valid .npz archive ({error})") from None
 
 
@@ -227,7 +248,7 @@ def _read_archive(archive, path, relocate, mmap, where):
             continue
         try:
             headers[name] = _entry_header(archive, info, path)
-        except (OSError, EOFError, zipfile.BadZipFile) as error:
+        except _READ_ERRORS as error:
             raise ValueError(
                 f"mg.load: entry {info.filename!r} of {path!r} is corrupt ({error})"
             ) from None
@@ -236,7 +257,7 @@ def _read_archive(archive, path, relocate, mmap, where):
         info = members[names.index(MANIFEST)]
         try:
             document = _manifest(archive, info, headers.pop(MANIFEST), path)
-        except (OSError, EOFError, zipfile.BadZipFile) as error:
+        except _READ_ERRORS as error:
             raise ValueError(f"mg.load: the manifest of {path!r} is corrupt ({error})") from None
         kept = [index for index, name in enumerate(names) if name != MANIFEST]
         members, names = [members[index] for index in kept], [names[index] for index in kept]
@@ -263,7 +284,7 @@ def _read_archive(archive, path, relocate, mmap, where):
                 if mmap
                 else _entry_data(archive, info, header, path)
             )
-        except (OSError, EOFError, zipfile.BadZipFile) as error:
+        except _READ_ERRORS as error:
             raise ValueError(f"mg.load: entry {name!r} of {path!r} is corrupt ({error})") from None
         arrays[name] = _relocate(relocate, array, name, where)
     if document is None:  # the flat form of files without a manifest

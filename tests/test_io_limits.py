@@ -1,0 +1,333 @@
+"""mg.load against archives whose zip directory or .npy headers lie (issue 27, findings 6-8): each
+archive is built here byte by byte, each is refused with a message naming the file, and the
+claims of gigabytes are refused without allocating them (tracemalloc's peak stays at a few MB).
+mg.save refuses what it could not load back (a NUL in a key or the path) before writing."""
+
+import io
+import os
+import struct
+import subprocess
+import sys
+import tracemalloc
+import zlib
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.io  # noqa: F401  (mg.io)
+import minigrad.io.npz as npz
+
+SMALL_PEAK = 4 * 2**20  # bytes: what reading a few headers may take, far below any claim here
+
+
+def peak_bytes(action):
+    """(exception raised by action(), peak bytes allocated meanwhile, numpy's included)."""
+    tracemalloc.start()
+    try:
+        action()
+    except Exception as error:  # noqa: BLE001  (returned for the test to check)
+        raised = error
+    else:
+        raised = None
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return raised, peak
+
+
+def npy_header(shape, descr="<f8", version=1, length=None):
+    """The .npy header of an array (shape written as given, negative or not); `length` claims
+    another header length than the text has (version 2 holds up to 4 GiB)."""
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"
+    length_format = "<H" if version == 1 else "<I"
+    prefix = 6 + 2 + struct.calcsize(length_format)
+    text = text.ljust(-(-(prefix + len(text) + 1) // 64) * 64 - prefix - 1) + "\n"
+    claimed = len(text) if length is None else length
+    return b"\x93NUMPY" + bytes([version, 0]) + struct.pack(length_format, claimed) + text.encode()
+
+
+def zip_bytes(name, stored, *, method=0, file_size=None, compress_size=None, crc=None, flags=0):
+    """A one-member zip: `stored` (the member's bytes as they lie in the file: compressed for
+    method 8) under `name`, with the directory's claims given (or true for a stored member)."""
+    name = name.encode()
+    crc = (zlib.crc32(stored) if method == 0 else 0) if crc is None else crc
+    file_size = len(stored) if file_size is None else file_size
+    compress_size = len(stored) if compress_size is None else compress_size
+    fields = (flags, method, 0, 0x21, crc, compress_size, file_size, len(name))
+    local = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, *fields, 0) + name
+    central = struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, *fields, 0, 0, 0, 0, 0, 0)
+    central += name
+    start = len(local) + len(stored)
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 1, 1, len(central), start, 0)
+    return local + stored + central + end
+
+
+def deflated(chunks):
+    """The raw deflate stream (as a zip holds it) of the byte strings `chunks`, and their length."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    stream, total = [], 0
+    for chunk in chunks:
+        stream.append(compressor.compress(chunk))
+        total += len(chunk)
+    stream.append(compressor.flush())
+    return b"".join(stream), total
+
+
+def refused(path, action=None):
+    """The error mg.load(path) raises (checked to be minigrad's, naming the file), and the peak."""
+    error, peak = peak_bytes(action or (lambda: mg.load(path)))
+    assert isinstance(error, (ValueError, MemoryError)), repr(error)
+    assert str(error).startswith("mg.load: "), str(error)
+    assert repr(str(path)) in str(error), str(error)
+    return str(error), peak
+
+
+# -- 6: sizes checked against the file's real data and the process's limits ---------------------
+
+
+def test_a_tiny_stored_file_claiming_gigabytes_is_refused_before_allocating(tmp_path):
+    header = npy_header((375_000_000,))  # 3,000,000,000 bytes of float64
+    claim = len(header) + 3_000_000_000
+    path = tmp_path / "tiny.npz"
+    path.write_bytes(zip_bytes("w.npy", header + bytes(80), file_size=claim, compress_size=claim))
+    assert path.stat().st_size < 400
+    message, peak = refused(path)
+    assert "'w.npy'" in message and "is truncated" in message
+    assert f"its {claim:,} bytes of data would end" in message
+    assert peak < SMALL_PEAK
+
+
+def test_a_stored_member_claiming_more_than_it_stores_is_refused(tmp_path):
+    header = npy_header((375_000_000,))
+    path = tmp_path / "claims.npz"
+    path.write_bytes(zip_bytes("w.npy", header + bytes(80), file_size=len(header) + 3 * 10**9))
+    message, peak = refused(path)
+    assert message == (
+        f"mg.load: entry 'w.npy' of {str(path)!r} is corrupt: it claims "
+        f"{len(header) + 3 * 10**9:,} bytes but stores {len(header) + 80:,} (uncompressed, the "
+        f"two are equal)"
+    )
+    assert peak < SMALL_PEAK
+
+
+def test_a_deflated_member_claiming_more_than_deflate_can_hold_is_refused(tmp_path):
+    header = npy_header((375_000_000,))
+    stream, _ = deflated([header, bytes(80)])
+    path = tmp_path / "ratio.npz"
+    path.write_bytes(zip_bytes("w.npy", stream, method=8, file_size=len(header) + 3 * 10**9))
+    message, peak = refused(path)
+    assert "more than its" in message and "compressed bytes can inflate to" in message
+    assert peak < SMALL_PEAK
+
+
+def test_a_deflate_bomb_in_the_npy_header_is_not_inflated(tmp_path):
+    """A version 2.0 header claiming 256 MiB of header text, deflated from zeros: numpy reads
+    a header in full before checking its length; mg.load reads at most 10,000 bytes of it."""
+    length = 2**28
+    header = npy_header((1,), version=2, length=length)[:12]
+    stream, total = deflated([header, *[bytes(2**20)] * (length // 2**20)])
+    path = tmp_path / "header_bomb.npz"
+    path.write_bytes(zip_bytes("w.npy", stream, method=8, file_size=total))
+    assert path.stat().st_size < 2**20
+    message, peak = refused(path)
+    assert message == (
+        f"mg.load: entry 'w' of {str(path)!r} has no valid .npy header (its header claims "
+        f"{length:,} bytes; at most 10,000 are read)"
+    )
+    assert peak < SMALL_PEAK
+
+
+def test_a_deflated_member_that_ends_early_costs_only_what_it_held(tmp_path):
+    """It claims 256 MiB (within deflate's ratio of its 300 KB) but inflates to 300 KB: the
+    buffer grows with the bytes inflated instead of being made at the size claimed."""
+    header = npy_header((2**25,))
+    noise = np.random.default_rng(0).integers(0, 256, 300_000, dtype=np.uint8).tobytes()
+    stream, _ = deflated([header, noise])
+    path = tmp_path / "short.npz"
+    path.write_bytes(zip_bytes("w.npy", stream, method=8, file_size=len(header) + 2**28))
+    message, peak = refused(path)
+    assert message.startswith(f"mg.load: entry 'w' of {str(path)!r} is corrupt")
+    assert peak < SMALL_PEAK
+
+
+BOMB_UNDER_RLIMIT = """
+import resource, sys, tracemalloc
+import minigrad as mg
+with open("/proc/self/status") as status:
+    used = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (used + 256 * 2**20, resource.RLIM_INFINITY))
+tracemalloc.start()
+try:
+    mg.load(sys.argv[1])
+except MemoryError as error:
+    print(tracemalloc.get_traced_memory()[1])
+    print(error)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc/self/status")
+def test_a_deflate_bomb_is_refused_under_the_address_space_limit(tmp_path):
+    """512 MiB of zeros deflated to about 500 KB, loaded by a process whose RLIMIT_AS leaves
+    256 MiB: refused naming the file before allocating (the machine's free memory is no guide)."""
+    header = npy_header((2**26,))
+    stream, total = deflated([header, *[bytes(2**20)] * 512])
+    path = tmp_path / "bomb.npz"
+    path.write_bytes(zip_bytes("w.npy", stream, method=8, file_size=total))
+    assert path.stat().st_size < 2**20
+    result = subprocess.run(
+        [sys.executable, "-c", BOMB_UNDER_RLIMIT, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    peak, _, message = result.stdout.partition("\n")
+    assert message.startswith(
+        f"mg.load: {str(path)!r} holds {2**29:,} bytes of arrays, more than the "
+    ), result.stdout + result.stderr
+    assert int(peak) < SMALL_PEAK
+
+
+def test_the_memory_left_is_the_least_of_the_system_the_cgroup_and_the_rlimit(
+    tmp_path, monkeypatch
+):
+    proc, cgroup = tmp_path / "proc", tmp_path / "cgroup"
+    (proc / "self").mkdir(parents=True)
+    (proc / "meminfo").write_text("MemTotal: 9000 kB\nMemAvailable: 4000000 kB\nSwapFree: 0 kB\n")
+    (proc / "self" / "cgroup").write_text("0::/job/step\n")
+    (proc / "self" / "status").write_text("VmSize:\t1000 kB\nVmData:\t500 kB\n")
+    step = cgroup / "job" / "step"
+    step.mkdir(parents=True)
+    (cgroup / "job" / "memory.max").write_text("3000000000\n")
+    (cgroup / "job" / "memory.current").write_text("1000000000\n")
+    (cgroup / "job" / "memory.stat").write_text("anon 1\ninactive_file 400000000\n")
+    (step / "memory.max").write_text("max\n")
+    monkeypatch.setattr(npz, "_PROC", str(proc))
+    monkeypatch.setattr(npz, "_CGROUP", str(cgroup))
+    monkeypatch.setattr(npz, "_rlimit_memory", lambda: None)
+    assert npz._cgroup_memory() == 3_000_000_000 - 600_000_000
+    assert mg.io._available_memory() == 2_400_000_000
+    (cgroup / "job" / "memory.max").write_text("max\n")
+    assert mg.io._available_memory() == 4_000_000 * 1024
+    monkeypatch.setattr(npz, "_rlimit_memory", lambda: 123_456)
+    assert mg.io._available_memory() == 123_456
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no resource module")
+def test_the_rlimit_left_is_the_limit_less_what_is_used(tmp_path, monkeypatch):
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "status").write_text("VmSize:\t1000 kB\nVmData:\t500 kB\n")
+    monkeypatch.setattr(npz, "_PROC", str(proc))
+    limits = {npz.resource.RLIMIT_AS: 5_000_000, npz.resource.RLIMIT_DATA: 9_000_000}
+    monkeypatch.setattr(
+        npz.resource, "getrlimit", lambda kind: (limits[kind], npz.resource.RLIM_INFINITY)
+    )
+    assert npz._rlimit_memory() == 5_000_000 - 1_024_000
+
+
+# -- 7: damaged entries get minigrad's message, naming the file and the member -----------------
+
+
+def test_an_encrypted_member_is_refused(tmp_path):
+    path = tmp_path / "secret.npz"
+    path.write_bytes(zip_bytes("w.npy", npy_header((1,)) + bytes(8), flags=0x1))
+    message, _ = refused(path)
+    assert message == (
+        f"mg.load: entry 'w.npy' of {str(path)!r} is encrypted; mg.load reads unencrypted "
+        "archives only"
+    )
+
+
+@pytest.mark.parametrize("method", [99, 14, 12])
+def test_an_unsupported_compression_method_is_refused(tmp_path, method):
+    path = tmp_path / "packed.npz"
+    path.write_bytes(zip_bytes("w.npy", npy_header((1,)) + bytes(8), method=method))
+    message, _ = refused(path)
+    assert message == (
+        f"mg.load: entry 'w.npy' of {str(path)!r} uses compression method {method}; mg.load "
+        "reads stored and deflated entries (what np.savez and np.savez_compressed write)"
+    )
+
+
+@pytest.mark.parametrize("shape", [(-1, -8), (-64,), (8, -1)])
+def test_a_negative_dimension_in_a_header_is_refused(tmp_path, shape):
+    path = tmp_path / "negative.npz"
+    path.write_bytes(zip_bytes("w.npy", npy_header(shape) + bytes(64)))
+    message, _ = refused(path)
+    assert message == (
+        f"mg.load: entry 'w' of {str(path)!r} has no valid .npy header (shape {shape} has a "
+        "negative dimension)"
+    )
+
+
+def test_a_damaged_deflate_stream_is_called_corrupt(tmp_path):
+    header = npy_header((4,))
+    stream, total = deflated([header, bytes(32)])
+    damaged = bytes([0xFF] * 8) + stream[8:]  # block type 3, which deflate does not have
+    path = tmp_path / "damaged.npz"
+    path.write_bytes(zip_bytes("w.npy", damaged, method=8, file_size=total))
+    message, _ = refused(path)
+    assert message.startswith("mg.load: entry 'w") and "is corrupt" in message
+
+
+def test_a_truncated_member_is_refused(tmp_path):
+    header = npy_header((100,))
+    stored = header + np.arange(100.0).tobytes()
+    cut = zip_bytes("w.npy", stored[:300], file_size=len(stored), compress_size=len(stored))
+    path = tmp_path / "cut.npz"
+    path.write_bytes(cut)
+    message, peak = refused(path)
+    assert message.startswith(f"mg.load: entry 'w.npy' of {str(path)!r} is truncated")
+    assert peak < SMALL_PEAK
+
+
+def test_honest_deflated_archives_still_load(tmp_path):
+    path = tmp_path / "honest.npz"
+    arrays = {"w": np.arange(300_000.0), "z": np.zeros((3, 0)), "b": np.ones(2**20, bool)}
+    np.savez_compressed(path, **arrays)
+    loaded = mg.load(path)
+    for name, array in arrays.items():
+        np.testing.assert_array_equal(loaded[name], array)
+        assert loaded[name].shape == array.shape
+
+
+# -- 8: mg.save refuses what mg.load could not read back ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ({"a\0b": 1.0}, "a NUL character"),
+        ({"model": {"w\0": np.ones(2)}}, "a NUL character"),
+        ({"\ud800": np.ones(2)}, "a lone surrogate"),
+    ],
+)
+def test_a_key_holding_nul_is_refused_before_writing(tmp_path, value, problem):
+    path = tmp_path / "ckpt.npz"
+    mg.save({"kept": 1}, path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=f"holds {problem}") as caught:
+        mg.save(value, path)
+    assert str(path) in str(caught.value)
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.npz"]
+
+
+def test_a_path_holding_nul_is_refused(tmp_path):
+    path = str(tmp_path / "ck\0pt.npz")
+    with pytest.raises(ValueError, match="the path holds a NUL character"):
+        mg.save({"a": 1}, path)
+    with pytest.raises(ValueError, match="holds a NUL character"):
+        mg.load(path)
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_crafted_zip_is_a_zip(tmp_path):
+    """The builder above writes what zipfile and mg.load read as a valid archive."""
+    path = tmp_path / "plain.npz"
+    data = io.BytesIO()
+    np.lib.format.write_array(data, np.arange(4.0))
+    stored = data.getvalue()
+    path.write_bytes(zip_bytes("w.npy", stored))
+    np.testing.assert_array_equal(mg.load(path)["w"], np.arange(4.0))
