@@ -284,7 +284,12 @@ def test_a_truncated_member_is_refused(tmp_path):
 
 def test_honest_deflated_archives_still_load(tmp_path):
     path = tmp_path / "honest.npz"
-    arrays = {"w": np.arange(300_000.0), "z": np.zeros((3, 0)), "b": np.ones(2**20, bool)}
+    arrays = {
+        "w": np.arange(300_000.0),
+        "z": np.zeros((3, 0)),
+        "b": np.ones(2**20, bool),
+        "zeros": np.zeros((2**20, 2)),  # inflates 1,000 times: its buffer grows several times
+    }
     np.savez_compressed(path, **arrays)
     loaded = mg.load(path)
     for name, array in arrays.items():
