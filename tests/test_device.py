@@ -18,17 +18,26 @@ LIBRARIES = {"torch": torch, "minigrad": mg}
 
 
 @pytest.fixture
-def flags_restored(monkeypatch):
-    """The backends flags a script sets, put back afterwards in both libraries."""
-    precisions = {}
+def flags_restored():
+    """The backends flags a script sets, put back afterwards in both libraries. (By hand, not
+    with monkeypatch: torch's cuda.matmul answers allow_tf32 through __getattr__, which some
+    pytest versions cannot undo.)"""
+    saved = {}
     for name, library in LIBRARIES.items():
-        precisions[name] = library.get_float32_matmul_precision()
-        monkeypatch.setattr(library.backends.cuda.matmul, "allow_tf32", False)
-        for flag in ("allow_tf32", "benchmark", "deterministic"):
-            monkeypatch.setattr(library.backends.cudnn, flag, getattr(library.backends.cudnn, flag))
+        cudnn = library.backends.cudnn
+        saved[name] = (
+            library.get_float32_matmul_precision(),
+            library.backends.cuda.matmul.allow_tf32,
+            {flag: getattr(cudnn, flag) for flag in ("allow_tf32", "benchmark", "deterministic")},
+        )
+        library.backends.cuda.matmul.allow_tf32 = False
     yield
     for name, library in LIBRARIES.items():
-        library.set_float32_matmul_precision(precisions[name])
+        precision, matmul_tf32, cudnn_flags = saved[name]
+        library.set_float32_matmul_precision(precision)
+        library.backends.cuda.matmul.allow_tf32 = matmul_tf32
+        for flag, value in cudnn_flags.items():
+            setattr(library.backends.cudnn, flag, value)
 
 
 def nanogpt_style_step(torch, weight, x, target):
