@@ -171,9 +171,14 @@ def _load_path(path: Path, progress: bool) -> dict:
 
 
 def _sort_key(file_name: str):
-    """Numeric id first (``123_8.txt`` -> 123), the name as tie-breaker."""
+    """Numeric id first (``123_8.txt`` -> 123), the name as tie-breaker. The id is compared as
+    digits (shorter first, then in order: the order of the numbers), never converted: Python
+    refuses int() of more than 4,300 digits, and a hostile archive may name a file so."""
     match = re.match(r"\d+", file_name)
-    return (0, int(match.group()), file_name) if match else (1, 0, file_name)
+    if not match:
+        return (1, 0, "", file_name)
+    digits = match.group().lstrip("0") or "0"
+    return (0, len(digits), digits, file_name)
 
 
 def _assemble(found: dict, source: Path) -> dict:

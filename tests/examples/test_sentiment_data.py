@@ -410,3 +410,24 @@ def test_batches_shuffle_follows_the_seed():
     np.testing.assert_array_equal(lengths, order % 4 + 1)
     with pytest.raises(ValueError, match="batch_size >= 1, got 0"):
         next(preprocess.batches(encoded, batch_size=0))
+
+
+def test_a_file_id_of_thousands_of_digits_loads_in_numeric_order(make_imdb_tarball):
+    """Python refuses int() of more than 4,300 digits; the ids are ordered without converting."""
+    huge = "9" * 5000
+    path = make_imdb_tarball(
+        REVIEWS, extra_files={f"aclImdb/train/pos/{huge}_7.txt": "a review with a long id"}
+    )
+    loaded = data.load_imdb(path, progress=False)
+    texts = [text for text, _ in loaded["train"]]
+    assert "a review with a long id" in texts
+    rng = np.random.default_rng(0)
+    ids = [str(n) for n in rng.integers(0, 10**6, size=200)] + [
+        "0",
+        "007",
+        "10",
+        "9" * 4000,
+        "1" + "0" * 3999,
+    ]
+    by_key = sorted(ids, key=lambda i: data._sort_key(f"{i}_1.txt"))
+    assert [int(i) for i in by_key] == sorted(int(i) for i in ids)
