@@ -8,8 +8,8 @@ small MLP trained on two moons: `python examples/engine_from_scratch.py`.
 minigrad has the same shape, with more in it (dtypes, views, version checks, hooks):
 - Tensor and Function: minigrad/tensor.py (`Function.apply` records the node);
 - the walk and `sum_to`: minigrad/autograd.py;
-- the ops: minigrad/ops/, one family per file, each op a Function subclass like these, its
-  Tensor method attached in ops/__init__.py.
+- the ops: minigrad/ops/, one family per file, each op a Function subclass like these and a
+  function declared once with `@op` (ops/registry.py), which makes it a Tensor method too.
 tests/examples/test_engine_from_scratch.py checks the gradients here against minigrad's.
 """
 
