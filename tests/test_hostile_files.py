@@ -10,11 +10,11 @@ import stat
 import subprocess
 import sys
 import tarfile
-import tracemalloc
 import zipfile
 from pathlib import Path
 
 import numpy as np
+from memory_checks import peak_bytes
 import pytest
 
 import minigrad as mg
@@ -28,21 +28,6 @@ REVIEWS = {
     ("test", "pos"): ["fine"],
     ("test", "neg"): ["poor"],
 }
-
-
-def peak_bytes(action):
-    """(exception raised by action(), peak bytes allocated meanwhile, numpy's included)."""
-    tracemalloc.start()
-    try:
-        action()
-    except Exception as error:  # noqa: BLE001  (returned for the test to check)
-        raised = error
-    else:
-        raised = None
-    finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    return raised, peak
 
 
 # -- mg.save: modes, links, killed saves, messages -------------------------------------------

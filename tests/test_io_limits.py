@@ -8,10 +8,10 @@ import os
 import struct
 import subprocess
 import sys
-import tracemalloc
 import zlib
 
 import numpy as np
+from memory_checks import peak_bytes
 import pytest
 
 import minigrad as mg
@@ -19,21 +19,6 @@ import minigrad.io  # noqa: F401  (mg.io)
 import minigrad.io.npz as npz
 
 SMALL_PEAK = 4 * 2**20  # bytes: what reading a few headers may take, far below any claim here
-
-
-def peak_bytes(action):
-    """(exception raised by action(), peak bytes allocated meanwhile, numpy's included)."""
-    tracemalloc.start()
-    try:
-        action()
-    except Exception as error:  # noqa: BLE001  (returned for the test to check)
-        raised = error
-    else:
-        raised = None
-    finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    return raised, peak
 
 
 def npy_header(shape, descr="<f8", version=1, length=None):
