@@ -63,6 +63,12 @@ def hooked_outputs(node, grads):
     return [run_hooks(hooks.get(k), g) for k, g in enumerate(grads)]
 
 
+def _sum_into(sums, leaf, grad):
+    """sums[id(leaf)] = (leaf, its gradients so far plus grad): a leaf's uses summed first."""
+    entry = sums.get(id(leaf))
+    sums[id(leaf)] = (leaf, grad if entry is None else entry[1] + grad)
+
+
 class IntoGrads:
     """backward(): leaves' `.grad` (hooked leaves summed over their uses first), retain_grad()."""
 
@@ -74,8 +80,7 @@ class IntoGrads:
 
     def at_leaf(self, leaf, grad):
         if leaf._hooks:
-            entry = self.hooked_leaves.get(id(leaf))
-            self.hooked_leaves[id(leaf)] = (leaf, grad if entry is None else entry[1] + grad)
+            _sum_into(self.hooked_leaves, leaf, grad)
         else:
             accumulate(leaf, grad)
 
@@ -112,8 +117,7 @@ class ToTargets:
 
     def at_leaf(self, leaf, grad):
         if leaf._hooks or id(leaf) in self.leaf_targets:
-            entry = self.leaves.get(id(leaf))
-            self.leaves[id(leaf)] = (leaf, grad if entry is None else entry[1] + grad)
+            _sum_into(self.leaves, leaf, grad)
 
     def at_made(self, tensor, node, grad):
         pass
