@@ -114,9 +114,9 @@ def _add(pending, node, index, grad):
     slots[index] = grad if slots[index] is None else slots[index] + grad
 
 
-def backward_from(output, grad, retain_graph):
-    """Tensor.backward(grad): d(output)/d(leaf) into the `.grad` of every leaf that requires
-    grad (and of every tensor that called retain_grad()). grad may be None for one number."""
+def backward_from(output, grad, retain_graph, into=None):
+    """Tensor.backward(grad): d(output)/d(leaf) into `.grad` of each leaf that requires grad (and
+    of retain_grad() tensors); grad: None for one number. into: IntoGrads(), or a wrapper of it."""
     if not output._requires_grad:
         raise RuntimeError(
             "backward() called on a tensor that does not require grad "
@@ -141,7 +141,7 @@ def backward_from(output, grad, retain_graph):
         return
     if output._retains_grad:  # the output is never an input in its own graph: its grad is here
         delivery.accumulate(output, grad)
-    walk([(output, grad)], retain_graph, delivery.IntoGrads())
+    walk([(output, grad)], retain_graph, into or delivery.IntoGrads())
 
 
 # ---------------------------------------------------------------------------------------
