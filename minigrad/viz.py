@@ -37,11 +37,12 @@ import graphviz
 
 from . import _viz_passes as passes
 from ._viz_dot import HIGHLIGHT, STYLES, VALUES_MAX_ELEMENTS, label, to_dot  # noqa: F401  (public names)
+from ._viz_dot import ID_PREFIXES
 from .autograd import graph_nodes
 from .io import atomic_file
-from .tensor import Tensor
+from .tensor import Function, Tensor
 
-__all__ = ["trace", "draw", "render", "GraphvizNotFoundError"]
+__all__ = ["trace", "draw", "render", "vertex_ids", "replay", "Replay", "GraphvizNotFoundError"]
 
 
 @passes.cycle_collector_paused()
@@ -68,6 +69,23 @@ def trace(*outputs):
         if tensor not in seen:
             add_tensor(tensor)
     return vertices, edges
+
+
+def vertex_ids(*outputs, highlight=None):
+    """tensor or op -> the node id draw(*outputs, highlight=highlight) gives it in the DOT text,
+    which is also the <title> of its node in Graphviz's SVG: op0, op1 ... for ops, t0 ... for
+    tensors, counted as to_dot counts them. For a drawing without collapse (params and the other
+    options change no id); a leaf drawn merged with other views of its array gets their id."""
+    outputs, highlight = _check_outputs(outputs), _check_highlight(highlight)
+    traced = trace(*outputs)
+    vertices, edges = passes.merge_views(*traced, keep=set(outputs) | set(highlight))
+    ids, counts = {}, {"t": 0, "op": 0}
+    for vertex in vertices:
+        prefix = ID_PREFIXES["op"] if isinstance(vertex, Function) else "t"
+        ids[vertex], counts[prefix] = f"{prefix}{counts[prefix]}", counts[prefix] + 1
+    for (tail, _), (drawn, _) in zip(traced[1], edges):  # merge_views keeps the edges in order
+        ids.setdefault(tail, ids[drawn])
+    return ids
 
 
 @passes.cycle_collector_paused()
@@ -249,3 +267,6 @@ def render(graph, path, format=None):
     with atomic_file(path) as file:  # a failed write never replaces a good picture
         file.write(data)
     return path
+
+
+from .replay import Replay, replay  # noqa: E402  (replay.py draws with the functions above)
