@@ -302,7 +302,7 @@ def prepare(args, workdir):
         vocabulary=vocabulary.code_points(),
         **arrays,
     )
-    parameters = sum(p.data.size for p in model.parameters())
+    parameters = sum(p.numel() for p in model.parameters())
     return (
         f"{len(train_ids):,} characters of IMDB train reviews, {len(vocabulary)} distinct; "
         f"{parameters:,} parameters"

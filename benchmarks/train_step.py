@@ -200,7 +200,7 @@ class MinigradRunner:
         return loss.item()
 
     def gradients(self):
-        return {name: np.asarray(p.grad.data) for name, p in self.model.named_parameters()}
+        return {name: p.grad.numpy().copy() for name, p in self.model.named_parameters()}
 
     @staticmethod
     def threads():

@@ -173,7 +173,7 @@ def label(vertex, names, show_values, show_grad):
         name = str(name_of(parameter, names) or "parameter")
         lines.append(f"{name.removeprefix(vertex.name + '.')} {_shape_text(parameter.shape)}")
         if show_grad and parameter.grad is not None:
-            lines[-1] += f" grad norm {_norm(parameter.grad.data):.4g}"
+            lines[-1] += f" grad norm {_norm(parameter.grad._data):.4g}"
     return "\n".join(lines)
 
 
@@ -182,11 +182,11 @@ def _tensor_label(tensor, names, show_values, show_grad):
     lines = ([str(name)] if name else []) + [
         f"{_shape_text(tensor.shape)} {_dtype_name(tensor.dtype)}"
     ]
-    if show_values and tensor.data.size <= VALUES_MAX_ELEMENTS:
-        text = np.array2string(tensor.data, precision=3, suppress_small=True, separator=" ")
+    if show_values and tensor._data.size <= VALUES_MAX_ELEMENTS:
+        text = np.array2string(tensor._data, precision=3, suppress_small=True, separator=" ")
         lines += [row.strip() for row in text.splitlines() if row.strip()]
     if show_grad and tensor.grad is not None:
-        lines.append(f"grad {_shape_text(tensor.grad.shape)} norm {_norm(tensor.grad.data):.4g}")
+        lines.append(f"grad {_shape_text(tensor.grad.shape)} norm {_norm(tensor.grad._data):.4g}")
     return "\n".join(lines)
 
 

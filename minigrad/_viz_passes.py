@@ -68,7 +68,7 @@ def is_constant(vertex, names):
         isinstance(vertex, Tensor)
         and vertex.grad_fn is None
         and not vertex.requires_grad
-        and vertex.data.size <= 1
+        and vertex._data.size <= 1
         and not name_of(vertex, names)
     )
 
@@ -85,7 +85,7 @@ def merge_views(vertices, edges, keep):
             and not vertex.requires_grad
             and vertex not in keep
         ):
-            owner = vertex.data
+            owner = vertex._data
             while isinstance(owner.base, np.ndarray):
                 owner = owner.base
             groups.setdefault(id(owner), []).append(vertex)
@@ -93,7 +93,7 @@ def merge_views(vertices, edges, keep):
     for leaves in groups.values():
         if len(leaves) > 1:
             views = {
-                (t.data.__array_interface__["data"][0], t.shape, t.data.strides, t.dtype.str)
+                (t._data.__array_interface__["data"][0], t.shape, t._data.strides, t.dtype.str)
                 for t in leaves
             }
             merged = leaves[0] if len(views) == 1 else ArrayViews(leaves[0], len(views))

@@ -11,7 +11,7 @@ class GradcheckError(AssertionError):
 
 
 def _as_float64_leaf(x):
-    data = np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
+    data = np.array(x._data if isinstance(x, Tensor) else x, dtype=np.float64)
     return Tensor(data, requires_grad=True)
 
 
@@ -38,16 +38,16 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
 
     def objective():
         with autograd.no_grad():
-            return float(np.sum(fn(*inputs).data * weights))
+            return float(np.sum(fn(*inputs)._data * weights))
 
     (out * Tensor(weights)).sum().backward()
     worst = None
     for position, x in enumerate(inputs):
         if not isinstance(x, Tensor) or not x.requires_grad:
             continue
-        analytic = np.zeros_like(x.data) if x.grad is None else x.grad.data
-        numeric = np.zeros_like(x.data)
-        flat = x.data.reshape(-1)  # a view: writing into it moves the input
+        analytic = np.zeros_like(x._data) if x.grad is None else x.grad._data
+        numeric = np.zeros_like(x._data)
+        flat = x._data.reshape(-1)  # a view: writing into it moves the input
         for i in range(flat.size):
             original = flat[i]
             flat[i] = original + eps

@@ -5,7 +5,7 @@ Every tensor has a version counter, a box (`[n]`) shared by the tensors that sha
 `record` notes
 - the version of each tensor whose array the node saved for backward, and 16 values sampled
   from that array: a change made straight into the numpy array (through `.numpy()` or
-  `.data`) bumps no counter;
+  a numpy view of it) bumps no counter;
 - a CRC-32 of every integer or bool array the node holds (indices, masks, targets: an
   embedding's ids, gather's index, where's condition, cross-entropy's targets), so that any
   change to one of them is seen, however it was made.
@@ -58,7 +58,7 @@ def check(node):
             how = (
                 f"is at version {box[0]}; expected version {version}"
                 if box[0] != version
-                else "was changed through .data"
+                else "was changed outside minigrad (through its numpy array)"
             )
             _refuse(node, array, how)
     for array, crc in held:

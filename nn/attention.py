@@ -48,7 +48,7 @@ def _check_input(name, x, size):
 
 
 def _as_array(value):
-    return np.asarray(value.data if isinstance(value, mg.Tensor) else value)
+    return np.asarray(value._data if isinstance(value, mg.Tensor) else value)
 
 
 def _check_mask(name, mask_name, mask, batch, steps):
@@ -94,7 +94,7 @@ def _without_junk_in_padding(x, lengths, mask, heads=1):
     Padding gets weight exactly 0, but 0 * inf and 0 * NaN are NaN: junk there would still
     reach the pooled vector and the gradients. A finite x (the usual case) costs one sum and
     no extra op in the graph."""
-    if (lengths is None and mask is None) or np.isfinite(x.data.sum()):
+    if (lengths is None and mask is None) or np.isfinite(x._data.sum()):
         return x
     real = np.arange(x.shape[1]) < lengths[:, None] if mask is None else mask
     return x.masked_fill(mg.tensor(~np.repeat(real, heads, axis=0)[:, :, None]), 0.0)
@@ -330,7 +330,7 @@ class SelfAttention(Module):
             causal=self.causal,
             empty_rows="zero",
         )  # (B, H, T, T)
-        self.last_weights = _read_only(weights.data)
+        self.last_weights = _read_only(weights._data)
 
         context = weights.reshape(batch * heads, steps, steps) @ values  # (B*H, T, dh)
         return (

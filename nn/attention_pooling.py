@@ -136,7 +136,7 @@ class AttentionPooling(Module):
                 f"got {scores.shape}"
             )
         weights = mg.masked_softmax(scores, mask, key_lengths=lengths, empty_rows="zero")  # (B, T)
-        self.last_weights = _read_only(weights.data)
+        self.last_weights = _read_only(weights._data)
         return (weights.unsqueeze(1) @ x).squeeze(1)  # (B, 1, T) @ (B, T, D) -> (B, D)
 
 

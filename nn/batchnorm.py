@@ -44,10 +44,10 @@ def batch_norm(
         if running_mean is not None and momentum is not None:
             with mg.no_grad():
                 m = float(momentum)
-                running_mean.data[...] = (1 - m) * running_mean.data + m * mean.data.reshape(
+                running_mean._data[...] = (1 - m) * running_mean._data + m * mean._data.reshape(
                     channels
                 )
-                running_var.data[...] = (1 - m) * running_var.data + m * variance.data.reshape(
+                running_var._data[...] = (1 - m) * running_var._data + m * variance._data.reshape(
                     channels
                 ) * count / (count - 1)
     else:
@@ -109,9 +109,9 @@ class _BatchNorm(Module):
             )
         momentum = self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data[...] += 1
+            self.num_batches_tracked._data[...] += 1
             if momentum is None:  # a plain average of every batch so far
-                momentum = 1.0 / int(self.num_batches_tracked.data)
+                momentum = 1.0 / int(self.num_batches_tracked._data)
         # without running statistics (None) the batch's own are used in eval too, as in torch
         return batch_norm(
             x,

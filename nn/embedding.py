@@ -46,7 +46,7 @@ class Embedding(Module):
         self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype))
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight._data[self.padding_idx] = 0
 
     @classmethod
     def from_pretrained(
@@ -81,7 +81,7 @@ class Embedding(Module):
             sparse,
             dtype=table.dtype,
         )
-        module.weight.data[...] = table
+        module.weight._data[...] = table
         module.weight.requires_grad_(not freeze)
         return module
 

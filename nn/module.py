@@ -300,9 +300,9 @@ class Module(ModuleHooks):
                     and parameter.dtype.kind == "f"
                     and parameter.dtype != dtype
                 ):
-                    parameter.data = parameter.data.astype(dtype)
+                    parameter.data = parameter._data.astype(dtype)
                     if parameter.grad is not None:
-                        parameter.grad = Tensor._wrap(parameter.grad.data.astype(dtype))
+                        parameter.grad = Tensor._wrap(parameter.grad._data.astype(dtype))
             for name, buffer in module._buffers.items():
                 if buffer is not None and buffer.dtype.kind == "f" and buffer.dtype != dtype:
                     module._buffers[name] = buffer.to(dtype)
@@ -395,7 +395,7 @@ class Module(ModuleHooks):
             )
         for name, value in values.items():
             # in place: optimizers keep their arrays; the version bump guards graphs made before
-            np.copyto(own[name].data, value, casting="unsafe")
+            np.copyto(own[name]._data, value, casting="unsafe")
             own[name]._bump_version()
         return IncompatibleKeys(missing, unexpected)
 

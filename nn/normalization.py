@@ -108,13 +108,13 @@ def instance_norm(
     # the batch as one sample of N * C channels, with the (C,) statistics repeated for each sample
     planes = input.reshape((1, batch * channels) + input.shape[2:])
     repeated = [
-        None if stats is None else mg.tensor(np.tile(stats.data, batch))
+        None if stats is None else mg.tensor(np.tile(stats._data, batch))
         for stats in (running_mean, running_var)
     ]
     out = batch_norm(planes, *repeated, training=use_input_stats, momentum=momentum, eps=eps)
     for stats, updated in zip((running_mean, running_var), repeated):
         if stats is not None and use_input_stats and batch:
-            stats.data[...] = updated.data.reshape(batch, channels).mean(axis=0)
+            stats._data[...] = updated._data.reshape(batch, channels).mean(axis=0)
     return _per_channel(out.reshape(input.shape), weight, bias)
 
 

@@ -92,7 +92,7 @@ class _RNNBase(Module):
         given as floats are taken, as torch casts lengths to int64."""
         if lengths is None:
             return np.full(batch, steps, dtype=np.int64)
-        array = np.asarray(lengths.data if isinstance(lengths, mg.Tensor) else lengths)
+        array = np.asarray(lengths._data if isinstance(lengths, mg.Tensor) else lengths)
         if (
             array.dtype.kind == "f"
             and np.all(np.isfinite(array))

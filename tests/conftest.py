@@ -98,7 +98,7 @@ def check_module_gradients(module, x, *args, **kwargs):
     Parameters before every call (the module is not usable as before afterwards).
     """
     names = [name for name, _ in module.named_parameters()]
-    values = [parameter.data.astype(np.float64) for parameter in module.parameters()]
+    values = [parameter.numpy().astype(np.float64) for parameter in module.parameters()]
 
     def run(x, *parameters):
         for name, tensor in zip(names, parameters):

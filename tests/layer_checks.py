@@ -34,7 +34,7 @@ def layer_pair(name, args, kwargs, dtype):
         for (
             parameter
         ) in ours.parameters():  # not the init's ones and zeros: every gradient then shows
-            parameter.data[...] = normal(*parameter.shape, seed=9) * 0.5 + 1
+            parameter.numpy()[...] = normal(*parameter.shape, seed=9) * 0.5 + 1
         theirs = copy_state_to_torch(ours, theirs, dtype)
     return ours, theirs
 
@@ -128,7 +128,7 @@ def copy_to_torch(ours, theirs, randomize=None, seed=0):
     if randomize:
         rng = np.random.default_rng(seed)
         for p in ours.parameters():
-            p.data[...] = (rng.standard_normal(p.shape) * randomize).astype(p.dtype)
+            p.numpy()[...] = (rng.standard_normal(p.shape) * randomize).astype(p.dtype)
     copy_state_to_torch(ours, theirs)
 
 

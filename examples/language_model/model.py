@@ -153,4 +153,4 @@ def cache_length(cache):
 
 
 def parameter_count(model):
-    return sum(p.data.size for p in model.parameters())
+    return sum(p.numel() for p in model.parameters())

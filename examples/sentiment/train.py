@@ -136,7 +136,7 @@ def accuracy(model, encoded, batch_size=256):
     correct = 0
     for ids, lengths, labels in preprocess.batches(encoded, batch_size):
         logits = model(mg.tensor(ids), lengths)
-        correct += int((logits.data.argmax(axis=1) == labels).sum())
+        correct += int((logits.numpy().argmax(axis=1) == labels).sum())
     model.train()
     return correct / len(encoded)
 

@@ -241,13 +241,13 @@ def hardtanh(x, min_val=-1.0, max_val=1.0):
         raise TypeError(f"hardtanh: expected a Tensor; got {type(x).__name__}")
     if x.dtype.kind in "iu":
         min_val, max_val = int(min_val), int(max_val)
-    inside = (x.data > min_val) & (x.data < max_val)
-    return where(inside, x, Tensor._wrap(np.clip(x.data, min_val, max_val)))
+    inside = (x._data > min_val) & (x._data < max_val)
+    return where(inside, x, Tensor._wrap(np.clip(x._data, min_val, max_val)))
 
 
 def _inside(x, lambd):
     """Where -lambd <= x <= lambd (False at NaN): the elements the shrinks set to 0."""
-    return (x.data >= -lambd) & (x.data <= lambd)
+    return (x._data >= -lambd) & (x._data <= lambd)
 
 
 @op(method=False, public=False)
@@ -263,7 +263,7 @@ def softshrink(x, lambd=0.5):
     x = _float_input("softshrink", x)
     if not lambd >= 0:
         raise ArgumentError(f"softshrink: lambd must be >= 0; got {lambd}")
-    shifted = sub(x, Tensor._wrap(np.sign(x.data) * x.dtype.type(lambd)))
+    shifted = sub(x, Tensor._wrap(np.sign(x._data) * x.dtype.type(lambd)))
     return masked_fill(shifted, _inside(x, lambd), 0.0)
 
 
@@ -281,7 +281,7 @@ def threshold(x, threshold, value):
         raise TypeError(f"threshold: expected a Tensor; got {type(x).__name__}")
     if x.dtype.kind in "iu":
         value = int(value)
-    return where(x.data <= threshold, value, x)
+    return where(x._data <= threshold, value, x)
 
 
 @op(method=False, public=False)
@@ -314,7 +314,7 @@ def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False):
     if not training:
         return leaky_relu(x, (lower + upper) / 2)
     slopes = generator().uniform(lower, upper, x.shape).astype(x.dtype)
-    return where(x.data <= 0, mul(x, Tensor._wrap(slopes)), x)
+    return where(x._data <= 0, mul(x, Tensor._wrap(slopes)), x)
 
 
 __all__ = [

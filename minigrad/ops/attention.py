@@ -225,7 +225,7 @@ def _with_float_mask(
         weights * 0.0 if dropout_p == 1 else dropout(weights, dropout_p) if dropout_p else weights
     )
     out = matmul(dropped, value)
-    return (out, weights.data) if need_weights else out
+    return (out, weights._data) if need_weights else out
 
 
 def _shared_heads(query, key, value):

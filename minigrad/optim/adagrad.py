@@ -79,7 +79,7 @@ class Adagrad(PerParameterOptimizer):
         group = self.param_groups[-1]
         first = len(self.params) - len(group["params"])
         for index, p in enumerate(group["params"], start=first):
-            self.state[index] = self._new_state(p.data, group)
+            self.state[index] = self._new_state(p._data, group)
 
     def _new_state(self, param, group):
         return {

@@ -98,12 +98,12 @@ class Adam(Optimizer):
                     exp_avg_sq=np.zeros(p.shape, p.dtype),
                 )
             state["step"] += 1
-            param = p.data
+            param = p._data
             work = param if param.flags.c_contiguous else np.ascontiguousarray(param)
             decoupled = group["decoupled_weight_decay"]
             if decoupled and weight_decay:
                 work *= work.dtype.type(1 - lr * weight_decay)
-            grad = -p.grad.data if group["maximize"] else p.grad.data
+            grad = -p.grad._data if group["maximize"] else p.grad._data
             l2 = 0.0 if decoupled else weight_decay
             if group["amsgrad"]:
                 _amsgrad_update(work, grad, state, lr, beta1, beta2, group["eps"], l2)

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 
 def _with_grads(parameters):
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    return [p.grad.data for p in parameters if p.grad is not None]
+    return [p.grad._data for p in parameters if p.grad is not None]
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):

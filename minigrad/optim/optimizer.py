@@ -17,7 +17,7 @@ from ..tensor import Tensor
 def _plain(value):
     """A value as mg.load returns it (0-d or 1-d array) -> a Python number or list."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
     return value.tolist() if isinstance(value, np.ndarray) else value
 
 
@@ -100,7 +100,7 @@ class Optimizer:
                     f"{name}: parameter {index} (shape {p.shape}) must be a leaf tensor (a "
                     f"Parameter, or a tensor made directly), not the result of an op"
                 )
-            if not p.data.flags.writeable:
+            if not p._data.flags.writeable:
                 raise ValueError(
                     f"{name}: parameter {index} (shape {p.shape}) holds a read-only array; "
                     f"an optimizer updates parameters in place"
@@ -163,7 +163,7 @@ class Optimizer:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad.data[...] = 0
+                p.grad._data[...] = 0
 
     def step(self, closure=None):
         """Update every parameter that has a gradient. closure (optional, as in torch): a function
@@ -407,7 +407,7 @@ def _check_not_shared(name, params, earlier, later):
             f"parameter list (first as parameter {earlier})"
         )
     # may_share_memory is a cheap bounds test; shares_memory then decides exactly
-    if np.may_share_memory(a.data, b.data) and np.shares_memory(a.data, b.data):
+    if np.may_share_memory(a._data, b._data) and np.shares_memory(a._data, b._data):
         raise ValueError(
             f"{name}: parameters {earlier} (shape {a.shape}) and {later} (shape {b.shape}) share "
             f"memory (one views the other's array, or both view one array), so every step "

@@ -33,11 +33,11 @@ class PerParameterOptimizer(Optimizer):
         for index, p, group in self._parameters_with_grads():
             state = self.state.setdefault(index, {})
             if not state:
-                state.update(self._new_state(p.data, group))
+                state.update(self._new_state(p._data, group))
             state["step"] += 1
-            param = p.data
+            param = p._data
             work = param if param.flags.c_contiguous else np.ascontiguousarray(param)
-            grad = np.asarray(p.grad.data, dtype=param.dtype)
+            grad = np.asarray(p.grad._data, dtype=param.dtype)
             if group["maximize"]:
                 grad = -grad
             weight_decay = group["weight_decay"]

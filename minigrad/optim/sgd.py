@@ -64,7 +64,7 @@ class SGD(Optimizer):
         for index, p, group in self._each_parameter():
             if p.grad is None:
                 continue
-            param, g = p.data, p.grad.data
+            param, g = p._data, p.grad._data
             scalar = param.dtype.type
             if group["maximize"]:
                 g = -g
@@ -86,9 +86,7 @@ class SGD(Optimizer):
                     if group["nesterov"]
                     else state["momentum_buffer"]
                 )
-            param -= (
-                scalar(group["lr"]) * g
-            )  # on the array itself: `p.data -=` would also reassign it
+            param -= scalar(group["lr"]) * g  # into the array itself
             changed_in_place(p)
 
 

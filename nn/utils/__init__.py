@@ -53,6 +53,6 @@ def vector_to_parameters(vec, parameters):
     start = 0
     for p in parameters:
         size = math.prod(p.shape)
-        p.data[...] = np.asarray(vec.data[start : start + size]).reshape(p.shape)
+        p._data[...] = np.asarray(vec._data[start : start + size]).reshape(p.shape)
         p._bump_version()
         start += size

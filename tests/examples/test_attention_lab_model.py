@@ -85,7 +85,7 @@ def write_checkpoint(runs, pool, seed=0):
     for (
         parameter
     ) in model.parameters():  # larger weights than the initialisation: weights far from uniform
-        parameter.data[...] *= 3
+        parameter.numpy()[...] *= 3
     folder = runs / pool
     folder.mkdir(parents=True, exist_ok=True)
     mg.save(model.state_dict(), folder / "best.npz")

@@ -27,9 +27,9 @@ def _torch():
 def test_activations_compute_their_formulas():
     values = np.array([-2.0, -0.5, 0.0, 0.5, 3.0])
     x = mg.tensor(values)
-    np.testing.assert_allclose(nn.Tanh()(x).data, np.tanh(values), rtol=1e-12)
-    np.testing.assert_allclose(nn.Sigmoid()(x).data, 1 / (1 + np.exp(-values)), rtol=1e-12)
-    np.testing.assert_array_equal(nn.ReLU()(x).data, [0, 0, 0, 0.5, 3.0])
+    np.testing.assert_allclose(nn.Tanh()(x).numpy(), np.tanh(values), rtol=1e-12)
+    np.testing.assert_allclose(nn.Sigmoid()(x).numpy(), 1 / (1 + np.exp(-values)), rtol=1e-12)
+    np.testing.assert_array_equal(nn.ReLU()(x).numpy(), [0, 0, 0, 0.5, 3.0])
     assert nn.Identity()(x) is x
 
 
@@ -75,8 +75,8 @@ def test_modules_match_torch_values_grads_and_repr(name, dtype):
     y_torch.backward(torch.from_numpy(upstream))
     tol = TOLERANCE[dtype]
     assert y.shape == tuple(y_torch.shape) and y.dtype == dtype
-    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(y.numpy(), y_torch.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), rtol=tol, atol=tol)
 
 
 def test_module_settings_are_checked_and_used_when_changed():

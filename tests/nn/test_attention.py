@@ -47,7 +47,7 @@ def test_additive_score_parameters_and_init():
         ("score_vector", math.sqrt(6 / (48 + 1))),
         ("query", 0.5),
     ]:
-        values = getattr(score, name).data
+        values = getattr(score, name).numpy()
         assert np.abs(values).max() <= bound
         assert np.abs(values).max() > 0.8 * bound  # drawn from the whole range, not a narrower one
     default = nn.AdditiveScore(16)
@@ -58,7 +58,7 @@ def test_dot_product_score_parameters_and_init():
     mg.manual_seed(0)
     score = nn.DotProductScore(256)
     assert [(name, p.shape) for name, p in score.named_parameters()] == [("query", (256,))]
-    assert -0.5 <= score.query.data.min() < -0.45 and 0.45 < score.query.data.max() <= 0.5
+    assert -0.5 <= score.query.numpy().min() < -0.45 and 0.45 < score.query.numpy().max() <= 0.5
 
 
 def test_self_attention_parameters_and_init():
@@ -75,7 +75,7 @@ def test_self_attention_parameters_and_init():
     assert attention.query_bias is None and attention.output_bias is None
     bound = math.sqrt(6 / 512)
     for parameter in attention.parameters():
-        assert bound * 0.99 < np.abs(parameter.data).max() <= bound
+        assert bound * 0.99 < np.abs(parameter.numpy()).max() <= bound
     with_bias = nn.SelfAttention(8, bias=True)
     assert [name for name, _ in with_bias.named_parameters()][4:] == [
         "query_bias",
@@ -84,7 +84,7 @@ def test_self_attention_parameters_and_init():
         "output_bias",
     ]
     assert all(
-        np.all(getattr(with_bias, f"{n}_bias").data == 0)
+        np.all(getattr(with_bias, f"{n}_bias").numpy() == 0)
         for n in ("query", "key", "value", "output")
     )
     assert nn.MultiHeadSelfAttention is nn.SelfAttention  # a plain alias
@@ -128,15 +128,15 @@ def test_self_attention_by_hand():
         }
     )
     for parameter in attention.parameters():
-        parameter.data = parameter.data.astype(np.float64)
+        parameter.data = parameter.numpy().astype(np.float64)
 
     # Q = X W_Q: (1,0)->(0,1), (0,1)->(1,0), (1,1)->(1,1)
     # K = X W_K: (1,0)->(1,0), (0,1)->(0,2), (1,1)->(1,2)
     # V = X W_V: (1,0)->(1,0), (0,1)->(1,2), (1,1)->(1+1, 0+2) = (2,2)
     q, k, v = (
-        x.data[0] @ attention.query_weight.data,
-        x.data[0] @ attention.key_weight.data,
-        x.data[0] @ attention.value_weight.data,
+        x.numpy()[0] @ attention.query_weight.numpy(),
+        x.numpy()[0] @ attention.key_weight.numpy(),
+        x.numpy()[0] @ attention.value_weight.numpy(),
     )
     np.testing.assert_array_equal(q, [[0, 1], [1, 0], [1, 1]])
     np.testing.assert_array_equal(k, [[1, 0], [0, 2], [1, 2]])
@@ -170,24 +170,24 @@ def test_self_attention_by_hand():
     # output = context @ W_O halves the second column: (1.44581, 0.89162), (1.40111, 0.59889),
     # (1.57598, 0.85997)
     np.testing.assert_allclose(
-        out.data[0], [[1.44581, 0.89162], [1.40111, 0.59889], [1.57598, 0.85997]], atol=2e-5
+        out.numpy()[0], [[1.44581, 0.89162], [1.40111, 0.59889], [1.57598, 0.85997]], atol=2e-5
     )
 
     # Backprop reaches all four matrices; one plain SGD step moves all four.
     out.sum().backward()
-    before = {name: p.data.copy() for name, p in attention.named_parameters()}
+    before = {name: p.numpy().copy() for name, p in attention.named_parameters()}
     learning_rate = 0.1
     for name, parameter in attention.named_parameters():
         assert parameter.grad is not None, name
-        assert np.abs(parameter.grad.data).min() > 0.05, (name, parameter.grad.data)
-        parameter.data -= learning_rate * parameter.grad.data
+        assert np.abs(parameter.grad.numpy()).min() > 0.05, (name, parameter.grad.numpy())
+        parameter.data -= learning_rate * parameter.grad.numpy()
     for name, parameter in attention.named_parameters():
-        assert np.all(parameter.data != before[name]), name
+        assert np.all(parameter.numpy() != before[name]), name
     # d(sum of outputs)/d W_O[i, j] = sum of column i of the context (the same for both j):
     # column 1: 1.44581 + 1.40111 + 1.57598 = 4.42290, column 2: 1.78323 + 1.19778 + 1.71995 =
     # 4.70096
     np.testing.assert_allclose(
-        attention.output_weight.grad.data, [[4.42290, 4.42290], [4.70096, 4.70096]], atol=2e-5
+        attention.output_weight.grad.numpy(), [[4.42290, 4.42290], [4.70096, 4.70096]], atol=2e-5
     )
 
 
@@ -272,7 +272,7 @@ def test_attention_pooling_matches_torch(kind, dtype):
 
     x_torch = torch.tensor(x_data, requires_grad=True)
     weights = {
-        name: torch.tensor(p.data, requires_grad=True) for name, p in pooling.named_parameters()
+        name: torch.tensor(p.numpy(), requires_grad=True) for name, p in pooling.named_parameters()
     }
     mask = torch.arange(5)[None, :] < torch.tensor(lengths)[:, None]
     pooled_torch, attention_torch = _torch_pooling(torch, kind, x_torch, mask, weights)
@@ -281,15 +281,15 @@ def test_attention_pooling_matches_torch(kind, dtype):
     tolerance = TOLERANCE[dtype]
     assert pooled.dtype == dtype
     np.testing.assert_allclose(
-        pooled.data, pooled_torch.detach().numpy(), rtol=tolerance, atol=tolerance
+        pooled.numpy(), pooled_torch.detach().numpy(), rtol=tolerance, atol=tolerance
     )
     np.testing.assert_allclose(
         pooling.last_weights, attention_torch.detach().numpy(), rtol=tolerance, atol=tolerance
     )
-    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), rtol=tolerance, atol=tolerance)
     for name, parameter in pooling.named_parameters():
         np.testing.assert_allclose(
-            parameter.grad.data,
+            parameter.grad.numpy(),
             weights[name].grad.numpy(),
             rtol=tolerance,
             atol=tolerance,
@@ -339,27 +339,27 @@ def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
             torch.from_numpy(
                 np.concatenate(
                     [
-                        attention.query_weight.data.T,
-                        attention.key_weight.data.T,
-                        attention.value_weight.data.T,
+                        attention.query_weight.numpy().T,
+                        attention.key_weight.numpy().T,
+                        attention.value_weight.numpy().T,
                     ]
                 )
             )
         )
-        reference.out_proj.weight.copy_(torch.from_numpy(attention.output_weight.data.T.copy()))
+        reference.out_proj.weight.copy_(torch.from_numpy(attention.output_weight.numpy().T.copy()))
         if bias:
             reference.in_proj_bias.copy_(
                 torch.from_numpy(
                     np.concatenate(
                         [
-                            attention.query_bias.data,
-                            attention.key_bias.data,
-                            attention.value_bias.data,
+                            attention.query_bias.numpy(),
+                            attention.key_bias.numpy(),
+                            attention.value_bias.numpy(),
                         ]
                     )
                 )
             )
-            reference.out_proj.bias.copy_(torch.from_numpy(attention.output_bias.data))
+            reference.out_proj.bias.copy_(torch.from_numpy(attention.output_bias.numpy()))
     x_torch = torch.tensor(x_data, requires_grad=True)
     causal_mask = (
         torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1) if causal else None
@@ -378,30 +378,30 @@ def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
     tolerance = TOLERANCE[dtype]
     close = dict(rtol=tolerance, atol=tolerance)
     assert out.dtype == dtype and attention.last_weights.shape == (batch, num_heads, steps, steps)
-    np.testing.assert_allclose(out.data, out_torch.detach().numpy(), **close)
+    np.testing.assert_allclose(out.numpy(), out_torch.detach().numpy(), **close)
     np.testing.assert_allclose(attention.last_weights, weights_torch.detach().numpy(), **close)
-    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), **close)
+    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), **close)
     in_grad = reference.in_proj_weight.grad.numpy()
     for index, name in enumerate(["query", "key", "value"]):
         np.testing.assert_allclose(
-            getattr(attention, f"{name}_weight").grad.data,
+            getattr(attention, f"{name}_weight").grad.numpy(),
             in_grad[index * model_dim : (index + 1) * model_dim].T,
             err_msg=name,
             **close,
         )
         if bias:
             np.testing.assert_allclose(
-                getattr(attention, f"{name}_bias").grad.data,
+                getattr(attention, f"{name}_bias").grad.numpy(),
                 reference.in_proj_bias.grad.numpy()[index * model_dim : (index + 1) * model_dim],
                 err_msg=name,
                 **close,
             )
     np.testing.assert_allclose(
-        attention.output_weight.grad.data, reference.out_proj.weight.grad.numpy().T, **close
+        attention.output_weight.grad.numpy(), reference.out_proj.weight.grad.numpy().T, **close
     )
     if bias:
         np.testing.assert_allclose(
-            attention.output_bias.grad.data, reference.out_proj.bias.grad.numpy(), **close
+            attention.output_bias.grad.numpy(), reference.out_proj.bias.grad.numpy(), **close
         )
 
 
@@ -425,11 +425,11 @@ def test_attention_pooling_padding_gets_exactly_zero_weight(make_score):
     assert np.all(weights[0] > 0) and np.all(weights[1, :2] > 0)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-6)
     np.testing.assert_allclose(
-        pooled.data, np.einsum("bt,btd->bd", weights, x.data), rtol=1e-5, atol=1e-6
+        pooled.numpy(), np.einsum("bt,btd->bd", weights, x.numpy()), rtol=1e-5, atol=1e-6
     )
     # The padding cannot influence the result: no gradient reaches it.
     pooled.sum().backward()
-    assert np.all(x.grad.data[1, 2:] == 0.0) and np.all(x.grad.data[2, 3:] == 0.0)
+    assert np.all(x.grad.numpy()[1, 2:] == 0.0) and np.all(x.grad.numpy()[2, 3:] == 0.0)
     # The same through a mask (True = real token).
     pooling(x, mask=np.array([[True, True, False, True, False]] * 3))
     assert np.all(pooling.last_weights[:, [2, 4]] == 0.0)
@@ -447,12 +447,12 @@ def test_attention_pooling_of_an_empty_sequence_is_zero(make_score):
     pooled = pooling(x, lengths=[0, 3])
     pooled.sum().backward()
     assert np.all(pooling.last_weights[0] == 0.0)
-    assert np.all(pooled.data[0] == 0.0)
-    assert np.all(np.isfinite(x.grad.data)) and np.all(x.grad.data[0] == 0.0)
-    assert all(np.all(np.isfinite(p.grad.data)) for p in pooling.parameters())
+    assert np.all(pooled.numpy()[0] == 0.0)
+    assert np.all(np.isfinite(x.grad.numpy())) and np.all(x.grad.numpy()[0] == 0.0)
+    assert all(np.all(np.isfinite(p.grad.numpy())) for p in pooling.parameters())
     # The other row is what it would be on its own.
     alone = pooling(x[1:], lengths=[3])
-    np.testing.assert_allclose(pooled.data[1], alone.data[0], rtol=1e-6)
+    np.testing.assert_allclose(pooled.numpy()[1], alone.numpy()[0], rtol=1e-6)
 
 
 def test_mean_pooling_values():
@@ -460,13 +460,17 @@ def test_mean_pooling_values():
     # row 0: mean of its first 2 tokens (0,1,2) and (3,4,5) = (1.5, 2.5, 3.5); row 1 has no tokens
     # -> 0
     np.testing.assert_array_equal(
-        nn.MeanPooling()(x, lengths=[2, 0]).data, [[1.5, 2.5, 3.5], [0, 0, 0]]
+        nn.MeanPooling()(x, lengths=[2, 0]).numpy(), [[1.5, 2.5, 3.5], [0, 0, 0]]
     )
     # row 1 with every token: mean of 12..23 by column = (16.5, 17.5, 18.5)
-    np.testing.assert_array_equal(nn.MeanPooling()(x, lengths=[2, 4]).data[1], [16.5, 17.5, 18.5])
-    np.testing.assert_array_equal(nn.MeanPooling()(x).data, x.data.mean(axis=1))
+    np.testing.assert_array_equal(
+        nn.MeanPooling()(x, lengths=[2, 4]).numpy()[1], [16.5, 17.5, 18.5]
+    )
+    np.testing.assert_array_equal(nn.MeanPooling()(x).numpy(), x.numpy().mean(axis=1))
     mask = np.array([[True, False, False, True], [False] * 4])
-    np.testing.assert_array_equal(nn.MeanPooling()(x, mask=mask).data, [[4.5, 5.5, 6.5], [0, 0, 0]])
+    np.testing.assert_array_equal(
+        nn.MeanPooling()(x, mask=mask).numpy(), [[4.5, 5.5, 6.5], [0, 0, 0]]
+    )
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -491,17 +495,19 @@ def test_self_attention_of_an_empty_sequence_has_no_nan(bias):
     mg.manual_seed(18)
     attention = nn.SelfAttention(4, num_heads=2, bias=bias)
     if bias:
-        attention.output_bias.data[...] = [1, 2, 3, 4]
+        attention.output_bias.numpy()[...] = [1, 2, 3, 4]
     x = mg.tensor(_random((2, 3, 4), seed=19, dtype=np.float32), requires_grad=True)
     out = attention(x, lengths=[3, 0])
     out.sum().backward()
     assert np.all(attention.last_weights[1] == 0.0)
     # an empty row attends to nothing: its output is 0 @ W_O (+ output_bias)
-    np.testing.assert_array_equal(out.data[1], np.broadcast_to([1, 2, 3, 4] if bias else 0, (3, 4)))
-    assert np.all(np.isfinite(x.grad.data)) and np.all(x.grad.data[1] == 0.0)
-    assert all(np.all(np.isfinite(p.grad.data)) for p in attention.parameters())
+    np.testing.assert_array_equal(
+        out.numpy()[1], np.broadcast_to([1, 2, 3, 4] if bias else 0, (3, 4))
+    )
+    assert np.all(np.isfinite(x.grad.numpy())) and np.all(x.grad.numpy()[1] == 0.0)
+    assert all(np.all(np.isfinite(p.grad.numpy())) for p in attention.parameters())
     alone = attention(x[:1], lengths=[3])
-    np.testing.assert_allclose(out.data[0], alone.data[0], rtol=1e-6)
+    np.testing.assert_allclose(out.numpy()[0], alone.numpy()[0], rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------
@@ -559,13 +565,13 @@ def test_two_graphs_alive_at_once_keep_their_own_weights():
     for x in (first, second):  # one at a time
         leaf = mg.tensor(x, requires_grad=True)
         attention_layer(leaf).sum().backward()
-        grads.append(leaf.grad.data.copy())
+        grads.append(leaf.grad.numpy().copy())
     leaves = [mg.tensor(x, requires_grad=True) for x in (first, second)]
     losses = [attention_layer(leaf).sum() for leaf in leaves]  # both graphs alive
     for loss in reversed(losses):
         loss.backward()
     for leaf, grad in zip(leaves, grads):
-        np.testing.assert_allclose(leaf.grad.data, grad, rtol=1e-12)
+        np.testing.assert_allclose(leaf.grad.numpy(), grad, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------
@@ -604,10 +610,10 @@ def test_fused_and_step_by_step_self_attention_agree(causal, bias, padding):
         (out * mg.tensor(_random(out.shape, seed=27))).sum().backward()
         results.append(
             (
-                out.data,
+                out.numpy(),
                 module.last_weights,
-                leaf.grad.data,
-                [p.grad.data for p in module.parameters()],
+                leaf.grad.numpy(),
+                [p.grad.numpy() for p in module.parameters()],
             )
         )
     (out_a, weights_a, grad_a, params_a), (out_b, weights_b, grad_b, params_b) = results
@@ -657,9 +663,9 @@ def test_cached_generation_equals_recomputing_the_prefix(num_heads, causal):
                 1,
                 t + 1,
             )
-        cached = np.concatenate([p.data for p in pieces], axis=1)
+        cached = np.concatenate([p.numpy() for p in pieces], axis=1)
         for t in range(1, 8):  # recompute each prefix from scratch: its last output is that step's
-            whole = attention_layer(mg.tensor(x[:, :t])).data
+            whole = attention_layer(mg.tensor(x[:, :t])).numpy()
             if causal:
                 np.testing.assert_allclose(
                     cached[:, t - 1], whole[:, t - 1], rtol=1e-10, atol=1e-10
@@ -668,7 +674,7 @@ def test_cached_generation_equals_recomputing_the_prefix(num_heads, causal):
             np.testing.assert_allclose(cached, whole, rtol=1e-10, atol=1e-10)
         else:  # without the causal mask each chunk sees the prefix cached so far (and itself)
             np.testing.assert_allclose(
-                cached[:, :3], attention_layer(mg.tensor(x[:, :3])).data, rtol=1e-10
+                cached[:, :3], attention_layer(mg.tensor(x[:, :3])).numpy(), rtol=1e-10
             )
             np.testing.assert_allclose(cached[:, 6], whole[:, 6], rtol=1e-10, atol=1e-10)
     cache.reset()
@@ -685,8 +691,8 @@ def test_cache_in_chunks_matches_the_whole_sequence_with_gradients():
         attention_layer(mg.tensor(x[:, 2:]), cache=cache),
     ]
     np.testing.assert_allclose(
-        np.concatenate([c.data for c in chunks], axis=1),
-        attention_layer(mg.tensor(x)).data,
+        np.concatenate([c.numpy() for c in chunks], axis=1),
+        attention_layer(mg.tensor(x)).numpy(),
         rtol=1e-12,
     )
     assert mg.gradcheck(lambda x: attention_layer(x, cache=nn.KVCache()), [x])
@@ -735,8 +741,8 @@ def test_pooling_ignores_junk_in_padded_positions(pool, junk):
             module.zero_grad()
             module(leaf, **kwargs).sum().backward()
             results.append(
-                [module(leaf, **kwargs).data, np.where(np.isfinite(x), leaf.grad.data, 0)]
-                + [p.grad.data.copy() for p in module.parameters()]
+                [module(leaf, **kwargs).numpy(), np.where(np.isfinite(x), leaf.grad.numpy(), 0)]
+                + [p.grad.numpy().copy() for p in module.parameters()]
             )
     for clean_result, dirty_result in zip(results[:2], results[2:]):
         for a, b in zip(clean_result, dirty_result):
@@ -750,8 +756,8 @@ def test_self_attention_ignores_junk_in_padded_keys():
     x = _random((2, 4, 4), seed=35)
     dirty = x.copy()
     dirty[1, 2:] = np.nan
-    out_clean = attention_layer(mg.tensor(x), lengths=[4, 2]).data
-    out_dirty = attention_layer(mg.tensor(dirty), lengths=[4, 2]).data
+    out_clean = attention_layer(mg.tensor(x), lengths=[4, 2]).numpy()
+    out_dirty = attention_layer(mg.tensor(dirty), lengths=[4, 2]).numpy()
     np.testing.assert_array_equal(out_dirty[:, :2], out_clean[:, :2])  # the real positions
     np.testing.assert_array_equal(out_dirty[0], out_clean[0])
 
@@ -773,4 +779,4 @@ def test_zero_size_batches_and_sequences(shape, lengths, fused):
         out = module(x) if lengths is None else module(x, lengths)
         out.sum().backward()
         assert out.shape == (shape if isinstance(module, nn.SelfAttention) else (shape[0], 8))
-        assert np.all(out.data == 0) and x.grad.shape == shape
+        assert np.all(out.numpy() == 0) and x.grad.shape == shape

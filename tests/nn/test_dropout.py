@@ -21,7 +21,7 @@ def test_dropout_scales_kept_elements_and_is_identity_in_eval():
     mg.manual_seed(6)
     layer = nn.Dropout(0.25)
     x = mg.ones(200, 100)
-    y = layer(x).data
+    y = layer(x).numpy()
     kept = y != 0
     np.testing.assert_allclose(y[kept], 1 / 0.75)
     assert abs(kept.mean() - 0.75) < 0.01  # 20000 draws
@@ -37,7 +37,7 @@ def test_dropout_gradient_flows_only_through_kept_elements():
     y = nn.Dropout(0.5)(x)
     y.sum().backward()
     np.testing.assert_array_equal(
-        x.grad.data, y.data
+        x.grad.numpy(), y.numpy()
     )  # d(x * mask / 0.5)/dx = mask / 0.5 = y when x == 1
 
 

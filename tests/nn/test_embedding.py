@@ -23,8 +23,8 @@ def test_embedding_init_is_standard_normal_with_zero_padding_row():
     mg.manual_seed(3)
     table = nn.Embedding(400, 50, padding_idx=2)
     assert table.weight.dtype == np.float32
-    np.testing.assert_array_equal(table.weight.data[2], np.zeros(50))
-    others = np.delete(table.weight.data, 2, axis=0)
+    np.testing.assert_array_equal(table.weight.numpy()[2], np.zeros(50))
+    others = np.delete(table.weight.numpy(), 2, axis=0)
     assert abs(others.mean()) < 0.02 and abs(others.std() - 1) < 0.02  # 19950 draws
     assert nn.Embedding(10, 3, padding_idx=-1).padding_idx == 9
 
@@ -34,9 +34,9 @@ def test_embedding_forward_picks_rows_for_any_id_shape():
     ids = np.array([[[0, 5], [3, 3]]])
     out = table(mg.tensor(ids))
     assert out.shape == (1, 2, 2, 2)
-    np.testing.assert_array_equal(out.data, table.weight.data[ids])
+    np.testing.assert_array_equal(out.numpy(), table.weight.numpy()[ids])
     np.testing.assert_array_equal(
-        table(ids.astype(np.int32)).data, table.weight.data[ids]
+        table(ids.astype(np.int32)).numpy(), table.weight.numpy()[ids]
     )  # plain array, int32
     assert table(mg.tensor(4)).shape == (2,)
 
@@ -54,7 +54,7 @@ def test_embedding_repeated_ids_accumulate_and_padding_row_gets_zero_grad():
     upstream = np.arange(12, dtype=np.float64).reshape(2, 3, 2)
     table(ids).backward(upstream)
     # row 1 is used at (0,0), (0,1), (1,0): [0,1] + [2,3] + [6,7]; row 3 at (1,1); row 0 is padding
-    np.testing.assert_array_equal(table.weight.grad.data, [[0, 0], [8, 11], [0, 0], [8, 9]])
+    np.testing.assert_array_equal(table.weight.grad.numpy(), [[0, 0], [8, 11], [0, 0], [8, 9]])
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -64,7 +64,7 @@ def test_embedding_matches_torch_values_and_grads(dtype):
     table = nn.Embedding(7, 4, padding_idx=3, dtype=dtype)
     reference = torch.nn.Embedding(7, 4, padding_idx=3, dtype=getattr(torch, np.dtype(dtype).name))
     with torch.no_grad():
-        reference.weight.copy_(torch.from_numpy(table.weight.data))
+        reference.weight.copy_(torch.from_numpy(table.weight.numpy()))
     ids = np.random.default_rng(0).integers(0, 7, size=(3, 5))
     ids[0, :2] = 3
     upstream = np.random.default_rng(1).standard_normal((3, 5, 4)).astype(dtype)
@@ -73,11 +73,11 @@ def test_embedding_matches_torch_values_and_grads(dtype):
     out_torch = reference(torch.from_numpy(ids))
     out_torch.backward(torch.from_numpy(upstream))
     tol = TOLERANCE[dtype]
-    np.testing.assert_allclose(out.data, out_torch.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(out.numpy(), out_torch.detach().numpy(), rtol=tol, atol=tol)
     np.testing.assert_allclose(
-        table.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol
+        table.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=tol, atol=tol
     )
-    np.testing.assert_array_equal(table.weight.grad.data[3], np.zeros(4))
+    np.testing.assert_array_equal(table.weight.grad.numpy()[3], np.zeros(4))
 
 
 def test_embedding_rejects_bad_ids():

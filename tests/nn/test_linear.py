@@ -25,10 +25,10 @@ def test_linear_init_matches_torch_default_bounds():
     bound = 1 / math.sqrt(400)
     assert layer.weight.shape == (100, 400) and layer.bias.shape == (100,)
     assert layer.weight.dtype == np.float32
-    assert np.abs(layer.weight.data).max() <= bound and np.abs(layer.bias.data).max() <= bound
+    assert np.abs(layer.weight.numpy()).max() <= bound and np.abs(layer.bias.numpy()).max() <= bound
     # U(-b, b) has standard deviation b / sqrt(3); 40000 draws pin it to about 0.5%
-    assert abs(layer.weight.data.std() - bound / math.sqrt(3)) < 0.01 * bound
-    assert abs(layer.weight.data.mean()) < 0.01 * bound
+    assert abs(layer.weight.numpy().std() - bound / math.sqrt(3)) < 0.01 * bound
+    assert abs(layer.weight.numpy().mean()) < 0.01 * bound
 
 
 def test_linear_init_repeats_under_manual_seed():
@@ -36,8 +36,8 @@ def test_linear_init_repeats_under_manual_seed():
     first = nn.Linear(5, 3)
     mg.manual_seed(7)
     second = nn.Linear(5, 3)
-    np.testing.assert_array_equal(first.weight.data, second.weight.data)
-    np.testing.assert_array_equal(first.bias.data, second.bias.data)
+    np.testing.assert_array_equal(first.weight.numpy(), second.weight.numpy())
+    np.testing.assert_array_equal(first.bias.numpy(), second.bias.numpy())
 
 
 def test_linear_gradcheck_float64_on_batched_input():
@@ -53,7 +53,7 @@ def test_linear_without_bias():
     assert layer.bias is None
     assert [name for name, _ in layer.named_parameters()] == ["weight"]
     x = mg.randn(4, 3)
-    np.testing.assert_allclose(layer(x).data, x.data @ layer.weight.data.T, rtol=1e-6)
+    np.testing.assert_allclose(layer(x).numpy(), x.numpy() @ layer.weight.numpy().T, rtol=1e-6)
     assert repr(layer) == "Linear(in_features=3, out_features=2, bias=False)"
 
 
@@ -74,8 +74,8 @@ def test_linear_matches_torch_values_and_grads(dtype):
     layer = nn.Linear(5, 3, dtype=dtype)
     reference = torch.nn.Linear(5, 3, dtype=getattr(torch, np.dtype(dtype).name))
     with torch.no_grad():
-        reference.weight.copy_(torch.from_numpy(layer.weight.data))
-        reference.bias.copy_(torch.from_numpy(layer.bias.data))
+        reference.weight.copy_(torch.from_numpy(layer.weight.numpy()))
+        reference.bias.copy_(torch.from_numpy(layer.bias.numpy()))
     x_array = np.random.default_rng(0).standard_normal((2, 4, 5)).astype(dtype)
     upstream = np.random.default_rng(1).standard_normal((2, 4, 3)).astype(dtype)
 
@@ -88,13 +88,13 @@ def test_linear_matches_torch_values_and_grads(dtype):
 
     tol = TOLERANCE[dtype]
     assert y.shape == (2, 4, 3) and y.dtype == dtype
-    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(x.grad.data, x_torch.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(y.numpy(), y_torch.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), rtol=tol, atol=tol)
     np.testing.assert_allclose(
-        layer.weight.grad.data, reference.weight.grad.numpy(), rtol=tol, atol=tol
+        layer.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=tol, atol=tol
     )
     np.testing.assert_allclose(
-        layer.bias.grad.data, reference.bias.grad.numpy(), rtol=tol, atol=tol
+        layer.bias.grad.numpy(), reference.bias.grad.numpy(), rtol=tol, atol=tol
     )
 
 
@@ -127,15 +127,15 @@ def test_functional_linear_matches_torch(x_shape, out_features, bias, needs):
     upstream = rng.standard_normal(y.shape).astype(np.float32)
     y.backward(upstream)
     y_torch.backward(torch.from_numpy(upstream))
-    np.testing.assert_allclose(y.data, y_torch.detach().numpy(), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(y.numpy(), y_torch.detach().numpy(), rtol=1e-5, atol=1e-4)
     for mine, reference, need in zip(ours, theirs, needs):
         if not need:
             assert mine.grad is None
             continue
         assert mine.grad.shape == mine.shape
-        np.testing.assert_allclose(mine.grad.data, reference.grad.numpy(), rtol=1e-5, atol=1e-3)
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-5, atol=1e-3)
     if needs[1]:
-        assert ours[1].grad.data.flags.c_contiguous
+        assert ours[1].grad.numpy().flags.c_contiguous
 
 
 def test_functional_linear_errors_and_in_place_changes():
@@ -161,5 +161,5 @@ def test_functional_linear_errors_and_in_place_changes():
         y.sum().backward()
     integer = F.linear(mg.tensor(np.arange(6).reshape(2, 3)), mg.tensor(np.ones((4, 3), np.int64)))
     np.testing.assert_array_equal(
-        integer.data, np.arange(6).reshape(2, 3) @ np.ones((3, 4), np.int64)
+        integer.numpy(), np.arange(6).reshape(2, 3) @ np.ones((3, 4), np.int64)
     )

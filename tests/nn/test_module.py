@@ -174,8 +174,8 @@ def test_assigning_a_buffer_name_replaces_the_buffer():
 def test_state_dict_round_trip_loads_buffers_and_casts_as_torch():
     torch = _torch()
     source, target = with_buffers(nn, mg.tensor), with_buffers(nn, mg.tensor)
-    source.first.running_mean.data[...] = [1.5, -2.0]
-    source.second[1].steps.data[...] = 7
+    source.first.running_mean.numpy()[...] = [1.5, -2.0]
+    source.second[1].steps.numpy()[...] = 7
     state = {
         name: value.numpy().astype(np.float64) for name, value in source.state_dict().items()
     }  # float64
@@ -367,7 +367,7 @@ def test_a_model_moved_with_double_passes_gradcheck_end_to_end():
     for module in (model.attention,):  # biases start at zero: make them matter
         for name, parameter in module.named_parameters():
             if name.endswith("bias"):
-                parameter.data[...] = np.random.default_rng(1).normal(size=parameter.shape)
+                parameter.numpy()[...] = np.random.default_rng(1).normal(size=parameter.shape)
     x = mg.randn(2, 3, 3, dtype=mg.float64)
     parameters = list(model.parameters())
     assert mg.gradcheck(
@@ -473,7 +473,7 @@ def test_call_runs_forward():
         def forward(self, x):
             return x * 2
 
-    np.testing.assert_array_equal(Double()(mg.tensor([1.0, 2.0])).data, [2.0, 4.0])
+    np.testing.assert_array_equal(Double()(mg.tensor([1.0, 2.0])).numpy(), [2.0, 4.0])
     with pytest.raises(NotImplementedError, match="forward"):
         nn.Module()(mg.tensor([1.0]))
 
@@ -513,16 +513,16 @@ def test_state_dict_round_trip_into_a_fresh_model():
     mg.manual_seed(1)
     target = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
     x = mg.randn(5, 3)
-    assert not np.array_equal(source(x).data, target(x).data)
+    assert not np.array_equal(source(x).numpy(), target(x).numpy())
     state = source.state_dict()
     assert list(state) == ["0.weight", "0.bias", "2.weight", "2.bias"]
     assert not state["0.weight"].requires_grad and state["0.weight"].grad_fn is None
     assert source.state_dict(keep_vars=True)["0.weight"] is source[0].weight
-    weight_array = target[0].weight.data
+    weight_array = target[0].weight.numpy()
     result = target.load_state_dict(state)
     assert result == ([], []) and result.missing_keys == [] and result.unexpected_keys == []
-    assert target[0].weight.data is weight_array  # copied in place: optimizers keep their arrays
-    np.testing.assert_array_equal(source(x).data, target(x).data)
+    assert target[0].weight.numpy() is weight_array  # copied in place: optimizers keep their arrays
+    np.testing.assert_array_equal(source(x).numpy(), target(x).numpy())
 
 
 def test_load_state_dict_bumps_versions_so_stale_graphs_raise():
@@ -542,12 +542,12 @@ def test_load_state_dict_strict_lists_missing_and_unexpected_keys():
         model.load_state_dict(state)
     assert "missing keys: ['1.bias']" in str(info.value)
     assert "unexpected keys: ['1.extra']" in str(info.value)
-    before = model[1].bias.data.copy()
+    before = model[1].bias.numpy().copy()
     state["0.weight"] = np.full((4, 3), 7.0, dtype=np.float32)
     missing, unexpected = model.load_state_dict(state, strict=False)
     assert missing == ["1.bias"] and unexpected == ["1.extra"]
-    np.testing.assert_array_equal(model[0].weight.data, np.full((4, 3), 7.0))
-    np.testing.assert_array_equal(model[1].bias.data, before)
+    np.testing.assert_array_equal(model[0].weight.numpy(), np.full((4, 3), 7.0))
+    np.testing.assert_array_equal(model[1].bias.numpy(), before)
 
 
 def _state_dict_layouts(library, tensor):
@@ -605,7 +605,7 @@ def test_missing_and_unexpected_keys_come_in_torch_order(layout):
 
 def test_load_state_dict_shape_mismatch_names_both_shapes_and_changes_nothing():
     model = nn.Linear(3, 2)
-    before = model.weight.data.copy()
+    before = model.weight.numpy().copy()
     with pytest.raises(RuntimeError, match=r"weight: expected shape \(2, 3\), got \(3, 2\)"):
         model.load_state_dict(
             {"weight": np.zeros((3, 2), np.float32), "bias": np.zeros(2, np.float32)}
@@ -616,12 +616,12 @@ def test_load_state_dict_shape_mismatch_names_both_shapes_and_changes_nothing():
         )
     with pytest.raises(RuntimeError, match="numeric"):
         model.load_state_dict({"weight": np.full((2, 3), "x"), "bias": np.zeros(2, np.float32)})
-    np.testing.assert_array_equal(model.weight.data, before)
+    np.testing.assert_array_equal(model.weight.numpy(), before)
 
 
 def test_state_dict_with_buffers_saves_and_loads_through_files(tmp_path):
     source, target = with_buffers(nn, mg.tensor), with_buffers(nn, mg.tensor)
-    source.first.running_mean.data[...] = [3.0, 4.0]
+    source.first.running_mean.numpy()[...] = [3.0, 4.0]
     mg.save(source.state_dict(), tmp_path / "model.npz")
     target.load_state_dict(mg.load(tmp_path / "model.npz"))
     np.testing.assert_array_equal(target.first.running_mean.numpy(), [3.0, 4.0])

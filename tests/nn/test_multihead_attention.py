@@ -26,7 +26,7 @@ def _pair(seed=0, dtype=np.float32, **settings):
     ours = nn.MultiheadAttention(E, HEADS, dtype=dtype, **settings)
     rng = np.random.default_rng(seed)
     for p in ours.parameters():  # random biases too, so that a wrong bias slice shows
-        p.data[...] = rng.standard_normal(p.shape).astype(dtype) * 0.5
+        p.numpy()[...] = rng.standard_normal(p.shape).astype(dtype) * 0.5
     theirs = torch.nn.MultiheadAttention(
         E, HEADS, dtype=getattr(torch, np.dtype(dtype).name), **settings
     )
@@ -298,7 +298,7 @@ def _encoder_pair(make, seed=0):
     ours, theirs = make(nn), make(torch.nn)
     rng = np.random.default_rng(seed)
     for p in ours.parameters():
-        p.data[...] = (rng.standard_normal(p.shape) * 0.3).astype(p.dtype)
+        p.numpy()[...] = (rng.standard_normal(p.shape) * 0.3).astype(p.dtype)
     state = ours.state_dict()
     assert set(state) == set(theirs.state_dict())
     theirs.load_state_dict(

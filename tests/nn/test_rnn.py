@@ -92,15 +92,15 @@ def test_cell_step_by_hand():
     # H = 1, I = 1, weights 0 except the biases: the gates are sigmoid(b) / tanh(b)
     cell = nn.LSTMCell(1, 1, dtype=np.float64)
     for p in cell.parameters():
-        p.data[...] = 0
-    cell.bias_ih.data[:] = [1.0, -1.0, 0.5, 2.0]  # i, f, g, o
+        p.numpy()[...] = 0
+    cell.bias_ih.numpy()[:] = [1.0, -1.0, 0.5, 2.0]  # i, f, g, o
     h, c = cell(
         mg.tensor(np.ones((1, 1))), (mg.tensor([[0.0]]).double(), mg.tensor([[3.0]]).double())
     )
     sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
     c_expected = sig(-1.0) * 3.0 + sig(1.0) * np.tanh(0.5)
-    np.testing.assert_allclose(c.data, [[c_expected]], rtol=1e-14)
-    np.testing.assert_allclose(h.data, [[sig(2.0) * np.tanh(c_expected)]], rtol=1e-14)
+    np.testing.assert_allclose(c.numpy(), [[c_expected]], rtol=1e-14)
+    np.testing.assert_allclose(h.numpy(), [[sig(2.0) * np.tanh(c_expected)]], rtol=1e-14)
 
 
 def test_cell_matches_torch():
@@ -115,8 +115,8 @@ def test_cell_matches_torch():
     x, h, c = (rng.standard_normal(s) for s in [(2, 3), (2, 4), (2, 4)])
     h1, c1 = cell(mg.tensor(x), (mg.tensor(h), mg.tensor(c)))
     h2, c2 = reference(torch.from_numpy(x), (torch.from_numpy(h), torch.from_numpy(c)))
-    np.testing.assert_allclose(h1.data, h2.detach().numpy(), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(c1.data, c2.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(h1.numpy(), h2.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(c1.numpy(), c2.detach().numpy(), rtol=1e-12, atol=1e-14)
 
 
 # ============================================================ fused LSTM vs unrolled cells
@@ -185,8 +185,10 @@ def test_fused_matches_unrolled_cells(layers, bidirectional, batch_first, length
         else:
             output, (h_n, c_n) = unrolled_lstm(lstm, x, lengths, h0, c0)
         weighted_loss([output, h_n, c_n], np.random.default_rng(3)).backward()
-        grads = [x.grad.data, h0.grad.data, c0.grad.data] + [p.grad.data for p in lstm.parameters()]
-        results.append(([output.data, h_n.data, c_n.data], grads))
+        grads = [x.grad.numpy(), h0.grad.numpy(), c0.grad.numpy()] + [
+            p.grad.numpy() for p in lstm.parameters()
+        ]
+        results.append(([output.numpy(), h_n.numpy(), c_n.numpy()], grads))
     (values, grads), (expected_values, expected_grads) = results
     for value, expected in zip(values + grads, expected_values + expected_grads):
         np.testing.assert_allclose(value, expected, rtol=1e-10, atol=1e-12)
@@ -240,9 +242,9 @@ def test_padded_positions_output_zero_and_get_no_gradient():
     output, _ = lstm(x, lengths=lengths)
     output.sum().backward()
     for b, length in enumerate(lengths):
-        assert (output.data[b, length:] == 0).all()
-        assert (x.grad.data[b, length:] == 0).all()
-        assert (np.abs(output.data[b, :length]) > 0).all()
+        assert (output.numpy()[b, length:] == 0).all()
+        assert (x.grad.numpy()[b, length:] == 0).all()
+        assert (np.abs(output.numpy()[b, :length]) > 0).all()
 
 
 def test_lengths_all_full_equals_no_lengths():
@@ -251,8 +253,8 @@ def test_lengths_all_full_equals_no_lengths():
     x = mg.tensor(np.random.default_rng(5).standard_normal((5, 2, 3)).astype(np.float32))
     out_none, (h_none, _) = lstm(x)
     out_full, (h_full, _) = lstm(x, lengths=mg.tensor([5, 5]))
-    np.testing.assert_array_equal(out_none.data, out_full.data)
-    np.testing.assert_array_equal(h_none.data, h_full.data)
+    np.testing.assert_array_equal(out_none.numpy(), out_full.numpy())
+    np.testing.assert_array_equal(h_none.numpy(), h_full.numpy())
 
 
 @pytest.mark.parametrize("bidirectional", [True, False])
@@ -271,8 +273,8 @@ def test_two_threads_match_one(bidirectional):
             output, (h_n, c_n) = lstm(x, lengths=[6, 2, 3, 6, 1])
             weighted_loss([output, h_n, c_n], np.random.default_rng(7)).backward()
             results.append(
-                [output.data, h_n.data, c_n.data, x.grad.data]
-                + [p.grad.data for p in lstm.parameters()]
+                [output.numpy(), h_n.numpy(), c_n.numpy(), x.grad.numpy()]
+                + [p.grad.numpy() for p in lstm.parameters()]
             )
     finally:
         _runtime.use_two_threads = previous
@@ -290,7 +292,7 @@ def test_input_without_grad_gives_the_same_parameter_gradients():
         lstm.zero_grad()
         output, (h_n, c_n) = lstm(mg.tensor(x_data, requires_grad=requires_grad), lengths=[5, 3, 4])
         weighted_loss([output, h_n, c_n], np.random.default_rng(13)).backward()
-        grads.append([p.grad.data for p in lstm.parameters()])
+        grads.append([p.grad.numpy() for p in lstm.parameters()])
     for with_x, without_x in zip(*grads):
         np.testing.assert_allclose(with_x, without_x, rtol=1e-13, atol=1e-15)
 
@@ -358,8 +360,8 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
 
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-10)
     for ours, theirs in [(output, output_t), (h_n, h_t), (c_n, c_t)]:
-        np.testing.assert_allclose(ours.data, theirs.detach().numpy(), **tol)
-    np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), **tol)
+        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), **tol)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), **tol)
     assert_same_parameter_grads(lstm, twin, tol)
 
 
@@ -382,11 +384,11 @@ def test_without_bias_matches_torch():
     xt = torch.from_numpy(x_data).requires_grad_()
     output_t, (h_t, _) = twin(xt)
     (output_t.sum() + h_t.sum()).backward()
-    np.testing.assert_allclose(output.data, output_t.detach().numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(output.numpy(), output_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
     for (name, parameter), theirs in zip(lstm.named_parameters(), twin.parameters()):
         np.testing.assert_allclose(
-            parameter.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name
+            parameter.grad.numpy(), theirs.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name
         )
 
 
@@ -411,9 +413,9 @@ def test_state_dict_round_trip_through_torch():
     back = nn.LSTM(3, 4, 2, batch_first=True, bidirectional=True)
     back.load_state_dict({k: v.detach().numpy() for k, v in twin.state_dict().items()})
     x = mg.tensor(np.random.default_rng(9).standard_normal((2, 5, 3)).astype(np.float32))
-    np.testing.assert_array_equal(lstm(x)[0].data, back(x)[0].data)
+    np.testing.assert_array_equal(lstm(x)[0].numpy(), back(x)[0].numpy())
     np.testing.assert_allclose(
-        back(x)[0].data, twin(torch.from_numpy(x.data))[0].detach().numpy(), atol=1e-6
+        back(x)[0].numpy(), twin(torch.from_numpy(x.numpy()))[0].detach().numpy(), atol=1e-6
     )
 
 
@@ -421,7 +423,7 @@ def test_init_like_torch():
     mg.manual_seed(10)
     lstm = nn.LSTM(20, 64, bidirectional=True)
     bound = 1 / np.sqrt(64)
-    values = np.concatenate([p.data.ravel() for p in lstm.parameters()])
+    values = np.concatenate([p.numpy().ravel() for p in lstm.parameters()])
     assert values.dtype == np.float32 and np.abs(values).max() <= bound
     assert abs(values.std() - bound / np.sqrt(3)) < 0.02 * bound  # U(-a, a) has std a / sqrt(3)
     assert [p.shape for p in lstm.parameters()] == [(256, 20), (256, 64), (256,), (256,)] * 2
@@ -484,7 +486,7 @@ def test_a_batch_of_no_sequences_gives_empty_outputs_as_torch(bidirectional):
     assert output.shape == (0, 5, 4 * directions) and h_n.shape == c_n.shape == (directions, 0, 4)
     (output.sum() + h_n.sum() + c_n.sum()).backward()
     assert x.grad.shape == (0, 5, 3)
-    assert all((p.grad.data == 0).all() for p in lstm.parameters())
+    assert all((p.grad.numpy() == 0).all() for p in lstm.parameters())
 
 
 # ============================================================ kernels
@@ -991,12 +993,12 @@ def test_flatten_parameters_changes_nothing_as_in_torch():
     # torch packs the weights for cuDNN; on the CPU, as in minigrad, it is a no-op returning None
     ours, theirs = _twin("LSTM", np.float64)
     parameters = list(ours.parameters())
-    values = [p.data.copy() for p in parameters]
+    values = [p.numpy().copy() for p in parameters]
     assert ours.flatten_parameters() is None and theirs.flatten_parameters() is None
     assert all(a is b for a, b in zip(ours.parameters(), parameters))
     assert len(list(ours.parameters())) == len(parameters)
     for p, value in zip(ours.parameters(), values):
-        np.testing.assert_array_equal(p.data, value)
+        np.testing.assert_array_equal(p.numpy(), value)
     x = np.random.default_rng(5).standard_normal((4, 2, I))
     out, (h, c) = ours(mg.tensor(x))
     their_out, (their_h, their_c) = theirs(torch.from_numpy(x))

@@ -44,7 +44,7 @@ def randomize(module, seed):
     """Give every parameter random values (LayerNorm's ones and zeros would hide mistakes)."""
     rng = np.random.default_rng(seed)
     for _, parameter in module.named_parameters():
-        parameter.data[...] = rng.standard_normal(parameter.shape) * (
+        parameter.numpy()[...] = rng.standard_normal(parameter.shape) * (
             0.5 if parameter.ndim == 1 else 0.3
         )
 
@@ -111,7 +111,7 @@ def test_block_matches_torch_encoder_layer(norm_first, causal):
     for dtype, tol in ((np.float32, 1e-5), (np.float64, 1e-10)):
         if dtype == np.float64:
             for parameter in block.parameters():
-                parameter.data = parameter.data.astype(np.float64)
+                parameter.data = parameter.numpy().astype(np.float64)
         block.zero_grad()
         x_mine = mg.tensor(x.astype(dtype), requires_grad=True)
         out = block(x_mine)
@@ -404,7 +404,7 @@ def randomize_sweep_parameters(module, seed, dtype=None):
     rng = np.random.default_rng(seed)
     for parameter in module.parameters():
         scale = 0.5 if parameter.ndim == 1 else 0.4
-        parameter.data[...] = rng.standard_normal(parameter.shape) * scale
+        parameter.numpy()[...] = rng.standard_normal(parameter.shape) * scale
 
 
 # (batch, steps, model_dim, num_heads, ff_dim): one head, head_dim 1, T = 1, B = 1, odd dims

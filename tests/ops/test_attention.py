@@ -280,12 +280,14 @@ def test_scaled_dot_product_attention_matches_torch(case, dtype):
 
     close = dict(rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
     assert out.shape == tuple(out_torch.shape) and out.dtype == dtype
-    np.testing.assert_allclose(out.data, out_torch.detach().numpy(), **close)
+    np.testing.assert_allclose(out.numpy(), out_torch.detach().numpy(), **close)
     for ours, theirs, name in zip(
         tensors + [mask_tensor], leaves + [mask_torch], ["query", "key", "value", "mask"]
     ):
         if name != "mask" or mask_kind == "float":
-            np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), err_msg=name, **close)
+            np.testing.assert_allclose(
+                ours.grad.numpy(), theirs.grad.numpy(), err_msg=name, **close
+            )
 
 
 @pytest.mark.parametrize("is_causal", [False, True])
@@ -325,7 +327,7 @@ def test_scaled_dot_product_attention_dropout():
     out_dropped = dropped(mg.tensor(q), mg.tensor(k), mg.tensor(v))
     mg.manual_seed(7)
     keep = mg.random.generator().random(weights.shape, dtype=np.float32) >= 0.4
-    np.testing.assert_allclose(out_dropped.data, (weights * keep / 0.6) @ v, rtol=1e-12)
+    np.testing.assert_allclose(out_dropped.numpy(), (weights * keep / 0.6) @ v, rtol=1e-12)
     many = attention(
         mg.tensor(np.zeros((1, 200, 4))),
         mg.tensor(np.zeros((1, 200, 4))),
@@ -333,15 +335,19 @@ def test_scaled_dot_product_attention_dropout():
         dropout_p=0.25,
     )
     np.testing.assert_allclose(
-        many.data.mean(), 1.0, atol=0.01
+        many.numpy().mean(), 1.0, atol=0.01
     )  # E[kept / 0.75] = 1 over 40,000 draws
     assert np.all(
-        scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0).data
+        scaled_dot_product_attention(
+            mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0
+        ).numpy()
         == 0
     )
     float_mask = mg.tensor(np.zeros((3, 5)))
     assert np.all(
-        scaled_dot_product_attention(mg.tensor(q), mg.tensor(k), mg.tensor(v), float_mask, 1.0).data
+        scaled_dot_product_attention(
+            mg.tensor(q), mg.tensor(k), mg.tensor(v), float_mask, 1.0
+        ).numpy()
         == 0
     )
 
@@ -370,7 +376,7 @@ def test_float_mask_path_applies_key_lengths_and_causal_offset_as_the_kernel_doe
     stepwise, weights = attention(
         mg.tensor(q), mg.tensor(k), mg.tensor(v), attn_mask=mg.tensor(np.zeros((4, 6))), **settings
     )
-    np.testing.assert_allclose(stepwise.data, fused.data, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(stepwise.numpy(), fused.numpy(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(weights, fused_weights, rtol=1e-12, atol=1e-14)
     assert np.all(weights[1] == 0)  # the entry with no keys
 

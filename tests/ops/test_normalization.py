@@ -252,8 +252,8 @@ def test_module_matches_torch_module_and_names_its_parameters():
         norm.bias.numpy() == 0
     ).all()  # torch's initial values
     rng = np.random.default_rng(0)
-    norm.weight.data[...] = rng.standard_normal(16)
-    norm.bias.data[...] = rng.standard_normal(16)
+    norm.weight.numpy()[...] = rng.standard_normal(16)
+    norm.bias.numpy()[...] = rng.standard_normal(16)
     reference_norm = torch.nn.LayerNorm(16)
     reference_norm.load_state_dict(
         {name: torch.from_numpy(value.numpy().copy()) for name, value in norm.state_dict().items()}
@@ -282,7 +282,7 @@ def test_module_without_bias_matches_torch_forward_and_backward():
     norm, reference_norm = nn.LayerNorm((4, 8), bias=False), torch.nn.LayerNorm((4, 8), bias=False)
     assert [name for name, _ in norm.named_parameters()] == ["weight"] and norm.bias is None
     assert repr(norm) == "LayerNorm((4, 8), eps=1e-05, elementwise_affine=True, bias=False)"
-    norm.weight.data[...] = random_rows(11, (4, 8), np.float32)
+    norm.weight.numpy()[...] = random_rows(11, (4, 8), np.float32)
     reference_norm.load_state_dict({"weight": torch.from_numpy(norm.weight.numpy().copy())})
     x = random_rows(12, (3, 4, 8), np.float32)
     ours, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
@@ -316,7 +316,7 @@ def test_rms_norm_matches_torch_forward_and_backward(shape, normalized_shape, ep
     norm = nn.RMSNorm(normalized_shape, eps=eps, elementwise_affine=affine)
     reference = torch.nn.RMSNorm(normalized_shape, eps=eps, elementwise_affine=affine)
     if affine:
-        norm.weight.data[...] = random_rows(20, norm.weight.shape, np.float32)
+        norm.weight.numpy()[...] = random_rows(20, norm.weight.shape, np.float32)
         reference.load_state_dict({"weight": torch.from_numpy(norm.weight.numpy().copy())})
     x = random_rows(21, shape, np.float32, shift=0.3)
     ours, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)

@@ -129,7 +129,7 @@ def _train(optimizer, params, grads, as_tensor, schedule=None):
             schedule.step()
         history.append(
             [
-                np.array(p.detach().numpy() if isinstance(p, torch.Tensor) else p.data)
+                np.array(p.detach().numpy() if isinstance(p, torch.Tensor) else p.numpy())
                 for p in params
             ]
         )
@@ -396,7 +396,7 @@ def test_a_bad_value_put_into_a_group_is_refused_at_step_before_anything_changes
     p.grad = mg.tensor(np.ones(2))
     with pytest.raises(ValueError, match=rf"param_groups\[0\]\['{list(setting)[0]}'\]"):
         optimizer.step()
-    np.testing.assert_array_equal(p.data, np.ones(2))
+    np.testing.assert_array_equal(p.numpy(), np.ones(2))
     assert _snapshot(optimizer.state) == state_before
 
 
@@ -446,7 +446,7 @@ def test_a_transposed_parameter_is_updated_in_its_own_memory_as_torchs(case):
     start, grads = rng.standard_normal((4, 3)), [rng.standard_normal((3, 4)) for _ in range(6)]
     p = nn.Parameter(np.zeros((3, 4)))
     p.data = start.copy().T
-    array = p.data
+    array = p.numpy()
     optimizer = getattr(mg.optim, name)([p], **settings)
     q = torch.nn.Parameter(torch.tensor(start).t())
     with _torch_default_dtype(np.float64):
@@ -455,8 +455,8 @@ def test_a_transposed_parameter_is_updated_in_its_own_memory_as_torchs(case):
             p.grad, q.grad = mg.tensor(g), torch.tensor(g)
             optimizer.step()
             reference.step()
-            np.testing.assert_allclose(p.data, q.detach().numpy(), **TOLERANCE[np.float64])
-    assert p.data is array and not array.flags.c_contiguous
+            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), **TOLERANCE[np.float64])
+    assert p.numpy() is array and not array.flags.c_contiguous
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -475,7 +475,7 @@ def test_a_step_refuses_a_gradient_of_another_shape_and_bumps_each_updated_param
         ValueError, match=rf"{name}: parameter 0 has shape \(3,\) but its grad has shape \(4,\)"
     ):
         optimizer.step()
-    np.testing.assert_array_equal(stepped.data, np.ones(3))
+    np.testing.assert_array_equal(stepped.numpy(), np.ones(3))
     assert _snapshot(optimizer.state) == state_before and bumped == []
     stepped.grad = mg.tensor(np.ones(3))
     optimizer.step()

@@ -1,7 +1,7 @@
 """optim.LBFGS against torch.optim.LBFGS: the same problem from the same start, written once for
 both libraries, compared after every step() (parameters, the returned loss, the iteration and
-evaluation counts and the state: direction, step length, history), in float64 to 1e-10 (float32
-more loosely), with and without the strong-Wolfe line search."""
+evaluation counts and the state: direction, step length, history), in float64 to 1e-10 (1e-8 for
+the MLP; float32 more loosely), with and without the strong-Wolfe line search."""
 
 import numpy as np
 import pytest
@@ -115,7 +115,9 @@ def test_float64_steps_match_torchs(problem, setting):
         options["max_iter"] = min(options.get("max_iter", 20), 4)
     ours = run(mg, make, start, 4, **options)
     theirs = run(torch, make, start, 4, **options)
-    assert_same_runs(ours, theirs, 1e-10, np.float64)
+    # the MLP's products sum in the order of the machine's BLAS kernels (AVX2 or AVX-512: not the
+    # same on every machine), and 80 iterations grow those last-bit differences to ~1e-10
+    assert_same_runs(ours, theirs, 1e-8 if problem == "tiny_mlp" else 1e-10, np.float64)
 
 
 @pytest.mark.parametrize("setting", ["defaults", "strong_wolfe"])

@@ -26,7 +26,7 @@ def _run_minigrad(make_optimizer, start, grads):
         for p, g in zip(params, step_grads):
             p.grad = None if g is None else mg.tensor(g)
         optimizer.step()
-        history.append([p.data.copy() for p in params])
+        history.append([p.numpy().copy() for p in params])
     return history
 
 
@@ -96,9 +96,9 @@ def test_adamw_decay_is_decoupled_from_the_gradient_scale():
         p.grad = mg.tensor(np.zeros(2))
     adamw.step()
     adam.step()
-    np.testing.assert_allclose(decoupled.data, start * (1 - 0.1 * 0.5), rtol=1e-15)
+    np.testing.assert_allclose(decoupled.numpy(), start * (1 - 0.1 * 0.5), rtol=1e-15)
     np.testing.assert_allclose(
-        coupled.data, start - 0.1 * np.sign(start), rtol=1e-8
+        coupled.numpy(), start - 0.1 * np.sign(start), rtol=1e-8
     )  # first step: lr * sign, up to eps
     assert mg.optim.AdamW([decoupled]).weight_decay == 0.01
 
@@ -108,9 +108,9 @@ def test_sgd_momentum_first_step_uses_the_gradient_itself():
     optimizer = mg.optim.SGD([p], lr=0.5, momentum=0.9)
     p.grad = mg.tensor(np.array([1.0, -2.0]))
     optimizer.step()  # buf = g = [1, -2]; p = [1, 2] - 0.5 * buf
-    np.testing.assert_allclose(p.data, [0.5, 3.0])
+    np.testing.assert_allclose(p.numpy(), [0.5, 3.0])
     optimizer.step()  # buf = 0.9 * [1, -2] + [1, -2] = [1.9, -3.8]; p -= 0.5 * buf
-    np.testing.assert_allclose(p.data, [-0.45, 4.9])
+    np.testing.assert_allclose(p.numpy(), [-0.45, 4.9])
 
 
 def test_zero_grad_sets_none_and_step_skips_missing_grads():
@@ -118,9 +118,9 @@ def test_zero_grad_sets_none_and_step_skips_missing_grads():
     optimizer = mg.optim.Adam([a, b], lr=0.1)
     a.grad = mg.tensor(np.ones(2))
     optimizer.step()
-    np.testing.assert_array_equal(b.data, [1.0, 1.0])
+    np.testing.assert_array_equal(b.numpy(), [1.0, 1.0])
     assert 1 not in optimizer.state
-    np.testing.assert_allclose(a.data, [0.9, 0.9])  # Adam's first step moves by lr * sign(grad)
+    np.testing.assert_allclose(a.numpy(), [0.9, 0.9])  # Adam's first step moves by lr * sign(grad)
     optimizer.zero_grad()
     assert a.grad is None and b.grad is None
 
@@ -134,7 +134,7 @@ def test_adam_state_dict_round_trip_through_a_file(tmp_path):
             p.grad = None if g is None else mg.tensor(g)
         optimizer.step()
     mg.io.save(optimizer.state_dict(), tmp_path / "adam.npz")
-    copies = [nn.Parameter(p.data.copy()) for p in params]
+    copies = [nn.Parameter(p.numpy().copy()) for p in params]
     restored = mg.optim.Adam(copies, lr=1.0)
     restored.load_state_dict(mg.io.load(tmp_path / "adam.npz"))
     assert restored.lr == 0.05 and restored.betas == (0.8, 0.9) and restored.state[0]["step"] == 3
@@ -146,7 +146,7 @@ def test_adam_state_dict_round_trip_through_a_file(tmp_path):
         optimizer.step()
         restored.step()
     for p, q in zip(params, copies):
-        np.testing.assert_array_equal(p.data, q.data)
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
 
 
 def test_sgd_state_dict_holds_the_momentum_buffer():
@@ -205,7 +205,7 @@ def test_amsgrad_state_is_saved_and_loaded_and_older_state_dicts_still_load(tmp_
         optimizer.step()
     assert "max_exp_avg_sq" in optimizer.state[0] and optimizer.state_dict()["amsgrad"] is True
     mg.io.save(optimizer.state_dict(), tmp_path / "adam.npz")
-    resumed = mg.optim.Adam([nn.Parameter(p.data.copy()) for p in params], lr=0.5)
+    resumed = mg.optim.Adam([nn.Parameter(p.numpy().copy()) for p in params], lr=0.5)
     resumed.load_state_dict(mg.io.load(tmp_path / "adam.npz"))
     assert resumed.param_groups[0]["amsgrad"] is True and resumed.lr == 0.02
     reference = [torch.tensor(value, requires_grad=True) for value in start]
@@ -219,7 +219,7 @@ def test_amsgrad_state_is_saved_and_loaded_and_older_state_dicts_still_load(tmp_
             p.grad = None if g is None else mg.tensor(g)
         resumed.step()
     for mine, theirs in zip(resumed.params, reference):
-        np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-14)
     plain = mg.optim.Adam(params, lr=0.02)
     plain.load_state_dict(
         {
@@ -311,14 +311,14 @@ def test_frozen_parameters_are_accepted_and_skipped_as_in_torch():
     reference.param_groups[0]["params"][1].grad = torch.full((3,), 0.5, dtype=torch.float64)
     optimizer.step()
     reference.step()
-    np.testing.assert_array_equal(frozen.data, np.ones(2))
+    np.testing.assert_array_equal(frozen.numpy(), np.ones(2))
     np.testing.assert_allclose(
-        trained.data, reference.param_groups[0]["params"][1].detach().numpy(), rtol=1e-12
+        trained.numpy(), reference.param_groups[0]["params"][1].detach().numpy(), rtol=1e-12
     )
     frozen.requires_grad_(True)  # unfrozen later: stepped from then on
     frozen.grad = mg.tensor(np.full(2, 1.0))
     optimizer.step()
-    assert (frozen.data < 1).all()
+    assert (frozen.numpy() < 1).all()
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
@@ -331,7 +331,7 @@ def test_parameters_that_are_not_c_contiguous_match_torch_in_their_own_memory(na
     base = start.copy()
     p = nn.Parameter(np.zeros((3, 4)))
     p.data = base.T if layout == "transposed view" else np.asfortranarray(start.T)
-    array = p.data
+    array = p.numpy()
     assert not array.flags.c_contiguous
     settings = dict(lr=0.05, weight_decay=0.1) if name != "SGD" else dict(lr=0.05, momentum=0.9)
     optimizer = getattr(mg.optim, name)([p], **settings)
@@ -341,10 +341,10 @@ def test_parameters_that_are_not_c_contiguous_match_torch_in_their_own_memory(na
         p.grad, q.grad = mg.tensor(g), torch.tensor(g)
         optimizer.step()
         reference.step()
-        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12, atol=1e-12)
-    assert p.data is array  # updated where it lives: views and state dicts see the new values
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-12)
+    assert p.numpy() is array  # updated where it lives: views and state dicts see the new values
     if layout == "transposed view":
-        np.testing.assert_array_equal(base, p.data.T)
+        np.testing.assert_array_equal(base, p.numpy().T)
 
 
 def _parameter_over(array):
@@ -407,7 +407,7 @@ def test_adam_refuses_a_gradient_of_another_shape_before_changing_anything():
         ValueError, match=r"parameter 0 has shape \(3,\) but its grad has shape \(4,\)"
     ):
         optimizer.step()
-    np.testing.assert_array_equal(p.data, np.ones(3))
+    np.testing.assert_array_equal(p.numpy(), np.ones(3))
     assert optimizer.state == {}
 
 
@@ -543,7 +543,7 @@ def test_optimizers_take_named_parameters_and_a_closure_as_torch():
     assert optimizer.params == [model.weight, model.bias]
     with pytest.raises(ValueError, match="all be tensors or all"):
         mg.optim.SGD([("weight", model.weight), model.bias])
-    before = model.weight.data.copy()
+    before = model.weight.numpy().copy()
     x = mg.tensor(np.ones((4, 3), np.float32))
 
     def closure():
@@ -555,10 +555,10 @@ def test_optimizers_take_named_parameters_and_a_closure_as_torch():
     with mg.no_grad():  # the closure still records its graph
         loss = optimizer.step(closure)
     assert loss.item() == pytest.approx(
-        float((x.data @ before.T + model.bias.data * 0).sum()), abs=10
+        float((x.numpy() @ before.T + model.bias.numpy() * 0).sum()), abs=10
     )
     np.testing.assert_allclose(
-        model.weight.data, before - 0.1 * 4, rtol=1e-6
+        model.weight.numpy(), before - 0.1 * 4, rtol=1e-6
     )  # d(sum)/dW = 4 per entry
     assert optimizer.step() is None
     with pytest.raises(TypeError, match="closure must be a function"):

@@ -83,10 +83,10 @@ def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
     check_reduction(reduction)
     input = float_tensor("binary_cross_entropy", input)
     input, target = same_shape_target("binary_cross_entropy", input, target, broadcast=False)
-    if input.numel() and not (input.data.min() >= 0 and input.data.max() <= 1):
+    if input.numel() and not (input._data.min() >= 0 and input._data.max() <= 1):
         raise ArgumentError(
             "binary_cross_entropy: all elements of input should be between 0 and 1 "
-            f"(got values in [{input.data.min()}, {input.data.max()}]); apply sigmoid first, "
+            f"(got values in [{input._data.min()}, {input._data.max()}]); apply sigmoid first, "
             "or use binary_cross_entropy_with_logits"
         )
     loss = BinaryCrossEntropy.apply(input, target)

@@ -50,7 +50,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, *, eps=1e-8, red
     if full:
         # log(target) only where target > 1: elsewhere the term is 0 and its gradient too (torch's
         # gradient of target is nan at target <= 0, from 0 * log(target) in its backward)
-        counted = target.data > 1
+        counted = target._data > 1
         safe = where(counted, target, 2.0)
         stirling = add(sub(mul(safe, log(safe)), safe), mul(log(mul(safe, 2 * math.pi)), 0.5))
         loss = add(loss, where(counted, stirling, 0.0))
@@ -83,12 +83,12 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if isinstance(var, (int, float)) and not isinstance(var, bool):
         var = Tensor._wrap(np.full(input.shape, var, dtype=input.dtype))
     var = as_tensor(var)
-    if np.any(var.data < 0):
-        raise ArgumentError(f"{op}: var must be non-negative; got a minimum of {var.data.min()}")
+    if np.any(var._data < 0):
+        raise ArgumentError(f"{op}: var must be non-negative; got a minimum of {var._data.min()}")
     var = _variance_shape(op, input, var)
     check_reduction(reduction)
     input, target = same_shape_target(op, input, target, broadcast=True)
-    floored = add(var, Tensor._wrap((np.maximum(var.data, eps) - var.data).astype(var.dtype)))
+    floored = add(var, Tensor._wrap((np.maximum(var._data, eps) - var._data).astype(var.dtype)))
     difference = sub(input, target)
     loss = mul(add(log(floored), mul(difference, difference) / floored), 0.5)
     if full:
@@ -125,7 +125,7 @@ def kl_div(input, target, *, reduction="mean", log_target=False):
     if log_target:
         loss = mul(exp(target), sub(target, input))
     else:  # x log x is 0 at x = 0 (log(1) stands in for log(0) there); a negative target gives NaN
-        loss = mul(target, sub(log(where(target.data == 0, 1.0, target)), input))
+        loss = mul(target, sub(log(where(target._data == 0, 1.0, target)), input))
     if reduction == "batchmean":
         total = sum(loss)
         return total / loss.shape[0] if loss.ndim else total

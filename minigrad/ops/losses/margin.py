@@ -49,7 +49,7 @@ def _hinge(z):
 
 def _positive_part(z):
     """max(0, z) with torch's kernels' gradient (0 at z = 0): z where z > 0, else 0."""
-    return masked_fill(z, ~(z.data > 0), 0.0)
+    return masked_fill(z, ~(z._data > 0), 0.0)
 
 
 # -- pairs and triplets of embeddings -----------------------------------------------------------
@@ -79,8 +79,8 @@ def hinge_embedding_loss(input, target, margin=1.0, *, reduction="mean"):
     check_reduction(reduction)
     input, target = float_tensor(op, input), as_tensor(target)
     check_broadcast(op, input, target)
-    margin_term = where(target.data != 1, _hinge(sub(margin, input)), 0.0)
-    return reduce(add(margin_term, where(target.data != -1, input, 0.0)), reduction)
+    margin_term = where(target._data != 1, _hinge(sub(margin, input)), 0.0)
+    return reduce(add(margin_term, where(target._data != -1, input, 0.0)), reduction)
 
 
 _COSINE_FLOOR = float(
@@ -115,8 +115,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean
             f"{op}: expected a target of shape {cosine.shape} (one per pair of inputs of shapes "
             f"{input1.shape} and {input2.shape}); got {target.shape}"
         )
-    similar = where(target.data == 1, sub(1.0, cosine), 0.0)
-    dissimilar = where(target.data == -1, _hinge(sub(cosine, margin)), 0.0)
+    similar = where(target._data == 1, sub(1.0, cosine), 0.0)
+    dissimilar = where(target._data == -1, _hinge(sub(cosine, margin)), 0.0)
     return reduce(add(similar, dissimilar), reduction)
 
 

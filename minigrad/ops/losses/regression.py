@@ -65,4 +65,4 @@ def _smooth_l1(difference, beta):
     size = abs(difference)
     if beta == 0:
         return size
-    return where(size.data < beta, difference * difference * (0.5 / beta), size - 0.5 * beta)
+    return where(size._data < beta, difference * difference * (0.5 / beta), size - 0.5 * beta)
