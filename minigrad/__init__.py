@@ -17,6 +17,7 @@ from . import accelerator, amp, backends, cuda, dtypes, ops, optim, parallel, ut
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .amp import autocast, bfloat16, float16, half
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import is_inference_mode_enabled
 from .creation import (
     arange,
     as_tensor,
@@ -133,6 +134,7 @@ __all__ = [
     "no_grad",
     "enable_grad",
     "inference_mode",
+    "is_inference_mode_enabled",
     "is_grad_enabled",
     "set_grad_enabled",
     "gradcheck",

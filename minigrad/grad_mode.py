@@ -17,6 +17,9 @@ import numpy as np
 class _ThreadState(threading.local):
     def __init__(self):
         self.grad_enabled = True
+        # inference_mode: no graph even inside enable_grad, and the tensors made are inference
+        # tensors (Tensor.is_inference), which refuse to be saved for a backward later
+        self.inference = False
         # The innermost nn.Module call running in this thread, as a frame (module, outer frame);
         # None outside any module. Each call makes a new frame, so two calls of one module differ.
         self.module_frame = None
@@ -27,6 +30,17 @@ _state = _ThreadState()
 
 def is_grad_enabled():
     return _state.grad_enabled
+
+
+def is_inference_mode_enabled():
+    """True inside `mg.inference_mode()` (torch.is_inference_mode_enabled)."""
+    return _state.inference
+
+
+def is_recording():
+    """True when Function.apply records graph nodes: grad mode on and not in inference mode
+    (in torch, enable_grad inside inference_mode switches grad mode on but records nothing)."""
+    return _state.grad_enabled and not _state.inference
 
 
 def _switch(mode):
@@ -81,8 +95,12 @@ class _GradMode(contextlib.ContextDecorator):
         _switch(self._previous)
         return False
 
+    def _fresh(self):
+        """A new instance of this mode: each call of a decorated function enters its own."""
+        return type(self)()
+
     def __call__(self, func):
-        mode = type(self)
+        mode = self._fresh
         if inspect.isgeneratorfunction(func):
             # The mode must hold while the generator's own code runs, i.e. around each
             # resumption, not around the call that merely creates the generator.
@@ -121,17 +139,31 @@ class enable_grad(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """torch.inference_mode: here no_grad (minigrad has no tensors reserved for inference), and
-    inference_mode(False) records as usual. A context manager or a decorator, as no_grad."""
-
-    enabled = False
+    """torch.inference_mode: no_grad, stricter. Tensors made inside are *inference tensors*
+    (`t.is_inference()`): outside inference mode, an op that would save one for a backward
+    raises, and so does changing one in place or asking it for a gradient (torch's rules; a
+    `clone()` made outside is an ordinary tensor). Since nothing made inside can take part in a
+    graph later, the layers' kernels keep nothing for a backward. `enable_grad` inside it
+    records nothing, as in torch. inference_mode(False) leaves inference mode and records
+    as usual. A context manager or a decorator, as no_grad."""
 
     def __new__(cls, mode=True):
         if callable(mode):  # used bare, as `@mg.inference_mode`
             return super().__new__(cls, mode)
         self = super().__new__(cls)
-        self.enabled = not mode
+        self.mode = bool(mode)
         return self
+
+    def __enter__(self):
+        self._previous = (_state.grad_enabled, _state.inference)
+        _state.grad_enabled, _state.inference = not self.mode, self.mode
+
+    def __exit__(self, *exc):
+        _state.grad_enabled, _state.inference = self._previous
+        return False
+
+    def _fresh(self):
+        return inference_mode(self.mode)
 
 
 def module_frame():

@@ -60,6 +60,7 @@ class Tensor:
         "_view_of",
         "_views",
         "_hooks",
+        "_inference",
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy array (op) Tensor -> Tensor's reflected method
@@ -85,6 +86,7 @@ class Tensor:
         self._view_of = None
         self._views = None
         self._hooks = None  # a leaf's gradient hooks (register_hook); a non-leaf's live on its node
+        self._inference = grad_mode.is_inference_mode_enabled()  # made inside inference_mode
 
     @classmethod
     def _wrap(cls, array, requires_grad=False):
@@ -117,7 +119,20 @@ class Tensor:
         self._bump_version()
 
     def _bump_version(self):
+        self._refuse_inplace_if_inference()
         self._version[0] += 1
+
+    def _refuse_inplace_if_inference(self):
+        """torch's rule: an inference tensor changes in place only inside inference mode."""
+        if self._inference and not grad_mode.is_inference_mode_enabled():
+            raise RuntimeError(
+                "this tensor was made inside mg.inference_mode(), so it cannot be changed in "
+                "place outside it (as in torch); change a clone() of it instead"
+            )
+
+    def is_inference(self):
+        """True for a tensor made inside mg.inference_mode() (or a view of one), as in torch."""
+        return self._inference
 
     @property
     def requires_grad(self):
@@ -187,6 +202,11 @@ class Tensor:
             raise DTypeError(
                 f"only floating point tensors (float32, float64) can require gradients; "
                 f"this tensor has dtype {self.dtype}"
+            )
+        if requires_grad and self._inference and not grad_mode.is_inference_mode_enabled():
+            raise RuntimeError(
+                "requires_grad_: this tensor was made inside mg.inference_mode(), so it cannot "
+                "require grad outside it (as in torch); use a clone() of it"
             )
         if not requires_grad and self._node is not None:
             raise RuntimeError(
@@ -341,16 +361,22 @@ class Function:
         ctx = cls.__new__(cls)
         ctx.needs_input_grad = tuple(t.requires_grad for t in tensors)
         ctx.saved = ()
+        # False: no node will be made, so forward may skip what only a backward needs
+        ctx.recording = grad_mode.is_recording() and any(ctx.needs_input_grad)
         outputs = cls.forward(ctx, *[t._data for t in tensors], **attrs)
         multiple = isinstance(outputs, tuple)
         results = tuple(Tensor._wrap(np.asarray(o)) for o in (outputs if multiple else (outputs,)))
         views.note_views(results, tensors)
-        if grad_mode.is_grad_enabled() and any(ctx.needs_input_grad):
+        for out in results:  # a view is an inference tensor when what it views is (torch's rule)
+            if out._view_of is not None:
+                out._inference = out._view_of._inference
+        if ctx.recording:
             ctx._record(tensors, results, attrs)
         return results if multiple else results[0]
 
     def _record(self, tensors, results, attrs):
         """Make this node the one that made `results`: the graph's edges back, for the walk."""
+        _refuse_saved_inference_tensors(self, tensors)
         self.inputs = tensors
         # Which node made each input, as it was now. A later in-place change of an input
         # (x.add_(...)) gives that tensor a new node; this graph keeps the old one.
@@ -386,6 +412,20 @@ class Function:
         self.__dict__.clear()
         self.__dict__.update(kept)
         self.saved, self._versions = None, ()
+
+
+def _refuse_saved_inference_tensors(node, tensors):
+    """torch's rule: a tensor made inside inference_mode cannot be saved for a backward."""
+    if not any(t._inference for t in tensors):
+        return
+    saved = {id(array) for array in node.saved if isinstance(array, np.ndarray)}
+    for t in tensors:
+        if t._inference and id(t._data) in saved:
+            raise RuntimeError(
+                f"{node.name}: one of its inputs, a tensor of shape {t.shape}, was made inside "
+                "mg.inference_mode(), and inference tensors cannot be saved for backward (as in "
+                "torch). Make the tensor outside inference_mode, or use a clone() of it."
+            )
 
 
 def _as_constant(value, inputs):

@@ -162,6 +162,7 @@ def apply_inplace(x, name, op, *operands):
     """x <- op(x, *operands), in place; returns x."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor; got {type(x).__name__}")
+    x._refuse_inplace_if_inference()  # before the change, not after it (bumping checks too)
     chain = [x]
     if _recording(x, operands):
         chain = _viewed(x)
@@ -240,6 +241,7 @@ class IndexPut(Function):
 def setitem(x, index, value):
     """x[index] = value with torch's indexing rules (slices, ints, bool masks, integer arrays);
     differentiable in x and value like torch's."""
+    x._refuse_inplace_if_inference()
     index = list_index_as_tuple(index)
     parts = split_index(index)  # (first, then): torch applies integers before index arrays
     value = (
