@@ -1,0 +1,69 @@
+"""Run the course notebooks top to bottom in a fresh kernel and save them with their outputs.
+
+    python notebooks/execute.py                 # all six, full size, outputs saved in place
+    python notebooks/execute.py 03 --quick      # one notebook, shrunk for CI, nothing saved
+
+Each notebook runs in its own folder (as Jupyter runs it), so `course.py` and the examples
+import. --quick sets MINIGRAD_NOTEBOOK_QUICK=1, which the first cell of every notebook reads
+to shrink data and steps. tests/test_notebooks.py calls `execute` the same way.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+FOLDER = Path(__file__).resolve().parent
+NOTEBOOKS = sorted(FOLDER.glob("[0-9][0-9]_*.ipynb"))
+QUICK_VARIABLE = "MINIGRAD_NOTEBOOK_QUICK"
+
+
+def execute(path, quick, timeout=900):
+    """(the executed notebook, seconds it took). A cell that raises stops the run with
+    nbclient's CellExecutionError, which names the cell and the error."""
+    notebook = nbformat.read(path, as_version=4)
+    previous = os.environ.get(QUICK_VARIABLE)
+    os.environ[QUICK_VARIABLE] = "1" if quick else "0"  # the kernel inherits the environment
+    try:
+        client = NotebookClient(
+            notebook,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(Path(path).parent)}},
+            record_timing=False,  # no timestamps in the saved file
+            store_widget_state=False,  # a progress bar's text is kept, not its widget state
+        )
+        started = time.perf_counter()
+        client.execute()
+        return notebook, time.perf_counter() - started
+    finally:
+        if previous is None:
+            os.environ.pop(QUICK_VARIABLE, None)
+        else:
+            os.environ[QUICK_VARIABLE] = previous
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="notebook number prefixes (default: all)")
+    parser.add_argument("--quick", action="store_true", help="CI size; the files are not saved")
+    args = parser.parse_args(argv)
+    chosen = [p for p in NOTEBOOKS if not args.names or p.name[:2] in args.names]
+    if not chosen:
+        sys.exit(
+            f"execute.py: no notebook starts with {args.names}; have {[p.name for p in NOTEBOOKS]}"
+        )
+    for path in chosen:
+        notebook, seconds = execute(path, args.quick)
+        if not args.quick:
+            nbformat.write(notebook, path)
+        size = path.stat().st_size / 1000
+        print(f"{path.name}: {seconds:.0f} s{'' if args.quick else f', saved ({size:.0f} kB)'}")
+
+
+if __name__ == "__main__":
+    main()
