@@ -27,6 +27,7 @@ MAX_STEPS = 5000  # then the page asks for a reset: the loss curve stays drawabl
 MATRICES = task.MATRICES  # query_weight, key_weight, value_weight, output_weight
 SHORT_NAMES = task.SHORT_NAMES
 COLLAPSIBLE = {"attention": "SelfAttention", "pool": "MeanPooling", "classifier": "Linear"}
+WALK_VALUES = 64  # the walk's gradients carry their values up to this size (an 8 x 8 matrix)
 
 _data = None
 
@@ -162,10 +163,15 @@ class TrainingSession:
 
     def graph(self, collapse=()):
         """Panel 3: one forward and backward of the current model on the fixed sentence (label
-        positive), drawn by mg.viz with the gradient paths to the four matrices in red.
+        positive), drawn by mg.viz with the gradient paths to the four matrices in red. The
+        backward is mg.viz.replay's, so the page can step through the walk it made.
 
-        Returns {"available", "svg" (or None), "dot", "message"}; without Graphviz's `dot`
-        program there is no SVG and the message says how to install it.
+        Returns {"available", "svg" (or None), "dot", "message", "walk"}; without Graphviz's
+        `dot` program there is no SVG and the message says how to install it. "walk" (None
+        when a module is collapsed: its ids are those of the full drawing) is
+        {"steps": replay.to_dicts(), "matrices": {name: {"label", "id", "total", "grad",
+        "largest_difference"}}}: per matrix its node id, the sum of the gradients the walk
+        brought it, its `.grad` and the largest difference between the two.
         """
         if not isinstance(collapse, list) or any(name not in COLLAPSIBLE for name in collapse):
             raise inputs.LabInputError(
@@ -180,14 +186,16 @@ class TrainingSession:
         self.model.zero_grad()
         loss = mg.cross_entropy(self.model(words), label)
         loss.name = "loss"
-        loss.backward()
+        matrices = [self.matrix(name) for name in MATRICES]
+        steps = mg.viz.replay(loss, params=self.model, highlight=matrices)  # = loss.backward()
         graph = mg.viz.draw(
             loss,
             params=self.model,
             show_grad=True,
-            highlight=[self.matrix(name) for name in MATRICES],
+            highlight=matrices,
             collapse=list(collapse) or None,
         )
+        walk = None if collapse else _walk(steps, dict(zip(MATRICES, matrices)))
         self.model.zero_grad()
         with tempfile.TemporaryDirectory() as folder:
             try:
@@ -195,5 +203,31 @@ class TrainingSession:
                     encoding="utf-8"
                 )
             except mg.viz.GraphvizNotFoundError as error:
-                return {"available": False, "svg": None, "dot": graph.source, "message": str(error)}
-        return {"available": True, "svg": svg, "dot": graph.source, "message": None}
+                return {
+                    "available": False,
+                    "svg": None,
+                    "dot": graph.source,
+                    "message": str(error),
+                    "walk": walk,
+                }
+        return {"available": True, "svg": svg, "dot": graph.source, "message": None, "walk": walk}
+
+
+def _walk(steps, matrices):
+    """The replayed backward walk as the page draws it (see TrainingSession.graph)."""
+    totals = steps.totals()
+    return {
+        "steps": steps.to_dicts(max_values=WALK_VALUES),
+        "matrices": {
+            name: {
+                "label": SHORT_NAMES[name],
+                "id": steps.ids[matrix],
+                "total": inputs.plain(totals[matrix].array),
+                "grad": inputs.plain(matrix.grad.numpy()),
+                "largest_difference": inputs.plain(
+                    np.abs(totals[matrix].array - matrix.grad.numpy()).max()
+                ),
+            }
+            for name, matrix in matrices.items()
+        },
+    }

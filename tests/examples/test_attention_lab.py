@@ -7,6 +7,7 @@ the page in a real browser in test_attention_lab_browser.py.
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -377,6 +378,50 @@ def test_graph_is_drawn_with_the_paths_to_the_four_matrices(lab):
     assert sum("->" in line and "#cc0000" in line for line in lines) > 20
     # Drawing leaves no gradient behind on the model being trained.
     assert all(p.grad is None for p in lab._sessions["graph"].model.parameters())
+
+
+def test_graph_walk_steps_through_the_drawn_nodes_to_the_true_gradients(lab):
+    lab.call("/api/train/reset", {"session": "walk"})
+    lab.call("/api/train/step", {"session": "walk", "steps": 3, "learning_rate": 0.5})
+    answer = lab.call("/api/graph", {"session": "walk", "collapse": []})
+    walk = answer["walk"]
+    assert json.loads(json.dumps(walk, allow_nan=False)) == walk
+    steps = walk["steps"]
+    titles = re.findall(r'<g id="node\d+" class="node">\s*<title>([^<]+)</title>', answer["svg"])
+    # Every step is a drawn op (its SVG node's title is its id), each visited once, the loss's
+    # op first; an op is visited only after every op that used one of its outputs.
+    assert [s["index"] for s in steps] == list(range(len(steps)))
+    assert len({s["id"] for s in steps}) == len(steps) and {s["id"] for s in steps} <= set(titles)
+    assert steps[0]["op"] == "CrossEntropy" and steps[0]["arriving"][0]["values"] == 1.0
+    edges = re.findall(r"^\t*((?:t|op)\d+) -> ((?:t|op)\d+)", answer["dot"], re.M)
+    made_by = {head: tail for tail, head in edges if tail.startswith("op")}
+    place = {s["id"]: s["index"] for s in steps}
+    pairs = [
+        (place[head], place[made_by[tail]])  # tensor -> op using it: before the op that made it
+        for tail, head in edges
+        if tail in made_by and head in place and made_by[tail] in place
+    ]
+    assert len(pairs) == len(steps) - 1 and all(user < maker for user, maker in pairs)
+    # The four matrices: the sums of the walk, .grad, and central differences in float64.
+    parameters = session_parameters(lab, "walk")
+    vectors = four_matrices.word_vectors()
+    sentence = vectors[four_matrices.sentence_ids(four_matrices.FIXED_SENTENCE)]
+    for name, matrix in walk["matrices"].items():
+        key = f"attention.{name}"
+        expected = finite_difference_gradient(
+            lambda: classifier_loss(parameters, sentence, np.array([1])), parameters[key]
+        )
+        np.testing.assert_allclose(matrix["total"], expected, rtol=1e-3, atol=1e-6, err_msg=name)
+        assert matrix["total"] == matrix["grad"] and matrix["largest_difference"] == 0.0
+        (entry,) = [e for s in steps for e in s["inputs"] if e["id"] == matrix["id"]]
+        assert entry["name"] == key and entry["total"]["values"] == matrix["total"]
+        assert entry["uses"] == 1  # each matrix is used once: its one gradient is its .grad
+    assert all(p.grad is None for p in lab._sessions["walk"].model.parameters())
+
+
+def test_graph_walk_is_only_for_the_full_graph(lab):
+    answer = lab.call("/api/graph", {"session": "walk", "collapse": ["pool"]})
+    assert answer["walk"] is None and answer["available"]
 
 
 def test_graph_collapses_modules(lab):

@@ -309,3 +309,121 @@ def test_the_lab_in_a_browser(browser, lab_url):
         if entry["level"] == "SEVERE" and "400 (Bad Request)" not in entry["message"]
     ]  # the "abc" above, answered on purpose
     assert problems == []
+
+
+def walk_reference():
+    """The lab's graph, built here as the lab builds it for a fresh tab (seeded, untrained):
+    the replay's order of node ids, and the four matrices' `.grad` after a plain backward()."""
+    from examples import four_matrices as task
+    from examples.lab import training
+
+    def forward():
+        session = training.TrainingSession()
+        vectors, _, _ = training.task_data()
+        words = mg.tensor(vectors[task.sentence_ids(task.FIXED_SENTENCE)])
+        loss = mg.cross_entropy(session.model(words), mg.tensor(np.array([1])))
+        return session, loss
+
+    session, loss = forward()
+    matrices = [session.matrix(name) for name in training.MATRICES]
+    order = [step.id for step in mg.viz.replay(loss, params=session.model, highlight=matrices)]
+    session, loss = forward()
+    loss.backward()
+    return order, {name: session.matrix(name).grad.numpy() for name in training.MATRICES}
+
+
+def test_the_backward_walk_step_by_step(browser, lab_url):
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    find = lambda css: driver.find_element(By.CSS_SELECTOR, css)  # noqa: E731
+    driver.get(lab_url)  # a new tab: a new, untrained session
+    find("#tabs button[data-panel=graph]").click()
+    if not shutil.which("dot"):
+        wait_for(driver, lambda: find("#walk-note").is_displayed(), "the walk's note")
+        assert "needs Graphviz" in find("#walk-note").text
+        return
+    order, grads = walk_reference()
+    wait_for(
+        driver,
+        lambda: find("#walk-status").text == f"{len(order)} ops to visit",
+        "the walk ready to start",
+    )
+    # noqa: E731  (one read: the page redraws as a whole)
+    lit = lambda kind: driver.execute_script(  # noqa: E731
+        "return [...document.querySelectorAll('#graph-picture g.' + arguments[0] + ' > title')]"
+        ".map((t) => t.textContent)",
+        kind,
+    )
+    assert lit("walk-current") == [] and find("#walk-back").get_attribute("disabled")
+
+    # Step by step: the op lit up is the replay's next one; the ones before it are marked done.
+    seen = []
+    for position in range(len(order)):
+        find("#walk-step").click()
+        wait_for(
+            driver,
+            lambda: find("#walk-panel").get_attribute("data-position") == str(position),
+            f"step {position + 1}",
+        )
+        (current,) = lit("walk-current")
+        seen.append(current)
+        assert sorted(lit("walk-done")) == sorted(order[:position])
+        assert find("#walk-details h3").text.startswith(f"Step {position + 1} of {len(order)}")
+    assert seen == order
+    assert find("#walk-status").text.endswith("done") and find("#walk-step").get_attribute(
+        "disabled"
+    )
+    # The last op is x @ W_Q: W_Q is outlined, its edge into the op carries the gradient, and
+    # the words, which need no gradient, are neither.
+    (receiving,) = lit("walk-receives")
+    label = driver.execute_script(
+        "return [...document.querySelectorAll('#graph-picture g.walk-receives text')]"
+        ".map((t) => t.textContent)",
+    )
+    assert label[0] == "attention.query_weight"
+    assert lit("walk-flow") == [f"{receiving}->{order[-1]}"]
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('#walk-details tr[data-input-id]')]"
+        ".map((r) => [r.dataset.inputId, r.textContent])"
+    )
+    assert [row[0] for row in rows][1] == receiving and "no gradient" in rows[0][1]
+
+    # The walk ends at the four matrices with the numbers of .grad.
+    for name, grad in grads.items():
+        shown = heat_values(driver, f"[data-walk-matrix={name}]")
+        np.testing.assert_allclose(np.array(shown, float).reshape(grad.shape), grad, rtol=1e-5)
+        assert "largest difference 0" in find(f"[data-walk-matrix={name}] .walk-check").text
+
+    # Step back: the previous op again, and the matrix it had not reached is not reached yet.
+    find("#walk-back").click()
+    wait_for(
+        driver,
+        lambda: lit("walk-current") == [order[-2]],
+        "one step back",
+    )
+    assert find("[data-walk-matrix=query_weight]").get_attribute("data-reached") is None
+    assert find("[data-walk-matrix=output_weight]").get_attribute("data-reached") == "true"
+
+    # Play from the start: every op lit up in turn, in the replay's order, then it stops.
+    driver.execute_script(
+        "window.walkSeen = [];"
+        "new MutationObserver(() => {"
+        "  const title = document.querySelector('#graph-picture g.walk-current > title');"
+        "  const seen = window.walkSeen;"
+        "  if (title && seen[seen.length - 1] !== title.textContent) seen.push(title.textContent);"
+        "}).observe(document.getElementById('graph-picture'),"
+        "           {subtree: true, attributes: true, attributeFilter: ['class']});"
+    )
+    find("#walk-step").click()  # to the end, so that play starts from the beginning again
+    wait_for(driver, lambda: find("#walk-status").text.endswith("done"), "the end of the walk")
+    driver.execute_script("window.walkSeen = [];")
+    find("#walk-play").click()
+    wait_for(
+        driver,
+        lambda: find("#walk-status").text.endswith("done") and find("#walk-play").text == "play",
+        "play to reach the end",
+    )
+    assert driver.execute_script("return window.walkSeen") == order
+    problems = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    assert problems == []

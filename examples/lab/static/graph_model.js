@@ -1,5 +1,5 @@
-// Panel 3, "The graph" (an SVG drawn by mg.viz and Graphviz on the server), and panel 4,
-// "A trained model" (the IMDB classifier reads a review).
+// Panel 3, "The graph" (an SVG drawn by mg.viz and Graphviz on the server; walk.js steps
+// through its backward walk), and panel 4, "A trained model" (the IMDB classifier reads a review).
 "use strict";
 
 (function () {
@@ -21,9 +21,12 @@
       if (answer.available) {
         // The SVG comes from Graphviz on our own server; parse it as XML rather than as HTML.
         const svg = new DOMParser().parseFromString(answer.svg, "image/svg+xml").documentElement;
-        $("graph-picture").replaceChildren(document.importNode(svg, true));
+        const picture = document.importNode(svg, true);
+        $("graph-picture").replaceChildren(picture);
+        Lab.walk.load(answer.walk, picture);
       } else {
         $("graph-picture").replaceChildren();
+        Lab.walk.load(answer.walk, null);
       }
     } catch (error) {
       Lab.showError("graph-error", error);
@@ -34,6 +37,7 @@
 
   Lab.panels.graph = {
     start() {
+      Lab.walk.start();
       $("graph-redraw").addEventListener("click", drawGraph);
       for (const box of document.querySelectorAll("input[name=collapse]")) box.addEventListener("change", drawGraph);
     },
