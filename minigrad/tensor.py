@@ -39,7 +39,8 @@ from .errors import DimError, DTypeError, ShapeError
 class Tensor:
     """An n-dimensional array that can take part in automatic differentiation.
 
-    `data` is the numpy array, `grad` a Tensor of the same shape after `backward()` (or None),
+    `numpy()` is the numpy array, `data` the same values as a tensor outside the graph (as in
+    torch), `grad` a Tensor of the same shape after `backward()` (or None),
     `grad_fn` the graph node that produced it (None for leaves and for tensors made under
     `no_grad`). `name` is an optional label used by `mg.viz`.
 
@@ -99,8 +100,13 @@ class Tensor:
     # -- properties -----------------------------------------------------------------------
     @property
     def data(self):
-        """The numpy array (shared, not copied). Assigning a new array is an in-place change."""
-        return self._data
+        """This tensor outside the graph, as torch's `.data`: a new tensor that shares the array
+        and needs no gradient, so `p.data.add_(g, alpha=-lr)` changes `p` itself. It also shares
+        the version counter: a backward that saved `p` before such a change still refuses (torch
+        would not notice). `numpy()` is the array; assigning `p.data = t` is an in-place change."""
+        tensor = Tensor._wrap(self._data)
+        tensor._version, tensor._inference = self._version, self._inference
+        return tensor
 
     @data.setter
     def data(self, value):
@@ -193,9 +199,7 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing the same data (and version counter), cut from the graph."""
-        tensor = Tensor._wrap(self._data)
-        tensor._version = self._version
-        return tensor
+        return self.data
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and self.dtype.kind != "f":

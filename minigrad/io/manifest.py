@@ -292,13 +292,23 @@ def _check_listing(document, headers, path):
 
 
 class Checkpoint(OrderedDict):
-    """What mg.load returns for a saved dict: name -> value, flat, nested dicts joined with dots
-    ("model.fc.weight"; an empty nested dict: an empty Checkpoint under its name). A name under
-    which a nested dict was saved reads back as that dict too: ckpt["model"] (and
-    ckpt.get("model"), "model" in ckpt) give the "model.*" entries with the prefix taken off, as a
-    new Checkpoint, as torch.load's ckpt["model"] would."""
+    """What mg.load returns for a saved dict: the dict as saved, each nested dict a Checkpoint too
+    (as torch.load: ckpt["model"] is the model's state dict, list(ckpt) the top-level keys). A
+    name that joins nested keys with dots reads the entry too: ckpt["model.fc.weight"] is
+    ckpt["model"]["fc.weight"] (mg.save refuses dicts whose joined names collide, so such a name
+    has one meaning); `in` and get() take such names as well. A file written before the manifest
+    reads back flat ("model.fc.weight" -> array); there ckpt["model"] gathers the "model.*"
+    entries, the prefix taken off, into a new Checkpoint."""
 
     def __missing__(self, key):
+        if not isinstance(key, str):
+            raise KeyError(key)
+        for name, value in self.items():
+            prefix = f"{name}."
+            if isinstance(value, Checkpoint) and key.startswith(prefix):
+                found = value.get(key[len(prefix) :], _ABSENT)
+                if found is not _ABSENT:
+                    return found
         prefix = f"{key}."
         part = Checkpoint(
             (name[len(prefix) :], value)
@@ -316,24 +326,7 @@ class Checkpoint(OrderedDict):
             return default
 
     def __contains__(self, key):
-        return super().__contains__(key) or (
-            isinstance(key, str) and any(str(name).startswith(f"{key}.") for name in self)
-        )
+        return self.get(key, _ABSENT) is not _ABSENT
 
 
-def _flat(value, prefix="", into=None):
-    """A decoded value with its dicts in the flat form: Checkpoint entries joined with dots
-    (recursively; a dict inside a list or tuple becomes a flat Checkpoint of its own)."""
-    if isinstance(value, (list, tuple)):
-        items = [_flat(item) for item in value]
-        return items if isinstance(value, list) else tuple(items)
-    if not isinstance(value, Checkpoint):
-        return value
-    result = Checkpoint() if into is None else into
-    for key, item in value.items():
-        name = f"{prefix}.{key}" if prefix else key
-        if isinstance(item, Checkpoint) and item:
-            _flat(item, name, result)
-        else:
-            result[name] = _flat(item)
-    return result
+_ABSENT = object()

@@ -24,7 +24,6 @@ from .manifest import (
     _check_listing,
     _decode,
     _encode,
-    _flat,
     _manifest,
 )
 from .npz import (
@@ -174,8 +173,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """Read a file written by mg.save (or np.savez of numeric arrays): torch.load(f, ...) for
     checkpoints, never unpickling anything.
 
-    Returns the value saved, each part as the type saved: dicts as Checkpoints (OrderedDicts;
-    ckpt["model"] is the nested dict, ckpt["model.fc.weight"] reaches into it), lists, tuples,
+    Returns the value saved, each part as the type saved: dicts as Checkpoints (OrderedDicts,
+    nested as saved, as torch.load gives them: list(ckpt) is the top-level keys, ckpt["model"]
+    the nested dict; ckpt["model.fc.weight"] also reaches into it), lists, tuples,
     ints, floats, bools, strings and None as themselves, Tensors and arrays as numpy arrays (which
     load_state_dict takes; mg.tensor(a) makes a Tensor). A file written before format version 1
     (no manifest) or by np.savez gives a flat Checkpoint of arrays, numbers as 0-d arrays.
@@ -291,11 +291,9 @@ def _read_archive(archive, path, relocate, mmap, where):
         return Checkpoint(
             (name, Checkpoint() if headers[name] is None else arrays[name]) for name in names
         )
-    return _flat(
-        _decode(
-            document["root"],
-            "",
-            lambda member, scalar, name: arrays[member][()] if scalar else arrays[member],
-            corrupt,
-        )
+    return _decode(
+        document["root"],
+        "",
+        lambda member, scalar, name: arrays[member][()] if scalar else arrays[member],
+        corrupt,
     )

@@ -22,13 +22,14 @@ from ..tensor import Function, Tensor
 from ..views import shares_memory
 from .args import as_array
 from ..random import generator as draw_from
-from .arithmetic import add, div, mul, pow, sub
+from .arithmetic import add, div, lerp, mul, pow, sub
 from .conversion import cast
 from .piecewise import masked_fill, where
 from .index_write import index_add, index_copy, index_fill, scatter_reduce
 from .indexing import assign, list_index_as_tuple, scatter, scatter_add, select, split_index
 from .arithmetic import reciprocal
 from .piecewise import clamp
+from .products import addcdiv, addcmul
 from . import unary
 from .unary import rsqrt, square
 from .registry import op
@@ -283,7 +284,7 @@ def setitem(x, index, value):
 
 
 def _fill(x, value):
-    if np.ndim(value.data if isinstance(value, Tensor) else value):
+    if np.ndim(value._data if isinstance(value, Tensor) else value):
         raise ArgumentError(
             f"fill_: value must be a number or a 0-d tensor; got shape {np.shape(value)}"
         )
@@ -440,7 +441,17 @@ METHODS = {
         x, "masked_fill_", masked_fill, mask, value
     ),
     "clamp_": lambda x, min=None, max=None: apply_inplace(x, "clamp_", clamp, min, max),
+    "clamp_min_": lambda x, min: apply_inplace(x, "clamp_min_", clamp, min, None),
+    "clamp_max_": lambda x, max: apply_inplace(x, "clamp_max_", clamp, None, max),
     "pow_": lambda x, exponent: apply_inplace(x, "pow_", pow, exponent),
+    # the steps of hand-written optimizers: exp_avg.lerp_(grad, 0.1), addcmul_, addcdiv_
+    "lerp_": lambda x, end, weight: apply_inplace(x, "lerp_", lerp, end, weight),
+    "addcmul_": lambda x, tensor1, tensor2, *, value=1: apply_inplace(
+        x, "addcmul_", lambda a, t1, t2: addcmul(a, t1, t2, value=value), tensor1, tensor2
+    ),
+    "addcdiv_": lambda x, tensor1, tensor2, *, value=1: apply_inplace(
+        x, "addcdiv_", lambda a, t1, t2: addcdiv(a, t1, t2, value=value), tensor1, tensor2
+    ),
     **{
         f"{op.__name__}_": _unary_in_place(op)
         for op in (

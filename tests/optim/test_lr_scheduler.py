@@ -152,8 +152,8 @@ def _training_run(params, stop_after=None, resume_from=None):
     first = 0
     if resume_from is not None:
         loaded = mg.io.load(resume_from)
-        optimizer.load_state_dict({k[6:]: v for k, v in loaded.items() if k.startswith("optim.")})
-        schedule.load_state_dict({k[9:]: v for k, v in loaded.items() if k.startswith("schedule.")})
+        optimizer.load_state_dict(loaded["optim"])
+        schedule.load_state_dict(loaded["schedule"])
         first = int(loaded["step"])
     rates = []
     for step in range(first, 10):
