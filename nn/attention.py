@@ -166,11 +166,13 @@ class SelfAttention(Module):
     With bias=True also query_bias, key_bias, value_bias, output_bias (model_dim,), zeros;
     the textbook uses none (bias=False), and then these attributes are None.
 
-    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None) -> (B, T,
-    model_dim)
+    forward(x: (B, T, model_dim), lengths=None, key_padding_mask=None, cache=None,
+    need_weights=True) -> (B, T, model_dim)
         lengths:          (B,) integers, the number of real tokens at the start of each row;
         key_padding_mask: (B, T) bool, True at PADDING positions (PyTorch's convention);
-        cache:            an nn.KVCache, for generation (below).
+        cache:            an nn.KVCache, for generation (below);
+        need_weights:     False leaves `last_weights` None; then, when no graph is recorded,
+                          the (B, H, T, T) weights are never stored whole (evaluation).
     Only key columns are masked (as in the textbook): every query position, padded or not,
     attends to the real tokens only; outputs at padded positions are left for the caller to
     ignore (e.g. MeanPooling with the same lengths). causal=True also forbids attending to
@@ -250,20 +252,22 @@ class SelfAttention(Module):
             return None, ~_check_mask(name, "key_padding_mask", key_padding_mask, batch, steps)
         return None, None
 
-    def forward(self, x, lengths=None, key_padding_mask=None, cache=None):
+    def forward(self, x, lengths=None, key_padding_mask=None, cache=None, need_weights=True):
         _check_input(type(self).__name__, x, self.model_dim)
         batch, steps, _ = x.shape
         lengths, keys_allowed = self._padding(lengths, key_padding_mask, cache, batch, steps)
         self.last_weights = None  # let the kernel reuse the previous call's weights array
         if self.fused:
-            context = self._fused_attention(x, lengths, keys_allowed, cache)
+            context = self._fused_attention(x, lengths, keys_allowed, cache, need_weights)
         elif cache is not None:
             raise ValueError(f"{type(self).__name__}: a cache needs fused=True")
         else:
             context = self._step_by_step_attention(x, lengths, keys_allowed)
+            if not need_weights:
+                self.last_weights = None
         return self._project(context, "output")
 
-    def _fused_attention(self, x, lengths, keys_allowed, cache):
+    def _fused_attention(self, x, lengths, keys_allowed, cache, need_weights=True):
         """concat_h(softmax(Q_h K_h^T / sqrt(head_dim)) V_h) as one ScaledDotProductAttention
         node."""
         batch, steps, _ = x.shape
@@ -278,7 +282,7 @@ class SelfAttention(Module):
         if cache is not None:
             cached = len(cache)
             keys, values = cache.append(keys, values)
-        context, weights = attention(
+        context = attention(
             queries,
             keys,
             values,
@@ -289,9 +293,11 @@ class SelfAttention(Module):
             else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
             causal=self.causal,
             causal_offset=cached,
-            need_weights=True,
+            need_weights=need_weights,
         )
-        self.last_weights = _read_only(weights)  # (B, H, T, positions)
+        if need_weights:
+            context, weights = context
+            self.last_weights = _read_only(weights)  # (B, H, T, positions)
         return context.permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
 
     def _step_by_step_attention(self, x, lengths, keys_allowed):

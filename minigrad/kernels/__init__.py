@@ -38,12 +38,15 @@ KERNELS = (
     "embedding_backward",
     "lstm_cell_forward",
     "lstm_cell_backward",
+    "lstm_cell_inference",
     "layer_norm_forward",
     "layer_norm_backward",
+    "layer_norm_inference",
     "gelu_forward",
     "gelu_backward",
     "attention_forward",
     "attention_backward",
+    "attention_inference",
     "attention_key_stops",
     "max_pool_forward",
     "max_pool_backward",
@@ -64,9 +67,10 @@ if BACKEND == "numba":
     from .adam import adam_update
     from .embedding import embedding_backward
     from .gelu import gelu_backward, gelu_forward
-    from .layer_norm import layer_norm_backward, layer_norm_forward
-    from .lstm_cell import lstm_cell_backward, lstm_cell_forward
-    from .attention import attention_backward, attention_forward, attention_key_stops
+    from .layer_norm import layer_norm_backward, layer_norm_forward, layer_norm_inference
+    from .lstm_cell import lstm_cell_backward, lstm_cell_forward, lstm_cell_inference
+    from .attention import attention_backward, attention_forward, attention_inference
+    from .attention import attention_key_stops
     from .pooling import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
     from .batched_matmul import (
         linear_backward,
@@ -96,6 +100,7 @@ else:
         linear_forward,
         lstm_cell_backward,
         lstm_cell_forward,
+        lstm_cell_inference,
         matmul,
         matmul_grad_a,
         matmul_grad_b,
@@ -104,7 +109,9 @@ else:
         softmax_forward,
     )
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
-    from .reference import attention_backward, attention_forward, attention_key_stops
+    from .reference import layer_norm_inference
+    from .reference import attention_backward, attention_forward, attention_inference
+    from .reference import attention_key_stops
     from .reference import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

@@ -280,6 +280,54 @@ def attention_forward(
     return out.reshape(p.batch + out.shape[2:]), weights.reshape(p.batch + weights.shape[2:])
 
 
+def attention_inference(q, k, v, scale, key_lengths=None, causal_offset=None, mask=None):
+    """out of attention_forward without dropout, keeping no weights: each chunk's weights live
+    in a buffer of its thread, reused by the next chunk, so no (..., L, S) array is written
+    (contract: reference.attention_inference)."""
+    p = _Problem(
+        q, k, v, key_lengths, causal_offset, mask, None, "attention_inference", CHUNK_BYTES
+    )
+    scale = p.dtype(scale)
+    out = _buffers.empty_like_layout(p.q, p.q.shape[:3] + (p.v.shape[3],))
+    if p.keys == 0:
+        out[...] = 0
+    empty = np.empty(math.prod(p.q.shape[:3]), np.bool_)
+
+    def work(part):
+        scores_of = _work_array(part, p.queries, p.keys, q.dtype)
+        for m0, m1, first, last, width, top in part:
+            rows, m, h = p.rows(m0, m1, first, last), slice(m0, m1), slice(first, last)
+            query, key, value = p.q[m, h], p.k[m, h, :width], p.v[m, h, :width]
+            block = scores_of(m1 - m0, last - first, width)
+            halves = _halves_of_queries(p.queries, width, top)
+            for upper, lower in halves:
+                np.matmul(
+                    query[..., upper, :],
+                    key[..., lower, :].swapaxes(-1, -2),
+                    out=block[..., upper, lower],
+                )
+            flat = block.reshape(rows.stop - rows.start, width)
+            _softmax_rows(
+                flat,
+                scale,
+                p.flat_stops[rows],
+                p.allowed,
+                p.allowed_rows(rows),
+                p.dtype(0),
+                flat,
+                empty[rows],
+                0,
+                rows.stop - rows.start,
+            )
+            for upper, lower in halves:
+                np.matmul(
+                    block[..., upper, lower], value[..., lower, :], out=out[m, h][..., upper, :]
+                )
+
+    p.run(work)
+    return out.reshape(p.batch + out.shape[2:])
+
+
 def attention_backward(
     q,
     k,

@@ -32,24 +32,36 @@ REDUCE = {"reassoc", "contract", "nsz", "arcp"}
 
 
 @njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+def _normalise_row(x, r, weight, bias, eps, inverse_width, out):
+    """out[r] = (x[r] - mean) * rstd * weight + bias for row r of x (R, D); returns (mean,
+    rstd = 1/sqrt(var + eps)), the biased variance computed from the centred row. weight, bias
+    (D,); eps, inverse_width (1/D) scalars of x's dtype."""
+    total = eps * 0
+    for j in range(x.shape[1]):
+        total += x[r, j]
+    centre = total * inverse_width
+    squares = eps * 0
+    for j in range(x.shape[1]):
+        deviation = x[r, j] - centre
+        squares += deviation * deviation
+    scale = np.float32(1) / np.sqrt(squares * inverse_width + eps)  # float32 stays float32
+    for j in range(x.shape[1]):
+        out[r, j] = (x[r, j] - centre) * scale * weight[j] + bias[j]
+    return centre, scale
+
+
+@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
 def _forward_rows(x, weight, bias, eps, inverse_width, out, mean, rstd, start, stop):
-    """For rows start..stop-1 of x (R, D): mean[r], rstd[r] = 1/sqrt(var[r] + eps) (biased
-    variance, computed from the centred row) and out[r] = (x[r] - mean[r]) * rstd[r] * weight
-    + bias. weight, bias (D,); eps, inverse_width (1/D) scalars of x's dtype."""
+    """_normalise_row for rows start..stop-1, keeping each row's mean and rstd (for backward)."""
     for r in range(start, stop):
-        total = eps * 0
-        for j in range(x.shape[1]):
-            total += x[r, j]
-        centre = total * inverse_width
-        squares = eps * 0
-        for j in range(x.shape[1]):
-            deviation = x[r, j] - centre
-            squares += deviation * deviation
-        scale = np.float32(1) / np.sqrt(squares * inverse_width + eps)  # float32 stays float32
-        for j in range(x.shape[1]):
-            out[r, j] = (x[r, j] - centre) * scale * weight[j] + bias[j]
-        mean[r] = centre
-        rstd[r] = scale
+        mean[r], rstd[r] = _normalise_row(x, r, weight, bias, eps, inverse_width, out)
+
+
+@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+def _inference_rows(x, weight, bias, eps, inverse_width, out, start, stop):
+    """_normalise_row for rows start..stop-1, keeping nothing else."""
+    for r in range(start, stop):
+        _normalise_row(x, r, weight, bias, eps, inverse_width, out)
 
 
 @njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
@@ -89,6 +101,14 @@ def _forward_parallel(x, weight, bias, eps, inverse_width, out, mean, rstd, chun
     for c in prange(chunks):
         start, stop = _chunk(c, chunks, x.shape[0])
         _forward_rows(x, weight, bias, eps, inverse_width, out, mean, rstd, start, stop)
+
+
+@njit(cache=True, parallel=True)
+def _inference_parallel(x, weight, bias, eps, inverse_width, out, chunks):
+    """_inference_rows over all rows, split into `chunks` ranges run on the thread pool."""
+    for c in prange(chunks):
+        start, stop = _chunk(c, chunks, x.shape[0])
+        _inference_rows(x, weight, bias, eps, inverse_width, out, start, stop)
 
 
 @njit(cache=True, parallel=True)
@@ -170,6 +190,21 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
             _forward_rows(*args, 0, rows.shape[0])
     shape = np.shape(x)
     return out.reshape(shape), mean.reshape(shape[:-1]), rstd.reshape(shape[:-1])
+
+
+def layer_norm_inference(x, weight=None, bias=None, eps=1e-5):
+    """y alone, keeping no mean or rstd (contract: reference.layer_norm_inference)."""
+    rows = _rows(x, "layer_norm_inference")
+    dtype, width = rows.dtype, rows.shape[1]
+    weight, bias = _affine(weight, bias, width, dtype, "layer_norm_inference")
+    out = _buffers.empty(rows.shape, dtype)
+    if rows.size:
+        args = (rows, weight, bias, dtype.type(eps), dtype.type(1 / width), out)
+        if use_pool(rows.size, PARALLEL_MIN_SIZE):
+            _inference_parallel(*args, chunk_count(rows.shape[0]))
+        else:
+            _inference_rows(*args, 0, rows.shape[0])
+    return out.reshape(np.shape(x))
 
 
 def layer_norm_backward(grad_y, x, mean, rstd, weight=None):

@@ -12,12 +12,17 @@ Three pieces:
   kernel, then one GEMM giving dL/dx_t and dL/dh_{t-1}) and ends with one GEMM over all
   steps, dL/dweight = grad_gates.T @ xh;
 - threads: `layer_forward` / `layer_backward` cut a layer into independent tasks (its two
-  directions, or two halves of the batch for one direction) for `_runtime.run_tasks`.
+  directions, or two halves of the batch for one direction) for `_runtime.run_tasks`;
+- inference: `layer_inference` is layer_forward for when no backward will follow (no_grad,
+  inference_mode, or nothing that needs a gradient). It keeps no gates, cells or [x | h] rows:
+  the input projection x @ weight_ih.T is one GEMM per block of steps (BLOCK_ROWS rows, a
+  buffer reused), each step adds h_{t-1} @ weight_hh.T, and kernels.lstm_cell_inference
+  updates the state (h, c) in place. Same numbers as layer_forward up to float rounding.
 """
 
 import numpy as np
 
-from . import _runtime, lstm_cell_backward, lstm_cell_forward
+from . import _runtime, lstm_cell_backward, lstm_cell_forward, lstm_cell_inference
 
 # ---------------------------------------------------------------------------------------
 # Layout
@@ -250,3 +255,76 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
         for other in grad_xs[1:]:
             grad_xs[0] += other
     return (grad_xs[0] if need_grad_x else None), grad_h0, grad_c0, grad_weights
+
+
+# ---------------------------------------------------------------------------------------
+# Inference: the forward pass alone, nothing kept for a backward
+
+# Rows of the input projection made at once: one GEMM of this many rows runs as fast per row as
+# a bigger one, and its (rows, 4H) result (2 MB at H = 128, float32) stays in cache until the
+# steps of the block have read it.
+BLOCK_ROWS = 1024
+
+
+def _blocks(steps):
+    """The steps in blocks of consecutive steps of about BLOCK_ROWS packed rows (at least one
+    step each), as (first step, stop step, first packed row, stop packed row)."""
+    blocks, first = [], 0
+    while first < len(steps):
+        stop = first + 1
+        while stop < len(steps) and steps[stop][0] + steps[stop][1] - steps[first][0] <= BLOCK_ROWS:
+            stop += 1
+        last_start, last_size, _ = steps[stop - 1]
+        blocks.append((first, stop, steps[first][0], last_start + last_size))
+        first = stop
+    return blocks
+
+
+def direction_inference(x, weight_ih, weight_hh, bias, h, c, layout, out, batch_first):
+    """Run one direction forward only.
+
+    x (B, T, I) or (T, B, I); weight_ih (4H, I), weight_hh (4H, H), bias (4H,); h, c (B', H)
+    in the layout's sorted order: in the initial state, out each sequence's state after its
+    last step (B' = the sequences the layout covers). out: (B, T, H) or (T, B, H) (a view),
+    written at the valid positions.
+    """
+    size_all, hidden_size = h.shape
+    weight_ih_t, weight_hh_t = weight_ih.T, weight_hh.T  # views: BLAS reads them transposed
+    largest = max((stop - start for _, _, start, stop in _blocks(layout.steps)), default=0)
+    input_gates = np.empty((largest, weight_ih.shape[0]), dtype=x.dtype)
+    hidden_gates = np.empty((size_all, weight_ih.shape[0]), dtype=x.dtype)
+    hidden = np.empty((largest, hidden_size), dtype=x.dtype)
+    for first, stop, row0, row1 in _blocks(layout.steps):
+        rows, times = layout.rows[row0:row1], layout.times[row0:row1]
+        block_x = x[rows, times] if batch_first else x[times, rows]
+        np.matmul(block_x, weight_ih_t, out=input_gates[: row1 - row0])
+        for start, size, _ in layout.steps[first:stop]:
+            local = start - row0
+            np.matmul(h[:size], weight_hh_t, out=hidden_gates[:size])
+            lstm_cell_inference(
+                input_gates[local : local + size], hidden_gates[:size], bias, c[:size], h[:size]
+            )
+            hidden[local : local + size] = h[:size]
+        if batch_first:
+            out[rows, times] = hidden[: row1 - row0]
+        else:
+            out[times, rows] = hidden[: row1 - row0]
+
+
+def layer_inference(x, directions, h0, c0, lengths, batch_first):
+    """layer_forward's output, h_n and c_n, computed without keeping anything for a backward
+    (the arguments are layer_forward's; weights as (weight_ih, weight_hh, bias) per direction)."""
+    hidden_size = h0.shape[2]
+    output = np.zeros(x.shape[:2] + (len(directions) * hidden_size,), dtype=x.dtype)
+    h_n, c_n = np.empty_like(h0), np.empty_like(c0)
+
+    def run(task):
+        d, layout = task
+        weight_ih, weight_hh, bias = directions[d]
+        h, c = h0[d][layout.order], c0[d][layout.order]  # copies, updated in place
+        out = output[..., d * hidden_size : (d + 1) * hidden_size]
+        direction_inference(x, weight_ih, weight_hh, bias, h, c, layout, out, batch_first)
+        h_n[d][layout.order], c_n[d][layout.order] = h, c
+
+    _runtime.run_tasks(run, _plan(lengths, len(directions)))
+    return output, h_n, c_n

@@ -1,6 +1,7 @@
-"""The LSTM step as two fused Numba kernels: gates, cell and hidden state (forward), and
-their gradients (backward). Contracts: reference.lstm_cell_forward and
-reference.lstm_cell_backward; kernels/lstm.py runs them over whole sequences.
+"""The LSTM step as fused Numba kernels: gates, cell and hidden state (forward), their
+gradients (backward), and the forward step that keeps no gates (inference). Contracts:
+reference.lstm_cell_forward, reference.lstm_cell_backward and reference.lstm_cell_inference;
+kernels/lstm.py runs them over whole sequences.
 
 Why a kernel: numpy's composition makes ~12 passes over a step's gates with temporaries;
 this makes one. Its loops vectorise because each gate is a slice indexed from 0, the error
@@ -103,3 +104,22 @@ def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates)
             dg[j] = dc_j * i[j] * (one - g[j] * g[j])
             do[j] = dh_j * tanh_c * o[j] * (one - o[j])
             dc[j] = dc_j * f[j]
+
+
+@njit(cache=True, nogil=True, fastmath=_FLAGS, error_model="numpy")
+def lstm_cell_inference(input_gates, hidden_gates, bias, c, h):
+    """One LSTM step for n sequences, keeping nothing for a backward (contract:
+    reference.lstm_cell_inference)."""
+    hidden = c.shape[1]
+    for row in range(c.shape[0]):
+        x_part, h_part, c_row, h_row = input_gates[row], hidden_gates[row], c[row], h[row]
+        for j in range(hidden):  # each gate a local: nothing written but c and h
+            i = _sigmoid(x_part[j] + h_part[j] + bias[j])
+            f = _sigmoid(x_part[hidden + j] + h_part[hidden + j] + bias[hidden + j])
+            k = 2 * hidden + j
+            g = _tanh(x_part[k] + h_part[k] + bias[k])
+            k = 3 * hidden + j
+            o = _sigmoid(x_part[k] + h_part[k] + bias[k])
+            cell = f * c_row[j] + i * g
+            c_row[j] = cell
+            h_row[j] = o * _tanh(cell)

@@ -166,6 +166,28 @@ def attention_forward(
     return np.matmul(dropped, v), weights
 
 
+def attention_inference(q, k, v, scale, key_lengths=None, causal_offset=None, mask=None):
+    """attention_forward's out (no dropout) without keeping its (..., L, S) weights whole: the
+    matrices are taken one entry of the first batch dim at a time."""
+    if q.ndim == 2:
+        return attention_forward(q, k, v, scale, key_lengths, causal_offset, mask)[0]
+    batch, queries, keys = q.shape[:-2], q.shape[-2], k.shape[-2]
+    lengths = None if key_lengths is None else np.broadcast_to(key_lengths, batch)
+    masks = None if mask is None else np.broadcast_to(mask, batch + (queries, keys))
+    out = np.empty(batch + (queries, v.shape[-1]), q.dtype)
+    for n in range(batch[0]):
+        out[n] = attention_forward(
+            q[n],
+            k[n],
+            v[n],
+            scale,
+            None if lengths is None else lengths[n],
+            causal_offset,
+            None if masks is None else masks[n],
+        )[0]
+    return out
+
+
 def attention_backward(
     q,
     k,
@@ -331,6 +353,21 @@ def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates)
     grad_c[...] = dc * f
 
 
+def lstm_cell_inference(input_gates, hidden_gates, bias, c, h):
+    """One LSTM step for n sequences that keeps nothing for a backward: no gate is written.
+
+    input_gates (n, 4H) = x @ weight_ih.T and hidden_gates (n, 4H) = h_prev @ weight_hh.T
+    (read only); bias (4H,) = bias_ih + bias_hh. c (n, H): in c_prev, out c = f * c_prev + i * g;
+    h (n, H): out h = o * tanh(c) (its input values are not read, so it may be the array
+    hidden_gates was computed from). All arrays C-contiguous rows, one dtype.
+    """
+    hidden = c.shape[1]
+    z = input_gates + hidden_gates + bias
+    i, f, o = (_sigmoid(z[:, k * hidden : (k + 1) * hidden]) for k in (0, 1, 3))
+    c[...] = f * c + i * np.tanh(z[:, 2 * hidden : 3 * hidden])
+    h[...] = o * np.tanh(c)
+
+
 # ---------------------------------------------------------------- layer normalisation
 
 
@@ -352,6 +389,11 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y = y + bias
     return y.astype(x.dtype, copy=False), mean[..., 0], rstd[..., 0]
+
+
+def layer_norm_inference(x, weight=None, bias=None, eps=1e-5):
+    """layer_norm_forward's y alone, for when no backward follows (no mean or rstd kept)."""
+    return layer_norm_forward(x, weight, bias, eps)[0]
 
 
 def layer_norm_backward(grad_y, x, mean, rstd, weight=None):

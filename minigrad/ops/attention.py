@@ -38,7 +38,9 @@ class ScaledDotProductAttention(Function):
     causal_offset for query i. A query with no such key gets weights 0 and output 0. keep:
     the weights dropout keeps (bool (..., L, S)) or None; the kept ones are scaled by
     1 / (1 - dropout_p). Outputs: out and the weights (..., L, S) (after masking, before
-    dropout), which take no gradient.
+    dropout), which take no gradient. When no node is recorded, there is no dropout and
+    need_weights is False, the weights are never stored whole (kernels.attention_inference)
+    and the second output is an empty array.
 
     backward: d v = dropped^T @ d out; d weights = d out @ v^T (times the dropout mask);
     d scores = scale * weights * (d weights - sum(d weights * weights)); d q = d scores @ k;
@@ -58,11 +60,16 @@ class ScaledDotProductAttention(Function):
         mask=None,
         key_lengths=None,
         keep=None,
+        need_weights=True,
     ):
+        causal_offset = (causal_offset or 0) if causal else None
+        if not (ctx.recording or need_weights or keep is not None):  # nothing kept
+            out = kernels.attention_inference(q, k, v, scale, key_lengths, causal_offset, mask)
+            return out, np.empty(0, q.dtype)
         keep_scale = 0.0 if dropout_p == 1 else 1.0 / (1.0 - (dropout_p or 0.0))
         settings = dict(
             key_lengths=key_lengths,
-            causal_offset=(causal_offset or 0) if causal else None,
+            causal_offset=causal_offset,
             mask=mask,
             keep=keep,
             keep_scale=keep_scale,
@@ -193,6 +200,7 @@ def attention(
         mask=mask,
         key_lengths=key_lengths,
         keep=keep,
+        need_weights=bool(need_weights),
     )
     return (out, weights._data) if need_weights else out
 

@@ -12,6 +12,8 @@ class LSTMLayer(Function):
     """Inputs: x (B, T, I) or (T, B, I), h0, c0 (D, B, H), then weight_ih (4H, I), weight_hh
     (4H, H), bias_ih, bias_hh (4H,) of the forward direction and, for D = 2, the same four
     of the reverse direction. Outputs: output (B, T, D*H) or (T, B, D*H), h_n, c_n (D, B, H).
+    When no node is recorded (ctx.recording False) the forward keeps nothing for a backward
+    (kernels.lstm.layer_inference).
     """
 
     @staticmethod
@@ -22,6 +24,8 @@ class LSTMLayer(Function):
         if reverse:
             weight_ih, weight_hh, bias_ih, bias_hh = reverse
             directions.append((weight_ih, weight_hh, bias_ih + bias_hh))
+        if not ctx.recording:  # no backward will come: keep no gates
+            return lstm_kernels.layer_inference(x, directions, h0, c0, lengths, batch_first)
         output, h_n, c_n, ctx.state = lstm_kernels.layer_forward(
             x, directions, h0, c0, lengths, batch_first
         )
