@@ -139,8 +139,9 @@ class Replay(list):
     def frames(self, **draw_options):
         """One graphviz.Digraph per step: mg.viz.draw(output, params=..., highlight=...,
         **draw_options) with the node being visited filled orange, the inputs it sends a
-        gradient to outlined orange, and the nodes already visited filled pale orange. In a
-        notebook each frame displays itself; mg.viz.render(frame, path) writes one."""
+        gradient to outlined orange and labelled with that gradient's norm, and the nodes
+        already visited filled pale orange. In a notebook each frame displays itself;
+        mg.viz.render(frame, path) writes one."""
         from . import viz  # viz.py imports this module
 
         if "collapse" in draw_options or "highlight" in draw_options or "params" in draw_options:
@@ -159,7 +160,8 @@ class Replay(list):
             frame.body.append(f"\t{step.id} [{_attributes(CURRENT)}]\n")
             for entry in step.inputs:
                 if entry.grad is not None:
-                    frame.body.append(f"\t{entry.id} [{_attributes(RECEIVING)}]\n")
+                    received = {**RECEIVING, "xlabel": f"grad norm {entry.grad.norm:.4g}"}
+                    frame.body.append(f"\t{entry.id} [{_attributes(received)}]\n")
             frames.append(frame)
         return frames
 
@@ -187,7 +189,7 @@ class Replay(list):
 
 
 CURRENT = {"fillcolor": "#f6b26b", "color": "#b45f06", "penwidth": "3"}
-RECEIVING = {"color": "#e69138", "penwidth": "3"}
+RECEIVING = {"color": "#e69138", "penwidth": "3", "fontcolor": "#b45f06"}
 VISITED = {"fillcolor": "#fce5cd"}
 
 

@@ -260,8 +260,12 @@ def test_frames_light_up_one_node_each():
         assert f'\t{step.id} [fillcolor="#f6b26b"' in source
         lit = set(re.findall(r'^\t((?:t|op)\d+) \[fillcolor="#f6b26b"', source, re.M))
         assert lit == {step.id}
-        receiving = set(re.findall(r'^\t(t\d+) \[color="#e69138"', source, re.M))
-        assert receiving == {e.id for e in step.inputs if e.grad is not None}
+        receiving = dict(
+            re.findall(r'^\t(t\d+) \[color="#e69138".* xlabel="([^"]*)"', source, re.M)
+        )
+        assert receiving == {
+            e.id: f"grad norm {e.grad.norm:.4g}" for e in step.inputs if e.grad is not None
+        }
         done = set(re.findall(r'^\t(op\d+) \[fillcolor="#fce5cd"\]', source, re.M))
         assert done == {earlier.id for earlier in steps[: step.index]}
     with pytest.raises(TypeError, match="collapse"):
