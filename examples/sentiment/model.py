@@ -58,12 +58,13 @@ class SentimentModel(nn.Module):
         nn.init.xavier_uniform_(self.classifier.weight)
         nn.init.zeros_(self.classifier.bias)
 
-    def forward(self, ids, lengths):
-        """ids (B, T) int64 padded with 0, lengths (B,) -> logits (B, 2)."""
+    def forward(self, ids, lengths, need_weights=True):
+        """ids (B, T) int64 padded with 0, lengths (B,) -> logits (B, 2). need_weights=False:
+        the mhsa pooling's self-attention keeps no weights (an evaluation's choice)."""
         x = self.embedding(ids)
         x, _ = self.encoder(x, lengths=lengths)
         if self.pool_name == "mhsa":
-            x = self.attention(x, lengths=lengths)
+            x = self.attention(x, lengths=lengths, need_weights=need_weights)
         return self.classifier(self.pool(x, lengths))
 
     def attention_weights(self):

@@ -130,14 +130,33 @@ def prepare_data(reviews, args, progress=True):
 # -- training -----------------------------------------------------------------------------
 
 
-@mg.no_grad()
-def accuracy(model, encoded, batch_size=256):
+@mg.inference_mode()
+def predict(model, encoded, batch_size=256):
+    """Logits (N, classes) of the reviews [(ids, label)], in their order. The model runs in
+    eval mode, under inference_mode (its kernels keep nothing for a backward), on batches of
+    reviews of about the same length: sorted by length, a batch pads to its longest review,
+    so little padding is computed. Each review's logits do not depend on its batch, because
+    the model masks the padding."""
+    order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
+    by_length = [encoded[i] for i in order]
+    logits = None
+    was_training = model.training
     model.eval()
-    correct = 0
-    for ids, lengths, labels in preprocess.batches(encoded, batch_size):
-        logits = model(mg.tensor(ids), lengths)
-        correct += int((logits.numpy().argmax(axis=1) == labels).sum())
-    model.train()
+    for start, (ids, lengths, _) in zip(
+        range(0, len(encoded), batch_size), preprocess.batches(by_length, batch_size)
+    ):
+        batch = model(mg.tensor(ids), lengths, need_weights=False).numpy()
+        if logits is None:
+            logits = np.empty((len(encoded), batch.shape[1]), batch.dtype)
+        logits[order[start : start + len(batch)]] = batch  # back to the reviews' own order
+    model.train(was_training)
+    return logits
+
+
+def accuracy(model, encoded, batch_size=256):
+    """The fraction of reviews whose largest logit is their label's."""
+    labels = np.array([label for _, label in encoded])
+    correct = int((predict(model, encoded, batch_size).argmax(axis=1) == labels).sum())
     return correct / len(encoded)
 
 
