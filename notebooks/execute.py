@@ -9,6 +9,7 @@ to shrink data and steps. tests/test_notebooks.py calls `execute` the same way.
 """
 
 import argparse
+import html
 import os
 import sys
 import time
@@ -35,16 +36,42 @@ def execute(path, quick, timeout=900):
             kernel_name="python3",
             resources={"metadata": {"path": str(Path(path).parent)}},
             record_timing=False,  # no timestamps in the saved file
-            store_widget_state=False,  # a progress bar's text is kept, not its widget state
+            store_widget_state=True,  # read back by _bars_as_text, then dropped
         )
         started = time.perf_counter()
         client.execute()
-        return notebook, time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        _bars_as_text(notebook)
+        return notebook, seconds
     finally:
         if previous is None:
             os.environ.pop(QUICK_VARIABLE, None)
         else:
             os.environ[QUICK_VARIABLE] = previous
+
+
+def _bars_as_text(notebook):
+    """Put each progress bar's last state into its output as text, and drop the widgets.
+
+    A tqdm.auto bar is a widget (an HBox of text, a progress bar, text); the text saved with it
+    is its first state ("0%"), and a page that shows the file, as GitHub does, cannot run
+    widgets. Jupyter shows the text as well, and a rerun of the cell draws a live bar again."""
+    saved = notebook.metadata.pop("widgets", {})
+    state = saved.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).pop("application/vnd.jupyter.widget-view+json", None)
+            if view is None or view["model_id"] not in state:
+                continue
+            children = state[view["model_id"]]["state"].get("children", [])
+            parts = [state.get(child.removeprefix("IPY_MODEL_"), {}) for child in children]
+            if len(parts) != 3:
+                continue
+            left, bar, right = (part.get("state", {}) for part in parts)
+            done = round(10 * bar.get("value", 0) / (bar.get("max") or 1))
+            text = html.unescape(left.get("value", "")) + "|" + "\u2588" * done + " " * (10 - done)
+            text += "|" + html.unescape(right.get("value", ""))
+            output["data"]["text/plain"] = text.replace("\u2007", " ")
 
 
 def main(argv=None):
