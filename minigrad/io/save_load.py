@@ -2,6 +2,7 @@
 manifest and written as an .npz archive through atomic_file; torch.load's arguments (the path,
 map_location, weights_only, mmap) checked, and the archive read back against its manifest."""
 
+import io
 import json
 import os
 import zipfile
@@ -63,13 +64,13 @@ def save(obj, path):
     when nested keys are joined with dots: {"a.b": 1, "a": {"b": 2}} is refused (ValueError), as
     are a key or a path holding a NUL character; all of these before anything is written.
     """
-    if hasattr(path, "write") and not isinstance(path, (str, bytes, os.PathLike)):
-        raise TypeError(
-            f"mg.save: expected a file path; got a file object ({type(path).__name__}): minigrad "
-            f"writes a checkpoint by replacing the file at a path, atomically"
-        )
-    where = f"mg.save to {os.fspath(path)!r}"
-    if ("\0" if isinstance(os.fspath(path), str) else b"\0") in os.fspath(path):
+    stream = _is_file_object(path)
+    if stream and not hasattr(path, "write"):
+        raise TypeError(f"mg.save: the file object {_label_of(path)} cannot be written to")
+    if isinstance(path, io.TextIOBase):
+        raise TypeError(f"mg.save: the file {_label_of(path)} is open as text; open it with 'wb'")
+    where = f"mg.save to {_label_of(path) if stream else repr(os.fspath(path))}"
+    if not stream and ("\0" if isinstance(os.fspath(path), str) else b"\0") in os.fspath(path):
         raise ValueError(f"{where}: the path holds a NUL character; no file can be named so")
     arrays = OrderedDict()
     root = _encode(obj, "", set(), arrays, where, 0)
@@ -85,8 +86,29 @@ def save(obj, path):
             f"more than the {max_bytes:,} that mg.load accepts; save long lists of "
             f"numbers as arrays"
         )
+    if stream:  # the caller's own file: the whole archive in one write, after every check
+        buffer = io.BytesIO()
+        _write_npz(buffer, arrays, manifest)
+        path.write(buffer.getbuffer())
+        return
     with atomic_file(path) as file:
         _write_npz(file, arrays, manifest)
+
+
+def _is_file_object(f):
+    return (hasattr(f, "write") or hasattr(f, "read")) and not isinstance(
+        f, (str, bytes, os.PathLike)
+    )
+
+
+def _name_of(file):
+    """How messages name a file object: by its name (open() gives one), else by its type."""
+    name = getattr(file, "name", None)
+    return name if isinstance(name, str) else f"<{type(file).__name__}>"
+
+
+def _label_of(file):
+    return repr(_name_of(file))
 
 
 def _checked_path(path, where, expected):
@@ -212,21 +234,39 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"{where}: {flag} must be True, False or None; got {value!r}")
     relocate = _location_map(map_location, where)
+    if _is_file_object(f):  # torch.load(f) of an open file: read from where it stands
+        if not hasattr(f, "read"):
+            raise TypeError(f"{where}: the file object {_label_of(f)} cannot be read")
+        if mmap:
+            raise ValueError(f"{where}: mmap=True maps a file by its path; got a file object")
+        data = b"" if isinstance(f, io.TextIOBase) else f.read()
+        if isinstance(f, io.TextIOBase) or not isinstance(data, bytes):
+            raise TypeError(
+                f"{where}: the file object {_label_of(f)} gave {type(data).__name__}; open it in "
+                "binary mode ('rb')"
+            )
+        return _load_from(io.BytesIO(data), _name_of(f), relocate, False, where)
     path = _checked_path(f, where, "an .npz file written by mg.save")
     with open(path, "rb") as file:
-        magic = file.read(4)
+        return _load_from(file, path, relocate, bool(mmap), where, path)
+
+
+def _load_from(file, label, relocate, mmap, where, path=None):
+    """The value saved in the open archive `file` (named `label` in messages; `path`: for mmap)."""
+    magic = file.read(4)
+    file.seek(0)
     if magic not in _ZIP_MAGIC:  # np.load would take anything else for a pickle (or a lone .npy)
         raise ValueError(
-            f"mg.load: {path!r} is not an .npz archive (it does not start like a zip file; "
+            f"mg.load: {label!r} is not an .npz archive (it does not start like a zip file; "
             f"first bytes {magic!r})"
         )
     try:
-        with open(path, "rb") as file, zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(file) as archive:
             for info in archive.infolist():
-                _check_member(file, info, path, archive.start_dir)
-            return _read_archive(archive, path, relocate, bool(mmap), where)
+                _check_member(file, info, label, archive.start_dir)
+            return _read_archive(archive, path or label, relocate, mmap, where)
     except (*_READ_ERRORS, zipfile.LargeZipFile) as error:
-        raise ValueError(f"mg.load: {path!r} is not a valid .npz archive ({error})") from None
+        raise ValueError(f"mg.load: {label!r} is not a valid .npz archive ({error})") from None
 
 
 def _read_archive(archive, path, relocate, mmap, where):
