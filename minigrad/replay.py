@@ -201,7 +201,10 @@ def _describe(gradient):
     text = f"shape {tuple(gradient.shape)} norm {gradient.norm:.4g}"
     if gradient.values is not None:
         values = np.array2string(
-            gradient.array, precision=4, suppress_small=True, separator=" ", max_line_width=10**6
+            gradient.array,
+            separator=" ",
+            max_line_width=10**6,
+            formatter={"float_kind": lambda value: f"{value:.4g}"},
         )
         text += f" values {' '.join(values.split())}"
     return text

@@ -170,6 +170,10 @@ def test_small_tensors_carry_their_values():
     assert w_entry.total.values == [5.0, 6.0, 7.0] and w_entry.uses == 2
     assert x_entry.grad is None and x_entry.kind == "input"  # x needs no gradient
     assert w.grad.numpy().tolist() == [5.0, 6.0, 7.0]
+    text = str(steps)
+    assert "-> w (t0): shape (3,) norm 8.775 values [4 5 6]\n" in text
+    assert "    sum of 2 so far: shape (3,) norm 10.49 values [5 6 7]\n" in text
+    assert text.endswith("-> an input (t1): no gradient (needs none)")
     big = mg.tensor(np.ones(17), requires_grad=True)
     (only,) = mg.viz.replay(big.sum())
     assert only.inputs[0].grad.values is None  # more than VALUES_MAX_ELEMENTS: shape and norm

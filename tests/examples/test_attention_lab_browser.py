@@ -9,7 +9,9 @@ newer system Chromium may break.
 The test starts the lab on a free port, loads the page, checks the weights shown against
 minigrad's, moves the temperature slider, ticks the causal mask, trains, opens the graph and
 the trained-model panels, and saves docs/images/attention_lab.png (the README's picture) and
-docs/images/attention_lab_train.png.
+docs/images/attention_lab_train.png. A second test steps, steps back and plays the backward walk
+of panel 3 and reads the lit-up ops back from the SVG: the replay's order (mg.viz.replay, run
+here on the same model), ending at W_Q, W_K, W_V, W_O with the numbers of their .grad.
 
 It skips only where no browser can be had (and says why); under CI (CI=true) it never skips.
 """
@@ -349,7 +351,7 @@ def test_the_backward_walk_step_by_step(browser, lab_url):
         lambda: find("#walk-status").text == f"{len(order)} ops to visit",
         "the walk ready to start",
     )
-    # noqa: E731  (one read: the page redraws as a whole)
+    # the titles of the SVG nodes (or edges) with a class, in one read: the page redraws as a whole
     lit = lambda kind: driver.execute_script(  # noqa: E731
         "return [...document.querySelectorAll('#graph-picture g.' + arguments[0] + ' > title')]"
         ".map((t) => t.textContent)",
@@ -425,5 +427,14 @@ def test_the_backward_walk_step_by_step(browser, lab_url):
         "play to reach the end",
     )
     assert driver.execute_script("return window.walkSeen") == order
+
+    # With a module collapsed the ids are not those of the walk: the panel says so, and the
+    # controls come back with the full graph.
+    find("input[name=collapse][value=pool]").click()
+    wait_for(driver, lambda: find("#walk-note").is_displayed(), "the note on collapsed graphs")
+    assert "untick" in find("#walk-note").text and not find("#walk-step").is_displayed()
+    find("input[name=collapse][value=pool]").click()
+    wait_for(driver, lambda: find("#walk-step").is_displayed(), "the controls again")
+    assert find("#walk-status").text == f"{len(order)} ops to visit" and lit("walk-current") == []
     problems = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     assert problems == []
