@@ -31,8 +31,9 @@ class Generator:
     it was. Its numbers are not PyTorch's (minigrad draws with numpy's PCG64)."""
 
     def __init__(self, device="cpu"):
-        if str(device).split(":")[0] != "cpu":
-            raise ValueError(f"minigrad runs on the CPU only; got device {device!r}")
+        from .device import refuse_unless_cpu  # device.py imports tensor.py, which imports this
+
+        refuse_unless_cpu("mg.Generator", device)
         self.seed()
 
     def manual_seed(self, seed):
@@ -63,7 +64,9 @@ class Generator:
 
     @property
     def device(self):
-        return "cpu"
+        from .device import device
+
+        return device("cpu")
 
     def __repr__(self):
         return f"<mg.Generator, initial seed {self._initial_seed}>"
