@@ -13,6 +13,7 @@ silently computed somewhere other than where it was asked. This module also give
 import re
 
 from .errors import ArgumentError
+from .random import Generator
 from .tensor import Tensor
 
 # The device types torch's device strings may start with; minigrad computes on the first only.
@@ -102,7 +103,7 @@ def refuse_unless_cpu(where, requested):
     )
 
 
-# Tensor's device members live here, beside the device they name: tensor.py, the engine floor,
+# Tensor's (and Generator's) device members live here, beside the device they name: tensor.py, the engine floor,
 # imports nothing above dtypes and errors (as ops/__init__.py attaches the ops' methods).
 def _tensor_device(self):
     """Where the tensor's data is: always device(type='cpu')."""
@@ -124,3 +125,4 @@ Tensor.device = property(_tensor_device)
 Tensor.is_cuda = property(lambda self: False, doc="False: minigrad computes on the CPU.")
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda
+Generator.device = property(_tensor_device, doc="device(type='cpu'), as torch.Generator's.")

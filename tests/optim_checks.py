@@ -19,3 +19,21 @@ def trajectory(dtype, steps=5):
     grads = [[rng.standard_normal(shape).astype(dtype) for shape in SHAPES] for _ in range(steps)]
     grads[2][1] = None
     return start, grads
+
+
+def flat_state_dict(optimizer):
+    """optimizer.state_dict() (torch's layout) by the names load_state_dict checks and reports,
+    which it also takes (the flat form minigrad saved before): 'lr' (or 'param_groups.<g>.lr'
+    with several groups), 'param_groups.<g>.params' (the count), 'state.<index>.<name>'."""
+    saved = optimizer.state_dict()
+    groups, flat = saved["param_groups"], {}
+    for g, group in enumerate(groups):
+        for key, value in group.items():
+            if key == "params":
+                flat[f"param_groups.{g}.params"] = len(value)
+            else:
+                flat[key if len(groups) == 1 else f"param_groups.{g}.{key}"] = value
+    for index, entries in saved["state"].items():
+        for key, value in entries.items():
+            flat[f"state.{index}.{key}"] = value
+    return flat

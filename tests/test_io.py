@@ -63,7 +63,8 @@ def test_values_may_be_tensors_arrays_numbers_and_nested_dicts(tmp_path):
     np.testing.assert_array_equal(loaded["weights.w"], np.eye(2))
     assert loaded["weights.w"].dtype == np.float64 and loaded["ids"].dtype == np.int32
     assert loaded["epoch"] == 3 and type(loaded["epoch"]) is int  # as saved (format version 1)
-    assert loaded["optim.lr"] == 0.1 and type(loaded["optim.lr"]) is float
+    lr = loaded["optim"]["param_groups"][0]["lr"]
+    assert lr == 0.1 and type(lr) is float
     np.testing.assert_array_equal(loaded["mask"], [True, False])
 
 

@@ -6,7 +6,7 @@ checks.py; clip_grad_norm_ and clip_grad_value_ in clip_grad.py.
 """
 
 import numbers
-from collections import OrderedDict
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class Optimizer:
     them loads (they keep their current value). `state[i]` is a dict for the i-th parameter
     (counting through the groups in order), created on its first step, whose entries are named in
     `state_checks` (name -> check(name, value, parameter)). state_dict() and load_state_dict() save
-    and restore both, as plain numbers and arrays that mg.save can store.
+    and restore both, in torch's layout, as plain numbers and arrays that mg.save can store.
     """
 
     hyper_parameters = {}
@@ -197,22 +197,60 @@ class Optimizer:
         }
 
     def state_dict(self):
-        """A flat OrderedDict that mg.save can store: the hyper-parameters by name (numbers; betas
-        as a 2-element array), with several groups as 'param_groups.<g>.<name>'; each group's
-        parameter count 'param_groups.<g>.params'; and 'state.<param index>.<name>' -> copies of
-        the per-parameter arrays. (A group's other entries, such as a name, are not saved.)"""
-        result = OrderedDict()
-        for key, (g, name) in self._hyper_keys().items():
-            value = self.param_groups[g][name]
-            result[key] = np.array(value, dtype=np.float64) if isinstance(value, tuple) else value
-        for g, group in enumerate(self.param_groups):  # so a load can check the counts
-            result[f"param_groups.{g}.params"] = len(group["params"])
-        for index in sorted(self.state):
-            for key, value in self.state[index].items():
-                result[f"state.{index}.{key}"] = (
-                    value if isinstance(value, numbers.Number) else np.array(value)
+        """torch's layout, of values mg.save can store: {"state": {parameter index: {name: copy
+        of its array or number}}, "param_groups": [{every hyper-parameter, "params": [the
+        indices of the group's parameters]}]} (a group's other entries, such as a name, are not
+        saved)."""
+        groups, start = [], 0
+        for group in self.param_groups:
+            count = len(group["params"])
+            groups.append(
+                {
+                    **{key: group[key] for key in self.hyper_parameters},
+                    "params": list(range(start, start + count)),
+                }
+            )
+            start += count
+        state = {
+            index: {
+                key: value if isinstance(value, numbers.Number) else np.array(value)
+                for key, value in self.state[index].items()
+            }
+            for index in sorted(self.state)
+        }
+        return {"state": state, "param_groups": groups}
+
+    def _flat(self, state_dict):
+        """The entries of a state dict by the names load_state_dict checks and reports: 'lr' (or
+        'param_groups.<g>.lr' with several groups), 'param_groups.<g>.params' (the count),
+        'state.<index>.<name>'. A state dict in that flat form (minigrad's before torch's
+        layout) is returned as it is."""
+        if not (
+            isinstance(state_dict.get("param_groups"), (list, tuple))
+            and isinstance(state_dict.get("state"), Mapping)
+        ):
+            return state_dict
+        groups, flat = state_dict["param_groups"], {}
+        for key in state_dict:
+            if key not in ("state", "param_groups"):
+                flat[key] = state_dict[key]  # reported as unexpected
+        for g, group in enumerate(groups):
+            if not isinstance(group, Mapping):
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict failed: param_groups[{g}] must be a "
+                    f"dict; got {type(group).__name__}"
                 )
-        return result
+            for key, value in group.items():
+                if key == "params":
+                    value = len(value) if isinstance(value, (list, tuple, np.ndarray)) else value
+                    flat[f"param_groups.{g}.params"] = value
+                else:
+                    flat[key if len(groups) == 1 else f"param_groups.{g}.{key}"] = value
+        for index, entries in state_dict["state"].items():
+            entries = entries.items() if isinstance(entries, Mapping) else [("?", entries)]
+            for key, value in entries:
+                flat[f"state.{index}.{key}"] = value
+        return flat
 
     def load_state_dict(self, state_dict):
         """Restore hyper-parameters and per-parameter state from state_dict() (or mg.load of it),
@@ -223,6 +261,7 @@ class Optimizer:
         the optimizer must hold as many parameters, grouped alike. Nothing changes unless all
         entries pass; otherwise one ValueError lists each wrong entry by its key.
         """
+        state_dict = self._flat(state_dict)
         problems, hyper, state = [], {}, {}
         hyper_keys = self._hyper_keys()
         for key, (g, name) in hyper_keys.items():

@@ -14,7 +14,7 @@ import minigrad as mg
 import minigrad.io  # noqa: F401  (mg.io)
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
-from optim_checks import TOLERANCE, torch_or_skip, trajectory
+from optim_checks import TOLERANCE, flat_state_dict, torch_or_skip, trajectory
 from parity import assert_same_steps
 
 
@@ -154,17 +154,20 @@ def test_sgd_state_dict_holds_the_momentum_buffer():
     optimizer = mg.optim.SGD([p], lr=0.1, momentum=0.5)
     p.grad = mg.tensor(np.array([2.0, 2.0]))
     optimizer.step()
-    state = optimizer.state_dict()
-    assert list(state) == [
-        "lr",
-        "momentum",
-        "dampening",
-        "weight_decay",
-        "nesterov",
-        "maximize",
-        "param_groups.0.params",  # the group's parameter count, which a load checks
-        "state.0.momentum_buffer",
-    ]
+    torch = torch_or_skip()
+    saved = optimizer.state_dict()
+    reference = torch.nn.Parameter(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    theirs = torch.optim.SGD([reference], lr=0.1, momentum=0.5)
+    reference.grad = torch.tensor([2.0, 2.0], dtype=torch.float64)
+    theirs.step()
+    theirs = theirs.state_dict()  # torch's layout: state by index, then the groups
+    assert list(saved) == list(theirs) == ["state", "param_groups"]
+    assert list(saved["state"]) == list(theirs["state"]) == [0]
+    assert list(saved["state"][0]) == list(theirs["state"][0]) == ["momentum_buffer"]
+    np.testing.assert_array_equal(saved["state"][0]["momentum_buffer"], [2.0, 2.0])
+    (group,), (their_group,) = saved["param_groups"], theirs["param_groups"]
+    assert group == {key: their_group[key] for key in group}  # torch has more flags (foreach ...)
+    state = flat_state_dict(optimizer)  # the names load_state_dict reports entries by
     np.testing.assert_array_equal(state["state.0.momentum_buffer"], [2.0, 2.0])
     with pytest.raises(
         ValueError, match=r"state.0.momentum_buffer.*shape \(2,\).*got float64 of shape \(3,\)"
@@ -203,7 +206,7 @@ def test_amsgrad_state_is_saved_and_loaded_and_older_state_dicts_still_load(tmp_
         for p, g in zip(params, step_grads):
             p.grad = None if g is None else mg.tensor(g)
         optimizer.step()
-    assert "max_exp_avg_sq" in optimizer.state[0] and optimizer.state_dict()["amsgrad"] is True
+    assert "max_exp_avg_sq" in optimizer.state[0] and optimizer.param_groups[0]["amsgrad"] is True
     mg.io.save(optimizer.state_dict(), tmp_path / "adam.npz")
     resumed = mg.optim.Adam([nn.Parameter(p.numpy().copy()) for p in params], lr=0.5)
     resumed.load_state_dict(mg.io.load(tmp_path / "adam.npz"))
@@ -224,7 +227,7 @@ def test_amsgrad_state_is_saved_and_loaded_and_older_state_dicts_still_load(tmp_
     plain.load_state_dict(
         {
             key: value
-            for key, value in optimizer.state_dict().items()
+            for key, value in flat_state_dict(optimizer).items()
             if "max_exp_avg_sq" not in key and key != "amsgrad"
         }
     )
@@ -471,21 +474,21 @@ BAD_ENTRIES = [
     ids=[f"{key}-{i}" for i, (key, _, _) in enumerate(BAD_ENTRIES)],
 )
 def test_load_state_dict_names_the_wrong_entry_and_changes_nothing(tmp_path, key, bad, message):
-    saved = _stepped_adam().state_dict()
+    saved = flat_state_dict(_stepped_adam())
     saved[key] = bad(saved[key]) if callable(bad) else bad
     mg.io.save(saved, tmp_path / "adam.npz")
     target = _stepped_adam(steps=1)
-    before = target.state_dict()
+    before = flat_state_dict(target)
     with pytest.raises(ValueError, match=message):
         target.load_state_dict(mg.io.load(tmp_path / "adam.npz"))
-    after = target.state_dict()
+    after = flat_state_dict(target)
     assert list(after) == list(before)
     for name in before:
         np.testing.assert_array_equal(after[name], before[name])
 
 
 def test_load_state_dict_wants_all_of_a_parameters_state_and_lists_every_problem():
-    saved = _stepped_adam().state_dict()
+    saved = flat_state_dict(_stepped_adam())
     del saved["state.1.exp_avg"]
     saved["lr"] = -1.0
     with pytest.raises(ValueError, match=r"lr must be .* got -1.0; state.1: missing exp_avg"):
@@ -514,7 +517,7 @@ def test_load_state_dict_accepts_exactly_what_the_constructor_accepts(key, value
         constructor_error = None
     except (TypeError, ValueError) as error:
         constructor_error = error
-    state = mg.optim.Adam([p]).state_dict()
+    state = flat_state_dict(mg.optim.Adam([p]))
     for name, setting in chosen.items():
         state[name] = np.asarray(setting)  # as mg.load gives it back
     optimizer = mg.optim.Adam([p])
@@ -569,8 +572,8 @@ def test_adam_state_dict_without_decoupled_weight_decay_still_loads():
     p = nn.Parameter(np.ones(2, np.float32))
     optimizer = mg.optim.AdamW([p], lr=0.1)
     state = optimizer.state_dict()
-    assert state["decoupled_weight_decay"] is True
-    del state["decoupled_weight_decay"]  # saved before the setting existed
+    assert state["param_groups"][0]["decoupled_weight_decay"] is True
+    del state["param_groups"][0]["decoupled_weight_decay"]  # saved before the setting existed
     optimizer.load_state_dict(state)
     assert optimizer.param_groups[0]["decoupled_weight_decay"] is True
 
@@ -585,5 +588,5 @@ def test_a_state_dict_of_fewer_parameters_is_refused_as_in_torch():
     other = mg.optim.Adam(big.parameters())
     with pytest.raises(ValueError, match="group holds 4 parameters"):
         other.load_state_dict(optimizer.state_dict())
-    legacy = {k: v for k, v in optimizer.state_dict().items() if k != "param_groups.0.params"}
+    legacy = {k: v for k, v in flat_state_dict(optimizer).items() if k != "param_groups.0.params"}
     mg.optim.Adam(nn.Linear(2, 2).parameters()).load_state_dict(legacy)  # files saved before
