@@ -1,0 +1,254 @@
+"""The inference path: forward-only kernels (kernels.lstm.layer_inference, lstm_cell_inference,
+attention_inference, layer_norm_inference) give the training kernels' forward, each Numba
+kernel its numpy twin; they are chosen whenever no node is recorded, and keep nothing (peak
+memory); the sentiment example's length-sorted evaluation gives each review's logits in its
+own order, as the unsorted one does. inference_mode's rules for its tensors are tested in
+tests/test_grad_mode.py.
+"""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import kernels, nn
+from minigrad.kernels import attention as numba_attention
+from minigrad.kernels import layer_norm as numba_layer_norm
+from minigrad.kernels import lstm as lstm_kernels
+from minigrad.kernels import reference
+from tests.memory_checks import peak_bytes
+
+rng = np.random.default_rng(29)
+
+
+def _lstm_case(batch, hidden, inputs, directions, batch_first, dtype, longest=9):
+    lengths = rng.integers(1, longest + 1, batch)
+    steps = int(lengths.max())
+    x = rng.standard_normal((batch, steps, inputs) if batch_first else (steps, batch, inputs))
+    weights = [
+        (
+            rng.uniform(-0.5, 0.5, (4 * hidden, inputs)).astype(dtype),
+            rng.uniform(-0.5, 0.5, (4 * hidden, hidden)).astype(dtype),
+            rng.uniform(-0.5, 0.5, 4 * hidden).astype(dtype),
+        )
+        for _ in range(directions)
+    ]
+    h0, c0 = (rng.standard_normal((directions, batch, hidden)).astype(dtype) for _ in range(2))
+    return x.astype(dtype), weights, h0, c0, lengths
+
+
+# -- kernels: forward-only against the training forward, Numba against numpy -----------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lstm_cell_inference_is_the_training_step_and_its_twin(dtype):
+    from minigrad.kernels import lstm_cell
+
+    rows, hidden = 7, 5
+    input_gates, hidden_gates = (
+        rng.standard_normal((rows, 4 * hidden)).astype(dtype) for _ in "ab"
+    )
+    bias = rng.standard_normal(4 * hidden).astype(dtype)
+    c_prev = rng.standard_normal((rows, hidden)).astype(dtype)
+    gates = input_gates + hidden_gates
+    c_expected, h_expected = np.empty_like(c_prev), np.empty_like(c_prev)
+    reference.lstm_cell_forward(gates, bias, c_prev, c_expected, h_expected)
+    tolerance = 2e-6 if dtype == np.float32 else 1e-13
+    for kernel in (lstm_cell.lstm_cell_inference, reference.lstm_cell_inference):
+        c, h = c_prev.copy(), np.full_like(c_prev, np.nan)  # h's old values are never read
+        kernel(input_gates, hidden_gates, bias, c, h)
+        np.testing.assert_allclose(c, c_expected, rtol=0, atol=tolerance)
+        np.testing.assert_allclose(h, h_expected, rtol=0, atol=tolerance)
+
+
+@pytest.mark.parametrize("block_rows", [1, 3, 1024])
+@pytest.mark.parametrize(
+    "batch, hidden, inputs, directions, batch_first",
+    [(6, 4, 3, 2, True), (5, 7, 2, 1, False), (1, 3, 4, 2, False), (9, 2, 5, 1, True)],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_inference_gives_the_training_forward(
+    monkeypatch, block_rows, batch, hidden, inputs, directions, batch_first, dtype
+):
+    monkeypatch.setattr(lstm_kernels, "BLOCK_ROWS", block_rows)  # blocks of one step and more
+    x, weights, h0, c0, lengths = _lstm_case(batch, hidden, inputs, directions, batch_first, dtype)
+    expected = lstm_kernels.layer_forward(x, weights, h0, c0, lengths, batch_first)[:3]
+    got = lstm_kernels.layer_inference(x, weights, h0, c0, lengths, batch_first)
+    tolerance = 2e-6 if dtype == np.float32 else 1e-12
+    for name, value, want in zip(("output", "h_n", "c_n"), got, expected):
+        assert value.dtype == dtype and value.shape == want.shape, name
+        np.testing.assert_allclose(value, want, rtol=0, atol=tolerance, err_msg=name)
+    padded = np.arange(x.shape[1 if batch_first else 0]) >= lengths[:, None]  # (B, T)
+    output = got[0] if batch_first else got[0].swapaxes(0, 1)
+    assert not output[padded].any()  # 0 at padded positions, as layer_forward
+
+
+ATTENTION_CASES = {
+    "key lengths": ((3, 4, 11, 8), 11, dict(key_lengths=rng.integers(0, 12, (3, 1)))),
+    "causal": ((2, 2, 9, 4), 9, dict(causal_offset=0)),
+    "causal after cached keys": ((2, 3, 4, 4), 7, dict(causal_offset=3)),
+    "bool mask": ((2, 2, 5, 3), 6, dict(mask=rng.random((2, 1, 5, 6)) > 0.4)),
+    "3-d": ((4, 10, 6), 10, dict(key_lengths=np.array([10, 3, 1, 7]))),
+}
+
+
+@pytest.mark.parametrize("case", ATTENTION_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_inference_gives_the_training_forward(case, dtype):
+    query_shape, keys, settings = ATTENTION_CASES[case]
+    q = rng.standard_normal(query_shape).astype(dtype)
+    k = rng.standard_normal(query_shape[:-2] + (keys, query_shape[-1])).astype(dtype)
+    v = rng.standard_normal(query_shape[:-2] + (keys, 5)).astype(dtype)
+    expected = reference.attention_forward(q, k, v, 0.4, **settings)[0]
+    tolerance = 1e-6 if dtype == np.float32 else 1e-13
+    for kernel in (numba_attention.attention_inference, reference.attention_inference):
+        np.testing.assert_allclose(kernel(q, k, v, 0.4, **settings), expected, atol=tolerance)
+
+
+@pytest.mark.parametrize("shape", [(7, 16), (2, 3, 5), (4, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_inference_gives_the_training_forward(shape, dtype):
+    x = rng.standard_normal(shape).astype(dtype)
+    weight, bias = (rng.standard_normal(shape[-1]).astype(dtype) for _ in range(2))
+    expected = reference.layer_norm_forward(x, weight, bias, 1e-5)[0]
+    tolerance = 1e-6 if dtype == np.float32 else 1e-13
+    for kernel in (numba_layer_norm.layer_norm_inference, reference.layer_norm_inference):
+        for affine in ((weight, bias), (None, None)):
+            want = expected if affine[0] is not None else reference.layer_norm_forward(x)[0]
+            np.testing.assert_allclose(kernel(x, *affine), want, atol=tolerance)
+
+
+# -- the choice: forward-only whenever no node is recorded ------------------------------------
+
+
+def _refuse(name):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"{name} ran")
+
+    return refuse
+
+
+@pytest.mark.parametrize("how", ["no_grad", "inference_mode", "no parameter needs a gradient"])
+def test_layers_run_forward_only_when_nothing_is_recorded(monkeypatch, how):
+    mg.manual_seed(0)
+    lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+    attention = nn.SelfAttention(8, num_heads=2)
+    norm = nn.LayerNorm(8)
+    x = mg.randn(2, 5, 3)
+    lengths = np.array([5, 2])
+    # the expected values, recorded (training kernels), before those kernels are taken away
+    expected = [lstm(x, lengths=lengths)[0], attention(mg.ones(2, 5, 8), lengths=lengths)]
+    expected.append(norm(expected[1]))
+    assert all(value.grad_fn is not None for value in expected)
+    for module, name in [
+        (lstm_kernels, "layer_forward"),
+        (kernels, "attention_forward"),  # the kernel that writes the weights
+        (kernels, "layer_norm_forward"),
+    ]:
+        monkeypatch.setattr(module, name, _refuse(name))
+    mode = {"no_grad": mg.no_grad, "inference_mode": mg.inference_mode}.get(how)
+    if mode is None:
+        for module in (lstm, attention, norm):
+            module.requires_grad_(False)
+    with mode() if mode else mg.enable_grad():
+        got = [
+            lstm(x, lengths=lengths)[0],
+            attention(mg.ones(2, 5, 8), lengths=lengths, need_weights=False),
+        ]
+        got.append(norm(got[1]))
+    for value, want in zip(got, expected):
+        assert value.grad_fn is None
+        np.testing.assert_allclose(value.numpy(), want.numpy(), atol=1e-6)
+    with pytest.raises(AssertionError, match="layer_forward ran"):  # recording: the training one
+        nn.LSTM(3, 4, batch_first=True)(x, lengths=lengths)
+
+
+def test_attention_without_weights_keeps_none_and_gives_the_same_output():
+    mg.manual_seed(1)
+    attention = nn.SelfAttention(16, num_heads=4)
+    x, lengths = mg.randn(3, 12, 16), np.array([12, 7, 1])
+    with mg.inference_mode():
+        with_weights = attention(x, lengths=lengths).numpy()
+        assert attention.last_weights.shape == (3, 4, 12, 12)
+        without = attention(x, lengths=lengths, need_weights=False).numpy()
+        assert attention.last_weights is None
+    np.testing.assert_allclose(without, with_weights, atol=1e-6)
+
+
+# -- nothing kept: peak memory ----------------------------------------------------------------
+
+
+def test_lstm_inference_keeps_no_gates():
+    """What the inference forward allocates beyond its output does not grow with the sequence
+    length (block buffers only); the training forward's gates do."""
+    mg.manual_seed(2)
+    batch, size = 32, 32
+    lstm = nn.LSTM(size, size, batch_first=True, bidirectional=True)
+
+    def peak(mode, steps):
+        x = mg.randn(batch, steps, size)
+
+        def forward():
+            with mode():
+                return lstm(x)[0]
+
+        return peak_bytes(forward)[1]
+
+    short, long = 64, 256
+    more_output = batch * (long - short) * 2 * size * 4  # float32 output (B, T, 2H)
+    more_gates = 2 * batch * (long - short) * 4 * size * 4  # per direction (N, 4H)
+    training = peak(mg.enable_grad, long) - peak(mg.enable_grad, short)
+    inference = peak(mg.inference_mode, long) - peak(mg.inference_mode, short)
+    assert training > more_output + more_gates
+    assert inference < 1.25 * more_output
+
+
+def test_attention_inference_keeps_no_weights():
+    mg.manual_seed(3)
+    batch, heads, steps, size = 16, 4, 256, 32
+    attention = nn.SelfAttention(size, num_heads=heads)
+    x = mg.randn(batch, steps, size)
+    weights_bytes = batch * heads * steps * steps * 4
+
+    def forward():
+        with mg.inference_mode():
+            return attention(x, need_weights=False)
+
+    forward()  # the output buffers exist before measuring
+    _, peak = peak_bytes(forward)
+    assert peak < 0.75 * weights_bytes  # the numpy twin holds one batch entry's at a time
+    q = k = v = rng.standard_normal((batch, heads, steps, size // heads)).astype(np.float32)
+    _, training = peak_bytes(lambda: reference.attention_forward(q, k, v, 0.5))
+    assert training > weights_bytes  # the forward that keeps them, for contrast
+
+
+# -- the sentiment example's evaluation -------------------------------------------------------
+
+
+@pytest.mark.parametrize("pool", ["dot", "mhsa", "mean"])
+def test_sorted_evaluation_gives_each_review_its_own_logits(pool):
+    from examples.sentiment import preprocess, train
+    from examples.sentiment.model import SentimentModel
+
+    mg.manual_seed(4)
+    model = SentimentModel(50, pool=pool, embedding_dim=8, hidden_size=8, num_heads=2)
+    lengths = rng.integers(1, 30, 45)
+    reviews = [(rng.integers(2, 50, n), int(rng.integers(2))) for n in lengths]
+    logits = train.predict(model, reviews, batch_size=8)
+    assert model.training  # restored
+    with mg.no_grad():  # one review at a time, in order: no batch to depend on
+        alone = np.concatenate(
+            [model.eval()(mg.tensor(ids[None]), np.array([len(ids)])).numpy() for ids, _ in reviews]
+        )
+        model.train()
+        in_order = np.concatenate(  # the evaluation before sorting: batches in dataset order
+            [
+                model(mg.tensor(ids), batch_lengths).numpy()
+                for ids, batch_lengths, _ in preprocess.batches(reviews, 8)
+            ]
+        )
+    np.testing.assert_allclose(logits, alone, atol=2e-6)
+    np.testing.assert_allclose(logits, in_order, atol=2e-6)
+    labels = np.array([label for _, label in reviews])
+    assert train.accuracy(model, reviews, batch_size=8) == np.mean(
+        in_order.argmax(axis=1) == labels
+    )
