@@ -11,6 +11,7 @@ to shrink data and steps. tests/test_notebooks.py calls `execute` the same way.
 import argparse
 import html
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -42,6 +43,7 @@ def execute(path, quick, timeout=900):
         client.execute()
         seconds = time.perf_counter() - started
         _bars_as_text(notebook)
+        _drop_addresses(notebook)
         return notebook, seconds
     finally:
         if previous is None:
@@ -72,6 +74,19 @@ def _bars_as_text(notebook):
             text = html.unescape(left.get("value", "")) + "|" + "\u2588" * done + " " * (10 - done)
             text += "|" + html.unescape(right.get("value", ""))
             output["data"]["text/plain"] = text.replace("\u2007", " ")
+
+
+def _drop_addresses(notebook):
+    """Drop the text "<graphviz.graphs.Digraph at 0x7f...>" beside a picture: its address
+    changes at every run, and the picture is what a reader sees."""
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if len(data) > 1 and ADDRESS.fullmatch(data.get("text/plain", "")):
+                del data["text/plain"]
+
+
+ADDRESS = re.compile(r"<[\w.]+ (object )?at 0x[0-9a-f]+>")
 
 
 def main(argv=None):
