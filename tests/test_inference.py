@@ -193,13 +193,16 @@ def test_lstm_inference_keeps_no_gates():
 
         return peak_bytes(forward)[1]
 
-    short, long = 64, 256
+    short, long = 64, 512
     more_output = batch * (long - short) * 2 * size * 4  # float32 output (B, T, 2H)
     more_gates = 2 * batch * (long - short) * 4 * size * 4  # per direction (N, 4H)
+    # a direction's buffers (input projections of a block, its h, the h @ weight_hh products),
+    # which two threads may or may not hold at the moment of either peak
+    buffers = 2 * (lstm_kernels.BLOCK_ROWS * (4 + 1 + 1) * size + batch * 4 * size) * 4
     training = peak(mg.enable_grad, long) - peak(mg.enable_grad, short)
     inference = peak(mg.inference_mode, long) - peak(mg.inference_mode, short)
     assert training > more_output + more_gates
-    assert inference < 1.25 * more_output
+    assert inference < more_output + buffers < more_output + more_gates / 4
 
 
 def test_attention_inference_keeps_no_weights():
