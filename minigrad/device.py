@@ -103,8 +103,9 @@ def refuse_unless_cpu(where, requested):
     )
 
 
-# Tensor's (and Generator's) device members live here, beside the device they name: tensor.py, the engine floor,
-# imports nothing above dtypes and errors (as ops/__init__.py attaches the ops' methods).
+# Tensor's (and Generator's) device members live here, beside the device they name: tensor.py,
+# the engine floor, imports nothing above dtypes and errors (as ops/__init__.py attaches the ops'
+# methods).
 def _tensor_device(self):
     """Where the tensor's data is: always device(type='cpu')."""
     return CPU
