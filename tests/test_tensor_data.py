@@ -166,3 +166,11 @@ def test_data_assignment_names_what_it_needs():
         p.data = [1.0, 2.0]
     with pytest.raises(TypeError, match="float"):
         p.data = mg.tensor([1, 2])  # a parameter needs floats
+
+
+def test_data_and_detach_of_an_inference_tensor_are_inference_tensors_as_in_torch():
+    for library in (mg, torch):
+        with library.inference_mode():
+            made = library.ones(2)
+        assert made.data.is_inference() and made.detach().is_inference()
+        assert not library.ones(2).data.is_inference()
