@@ -382,8 +382,20 @@ def test_a_text_with_more_distinct_characters_than_uint16_holds_keeps_its_ids(tm
 # ============================================================ checkpoints
 
 
+def flattened(tree, prefix=""):
+    """A loaded checkpoint as one flat dict, nested keys joined with dots ("model.head.weight")."""
+    flat = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flattened(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
 def tampered(checkpoint, tmp_path, change):
-    flat = dict(mg.load(checkpoint))
+    flat = flattened(mg.load(checkpoint))
     change(flat)
     path = tmp_path / "tampered.npz"
     mg.save(flat, path)
