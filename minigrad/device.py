@@ -122,7 +122,18 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     refuse_unless_cpu("Tensor.cuda", asked)
 
 
+def _pin_memory(self, device=None):
+    """Refused, as torch refuses it without an accelerator: pinned memory is for copies to one."""
+    raise RuntimeError(
+        "Tensor.pin_memory: pinned memory speeds up copies to an accelerator, and minigrad has "
+        "none (mg.cuda.is_available() is False); use the tensor as it is"
+    )
+
+
 Tensor.device = property(_tensor_device)
+Tensor.pin_memory = _pin_memory
+Tensor.is_pinned = lambda self, device=None: False
+Tensor.share_memory_ = lambda self: self  # one process: nothing to share with; torch returns self
 Tensor.is_cuda = property(lambda self: False, doc="False: minigrad computes on the CPU.")
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda

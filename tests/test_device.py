@@ -122,6 +122,10 @@ def test_cpu_tensor_members_as_torch(name):
     assert library.cuda.is_available() is False and library.cuda.device_count() == 0
     assert library.backends.mps.is_available() is False
     assert library.backends.cudnn.benchmark is False
+    assert library.Generator().device == library.device("cpu")
+    assert x.is_pinned() is False and x.share_memory_() is x
+    with pytest.raises(RuntimeError, match="accelerator"):  # pinned memory needs one
+        x.pin_memory()
 
 
 @pytest.mark.parametrize(
