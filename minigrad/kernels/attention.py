@@ -247,12 +247,7 @@ def attention_forward(
             query, key, value = p.q[m, h], p.k[m, h, :width], p.v[m, h, :width]
             block = weights[m, h, :, :width]
             halves = _halves_of_queries(p.queries, width, top)
-            for upper, lower in halves:
-                np.matmul(
-                    query[..., upper, :],
-                    key[..., lower, :].swapaxes(-1, -2),
-                    out=block[..., upper, lower],
-                )
+            _scores_into(block, query, key, halves)
             # the softmax reads each row up to its stop and writes the zeros past it, to the end
             _softmax_rows(
                 flat_weights[rows],
@@ -280,6 +275,14 @@ def attention_forward(
     return out.reshape(p.batch + out.shape[2:]), weights.reshape(p.batch + weights.shape[2:])
 
 
+def _scores_into(block, query, key, halves):
+    """block[..., upper, lower] = query[..., upper, :] @ key[..., lower, :]^T for each half."""
+    for upper, lower in halves:
+        np.matmul(
+            query[..., upper, :], key[..., lower, :].swapaxes(-1, -2), out=block[..., upper, lower]
+        )
+
+
 def attention_inference(q, k, v, scale, key_lengths=None, causal_offset=None, mask=None):
     """out of attention_forward without dropout, keeping no weights: each chunk's weights live
     in a buffer of its thread, reused by the next chunk, so no (..., L, S) array is written
@@ -300,12 +303,7 @@ def attention_inference(q, k, v, scale, key_lengths=None, causal_offset=None, ma
             query, key, value = p.q[m, h], p.k[m, h, :width], p.v[m, h, :width]
             block = scores_of(m1 - m0, last - first, width)
             halves = _halves_of_queries(p.queries, width, top)
-            for upper, lower in halves:
-                np.matmul(
-                    query[..., upper, :],
-                    key[..., lower, :].swapaxes(-1, -2),
-                    out=block[..., upper, lower],
-                )
+            _scores_into(block, query, key, halves)
             flat = block.reshape(rows.stop - rows.start, width)
             _softmax_rows(
                 flat,
