@@ -36,17 +36,25 @@ CLUSTER = {"style": "rounded", "color": "#888888", "fontcolor": "#444444", "labe
 ID_PREFIXES = {"op": "op", "module": "m"}  # and "t" for tensors
 
 
+def numbered(vertices, kind_of):
+    """{vertex: node id}: the vertices counted in order per prefix of their kind (ID_PREFIXES):
+    t0, t1 ... for tensors, op0 ... for ops, m0 ... for boxes."""
+    ids, counts = {}, {}
+    for vertex in vertices:
+        prefix = ID_PREFIXES.get(kind_of(vertex), "t")
+        ids[vertex], counts[prefix] = f"{prefix}{counts.get(prefix, 0)}", counts.get(prefix, 0) + 1
+    return ids
+
+
 def to_dot(vertices, edges, kinds, labels, paths, marked_vertices, marked_edges, rankdir, legend):
     """graphviz.Digraph of the graph, given each vertex's kind, label and cluster path (tables
     keyed by vertex; no path: outside every cluster), the highlighted vertices and edge indices.
     Ids count vertices in order: t0, t1 ... for tensors, op0 ... for ops, m0 ... for boxes."""
-    ids, counts = {}, {"t": 0, "op": 0, "m": 0}
+    ids = numbered(vertices, kinds.get)
     clusters = {(): ([], [])}  # path -> (its node lines, its sub-cluster paths), in drawing order
     quoted = {}  # label -> DOT string: most labels repeat ("(4,) float32")
     for vertex in vertices:
         kind, path, text = kinds[vertex], paths.get(vertex, ()), labels[vertex]
-        prefix = ID_PREFIXES.get(kind, "t")
-        ids[vertex], counts[prefix] = f"{prefix}{counts[prefix]}", counts[prefix] + 1
         for depth in range(len(path)):  # make the cluster, and its parents, on first use
             if path[: depth + 1] not in clusters:
                 clusters[path[: depth + 1]] = ([], [])

@@ -62,13 +62,8 @@ class InputGradient:
     and `uses` (how many gradients it has received so far, this one included)."""
 
     def __init__(self, position, tensor, name, vertex_id, kind):
-        self.position, self.tensor, self.name, self.id, self.kind = (
-            position,
-            tensor,
-            name,
-            vertex_id,
-            kind,
-        )
+        self.position, self.tensor, self.name = position, tensor, name
+        self.id, self.kind = vertex_id, kind
         self.grad = self.total = None
         self.uses = 0
 

@@ -37,7 +37,7 @@ import graphviz
 
 from . import _viz_passes as passes
 from ._viz_dot import HIGHLIGHT, STYLES, VALUES_MAX_ELEMENTS, label, to_dot  # noqa: F401  (public names)
-from ._viz_dot import ID_PREFIXES
+from ._viz_dot import numbered
 from .autograd import graph_nodes
 from .io import atomic_file
 from .tensor import Function, Tensor
@@ -79,10 +79,7 @@ def vertex_ids(*outputs, highlight=None):
     outputs, highlight = _check_outputs(outputs), _check_highlight(highlight)
     traced = trace(*outputs)
     vertices, edges = passes.merge_views(*traced, keep=set(outputs) | set(highlight))
-    ids, counts = {}, {"t": 0, "op": 0}
-    for vertex in vertices:
-        prefix = ID_PREFIXES["op"] if isinstance(vertex, Function) else "t"
-        ids[vertex], counts[prefix] = f"{prefix}{counts[prefix]}", counts[prefix] + 1
+    ids = numbered(vertices, lambda vertex: "op" if isinstance(vertex, Function) else "tensor")
     for (tail, _), (drawn, _) in zip(traced[1], edges):  # merge_views keeps the edges in order
         ids.setdefault(tail, ids[drawn])
     return ids
