@@ -21,6 +21,7 @@ from minigrad.ops import lstm_layer
 
 from . import functional as F
 from .linear import linear
+from .embedding import Embedding
 from .module import Module, parameter_dtype
 from .rnn_cell import RNNCell, _checked_nonlinearity, _gru_step, _uniform_parameter
 from .utils.rnn import PackedSequence
@@ -153,7 +154,7 @@ def _checked_states(module, x, hx):
     """The initial states for the input x, as the list [h0, c0] (LSTM) or [h0] (GRU, RNN): those of
     hx (the pair (h0, c0) for an LSTM, h0 for the others) or zeros if hx is None. Each has x's dtype
     and the shape (num_layers * num_directions, B, H), or (num_layers * num_directions, H) for an
-    unbatched x, as torch requires."""
+    unbatched x, as torch requires. (x may be anything with x's shape, ndim and dtype.)"""
     name, names = type(module).__name__, module._state_names
     layers = module.num_layers * module.num_directions
     if x.ndim == 2:
@@ -296,15 +297,50 @@ class LSTM(_RNNBase):
         x = _checked_input(self, x)
         if x.ndim == 2:
             return _unbatched_call(self, x, lengths, hx)
-        batch, steps = (x.shape[0], x.shape[1]) if self.batch_first else (x.shape[1], x.shape[0])
+        return self._layers(x, None, x, hx, lengths)
+
+    def forward_embedded(self, embedding, ids, hx=None, *, lengths=None):
+        """self(embedding(ids), hx, lengths=lengths), the same numbers up to float rounding, made
+        faster: the first layer's input projection embedding(ids) @ weight_ih.T is computed once
+        per distinct id and not once per position (a batch of 128 IMDB reviews has ~24,000
+        tokens but ~4,700 distinct ones), and its backward adds the positions' gradients into
+        those rows, as an embedding's backward does.
+
+        embedding: an nn.Embedding with embedding_dim = input_size (its padding_idx and
+        max_norm apply as in embedding(ids)); ids (B, T) if batch_first else (T, B), integers
+        (a Tensor or an array). Returns (output, (h_n, c_n)) as forward does.
+        """
+        _refuse_lengths_as_state(self, hx)
+        if not isinstance(embedding, Embedding) or embedding.embedding_dim != self.input_size:
+            raise TypeError(
+                f"LSTM.forward_embedded: expected an nn.Embedding with embedding_dim="
+                f"{self.input_size} (the LSTM's input_size); got {embedding!r}"
+            )
+        ids = np.asarray(ids._data if isinstance(ids, mg.Tensor) else ids)
+        layout = "(batch, time)" if self.batch_first else "(time, batch)"
+        if ids.ndim != 2 or ids.dtype.kind not in "iu" or 0 in ids.shape:
+            raise ShapeError(
+                f"LSTM.forward_embedded: expected integer ids of shape {layout}, at least one "
+                f"of each; got shape {ids.shape}, dtype {ids.dtype}"
+            )
+        distinct, rows = np.unique(ids, return_inverse=True)
+        table = embedding(mg.tensor(distinct))  # (R, input_size): each distinct id's vector
+        shaped = np.broadcast_to(np.empty((), table.dtype), ids.shape + (self.input_size,))
+        return self._layers(table, rows.reshape(ids.shape), shaped, hx, lengths)
+
+    def _layers(self, x, rows, shaped, hx, lengths):
+        """The layers over x (B, T, I) or (T, B, I), or over the table x (R, I) and rows (B, T) or
+        (T, B) (forward_embedded); `shaped` has the dense input's shape and dtype."""
+        batch, steps = shaped.shape[:2] if self.batch_first else shaped.shape[1::-1]
         lengths = self._check_lengths(lengths, batch, steps)
-        h0, c0 = _checked_states(self, x, hx)
+        h0, c0 = _checked_states(self, shaped, hx)
         h_n, c_n = [], []
         for layer in range(self.num_layers):
-            rows = slice(layer * self.num_directions, (layer + 1) * self.num_directions)
+            span = slice(layer * self.num_directions, (layer + 1) * self.num_directions)
             x, h, c = lstm_layer(
-                x, h0[rows], c0[rows], self._directions(layer), lengths, self.batch_first
+                x, h0[span], c0[span], self._directions(layer), lengths, self.batch_first, rows
             )
+            rows = None  # the later layers take the previous layer's output, (B, T, D * H)
             x = _between_layers(self, x, layer)
             h_n.append(h)
             c_n.append(c)

@@ -61,8 +61,9 @@ class SentimentModel(nn.Module):
     def forward(self, ids, lengths, need_weights=True):
         """ids (B, T) int64 padded with 0, lengths (B,) -> logits (B, 2). need_weights=False:
         the mhsa pooling's self-attention keeps no weights (an evaluation's choice)."""
-        x = self.embedding(ids)
-        x, _ = self.encoder(x, lengths=lengths)
+        # = self.encoder(self.embedding(ids), lengths=lengths), with the LSTM's input projection
+        # made once per distinct token of the batch (nn.LSTM.forward_embedded)
+        x, _ = self.encoder.forward_embedded(self.embedding, ids, lengths=lengths)
         if self.pool_name == "mhsa":
             x = self.attention(x, lengths=lengths, need_weights=need_weights)
         return self.classifier(self.pool(x, lengths))

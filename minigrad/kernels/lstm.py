@@ -1,28 +1,36 @@
-"""The LSTM over whole sequences, arrays in and out (its Function: minigrad/ops/lstm.py).
+"""The LSTM recurrence over whole sequences, arrays in and out (its Function and the input
+projection before it: minigrad/ops/lstm.py).
 
-Three pieces:
+The input projection comes in done: `input_gates` (R, 4H) per direction holds rows of
+x @ weight_ih.T + bias_ih + bias_hh, and `rows` (B, T) (or (T, B)) names the row each position
+reads, so that many positions may share one (an embedding's repeated tokens). Three pieces:
 - layout: `PackedLayout` packs a right-padded batch step by step, like PyTorch's
   PackedSequence: sequences sorted by length, step s holding the batch_sizes[s] still
   running (a prefix of the previous step's rows), padded positions left out. The reverse
   direction uses the same layout with other time indices (lengths[b] - 1 - s);
-- recurrence: `direction_forward` / `direction_backward` run one direction. With xh the
-  packed [x_t | h_{t-1}] rows and weight = [weight_ih | weight_hh], each step is one GEMM
-  gates = xh[s] @ weight.T and one step kernel (kernels.lstm_cell_forward) that writes
-  c[s], h[s] and h into the next step's xh; backward runs the steps in reverse (the step
-  kernel, then one GEMM giving dL/dx_t and dL/dh_{t-1}) and ends with one GEMM over all
-  steps, dL/dweight = grad_gates.T @ xh;
+- recurrence: `direction_forward` / `direction_backward` run one direction. Each step is one
+  GEMM gates = h_{t-1} @ weight_hh.T and one step kernel (kernels.lstm_cell_forward) that adds
+  the position's input gates and writes the activations, c and h; backward runs the steps in
+  reverse (the step kernel, then one GEMM giving dL/dh_{t-1}) and ends with one GEMM over all
+  steps, dL/dweight_hh = grad_gates.T @ h_prev, and a scatter-add of grad_gates into the input
+  gates' rows (kernels.embedding_backward: the same sum as an embedding's);
 - threads: `layer_forward` / `layer_backward` cut a layer into independent tasks (its two
   directions, or two halves of the batch for one direction) for `_runtime.run_tasks`;
 - inference: `layer_inference` is layer_forward for when no backward will follow (no_grad,
-  inference_mode, or nothing that needs a gradient). It keeps no gates, cells or [x | h] rows:
-  the input projection x @ weight_ih.T is one GEMM per block of steps (BLOCK_ROWS rows, a
-  buffer reused), each step adds h_{t-1} @ weight_hh.T, and kernels.lstm_cell_inference
-  updates the state (h, c) in place. Same numbers as layer_forward up to float rounding.
+  inference_mode, or nothing that needs a gradient). It keeps no gates or cells:
+  kernels.lstm_cell_inference updates the state (h, c) in place. Same numbers as
+  layer_forward up to float rounding.
 """
 
 import numpy as np
 
-from . import _runtime, lstm_cell_backward, lstm_cell_forward, lstm_cell_inference
+from . import (
+    _runtime,
+    embedding_backward,
+    lstm_cell_backward,
+    lstm_cell_forward,
+    lstm_cell_inference,
+)
 
 # ---------------------------------------------------------------------------------------
 # Layout
@@ -82,50 +90,49 @@ class PackedLayout:
 # Recurrence: one direction over the packed rows
 
 
-def direction_forward(xh, weight, bias, c0, layout):
+def direction_forward(input_gates, packed_rows, weight_hh, h0, c0, layout):
     """Run one direction.
 
-    xh (N, I + H): x packed in columns [:I], the initial state h0 (sorted) in rows [:B]
-    of columns [I:]; the loop fills the rest of columns [I:] with h of the previous step.
-    weight = [weight_ih | weight_hh] (4H, I + H); bias (4H,); c0 (B, H) sorted.
-    Returns gates (N, 4H) activations, cell (N, H) and hidden (N, H), packed.
+    input_gates (R, 4H); packed_rows (N,): the row of input_gates of each packed position;
+    weight_hh (4H, H); h0, c0 (B, H) sorted. Returns gates (N, 4H) activations, cell (N, H)
+    and hidden (N, H), packed.
     """
-    input_size = xh.shape[1] - c0.shape[1]
-    gates = np.empty((layout.total, weight.shape[0]), dtype=xh.dtype)
-    cell = np.empty((layout.total, c0.shape[1]), dtype=xh.dtype)
+    gates = np.empty((layout.total, weight_hh.shape[0]), dtype=h0.dtype)
+    cell = np.empty((layout.total, h0.shape[1]), dtype=h0.dtype)
     hidden = np.empty_like(cell)
-    weight_t = weight.T  # a view: BLAS reads it transposed, no copy
-    steps = layout.steps
-    for s, (start, size, previous) in enumerate(steps):
+    weight_t = weight_hh.T  # a view: BLAS reads it transposed, no copy
+    for start, size, previous in layout.steps:
         stop = start + size
-        np.matmul(xh[start:stop], weight_t, out=gates[start:stop])
-        c_prev = c0[:size] if previous is None else cell[previous : previous + size]
-        lstm_cell_forward(gates[start:stop], bias, c_prev, cell[start:stop], hidden[start:stop])
-        if s + 1 < len(steps):  # the sequences still running start the next step from this h
-            next_start, next_size, _ = steps[s + 1]
-            xh[next_start : next_start + next_size, input_size:] = hidden[start : start + next_size]
+        if previous is None:
+            h_prev, c_prev = h0[:size], c0[:size]
+        else:  # the sequences still running are a prefix of the previous step's
+            h_prev, c_prev = hidden[previous : previous + size], cell[previous : previous + size]
+        np.matmul(h_prev, weight_t, out=gates[start:stop])
+        lstm_cell_forward(
+            gates[start:stop],
+            input_gates,
+            packed_rows[start:stop],
+            c_prev,
+            cell[start:stop],
+            hidden[start:stop],
+        )
     return gates, cell, hidden
 
 
-def direction_backward(
-    xh, weight, c0, layout, gates, cell, grad_hidden, grad_h_last, grad_c_last, need_grad_x=True
-):
+def direction_backward(weight_hh, h0, c0, layout, gates, cell, hidden, grad_hidden, grad_h, grad_c):
     """Backward of direction_forward.
 
-    grad_hidden (N, H): dL/dh from the layer's output, packed; grad_h_last, grad_c_last
-    (B, H): dL/dh_n, dL/dc_n in sorted order. Returns (grad_x_packed (N, I) or None,
-    grad_weight (4H, I + H), grad_bias (4H,), grad_h0, grad_c0), the last two sorted.
+    grad_hidden (N, H): dL/dh from the layer's output, packed; grad_h, grad_c (B, H): in
+    dL/dh_n, dL/dc_n in sorted order, out dL/dh0, dL/dc0 (updated in place). Returns
+    (grad_gates (N, 4H), the gradient of each packed position's input gates, and
+    grad_weight_hh (4H, H)).
     """
-    input_size = xh.shape[1] - c0.shape[1]
     grad_gates = np.empty_like(gates)
-    grad_h = np.array(grad_h_last, copy=True)
-    grad_c = np.array(grad_c_last, copy=True)
-    # per step: [dL/dx_t | dL/dh_{t-1}] = grad_gates[s] @ [weight_ih | weight_hh]
-    grad_xh = np.empty_like(xh) if need_grad_x else None
-    weight_hh = weight[:, input_size:]
+    h_prev = np.empty_like(hidden)  # h_{t-1} of every packed position, for dL/dweight_hh
     for start, size, previous in reversed(layout.steps):
         stop = start + size
         c_prev = c0[:size] if previous is None else cell[previous : previous + size]
+        h_prev[start:stop] = h0[:size] if previous is None else hidden[previous : previous + size]
         lstm_cell_backward(
             gates[start:stop],
             c_prev,
@@ -135,15 +142,8 @@ def direction_backward(
             grad_c[:size],
             grad_gates[start:stop],
         )
-        if need_grad_x:
-            np.matmul(grad_gates[start:stop], weight, out=grad_xh[start:stop])
-            grad_h[:size] = grad_xh[start:stop, input_size:]
-        else:
-            np.matmul(grad_gates[start:stop], weight_hh, out=grad_h[:size])
-    grad_weight = grad_gates.T @ xh  # sums over all steps in one GEMM
-    grad_bias = grad_gates.sum(axis=0)
-    grad_x_packed = grad_xh[:, :input_size] if need_grad_x else None
-    return grad_x_packed, grad_weight, grad_bias, grad_h, grad_c
+        np.matmul(grad_gates[start:stop], weight_hh, out=grad_h[:size])
+    return grad_gates, grad_gates.T @ h_prev  # dL/dweight_hh sums over all steps in one GEMM
 
 
 # ---------------------------------------------------------------------------------------
@@ -153,10 +153,10 @@ def direction_backward(
 class LayerState:
     """What layer_forward leaves for layer_backward (kept on the autograd context)."""
 
-    def __init__(self, x_shape, tasks, weights, c0, batch_first):
-        self.x_shape, self.tasks, self.weights = x_shape, tasks, weights
-        self.c0, self.batch_first = c0, batch_first
-        self.saved = []  # per task: (xh, gates, cell)
+    def __init__(self, output_shape, tasks, table_rows, weights_hh, h0, c0, batch_first):
+        self.output_shape, self.tasks, self.table_rows = output_shape, tasks, table_rows
+        self.weights_hh, self.h0, self.c0, self.batch_first = weights_hh, h0, c0, batch_first
+        self.saved = []  # per task: (packed_rows, gates, cell, hidden)
 
 
 def _plan(lengths, directions):
@@ -169,162 +169,120 @@ def _plan(lengths, directions):
     return [(0, PackedLayout(lengths, members=by_length[half::2])) for half in (0, 1)]
 
 
-def layer_forward(x, directions, h0, c0, lengths, batch_first):
+def layer_forward(input_gates, rows, weights_hh, h0, c0, lengths, batch_first):
     """One LSTM layer, one or two directions, over a right-padded batch.
 
-    x (B, T, I) if batch_first else (T, B, I); directions: per direction (forward first)
-    (weight_ih (4H, I), weight_hh (4H, H), bias (4H,) = bias_ih + bias_hh); h0, c0
-    (D, B, H), D = len(directions); lengths (B,) int64 in [1, T]. The second direction
-    runs in reverse within each sequence's length.
+    input_gates: per direction (forward first) (R, 4H), C-contiguous; rows (B, T) if
+    batch_first else (T, B) int64 in [0, R): the row each position reads (any value where
+    padded); weights_hh: per direction (4H, H); h0, c0 (D, B, H), D = len(weights_hh);
+    lengths (B,) int64 in [1, T]. The second direction runs in reverse within each
+    sequence's length.
     Returns output (B, T, D*H) or (T, B, D*H) with zeros at padded positions, h_n and c_n
     (D, B, H) (states at each sequence's last step), and a LayerState for layer_backward.
     """
-    input_size, hidden_size = x.shape[2], h0.shape[2]
-    tasks = _plan(lengths, len(directions))
-    concatenated = [
-        (np.concatenate([weight_ih, weight_hh], axis=1), bias)
-        for weight_ih, weight_hh, bias in directions
-    ]
-    state = LayerState(x.shape, tasks, concatenated, c0, batch_first)
-    output = np.zeros(x.shape[:2] + (len(directions) * hidden_size,), dtype=x.dtype)
+    hidden_size, directions = h0.shape[2], len(weights_hh)
+    output = np.zeros(rows.shape + (directions * hidden_size,), dtype=h0.dtype)
+    tasks = _plan(lengths, directions)
+    table_rows = [table.shape[0] for table in input_gates]
+    state = LayerState(output.shape, tasks, table_rows, weights_hh, h0, c0, batch_first)
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
 
     def run(task):
         d, layout = task
-        weight, bias = concatenated[d]
-        xh = np.empty((layout.total, input_size + hidden_size), dtype=x.dtype)
-        xh[:, :input_size] = layout.gather(x, batch_first)
-        xh[: len(layout.order), input_size:] = h0[d][layout.order]
-        gates, cell, hidden = direction_forward(xh, weight, bias, c0[d][layout.order], layout)
+        packed_rows = layout.gather(rows, batch_first)
+        gates, cell, hidden = direction_forward(
+            input_gates[d], packed_rows, weights_hh[d], h0[d][layout.order], c0[d][layout.order],
+            layout,
+        )
         layout.scatter(hidden, output[..., d * hidden_size : (d + 1) * hidden_size], batch_first)
         h_n[d][layout.order] = hidden[layout.last]
         c_n[d][layout.order] = cell[layout.last]
-        return xh, gates, cell
+        return packed_rows, gates, cell, hidden
 
     state.saved = _runtime.run_tasks(run, tasks)
     return output, h_n, c_n, state
 
 
-def layer_backward(state, grad_output, grad_h_n, grad_c_n, need_grad_x=True):
+def layer_backward(state, grad_output, grad_h_n, grad_c_n):
     """Gradients of layer_forward's outputs with respect to its inputs.
 
-    Returns grad_x (or None), grad_h0, grad_c0 (D, B, H) and, per direction,
-    (grad_weight_ih, grad_weight_hh, grad_bias).
+    Returns per direction grad_input_gates (R, 4H), then grad_h0, grad_c0 (D, B, H) and per
+    direction grad_weight_hh (4H, H).
     """
-    input_size, hidden_size = state.x_shape[2], state.c0.shape[2]
-    directions = len(state.weights)
-    grad_h0, grad_c0 = np.empty_like(state.c0), np.empty_like(state.c0)
-    # one dL/dx per direction, so that two directions can scatter at once (two halves of
-    # one direction write disjoint rows of the same array)
-    grad_xs = (
-        [np.zeros(state.x_shape, dtype=state.c0.dtype) for _ in range(directions)]
-        if need_grad_x
-        else None
-    )
+    hidden_size = state.h0.shape[2]
+    grad_h0, grad_c0 = np.empty_like(state.h0), np.empty_like(state.c0)
 
     def run(task_and_saved):
-        (d, layout), (xh, gates, cell) = task_and_saved
+        (d, layout), (packed_rows, gates, cell, hidden) = task_and_saved
         grad_hidden = layout.gather(
             grad_output[..., d * hidden_size : (d + 1) * hidden_size], state.batch_first
         )
-        grad_x_packed, grad_weight, grad_bias, grad_h, grad_c = direction_backward(
-            xh,
-            state.weights[d][0],
+        grad_h, grad_c = grad_h_n[d][layout.order], grad_c_n[d][layout.order]  # copies
+        grad_gates, grad_weight_hh = direction_backward(
+            state.weights_hh[d],
+            state.h0[d][layout.order],
             state.c0[d][layout.order],
             layout,
             gates,
             cell,
+            hidden,
             grad_hidden,
-            grad_h_n[d][layout.order],
-            grad_c_n[d][layout.order],
-            need_grad_x,
+            grad_h,
+            grad_c,
         )
         grad_h0[d][layout.order] = grad_h
         grad_c0[d][layout.order] = grad_c
-        if need_grad_x:
-            layout.scatter(grad_x_packed, grad_xs[d], state.batch_first)
-        return grad_weight, grad_bias
+        # each position's input-gate gradient added into the row it read
+        grad_table = embedding_backward(packed_rows, grad_gates, state.table_rows[d])
+        return grad_table, grad_weight_hh
 
     results = _runtime.run_tasks(run, list(zip(state.tasks, state.saved)))
-    grad_weights = []
-    for d in range(directions):  # a direction split over two threads adds up its halves
+    grad_tables, grad_weights_hh = [], []
+    for d in range(len(state.weights_hh)):  # a direction split over two threads adds its halves
         shares = [result for (direction, _), result in zip(state.tasks, results) if direction == d]
-        grad_weight, grad_bias = (sum(parts) for parts in zip(*shares))
-        grad_weights.append((grad_weight[:, :input_size], grad_weight[:, input_size:], grad_bias))
-    if need_grad_x:
-        for other in grad_xs[1:]:
-            grad_xs[0] += other
-    return (grad_xs[0] if need_grad_x else None), grad_h0, grad_c0, grad_weights
+        grad_table, grad_weight_hh = (sum(parts) for parts in zip(*shares))
+        grad_tables.append(grad_table)
+        grad_weights_hh.append(grad_weight_hh)
+    return grad_tables, grad_h0, grad_c0, grad_weights_hh
 
 
 # ---------------------------------------------------------------------------------------
 # Inference: the forward pass alone, nothing kept for a backward
 
-# Rows of the input projection made at once: one GEMM of this many rows runs as fast per row as
-# a bigger one, and its (rows, 4H) result (2 MB at H = 128, float32) stays in cache until the
-# steps of the block have read it.
-BLOCK_ROWS = 1024
 
-
-def _blocks(steps):
-    """The steps in blocks of consecutive steps of about BLOCK_ROWS packed rows (at least one
-    step each), as (first step, stop step, first packed row, stop packed row)."""
-    blocks, first = [], 0
-    while first < len(steps):
-        stop = first + 1
-        while stop < len(steps) and steps[stop][0] + steps[stop][1] - steps[first][0] <= BLOCK_ROWS:
-            stop += 1
-        last_start, last_size, _ = steps[stop - 1]
-        blocks.append((first, stop, steps[first][0], last_start + last_size))
-        first = stop
-    return blocks
-
-
-def direction_inference(x, weight_ih, weight_hh, bias, h, c, layout, out, batch_first):
+def direction_inference(input_gates, packed_rows, weight_hh, h, c, layout):
     """Run one direction forward only.
 
-    x (B, T, I) or (T, B, I); weight_ih (4H, I), weight_hh (4H, H), bias (4H,); h, c (B', H)
-    in the layout's sorted order: in the initial state, out each sequence's state after its
-    last step (B' = the sequences the layout covers). out: (B, T, H) or (T, B, H) (a view),
-    written at the valid positions.
+    input_gates, packed_rows, weight_hh as in direction_forward; h, c (B, H) in the layout's
+    sorted order: in the initial state, out each sequence's state after its last step.
+    Returns hidden (N, H), packed.
     """
-    size_all, hidden_size = h.shape
-    weight_ih_t, weight_hh_t = weight_ih.T, weight_hh.T  # views: BLAS reads them transposed
-    largest = max((stop - start for _, _, start, stop in _blocks(layout.steps)), default=0)
-    input_gates = np.empty((largest, weight_ih.shape[0]), dtype=x.dtype)
-    hidden_gates = np.empty((size_all, weight_ih.shape[0]), dtype=x.dtype)
-    hidden = np.empty((largest, hidden_size), dtype=x.dtype)
-    for first, stop, row0, row1 in _blocks(layout.steps):
-        rows, times = layout.rows[row0:row1], layout.times[row0:row1]
-        block_x = x[rows, times] if batch_first else x[times, rows]
-        np.matmul(block_x, weight_ih_t, out=input_gates[: row1 - row0])
-        for start, size, _ in layout.steps[first:stop]:
-            local = start - row0
-            np.matmul(h[:size], weight_hh_t, out=hidden_gates[:size])
-            lstm_cell_inference(
-                input_gates[local : local + size], hidden_gates[:size], bias, c[:size], h[:size]
-            )
-            hidden[local : local + size] = h[:size]
-        if batch_first:
-            out[rows, times] = hidden[: row1 - row0]
-        else:
-            out[times, rows] = hidden[: row1 - row0]
+    hidden = np.empty((layout.total, h.shape[1]), dtype=h.dtype)
+    hidden_gates = np.empty((h.shape[0], weight_hh.shape[0]), dtype=h.dtype)
+    weight_t = weight_hh.T
+    for start, size, _ in layout.steps:
+        np.matmul(h[:size], weight_t, out=hidden_gates[:size])
+        lstm_cell_inference(
+            input_gates, packed_rows[start : start + size], hidden_gates[:size], c[:size], h[:size]
+        )
+        hidden[start : start + size] = h[:size]
+    return hidden
 
 
-def layer_inference(x, directions, h0, c0, lengths, batch_first):
-    """layer_forward's output, h_n and c_n, computed without keeping anything for a backward
-    (the arguments are layer_forward's; weights as (weight_ih, weight_hh, bias) per direction)."""
+def layer_inference(input_gates, rows, weights_hh, h0, c0, lengths, batch_first):
+    """layer_forward's output, h_n and c_n (same arguments), computed without keeping anything
+    for a backward."""
     hidden_size = h0.shape[2]
-    output = np.zeros(x.shape[:2] + (len(directions) * hidden_size,), dtype=x.dtype)
+    output = np.zeros(rows.shape + (len(weights_hh) * hidden_size,), dtype=h0.dtype)
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
 
     def run(task):
         d, layout = task
-        weight_ih, weight_hh, bias = directions[d]
         h, c = h0[d][layout.order], c0[d][layout.order]  # copies, updated in place
-        out = output[..., d * hidden_size : (d + 1) * hidden_size]
-        direction_inference(x, weight_ih, weight_hh, bias, h, c, layout, out, batch_first)
+        packed_rows = layout.gather(rows, batch_first)
+        hidden = direction_inference(input_gates[d], packed_rows, weights_hh[d], h, c, layout)
+        layout.scatter(hidden, output[..., d * hidden_size : (d + 1) * hidden_size], batch_first)
         h_n[d][layout.order], c_n[d][layout.order] = h, c
 
-    _runtime.run_tasks(run, _plan(lengths, len(directions)))
+    _runtime.run_tasks(run, _plan(lengths, len(weights_hh)))
     return output, h_n, c_n

@@ -55,24 +55,24 @@ def _tanh_overload(x):
 
 
 @njit(cache=True, nogil=True, fastmath=_FLAGS, error_model="numpy")
-def lstm_cell_forward(gates, bias, c_prev, c_out, h_out):
+def lstm_cell_forward(gates, input_gates, rows, c_prev, c_out, h_out):
     """One LSTM step for n sequences, in place (contract: reference.lstm_cell_forward)."""
     hidden = c_prev.shape[1]
-    bias_i, bias_f = bias[:hidden], bias[hidden : 2 * hidden]
-    bias_g, bias_o = bias[2 * hidden : 3 * hidden], bias[3 * hidden :]
     for row in range(gates.shape[0]):
-        z = gates[row]
+        z, x_part = gates[row], input_gates[rows[row]]
         i, f, g, o = z[:hidden], z[hidden : 2 * hidden], z[2 * hidden : 3 * hidden], z[3 * hidden :]
+        x_i, x_f = x_part[:hidden], x_part[hidden : 2 * hidden]
+        x_g, x_o = x_part[2 * hidden : 3 * hidden], x_part[3 * hidden :]
         c0, c1, h1 = c_prev[row], c_out[row], h_out[row]
         # one short loop per output array: each vectorises on its own
         for j in range(hidden):
-            i[j] = _sigmoid(i[j] + bias_i[j])
+            i[j] = _sigmoid(i[j] + x_i[j])
         for j in range(hidden):
-            f[j] = _sigmoid(f[j] + bias_f[j])
+            f[j] = _sigmoid(f[j] + x_f[j])
         for j in range(hidden):
-            g[j] = _tanh(g[j] + bias_g[j])
+            g[j] = _tanh(g[j] + x_g[j])
         for j in range(hidden):
-            o[j] = _sigmoid(o[j] + bias_o[j])
+            o[j] = _sigmoid(o[j] + x_o[j])
         for j in range(hidden):
             c1[j] = f[j] * c0[j] + i[j] * g[j]
         for j in range(hidden):
@@ -107,19 +107,20 @@ def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates)
 
 
 @njit(cache=True, nogil=True, fastmath=_FLAGS, error_model="numpy")
-def lstm_cell_inference(input_gates, hidden_gates, bias, c, h):
+def lstm_cell_inference(input_gates, rows, hidden_gates, c, h):
     """One LSTM step for n sequences, keeping nothing for a backward (contract:
     reference.lstm_cell_inference)."""
     hidden = c.shape[1]
     for row in range(c.shape[0]):
-        x_part, h_part, c_row, h_row = input_gates[row], hidden_gates[row], c[row], h[row]
+        x_part, h_part = input_gates[rows[row]], hidden_gates[row]
+        c_row, h_row = c[row], h[row]
         for j in range(hidden):  # each gate a local: nothing written but c and h
-            i = _sigmoid(x_part[j] + h_part[j] + bias[j])
-            f = _sigmoid(x_part[hidden + j] + h_part[hidden + j] + bias[hidden + j])
+            i = _sigmoid(x_part[j] + h_part[j])
+            f = _sigmoid(x_part[hidden + j] + h_part[hidden + j])
             k = 2 * hidden + j
-            g = _tanh(x_part[k] + h_part[k] + bias[k])
+            g = _tanh(x_part[k] + h_part[k])
             k = 3 * hidden + j
-            o = _sigmoid(x_part[k] + h_part[k] + bias[k])
+            o = _sigmoid(x_part[k] + h_part[k])
             cell = f * c_row[j] + i * g
             c_row[j] = cell
             h_row[j] = o * _tanh(cell)

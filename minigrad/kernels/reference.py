@@ -315,16 +315,17 @@ def _sigmoid(x):
     return (np.tanh(x * 0.5) + 1) * 0.5  # no overflow for large |x|, unlike 1 / (1 + exp(-x))
 
 
-def lstm_cell_forward(gates, bias, c_prev, c_out, h_out):
+def lstm_cell_forward(gates, input_gates, rows, c_prev, c_out, h_out):
     """One LSTM step for n sequences, in place.
 
-    gates (n, 4H): in: [x | h_prev] @ [weight_ih | weight_hh].T; out: the gate
-    activations i, f, g, o of gates + bias. bias (4H,) = bias_ih + bias_hh.
+    gates (n, 4H): in h_prev @ weight_hh.T; out: the gate activations i, f, g, o of
+    gates + input_gates[rows]. input_gates (R, 4H): rows of x @ weight_ih.T + bias_ih + bias_hh
+    (read only); rows (n,) int64: the row of input_gates of each sequence at this step.
     c_prev (n, H); writes c_out = f * c_prev + i * g and h_out = o * tanh(c_out).
     All arrays C-contiguous, one dtype; c_out and h_out do not overlap the inputs.
     """
     hidden = c_prev.shape[1]
-    z = gates + bias
+    z = gates + input_gates[rows]
     gates[:, : 2 * hidden] = _sigmoid(z[:, : 2 * hidden])
     gates[:, 2 * hidden : 3 * hidden] = np.tanh(z[:, 2 * hidden : 3 * hidden])
     gates[:, 3 * hidden :] = _sigmoid(z[:, 3 * hidden :])
@@ -353,16 +354,16 @@ def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates)
     grad_c[...] = dc * f
 
 
-def lstm_cell_inference(input_gates, hidden_gates, bias, c, h):
+def lstm_cell_inference(input_gates, rows, hidden_gates, c, h):
     """One LSTM step for n sequences that keeps nothing for a backward: no gate is written.
 
-    input_gates (n, 4H) = x @ weight_ih.T and hidden_gates (n, 4H) = h_prev @ weight_hh.T
-    (read only); bias (4H,) = bias_ih + bias_hh. c (n, H): in c_prev, out c = f * c_prev + i * g;
+    input_gates (R, 4H) and rows (n,) as in lstm_cell_forward; hidden_gates (n, 4H) =
+    h_prev @ weight_hh.T (read only). c (n, H): in c_prev, out c = f * c_prev + i * g;
     h (n, H): out h = o * tanh(c) (its input values are not read, so it may be the array
     hidden_gates was computed from). All arrays C-contiguous rows, one dtype.
     """
     hidden = c.shape[1]
-    z = input_gates + hidden_gates + bias
+    z = input_gates[rows] + hidden_gates
     i, f, o = (_sigmoid(z[:, k * hidden : (k + 1) * hidden]) for k in (0, 1, 3))
     c[...] = f * c + i * np.tanh(z[:, 2 * hidden : 3 * hidden])
     h[...] = o * np.tanh(c)
