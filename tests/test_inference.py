@@ -47,7 +47,9 @@ def test_lstm_cell_inference_is_the_training_step_and_its_twin(dtype):
     hidden_gates = rng.standard_normal((n, 4 * hidden)).astype(dtype)
     c_prev = rng.standard_normal((n, hidden)).astype(dtype)
     c_expected, h_expected = np.empty_like(c_prev), np.empty_like(c_prev)
-    reference.lstm_cell_forward(hidden_gates.copy(), input_gates, rows, c_prev, c_expected, h_expected)
+    reference.lstm_cell_forward(
+        hidden_gates.copy(), input_gates, rows, c_prev, c_expected, h_expected
+    )
     tolerance = 2e-6 if dtype == np.float32 else 1e-13
     for kernel in (lstm_cell.lstm_cell_inference, reference.lstm_cell_inference):
         c, h = c_prev.copy(), np.full_like(c_prev, np.nan)  # h's old values are never read

@@ -191,7 +191,11 @@ def layer_forward(input_gates, rows, weights_hh, h0, c0, lengths, batch_first):
         d, layout = task
         packed_rows = layout.gather(rows, batch_first)
         gates, cell, hidden = direction_forward(
-            input_gates[d], packed_rows, weights_hh[d], h0[d][layout.order], c0[d][layout.order],
+            input_gates[d],
+            packed_rows,
+            weights_hh[d],
+            h0[d][layout.order],
+            c0[d][layout.order],
             layout,
         )
         layout.scatter(hidden, output[..., d * hidden_size : (d + 1) * hidden_size], batch_first)
