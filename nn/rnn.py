@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+from minigrad import autograd
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.ops import lstm_layer
 
@@ -326,7 +327,8 @@ class LSTM(_RNNBase):
         distinct, rows = np.unique(ids, return_inverse=True)
         table = embedding(mg.tensor(distinct))  # (R, input_size): each distinct id's vector
         shaped = np.broadcast_to(np.empty((), table.dtype), ids.shape + (self.input_size,))
-        return self._layers(table, rows.reshape(ids.shape), shaped, hx, lengths)
+        with autograd.module_scope(self):  # mg.viz draws the layers inside this module
+            return self._layers(table, rows.reshape(ids.shape), shaped, hx, lengths)
 
     def _layers(self, x, rows, shaped, hx, lengths):
         """The layers over x (B, T, I) or (T, B, I), or over the table x (R, I) and rows (B, T) or
