@@ -153,8 +153,8 @@ def direction_backward(weight_hh, h0, c0, layout, gates, cell, hidden, grad_hidd
 class LayerState:
     """What layer_forward leaves for layer_backward (kept on the autograd context)."""
 
-    def __init__(self, output_shape, tasks, table_rows, weights_hh, h0, c0, batch_first):
-        self.output_shape, self.tasks, self.table_rows = output_shape, tasks, table_rows
+    def __init__(self, tasks, table_rows, weights_hh, h0, c0, batch_first):
+        self.tasks, self.table_rows = tasks, table_rows
         self.weights_hh, self.h0, self.c0, self.batch_first = weights_hh, h0, c0, batch_first
         self.saved = []  # per task: (packed_rows, gates, cell, hidden)
 
@@ -184,7 +184,7 @@ def layer_forward(input_gates, rows, weights_hh, h0, c0, lengths, batch_first):
     output = np.zeros(rows.shape + (directions * hidden_size,), dtype=h0.dtype)
     tasks = _plan(lengths, directions)
     table_rows = [table.shape[0] for table in input_gates]
-    state = LayerState(output.shape, tasks, table_rows, weights_hh, h0, c0, batch_first)
+    state = LayerState(tasks, table_rows, weights_hh, h0, c0, batch_first)
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
 
     def run(task):

@@ -50,7 +50,7 @@ class LSTMRecurrence(Function):
 def _rows_of(x, lengths, batch_first):
     """x (B, T, I) or (T, B, I) as the table form: (x_rows (N, I), rows (B, T) or (T, B)), the
     rows being only the valid positions (all of them, a free reshape, when nothing is padded)."""
-    steps, batch = (x.shape[1], x.shape[0]) if batch_first else (x.shape[0], x.shape[1])
+    steps = x.shape[1] if batch_first else x.shape[0]
     flat = x.reshape(x.shape[0] * x.shape[1], x.shape[2])
     if np.all(lengths == steps):
         return flat, np.arange(flat.shape[0]).reshape(x.shape[:2])
