@@ -98,6 +98,42 @@ def test_buffers_of_other_sizes_are_not_handed_out_and_small_ones_not_kept(pool)
     assert small.nbytes < _buffers.MIN_BYTES and set(pool.buffers) == {1 << 21, 1 << 22}
 
 
+@pytest.mark.parametrize(
+    "nbytes, expected",
+    [
+        (1 << 20, 1 << 20),
+        ((1 << 20) + 1, 5 << 18),  # the next class: 1.25 MiB
+        (5 << 18, 5 << 18),
+        ((5 << 18) + 1, 6 << 18),
+        ((7 << 18) + 1, 1 << 21),
+        (3_000_000_000, 3 << 30),
+    ],
+)
+def test_sizes_are_rounded_up_to_four_classes_per_doubling(nbytes, expected):
+    assert _buffers.size_class(nbytes) == expected
+
+
+def test_arrays_of_nearby_sizes_share_the_kept_buffers_of_their_class(pool):
+    """Batches of other lengths ask for other sizes: they reuse, the pool does not grow."""
+    rng = np.random.default_rng(0)
+    for rows in rng.integers(20_000, 24_000, 50):  # 2.4-2.9 MB float32 arrays, each dropped
+        array = _buffers.empty((int(rows), 32), np.float32)
+        assert array.shape == (rows, 32) and array.flags.c_contiguous and array.flags.writeable
+        array[...] = 1.0  # the whole array is ours to write
+    assert set(pool.buffers) <= {5 << 19, 3 << 20}  # 2.5 and 3 MiB classes
+    # at most two of each: the previous array is still referred to while the next is made
+    assert sum(len(same) for same in pool.buffers.values()) <= 4
+
+
+def test_a_smaller_array_of_a_class_never_shares_memory_with_a_live_one(pool):
+    live = _buffers.empty((300_000,), np.float32)  # 1.2 MB: the 1.25 MiB class
+    other = _buffers.empty((290_000,), np.float32)  # same class, while the first is alive
+    assert not np.shares_memory(live, other)
+    del live
+    again = _buffers.empty((310_000,), np.float32)
+    assert not np.shares_memory(again, other) and len(pool.buffers[5 << 18]) == 2
+
+
 def test_the_pool_keeps_at_most_max_bytes_of_free_buffers(pool, monkeypatch):
     monkeypatch.setattr(_buffers, "MAX_BYTES", 5 << 20)
     held = [_buffers.empty((1 << 20,), np.uint8) for _ in range(3)]  # 3 MiB in use
