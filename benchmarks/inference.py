@@ -44,6 +44,9 @@ sys.path.insert(0, str(TREE))  # run as a script: make `minigrad`, `nn` and `exa
 from examples.sentiment import data, preprocess  # noqa: E402  (numpy only: imports neither framework)
 from train_step import load_dataset, memory_mib, save_dataset  # noqa: E402
 
+# train_step put this repository first on the path: the tree's minigrad and nn must win
+sys.path.insert(0, str(TREE))
+
 SYNTHETIC_VOCAB, SYNTHETIC_REVIEWS = 81_000, 12_500
 
 

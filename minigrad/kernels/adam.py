@@ -4,15 +4,18 @@ as torch.optim.Adam, in the parameter's own dtype.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import _runtime
 
 _runtime.prepare_numba()  # before the first @njit(cache=True)
 
-# At 0.7 ns per float32 element on one thread, a parallel launch pays only from about a
-# million elements (65,536: 45 us serial, 122 us parallel; 262,144: 168 vs 186 us).
-PARALLEL_MIN_SIZE = 1 << 20
+# At 0.7 ns per float32 element on one thread, two threads pay only from about a million
+# elements (65,536: 45 us serial, 122 us on Numba's pool; 262,144: 168 vs 186 us). Two halves on
+# two threads (_runtime.run_tasks), not a prange driver: the update is bound by memory, which two
+# cores already fill, and a parallel=True kernel took 0.45 s more to compile on the first step
+# with an empty cache (benchmarks/README.md, "One training step of the IMDB model").
+TWO_THREADS_MIN_SIZE = 1 << 20
 
 
 # error_model="numpy": no division-by-zero check, which kept the loop scalar (7 ns per element,
@@ -52,43 +55,6 @@ def _adam_range(
         exp_avg[i] = m
         exp_avg_sq[i] = v
         param[i] -= step_size * m / (np.sqrt(v) / sqrt_bias_correction2 + eps)
-
-
-@njit(cache=True, parallel=True)
-def _adam_parallel(
-    param,
-    grad,
-    exp_avg,
-    exp_avg_sq,
-    step_size,
-    beta1,
-    beta2,
-    one_minus_beta1,
-    one_minus_beta2,
-    eps,
-    weight_decay,
-    sqrt_bias_correction2,
-    bounds,
-):
-    """_adam_range over the chunks bounds[c]:bounds[c + 1] (_runtime.chunk_bounds) on the thread
-    pool."""
-    for c in prange(bounds.shape[0] - 1):
-        _adam_range(
-            param,
-            grad,
-            exp_avg,
-            exp_avg_sq,
-            step_size,
-            beta1,
-            beta2,
-            one_minus_beta1,
-            one_minus_beta2,
-            eps,
-            weight_decay,
-            sqrt_bias_correction2,
-            bounds[c],
-            bounds[c + 1],
-        )
 
 
 def _flat_view(array, name, like):
@@ -136,4 +102,6 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, w
         scalar(weight_decay),
         scalar(np.sqrt(1 - beta2**step)),
     )
-    _runtime.launch(_adam_range, _adam_parallel, args, flat_param.size, min_size=PARALLEL_MIN_SIZE)
+    size = flat_param.size
+    halves = [(0, size // 2), (size // 2, size)] if size >= TWO_THREADS_MIN_SIZE else [(0, size)]
+    _runtime.run_tasks(lambda bounds: _adam_range(*args, *bounds), halves)

@@ -68,11 +68,12 @@ def test_adam_matches_twin(seed, shape, dtype, decay, steps):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize(
-    "size", [numba_adam.PARALLEL_MIN_SIZE - 1, numba_adam.PARALLEL_MIN_SIZE + 3]
+    "size", [numba_adam.TWO_THREADS_MIN_SIZE - 1, numba_adam.TWO_THREADS_MIN_SIZE + 3]
 )
-def test_adam_serial_and_parallel_paths_match_twin(dtype, size):
-    """Both sides of the parallel threshold, the same numbers as the twin (to rounding:
-    both compute in the parameter's dtype, vectorised or not)."""
+def test_adam_one_thread_and_two_threads_match_twin(dtype, size):
+    """Both sides of the two-thread threshold (an odd size: halves of unequal length), the same
+    numbers as the twin (to rounding: both compute in the parameter's dtype, vectorised or
+    not)."""
     rng = np.random.default_rng(size)
     state = [rng.standard_normal(size).astype(dtype), np.zeros(size, dtype), np.zeros(size, dtype)]
     twin = [array.copy() for array in state]
