@@ -44,8 +44,28 @@ sys.path.insert(0, str(TREE))  # run as a script: make `minigrad`, `nn` and `exa
 from examples.sentiment import data, preprocess  # noqa: E402  (numpy only: imports neither framework)
 from train_step import load_dataset, memory_mib, save_dataset  # noqa: E402
 
-# train_step put this repository first on the path: the tree's minigrad and nn must win
+# train_step put this repository first on the path: the tree's minigrad must win
 sys.path.insert(0, str(TREE))
+
+
+def _layers_of_the_tree():
+    """Make `minigrad.nn` the tree's nn/ folder. An install maps that name to its own nn/
+    (pyproject.toml), which a tree on sys.path does not change: without this an exported tree's
+    engine would run this repository's layers."""
+    import importlib.util
+
+    init = TREE / "nn" / "__init__.py"
+    if TREE == REPO or not init.exists():
+        return
+    spec = importlib.util.spec_from_file_location(
+        "minigrad.nn", init, submodule_search_locations=[str(init.parent)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["minigrad.nn"] = module
+    spec.loader.exec_module(module)
+
+
+_layers_of_the_tree()
 
 SYNTHETIC_VOCAB, SYNTHETIC_REVIEWS = 81_000, 12_500
 

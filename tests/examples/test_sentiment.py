@@ -132,6 +132,8 @@ def test_training_script_end_to_end(tmp_path, capsys, make_imdb_tarball):
     assert set(results) == {"mean", "additive", "dot", "mhsa"}
     for pool, log in results.items():
         assert log["test_accuracy"] > 0.9, (pool, log)
+        # the dev evaluations' own clock: part of the total, more than nothing
+        assert 0 < log["evaluation_seconds"] < log["total_seconds"], (pool, log)
         for name in ("best.npz", "vocab.json", "attention.svg"):
             assert (out / pool / name).is_file()
     saved = json.loads((out / "results.json").read_text())
