@@ -17,7 +17,7 @@ Sizes are rounded up to a class (four per doubling: 2^k, 1.25, 1.5 and 1.75 x 2^
 array is handed out as the first bytes of a kept one of its class. Why: the sentiment model's
 batches differ in length and in distinct words, so most of its arrays differ in size from step
 to step; kept only for their exact size, they were never asked for again and filled the pool to
-MAX_BYTES (300 training steps of the dot model: 1.8 GiB peak instead of 0.9). A class wastes at
+MAX_BYTES (the dot model's training: a peak of 1.8-1.95 GiB instead of 0.9). A class wastes at
 most a quarter (on average about a tenth) of an array.
 """
 

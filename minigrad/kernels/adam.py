@@ -13,8 +13,9 @@ _runtime.prepare_numba()  # before the first @njit(cache=True)
 # At 0.7 ns per float32 element on one thread, two threads pay only from about a million
 # elements (65,536: 45 us serial, 122 us on Numba's pool; 262,144: 168 vs 186 us). Two halves on
 # two threads (_runtime.run_tasks), not a prange driver: the update is bound by memory, which two
-# cores already fill, and a parallel=True kernel took 0.45 s more to compile on the first step
-# with an empty cache (benchmarks/README.md, "One training step of the IMDB model").
+# cores already fill, and the parallel=True driver's compilation and the start of Numba's pool
+# had cost the first step with an empty cache ~1 s (benchmarks/README.md, "One training step of
+# the IMDB model").
 TWO_THREADS_MIN_SIZE = 1 << 20
 
 
