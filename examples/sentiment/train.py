@@ -135,9 +135,10 @@ def predict(model, encoded, batch_size=256):
     """Logits (N, classes) of the reviews [(ids, label)], in their order. The model runs in
     eval mode, under inference_mode (its kernels keep nothing for a backward), on batches of
     reviews of about the same length: sorted by length, a batch pads to its longest review,
-    so little padding is computed. Each review's logits do not depend on its batch, because
-    the model masks the padding."""
-    order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
+    so little padding is computed. Longest first: the first batch's arrays are the largest,
+    and the shorter batches after it reuse them (minigrad/kernels/_buffers.py). Each review's
+    logits do not depend on its batch, because the model masks the padding."""
+    order = np.argsort([-len(ids) for ids, _ in encoded], kind="stable")
     by_length = [encoded[i] for i in order]
     logits = None
     was_training = model.training

@@ -10,15 +10,24 @@ kept here after use and handed out again.
 
 When is an array free? A numpy view keeps its base array alive, so a kept array whose only
 references are this pool's own is referred to by no tensor, no view, no graph node: it can be
-written again. The pool keeps at most MAX_BYTES of arrays (least recently used ones of each size go
-first). `empty` is thread-safe.
+written again. `empty` is thread-safe.
 
 Sizes are rounded up to a class (four per doubling: 2^k, 1.25, 1.5 and 1.75 x 2^k bytes), and an
-array is handed out as the first bytes of a kept one of its class. Why: the sentiment model's
-batches differ in length and in distinct words, so most of its arrays differ in size from step
-to step; kept only for their exact size, they were never asked for again and filled the pool to
-MAX_BYTES (the dot model's training: a peak of 1.8-1.95 GiB instead of 0.9). A class wastes at
-most a quarter (on average about a tenth) of an array.
+array is handed out as the first bytes of a free kept one of its class, else of the next classes
+up to twice its size. Why: the sentiment model's batches differ in length and in distinct
+words, so most of its arrays differ in size from step to step; kept only for their exact size,
+they were never asked for again and filled the pool to MAX_BYTES (the dot model's training: a
+peak of 1.8-1.95 GiB instead of 0.9). A class wastes at most a quarter (on average about a
+tenth) of an array, a larger class serving it at most half.
+
+What is dropped: the pool keeps at most MAX_BYTES of arrays (least recently used ones of each
+size go first), and when it has to make a new array it first drops the free ones of every size
+not asked for in its last STALE_TAKES requests. Why: an evaluation on reviews sorted by length
+asks for each size for a few batches only (9 big arrays per batch for the MHSA model); kept up
+to MAX_BYTES, those made its evaluation peak at 1.5-1.75 GiB against PyTorch's 1.0 (with the
+window, and the longest batch first so that the shorter ones reuse its arrays: 0.8 GiB). A
+training step asks for the same sizes every step (the MHSA model: 17 requests, the dot model: 6),
+so the window keeps them: dropped and made again, they would be paged in again.
 """
 
 import math
@@ -29,6 +38,7 @@ import numpy as np
 
 MIN_BYTES = 1 << 20  # smaller arrays come from malloc's own free lists at no page-fault cost
 MAX_BYTES = 1 << 30
+STALE_TAKES = 20  # requests: more than a training step makes (see the docstring)
 CLASSES_PER_DOUBLING = 4
 
 
@@ -42,6 +52,8 @@ class _Pool:
     def __init__(self):
         self.buffers = {}  # nbytes -> flat uint8 arrays of that size, least recently used first
         self.kept = 0  # bytes in self.buffers
+        self.takes = 0  # requests so far
+        self.asked = {}  # nbytes -> self.takes at the latest request of that size
         self.lock = threading.Lock()
 
     @staticmethod
@@ -50,29 +62,44 @@ class _Pool:
 
     def take(self, nbytes):
         """A flat uint8 array of nbytes: a free kept one, or a new one (kept if big enough).
-        nbytes is one of size_class's sizes. Only the arrays of that size are looked at (with
-        two threads making arrays, a scan of every kept one was a few ms of GIL-holding Python
-        per training step)."""
+        nbytes is one of size_class's sizes. Only the arrays of that size are looked at, and
+        those of the next sizes when none is free (with two threads making arrays, a scan of
+        every kept one was a few ms of GIL-holding Python per training step)."""
         with self.lock:
-            same = self.buffers.get(nbytes)
-            if same:
-                for index in range(len(same)):
-                    if self._free(same, index):
-                        same.append(same.pop(index))
-                        return same[-1]
+            self.takes += 1
+            self.asked[nbytes] = self.takes
+            found = self._free_one(nbytes)
+            if found is None:  # one of the next classes up, up to twice the size
+                for size in sorted(size for size in self.buffers if nbytes < size <= 2 * nbytes):
+                    found = self._free_one(size)
+                    if found is not None:
+                        break
+            if found is not None:
+                self.asked[found.nbytes] = self.takes
+                return found
+            self._drop(lambda size: self.takes - self.asked[size] > STALE_TAKES)
             buffer = np.empty(nbytes, np.uint8)
             if nbytes >= MIN_BYTES:
                 self.buffers.setdefault(nbytes, []).append(buffer)
                 self.kept += nbytes
                 if self.kept > MAX_BYTES:
-                    self._shrink(buffer)
+                    self._drop(lambda size: self.kept > MAX_BYTES, keep=buffer)
             return buffer
 
-    def _shrink(self, keep):
-        """Drop free arrays (least recently used first in each size) until MAX_BYTES is kept."""
+    def _free_one(self, size):
+        """A free kept array of `size` bytes (now the most recently used of them), or None."""
+        same = self.buffers.get(size, ())
+        for index in range(len(same)):
+            if self._free(same, index):
+                same.append(same.pop(index))
+                return same[-1]
+        return None
+
+    def _drop(self, wanted, keep=None):
+        """Drop free arrays (least recently used first in each size) while wanted(size)."""
         for size, same in list(self.buffers.items()):
             index = 0
-            while self.kept > MAX_BYTES and index < len(same):
+            while index < len(same) and wanted(size):
                 if same[index] is not keep and self._free(same, index):
                     self.kept -= same.pop(index).nbytes
                 else:

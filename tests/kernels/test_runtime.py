@@ -146,6 +146,55 @@ def test_the_pool_keeps_at_most_max_bytes_of_free_buffers(pool, monkeypatch):
     )  # in use: never dropped
 
 
+def test_free_buffers_of_sizes_not_asked_for_lately_are_dropped(pool):
+    """An evaluation on batches sorted by length: ever larger sizes, each for a while only."""
+    for mib in range(2, 40):
+        for _ in range(3):
+            _buffers.empty((mib << 20,), np.uint8)  # dropped at once
+    # (dropped when a new array is made: the last classes, of a few sizes each, may stay)
+    assert min(pool.buffers) >= 24 << 20 and pool.kept <= 6 * (40 << 20)
+    assert pool.kept == sum(b.nbytes for same in pool.buffers.values() for b in same)
+
+
+def test_sizes_asked_for_every_step_stay_while_other_sizes_come_and_go(pool):
+    """A training loop: the same sizes each step, and one that changes (distinct words)."""
+    steady = (4 << 20, 16 << 20, 8 << 20)  # more than twice the changing size
+    addresses = None
+    for step in range(30):
+        # first a size of this step's own (1-1.6 MiB), while last step's arrays are free
+        held = [_buffers.empty(((1 << 20) + step * (20 << 10),), np.uint8)]
+        held += [_buffers.empty((size,), np.uint8) for size in steady]  # alive for the step
+        now = [array.__array_interface__["data"][0] for array in held[1:]]
+        assert addresses is None or now == addresses  # the same buffers: no new pages
+        addresses = now
+        del held
+
+
+def test_a_free_buffer_up_to_twice_the_size_serves_a_smaller_request(pool):
+    """Batches longest first: the shorter ones after the first reuse its arrays."""
+    first = _buffers.empty((4 << 20,), np.uint8)
+    address = first.__array_interface__["data"][0]
+    del first
+    smaller = _buffers.empty((3 << 20,), np.float32).view(np.uint8)  # 12 MiB: too big
+    assert smaller.__array_interface__["data"][0] != address
+    del smaller
+    for mib in (3, 2):  # 3 MiB and 2 MiB (half): the free 4 MiB buffer
+        again = _buffers.empty((mib << 20,), np.uint8)
+        assert again.__array_interface__["data"][0] == address and again.nbytes == mib << 20
+        del again
+    tiny = _buffers.empty((3 << 19,), np.uint8)  # 1.5 MiB: under half, a buffer of its own
+    assert tiny.__array_interface__["data"][0] != address
+
+
+def test_a_buffer_in_use_is_never_dropped_however_old(pool, monkeypatch):
+    monkeypatch.setattr(_buffers, "STALE_TAKES", 0)
+    old = _buffers.empty((2 << 20,), np.uint8)
+    old[:] = 7
+    for mib in range(3, 12):
+        _buffers.empty((mib << 20,), np.uint8)
+    assert (old == 7).all() and any(b is old.base for b in pool.buffers[2 << 20])
+
+
 def test_two_threads_never_get_the_same_buffer_at_once(pool):
     import threading
 
