@@ -72,7 +72,7 @@ class MinigradWorker:
             with self.mg.no_grad():
                 self.uni(self.x)
             return
-        output, _ = self.bi(self.x, self.lengths if case == "bi_train_lengths" else None)
+        output, _ = self.bi(self.x, lengths=self.lengths if case == "bi_train_lengths" else None)
         output.sum().backward()
 
     def threads(self):
@@ -222,7 +222,9 @@ def main(argv=None):
         path = Path(args.markdown)
         notes = path.read_text().partition("\n## Notes")[1:] if path.exists() else ()
         path.write_text(
-            "# LSTM benchmark (`python benchmarks/lstm.py`)\n\n" + table + "\n" + "".join(notes)
+            "# LSTM benchmark (`python benchmarks/lstm.py`)\n\n"
+            "The latest run, as the command writes it; earlier runs are in the notes. The summary "
+            "is\n[README.md](README.md).\n\n" + table + "\n" + "".join(notes)
         )
 
 
