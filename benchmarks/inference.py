@@ -130,7 +130,7 @@ def starting_state(pool, vocab_size, train_set, steps, batch_size):
     optimizer = mg.optim.Adam(model.parameters(), lr=1e-3)
     batches = preprocess.batches(train_set, batch_size, shuffle=True, seed=0)
     for _, (ids, lengths, labels) in zip(range(steps), batches):
-        loss = mg.cross_entropy(model(mg.tensor(ids), lengths), labels)
+        loss = mg.cross_entropy(model(mg.tensor(ids), lengths, need_weights=False), labels)
         optimizer.zero_grad()
         loss.backward()
         mg.optim.clip_grad_norm_(model.parameters(), 1.0)

@@ -189,7 +189,8 @@ class MinigradRunner:
         self.optimizer = mg.optim.Adam(self.parameters, lr=1e-3)
 
     def loss(self, ids, lengths, labels):
-        return self.mg.cross_entropy(self.model(self.mg.tensor(ids), lengths), labels)
+        logits = self.model(self.mg.tensor(ids), lengths, need_weights=False)  # as train.py
+        return self.mg.cross_entropy(logits, labels)
 
     def step(self, ids, lengths, labels):
         loss = self.loss(ids, lengths, labels)

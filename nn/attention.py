@@ -171,8 +171,9 @@ class SelfAttention(Module):
         lengths:          (B,) integers, the number of real tokens at the start of each row;
         key_padding_mask: (B, T) bool, True at PADDING positions (PyTorch's convention);
         cache:            an nn.KVCache, for generation (below);
-        need_weights:     False leaves `last_weights` None; then, when no graph is recorded,
-                          the (B, H, T, T) weights are never stored whole (evaluation).
+        need_weights:     False leaves `last_weights` None; then the (B, H, T, T) weights
+                          are never stored whole: in training the backward makes them again a
+                          few heads at a time (the same gradients, one more Q K^T).
     Only key columns are masked (as in the textbook): every query position, padded or not,
     attends to the real tokens only; outputs at padded positions are left for the caller to
     ignore (e.g. MeanPooling with the same lengths). causal=True also forbids attending to

@@ -228,6 +228,55 @@ def test_attention_inference_keeps_no_weights():
     assert training > weights_bytes  # the forward that keeps them, for contrast
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [{"lengths": np.array([12, 7, 1])}, {"causal": True}, {"key_padding_mask": "random"}],
+)
+def test_attention_training_without_weights_gives_the_same_gradients(settings):
+    """need_weights=False while recording: the node keeps q, k, v only and its backward makes
+    the weights again; the same numbers to the last bit as with the weights kept."""
+    settings = dict(settings)
+    causal = settings.pop("causal", False)
+    if settings.get("key_padding_mask") == "random":
+        mask = rng.random((3, 12)) < 0.3
+        mask[:, 0] = False
+        settings["key_padding_mask"] = mask
+    mg.manual_seed(4)
+    attention = nn.SelfAttention(16, num_heads=4, causal=causal)
+    x0 = rng.standard_normal((3, 12, 16)).astype(np.float32)
+    out_grad = mg.tensor(rng.standard_normal((3, 12, 16)).astype(np.float32))
+    results = []
+    for need_weights in (True, False):
+        x = mg.tensor(x0, requires_grad=True)
+        attention.zero_grad()
+        out = attention(x, need_weights=need_weights, **settings)
+        (out * out_grad).sum().backward()
+        grads = [x.grad.numpy()] + [p.grad.numpy() for p in attention.parameters()]
+        results.append((out.numpy(), grads))
+    (out_kept, grads_kept), (out_again, grads_again) = results
+    np.testing.assert_array_equal(out_again, out_kept)
+    for again, kept in zip(grads_again, grads_kept):
+        np.testing.assert_array_equal(again, kept)
+
+
+def test_attention_training_without_weights_keeps_none(monkeypatch):
+    """What a recorded forward allocates: the (B, H, T, T) weights with need_weights=True, far
+    less without (a few heads' scores at a time; the numpy twin one batch entry's)."""
+    mg.manual_seed(5)
+    batch, heads, steps, size = 16, 4, 256, 32
+    attention = nn.SelfAttention(size, num_heads=heads)
+    x = mg.randn(batch, steps, size, requires_grad=True)
+    weights_bytes = batch * heads * steps * steps * 4
+
+    def peak(need_weights):
+        # an empty output-array pool: arrays earlier forwards left there would not be counted
+        monkeypatch.setattr(_buffers, "_pool", _buffers._Pool())
+        return peak_bytes(lambda: attention(x, need_weights=need_weights))[1]
+
+    assert peak(True) > weights_bytes
+    assert peak(False) < 0.75 * weights_bytes
+
+
 # -- the sentiment example's evaluation -------------------------------------------------------
 
 

@@ -60,7 +60,7 @@ class SentimentModel(nn.Module):
 
     def forward(self, ids, lengths, need_weights=True):
         """ids (B, T) int64 padded with 0, lengths (B,) -> logits (B, 2). need_weights=False:
-        the mhsa pooling's self-attention keeps no weights (an evaluation's choice)."""
+        the mhsa pooling's self-attention keeps no (B, 8, T, T) weights (evaluation, training)."""
         # = self.encoder(self.embedding(ids), lengths=lengths), with the LSTM's input projection
         # made once per distinct token of the batch (nn.LSTM.forward_embedded)
         x, _ = self.encoder.forward_embedded(self.embedding, ids, lengths=lengths)

@@ -192,7 +192,9 @@ def train_model(pool, vocab, train, dev, args, progress=True):
             train, args.batch_size, shuffle=True, seed=args.seed + epoch
         ):
             tick = time.perf_counter()
-            loss = mg.cross_entropy(model(mg.tensor(ids), lengths), labels)
+            # need_weights=False: the mhsa model's (B, 8, T, T) weights are not kept for the
+            # step; its backward makes them again a few heads at a time (256 MiB less memory)
+            loss = mg.cross_entropy(model(mg.tensor(ids), lengths, need_weights=False), labels)
             optimizer.zero_grad()
             loss.backward()
             if args.clip:

@@ -6,7 +6,9 @@ weights and their two gradients) and passes over them eleven times; for the sent
 model's 8 heads over 128 reviews of 256 tokens each array is 268 MB, and the operating
 system also zeroes every fresh page of them. Here the matrices are taken a few at a time,
 so that their scores stay in cache from the product through the softmax to the product with
-v: the weights are written to memory once (forward) and read once (backward), keys past a
+v: the weights are written to memory once (forward) and read once (backward), or never
+(attention_inference, and attention_backward with weights=None making each chunk's again: 256
+MiB less for the sentiment model's MHSA step, for ~20% more time in its attention), keys past a
 matrix's length are never computed, output arrays come from _buffers (reused, no fresh pages
 to fault in), and the results keep the memory layout of q, k, v (heads split off by a
 permute are not copied). With a causal mask the first half of the queries needs only the
@@ -247,20 +249,7 @@ def attention_forward(
             query, key, value = p.q[m, h], p.k[m, h, :width], p.v[m, h, :width]
             block = weights[m, h, :, :width]
             halves = _halves_of_queries(p.queries, width, top)
-            _scores_into(block, query, key, halves)
-            # the softmax reads each row up to its stop and writes the zeros past it, to the end
-            _softmax_rows(
-                flat_weights[rows],
-                scale,
-                p.flat_stops[rows],
-                p.allowed,
-                p.allowed_rows(rows),
-                p.dtype(0),
-                flat_weights[rows],
-                empty[rows],
-                0,
-                rows.stop - rows.start,
-            )
+            _weights_into(p, flat_weights[rows], block, rows, query, key, halves, scale, empty)
             if keep is not None:
                 block = np.multiply(
                     block, p.keep[m, h, :, :width], out=dropped(m1 - m0, last - first, width)
@@ -273,6 +262,26 @@ def attention_forward(
 
     p.run(work)
     return out.reshape(p.batch + out.shape[2:]), weights.reshape(p.batch + weights.shape[2:])
+
+
+def _weights_into(p, flat, block, rows, query, key, halves, scale, empty):
+    """The weights of one chunk into flat (its softmax rows, p.keys wide), block being
+    flat's (entries, heads, queries, width) view: the scores, then the row softmax, which reads
+    each row up to its stop and writes the zeros past it, to the end. empty: (rows,) bool
+    scratch."""
+    _scores_into(block, query, key, halves)
+    _softmax_rows(
+        flat,
+        scale,
+        p.flat_stops[rows],
+        p.allowed,
+        p.allowed_rows(rows),
+        p.dtype(0),
+        flat,
+        empty[rows],
+        0,
+        rows.stop - rows.start,
+    )
 
 
 def _scores_into(block, query, key, halves):
@@ -303,20 +312,8 @@ def attention_inference(q, k, v, scale, key_lengths=None, causal_offset=None, ma
             query, key, value = p.q[m, h], p.k[m, h, :width], p.v[m, h, :width]
             block = scores_of(m1 - m0, last - first, width)
             halves = _halves_of_queries(p.queries, width, top)
-            _scores_into(block, query, key, halves)
             flat = block.reshape(rows.stop - rows.start, width)
-            _softmax_rows(
-                flat,
-                scale,
-                p.flat_stops[rows],
-                p.allowed,
-                p.allowed_rows(rows),
-                p.dtype(0),
-                flat,
-                empty[rows],
-                0,
-                rows.stop - rows.start,
-            )
+            _weights_into(p, flat, block, rows, query, key, halves, scale, empty)
             for upper, lower in halves:
                 np.matmul(
                     block[..., upper, lower], value[..., lower, :], out=out[m, h][..., upper, :]
@@ -339,15 +336,25 @@ def attention_backward(
     keep=None,
     keep_scale=1.0,
 ):
-    """(grad_q, grad_k, grad_v) (contract: reference.attention_backward)."""
+    """(grad_q, grad_k, grad_v) (contract: reference.attention_backward). weights=None: each
+    chunk's weights are made again from q and k, as attention_forward made them (the same
+    numbers), into a small array of its thread: no (..., L, S) array is kept between the passes
+    (the sentiment model's 8 heads over 128 x 256 tokens: 256 MiB) for one more product q k^T
+    and softmax in backward."""
     p = _Problem(
         q, k, v, key_lengths, causal_offset, mask, keep, "attention_backward", BACKWARD_CHUNK_BYTES
     )
     scale, keep_scale = p.dtype(scale), p.dtype(keep_scale)
-    weights = np.ascontiguousarray(weights, dtype=q.dtype).reshape(
-        p.q.shape[:2] + (p.queries, p.keys)
-    )
-    flat_weights = weights.reshape(math.prod(weights.shape[:3]), p.keys)
+    if weights is None:
+        if keep is not None:
+            raise ValueError("attention_backward: weights=None (made again) needs keep=None")
+        flat_weights = None
+        empty = np.empty(math.prod(p.q.shape[:3]), np.bool_)
+    else:
+        weights = np.ascontiguousarray(weights, dtype=q.dtype).reshape(
+            p.q.shape[:2] + (p.queries, p.keys)
+        )
+        flat_weights = weights.reshape(math.prod(weights.shape[:3]), p.keys)
     grad_out = _as_heads(np.asarray(grad_out, dtype=q.dtype))
     grad_q, grad_k, grad_v = (_buffers.empty_like_layout(a) for a in (p.q, p.k, p.v))
     if p.keys == 0:
@@ -357,16 +364,22 @@ def attention_backward(
     def work(part):
         grad_weights_of = _work_array(part, p.queries, p.keys, q.dtype)
         dropped = _work_array(part, p.queries, p.keys, q.dtype) if keep is not None else None
+        weights_of = _work_array(part, p.queries, p.keys, q.dtype) if weights is None else None
         for m0, m1, first, last, width, top in part:
             rows, m, h = p.rows(m0, m1, first, last), slice(m0, m1), slice(first, last)
             query, key, value, g = p.q[m, h], p.k[m, h, :width], p.v[m, h, :width], grad_out[m, h]
-            block = weights[m, h, :, :width]
-            grad_weights = grad_weights_of(m1 - m0, last - first, p.keys)
-            grad_block = grad_weights[..., :width]
             halves, key_halves = (
                 _halves_of_queries(p.queries, width, top),
                 _halves_of_keys(p.queries, width, top),
             )
+            if weights is None:  # made again, as attention_forward made them
+                made = weights_of(m1 - m0, last - first, p.keys)
+                flat_block, block = made.reshape(rows.stop - rows.start, p.keys), made[..., :width]
+                _weights_into(p, flat_block, block, rows, query, key, halves, scale, empty)
+            else:
+                flat_block, block = flat_weights[rows], weights[m, h, :, :width]
+            grad_weights = grad_weights_of(m1 - m0, last - first, p.keys)
+            grad_block = grad_weights[..., :width]
             for upper, lower in halves:
                 np.matmul(
                     g[..., upper, :],
@@ -394,7 +407,7 @@ def attention_backward(
                 rows.stop - rows.start, p.keys
             )  # softmax backward in place
             _softmax_backward_rows(
-                flat_weights[rows],
+                flat_block,
                 flat_grad,
                 scale,
                 p.flat_stops[rows],

@@ -202,7 +202,12 @@ def attention_backward(
     keep_scale=1.0,
 ):
     """(grad_q, grad_k, grad_v) of attention_forward with the same arguments, given its
-    weights and grad_out (..., L, Ev)."""
+    weights (None: made again by attention_forward; then keep must be None) and grad_out
+    (..., L, Ev)."""
+    if weights is None:
+        if keep is not None:
+            raise ValueError("attention_backward: weights=None (made again) needs keep=None")
+        weights = attention_forward(q, k, v, scale, key_lengths, causal_offset, mask)[1]
     k, v = _drop_past_lengths(k, v, key_lengths)
     stops = attention_key_stops(q.shape[:-2], q.shape[-2], k.shape[-2], key_lengths, causal_offset)
     dropout = 1 if keep is None else keep * weights.dtype.type(keep_scale)

@@ -38,9 +38,11 @@ class ScaledDotProductAttention(Function):
     causal_offset for query i. A query with no such key gets weights 0 and output 0. keep:
     the weights dropout keeps (bool (..., L, S)) or None; the kept ones are scaled by
     1 / (1 - dropout_p). Outputs: out and the weights (..., L, S) (after masking, before
-    dropout), which take no gradient. When no node is recorded, there is no dropout and
-    need_weights is False, the weights are never stored whole (kernels.attention_inference)
-    and the second output is an empty array.
+    dropout), which take no gradient. Without dropout and with need_weights False, the weights
+    are never stored whole (kernels.attention_inference) and the second output is an empty
+    array; a recorded node then keeps q, k, v only, and its backward makes the weights of a few
+    heads at a time again (one more q k^T and softmax, instead of a (..., L, S) array kept from
+    forward to backward: 256 MiB for the sentiment model's 8 heads over 128 x 256 tokens).
 
     backward: d v = dropped^T @ d out; d weights = d out @ v^T (times the dropout mask);
     d scores = scale * weights * (d weights - sum(d weights * weights)); d q = d scores @ k;
@@ -63,8 +65,12 @@ class ScaledDotProductAttention(Function):
         need_weights=True,
     ):
         causal_offset = (causal_offset or 0) if causal else None
-        if not (ctx.recording or need_weights or keep is not None):  # nothing kept
+        if not (need_weights or keep is not None):  # no weights kept
             out = kernels.attention_inference(q, k, v, scale, key_lengths, causal_offset, mask)
+            if ctx.recording:  # backward makes the weights again (kernels.attention_backward)
+                ctx.save_for_backward(q, k, v, None)
+                ctx.scale = scale
+                ctx.settings = dict(key_lengths=key_lengths, causal_offset=causal_offset, mask=mask)
             return out, np.empty(0, q.dtype)
         keep_scale = 0.0 if dropout_p == 1 else 1.0 / (1.0 - (dropout_p or 0.0))
         settings = dict(

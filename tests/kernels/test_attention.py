@@ -87,11 +87,31 @@ def attention_matches_twin(rng, q, k, v, scale, dtype, **settings):
     close(weights, twin_weights, dtype)
     close(out, twin_out, dtype)
     grad_out = rng.standard_normal(out.shape).astype(dtype)
+    grads = numba_attention.attention_backward(q, k, v, weights, grad_out, scale, **settings)
     for ours, theirs in zip(
-        numba_attention.attention_backward(q, k, v, weights, grad_out, scale, **settings),
-        reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings),
+        grads, reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings)
     ):
         close(ours, theirs, dtype)
+    if settings.get("keep") is None:  # weights=None: made again in backward, the same numbers
+        for made_again, kept in zip(
+            numba_attention.attention_backward(q, k, v, None, grad_out, scale, **settings), grads
+        ):
+            np.testing.assert_array_equal(made_again, kept)
+        for made_again, kept in zip(
+            reference.attention_backward(q, k, v, None, grad_out, scale, **settings),
+            reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings),
+        ):
+            np.testing.assert_array_equal(made_again, kept)
+
+
+@pytest.mark.parametrize(
+    "backward", [numba_attention.attention_backward, reference.attention_backward]
+)
+def test_attention_backward_makes_weights_again_only_without_dropout(backward):
+    q = np.ones((2, 3, 4), np.float32)
+    keep = np.ones((2, 3, 3), bool)
+    with pytest.raises(ValueError, match="weights=None.*keep=None"):
+        backward(q, q, q, None, q, 0.5, keep=keep, keep_scale=1.0)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
