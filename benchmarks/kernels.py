@@ -2,6 +2,7 @@
 
     python benchmarks/kernels.py              # every case, then the cold-start compile times
     python benchmarks/kernels.py --no-compile # skip the cold-start part (it takes ~1 min)
+    python benchmarks/kernels.py --budget 0 --no-compile  # one timed call each: a quick check
 
 Each case is timed as the median of several calls after one warm-up call; ratios
 above 1 mean the Numba kernel is faster. The Numba and numpy columns call
@@ -44,11 +45,15 @@ except ImportError:
 F32 = np.float32
 
 
-def median_ms(function, budget_s=1.5, max_calls=50):
+BUDGET_S = 1.5  # seconds of timed calls per case and implementation (at least 3; 0: one call)
+
+
+def median_ms(function, max_calls=50):
     function()  # warm-up: compilation, page faults of first allocations, other pools going idle
     times = []
     start = time.perf_counter()
-    while len(times) < max_calls and (len(times) < 3 or time.perf_counter() - start < budget_s):
+    least = 3 if BUDGET_S > 0 else 1
+    while len(times) < max_calls and (len(times) < least or time.perf_counter() - start < BUDGET_S):
         t = time.perf_counter()
         function()
         times.append(time.perf_counter() - t)
@@ -370,11 +375,16 @@ def cold_start():
 
 
 def main():
+    global BUDGET_S
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--no-compile", action="store_true", help="skip the cold-start compile timing"
     )
+    parser.add_argument(
+        "--budget", type=float, default=BUDGET_S, help="seconds of timed calls per case"
+    )
     args = parser.parse_args()
+    BUDGET_S = args.budget
     import numba
 
     from minigrad.kernels import _runtime
