@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workers import Worker, interleaved_times, serve, timed
+from workers import Worker, interleaved_times, serve, timed, write_text
 
 REPO = Path(__file__).resolve().parents[1]
 BATCH, STEPS, INPUT, HIDDEN = 128, 256, 128, 128
@@ -221,10 +221,11 @@ def main(argv=None):
     if args.markdown:  # the table replaces the old one; hand-written notes after it stay
         path = Path(args.markdown)
         notes = path.read_text().partition("\n## Notes")[1:] if path.exists() else ()
-        path.write_text(
+        write_text(
+            path,
             "# LSTM benchmark (`python benchmarks/lstm.py`)\n\n"
             "The latest run, as the command writes it; earlier runs are in the notes. The summary "
-            "is\n[README.md](README.md).\n\n" + table + "\n" + "".join(notes)
+            "is\n[README.md](README.md).\n\n" + table + "\n" + "".join(notes),
         )
 
 

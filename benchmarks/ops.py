@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workers import serve, side_by_side, side_by_side_arguments, timed  # noqa: E402
+from workers import serve, side_by_side, side_by_side_arguments, timed, write_text  # noqa: E402
 
 CALLS_PER_TIMING = 10
 ROWS = (256, 1024)
@@ -110,7 +110,7 @@ def main():
     ):
         rows.append(f"| {case} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f} |")
     if args.markdown:
-        Path(args.markdown).write_text("\n".join(rows) + "\n")
+        write_text(args.markdown, "\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":

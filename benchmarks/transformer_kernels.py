@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workers import Worker, interleaved_times, serve
+from workers import Worker, interleaved_times, serve, write_text
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -178,7 +178,7 @@ def main(argv=None):
     )
     print("\n" + table)
     if args.markdown:
-        Path(args.markdown).write_text(f"`python benchmarks/{Path(__file__).name}`\n\n{table}")
+        write_text(args.markdown, f"`python benchmarks/{Path(__file__).name}`\n\n{table}")
 
 
 if __name__ == "__main__":

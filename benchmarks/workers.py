@@ -142,7 +142,16 @@ def side_by_side(script, cases, rounds, torch_threads, calls_per_timing, width):
     return results
 
 
+def write_text(path, text):
+    """Write a report through a temporary file, renamed into place: a failed run never leaves
+    half a file where the last report (and its hand-written notes) was."""
+    from minigrad.io import atomic_file
+
+    with atomic_file(Path(path)) as file:
+        file.write(text.encode("utf-8"))
+
+
 def save_report(path, script, argv, table):
     """Write a benchmark's markdown `table` to path, under the command that made it."""
     command = f"python benchmarks/{Path(script).name} {' '.join(argv)}"
-    Path(path).write_text(f"`{command}`\n\n{table}")
+    write_text(path, f"`{command}`\n\n{table}")
