@@ -258,3 +258,24 @@ def test_every_declared_op_is_an_ops_name_a_method_and_an_mg_name_as_declared():
         family_file = entry.family.split(".")[0] + ("/" if "." in entry.family else ".py")
         assert family_file in index, f"{name}: its family {entry.family} is not in the index"
     assert mg.ops.cross_entropy is mg.cross_entropy is mg.nn.functional.cross_entropy
+
+
+def test_tests_import_torch_only_through_importorskip():
+    """PyTorch is optional: the README's test command runs without it, the comparisons skipped.
+    A test file with a top-level `import torch` (before a pytest.importorskip("torch"), which
+    skips the rest of the file) would stop the whole collection instead."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:  # module level only: inside a test is fine
+            if "importorskip('torch'" in ast.unparse(node):  # unparse writes ' quotes
+                break
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            if any(name == "torch" or name.startswith("torch.") for name in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, offenders
