@@ -45,15 +45,13 @@ except ImportError:
 F32 = np.float32
 
 
-BUDGET_S = 1.5  # seconds of timed calls per case and implementation (at least 3; 0: one call)
-
-
-def median_ms(function, max_calls=50):
+def median_ms(function, budget_s=1.5, max_calls=50):
+    """Median ms of calls after a warm-up: budget_s seconds of them, at least 3 (0: one)."""
     function()  # warm-up: compilation, page faults of first allocations, other pools going idle
     times = []
     start = time.perf_counter()
-    least = 3 if BUDGET_S > 0 else 1
-    while len(times) < max_calls and (len(times) < least or time.perf_counter() - start < BUDGET_S):
+    least = 3 if budget_s > 0 else 1
+    while len(times) < max_calls and (len(times) < least or time.perf_counter() - start < budget_s):
         t = time.perf_counter()
         function()
         times.append(time.perf_counter() - t)
@@ -294,7 +292,7 @@ CASES = [
 ]
 
 
-def run_cases():
+def run_cases(budget_s):
     rng = np.random.default_rng(0)
     header = (
         f"{'case':42s} {'numba ms':>9s} {'numpy ms':>9s} {'torch ms':>9s} "
@@ -305,9 +303,9 @@ def run_cases():
     notes = {}
     for case in CASES:
         for name, numba_fn, numpy_fn, torch_fn, note in case(rng):
-            t_numba = median_ms(numba_fn)
-            t_numpy = median_ms(numpy_fn)
-            t_torch = median_ms(torch_fn) if torch_fn else float("nan")
+            t_numba = median_ms(numba_fn, budget_s)
+            t_numpy = median_ms(numpy_fn, budget_s)
+            t_torch = median_ms(torch_fn, budget_s) if torch_fn else float("nan")
             notes[name.strip()] = note
             print(
                 f"{name:42s} {t_numba:9.3f} {t_numpy:9.3f} {t_torch:9.3f} "
@@ -375,16 +373,12 @@ def cold_start():
 
 
 def main():
-    global BUDGET_S
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--no-compile", action="store_true", help="skip the cold-start compile timing"
     )
-    parser.add_argument(
-        "--budget", type=float, default=BUDGET_S, help="seconds of timed calls per case"
-    )
+    parser.add_argument("--budget", type=float, default=1.5, help="seconds of timed calls per case")
     args = parser.parse_args()
-    BUDGET_S = args.budget
     import numba
 
     from minigrad.kernels import _runtime
@@ -395,7 +389,7 @@ def main():
         f"{torch.__version__ if torch else 'not installed'}{torch_threads}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}\n"
     )
-    run_cases()
+    run_cases(args.budget)
     print(f"\nload average after the cases: {os.getloadavg()[0]:.2f}")
     if not args.no_compile:
         cold_start()
