@@ -88,20 +88,16 @@ def attention_matches_twin(rng, q, k, v, scale, dtype, **settings):
     close(out, twin_out, dtype)
     grad_out = rng.standard_normal(out.shape).astype(dtype)
     grads = numba_attention.attention_backward(q, k, v, weights, grad_out, scale, **settings)
-    for ours, theirs in zip(
-        grads, reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings)
-    ):
+    twin_grads = reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings)
+    for ours, theirs in zip(grads, twin_grads):
         close(ours, theirs, dtype)
     if settings.get("keep") is None:  # weights=None: made again in backward, the same numbers
-        for made_again, kept in zip(
-            numba_attention.attention_backward(q, k, v, None, grad_out, scale, **settings), grads
+        for backward, kept in (
+            (numba_attention.attention_backward, grads),
+            (reference.attention_backward, twin_grads),
         ):
-            np.testing.assert_array_equal(made_again, kept)
-        for made_again, kept in zip(
-            reference.attention_backward(q, k, v, None, grad_out, scale, **settings),
-            reference.attention_backward(q, k, v, twin_weights, grad_out, scale, **settings),
-        ):
-            np.testing.assert_array_equal(made_again, kept)
+            for made_again, same in zip(backward(q, k, v, None, grad_out, scale, **settings), kept):
+                np.testing.assert_array_equal(made_again, same)
 
 
 @pytest.mark.parametrize(
