@@ -45,6 +45,9 @@ def _order(data, axis, descending):
 
 
 SortResult = namedtuple("SortResult", ["values", "indices"])
+# topk partitions first when it wants at most 1/PARTIAL_SHARE of a row (else it sorts it all)
+PARTIAL_SHARE = 8
+
 TopKResult = namedtuple("TopKResult", ["values", "indices"])
 
 
@@ -96,5 +99,26 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
 
 def _top(data, k, axis, largest):
     """Indices of the k largest (smallest) along axis, in order, ties to the lowest index: the
-    first k of a stable sort (a partition would leave the order among ties to chance)."""
-    return np.take(_order(data, axis, largest), np.arange(k), axis=axis)
+    first k of a stable sort. For a few of many (k <= size / PARTIAL_SHARE), a partition finds
+    each row's k and only they are sorted (a row with ties at the k-th place, where a partition
+    would leave the choice among them to chance, gets the whole stable sort)."""
+    size = data.shape[axis]
+    if k == 0 or k * PARTIAL_SHARE > size:
+        return np.take(_order(data, axis, largest), np.arange(k), axis=axis)
+    rows = np.moveaxis(data, axis, -1).reshape(-1, size)
+    kth = size - k if largest else k - 1
+    parted = np.argpartition(rows, kth, axis=-1)  # NaN last, as in _order's ascending sort
+    chosen = np.sort(parted[:, kth:] if largest else parted[:, :k], axis=-1)  # by position
+    values = np.take_along_axis(rows, chosen, axis=-1)
+    boundary = np.take_along_axis(rows, parted[:, kth : kth + 1], axis=-1)  # the k-th value
+    # tied: a value equal to the k-th was left out (NaN equal to NaN here)
+    tied = (rows == boundary).sum(axis=-1) > (values == boundary).sum(axis=-1)
+    nan = np.isnan(boundary[:, 0]) if np.issubdtype(rows.dtype, np.floating) else None
+    if nan is not None and nan.any():
+        tied[nan] = np.isnan(rows[nan]).sum(axis=-1) > np.isnan(values[nan]).sum(axis=-1)
+    # the stable sort of the chosen, by position, keeps their ties in order
+    picked = np.take_along_axis(chosen, _order(values, -1, largest), axis=-1)
+    if tied.any():
+        picked[tied] = _order(rows[tied], -1, largest)[:, :k]
+    shape = np.moveaxis(data, axis, -1).shape[:-1] + (k,)
+    return np.moveaxis(picked.reshape(shape), -1, axis)
