@@ -305,3 +305,13 @@ def test_sorted_evaluation_gives_each_review_its_own_logits(pool):
     assert train.accuracy(model, reviews, batch_size=8) == np.mean(
         in_order.argmax(axis=1) == labels
     )
+
+
+def test_evaluation_of_no_reviews():
+    from examples.sentiment import train
+    from examples.sentiment.model import SentimentModel
+
+    model = SentimentModel(50, pool="dot", embedding_dim=8, hidden_size=8)
+    assert train.predict(model, []).shape == (0, 2)
+    with pytest.raises(ValueError, match="at least one review; got none"):
+        train.accuracy(model, [])

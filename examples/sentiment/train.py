@@ -137,7 +137,10 @@ def predict(model, encoded, batch_size=256):
     reviews of about the same length: sorted by length, a batch pads to its longest review,
     so little padding is computed. Longest first: the first batch's arrays are the largest,
     and the shorter batches after it reuse them (minigrad/kernels/_buffers.py). Each review's
-    logits do not depend on its batch, because the model masks the padding."""
+    logits do not depend on its batch, because the model masks the padding. No reviews: an
+    empty (0, classes) array."""
+    if not encoded:
+        return np.empty((0, model.classifier.out_features), np.float32)
     order = np.argsort([-len(ids) for ids, _ in encoded], kind="stable")
     by_length = [encoded[i] for i in order]
     logits = None
@@ -156,6 +159,8 @@ def predict(model, encoded, batch_size=256):
 
 def accuracy(model, encoded, batch_size=256):
     """The fraction of reviews whose largest logit is their label's."""
+    if not encoded:
+        raise ValueError("accuracy: expected at least one review; got none")
     labels = np.array([label for _, label in encoded])
     correct = int((predict(model, encoded, batch_size).argmax(axis=1) == labels).sum())
     return correct / len(encoded)
