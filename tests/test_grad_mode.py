@@ -168,3 +168,18 @@ def test_which_tensors_are_inference_tensors_as_torch():
             ]
         )
     assert answers[1] == answers[0] == [False, True, False, True, True, False]
+
+
+def test_a_model_built_in_inference_mode_is_refused_when_trained():
+    """docs/coming-from-pytorch.md: torch runs this forward and leaves weight.grad None; minigrad
+    refuses it, naming the inference tensor."""
+    with mg.inference_mode():
+        model = mg.nn.Linear(2, 2)
+    assert model.weight.is_inference() and model.weight.requires_grad
+    with pytest.raises(RuntimeError, match=r"shape \(2, 2\), was made inside mg.inference_mode"):
+        model(mg.ones(1, 2))
+    torch = pytest.importorskip("torch")
+    with torch.inference_mode():
+        theirs = torch.nn.Linear(2, 2)
+    theirs(torch.ones(1, 2)).sum().backward()
+    assert theirs.weight.grad is None  # the quirk the docs' row describes
