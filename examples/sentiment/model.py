@@ -59,13 +59,18 @@ class SentimentModel(nn.Module):
         nn.init.zeros_(self.classifier.bias)
 
     def forward(self, ids, lengths, need_weights=True):
-        """ids (B, T) int64 padded with 0, lengths (B,) -> logits (B, 2). need_weights=False:
-        the mhsa pooling's self-attention keeps no (B, 8, T, T) weights (evaluation, training)."""
+        """ids (B, T) int64 padded with 0, lengths (B,) -> logits (B, 2). need_weights=False
+        (training and evaluation in train.py): the mhsa model makes no attention weights to
+        show, and computes the mean of its self-attention's outputs directly (below)."""
         # = self.encoder(self.embedding(ids), lengths=lengths), with the LSTM's input projection
         # made once per distinct token of the batch (nn.LSTM.forward_embedded)
         x, _ = self.encoder.forward_embedded(self.embedding, ids, lengths=lengths)
         if self.pool_name == "mhsa":
-            x = self.attention(x, lengths=lengths, need_weights=need_weights)
+            if not need_weights:
+                # = self.pool(self.attention(x, lengths=lengths), lengths): the same mean, made
+                # without an output per position (only Q and K are projected at every position)
+                return self.classifier(self.attention.mean_over_positions(x, lengths))
+            x = self.attention(x, lengths=lengths)
         return self.classifier(self.pool(x, lengths))
 
     def attention_weights(self):

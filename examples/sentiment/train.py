@@ -197,8 +197,8 @@ def train_model(pool, vocab, train, dev, args, progress=True):
             train, args.batch_size, shuffle=True, seed=args.seed + epoch
         ):
             tick = time.perf_counter()
-            # need_weights=False: the mhsa model's (B, 8, T, T) weights are not kept for the
-            # step; its backward makes them again a few heads at a time (256 MiB less memory)
+            # need_weights=False: no attention weights to show, so the mhsa model computes the
+            # mean of its self-attention's outputs directly (SentimentModel.forward)
             loss = mg.cross_entropy(model(mg.tensor(ids), lengths, need_weights=False), labels)
             optimizer.zero_grad()
             loss.backward()

@@ -4,7 +4,8 @@ The functions below are those of the active backend, chosen once at import by
 the environment variable MINIGRAD_KERNELS:
 
     numba (default)  Numba kernels (softmax.py, batched_matmul.py, adam.py, embedding.py,
-                     lstm_cell.py, layer_norm.py, gelu.py, pooling.py)
+                     lstm_cell.py, layer_norm.py, gelu.py, pooling.py, attention.py,
+                     attention_mean.py)
     numpy            their plain-numpy twins (reference.py); Numba is not imported
 
 This is the one place the backend is chosen: code above this package calls
@@ -48,6 +49,8 @@ KERNELS = (
     "attention_backward",
     "attention_inference",
     "attention_key_stops",
+    "attention_mean_forward",
+    "attention_mean_backward",
     "max_pool_forward",
     "max_pool_backward",
     "avg_pool_forward",
@@ -71,6 +74,7 @@ if BACKEND == "numba":
     from .lstm_cell import lstm_cell_backward, lstm_cell_forward, lstm_cell_inference
     from .attention import attention_backward, attention_forward, attention_inference
     from .attention import attention_key_stops
+    from .attention_mean import attention_mean_backward, attention_mean_forward
     from .pooling import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
     from .batched_matmul import (
         linear_backward,
@@ -111,7 +115,7 @@ else:
     from .reference import gelu_backward, gelu_forward, layer_norm_backward, layer_norm_forward
     from .reference import layer_norm_inference
     from .reference import attention_backward, attention_forward, attention_inference
-    from .reference import attention_key_stops
+    from .reference import attention_key_stops, attention_mean_backward, attention_mean_forward
     from .reference import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

@@ -91,6 +91,26 @@ class ScaledDotProductAttention(Function):
         return kernels.attention_backward(q, k, v, weights, grad, ctx.scale, **ctx.settings)
 
 
+class AttentionMean(Function):
+    """The attention weights' mean over each sequence's queries, in one node:
+    mean[b, h, j] = (1 / L) sum_{i < L} softmax(q[b, h] k[b, h]^T * scale)[i, j], over the
+    first L = lengths[b] queries and keys (0 for j >= L and for L = 0). q, k (B, H, T, E) ->
+    (B, H, T). mean @ v is then the mean of the attention's outputs over the sequence, made
+    without an output per position (kernels.attention_mean); nothing but q and k is kept for
+    backward, which makes each sequence's weights again."""
+
+    @staticmethod
+    def forward(ctx, q, k, scale, lengths):
+        ctx.save_for_backward(q, k)
+        ctx.scale, ctx.lengths = scale, lengths
+        return kernels.attention_mean_forward(q, k, scale, lengths)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k = ctx.saved
+        return kernels.attention_mean_backward(q, k, grad, ctx.scale, ctx.lengths)
+
+
 def _check_inputs(op, query, key, value):
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         if not isinstance(tensor, Tensor):
