@@ -180,6 +180,10 @@ class SelfAttention(Module):
     later positions. A query row that may attend to nothing (a sequence of length 0) gets
     all-zero weights, so its output is 0 (or output_bias).
 
+    mean_over_positions(x, lengths=None) -> (B, model_dim): the outputs' mean over each
+    sequence's real positions, as MeanPooling after forward, made without the outputs (only Q
+    and K at every position; the sentiment model's mhsa variant).
+
     Generation with a cache: the keys and values of x's positions are appended to the cache;
     x's queries attend to every cached position and to the new ones (with causal=True, within
     the new chunk only to the earlier ones), and the output is for x's positions only. One
