@@ -27,7 +27,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.ops import lengths_to_mask
-from minigrad.ops.attention import AttentionMean, attention
+from minigrad.ops.attention import attention
 
 from . import init
 from .module import Module, Parameter, parameter_dtype
@@ -179,10 +179,7 @@ class SelfAttention(Module):
     ignore (e.g. MeanPooling with the same lengths). causal=True also forbids attending to
     later positions. A query row that may attend to nothing (a sequence of length 0) gets
     all-zero weights, so its output is 0 (or output_bias).
-
-    mean_over_positions(x, lengths=None) -> (B, model_dim): the outputs' mean over each
-    sequence's real positions, as MeanPooling after forward, made without the outputs (only Q
-    and K at every position; the sentiment model's mhsa variant).
+    Its outputs' mean over the positions, made directly: nn.self_attention_mean.
 
     Generation with a cache: the keys and values of x's positions are appended to the cache;
     x's queries attend to every cached position and to the new ones (with causal=True, within
@@ -349,43 +346,6 @@ class SelfAttention(Module):
             .permute(0, 2, 1, 3)
             .reshape(batch, steps, self.model_dim)
         )
-
-    def mean_over_positions(self, x, lengths=None):
-        """The mean over each sequence's real positions of forward(x, lengths=lengths), (B,
-        model_dim): MeanPooling()(self(x, lengths=lengths), lengths) (0 for a sequence of
-        length 0), made without an output per position. The mean of a head's outputs is
-        mean_i(weights_i) V_h = (mean_i(weights_i) x) W_V,h, and W_O is linear too, so
-        only Q and K are projected at every position; the weights' mean over the queries is one
-        node (mg.ops.attention.AttentionMean) that keeps only Q and K for backward. The
-        same numbers as the composition up to float rounding; `last_weights` stays None.
-        causal=True takes the composition (its weights' mean would need the causal mask)."""
-        _check_input(type(self).__name__, x, self.model_dim)
-        batch, steps, _ = x.shape
-        lengths, _ = self._padding(lengths, None, None, batch, steps)
-        self.last_weights = None
-        if self.causal:
-            from .attention_pooling import MeanPooling
-
-            return MeanPooling()(self(x, lengths=lengths, need_weights=False), lengths)
-        heads, head_dim = self.num_heads, self.head_dim
-        full = np.full(batch, steps, np.int64) if lengths is None else lengths
-
-        def split_heads(y):  # (B, T, H*dh) -> (B, H, T, dh)
-            return y.reshape(batch, steps, heads, head_dim).permute(0, 2, 1, 3)
-
-        queries, keys = (split_heads(self._project(x, name)) for name in ("query", "key"))
-        mean = AttentionMean.apply(queries, keys, scale=1.0 / math.sqrt(head_dim), lengths=full)
-        x = _without_junk_in_padding(x, lengths, None)  # weight 0 there, but 0 * NaN is NaN
-        summary = mean @ x  # (B, H, T) @ (B, T, D): per head, a weighted mean of the inputs
-        value_weight = self.value_weight.reshape(self.model_dim, heads, head_dim).permute(1, 0, 2)
-        context = (summary.permute(1, 0, 2) @ value_weight).permute(1, 0, 2)  # (B, H, dh)
-        context = context.reshape(batch, self.model_dim)
-        if self.value_bias is not None:  # each head's weights sum to 1: its bias passes whole
-            context = context + self.value_bias
-        pooled = self._project(context, "output")
-        if (full == 0).any():  # MeanPooling's zero vector for an empty sequence
-            pooled = pooled * mg.tensor((full > 0).astype(pooled.dtype)[:, None])
-        return pooled
 
     def extra_repr(self):
         return (

@@ -1,7 +1,8 @@
 """Attention pooling, the chapter's: one vector per sequence, (B, T, D) -> (B, D), as a
 weighted average of its positions. Score modules turn (B, T, D) into one score per position,
 (B, T), by matching each position against a learned query; AttentionPooling turns the scores
-into weights and the weights into the pooled vector; MeanPooling is the unweighted baseline.
+into weights and the weights into the pooled vector; MeanPooling is the unweighted baseline,
+and self_attention_mean the mean of a SelfAttention's outputs made directly.
 The conventions (batch first, x @ W, masks with True = may attend, padding weighted exactly 0)
 are those of nn/attention.py, whose checks these modules share.
 """
@@ -13,7 +14,15 @@ import numpy as np
 import minigrad as mg
 
 from . import init
-from .attention import _check_input, _pooling_mask, _read_only, _without_junk_in_padding
+from minigrad.ops.attention import AttentionMean
+
+from .attention import (
+    SelfAttention,
+    _check_input,
+    _pooling_mask,
+    _read_only,
+    _without_junk_in_padding,
+)
 from .module import Module, Parameter, parameter_dtype
 
 QUERY_INIT_RANGE = 0.5  # learned queries start Uniform(-0.5, 0.5), as in the textbook
@@ -159,4 +168,49 @@ class MeanPooling(Module):
         return (x * mg.tensor(weights)).sum(dim=1)
 
 
-__all__ = ["AdditiveScore", "DotProductScore", "AttentionPooling", "MeanPooling"]
+def self_attention_mean(attention, x, lengths=None):
+    """MeanPooling()(attention(x, lengths=lengths), lengths) for an nn.SelfAttention, (B, D),
+    made without an output per position: the mean of a head's outputs is the weights' mean
+    over the queries times V_h = x W_V,h, and W_O is linear too, so only Q and K are projected
+    at every position, and the weights' mean is one node (mg.ops.attention.AttentionMean) that
+    keeps only Q and K for backward. A sequence of length 0 gives 0, as MeanPooling; the same
+    numbers up to float rounding; attention.last_weights stays None. A causal attention (whose
+    weights' mean would need the causal mask) takes the composition."""
+    if not isinstance(attention, SelfAttention):
+        raise TypeError(
+            f"self_attention_mean: attention must be an nn.SelfAttention; got "
+            f"{type(attention).__name__}"
+        )
+    _check_input("self_attention_mean", x, attention.model_dim)
+    batch, steps, dim = x.shape
+    lengths, _ = attention._padding(lengths, None, None, batch, steps)
+    attention.last_weights = None
+    if attention.causal:
+        return MeanPooling()(attention(x, lengths=lengths, need_weights=False), lengths)
+    heads, head_dim = attention.num_heads, attention.head_dim
+    full = np.full(batch, steps, np.int64) if lengths is None else lengths
+
+    def split_heads(y):  # (B, T, H*dh) -> (B, H, T, dh)
+        return y.reshape(batch, steps, heads, head_dim).permute(0, 2, 1, 3)
+
+    queries, keys = (split_heads(attention._project(x, name)) for name in ("query", "key"))
+    mean = AttentionMean.apply(queries, keys, scale=1.0 / math.sqrt(head_dim), lengths=full)
+    x = _without_junk_in_padding(x, lengths, None)  # weight 0 there, but 0 * NaN is NaN
+    summary = mean @ x  # (B, H, T) @ (B, T, D): per head, a weighted mean of the inputs
+    value_weight = attention.value_weight.reshape(dim, heads, head_dim).permute(1, 0, 2)
+    context = (summary.permute(1, 0, 2) @ value_weight).permute(1, 0, 2).reshape(batch, dim)
+    if attention.value_bias is not None:  # each head's weights sum to 1: its bias passes whole
+        context = context + attention.value_bias
+    pooled = attention._project(context, "output")
+    if (full == 0).any():  # MeanPooling's zero vector for an empty sequence
+        pooled = pooled * mg.tensor((full > 0).astype(pooled.dtype)[:, None])
+    return pooled
+
+
+__all__ = [
+    "AdditiveScore",
+    "DotProductScore",
+    "AttentionPooling",
+    "MeanPooling",
+    "self_attention_mean",
+]

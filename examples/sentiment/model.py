@@ -69,7 +69,7 @@ class SentimentModel(nn.Module):
             if not need_weights:
                 # = self.pool(self.attention(x, lengths=lengths), lengths): the same mean, made
                 # without an output per position (only Q and K are projected at every position)
-                return self.classifier(self.attention.mean_over_positions(x, lengths))
+                return self.classifier(nn.self_attention_mean(self.attention, x, lengths))
             x = self.attention(x, lengths=lengths)
         return self.classifier(self.pool(x, lengths))
 

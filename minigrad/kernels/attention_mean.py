@@ -1,5 +1,5 @@
 """The mean over a sequence's queries of its attention weights, forward and backward: what
-self-attention followed by mean pooling needs (nn.SelfAttention.mean_over_positions).
+self-attention followed by mean pooling needs (nn.self_attention_mean).
 Contracts: reference.attention_mean_forward and reference.attention_mean_backward.
 
     weights_b = softmax(q_b k_b^T * scale)            (H, L, L), sequence b's first L positions

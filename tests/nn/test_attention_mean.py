@@ -1,4 +1,4 @@
-"""nn.SelfAttention.mean_over_positions: the mean of the self-attention's outputs over each
+"""nn.self_attention_mean: the mean of the self-attention's outputs over each
 sequence's real positions, made without an output per position. Checked against the textbook's
 formula written in torch (outputs and every gradient, float64), against float64 finite
 differences, against MeanPooling after forward, and with odd and bad input."""
@@ -54,7 +54,7 @@ def torch_mean(torch, attention, x, lengths):
 
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("lengths", [[7, 3, 1, 5], [7, 7, 7, 7], [0, 7, 2, 0]])
-def test_mean_over_positions_is_torchs_mhsa_then_mean_with_its_gradients(bias, lengths):
+def test_self_attention_mean_is_torchs_mhsa_then_mean_with_its_gradients(bias, lengths):
     torch = pytest.importorskip("torch")
     attention = make(bias=bias)
     rng = np.random.default_rng(1)
@@ -63,7 +63,7 @@ def test_mean_over_positions_is_torchs_mhsa_then_mean_with_its_gradients(bias, l
     lengths = np.array(lengths)
 
     ours_x = mg.tensor(x, requires_grad=True)
-    ours = attention.mean_over_positions(ours_x, lengths)
+    ours = nn.self_attention_mean(attention, ours_x, lengths)
     (ours * mg.tensor(upstream)).sum().backward()
 
     theirs, parameters, theirs_x = torch_mean(torch, attention, x, lengths)
@@ -87,18 +87,18 @@ def test_attention_mean_matches_finite_differences():
     )
 
 
-def test_mean_over_positions_matches_finite_differences():
+def test_self_attention_mean_matches_finite_differences():
     attention = make(model_dim=6, heads=2, bias=True)
     x = np.random.default_rng(3).standard_normal((3, 4, 6))
     lengths = np.array([4, 2, 1])
-    assert mg.gradcheck(lambda x: attention.mean_over_positions(x, lengths), [x], atol=1e-7)
+    assert mg.gradcheck(lambda x: nn.self_attention_mean(attention, x, lengths), [x], atol=1e-7)
 
 
 @pytest.mark.parametrize("lengths", [None, np.array([5, 2, 0])])
 def test_float32_is_mean_pooling_after_forward(lengths):
     attention = make(model_dim=16, heads=4, bias=True, dtype=mg.float32)
     x = mg.tensor(np.random.default_rng(4).standard_normal((3, 5, 16)).astype(np.float32))
-    got = attention.mean_over_positions(x, lengths)
+    got = nn.self_attention_mean(attention, x, lengths)
     expected = nn.MeanPooling()(attention(x, lengths=lengths), lengths)
     assert got.dtype == mg.float32 and got.shape == (3, 16)
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
@@ -113,7 +113,7 @@ def test_causal_attention_takes_the_composition():
     lengths = np.array([6, 3])
     expected = nn.MeanPooling()(attention(x, lengths=lengths), lengths)
     np.testing.assert_allclose(
-        attention.mean_over_positions(x, lengths).numpy(), expected.numpy(), rtol=1e-12
+        nn.self_attention_mean(attention, x, lengths).numpy(), expected.numpy(), rtol=1e-12
     )
 
 
@@ -123,11 +123,11 @@ def test_junk_in_padded_positions_changes_nothing():
     rng = np.random.default_rng(6)
     x = rng.standard_normal((2, 5, 12))
     lengths = np.array([5, 2])
-    clean = attention.mean_over_positions(mg.tensor(x), lengths).numpy()
+    clean = nn.self_attention_mean(attention, mg.tensor(x), lengths).numpy()
     x[1, 2:] = np.nan
     x[1, 3] = np.inf
     junk = mg.tensor(x, requires_grad=True)
-    got = attention.mean_over_positions(junk, lengths)
+    got = nn.self_attention_mean(attention, junk, lengths)
     got.sum().backward()
     np.testing.assert_allclose(got.numpy(), clean, rtol=1e-12)
     assert np.isfinite(junk.grad.numpy()).all() and (junk.grad.numpy()[1, 2:] == 0).all()
@@ -144,7 +144,7 @@ def test_junk_in_padded_positions_changes_nothing():
 )
 def test_bad_input_is_refused_naming_it(x, lengths, error, words):
     with pytest.raises(error, match=words):
-        make().mean_over_positions(mg.tensor(x), lengths)
+        nn.self_attention_mean(make(), mg.tensor(x), lengths)
 
 
 def test_sentiment_model_pools_the_same_with_and_without_weights():
@@ -168,3 +168,8 @@ def test_sentiment_model_pools_the_same_with_and_without_weights():
     np.testing.assert_allclose(without, with_weights, rtol=1e-5, atol=1e-6)
     for a, b in zip(grads_without, grads_with):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_only_a_self_attention_is_taken():
+    with pytest.raises(TypeError, match="nn.SelfAttention; got Linear"):
+        nn.self_attention_mean(nn.Linear(4, 4), mg.zeros(1, 2, 4))
