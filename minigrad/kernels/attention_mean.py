@@ -33,6 +33,22 @@ REDUCE = {"reassoc", "contract", "nsz", "arcp"}
 
 
 @njit(cache=True, nogil=True, fastmath=REDUCE)
+def _exps_of_row(row, scale):
+    """row -> in place, exp(row * scale - its max); returns 1 / their sum, so that
+    row * the result is softmax(row * scale)."""
+    top = row[0] * scale
+    for j in range(row.shape[0]):
+        z = row[j] * scale
+        top = z if z > top else top
+    total = scale * 0
+    for j in range(row.shape[0]):
+        e = fast_exp(row[j] * scale - top)
+        row[j] = e
+        total += e
+    return np.float32(1) / total
+
+
+@njit(cache=True, nogil=True, fastmath=REDUCE)
 def _softmax_into_mean(scores, scale, mean):
     """mean[h, j] = mean over rows i of softmax(scores[h, i] * scale)[j]; scores (H, n, n) is
     overwritten (each row by its exps)."""
@@ -43,16 +59,7 @@ def _softmax_into_mean(scores, scale, mean):
             total_h[j] = 0
         for i in range(rows):
             row = scores[h, i]
-            top = row[0] * scale
-            for j in range(width):
-                z = row[j] * scale
-                top = z if z > top else top
-            total = scale * 0
-            for j in range(width):
-                e = fast_exp(row[j] * scale - top)
-                row[j] = e
-                total += e
-            inverse = np.float32(1) / total
+            inverse = _exps_of_row(row, scale)
             for j in range(width):
                 total_h[j] += row[j] * inverse
         for j in range(width):
@@ -69,16 +76,7 @@ def _softmax_mean_backward(scores, grad, scale):
         g = grad[h]
         for i in range(rows):
             row = scores[h, i]
-            top = row[0] * scale
-            for j in range(width):
-                z = row[j] * scale
-                top = z if z > top else top
-            total = scale * 0
-            for j in range(width):
-                e = fast_exp(row[j] * scale - top)
-                row[j] = e
-                total += e
-            inverse = np.float32(1) / total
+            inverse = _exps_of_row(row, scale)
             dot = scale * 0
             for j in range(width):
                 row[j] *= inverse
@@ -106,10 +104,11 @@ def _run(run, lengths):
             run(half)
 
 
-def _scores(q, k, n, scratch):
-    """q k^T of one sequence's first n positions, (H, n, n), in the thread's scratch array."""
-    scores = scratch[: q.shape[0] * n * n].reshape(q.shape[0], n, n)
-    return np.matmul(q[:, :n], k[:, :n].swapaxes(-1, -2), out=scores)
+def _scores(query, key, scratch):
+    """query key^T of one sequence, (H, n, n), in the thread's scratch array."""
+    heads, n = query.shape[:2]
+    scores = scratch[: heads * n * n].reshape(heads, n, n)
+    return np.matmul(query, key.swapaxes(-1, -2), out=scores)
 
 
 def attention_mean_forward(q, k, scale, lengths):
@@ -126,7 +125,7 @@ def attention_mean_forward(q, k, scale, lengths):
             n = int(lengths[b])
             if n:
                 means = np.empty((q.shape[1], n), q.dtype)
-                _softmax_into_mean(_scores(q[b], k[b], n, scratch), scale, means)
+                _softmax_into_mean(_scores(q[b, :, :n], k[b, :, :n], scratch), scale, means)
                 mean[b, :, :n] = means
 
     _run(run, lengths)
@@ -148,7 +147,7 @@ def attention_mean_backward(q, k, grad, scale, lengths):
             if not n:
                 continue
             query, key = q[b, :, :n], k[b, :, :n]
-            grad_scores = _scores(q[b], k[b], n, scratch)  # the weights made again, in place
+            grad_scores = _scores(query, key, scratch)  # the weights made again, in place
             _softmax_mean_backward(grad_scores, np.ascontiguousarray(grad[b, :, :n]), scale)
             np.matmul(grad_scores, key, out=grad_q[b, :, :n])
             np.matmul(grad_scores.swapaxes(-1, -2), query, out=grad_k[b, :, :n])
