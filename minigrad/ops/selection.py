@@ -105,7 +105,8 @@ def _top(data, k, axis, largest):
     size = data.shape[axis]
     if k == 0 or k * PARTIAL_SHARE > size:
         return np.take(_order(data, axis, largest), np.arange(k), axis=axis)
-    rows = np.moveaxis(data, axis, -1).reshape(-1, size)
+    moved = np.moveaxis(data, axis, -1)
+    rows = moved.reshape(-1, size)
     kth = size - k if largest else k - 1
     parted = np.argpartition(rows, kth, axis=-1)  # NaN last, as in _order's ascending sort
     chosen = np.sort(parted[:, kth:] if largest else parted[:, :k], axis=-1)  # by position
@@ -120,5 +121,4 @@ def _top(data, k, axis, largest):
     picked = np.take_along_axis(chosen, _order(values, -1, largest), axis=-1)
     if tied.any():
         picked[tied] = _order(rows[tied], -1, largest)[:, :k]
-    shape = np.moveaxis(data, axis, -1).shape[:-1] + (k,)
-    return np.moveaxis(picked.reshape(shape), -1, axis)
+    return np.moveaxis(picked.reshape(moved.shape[:-1] + (k,)), -1, axis)
