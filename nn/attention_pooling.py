@@ -14,11 +14,12 @@ import numpy as np
 import minigrad as mg
 
 from . import init
-from minigrad.ops.attention import AttentionMean
+from minigrad.ops.attention import AdditiveScore as AdditiveScoreNode, AttentionMean
 
 from .attention import (
     SelfAttention,
     _check_input,
+    _check_lengths,
     _pooling_mask,
     _read_only,
     _without_junk_in_padding,
@@ -42,7 +43,9 @@ class AdditiveScore(Module):
         query         q: (query_size,)               Uniform(-0.5, 0.5), learned
     query_size and hidden_size default to input_size (256 and 256 in the textbook).
 
-    forward(x: (B, T, input_size)) -> scores (B, T)
+    forward(x: (B, T, input_size), lengths=None) -> scores (B, T)
+        lengths (B,): score only each sequence's first lengths[b] positions, 0 past them (one
+        node that never computes padding; AttentionPooling passes its lengths).
     """
 
     def __init__(self, input_size, query_size=None, hidden_size=None):
@@ -67,9 +70,15 @@ class AdditiveScore(Module):
         init.uniform_(self.score_vector, -bound, bound)
         init.uniform_(self.query, -QUERY_INIT_RANGE, QUERY_INIT_RANGE)
 
-    def forward(self, x):
+    def forward(self, x, lengths=None):
         _check_input("AdditiveScore", x, self.input_size)
         query_term = self.query @ self.query_weight  # (hidden,), the same for every position
+        if lengths is not None and x.dtype == query_term.dtype:
+            # the lines below at the real positions only, as one node (mg.ops.attention)
+            lengths = _check_lengths("AdditiveScore", lengths, x.shape[0], x.shape[1])
+            return AdditiveScoreNode.apply(
+                x, self.input_weight, query_term, self.score_vector, lengths=lengths
+            )
         hidden = (x @ self.input_weight + query_term).tanh()  # (B, T, hidden)
         return hidden @ self.score_vector  # (B, T)
 
@@ -138,7 +147,9 @@ class AttentionPooling(Module):
     def forward(self, x, lengths=None, mask=None):
         batch, steps, lengths, mask = _pooling_mask("AttentionPooling", x, lengths, mask)
         x = _without_junk_in_padding(x, lengths, mask)
-        scores = self.score(x)
+        # the chapter's additive score skips padded positions (their scores are masked anyway)
+        additive = isinstance(self.score, AdditiveScore) and lengths is not None
+        scores = self.score(x, lengths) if additive else self.score(x)
         if scores.shape != (batch, steps):
             raise ValueError(
                 f"AttentionPooling: the score module must return shape ({batch}, {steps}); "

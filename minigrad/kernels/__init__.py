@@ -5,7 +5,7 @@ the environment variable MINIGRAD_KERNELS:
 
     numba (default)  Numba kernels (softmax.py, batched_matmul.py, adam.py, embedding.py,
                      lstm_cell.py, layer_norm.py, gelu.py, pooling.py, attention.py,
-                     attention_mean.py)
+                     attention_mean.py, additive_score.py)
     numpy            their plain-numpy twins (reference.py); Numba is not imported
 
 This is the one place the backend is chosen: code above this package calls
@@ -51,6 +51,8 @@ KERNELS = (
     "attention_key_stops",
     "attention_mean_forward",
     "attention_mean_backward",
+    "additive_score_forward",
+    "additive_score_backward",
     "max_pool_forward",
     "max_pool_backward",
     "avg_pool_forward",
@@ -75,6 +77,7 @@ if BACKEND == "numba":
     from .attention import attention_backward, attention_forward, attention_inference
     from .attention import attention_key_stops
     from .attention_mean import attention_mean_backward, attention_mean_forward
+    from .additive_score import additive_score_backward, additive_score_forward
     from .pooling import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
     from .batched_matmul import (
         linear_backward,
@@ -116,6 +119,7 @@ else:
     from .reference import layer_norm_inference
     from .reference import attention_backward, attention_forward, attention_inference
     from .reference import attention_key_stops, attention_mean_backward, attention_mean_forward
+    from .reference import additive_score_backward, additive_score_forward
     from .reference import avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward
 
 __all__ = ["BACKEND", "KERNELS", "reference", *KERNELS]

@@ -221,6 +221,16 @@ def attention_backward(
     )
 
 
+def _checked_lengths(lengths, batch, steps, name):
+    """lengths as int64, after checking them: (batch,) in [0, steps]."""
+    lengths = np.asarray(lengths)
+    if lengths.shape != (batch,) or ((lengths < 0) | (lengths > steps)).any():
+        raise ValueError(
+            f"{name} expects lengths of shape ({batch},) in [0, {steps}]; got {lengths.tolist()}"
+        )
+    return lengths.astype(np.int64)
+
+
 def check_attention_mean(q, k, lengths, name):
     """lengths as int64, after checking q, k (B, H, T, E) of one float dtype and lengths (B,)
     in [0, T]."""
@@ -232,13 +242,7 @@ def check_attention_mean(q, k, lengths, name):
             f"{name} expects q and k of one shape (B, H, T, E) and dtype float32 or float64; "
             f"got {q.shape} {q.dtype} and {k.shape} {k.dtype}"
         )
-    lengths = np.asarray(lengths)
-    if lengths.shape != q.shape[:1] or ((lengths < 0) | (lengths > q.shape[2])).any():
-        raise ValueError(
-            f"{name} expects lengths of shape ({q.shape[0]},) in [0, {q.shape[2]}]; got "
-            f"{lengths.tolist()}"
-        )
-    return lengths.astype(np.int64)
+    return _checked_lengths(lengths, q.shape[0], q.shape[2], name)
 
 
 def _weights_of_sequence(q, k, n, scale):
@@ -276,6 +280,60 @@ def attention_mean_backward(q, k, grad, scale, lengths):
             grad_q[b, :, :n] = np.matmul(grad_scores, k[b, :, :n])
             grad_k[b, :, :n] = np.matmul(np.swapaxes(grad_scores, -1, -2), q[b, :, :n])
     return grad_q, grad_k
+
+
+def check_additive_score(x, weight, bias, vector, lengths, name):
+    """lengths as int64, after checking x (B, T, D), weight (D, K), bias (K,) and vector (K,) of
+    one float dtype and lengths (B,) in [0, T]."""
+    shapes_fit = (
+        x.ndim == 3
+        and weight.ndim == 2
+        and weight.shape[0] == x.shape[2]
+        and bias.shape == vector.shape == weight.shape[1:]
+    )
+    if not shapes_fit or len({x.dtype, weight.dtype, bias.dtype, vector.dtype}) != 1:
+        raise ValueError(
+            f"{name} expects x (B, T, D), weight (D, K), bias (K,) and vector (K,) of one "
+            f"dtype; got {x.shape} {x.dtype}, {weight.shape} {weight.dtype}, {bias.shape} "
+            f"{bias.dtype} and {vector.shape} {vector.dtype}"
+        )
+    if x.dtype not in (np.float32, np.float64):
+        raise ValueError(f"{name} expects float32 or float64 arrays; got {x.dtype}")
+    return _checked_lengths(lengths, x.shape[0], x.shape[1], name)
+
+
+def _real_positions(x, lengths):
+    """(B, T, 1) bool: True where t < lengths[b]."""
+    return (np.arange(x.shape[1]) < lengths[:, None])[:, :, None]
+
+
+def additive_score_forward(x, weight, bias, vector, lengths):
+    """(scores (B, T), hidden (B, T, K)): hidden = tanh(x @ weight + bias) and scores =
+    hidden @ vector at the positions t < lengths[b]; scores are 0 past each length and hidden
+    is undefined there (what additive_score_backward reads). Positions at or past a length
+    are never read."""
+    lengths = check_additive_score(x, weight, bias, vector, lengths, "additive_score_forward")
+    real = _real_positions(x, lengths)
+    hidden = np.tanh(np.where(real, x, 0) @ weight + bias)
+    return np.where(real[..., 0], hidden @ vector, 0).astype(x.dtype), hidden
+
+
+def additive_score_backward(x, weight, vector, hidden, grad, lengths):
+    """(grad_x, grad_weight, grad_bias, grad_vector) of additive_score_forward, given hidden
+    (its second result) and grad (B, T); grad_x is 0 past each length, and nothing there is
+    read (d pre-activation = grad * vector * (1 - hidden^2))."""
+    lengths = check_additive_score(x, weight, vector, vector, lengths, "additive_score_backward")
+    real = _real_positions(x, lengths)
+    grad = np.where(real[..., 0], np.asarray(grad, dtype=x.dtype), 0)[..., None]  # (B, T, 1)
+    hidden = np.where(real, hidden, 0)
+    grad_pre = grad * vector * (1 - hidden * hidden)  # (B, T, K), 0 past each length
+    x = np.where(real, x, 0).reshape(-1, x.shape[2])
+    return (
+        grad_pre @ weight.T,
+        x.T @ grad_pre.reshape(-1, weight.shape[1]),
+        grad_pre.sum(axis=(0, 1)),
+        (grad * hidden).sum(axis=(0, 1)),
+    )
 
 
 def log_softmax_forward(x):

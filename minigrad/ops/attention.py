@@ -111,6 +111,25 @@ class AttentionMean(Function):
         return kernels.attention_mean_backward(q, k, grad, ctx.scale, ctx.lengths)
 
 
+class AdditiveScore(Function):
+    """The additive score of attention pooling over each sequence's real positions, in one node:
+    scores[b, t] = tanh(x[b, t] @ weight + bias) @ vector for t < lengths[b], 0 past. x (B, T, D),
+    weight (D, K), bias and vector (K,) -> (B, T). Padded positions are never computed
+    (kernels.additive_score); tanh(...) is kept for backward."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, vector, lengths):
+        scores, hidden = kernels.additive_score_forward(x, weight, bias, vector, lengths)
+        ctx.save_for_backward(x, weight, vector, hidden)
+        ctx.lengths = lengths
+        return scores
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, vector, hidden = ctx.saved
+        return kernels.additive_score_backward(x, weight, vector, hidden, grad, ctx.lengths)
+
+
 def _check_inputs(op, query, key, value):
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         if not isinstance(tensor, Tensor):
