@@ -9,9 +9,10 @@ Backward, with g = d scores: d pre = g * vector * (1 - hidden^2), then d x = d p
 d weight = x^T @ d pre, d bias = sum of d pre's rows, d vector = g @ hidden.
 
 Why a kernel: the composition (x @ W, + bias, tanh, @ v, and their backward) made every padded
-position's projection and passed over (B, T, K) arrays nine times; here each sequence's product
-is one OpenBLAS call over its n rows, and the tanh with the score (forward) or d pre with the
-bias' and vector's sums (backward) is one Numba pass over those rows while they are in cache.
+position's projection and a new (B, T, K) array for each op and each gradient; here each
+sequence's product is one OpenBLAS call over its n rows, and the tanh with the score (forward)
+or d pre with the bias' and vector's sums (backward) is one Numba pass over those rows while
+they are in cache.
 d pre never leaves a thread's scratch array. The sequences are dealt to two threads with one
 OpenBLAS thread each (_runtime.run_tasks), each thread summing its own d weight.
 """
