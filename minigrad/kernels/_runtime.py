@@ -484,6 +484,20 @@ def run_threads(run, tasks):
     return results
 
 
+def run_on_sequences(run, lengths, power=1):
+    """run(sequences) for the sequences with at least one position, dealt longest first into
+    two lists of about equal work (length ** power each), run_tasks'ed; their results (none
+    when every length is 0)."""
+    halves, work = ([], []), [0, 0]
+    for b in np.argsort(-np.asarray(lengths), kind="stable").tolist():
+        if lengths[b] == 0:
+            break
+        lighter = int(work[1] < work[0])
+        halves[lighter].append(b)
+        work[lighter] += int(lengths[b]) ** power
+    return run_tasks(run, [half for half in halves if half])
+
+
 def run_tasks(run, tasks):
     """[run(task) for task in tasks]; two tasks run at once (run_threads) when two_threads():
     for work that splits into two independent halves of many small BLAS calls (an LSTM's two

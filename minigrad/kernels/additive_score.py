@@ -59,26 +59,6 @@ def _grad_pre(hidden, grad, vector, grad_pre, grad_bias, grad_vector):
             grad_vector[j] += g * h[j]
 
 
-def _halves(lengths):
-    """The sequences with a real position in two lists of about equal work, longest first."""
-    halves, work = ([], []), [0, 0]
-    for b in np.argsort(-lengths, kind="stable").tolist():
-        if lengths[b] == 0:
-            break
-        lighter = int(work[1] < work[0])
-        halves[lighter].append(b)
-        work[lighter] += int(lengths[b])
-    return [half for half in halves if half]
-
-
-def _run(run, lengths):
-    """run(sequences) for each half, on two threads when there are two; their results."""
-    halves = _halves(lengths)
-    if len(halves) == 2 and _runtime.two_threads():
-        return _runtime.run_tasks(run, halves)
-    return [run(half) for half in halves]
-
-
 def additive_score_forward(x, weight, bias, vector, lengths):
     """(scores (B, T), hidden (B, T, K)) (contract: reference.additive_score_forward)."""
     lengths = check_additive_score(x, weight, bias, vector, lengths, "additive_score_forward")
@@ -91,7 +71,7 @@ def additive_score_forward(x, weight, bias, vector, lengths):
             np.matmul(x[b, :n], weight, out=hidden[b, :n])
             _tanh_and_score(hidden[b, :n], bias, vector, scores[b, :n])
 
-    _run(run, lengths)
+    _runtime.run_on_sequences(run, lengths)
     return scores, hidden
 
 
@@ -122,7 +102,7 @@ def additive_score_backward(x, weight, vector, hidden, grad, lengths):
             grad_weight += np.matmul(x[b, :n].T, grad_pre, out=product)
         return grad_weight, grad_bias, grad_vector
 
-    parts = _run(run, lengths)
+    parts = _runtime.run_on_sequences(run, lengths)
     if not parts:  # no real position anywhere
         return grad_x, np.zeros_like(weight), np.zeros(columns, x.dtype), np.zeros_like(vector)
     return (grad_x, *(sum(sums) for sums in zip(*parts)))  # each thread's sums, added

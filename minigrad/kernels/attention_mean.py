@@ -85,25 +85,6 @@ def _softmax_mean_backward(scores, grad, scale):
                 row[j] = factor * row[j] * (g[j] - dot)
 
 
-def _halves(lengths):
-    """The sequences in two lists of about equal work (L^2 each), longest first."""
-    halves, work = ([], []), [0, 0]
-    for b in np.argsort(-lengths, kind="stable").tolist():
-        lighter = int(work[1] < work[0])
-        halves[lighter].append(b)
-        work[lighter] += int(lengths[b]) ** 2
-    return [half for half in halves if half]
-
-
-def _run(run, lengths):
-    halves = _halves(lengths)
-    if len(halves) == 2 and _runtime.two_threads():
-        _runtime.run_tasks(run, halves)
-    else:
-        for half in halves:
-            run(half)
-
-
 def _scores(query, key, scratch):
     """query key^T of one sequence, (H, n, n), in the thread's scratch array."""
     heads, n = query.shape[:2]
@@ -122,13 +103,12 @@ def attention_mean_forward(q, k, scale, lengths):
         longest = int(lengths[sequences[0]])
         scratch = _buffers.empty((q.shape[1] * longest * longest,), q.dtype)
         for b in sequences:
-            n = int(lengths[b])
-            if n:
-                means = np.empty((q.shape[1], n), q.dtype)
-                _softmax_into_mean(_scores(q[b, :, :n], k[b, :, :n], scratch), scale, means)
-                mean[b, :, :n] = means
+            n = int(lengths[b])  # >= 1: run_on_sequences leaves out the empty ones
+            means = np.empty((q.shape[1], n), q.dtype)
+            _softmax_into_mean(_scores(q[b, :, :n], k[b, :, :n], scratch), scale, means)
+            mean[b, :, :n] = means
 
-    _run(run, lengths)
+    _runtime.run_on_sequences(run, lengths, power=2)
     return mean
 
 
@@ -144,13 +124,11 @@ def attention_mean_backward(q, k, grad, scale, lengths):
         scratch = _buffers.empty((q.shape[1] * longest * longest,), q.dtype)
         for b in sequences:
             n = int(lengths[b])
-            if not n:
-                continue
             query, key = q[b, :, :n], k[b, :, :n]
             grad_scores = _scores(query, key, scratch)  # the weights made again, in place
             _softmax_mean_backward(grad_scores, np.ascontiguousarray(grad[b, :, :n]), scale)
             np.matmul(grad_scores, key, out=grad_q[b, :, :n])
             np.matmul(grad_scores.swapaxes(-1, -2), query, out=grad_k[b, :, :n])
 
-    _run(run, lengths)
+    _runtime.run_on_sequences(run, lengths, power=2)
     return grad_q, grad_k
