@@ -5,7 +5,10 @@ numpy's OpenBLAS on one thread and on every core, and through PyTorch when it is
 
 The training steps' achieved GFLOP/s (benchmarks/README.md) are read against these figures:
 a product this large is as close to the cores' peak as these libraries get. A multiply-add
-counts as 2 floating-point operations, so one product is 2 * size^3 of them.
+counts as 2 floating-point operations, so one product is 2 * size^3 of them. The first line
+names OpenBLAS's kernels and OPENBLAS_CORETYPE (which chooses them when set): on the project's
+AVX-512 machine its Haswell kernels run at half the speed of its SkylakeX ones
+(benchmarks/README.md, "OpenBLAS's kernels").
 """
 
 import argparse
@@ -71,7 +74,12 @@ def main(argv=None):
         has_torch = True
     except ImportError:
         has_torch = False
-    print(f"float32 {args.size}^3 product, best of {args.repeats}, load {os.getloadavg()[0]:.1f}")
+    chosen = os.environ.get("OPENBLAS_CORETYPE")
+    print(
+        f"float32 {args.size}^3 product, best of {args.repeats}, load {os.getloadavg()[0]:.1f}; "
+        f"OpenBLAS's kernels {_runtime.openblas_core()} "
+        + (f"(OPENBLAS_CORETYPE={chosen})" if chosen else "(its own choice)")
+    )
     print("| library | threads | GFLOP/s |\n|---|---:|---:|")
     for threads in sorted({1, cores}):
         print(f"| numpy (OpenBLAS) | {threads} | {numpy_gflops(a, b, threads, args.repeats):.0f} |")

@@ -303,7 +303,7 @@ def configure_threads():
 
 
 def thread_summary():
-    """ "numba N (layer), OpenBLAS M": the thread pools kernels run on, for benchmark reports.
+    """ "numba N (layer), OpenBLAS M (kernels)": the thread pools kernels run on, for reports.
 
     Starts Numba's pool the way the first parallel launch would (configure_threads):
     numba.get_num_threads() called first would start it with threads that spin when idle, and
@@ -314,15 +314,16 @@ def thread_summary():
     import numba
 
     blas = openblas_threads[1]() if openblas_threads else "?"
-    return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {blas}"
+    core = openblas_core() or "?"
+    return f"numba {numba.get_num_threads()} ({numba.threading_layer()}), OpenBLAS {blas} ({core})"
 
 
 # ---------------------------------------------------------------------------------------
 # numpy's OpenBLAS threads
 
 
-def _find_openblas_threads():
-    """(set_num_threads, get_num_threads) of numpy's bundled OpenBLAS via ctypes, or None.
+def _find_openblas():
+    """(library, symbol prefix, symbol suffix) of numpy's bundled OpenBLAS via ctypes, or None.
 
     Looks only at the libraries numpy's wheels ship (numpy.libs/ on Linux and Windows,
     numpy/.dylibs/ on macOS) and the symbol names their builds use."""
@@ -344,14 +345,41 @@ def _find_openblas_threads():
             ("openblas", "64_"),
             ("openblas", ""),
         ):
-            setter = getattr(library, f"{prefix}_set_num_threads{suffix}", None)
-            getter = getattr(library, f"{prefix}_get_num_threads{suffix}", None)
-            if setter is not None and getter is not None:
-                setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
-                return setter, getter
+            if hasattr(library, f"{prefix}_set_num_threads{suffix}"):
+                return library, prefix, suffix
     return None
 
 
+def _find_openblas_threads():
+    """(set_num_threads, get_num_threads) of numpy's bundled OpenBLAS, or None."""
+    import ctypes
+
+    if _openblas is None:
+        return None
+    library, prefix, suffix = _openblas
+    setter = getattr(library, f"{prefix}_set_num_threads{suffix}", None)
+    getter = getattr(library, f"{prefix}_get_num_threads{suffix}", None)
+    if setter is None or getter is None:
+        return None
+    setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
+    return setter, getter
+
+
+def openblas_core():
+    """The name of the kernels numpy's OpenBLAS runs ("Haswell", "SkylakeX", ...), or None."""
+    import ctypes
+
+    if _openblas is None:
+        return None
+    library, prefix, suffix = _openblas
+    corename = getattr(library, f"{prefix}_get_corename{suffix}", None)
+    if corename is None:
+        return None
+    corename.restype = ctypes.c_char_p
+    return corename().decode("ascii", "replace")
+
+
+_openblas = _find_openblas()
 openblas_threads = _find_openblas_threads()
 
 _blas_lock = threading.Lock()

@@ -5,6 +5,7 @@ concerns process start-up runs in a fresh interpreter."""
 import glob
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -550,3 +551,37 @@ def test_a_damaged_cache_that_cannot_be_repaired_names_the_folder_to_delete(tmp_
         "RuntimeError" in result.stderr
         and f"delete the folder {os.path.dirname(index)}" in result.stderr
     )
+
+
+def _cpu_has(flag):
+    try:
+        with open("/proc/cpuinfo") as info:
+            return flag in info.read().split()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(
+    _runtime.openblas_core() is None or platform.machine() != "x86_64",
+    reason="numpy's bundled OpenBLAS on x86-64 (its Linux wheels) names its x86 kernels",
+)
+@pytest.mark.parametrize("core", ["Nehalem", "Haswell"])  # SSE4.2, AVX2
+def test_openblas_core_names_the_kernels_openblas_was_told_to_use(core):
+    """Benchmark reports name OpenBLAS's kernels: OPENBLAS_CORETYPE changes them, and with
+    them every product's speed (benchmarks/README.md, "OpenBLAS's kernels")."""
+    if core == "Haswell" and not _cpu_has("avx2"):
+        pytest.skip("a CPU without AVX2 cannot run OpenBLAS's Haswell kernels")
+    report = run_python(
+        """
+        import json
+        import numpy as np
+        from minigrad.kernels import _runtime
+        a = np.arange(12.0).reshape(3, 4)
+        print(json.dumps({"core": _runtime.openblas_core(), "summary": _runtime.thread_summary(),
+                          "product": (a @ a.T).tolist()}))
+        """,
+        env={"OPENBLAS_CORETYPE": core},
+    )
+    assert report["core"] == core and report["summary"].endswith(f"({core})")
+    a = np.arange(12.0).reshape(3, 4)
+    assert report["product"] == np.einsum("ik,jk->ij", a, a).tolist()
