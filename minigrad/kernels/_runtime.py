@@ -15,6 +15,7 @@ threads, glibc's malloc (`tune_malloc`), and the ways kernels use threads.
 """
 
 import contextlib
+import ctypes
 import functools
 import os
 import sys
@@ -152,8 +153,6 @@ def tune_malloc():
         "GLIBC_TUNABLES", ""
     ):
         return
-    import ctypes
-
     try:
         mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
@@ -327,7 +326,6 @@ def _find_openblas():
 
     Looks only at the libraries numpy's wheels ship (numpy.libs/ on Linux and Windows,
     numpy/.dylibs/ on macOS) and the symbol names their builds use."""
-    import ctypes
     import glob
 
     here = os.path.dirname(np.__file__)
@@ -350,37 +348,33 @@ def _find_openblas():
     return None
 
 
-def _find_openblas_threads():
-    """(set_num_threads, get_num_threads) of numpy's bundled OpenBLAS, or None."""
-    import ctypes
-
+def _openblas_function(name, argtypes, restype):
+    """numpy's bundled OpenBLAS's function `name` ("get_corename": its symbol with the build's
+    prefix and suffix) with its C signature set, or None."""
     if _openblas is None:
         return None
     library, prefix, suffix = _openblas
-    setter = getattr(library, f"{prefix}_set_num_threads{suffix}", None)
-    getter = getattr(library, f"{prefix}_get_num_threads{suffix}", None)
-    if setter is None or getter is None:
-        return None
-    setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
-    return setter, getter
+    function = getattr(library, f"{prefix}_{name}{suffix}", None)
+    if function is not None:
+        function.argtypes, function.restype = argtypes, restype
+    return function
+
+
+def _find_openblas_threads():
+    """(set_num_threads, get_num_threads) of numpy's bundled OpenBLAS, or None."""
+    setter = _openblas_function("set_num_threads", [ctypes.c_int], None)
+    getter = _openblas_function("get_num_threads", [], ctypes.c_int)
+    return None if setter is None or getter is None else (setter, getter)
 
 
 def openblas_core():
     """The name of the kernels numpy's OpenBLAS runs ("Haswell", "SkylakeX", ...), or None."""
-    import ctypes
-
-    if _openblas is None:
-        return None
-    library, prefix, suffix = _openblas
-    corename = getattr(library, f"{prefix}_get_corename{suffix}", None)
-    if corename is None:
-        return None
-    corename.restype = ctypes.c_char_p
-    return corename().decode("ascii", "replace")
+    return None if _openblas_corename is None else _openblas_corename().decode("ascii", "replace")
 
 
 _openblas = _find_openblas()
 openblas_threads = _find_openblas_threads()
+_openblas_corename = _openblas_function("get_corename", [], ctypes.c_char_p)
 
 _blas_lock = threading.Lock()
 _blas_users = 0  # blocks running with single-threaded OpenBLAS right now
