@@ -56,3 +56,16 @@ def check_embedding_indices(indices, grad_out, num_embeddings, padding_idx):
             )
         padding_idx = int(padding_idx) % num_embeddings
     return flat, padding_idx
+
+
+def check_embedding_out(out, num_embeddings, grad_out):
+    """embedding_backward's `out`: a writable (num_embeddings, D) array of grad_out's dtype."""
+    expected = (num_embeddings, grad_out.shape[-1])
+    if not isinstance(out, np.ndarray) or out.shape != expected or out.dtype != grad_out.dtype:
+        given = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(
+            f"embedding_backward expects out to be a {grad_out.dtype} array of shape "
+            f"{expected}, got {given}"
+        )
+    if not out.flags.writeable:
+        raise ValueError("embedding_backward expects a writable out array")

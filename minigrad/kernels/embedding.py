@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from . import _runtime
-from ._checks import check_embedding_indices
+from ._checks import check_embedding_indices, check_embedding_out
 
 _runtime.prepare_numba()  # before the first @njit(cache=True)
 
@@ -27,8 +27,8 @@ def _scatter_add(indices, grad_rows, skip_row, out):
                 out[row, d] += grad_rows[n, d]
 
 
-def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
-    """Dense (num_embeddings, D) gradient by scatter-add
+def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None, out=None):
+    """Dense (num_embeddings, D) gradient by scatter-add, added into `out` when given
     (contract: reference.embedding_backward)."""
     grad_out = np.asarray(grad_out)
     if grad_out.dtype not in (np.float32, np.float64):
@@ -37,7 +37,10 @@ def embedding_backward(indices, grad_out, num_embeddings, padding_idx=None):
         )
     flat, padding_idx = check_embedding_indices(indices, grad_out, num_embeddings, padding_idx)
     grad_rows = np.ascontiguousarray(grad_out).reshape(flat.size, grad_out.shape[-1])
-    out = np.zeros((num_embeddings, grad_out.shape[-1]), dtype=grad_out.dtype)
+    if out is None:
+        out = np.zeros((num_embeddings, grad_out.shape[-1]), dtype=grad_out.dtype)
+    else:
+        check_embedding_out(out, num_embeddings, grad_out)
     skip_row = -1 if padding_idx is None else padding_idx
     _scatter_add(np.ascontiguousarray(flat), grad_rows, skip_row, out)
     return out

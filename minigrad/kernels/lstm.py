@@ -11,9 +11,10 @@ reads, so that many positions may share one (an embedding's repeated tokens). Th
 - recurrence: `direction_forward` / `direction_backward` run one direction. Each step is one
   GEMM gates = h_{t-1} @ weight_hh.T and one step kernel (kernels.lstm_cell_forward) that adds
   the position's input gates and writes the activations, c and h; backward runs the steps in
-  reverse (the step kernel, then one GEMM giving dL/dh_{t-1}) and ends with one GEMM over all
-  steps, dL/dweight_hh = grad_gates.T @ h_prev, and a scatter-add of grad_gates into the input
-  gates' rows (kernels.embedding_backward: the same sum as an embedding's);
+  reverse (the step kernel, then one GEMM giving dL/dh_{t-1}), in blocks of steps; after each
+  block one GEMM adds its share of dL/dweight_hh = grad_gates.T @ h_prev, and a scatter-add
+  its grad_gates into the input gates' rows (kernels.embedding_backward: the same sum as an
+  embedding's);
 - threads: `layer_forward` / `layer_backward` cut a layer into independent tasks (its two
   directions, or two halves of the batch for one direction) for `_runtime.run_tasks`;
 - inference: `layer_inference` is layer_forward for when no backward will follow (no_grad,
@@ -100,7 +101,9 @@ def direction_forward(input_gates, packed_rows, weight_hh, h0, c0, layout):
     gates = np.empty((layout.total, weight_hh.shape[0]), dtype=h0.dtype)
     cell = np.empty((layout.total, h0.shape[1]), dtype=h0.dtype)
     hidden = np.empty_like(cell)
-    weight_t = weight_hh.T  # a view: BLAS reads it transposed, no copy
+    # a contiguous copy (256 KiB at H = 128): BLAS's no-transpose kernel is faster for these
+    # short products than reading the transposed view (13% at 128 rows, 43% at 16)
+    weight_t = np.ascontiguousarray(weight_hh.T)
     for start, size, previous in layout.steps:
         stop = start + size
         if previous is None:
@@ -119,31 +122,74 @@ def direction_forward(input_gates, packed_rows, weight_hh, h0, c0, layout):
     return gates, cell, hidden
 
 
-def direction_backward(weight_hh, h0, c0, layout, gates, cell, hidden, grad_hidden, grad_h, grad_c):
+# backward's rows per block of steps: a block's gate gradients (~4 MiB at 4H = 512, float32)
+# stay in cache for the two sums made from them (benchmarks/README.md, "The LSTM backward in
+# blocks of steps")
+BLOCK_ROWS = 2048
+
+
+def step_blocks(steps, rows):
+    """Consecutive steps in blocks of about `rows` packed rows (a step is never split), in
+    order: [(begin, end, the block's steps)], rows [begin, end) being the block's."""
+    blocks, first = [], 0
+    for s in range(1, len(steps) + 1):
+        if s == len(steps) or steps[s][0] + steps[s][1] - steps[first][0] > rows:
+            blocks.append((steps[first][0], steps[s - 1][0] + steps[s - 1][1], steps[first:s]))
+            first = s
+    return blocks
+
+
+def direction_backward(
+    weight_hh, h0, c0, layout, gates, cell, hidden, grad_hidden, grad_h, grad_c, packed_rows, rows
+):
     """Backward of direction_forward.
 
     grad_hidden (N, H): dL/dh from the layer's output, packed; grad_h, grad_c (B, H): in
-    dL/dh_n, dL/dc_n in sorted order, out dL/dh0, dL/dc0 (updated in place). Returns
-    (grad_gates (N, 4H), the gradient of each packed position's input gates, and
+    dL/dh_n, dL/dc_n in sorted order, out dL/dh0, dL/dc0 (updated in place); packed_rows (N,)
+    as in direction_forward, rows: the input gates' row count R. Returns (grad_input_gates
+    (R, 4H), each row the sum of the gate gradients of the positions that read it, and
     grad_weight_hh (4H, H)).
+
+    The steps run in reverse, in blocks of about BLOCK_ROWS packed rows: the gate gradients
+    of a block are made in a small buffer, and once the block is done its two sums over
+    positions are made while the buffer is still in cache: dL/dweight_hh += grad_gates.T @
+    h_prev (one GEMM per block) and the scatter-add into the input gates' rows
+    (kernels.embedding_backward). No (N, 4H) array of gate gradients is made.
     """
-    grad_gates = np.empty_like(gates)
-    h_prev = np.empty_like(hidden)  # h_{t-1} of every packed position, for dL/dweight_hh
-    for start, size, previous in reversed(layout.steps):
-        stop = start + size
-        c_prev = c0[:size] if previous is None else cell[previous : previous + size]
-        h_prev[start:stop] = h0[:size] if previous is None else hidden[previous : previous + size]
-        lstm_cell_backward(
-            gates[start:stop],
-            c_prev,
-            cell[start:stop],
-            grad_hidden[start:stop],
-            grad_h[:size],
-            grad_c[:size],
-            grad_gates[start:stop],
-        )
-        np.matmul(grad_gates[start:stop], weight_hh, out=grad_h[:size])
-    return grad_gates, grad_gates.T @ h_prev  # dL/dweight_hh sums over all steps in one GEMM
+    four_h, hidden_size = weight_hh.shape
+    grad_table = np.zeros((rows, four_h), dtype=gates.dtype)
+    grad_weight_hh = np.zeros((four_h, hidden_size), dtype=gates.dtype)
+    product = np.empty_like(grad_weight_hh)
+    blocks = step_blocks(layout.steps, BLOCK_ROWS)
+    longest = max((end - begin for begin, end, _ in blocks), default=0)
+    block_grads = np.empty((longest, four_h), dtype=gates.dtype)
+    block_h_prev = np.empty((longest, hidden_size), dtype=gates.dtype)  # h_{t-1} of each row
+    for begin, end, block_steps in reversed(blocks):
+        for start, size, previous in reversed(block_steps):
+            stop = start + size
+            grads = block_grads[start - begin : stop - begin]
+            if previous is None:
+                c_prev, h_prev = c0[:size], h0[:size]
+            else:
+                c_prev, h_prev = (
+                    cell[previous : previous + size],
+                    hidden[previous : previous + size],
+                )
+            block_h_prev[start - begin : stop - begin] = h_prev
+            lstm_cell_backward(
+                gates[start:stop],
+                c_prev,
+                cell[start:stop],
+                grad_hidden[start:stop],
+                grad_h[:size],
+                grad_c[:size],
+                grads,
+            )
+            np.matmul(grads, weight_hh, out=grad_h[:size])
+        grads = block_grads[: end - begin]
+        grad_weight_hh += np.matmul(grads.T, block_h_prev[: end - begin], out=product)
+        embedding_backward(packed_rows[begin:end], grads, rows, out=grad_table)
+    return grad_table, grad_weight_hh
 
 
 # ---------------------------------------------------------------------------------------
@@ -222,7 +268,7 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n):
             grad_output[..., d * hidden_size : (d + 1) * hidden_size], state.batch_first
         )
         grad_h, grad_c = grad_h_n[d][layout.order], grad_c_n[d][layout.order]  # copies
-        grad_gates, grad_weight_hh = direction_backward(
+        grad_table, grad_weight_hh = direction_backward(
             state.weights_hh[d],
             state.h0[d][layout.order],
             state.c0[d][layout.order],
@@ -233,11 +279,11 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n):
             grad_hidden,
             grad_h,
             grad_c,
+            packed_rows,
+            state.table_rows[d],
         )
         grad_h0[d][layout.order] = grad_h
         grad_c0[d][layout.order] = grad_c
-        # each position's input-gate gradient added into the row it read
-        grad_table = embedding_backward(packed_rows, grad_gates, state.table_rows[d])
         return grad_table, grad_weight_hh
 
     results = _runtime.run_tasks(run, list(zip(state.tasks, state.saved)))
@@ -263,7 +309,7 @@ def direction_inference(input_gates, packed_rows, weight_hh, h, c, layout):
     """
     hidden = np.empty((layout.total, h.shape[1]), dtype=h.dtype)
     hidden_gates = np.empty((h.shape[0], weight_hh.shape[0]), dtype=h.dtype)
-    weight_t = weight_hh.T
+    weight_t = np.ascontiguousarray(weight_hh.T)  # as in direction_forward
     for start, size, _ in layout.steps:
         np.matmul(h[:size], weight_t, out=hidden_gates[:size])
         lstm_cell_inference(

@@ -51,3 +51,34 @@ def test_embedding_rejects_indices_out_of_range(module):
         module.embedding_backward(np.array([1, 9]), np.zeros((2, 3)), 4)
     with pytest.raises(ValueError, match=r"grad_out of shape \(2,\) \+ \(D,\)"):
         module.embedding_backward(np.array([1, 2]), np.zeros((3, 3)), 4)
+
+
+@pytest.mark.parametrize("module", [reference, numba_embedding], ids=["numpy", "numba"])
+@pytest.mark.parametrize("padding_idx", [None, 1])
+def test_embedding_backward_adds_into_out(module, padding_idx):
+    rng = np.random.default_rng(3)
+    indices, grad_out = rng.integers(0, 4, (2, 5)), rng.standard_normal((2, 5, 3))
+    start = rng.standard_normal((4, 3))
+    out = start.copy()
+    returned = module.embedding_backward(indices, grad_out, 4, padding_idx, out=out)
+    assert returned is out
+    expected = start + reference.embedding_backward(indices, grad_out, 4, padding_idx)
+    np.testing.assert_allclose(out, expected, rtol=1e-13)
+    if padding_idx is not None:
+        np.testing.assert_array_equal(out[padding_idx], start[padding_idx])  # left as it was
+
+
+@pytest.mark.parametrize("module", [reference, numba_embedding], ids=["numpy", "numba"])
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        (np.zeros((3, 3)), r"out to be a float64 array of shape \(4, 3\), got float64 \(3, 3\)"),
+        (np.zeros((4, 3), np.float32), r"float64 array of shape \(4, 3\), got float32 \(4, 3\)"),
+        ([[0.0] * 3] * 4, r"got list"),
+        (np.broadcast_to(np.zeros(3), (4, 3)), "writable out"),
+    ],
+    ids=["shape", "dtype", "list", "read-only"],
+)
+def test_embedding_backward_refuses_a_bad_out(module, out, message):
+    with pytest.raises(ValueError, match=message):
+        module.embedding_backward(np.array([1, 2]), np.ones((2, 3)), 4, out=out)

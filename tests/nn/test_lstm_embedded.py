@@ -1,7 +1,8 @@
 """nn.LSTM.forward_embedded(embedding, ids): the first layer's input projection made once per
 distinct id. Checked against PyTorch's torch.nn.LSTM(torch.nn.Embedding(ids)) as a torch user
 writes it (the same state dicts; padded batches through pack_padded_sequence): outputs, final
-states and every gradient, the embedding's included; against minigrad's own
+states and every gradient, the embedding's included, with the LSTM backward's steps in blocks
+of every size; against minigrad's own
 lstm(embedding(ids)) on random batches (hypothesis); and bad input of every kind.
 """
 
@@ -73,7 +74,11 @@ CASES = {
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_matches_torch_embedding_then_lstm(case, dtype):
+# the backward's blocks of steps (kernels/lstm.py, BLOCK_ROWS): all steps in one block, a
+# block per step, and blocks of a few steps whose last has fewer sequences than its first
+@pytest.mark.parametrize("block_rows", [2048, 1, 5], ids=["one block", "block per step", "5 rows"])
+def test_matches_torch_embedding_then_lstm(case, dtype, block_rows, monkeypatch):
+    monkeypatch.setattr("minigrad.kernels.lstm.BLOCK_ROWS", block_rows)
     options = dict(CASES[case])
     lengths, with_hx = options.pop("lengths"), options.pop("hx", False)
     (embedding, lstm), (t_embedding, t_lstm) = _pair(dtype, **options)
