@@ -32,7 +32,7 @@ from .reference import check_attention_mean  # noqa: E402
 REDUCE = {"reassoc", "contract", "nsz", "arcp"}
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
 def _exps_of_row(row, scale):
     """row -> in place, exp(row * scale - its max); returns 1 / their sum, so that
     row * the result is softmax(row * scale)."""
@@ -40,19 +40,20 @@ def _exps_of_row(row, scale):
     for j in range(row.shape[0]):
         z = row[j] * scale
         top = z if z > top else top
-    total = scale * 0
+    total = row.dtype.type(0)
     for j in range(row.shape[0]):
         e = fast_exp(row[j] * scale - top)
         row[j] = e
         total += e
-    return np.float32(1) / total
+    return row.dtype.type(1) / total
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
 def _softmax_into_mean(scores, scale, mean):
     """mean[h, j] = mean over rows i of softmax(scores[h, i] * scale)[j]; scores (H, n, n) is
     overwritten (each row by its exps)."""
     heads, rows, width = scores.shape
+    count = mean.dtype.type(rows)
     for h in range(heads):
         total_h = mean[h]
         for j in range(width):
@@ -63,21 +64,21 @@ def _softmax_into_mean(scores, scale, mean):
             for j in range(width):
                 total_h[j] += row[j] * inverse
         for j in range(width):
-            total_h[j] /= rows
+            total_h[j] /= count
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
 def _softmax_mean_backward(scores, grad, scale):
     """scores (H, n, n) -> in place, the scores' gradient scale * w * (g - w . g) / n, w the
     row's softmax(scores * scale) and g = grad[h] (H, n)."""
     heads, rows, width = scores.shape
-    factor = scale / rows
+    factor = scale / scores.dtype.type(rows)
     for h in range(heads):
         g = grad[h]
         for i in range(rows):
             row = scores[h, i]
             inverse = _exps_of_row(row, scale)
-            dot = scale * 0
+            dot = scores.dtype.type(0)
             for j in range(width):
                 row[j] *= inverse
                 dot += row[j] * g[j]

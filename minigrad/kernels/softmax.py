@@ -71,6 +71,8 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
     empty (R,) bool.
     """
     width, minus_inf = x.shape[1], _minus_inf(x)
+    # x's dtype (a float32 scalar times a Python int is float64 in Numba)
+    zero, one = out.dtype.type(0), out.dtype.type(1)
     every_key = _every_key_allowed(allowed, width)
     for r in range(start, stop):
         n = min(key_stop[r if key_stop.shape[0] > 1 else 0], width)
@@ -97,10 +99,10 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
         empty[r] = False
         for j in range(n):
             row[j] = fast_exp(row[j] - top)  # a masked key: exp(-inf) = 0 exactly
-        total = scale * 0
+        total = zero
         for j in range(n):
             total += row[j]
-        inverse = np.float32(1) / total  # float32 stays float32, float64 stays float64
+        inverse = one / total
         for j in range(n):
             row[j] *= inverse
         if (
@@ -120,6 +122,7 @@ def _softmax_backward_rows(
     (as in _softmax_rows), exactly 0 at the others and in rows marked empty. y, grad_y, out
     (R, L); empty (R,) bool, or (1,) for every row."""
     width = y.shape[1]
+    zero = out.dtype.type(0)  # not scale * 0: a float32 times a Python int is float64 in Numba
     every_key = _every_key_allowed(allowed, width)
     for r in range(start, stop):
         n = (
@@ -128,7 +131,7 @@ def _softmax_backward_rows(
             else min(key_stop[r if key_stop.shape[0] > 1 else 0], width)
         )
         keep = allowed[allowed_row[r if allowed_row.shape[0] > 1 else 0]]
-        dot = scale * 0
+        dot = zero
         if every_key:  # the same loops without the mask: vectorised, 2-4x faster
             for j in range(n):
                 dot += grad_y[r, j] * y[r, j]
@@ -136,11 +139,9 @@ def _softmax_backward_rows(
                 out[r, j] = scale * y[r, j] * (grad_y[r, j] - dot)
         else:
             for j in range(n):
-                dot += (
-                    grad_y[r, j] * y[r, j] if keep[j] else scale * 0
-                )  # junk gradients at masked keys stay out
+                dot += grad_y[r, j] * y[r, j] if keep[j] else zero  # masked keys' junk stays out
             for j in range(n):
-                out[r, j] = scale * y[r, j] * (grad_y[r, j] - dot) if keep[j] else scale * 0
+                out[r, j] = scale * y[r, j] * (grad_y[r, j] - dot) if keep[j] else zero
         for j in range(n, width):
             out[r, j] = 0
 
