@@ -71,7 +71,7 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
     empty (R,) bool.
     """
     width, minus_inf = x.shape[1], _minus_inf(x)
-    # x's dtype (a float32 scalar times a Python int is float64 in Numba)
+    # out's dtype: not scale * 0, which Numba makes float64 for a float32 scale
     zero, one = out.dtype.type(0), out.dtype.type(1)
     every_key = _every_key_allowed(allowed, width)
     for r in range(start, stop):
@@ -122,7 +122,7 @@ def _softmax_backward_rows(
     (as in _softmax_rows), exactly 0 at the others and in rows marked empty. y, grad_y, out
     (R, L); empty (R,) bool, or (1,) for every row."""
     width = y.shape[1]
-    zero = out.dtype.type(0)  # not scale * 0: a float32 times a Python int is float64 in Numba
+    zero = out.dtype.type(0)  # as in _softmax_rows
     every_key = _every_key_allowed(allowed, width)
     for r in range(start, stop):
         n = (
