@@ -28,9 +28,12 @@ from ._checks import check_targets
 _runtime.prepare_numba()  # before the first @njit(cache=True)
 
 from ._exp import fast_exp  # noqa: E402
+from ._maxnum import maxnum  # noqa: E402
 
 # Reassociation lets LLVM vectorise the row sums. No nnan/ninf: -inf marks a masked key.
-REDUCE = {"reassoc", "contract", "nsz", "arcp"}
+# No contract: x * scale - top fused into one FMA is not rounded where the max's x * scale
+# was, and the max key's exp is then not exactly 1 (4e-4 off at scores of 3,000).
+REDUCE = {"reassoc", "nsz", "arcp"}
 
 
 def _minus_inf(array):
@@ -60,6 +63,16 @@ def _every_key_allowed(allowed, width):
     return True
 
 
+@njit(cache=True, nogil=True)
+def _has_nan(x, scale, keep, every_key, n):
+    """True when an allowed score x[j] * scale, j < n, is NaN (the rare path of _softmax_rows)."""
+    for j in range(n):
+        z = x[j] * scale
+        if z != z and (every_key or keep[j]):
+            return True
+    return False
+
+
 @njit(cache=True, nogil=True, fastmath=REDUCE)
 def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, start, stop):
     """out[r] = softmax of x[r] * scale over the allowed keys of row r, exactly 0 at the others.
@@ -69,6 +82,9 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
     (1,) for every row. A row with no allowed score above -inf (and no NaN) is filled with
     empty_value and gets empty[r] = True, else False. x, out (R, L); out may be x (in place);
     empty (R,) bool.
+
+    The max is a loop of its own (with a store in it, LLVM leaves it scalar), then the exps,
+    their sum and the scale by 1 / sum, the row in L1 cache.
     """
     width, minus_inf = x.shape[1], _minus_inf(x)
     # out's dtype: not scale * 0, which Numba makes float64 for a float32 scale
@@ -77,30 +93,28 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
     for r in range(start, stop):
         n = min(key_stop[r if key_stop.shape[0] > 1 else 0], width)
         keep = allowed[allowed_row[r if allowed_row.shape[0] > 1 else 0]]
-        row = out[r]
-        top, has_nan = minus_inf, False
-        if every_key:  # the same loop without the mask: vectorised (causal attention's case)
+        scores, row = x[r], out[r]
+        top = minus_inf  # maxnum skips NaN; a NaN still reaches the sum, or _has_nan below
+        if every_key:  # the same loops without the mask (causal attention's case)
             for j in range(n):
-                z = x[r, j] * scale
-                row[j] = z
-                top = z if z > top else top
-                has_nan = has_nan or z != z
+                top = maxnum(top, scores[j] * scale)
         else:
             for j in range(n):
-                z = x[r, j] * scale if keep[j] else minus_inf
-                row[j] = z
-                top = z if z > top else top
-                has_nan = has_nan or z != z
-        if not top > minus_inf and not has_nan:
+                top = maxnum(top, scores[j] * scale if keep[j] else minus_inf)
+        if not top > minus_inf and not _has_nan(scores, scale, keep, every_key, n):
             for j in range(width):
                 row[j] = empty_value
             empty[r] = True
             continue
         empty[r] = False
-        for j in range(n):
-            row[j] = fast_exp(row[j] - top)  # a masked key: exp(-inf) = 0 exactly
+        if every_key:
+            for j in range(n):
+                row[j] = fast_exp(scores[j] * scale - top)
+        else:
+            for j in range(n):
+                row[j] = fast_exp(scores[j] * scale - top) if keep[j] else zero
         total = zero
-        for j in range(n):
+        for j in range(n):  # one loop for both: a mask and its key_stop give the same bits
             total += row[j]
         inverse = one / total
         for j in range(n):
@@ -165,9 +179,9 @@ def _nll(log_total, target_logit, top):
 def _log_softmax_rows(x, out, start, stop):
     """out[r] = (x[r] - max) - log(sum(exp(x[r] - max))); x, out (R, L)."""
     for r in range(start, stop):
-        top = x[r, 0]
+        top = x[r, 0]  # a NaN in the row reaches the sum below whatever top is
         for j in range(x.shape[1]):
-            top = max(top, x[r, j])
+            top = maxnum(top, x[r, j])
         row = out[r]
         for j in range(row.shape[0]):
             row[j] = fast_exp(x[r, j] - top)
@@ -199,9 +213,9 @@ def _cross_entropy_rows(logits, target, ignore_index, probs, nll, start, stop):
     ignore_index; nll (N,) float64.
     """
     for r in range(start, stop):
-        top = logits[r, 0]
+        top = logits[r, 0]  # a NaN in the row reaches the sum below whatever top is
         for j in range(logits.shape[1]):
-            top = max(top, logits[r, j])
+            top = maxnum(top, logits[r, j])
         row = probs[r]
         for j in range(row.shape[0]):
             row[j] = fast_exp(logits[r, j] - top)

@@ -114,6 +114,26 @@ def test_positions_past_the_lengths_are_never_read(mean):
         np.testing.assert_array_equal(ours, before)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("position", [0, 3, 6])  # a score row's first, middle and last
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_nan_and_inf_inside_a_sequence_as_the_twin(dtype, position, value):
+    """The row max skips NaN (llvm.maxnum), so a NaN must still reach the sums: the weights of
+    a sequence with a NaN or an inf in its keys are NaN where the twin's are, finite elsewhere
+    and equal to the twin's there."""
+    q, k, scale, lengths, grad = problem(5, 3, 2, 7, 4, dtype)
+    lengths[:] = (7, 7, 5)
+    k = k.copy()
+    k[0, 1, position, 2] = value  # an inf key makes +-inf scores, and exp(inf - inf) is NaN
+    with np.errstate(invalid="ignore"):
+        ours = numba_mean.attention_mean_forward(q, k, scale, lengths)
+        twins = reference.attention_mean_forward(q, k, scale, lengths)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(twins))
+    assert np.isnan(ours[0]).any() and not np.isnan(ours[1:]).any()
+    finite = ~np.isnan(twins)
+    close(ours[finite], twins[finite], dtype)
+
+
 @pytest.mark.parametrize("mean", [reference, numba_mean], ids=["twin", "numba"])
 @pytest.mark.parametrize(
     "q_shape, k_shape, dtype, lengths, words",

@@ -66,3 +66,39 @@ def test_float32_kernel_has_no_float64_arithmetic(name):
     ir = fresh.inspect_llvm(fresh.signatures[0])
     widened = re.findall(r"fpext (?:<\d+ x )?float>? .* to (?:<\d+ x )?double", ir)
     assert not widened, f"{name}: float32 widened to float64 {len(widened)} times: {widened[:3]}"
+
+
+VECTOR_MAX = {
+    **{
+        name: KERNELS[name]
+        for name in ("attention_mean._softmax_into_mean", "softmax._softmax_rows")
+    },
+    "softmax._log_softmax_rows": (
+        softmax._log_softmax_rows,
+        lambda: (np.ones((2, 3), F32), np.empty((2, 3), F32), 0, 2),
+    ),
+    "softmax._cross_entropy_rows": (
+        softmax._cross_entropy_rows,
+        lambda: (
+            np.ones((2, 3), F32),
+            np.zeros(2, np.int64),
+            -100,
+            np.empty((2, 3), F32),
+            np.empty(2),
+            0,
+            2,
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", VECTOR_MAX)
+def test_row_max_is_vectorised(name):
+    """The softmax family's row max is llvm.maxnum (kernels/_maxnum.py), which LLVM vectorises
+    (a compare-and-select max stayed scalar: 0.69 against 0.12 ns per float32 element)."""
+    kernel, arguments = VECTOR_MAX[name]
+    options = {k: v for k, v in kernel.targetoptions.items() if k not in ("cache", "nopython")}
+    fresh = njit(**options)(kernel.py_func)
+    fresh(*arguments())
+    ir = fresh.inspect_llvm(fresh.signatures[0])
+    assert re.search(r"llvm\.(?:vector\.reduce\.fmax|maxnum\.v\d+f32)", ir), name
