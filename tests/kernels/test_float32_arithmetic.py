@@ -4,7 +4,8 @@ an int is float64, and an accumulator started that way makes the whole loop conv
 element to float64 and back at half the vector width (measured: the attention mean's softmax
 pass 1.44 -> 0.81 ms per sequence of 256, benchmarks/README.md). Each kernel is compiled
 afresh here (the on-disk cache keeps no IR to inspect) and its LLVM IR searched for a float
-widened to a double."""
+widened to a double; the row max of the softmax family's kernels is searched for a vector max
+(kernels/_maxnum.py)."""
 
 import re
 
@@ -57,13 +58,17 @@ KERNELS = {
 }
 
 
-@pytest.mark.parametrize("name", KERNELS)
-def test_float32_kernel_has_no_float64_arithmetic(name):
-    kernel, arguments = KERNELS[name]
+def fresh_ir(kernel, arguments):
+    """The LLVM IR of kernel compiled afresh with its own options, for arguments()."""
     options = {k: v for k, v in kernel.targetoptions.items() if k not in ("cache", "nopython")}
     fresh = njit(**options)(kernel.py_func)
     fresh(*arguments())
-    ir = fresh.inspect_llvm(fresh.signatures[0])
+    return fresh.inspect_llvm(fresh.signatures[0])
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_float32_kernel_has_no_float64_arithmetic(name):
+    ir = fresh_ir(*KERNELS[name])
     widened = re.findall(r"fpext (?:<\d+ x )?float>? .* to (?:<\d+ x )?double", ir)
     assert not widened, f"{name}: float32 widened to float64 {len(widened)} times: {widened[:3]}"
 
@@ -96,9 +101,5 @@ VECTOR_MAX = {
 def test_row_max_is_vectorised(name):
     """The softmax family's row max is llvm.maxnum (kernels/_maxnum.py), which LLVM vectorises
     (a compare-and-select max stayed scalar: 0.69 against 0.12 ns per float32 element)."""
-    kernel, arguments = VECTOR_MAX[name]
-    options = {k: v for k, v in kernel.targetoptions.items() if k not in ("cache", "nopython")}
-    fresh = njit(**options)(kernel.py_func)
-    fresh(*arguments())
-    ir = fresh.inspect_llvm(fresh.signatures[0])
+    ir = fresh_ir(*VECTOR_MAX[name])
     assert re.search(r"llvm\.(?:vector\.reduce\.fmax|maxnum\.v\d+f32)", ir), name
