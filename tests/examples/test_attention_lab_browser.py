@@ -8,10 +8,12 @@ newer system Chromium may break.
 
 The test starts the lab on a free port, loads the page, checks the weights shown against
 minigrad's, moves the temperature slider, ticks the causal mask, trains, opens the graph and
-the trained-model panels, and saves docs/images/attention_lab.png (the README's picture) and
-docs/images/attention_lab_train.png. A second test steps, steps back and plays the backward walk
-of panel 3 and reads the lit-up ops back from the SVG: the replay's order (mg.viz.replay, run
-here on the same model), ending at W_Q, W_K, W_V, W_O with the numbers of their .grad.
+the trained-model panels, and takes screenshots of panels 1 and 2: into the test's temporary
+folder, or, with MINIGRAD_UPDATE_IMAGES=1, over docs/images/attention_lab.png (the README's
+picture) and docs/images/attention_lab_train.png, so a test run leaves the work tree as it was.
+A second test steps, steps back and plays the backward walk of panel 3 and reads the lit-up
+ops back from the SVG: the replay's order (mg.viz.replay, run here on the same model), ending
+at W_Q, W_K, W_V, W_O with the numbers of their .grad.
 
 It skips only where no browser can be had (and says why); under CI (CI=true) it never skips.
 """
@@ -35,7 +37,7 @@ from examples.sentiment import preprocess
 from examples.sentiment.model import SentimentModel
 
 ROOT = Path(__file__).resolve().parents[2]
-IMAGES = ROOT / "docs" / "images"
+DOCS_IMAGES = ROOT / "docs" / "images"
 WAIT_SECONDS = 60  # how long to wait for the page to show something before failing
 CHROMIUM_ARGS = [
     "--headless=new",
@@ -195,9 +197,11 @@ def heat_values(driver, selector):
     )
 
 
-def test_the_lab_in_a_browser(browser, lab_url):
+def test_the_lab_in_a_browser(browser, lab_url, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+
+    images = DOCS_IMAGES if os.environ.get("MINIGRAD_UPDATE_IMAGES") == "1" else tmp_path
 
     driver = browser
     find = lambda css: driver.find_element(By.CSS_SELECTOR, css)  # noqa: E731
@@ -208,7 +212,7 @@ def test_the_lab_in_a_browser(browser, lab_url):
     np.testing.assert_allclose(shown_weights(driver), expected_weights()[2], atol=5e-5)
     assert "0.93·[3, 0] + 0.01·[0, 3] + 0.06·[1, 1]" in find("#head-steps .formula:last-child").text
     assert find("#temperature-value").text == "T = 1"
-    screenshot(driver, IMAGES / "attention_lab.png")
+    screenshot(driver, images / "attention_lab.png")
 
     # Colder: the slider two notches to the left is T = 0.5, and the weights sharpen.
     find("#temperature").send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT)
@@ -268,7 +272,7 @@ def test_the_lab_in_a_browser(browser, lab_url):
     wait_for(driver, lambda: find("#train-status").text.startswith("step 101 "), "a hundred steps")
     loss_after = float(find("#train-status").text.split("loss ")[1].split(" ")[0])
     assert loss_after < 0.5 * float(loss_before.split("loss ")[1].split(" ")[0])
-    screenshot(driver, IMAGES / "attention_lab_train.png")
+    screenshot(driver, images / "attention_lab_train.png")
 
     # Panel 3: the graph of the current model, with the four matrices in it.
     find("#tabs button[data-panel=graph]").click()
