@@ -59,10 +59,7 @@ def check_against_torch(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=No
     rtol, atol = TORCH_TOLERANCE.get(output_dtype, (0, 0))
     grad_rtol, grad_atol = TORCH_TOLERANCE.get(grad_dtype or dtype, (0, 0))
     assert_runs_match(
-        ours,
-        theirs,
-        dict(rtol=rtol, atol=atol),
-        gradients=dict(rtol=grad_rtol, atol=grad_atol),
+        ours, theirs, dict(rtol=rtol, atol=atol), gradients=dict(rtol=grad_rtol, atol=grad_atol)
     )
 
 

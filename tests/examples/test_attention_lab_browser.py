@@ -385,7 +385,7 @@ def test_the_backward_walk_step_by_step(browser, lab_url):
     (receiving,) = lit("walk-receives")
     label = driver.execute_script(
         "return [...document.querySelectorAll('#graph-picture g.walk-receives text')]"
-        ".map((t) => t.textContent)",
+        ".map((t) => t.textContent)"
     )
     assert label[0] == "attention.query_weight"
     assert lit("walk-flow") == [f"{receiving}->{order[-1]}"]
@@ -403,11 +403,7 @@ def test_the_backward_walk_step_by_step(browser, lab_url):
 
     # Step back: the previous op again, and the matrix it had not reached is not reached yet.
     find("#walk-back").click()
-    wait_for(
-        driver,
-        lambda: lit("walk-current") == [order[-2]],
-        "one step back",
-    )
+    wait_for(driver, lambda: lit("walk-current") == [order[-2]], "one step back")
     assert find("[data-walk-matrix=query_weight]").get_attribute("data-reached") is None
     assert find("[data-walk-matrix=output_weight]").get_attribute("data-reached") == "true"
 

@@ -1686,13 +1686,7 @@ def test_clip_grad_norm_error_if_nonfinite_raises_like_torch(special, norm_type)
 
 @pytest.mark.parametrize(
     "special,norm_type",
-    [
-        (np.nan, 2.0),
-        (np.inf, 2.0),
-        (-np.inf, float("inf")),
-        (np.inf, 1.0),
-        (np.nan, float("inf")),
-    ],
+    [(np.nan, 2.0), (np.inf, 2.0), (-np.inf, float("inf")), (np.inf, 1.0), (np.nan, float("inf"))],
 )
 def test_clip_grad_norm_nonfinite_without_error_matches_torch(special, norm_type):
     ours, theirs = _grad_pairs(special=special)

@@ -502,11 +502,9 @@ def test_fused_and_step_by_step_self_attention_match_torch_and_each_other(size, 
             assert_runs_match(ours, theirs, TOL[dtype], names=["the input"])
             assert_same_parameter_grads(attention, twin, TOL[dtype])
             assert attention.last_weights.shape == (batch, heads, steps, steps)
-            results[dtype, fused] = [
-                ours.value,
-                ours.grads[0],
-                attention.last_weights.copy(),
-            ] + [p.grad.numpy() for p in attention.parameters()]
+            results[dtype, fused] = [ours.value, ours.grads[0], attention.last_weights.copy()] + [
+                p.grad.numpy() for p in attention.parameters()
+            ]
     for dtype in (np.float32, np.float64):  # the two paths: the same numbers (to rounding)
         for a, b in zip(results[dtype, True], results[dtype, False]):
             tol = 1e-5 if dtype == np.float32 else 1e-13

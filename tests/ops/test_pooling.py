@@ -14,11 +14,7 @@ from layer_checks import FUNCTIONAL, normal
 from minigrad import nn
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
-from parity import (
-    DTYPES,
-    assert_runs_match,
-    run_both,
-)
+from parity import DTYPES, assert_runs_match, run_both
 
 torch = pytest.importorskip(
     "torch"
