@@ -4,7 +4,9 @@ layer_pair(name, args, kwargs, dtype) builds a layer of minigrad and torch's twi
 same random parameters; check_layer runs both forward and backward and compares the output, the
 gradients of the input and of every parameter, and the state dicts. assert_same(arrays,
 differentiable, call, dtype) runs call(library, **tensors) with MINIGRAD and TORCH (a Library
-each: its nn.functional, nn and tensor constructor) and compares the output and the gradients.
+each: its nn.functional, nn and tensor constructor) and compares the output and the gradients;
+assert_refused_as_torch(call, error, pattern) checks that both refuse call(library), minigrad
+with a clear message.
 """
 
 import numpy as np
@@ -106,12 +108,39 @@ def assert_same(arrays, differentiable, call, dtype, tolerance=None):
         assert_close(mine_grads[name], their_grads[name], tolerance, f"gradient of {name}")
 
 
+def floats(*shape, seed=0):
+    """normal(*shape) in float32: the inputs of the bad-input tables."""
+    return normal(*shape, seed=seed).astype(np.float32)
+
+
+def assert_refused_as_torch(call, error, pattern):
+    """call(library) is refused by both libraries: minigrad raises error (also a RuntimeError,
+    as torch raises it, unless error is ValueError) with a message matching pattern, which names
+    what was expected and what was given; torch raises too."""
+    with pytest.raises(error, match=pattern) as caught:
+        call(MINIGRAD)
+    if error is not ValueError:
+        assert isinstance(caught.value, RuntimeError)  # what torch raises, so torch code catches it
+    with pytest.raises((RuntimeError, ValueError, NotImplementedError, IndexError)):
+        call(TORCH)
+
+
 def scores(shape, dtype, seed=0):
     """Standard normal inputs times 2 of the loss and distance tests, the first three 0, 30 and
     -30 (zero and large, both signs)."""
     values = np.random.default_rng(seed).standard_normal(shape) * 2
     values.reshape(-1)[:3] = [0.0, 30.0, -30.0][: values.size]  # 0 and large, both signs
     return values.astype(dtype)
+
+
+def distance_inputs(dtype):
+    """The inputs a and b of the distance tests (tests/ops/ and tests/nn/test_distance.py): rows
+    with a zero vector, equal rows (distance 0) and large values."""
+    a, b = scores((5, 3), dtype), scores((5, 3), dtype, 1)
+    a[1], b[1] = 0, 0
+    a[2] = a[3]
+    b[2] = a[2]
+    return dict(a=a, b=b)
 
 
 # The tolerances, functions and state copies of the Transformer-API sweep

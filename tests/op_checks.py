@@ -2,13 +2,15 @@
 
 check_gradient(fn, *arrays) gradchecks fn in float64 against central differences;
 check_against_torch(mg_fn, torch_fn, arrays, dtype) runs both on the same arrays through the
-parity harness (tests/parity.py) and compares the outputs and the gradients of a weighted sum.
+parity harness (tests/parity.py) and compares the outputs and the gradients of a weighted sum;
+assert_clear_error(call, error, fragment) checks the error of a bad argument.
 rand, away_from_zero and values draw the inputs; FAST is the hypothesis budget of the op sweeps.
 """
 
 import math
 
 import numpy as np
+import pytest
 from hypothesis import settings
 
 import minigrad as mg
@@ -61,6 +63,15 @@ def check_against_torch(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=No
     assert_runs_match(
         ours, theirs, dict(rtol=rtol, atol=atol), gradients=dict(rtol=grad_rtol, atol=grad_atol)
     )
+
+
+def assert_clear_error(call, error, fragment):
+    """call() raises error with fragment in its message (what was expected and what was given);
+    minigrad's errors are RuntimeErrors too (as torch raises them), TypeError aside."""
+    with pytest.raises(error) as raised:
+        call()
+    assert fragment in str(raised.value)
+    assert isinstance(raised.value, RuntimeError) or error is TypeError
 
 
 def values(low, high, shape, dtype, seed=0):

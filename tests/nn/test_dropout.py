@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from layer_checks import normal
+from layer_checks import assert_refused_as_torch, normal
 from minigrad import nn
 from minigrad.nn import functional as F
 
@@ -176,4 +176,10 @@ def test_dropout_reprs_are_torchs(name):
     assert repr(getattr(nn, name)(0.25)) == repr(getattr(torch.nn, name)(0.25))
     assert repr(getattr(nn, name)(0.5, inplace=True)) == repr(
         getattr(torch.nn, name)(0.5, inplace=True)
+    )
+
+
+def test_dropout2d_with_p_above_1_is_refused_naming_it():
+    assert_refused_as_torch(
+        lambda L: L.nn.Dropout2d(2.0), ValueError, r"p must be in \[0, 1\]; got 2.0"
     )

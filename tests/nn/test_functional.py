@@ -1,7 +1,8 @@
 """nn.functional against torch.nn.functional: one table of calls, each run forward and backward
 in both libraries over hypothesis-drawn shapes (0-d, empty dims) in float32 and float64; where
 torch refuses an input, minigrad must refuse it too. Then the pieces with their own rules:
-one_hot, pad's modes and errors, normalize at zero, in-place variants, softmax's implicit dim.
+one_hot, normalize at zero and for every p, in-place variants, softmax's implicit dim (pad's
+modes and errors: tests/ops/test_padding.py).
 """
 
 import warnings
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
+from parity import assert_close
 
 torch = pytest.importorskip("torch")
 
@@ -160,44 +162,6 @@ def test_gradcheck_float64(name):
     assert mg.gradcheck(lambda x: CASES[name][0](MINIGRAD, x), [x])
 
 
-# -- pad ----------------------------------------------------------------------------------------
-
-
-def test_pad_counts_from_the_last_dim_and_fills_with_value():
-    x = mg.tensor(np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(
-        F.pad(x, (1, 0, 0, 1), value=-1).numpy(), [[-1, 0, 1, 2], [-1, 3, 4, 5], [-1, -1, -1, -1]]
-    )
-    np.testing.assert_array_equal(F.pad(x, (-1, -1)).numpy(), [[1], [4]])
-    assert F.pad(x, ()).shape == (2, 3)
-    integers = F.pad(mg.tensor([[1, 2]]), (1, 1), value=2.5)
-    assert integers.dtype == np.int64 and integers.tolist() == [[2, 1, 2, 2]]  # torch truncates too
-    np.testing.assert_array_equal(F.pad(x, (2, 1), mode="reflect").numpy()[0], [2, 1, 0, 1, 2, 1])
-    np.testing.assert_array_equal(F.pad(x, (2, 1), mode="replicate").numpy()[0], [0, 0, 0, 1, 2, 2])
-    np.testing.assert_array_equal(F.pad(x, (2, 1), mode="circular").numpy()[0], [1, 2, 0, 1, 2, 0])
-
-
-@pytest.mark.parametrize(
-    "pad, mode, kwargs, error",
-    [
-        ((1,), "constant", {}, ValueError),  # odd length
-        ((1, 1, 1, 1, 1, 1), "constant", {}, ValueError),  # more dims than the input has
-        ((1.5, 1), "constant", {}, TypeError),  # not ints
-        ((-2, -2), "constant", {}, ValueError),  # crops below nothing
-        ((3, 1), "reflect", {}, ValueError),  # reflect needs pad < size
-        ((4, 0), "circular", {}, ValueError),  # circular wraps at most once
-        ((1, 1), "reflect", {"value": 1.0}, ValueError),  # only constant takes a value
-        ((1, 1), "mirror", {}, (ValueError, NotImplementedError)),  # unknown mode
-    ],
-)
-def test_pad_refuses_what_torch_refuses(pad, mode, kwargs, error):
-    array = np.zeros((2, 3), np.float32)
-    with pytest.raises(error):
-        F.pad(mg.tensor(array), pad, mode=mode, **kwargs)
-    with pytest.raises((RuntimeError, TypeError, ValueError, NotImplementedError)):
-        torch.nn.functional.pad(torch.tensor(array), pad, mode=mode, **kwargs)
-
-
 # -- one_hot, normalize, softmax's dim --------------------------------------------------------
 
 
@@ -238,6 +202,21 @@ def test_normalize_of_a_zero_vector_is_zero_with_torch_gradient():
     np.testing.assert_allclose(x.grad.numpy(), reference.grad.numpy(), rtol=1e-6)  # 1 / eps
     with pytest.raises(TypeError, match="float"):
         F.normalize(mg.tensor([[1, 2]]))
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5, float("inf"), 0, -1, -2, float("-inf")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normalize_for_every_p_torch_takes(p, dtype):
+    """Rows with zeros and an all-zero row: the eps floor is on the norm, as torch puts it."""
+    x = np.array([[1.0, -2.0, 0.5], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0], [1e-3, 2.0, -4.0]], dtype)
+    weights = np.arange(12.0, dtype=dtype).reshape(4, 3)
+    leaf, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ours, expected = F.normalize(leaf, p=p, dim=1), torch.nn.functional.normalize(theirs, p=p)
+    (ours * mg.tensor(weights)).sum().backward()
+    (expected * torch.tensor(weights)).sum().backward()
+    tolerance = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    assert_close(ours, expected, tolerance, scaled=True)
+    assert_close(leaf.grad, theirs.grad, tolerance, scaled=True)
 
 
 @pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 3, 4), (2, 3, 2, 2)])

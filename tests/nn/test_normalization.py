@@ -15,12 +15,15 @@ from layer_checks import (
     GRAD_TOL,
     TF,
     TOL,
+    assert_refused_as_torch,
     check_layer,
     copy_to_torch,
+    floats,
     normal,
     weighting,
 )
 from minigrad import nn
+from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
 from parity import (
     DTYPE_IDS,
@@ -418,3 +421,59 @@ def test_layer_norm_bad_normalized_shape(bad):
     else:
         with pytest.raises((ValueError, RuntimeError)):
             nn.LayerNorm(bad)(mg.zeros(2, 3))
+
+
+# name -> (call(library), our error class, a pattern our message matches: what was expected and
+# given)
+BAD_INPUTS = {
+    "GroupNorm: channels not divisible by groups": (
+        lambda L: L.nn.GroupNorm(4, 6),
+        ArgumentError,
+        r"num_channels \(6\) must be divisible by num_groups \(4\)",
+    ),
+    "group_norm: channels not divisible by groups": (
+        lambda L: L.F.group_norm(L.tensor(floats(2, 6, 3)), 4),
+        ShapeError,
+        r"divides the 6 channels .*\(2, 6, 3\).*got num_groups=4",
+    ),
+    "group_norm: 1-D input": (
+        lambda L: L.F.group_norm(L.tensor(floats(6)), 2),
+        ShapeError,
+        r"at least 2 dims .*got input of shape \(6,\)",
+    ),
+    "GroupNorm: input with other channels": (
+        lambda L: L.nn.GroupNorm(2, 4)(L.tensor(floats(2, 6, 3))),
+        ShapeError,
+        r"expected weight of shape \(6,\) .*got \(4,\)",
+    ),
+    "InstanceNorm1d: 4-D input": (
+        lambda L: L.nn.InstanceNorm1d(3)(L.tensor(floats(2, 3, 4, 5))),
+        ShapeError,
+        r"expected a 2-D \(C, \.\.\.\) or 3-D \(N, C, \.\.\.\) input; got \(2, 3, 4, 5\)",
+    ),
+    "InstanceNorm2d: 2-D input": (
+        lambda L: L.nn.InstanceNorm2d(3)(L.tensor(floats(3, 4))),
+        ShapeError,
+        r"3-D .* or 4-D .*got \(3, 4\)",
+    ),
+    "InstanceNorm1d: affine, other channels": (
+        lambda L: L.nn.InstanceNorm1d(3, affine=True)(L.tensor(floats(2, 4, 5))),
+        ShapeError,
+        r"size at dim=1 to match num_features \(3\); got input of shape \(2, 4, 5\)",
+    ),
+    "instance_norm: one value per plane": (
+        lambda L: L.F.instance_norm(L.tensor(floats(2, 3, 1))),
+        ShapeError,
+        r"more than 1 spatial element when training; got input of shape \(2, 3, 1\)",
+    ),
+    "local_response_norm: 2-D input": (
+        lambda L: L.F.local_response_norm(L.tensor(floats(2, 3)), 2),
+        ShapeError,
+        r"at least 3 dims .*got input of shape \(2, 3\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_inputs_raise_clear_runtime_errors(case):
+    assert_refused_as_torch(*BAD_INPUTS[case])

@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 import minigrad as mg
 from minigrad.errors import DTypeError, ShapeError
 from op_checks import FAST, check_against_torch, check_gradient, inf, nan, rand, value, values
+from parity import assert_close, raises_like_torch
 
 torch = pytest.importorskip("torch")
 
@@ -384,3 +385,49 @@ def test_gradient_reaches_a_float64_scalar_tensor_through_a_float32_result():
     assert (x * s).dtype == np.float32 and s.grad.dtype == np.float64
     np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy())
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_atan2_at_the_origin_has_gradient_zero_as_in_torch():
+    y, x = np.array([0.0, 0.0, 1.0, -2.0]), np.array([0.0, 1.0, 0.0, 3.0])
+    ours = [mg.tensor(v, requires_grad=True) for v in (y, x)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (y, x)]
+    mg.atan2(*ours).sum().backward()
+    torch.atan2(*theirs).sum().backward()
+    for a, b in zip(ours, theirs):
+        assert_close(a.grad, b.grad)
+
+
+@pytest.mark.parametrize(
+    "name, ours, theirs, words",
+    [
+        (
+            "integer floor_divide by zero",
+            lambda: mg.tensor([1, 2]) // 0,
+            lambda: torch.tensor([1, 2]) // 0,
+            ["division by zero"],
+        ),
+        (
+            "integer floor_divide by a zero element",
+            lambda: mg.floor_divide(mg.tensor([1, 2]), mg.tensor([0, 1])),
+            lambda: torch.floor_divide(torch.tensor([1, 2]), torch.tensor([0, 1])),
+            ["division by zero"],
+        ),
+        (
+            "integer remainder by zero",
+            lambda: mg.remainder(mg.tensor([1, 2]), 0),
+            lambda: torch.remainder(torch.tensor([1, 2]), 0),
+            ["division by zero"],
+        ),
+        (
+            "integer fmod by a zero element",
+            lambda: mg.fmod(mg.tensor([1, 2]), mg.tensor([0, 1])),
+            lambda: torch.fmod(torch.tensor([1, 2]), torch.tensor([0, 1])),
+            ["division by zero"],
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_bad_arguments_get_minigrads_own_message(name, ours, theirs, words):
+    """minigrad's own message, not numpy's or Python's."""
+    error = raises_like_torch(ours, theirs, must_mention=words)
+    assert type(error).__module__ in ("builtins", "minigrad.errors"), name

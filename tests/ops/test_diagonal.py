@@ -8,7 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from parity import R, check
+from minigrad.errors import ArgumentError, DTypeError, DimError
+from op_checks import assert_clear_error, check_gradient
+from parity import I, R, check
 
 torch = pytest.importorskip("torch")
 
@@ -45,3 +47,77 @@ def test_diagonal_and_unfold_match_torch_for_any_shape(shape, offset, dims, data
     size = data.draw(st.integers(0, shape[dim]))
     step = data.draw(st.integers(1, 3))
     check(lambda B, x: x.unfold(dim, size, step), array)
+
+
+# -- tables: against torch (parity.check), float64 gradchecks, the errors of bad arguments --
+
+
+# name -> (call(B, *tensors), arrays): values, dtypes and the gradients of float inputs
+TORCH_CASES = {
+    "diag of a vector": (lambda B, x: B.diag(x), [R(3)]),
+    "diag of a vector offset 2": (lambda B, x: x.diag(2), [R(3)]),
+    "diag of a vector offset -1": (lambda B, x: B.diag(x, -1), [R(3)]),
+    "diag of a matrix": (lambda B, x: B.diag(x), [R(3, 4)]),
+    "diag of a matrix offset 1": (lambda B, x: B.diag(x, 1), [R(3, 4)]),
+    "diag of a matrix offset -2": (lambda B, x: x.diag(-2), [R(3, 4)]),
+    "diag of a matrix offset past it": (lambda B, x: B.diag(x, 5), [R(3, 4)]),
+    "diag of an empty vector": (lambda B, x: B.diag(x), [R(0)]),
+    "diag of ints": (lambda B, x: B.diag(x), [I(1, 2, 3)]),
+    "diagonal": (lambda B, x: B.diagonal(x), [R(3, 4)]),
+    "diagonal offset, dims": (lambda B, x: x.diagonal(1, 2, 0), [R(3, 4, 5)]),
+    "diagonal negative dims": (lambda B, x: B.diagonal(x, -1, -1, -2), [R(2, 3, 4)]),
+    "diagonal then sum": (lambda B, x: B.diagonal(x, 0, 0, 1).sum(-1), [R(3, 3, 2)]),
+    "diag_embed": (lambda B, x: B.diag_embed(x), [R(2, 3)]),
+    "diag_embed offset, dims": (lambda B, x: x.diag_embed(1, 0, 2), [R(2, 3)]),
+    "diag_embed negative offset": (lambda B, x: B.diag_embed(x, -2, -1, 0), [R(2, 3)]),
+    "tril_indices": (lambda B: B.tril_indices(4, 3), []),
+    "tril_indices offset": (lambda B: B.tril_indices(3, 5, 1), []),
+    "triu_indices offset": (lambda B: B.triu_indices(4, 3, -1), []),
+    "triu_indices empty": (lambda B: B.triu_indices(0, 3), []),
+    "tril_indices int32": (lambda B: B.tril_indices(3, 3, dtype=B.int32), []),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(TORCH_CASES))
+def test_matches_torch(name, dtype):
+    call, arrays = TORCH_CASES[name]
+    check(call, *arrays, dtype=dtype)
+
+
+GRADCHECK = {
+    "diagonal": (lambda x: mg.diagonal(x, 1, 0, 2), [R(3, 2, 4)]),
+    "diag_embed": (lambda x: mg.diag_embed(x, -1, 0, 2), [R(2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADCHECK))
+def test_gradcheck_in_float64(name):
+    call, arrays = GRADCHECK[name]
+    check_gradient(call, *arrays)
+
+
+# name -> (call, the error, a fragment of its message)
+BAD_ARGUMENTS = {
+    "diag of a 3-d tensor": (lambda: mg.diag(mg.zeros(2, 2, 2)), DimError, "(2, 2, 2)"),
+    "diagonal of a vector": (lambda: mg.diagonal(mg.zeros(3)), DimError, "(3,)"),
+    "diagonal with the same dim twice": (
+        lambda: mg.diagonal(mg.zeros(3, 3), 0, 1, -1),
+        DimError,
+        "both are 1",
+    ),
+    "diagonal dim out of range": (lambda: mg.diagonal(mg.zeros(3, 3), 0, 0, 2), DimError, "dim 2"),
+    "diag_embed of a 0-d tensor": (lambda: mg.diag_embed(mg.tensor(1.0)), DimError, "0-d"),
+    "tril_indices negative rows": (lambda: mg.tril_indices(-1, 3), ArgumentError, "row=-1"),
+    "triu_indices float dtype": (
+        lambda: mg.triu_indices(3, 3, dtype=mg.float32),
+        DTypeError,
+        "float32",
+    ),
+    "tril_indices float size": (lambda: mg.tril_indices(2.5, 3), TypeError, "2.5"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ARGUMENTS))
+def test_bad_arguments_raise_clear_errors(name):
+    assert_clear_error(*BAD_ARGUMENTS[name])

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from layer_checks import assert_refused_as_torch, floats
 from minigrad import nn
+from minigrad.errors import ArgumentError, ShapeError
 from op_checks import check_gradient, rand
 
 torch = pytest.importorskip("torch")
@@ -78,3 +80,34 @@ def test_dropout_with_p_one_drops_everything_as_in_torch():
     np.testing.assert_array_equal(nn.Dropout(1.0)(mg.ones(4)).numpy(), np.zeros(4))
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         nn.Dropout(1.5)
+
+
+# name -> (call(library), our error class, a pattern our message matches: what was expected and
+# given)
+BAD_INPUTS = {
+    "dropout1d: 4-D input": (
+        lambda L: L.F.dropout1d(L.tensor(floats(2, 3, 4, 5))),
+        ShapeError,
+        r"2-D \(C, L\) or 3-D \(N, C, L\) input; got \(2, 3, 4, 5\)",
+    ),
+    "dropout2d: p above 1": (
+        lambda L: L.F.dropout2d(L.tensor(floats(2, 3, 4, 5)), 1.5),
+        ArgumentError,
+        r"between 0 and 1; got 1.5",
+    ),
+    "alpha_dropout: negative p": (
+        lambda L: L.F.alpha_dropout(L.tensor(floats(4)), -0.1, True),
+        ArgumentError,
+        r"between 0 and 1; got -0.1",
+    ),
+    "feature_alpha_dropout: 1-D input": (
+        lambda L: L.F.feature_alpha_dropout(L.tensor(floats(4)), 0.5, True),
+        ShapeError,
+        r"batch and a channel dim \(N, C, \.\.\.\); got input of shape \(4,\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_inputs_raise_clear_runtime_errors(case):
+    assert_refused_as_torch(*BAD_INPUTS[case])

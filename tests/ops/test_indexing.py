@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from op_checks import check_gradient, rand, value
+from minigrad.errors import DTypeError
+from op_checks import assert_clear_error, check_gradient, rand, value
+from parity import R, assert_close, check, raises_like_torch
 
 INDEXES = [
     ("int", 1),
@@ -166,3 +168,74 @@ def test_scatter_in_place_and_top_p_sampling_as_torch_code_writes_it():
         ours.scatter(1, mg.tensor(index))
     with pytest.raises(mg.errors.ShapeError, match="index of shape"):
         ours.scatter(1, mg.tensor(np.zeros((3, 2, 1), np.int64)), value=1.0)
+
+
+def test_a_tuple_inside_an_index_is_a_sequence_as_a_list_is():
+    torch = pytest.importorskip("torch")
+    x = np.arange(2 * 3 * 4 * 5 * 6 * 7, dtype=np.float32).reshape(2, 3, 4, 5, 6, 7)
+    for index in [
+        (1, (2, 1, 0), None, [0, 1, 2], (2, 1, 0), slice(None)),
+        (1, (2, 1, 0), None, slice(1, 3), (2, 1, 0), 2),
+        (0, (1,), Ellipsis, (3, 0)),
+    ]:
+        leaf = mg.tensor(x, requires_grad=True)
+        theirs = torch.tensor(x, requires_grad=True)
+        ours, expected = leaf[index], theirs[index]
+        assert_close(ours, expected, what=str(index))
+        upstream = np.random.default_rng(0).standard_normal(tuple(expected.shape))
+        ours.backward(mg.tensor(upstream.astype(np.float32)))
+        expected.backward(torch.tensor(upstream, dtype=torch.float32))
+        assert_close(leaf.grad, theirs.grad, what=f"gradient of {index}")
+
+
+@pytest.mark.parametrize("value", [1.0, 0.0])
+def test_a_0d_float_tensor_is_no_index(value):
+    torch = pytest.importorskip("torch")
+    raises_like_torch(
+        lambda: mg.arange(5)[mg.tensor(value)],
+        lambda: torch.arange(5)[torch.tensor(value)],
+        must_mention=["float32"],
+    )
+
+
+# -- tables: against torch (parity.check), float64 gradchecks, the errors of bad arguments --
+
+
+# name -> (call(B, *tensors), arrays): values, dtypes and the gradients of float inputs
+TORCH_CASES = {
+    "take": (lambda B, x: B.take(x, B.tensor([[0, -1], [5, 2]])), [R(2, 3)]),
+    "take repeated": (lambda B, x: x.take(B.tensor([1, 1, 1])), [R(4)]),
+    "take empty index": (lambda B, x: B.take(x, B.tensor([], dtype=B.int64)), [R(4)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(TORCH_CASES))
+def test_matches_torch(name, dtype):
+    call, arrays = TORCH_CASES[name]
+    check(call, *arrays, dtype=dtype)
+
+
+GRADCHECK = {"take": (lambda x: mg.take(x, mg.tensor([0, 0, -1, 3])), [R(2, 2)])}
+
+
+@pytest.mark.parametrize("name", list(GRADCHECK))
+def test_gradcheck_in_float64(name):
+    call, arrays = GRADCHECK[name]
+    check_gradient(call, *arrays)
+
+
+# name -> (call, the error, a fragment of its message)
+BAD_ARGUMENTS = {
+    "take with a float index": (
+        lambda: mg.take(mg.zeros(3), mg.tensor([0.0])),
+        DTypeError,
+        "float32",
+    ),
+    "take out of range": (lambda: mg.take(mg.zeros(3), mg.tensor([3])), IndexError, "[-3, 3)"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ARGUMENTS))
+def test_bad_arguments_raise_clear_errors(name):
+    assert_clear_error(*BAD_ARGUMENTS[name])

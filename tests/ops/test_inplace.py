@@ -6,6 +6,8 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
+from minigrad.errors import ArgumentError, DTypeError, ShapeError
+from op_checks import assert_clear_error
 from parity import R
 
 torch = pytest.importorskip("torch")
@@ -492,3 +494,40 @@ def test_in_place_unary_methods_match_torch(name, domain):
         results.append((np.asarray(x.detach()), np.asarray(base.grad)))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+
+
+def test_writing_into_an_expanded_view_says_what_to_do():
+    expanded = mg.zeros(2).expand(3, 2)
+    with pytest.raises(RuntimeError, match="read-only.*clone"):
+        expanded[0] = 7
+
+
+# -- tables: against torch (parity.check), float64 gradchecks, the errors of bad arguments --
+
+
+# name -> (call, the error, a fragment of its message)
+BAD_ARGUMENTS = {
+    "uniform_ of ints": (lambda: mg.zeros(3, dtype=mg.int64).uniform_(), DTypeError, "int64"),
+    "uniform_ from > to": (lambda: mg.zeros(3).uniform_(2, 1), ArgumentError, "from=2, to=1"),
+    "normal_ negative std": (lambda: mg.zeros(3).normal_(0, -1), ArgumentError, "-1"),
+    "normal_ tensor mean": (lambda: mg.zeros(3).normal_(mg.zeros(3)), TypeError, "Tensor"),
+    "exponential_ rate 0": (lambda: mg.zeros(3).exponential_(0), ArgumentError, "positive"),
+    "bernoulli_ p above 1": (lambda: mg.zeros(3).bernoulli_(1.5), ArgumentError, "1.5"),
+    "bernoulli_ p of another shape": (
+        lambda: mg.zeros(3).bernoulli_(mg.zeros(2)),
+        ShapeError,
+        "(2,)",
+    ),
+    "random_ from >= to": (lambda: mg.zeros(3).random_(4, 4), ArgumentError, "from=4, to=4"),
+    "random_ float bound": (lambda: mg.zeros(3).random_(0.5), TypeError, "0.5"),
+    "randint_like low >= high": (
+        lambda: mg.randint_like(mg.zeros(3), 5, 1),
+        ArgumentError,
+        "low=5, high=1",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ARGUMENTS))
+def test_bad_arguments_raise_clear_errors(name):
+    assert_clear_error(*BAD_ARGUMENTS[name])

@@ -14,7 +14,7 @@ from layer_checks import FUNCTIONAL, normal
 from minigrad import nn
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
-from parity import DTYPES, assert_runs_match, run_both
+from parity import DTYPES, assert_close, assert_runs_match, run_both
 
 torch = pytest.importorskip(
     "torch"
@@ -354,3 +354,21 @@ def test_a_small_image_classifier_trains_as_torch():
         np.testing.assert_allclose(
             ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-10, atol=1e-12, err_msg=key
         )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_max_pool2d_takes_integer_inputs_as_torch_does(dtype):
+    rng = np.random.default_rng(0)
+    for trial in range(12):
+        x = rng.integers(0, 5 if trial % 2 else 200, size=(2, 3, 7, 6)).astype(dtype)
+        kernel = int(rng.integers(1, 4))
+        settings = dict(
+            stride=int(rng.integers(1, 3)),
+            padding=int(rng.integers(0, kernel // 2 + 1)),
+            ceil_mode=trial % 3 == 0,
+            return_indices=True,
+        )
+        ours = F.max_pool2d(mg.tensor(x), kernel, **settings)
+        theirs = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, **settings)
+        assert_close(ours[0], theirs[0], same_dtype=True)
+        assert_close(ours[1], theirs[1], same_dtype=True)

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
-from op_checks import FAST, check_gradient, rand, value
+from minigrad.errors import ArgumentError, DimError, ShapeError
+from op_checks import FAST, assert_clear_error, check_gradient, rand, value
+from parity import R, check
 
 SHAPE_OPS = [
     ("reshape", lambda t: t.reshape(4, 6), lambda a: a.reshape(4, 6)),
@@ -117,3 +119,79 @@ def test_mT_and_type_match_torch():
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
     assert ours.type() == "float32" and ours.type(mg.float64).dtype == np.float64
     assert ours.type(mg.int64).numpy().tolist() == theirs.type(torch.int64).tolist()
+
+
+# -- tables: against torch (parity.check), float64 gradchecks, the errors of bad arguments --
+
+
+# name -> (call(B, *tensors), arrays): values, dtypes and the gradients of float inputs
+TORCH_CASES = {
+    "broadcast_to (3,1)->(2,3,4)": (lambda B, x: B.broadcast_to(x, (2, 3, 4)), [R(3, 1)]),
+    "broadcast_to -1": (lambda B, x: x.broadcast_to(-1, 4), [R(3, 1)]),
+    "broadcast_to empty": (lambda B, x: B.broadcast_to(x, (2, 0, 3)), [R(0, 1)]),
+    "ravel of a transpose": (lambda B, x: x.t().ravel(), [R(3, 4)]),
+    "ravel 0-d": (lambda B, x: B.ravel(x), [R()]),
+    "fliplr": (lambda B, x: B.fliplr(x), [R(3, 4, 2)]),
+    "flipud": (lambda B, x: x.flipud(), [R(3)]),
+    "rot90 k=1": (lambda B, x: B.rot90(x), [R(2, 3)]),
+    "rot90 k=2": (lambda B, x: B.rot90(x, 2), [R(2, 3)]),
+    "rot90 k=-1 dims (2, 0)": (lambda B, x: x.rot90(-1, (2, 0)), [R(2, 3, 4)]),
+    "rot90 k=7": (lambda B, x: B.rot90(x, 7, [1, 2]), [R(2, 3, 4)]),
+    "rot90 k=0": (lambda B, x: B.rot90(x, 0), [R(2, 3)]),
+    "unfold": (lambda B, x: x.unfold(0, 2, 1), [R(5)]),
+    "unfold step > size": (lambda B, x: x.unfold(1, 2, 3), [R(2, 7, 2)]),
+    "unfold negative dim, whole dim": (lambda B, x: x.unfold(-1, 4, 2), [R(3, 4)]),
+    "unfold size 0": (lambda B, x: x.unfold(0, 0, 1), [R(3)]),
+    "unfold 0-d": (lambda B, x: x.unfold(0, 1, 1), [R()]),
+    "select": (lambda B, x: B.select(x, 1, -1), [R(2, 3, 4)]),
+    "swapdims": (lambda B, x: B.swapdims(x, 0, -1), [R(2, 3, 4)]),
+    "moveaxis": (lambda B, x: B.moveaxis(x, (0, 1), (-1, 0)), [R(2, 3, 4)]),
+    "unflatten": (lambda B, x: x.unflatten(1, (2, -1)), [R(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(TORCH_CASES))
+def test_matches_torch(name, dtype):
+    call, arrays = TORCH_CASES[name]
+    check(call, *arrays, dtype=dtype)
+
+
+GRADCHECK = {
+    "unfold": (lambda x: x.unfold(1, 3, 2), [R(2, 7)]),
+    "rot90": (lambda x: mg.rot90(x, 3, (1, 0)), [R(2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADCHECK))
+def test_gradcheck_in_float64(name):
+    call, arrays = GRADCHECK[name]
+    check_gradient(call, *arrays)
+
+
+# name -> (call, the error, a fragment of its message)
+BAD_ARGUMENTS = {
+    "broadcast_to a smaller shape": (
+        lambda: mg.broadcast_to(mg.zeros(2, 3), (3,)),
+        ShapeError,
+        "(2, 3)",
+    ),
+    "fliplr of a vector": (lambda: mg.fliplr(mg.zeros(3)), DimError, "(3,)"),
+    "flipud of a 0-d tensor": (lambda: mg.flipud(mg.tensor(1.0)), DimError, "0-d"),
+    "rot90 of a vector": (lambda: mg.rot90(mg.zeros(3)), DimError, "(3,)"),
+    "rot90 with one dim": (lambda: mg.rot90(mg.zeros(2, 2), 1, (0,)), ArgumentError, "(0,)"),
+    "rot90 with the same dim twice": (
+        lambda: mg.rot90(mg.zeros(2, 2), 1, (0, -2)),
+        DimError,
+        "(0, -2)",
+    ),
+    "rot90 with a float k": (lambda: mg.rot90(mg.zeros(2, 2), 1.5), TypeError, "1.5"),
+    "unfold window too long": (lambda: mg.zeros(3).unfold(0, 4, 1), ArgumentError, "size 4"),
+    "unfold step 0": (lambda: mg.zeros(3).unfold(0, 2, 0), ArgumentError, "step 0"),
+    "unfold dim out of range": (lambda: mg.zeros(3).unfold(1, 2, 1), DimError, "dim 1"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ARGUMENTS))
+def test_bad_arguments_raise_clear_errors(name):
+    assert_clear_error(*BAD_ARGUMENTS[name])

@@ -7,6 +7,7 @@ import pytest
 
 import minigrad as mg
 from op_checks import check_against_torch, nan, values
+from parity import assert_close
 
 torch = pytest.importorskip("torch")
 
@@ -65,3 +66,13 @@ def test_logit_eps(eps, dtype):
     check_against_torch(
         lambda x: x.logit(eps), lambda x: x.logit(eps), [values(0.05, 0.95, (4,), dtype)], dtype
     )
+
+
+def test_xlogy_gradient_in_x_is_log_y_also_where_x_is_zero():
+    x, y = np.array([0.0, 0.0, 1.0, 0.0, 2.0]), np.array([2.0, 0.0, 3.0, -1.0, 0.5])
+    ours = [mg.tensor(v, requires_grad=True) for v in (x, y)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (x, y)]
+    mg.xlogy(*ours).sum().backward()
+    torch.xlogy(*theirs).sum().backward()
+    for a, b in zip(ours, theirs):
+        assert_close(a.grad, b.grad)

@@ -17,6 +17,7 @@ from op_checks import (
     value,
     values,
 )
+from parity import assert_close, raises_like_torch
 
 torch = pytest.importorskip("torch")
 
@@ -129,3 +130,28 @@ def test_unary_gradcheck(name, low, high):
     assert mg.gradcheck(
         getattr(mg, name), [values(low, high, (2, 3), "float64", seed=3)], atol=1e-6, rtol=1e-5
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sinc_has_a_finite_gradient_next_to_zero(dtype):
+    x = np.array([0.0, 1e-31, -1e-35, 1e-20, 1e-8, 1e-4, 0.3, -2.5], dtype)
+    if dtype == np.float64:
+        x = np.concatenate([x, [1e-300, 1e-170]])
+    leaf, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    mg.sinc(leaf).sum().backward()
+    torch.sinc(theirs).sum().backward()
+    assert np.isfinite(leaf.grad.numpy()).all()
+    assert_close(leaf.grad, theirs.grad, dict(rtol=1e-5, atol=1e-7))
+
+
+def test_the_sign_of_a_bool_tensor_is_itself_as_in_torch():
+    assert_close(mg.sign(mg.tensor([True, False])), torch.sign(torch.tensor([True, False])))
+
+
+def test_floor_of_a_bool_tensor_gets_minigrads_own_message():
+    error = raises_like_torch(
+        lambda: mg.floor(mg.tensor([True, False])),
+        lambda: torch.floor(torch.tensor([True, False])),
+        must_mention=["bool"],
+    )
+    assert type(error).__module__ in ("builtins", "minigrad.errors")

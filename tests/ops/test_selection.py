@@ -103,3 +103,19 @@ def test_topk_gradient_reaches_the_chosen_elements():
 def test_topk_of_an_empty_batch():
     got = mg.zeros(0, 64).topk(2)
     assert got.values.shape == (0, 2) and got.indices.shape == (0, 2)
+
+
+def test_topk_ties_go_to_the_lowest_index():
+    """docs/coming-from-pytorch.md promises ties to the lowest index (torch leaves them open)."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x = rng.integers(0, 3, size=(4, 9)).astype(np.float32)
+        if rng.random() < 0.3:
+            x[0, 3] = np.nan  # NaN counts as the largest, as in torch
+        k = int(rng.integers(0, 10))
+        key = np.where(np.isnan(x), np.inf, x)
+        for largest in (True, False):
+            got = mg.tensor(x).topk(k, largest=largest)
+            expected = np.argsort(-key if largest else key, axis=1, kind="stable")[:, :k]
+            np.testing.assert_array_equal(got.indices.numpy(), expected)
+            np.testing.assert_array_equal(got.values.numpy(), np.take_along_axis(x, expected, 1))
