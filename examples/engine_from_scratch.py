@@ -5,11 +5,14 @@ made it) and its `backward` (the walk), `topological_order`, `Function` (forward
 side by side; the node is the `ctx` they share), the ops with their derivatives, and last a
 small MLP trained on two moons: `python examples/engine_from_scratch.py`.
 
-minigrad has the same shape, with more in it (dtypes, views, version checks, hooks):
-- Tensor and Function: minigrad/tensor.py (`Function.apply` records the node);
-- the walk and `sum_to`: minigrad/autograd.py;
+minigrad's engine (minigrad/engine/) has the same shape, file for file, with more in it
+(dtypes, views, version checks, hooks):
+- `Tensor`: engine/tensor.py; `Function` (`apply` records the node): engine/function.py;
+- `topological_order`, `sum_to` and the walk in `Tensor.backward`: engine/walk.py, which hands
+  the gradients reaching leaves to engine/grad_sinks.py (here: `leaf.grad += ...`);
 - the ops: minigrad/ops/, one family per file, each op a Function subclass like these and a
-  function declared once with `@op` (ops/registry.py), which makes it a Tensor method too.
+  function declared once with `@op` (ops/registry.py), which makes it a Tensor method too
+  (ops/unary.py writes out Exp and Tanh as these do).
 tests/examples/test_engine_from_scratch.py checks the gradients here against minigrad's.
 """
 

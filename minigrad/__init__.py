@@ -13,11 +13,12 @@ source is the repository's top-level nn/ folder) is loaded on first use.
 
 import importlib
 
+from . import tensor_api  # noqa: F401  (the rest of Tensor's API, attached to the class)
 from . import accelerator, amp, backends, cuda, dtypes, ops, optim, parallel, utils, viz
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .amp import autocast, bfloat16, float16, half
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .grad_mode import is_inference_mode_enabled
+from .engine.grad_mode import is_inference_mode_enabled
 from .creation import (
     arange,
     as_tensor,
@@ -61,7 +62,8 @@ from .io import load, load_safetensors, save, save_safetensors
 from .device import device
 from .ops import registry as _registry
 from .random import Generator, default_generator, manual_seed
-from .tensor import Function, Parameter, Tensor
+from .engine import Function, Tensor
+from .parameter import Parameter
 
 __version__ = "0.1.0"
 

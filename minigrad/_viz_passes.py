@@ -9,7 +9,8 @@ import gc
 
 import numpy as np
 
-from .tensor import Function, Parameter, Tensor
+from .engine import Function, Tensor
+from .parameter import Parameter
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ import numpy as np
 from . import dtypes
 from .device import DEVICE_TYPES
 from .errors import ArgumentError, DTypeError
-from .grad_mode import no_grad
+from .engine.grad_mode import no_grad
 
 
 class MissingDType:

@@ -1,151 +1,21 @@
-"""The backward walk: the second file of the engine (read tensor.py first).
+"""torch.autograd's functions: `grad`, `backward`, and the grad-mode names.
 
-`Tensor.backward()` calls `backward_from`, which calls `walk`: visit the graph's nodes in
-reverse topological order (`graph_nodes`), call each node's backward with the gradients of its
-outputs, undo broadcasting with `sum_to`, and pass each input's gradient on to the node that made
-it. What becomes of the gradients that reach leaves is the one separate step, a delivery
-(delivery.py): `.grad` for `backward()`, the chosen tensors for `grad()`.
-
-This module also has torch.autograd's functions `grad` and `backward`, and its grad-mode names
-(`no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode`: grad_mode.py).
+The engine (minigrad/engine/) does the work. `grad` walks the graph into a `CaptureGrads` sink
+(defined here: the chosen tensors' gradients, no `.grad` touched), `backward` into the
+engine's `AccumulateGrads` (the `.grad` of leaves). The grad-mode switches are the engine's
+grad_mode.py, under their torch.autograd names; `graph_nodes` and `sum_to` are the walk's.
 """
 
 import numpy as np
 
-from . import delivery
+from .engine import Tensor, grad_sinks, walk
+from .engine.grad_mode import enable_grad, inference_mode, is_grad_enabled, module_frame
+from .engine.grad_mode import module_scope, no_grad, set_grad_enabled
+from .engine.walk import graph_nodes, sum_to
 from .errors import ShapeError
-from .grad_mode import (  # torch.autograd's names of them
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    module_frame,
-    module_scope,
-    no_grad,
-    set_grad_enabled,
-)
-from .tensor import Tensor
 
-__all__ = [
-    "backward",
-    "enable_grad",
-    "grad",
-    "inference_mode",
-    "is_grad_enabled",
-    "no_grad",
-    "set_grad_enabled",
-    "module_frame",
-    "module_scope",
-    "graph_nodes",
-    "sum_to",
-]
-
-
-def sum_to(grad, shape):
-    """Sum `grad` down to `shape`, undoing numpy broadcasting (the one place this is done)."""
-    if grad.shape == tuple(shape):
-        return grad
-    extra = grad.ndim - len(shape)
-    axes = tuple(range(extra)) + tuple(
-        i + extra for i, size in enumerate(shape) if size == 1 and grad.shape[i + extra] != 1
-    )
-    grad = grad.sum(axis=axes, keepdims=True)
-    return grad.reshape(shape)
-
-
-def graph_nodes(*roots):
-    """The nodes that made `roots` (nodes), each after the nodes that made its inputs.
-
-    Iterative depth-first search (an LSTM over 256 steps makes graphs thousands deep); the
-    order depends only on how the graph was built, so it repeats from run to run.
-    """
-    order, visited = [], set()
-    for root in roots:
-        if id(root) in visited:
-            continue
-        visited.add(id(root))
-        stack = [(root, iter(root.input_edges))]
-        while stack:
-            node, edges = stack[-1]
-            for child, _ in edges:
-                if child is not None and id(child) not in visited:
-                    visited.add(id(child))
-                    stack.append((child, iter(child.input_edges)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    return order
-
-
-def walk(roots, retain_graph, into):
-    """The backward walk from roots [(tensor with a node, gradient array)], their gradients
-    summed; `into` (a delivery.IntoGrads or delivery.ToTargets) takes the gradients that arrive,
-    and what its finish() returns is returned."""
-    pending = {}  # id(node) -> the gradient of each of its outputs, summed over their uses
-    for output, grad in roots:
-        _add(pending, output._node, output._output_index, grad)
-    starts = {id(output._node): output._node for output, _ in roots}.values()
-    for node in reversed(graph_nodes(*starts)):
-        out_grads = pending.pop(id(node), None)
-        if out_grads is None:  # unreachable from the outputs through differentiable paths
-            continue
-        out_grads = [
-            g if g is not None else np.zeros(shape, dtype)
-            for g, (shape, dtype) in zip(out_grads, node.output_meta)
-        ]
-        out_grads = into.at_node(node, out_grads)
-        in_grads = node.run_backward(out_grads, retain_graph)
-        for tensor, (child, index), needed, g in zip(
-            node.inputs, node.input_edges, node.needs_input_grad, in_grads
-        ):
-            if g is None or not needed:
-                continue
-            g = sum_to(np.asarray(g, dtype=tensor.dtype), tensor.shape)
-            if child is None:  # a leaf
-                into.at_leaf(tensor, g)
-            else:
-                into.at_made(tensor, child, g)
-                _add(pending, child, index, g)
-    return into.finish()
-
-
-def _add(pending, node, index, grad):
-    slots = pending.setdefault(id(node), [None] * len(node.output_meta))
-    slots[index] = grad if slots[index] is None else slots[index] + grad
-
-
-def backward_from(output, grad, retain_graph, into=None):
-    """Tensor.backward(grad): d(output)/d(leaf) into `.grad` of each leaf that requires grad (and
-    of retain_grad() tensors); grad: None for one number. into: IntoGrads(), or a wrapper of it."""
-    if not output._requires_grad:
-        raise RuntimeError(
-            "backward() called on a tensor that does not require grad "
-            "(no input had requires_grad=True, or it was computed under no_grad)"
-        )
-    if grad is None:
-        if output._data.size != 1:
-            raise RuntimeError(
-                f"backward() without a gradient argument needs a scalar output; got shape "
-                f"{output.shape}. Pass grad= of that shape, or reduce first (.sum())."
-            )
-        grad = np.ones_like(output._data)
-    else:
-        grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad, dtype=output.dtype)
-        if grad.shape != output.shape:
-            raise ShapeError(
-                f"backward(): gradient shape {grad.shape} does not match output shape "
-                f"{output.shape}"
-            )
-    if output._node is None:  # a leaf: d output / d output = 1
-        delivery.accumulate(output, delivery.run_hooks(output._hooks, grad))
-        return
-    if output._retains_grad:  # the output is never an input in its own graph: its grad is here
-        delivery.accumulate(output, grad)
-    walk([(output, grad)], retain_graph, into or delivery.IntoGrads())
-
-
-# ---------------------------------------------------------------------------------------
-# torch.autograd.grad and torch.autograd.backward
+__all__ = ["backward", "enable_grad", "grad", "inference_mode", "is_grad_enabled", "no_grad"]
+__all__ += ["set_grad_enabled", "module_frame", "module_scope", "graph_nodes", "sum_to"]
 
 
 def _as_tensors(values, name, op):
@@ -172,40 +42,30 @@ def _roots(outputs, grad_outputs, name):
     for position, (output, grad) in enumerate(zip(outputs, grad_outputs)):
         if not output.requires_grad:
             raise RuntimeError(
-                f"{name}: output {position} does not require grad (no input had "
-                "requires_grad=True, "
-                f"or it was computed under no_grad)"
+                f"{name}: output {position} does not require grad "
+                "(no input had requires_grad=True, or it was computed under no_grad)"
             )
         if grad is None:
             if output.numel() != 1:
                 raise RuntimeError(
                     f"{name}: output {position} has shape {output.shape}; a gradient for it is "
-                    "needed "
-                    f"(grad_outputs), only a single-number output can go without"
+                    "needed (grad_outputs), only a single-number output can go without"
                 )
             grad = np.ones(output.shape, output.dtype)
         else:
             grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad)
             if grad.shape != output.shape:
                 raise ShapeError(
-                    f"{name}: the gradient for output {position} has shape {grad.shape}; the "
-                    "output's "
-                    f"is {output.shape}"
+                    f"{name}: the gradient for output {position} has shape {grad.shape}; "
+                    f"the output's is {output.shape}"
                 )
             grad = grad.astype(output.dtype, copy=False)
         roots.append((output, grad))
     return roots
 
 
-def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
-    retain_graph=None,
-    create_graph=False,
-    allow_unused=None,
-    materialize_grads=False,
-):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):  # fmt: skip
     """torch.autograd.grad: the gradients of outputs (weighted by grad_outputs, which a
     single-number output may leave out) with respect to each of inputs, as a tuple of tensors
     without a graph. No `.grad` changes. An input the outputs do not depend on raises, unless
@@ -231,7 +91,7 @@ def grad(
                 captured[position] = g if captured[position] is None else captured[position] + g
     made = [(output, g) for output, g in roots if output._node is not None]
     if made:
-        walked = walk(made, bool(retain_graph), delivery.ToTargets(inputs))
+        walked = walk.walk(made, bool(retain_graph), CaptureGrads(inputs))
         captured = [
             w if c is None else (c if w is None else c + w) for c, w in zip(captured, walked)
         ]
@@ -240,8 +100,7 @@ def grad(
         if g is None and not (allow_unused or materialize_grads):
             raise RuntimeError(
                 f"grad: input {position} (shape {tensor.shape}) was not used to compute the "
-                "outputs; "
-                f"pass allow_unused=True to get None for it"
+                "outputs; pass allow_unused=True to get None for it"
             )
         if g is None and materialize_grads:
             g = np.zeros(tensor.shape, tensor.dtype)
@@ -260,21 +119,55 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     roots = _roots(outputs, grad_tensors, "backward")
     if inputs is not None:
         inputs = _as_tensors(inputs, "inputs", "backward")
-        for tensor, g in zip(
-            inputs,
-            grad(
-                outputs, inputs, [g for _, g in roots], retain_graph=retain_graph, allow_unused=True
-            ),
-        ):
+        weights = [g for _, g in roots]
+        grads = grad(outputs, inputs, weights, retain_graph=retain_graph, allow_unused=True)
+        for tensor, g in zip(inputs, grads):
             if g is not None:
-                delivery.accumulate(tensor, g._data, owned=True)
+                grad_sinks.accumulate(tensor, g._data, owned=True)
         return
     leaves = [(output, g) for output, g in roots if output._node is None]
     for output, g in leaves:
-        delivery.accumulate(output, delivery.run_hooks(output._hooks, g))
+        grad_sinks.accumulate(output, grad_sinks.run_hooks(output._hooks, g))
     for output, g in roots:
         if output._node is not None and output._retains_grad:
-            delivery.accumulate(output, g)
+            grad_sinks.accumulate(output, g)
     made = [(output, g) for output, g in roots if output._node is not None]
     if made:
-        walk(made, bool(retain_graph), delivery.IntoGrads())
+        walk.walk(made, bool(retain_graph), grad_sinks.AccumulateGrads())
+
+
+class CaptureGrads:
+    """mg.autograd.grad: the gradient reaching each target (None where none does); no `.grad`
+    changes. A non-leaf target is the output slot of the node that made it."""
+
+    def __init__(self, targets):
+        self.captured = [None] * len(targets)
+        self.leaf_targets, self.made_targets = {}, {}  # id(leaf) / (id(node), index) -> positions
+        for position, tensor in enumerate(targets):
+            if tensor._node is None:
+                self.leaf_targets.setdefault(id(tensor), []).append(position)
+            else:
+                key = (id(tensor._node), tensor._output_index)
+                self.made_targets.setdefault(key, []).append(position)
+        self.leaves = {}  # id(leaf) -> (leaf, gradient summed so far), for targets and hooks
+
+    def before_node(self, node, grads):
+        grads = grad_sinks.hooked_outputs(node, grads)
+        for index, g in enumerate(grads):
+            for position in self.made_targets.get((id(node), index), ()):
+                self.captured[position] = g
+        return grads
+
+    def at_leaf(self, leaf, grad):
+        if leaf._hooks or id(leaf) in self.leaf_targets:
+            grad_sinks.sum_into(self.leaves, leaf, grad)
+
+    def at_intermediate(self, tensor, node, grad):
+        pass
+
+    def finish(self):
+        for leaf, grad in self.leaves.values():
+            grad = grad_sinks.run_hooks(leaf._hooks, grad) if leaf._hooks else grad
+            for position in self.leaf_targets.get(id(leaf), ()):
+                self.captured[position] = grad
+        return self.captured

@@ -11,7 +11,7 @@ from .errors import ArgumentError, DTypeError, ShapeError
 from .ops.args import as_array, check_device, shape_args
 from . import random as _random
 from .random import generator as _draw
-from .tensor import Tensor
+from .engine import Tensor
 
 
 def _dtype(dtype):

@@ -14,7 +14,7 @@ import re
 
 from .errors import ArgumentError
 from .random import Generator
-from .tensor import Tensor
+from .engine import Tensor
 
 # The device types torch's device strings may start with; minigrad computes on the first only.
 DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "hpu", "mtia", "privateuseone")

@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import autograd
-from .tensor import Tensor
+from .engine import Tensor
 
 
 class GradcheckError(AssertionError):

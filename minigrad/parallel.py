@@ -9,7 +9,7 @@ parts, so the batch can be cut along its first axis, each part's loss computed a
 differentiated on a core of its own, and the gradients added up. While another part runs,
 each part's kernels run on its thread alone: no hand-over between threads inside an op, and one
 thread's Python runs while the other's kernels run (they release the GIL); the last part
-running gets the other cores back (_runtime.run_threads). The language model's training step is
+running gets the other cores back (_threads.run_threads). The language model's training step is
 8-10% faster this way on 2 cores than with each op split over both (0.217 -> 0.200 and 0.221
 -> 0.198 s in two alternating runs; README, "Speed").
 
@@ -21,11 +21,11 @@ draws from a generator of its own, spawned from minigrad's seeded one (so runs r
 
 import numpy as np
 
-from . import autograd, delivery
+from . import autograd
 from . import random as _random
 from .errors import ShapeError
-from .kernels import _runtime
-from .tensor import Tensor
+from .kernels import _openblas, _threads
+from .engine import Tensor, grad_sinks
 
 REDUCTIONS = ("mean", "sum")
 
@@ -34,9 +34,9 @@ def default_parts():
     """How many parts forward_backward cuts a batch into by default: one per thread minigrad may
     run (NUMBA_NUM_THREADS, by default one per core), or 1 when numpy's OpenBLAS thread count
     cannot be set (the parts would then have to share OpenBLAS's threads)."""
-    if _runtime.openblas_threads is None or not _runtime.use_two_threads:
+    if _openblas.openblas_threads is None or not _threads.use_two_threads:
         return 1
-    return max(1, _runtime.cores())
+    return max(1, _threads.cores())
 
 
 def _rows(batch):
@@ -135,14 +135,14 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
     slices = [slice(bounds[k], bounds[k + 1]) for k in range(parts)]
     weights = [(s.stop - s.start) / rows if reduction == "mean" and rows else 1.0 for s in slices]
     generators = _random.generator().spawn(parts) if parts > 1 else [_random.generator()]
-    held = [delivery.HeldGrads() for _ in range(parts)]
+    held = [HeldGrads() for _ in range(parts)]
 
     def run(k):
-        with delivery.holding_grads(held[k]), _random.using_generator(generators[k]):
+        with grad_sinks.holding_grads(held[k]), _random.using_generator(generators[k]):
             return _part_loss(loss_fn, [item[slices[k]] for item in items], weights[k])
 
-    if parts > 1 and _runtime.two_threads():
-        results = _runtime.run_threads(run, list(range(parts)))
+    if parts > 1 and _threads.two_threads():
+        results = _threads.run_threads(run, list(range(parts)))
     else:
         results = [run(k) for k in range(parts)]
     for grads in held:
@@ -152,3 +152,29 @@ def forward_backward(loss_fn, *batch, parts=None, reduction="mean"):
             item.backward(items[k].grad)
     total = sum(weight * value for weight, (value, _) in zip(weights, results))
     return Tensor._wrap(np.asarray(total, dtype=results[0][1]))
+
+
+class HeldGrads:
+    """Gradients that backward passes on one thread would have added to `.grad`, held back
+    until `release()` adds them, in the order they first arrived. The parts of a batch run on
+    threads with one of these each and are released in part order: the sums are then the same
+    whichever thread finishes first, and a part that fails adds nothing."""
+
+    def __init__(self):
+        # id(tensor) -> [tensor, gradient, owned]: owned when the array is a sum made here, which
+        # nothing else refers to; the first gradient may be an array the backward pass shares.
+        self.grads = {}
+
+    def add(self, tensor, grad):
+        entry = self.grads.get(id(tensor))
+        if entry is None:
+            self.grads[id(tensor)] = [tensor, grad, False]
+        elif entry[2]:
+            entry[1] += grad
+        else:
+            entry[1], entry[2] = np.add(entry[1], grad, dtype=tensor.dtype), True
+
+    def release(self):
+        for tensor, grad, owned in self.grads.values():
+            grad_sinks.accumulate(tensor, grad, owned)
+        self.grads.clear()

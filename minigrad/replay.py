@@ -7,12 +7,13 @@ notes what the walk does at each node it visits, in the order it visits them.
     steps.to_dicts()                            # plain lists and numbers, ready for json.dumps
     steps.frames()                              # one mg.viz.draw picture per step
 
-Nothing here computes a gradient. autograd.walk hands every gradient to a delivery
-(delivery.py); the replay's delivery is `IntoGrads`, the one backward() uses, wrapped by a
-`_Recorder` that calls through to it and writes down each event: `at_node` (a node is about to
-run its backward, given the gradient of each of its outputs), then `at_leaf` / `at_made` (the
-gradient that node's backward gave one of its inputs, broadcasting undone). The order of the
-steps is therefore the order in which the nodes' backward functions run.
+Nothing here computes a gradient. The engine's walk hands every gradient to a sink
+(engine/grad_sinks.py); the replay's sink is `AccumulateGrads`, the one backward() uses, wrapped
+by a `_Recorder` that calls through to it and writes down each event: `before_node` (a node is
+about to run its backward, given the gradient of each of its outputs), then `at_leaf` /
+`at_intermediate` (the gradient that node's backward gave one of its inputs, broadcasting
+undone). The order of the steps is therefore the order in which the nodes' backward functions
+run.
 
 Each Step also keeps, for every input, the running sum of what that tensor has received so far
 in this walk: a tensor used twice (x * x, or a weight shared by two layers) gets a gradient from
@@ -25,9 +26,9 @@ one draws and reads, not for a model of millions of numbers.
 import numpy as np
 
 from . import _viz_passes as passes
-from . import autograd, delivery
+from .engine import grad_sinks, walk
 from ._viz_dot import VALUES_MAX_ELEMENTS
-from .tensor import Tensor
+from .engine import Tensor
 
 __all__ = ["replay", "Replay", "Step", "Gradient", "InputGradient"]
 
@@ -222,15 +223,15 @@ def _nan_to_none(values):
 
 
 class _Recorder:
-    """A delivery that passes every event on to `inner` (an IntoGrads) and notes it."""
+    """A sink that passes every event on to `inner` (an AccumulateGrads) and notes it."""
 
     def __init__(self, inner, describe):
         self.inner, self.describe = inner, describe
         self.steps, self.totals = [], {}  # id(tensor) -> (tensor, running sum, uses)
         self.next_position = 0  # the walk reports a node's inputs in order, skipping some
 
-    def at_node(self, node, grads):
-        grads = self.inner.at_node(node, grads)  # after hooks: what the node's backward gets
+    def before_node(self, node, grads):
+        grads = self.inner.before_node(node, grads)  # after hooks: what the node's backward gets
         self.steps.append(self.describe(len(self.steps), node, [Gradient(g) for g in grads]))
         self.next_position = 0
         return grads
@@ -253,9 +254,9 @@ class _Recorder:
         self._received(leaf, grad)
         self.inner.at_leaf(leaf, grad)
 
-    def at_made(self, tensor, node, grad):
+    def at_intermediate(self, tensor, node, grad):
         self._received(tensor, grad)
-        self.inner.at_made(tensor, node, grad)
+        self.inner.at_intermediate(tensor, node, grad)
 
     def finish(self):
         return self.inner.finish()
@@ -318,6 +319,6 @@ def replay(output, grad=None, retain_graph=False, params=None, highlight=None):
         ]
         return Step(index, node, ids.get(node), module, arriving, inputs)
 
-    recorder = _Recorder(delivery.IntoGrads(), describe)
-    autograd.backward_from(output, grad, retain_graph, into=recorder)
+    recorder = _Recorder(grad_sinks.AccumulateGrads(), describe)
+    walk.backward_from(output, output._start_gradient(grad, "backward()"), retain_graph, recorder)
     return Replay(recorder.steps, output, names, highlight, ids)

@@ -40,7 +40,7 @@ from ._viz_dot import HIGHLIGHT, STYLES, VALUES_MAX_ELEMENTS, label, to_dot  # n
 from ._viz_dot import numbered
 from .autograd import graph_nodes
 from .io import atomic_file
-from .tensor import Function, Tensor
+from .engine import Function, Tensor
 
 __all__ = ["trace", "draw", "render", "vertex_ids", "replay", "Replay", "GraphvizNotFoundError"]
 

@@ -8,7 +8,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from minigrad.tensor import Parameter, Tensor
+from minigrad.engine import Tensor
+from minigrad.parameter import Parameter
 
 from .module import Module, _module_repr
 

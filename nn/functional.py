@@ -83,7 +83,7 @@ from minigrad.ops import (
     max_pool2d,
 )
 from minigrad.ops import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
-from minigrad.tensor import Tensor
+from minigrad.engine import Tensor
 
 from .batchnorm import batch_norm
 from .linear import linear

@@ -14,7 +14,9 @@ import numpy as np
 
 from minigrad import autograd
 from minigrad.errors import DTypeError, ShapeError
-from minigrad.tensor import GradientTap, Tensor
+from minigrad.engine import Tensor
+from minigrad.tensor_api import GradientTap
+
 
 
 class RemovableHandle:

@@ -7,7 +7,7 @@ to(dtype). The formulas, shapes and reductions are documented in minigrad/ops/lo
 
 from minigrad.errors import ArgumentError
 from minigrad.ops import REDUCTIONS
-from minigrad.tensor import Tensor
+from minigrad.engine import Tensor
 
 from . import functional as F
 from .distance import PairwiseDistance

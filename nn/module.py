@@ -18,7 +18,8 @@ import numpy as np
 
 from minigrad import autograd, dtypes
 from minigrad.errors import DTypeError
-from minigrad.tensor import Parameter, Tensor
+from minigrad.engine import Tensor
+from minigrad.parameter import Parameter
 
 from .hooks import ModuleHooks
 

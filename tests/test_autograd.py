@@ -6,7 +6,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.autograd import sum_to
-from minigrad.tensor import Function
+from minigrad.engine import Function
 
 
 def leaf(values):

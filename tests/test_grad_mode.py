@@ -1,7 +1,6 @@
-"""Grad mode (minigrad/grad_mode.py) as torch code uses it: set_grad_enabled as a call, a block
-and a decorator, restored after an exception, wanting a bool; inference_mode as no_grad in every
-spelling, and stricter: its tensors refuse what torch's inference tensors refuse.
-"""
+"""Grad mode (minigrad/engine/grad_mode.py) as torch code uses it: set_grad_enabled as a call, a
+block and a decorator, restored after an exception, wanting a bool; inference_mode as no_grad in
+every spelling, and stricter: its tensors refuse what torch's inference tensors refuse."""
 
 import pytest
 

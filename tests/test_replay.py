@@ -15,7 +15,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.tensor import Function
+from minigrad.engine import Function
 
 
 def shared_graph(seed=0):

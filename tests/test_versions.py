@@ -1,5 +1,5 @@
-"""minigrad/versions.py: a backward that would read an array changed since forward raises, for
-float arrays saved by a node and for the integer and bool arrays it holds (indices, masks,
+"""minigrad/engine/versions.py: a backward that would read an array changed since forward raises,
+for float arrays saved by a node and for the integer and bool arrays it holds (indices, masks,
 targets); and an in-place op whose result does not depend on the old value cuts its history."""
 
 import numpy as np

@@ -11,7 +11,7 @@ import numpy as np
 # The limits a caller may lower (mg.io._MAX_MANIFEST_BYTES, mg.io._available_memory) are read
 # from the package when a function runs, so setting them on mg.io reaches every file.
 from .. import io as package
-from ..tensor import Tensor
+from ..engine import Tensor
 from .npz import _entry_data
 
 MANIFEST = "__minigrad__"  # the entry (a uint8 .npy of JSON text) that describes the saved tree

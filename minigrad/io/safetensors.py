@@ -11,7 +11,7 @@ import numpy as np
 # from the package when a function runs, so setting them on mg.io reaches every file.
 from .. import io as package
 from ..errors import DTypeError
-from ..tensor import Tensor
+from ..engine import Tensor
 from .atomic import atomic_file
 from .manifest import Checkpoint
 from .save_load import _checked_path, _location_map

@@ -15,7 +15,7 @@ import numpy as np
 # from the package when a function runs, so setting them on mg.io reaches every file.
 from .. import io as package
 from ..errors import ArgumentError
-from ..tensor import Tensor
+from ..engine import Tensor
 from .atomic import atomic_file
 from .manifest import (
     _FORMAT,

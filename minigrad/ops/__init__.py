@@ -4,9 +4,10 @@ with `@op` (registry.py): the declaration makes it an attribute here, a Tensor m
 `mg.` name as it says. tests/test_architecture.py checks this index against the files and the
 declarations.
 
-    arithmetic.py   add sub mul div pow floor_divide remainder fmod reciprocal atan2 hypot lerp ...
-    unary.py        exp tanh sigmoid neg relu log sqrt abs sin cos tan asin ... atanh sinc exp2
-                    square rsqrt sign floor ceil round trunc frac
+    arithmetic.py   add sub mul div pow neg floor_divide remainder fmod reciprocal atan2 hypot ...
+    unary.py        exp tanh unary
+    pointwise.py    log sqrt abs sin cos tan asin ... atanh sinc exp2 square rsqrt sign floor
+                    ceil round trunc frac
     special.py      erf lgamma digamma erfinv logit xlogy logaddexp logaddexp2
     piecewise.py    where masked_fill clamp clip maximum minimum copysign heaviside nan_to_num
     comparison.py   eq ne lt le gt ge logical_and ... isnan isinf isfinite signbit isclose allclose
@@ -26,7 +27,7 @@ declarations.
     products.py     mv inner tensordot kron cross trace addmm addmv addbmm baddbmm addcmul cdist
     softmax.py      softmax log_softmax masked_softmax
     losses/         cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy kl_div ...
-    activations.py  gelu silu elu celu selu softplus hardtanh leaky_relu glu threshold ...
+    activations.py  sigmoid relu gelu silu elu celu selu softplus hardtanh leaky_relu glu ...
     dropout.py      dropout dropout1d dropout2d alpha_dropout feature_alpha_dropout
     distance.py     cosine_similarity pairwise_distance pdist
     conv.py         conv1d conv2d
@@ -41,8 +42,8 @@ declarations.
     inplace.py      add_ mul_ ... setitem uniform_ normal_ ... random_ randint_like
 
 Each line names ops its file defines (losses/ is a package: one file per kind of loss). In
-unary.py, Exp, Tanh and Sigmoid are written out as worked examples of a Function; the rest
-are one `unary(...)` declaration each.
+unary.py, Exp and Tanh are written out as worked examples of a Function; the ops of
+pointwise.py are one `unary(...)` declaration each.
 Beside the families: args.py (the argument checks) and registry.py (the declarations).
 This package gives Tensor its methods and operators (`x.exp()`, `x + y`, `x.sum(1)`): a method
 is the function of the same name, so `x.exp()` and `mg.exp(x)` reach the same Function.
@@ -50,7 +51,7 @@ is the function of the same name, so `x.exp()` and `mg.exp(x)` reach the same Fu
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..engine import Tensor
 from . import registry
 
 # Importing a family declares its ops. Modules whose name is also an op's (softmax, dropout)
@@ -79,6 +80,7 @@ from . import (
     normalization,
     piecewise,
     padding,
+    pointwise,
     pooling,
     products,
     reductions,
@@ -95,6 +97,7 @@ from . import (
 FAMILIES = (
     arithmetic,
     unary,
+    pointwise,
     special,
     piecewise,
     comparison,
@@ -192,9 +195,9 @@ for _dunder, _ufunc in (
     setattr(Tensor, f"__{_dunder}__", _comparison(_ufunc))
 for _dunder, _ufunc in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
     setattr(Tensor, f"__r{_dunder}__", _reflected(_comparison(_ufunc)))
-Tensor.__neg__ = unary.neg
+Tensor.__neg__ = arithmetic.neg
 Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = unary.abs
+Tensor.__abs__ = pointwise.abs
 Tensor.__invert__ = bitwise_not
 Tensor.__getitem__ = getitem
 Tensor.__iter__ = _iterate

@@ -34,11 +34,12 @@ import numpy as np
 from .. import kernels
 from ..errors import ArgumentError, ShapeError
 from ..random import generator
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import float_tensor, normalize_dim
 from .arithmetic import mul, sub
 from .piecewise import masked_fill, where
-from .unary import sigmoid, tanh
+from .conversion import as_float
+from .unary import tanh
 from .join import chunk
 from .registry import op
 
@@ -54,6 +55,45 @@ def _sigmoid(x):
     """1 / (1 + exp(-x)) in the tanh form: no overflow warning for large |x|."""
     return (np.tanh(x * x.dtype.type(0.5)) + 1) * x.dtype.type(0.5)
 
+
+class Sigmoid(Function):
+    """y = 1 / (1 + e^-x); dy/dx = y (1 - y)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        # tanh form: stable for large |x| in both directions
+        y = (np.tanh(x * 0.5) + 1) * 0.5
+        ctx.save_for_backward(y)
+        return y.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved
+        return grad * y * (1 - y)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x > 0)
+        return np.maximum(x, 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (positive,) = ctx.saved
+        return grad * positive
+
+
+@op
+def sigmoid(x):
+    """1 / (1 + e^-x) elementwise."""
+    return Sigmoid.apply(as_float(x))
+
+
+@op
+def relu(x):
+    """max(x, 0) elementwise (the dtype kept); gradient 1 where x > 0, else 0."""
+    return Relu.apply(x)
 
 class GELU(Function):
     """y = x Phi(x); dy/dx = Phi(x) + x phi(x) (or the tanh form's derivative)."""

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import result_type, to_array
 from ..errors import ArgumentError, DTypeError, DimError, ShapeError
-from ..tensor import Tensor
+from ..engine import Tensor
 
 
 def as_array(value):

@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..dtypes import float_result, result_type, to_array
 from ..errors import ArgumentError, DTypeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_broadcast, float_tensor, float_tensors
 from .conversion import cast, operand_as
 from .registry import op
@@ -349,3 +349,19 @@ def lerp(input, end, weight):
             )
     check_broadcast("lerp", input, end, weight)
     return Lerp.apply(input, end, operand_as(weight, input.dtype))
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+@op
+def neg(x):
+    """-x elementwise (the dtype kept)."""
+    return Neg.apply(x)

@@ -19,7 +19,7 @@ import numpy as np
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import generator
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import as_array, check_broadcasts_to, key_stops, shape_of
 from .join import repeat_interleave
 from .linalg import matmul

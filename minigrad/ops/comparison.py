@@ -8,7 +8,7 @@ import numpy as np
 
 from ..dtypes import NUMBERS
 from ..errors import DTypeError
-from ..tensor import Tensor
+from ..engine import Tensor
 from .args import as_array, check_broadcast
 from .registry import op
 

@@ -24,7 +24,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_float
 from .registry import op
 

@@ -18,7 +18,7 @@ import math
 
 from .. import kernels
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_float
 from .conv import (
     _add_columns_back,

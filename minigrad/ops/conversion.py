@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import to_array
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_device
 from .registry import op
 

@@ -7,7 +7,7 @@ As torch, NaN is not equal to itself here: unique keeps every NaN apart (after t
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, DimError, ShapeError
-from ..tensor import Tensor
+from ..engine import Tensor
 from .args import as_array, integer_array, normalize_dim
 from .indexing import nonzero
 from .registry import op

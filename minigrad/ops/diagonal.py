@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import ArgumentError, DTypeError, DimError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_device, normalize_dim
 from .registry import op
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from ..random import generator
-from ..tensor import Tensor
+from ..engine import Tensor
 from .arithmetic import mul
 from .inplace import apply_inplace
 from .registry import op

@@ -6,7 +6,7 @@ by ops/inplace.py. Gradients are torch's, formula for formula."""
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, DimError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import as_array, integer_array, normalize_dim
 from .indexing import _check_index_values, _scatter_operands, _scatter_targets, add_at
 from .shape import expand, reshape

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, DimError, IndexRangeError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import as_array, bool_mask, check_broadcast, integer_array, normalize_dim
 from .registry import op
 

@@ -18,11 +18,11 @@ import numpy as np
 
 from .. import autograd, dtypes
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
-from ..views import shares_memory
+from ..engine import Function, Tensor, inference
+from ..engine.views import shares_memory
 from .args import as_array
 from ..random import generator as draw_from
-from .arithmetic import add, div, lerp, mul, pow, sub
+from .arithmetic import add, div, lerp, mul, neg, pow, sub
 from .conversion import cast
 from .piecewise import masked_fill, where
 from .index_write import index_add, index_copy, index_fill, scatter_reduce
@@ -30,8 +30,8 @@ from .indexing import assign, list_index_as_tuple, scatter, scatter_add, select,
 from .arithmetic import reciprocal
 from .piecewise import clamp
 from .products import addcdiv, addcmul
-from . import unary
-from .unary import rsqrt, square
+from . import activations, pointwise, unary
+from .pointwise import rsqrt, square
 from .registry import op
 
 
@@ -163,7 +163,7 @@ def apply_inplace(x, name, op, *operands):
     """x <- op(x, *operands), in place; returns x."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor; got {type(x).__name__}")
-    x._refuse_inplace_if_inference()  # before the change, not after it (bumping checks too)
+    inference.refuse_inplace(x)  # before the change, not after it (bumping checks too)
     chain = [x]
     if _recording(x, operands):
         chain = _viewed(x)
@@ -242,7 +242,7 @@ class IndexPut(Function):
 def setitem(x, index, value):
     """x[index] = value with torch's indexing rules (slices, ints, bool masks, integer arrays);
     differentiable in x and value like torch's."""
-    x._refuse_inplace_if_inference()
+    inference.refuse_inplace(x)
     index = list_index_as_tuple(index)
     parts = split_index(index)  # (first, then): torch applies integers before index arrays
     value = (
@@ -456,14 +456,14 @@ METHODS = {
         f"{op.__name__}_": _unary_in_place(op)
         for op in (
             unary.exp,
-            unary.log,
-            unary.sqrt,
+            pointwise.log,
+            pointwise.sqrt,
             rsqrt,
             unary.tanh,
-            unary.sigmoid,
-            unary.relu,
-            unary.neg,
-            unary.abs,
+            activations.sigmoid,
+            activations.relu,
+            neg,
+            pointwise.abs,
             square,
             reciprocal,
         )

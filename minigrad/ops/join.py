@@ -7,7 +7,7 @@ import numpy as np
 
 from ..dtypes import result_type
 from ..errors import ArgumentError, DTypeError, DimError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_broadcast, integer_array, normalize_dim, shape_args
 from .conversion import cast
 from .indexing import IndexSelect

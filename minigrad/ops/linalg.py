@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .shape import squeeze, unsqueeze
 from .registry import op
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import kernels
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Function
+from ..engine import Function
 from .args import integer_array
 from .registry import op
 

@@ -11,7 +11,7 @@
 import numpy as np
 
 from ..kernels import lstm as lstm_kernels
-from ..tensor import Function
+from ..engine import Function
 from .linalg import Linear
 from .registry import op
 

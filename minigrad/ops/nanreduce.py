@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..dtypes import as_dtype
-from ..tensor import Function
+from ..engine import Function
 from .args import check_float
 from .conversion import cast
 from .reductions import expand_back, reduction_dims, sum

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_float
 from .registry import op
 

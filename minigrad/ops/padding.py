@@ -19,7 +19,7 @@ so their gradient adds each output place's gradient back into the place it was r
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .registry import op
 
 _NUMPY_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..dtypes import float_result, result_type
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import as_array, bool_mask, check_broadcast
 from .conversion import cast, operand_as
 from .indexing import nonzero

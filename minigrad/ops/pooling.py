@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import kernels
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .conv import batched_input, per_dim
 from .registry import op
 

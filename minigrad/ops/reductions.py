@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import ArgumentError, DimError, DTypeError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import normalize_dim, normalize_dims
 from .conversion import cast
 from .indexing import Gather

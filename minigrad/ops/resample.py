@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Tensor
+from ..engine import Tensor
 from .args import check_float
 from .registry import op
 

@@ -10,7 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..errors import ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import normalize_dim
 from .registry import op
 

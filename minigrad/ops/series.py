@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import ArgumentError, DimError, ShapeError
-from ..tensor import Tensor
+from ..engine import Tensor
 from .args import check_device, normalize_dim
 from .conversion import as_float
 from .join import cat

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, DimError, ShapeError
-from ..tensor import Function
+from ..engine import Function
 from .args import normalize_dim, normalize_dims, shape_args
 from .indexing import getitem
 from .registry import op

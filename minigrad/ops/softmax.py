@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import kernels
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import bool_mask, key_stops, normalize_dim
 from .registry import op
 

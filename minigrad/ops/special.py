@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..dtypes import float_result, result_type
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import check_broadcast, float_tensors
 from .conversion import as_float, cast, operand_as
 from .registry import op

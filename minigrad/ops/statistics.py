@@ -9,7 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..errors import ArgumentError, DimError, DTypeError
-from ..tensor import Function, Tensor
+from ..engine import Function, Tensor
 from .args import as_array, normalize_dim
 from .conversion import as_float, cast
 from .indexing import gather

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..engine import Tensor
 
 
 def _number(name, value):

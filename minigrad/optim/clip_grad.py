@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..engine import Tensor
 
 
 def _with_grads(parameters):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import autograd
-from ..tensor import Tensor
+from ..engine import Tensor
 
 
 def _plain(value):

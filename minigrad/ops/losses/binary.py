@@ -5,7 +5,7 @@ pos_weight."""
 import numpy as np
 
 from ...errors import ArgumentError
-from ...tensor import Function, Tensor
+from ...engine import Function, Tensor
 from ..args import check_broadcasts_to, float_tensor
 from ..arithmetic import mul
 from ..registry import op

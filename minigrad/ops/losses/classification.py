@@ -12,7 +12,7 @@ import numpy as np
 from ... import dtypes, kernels
 from ...dtypes import to_array
 from ...errors import ArgumentError, DTypeError, ShapeError
-from ...tensor import Function, Tensor
+from ...engine import Function, Tensor
 from ..args import as_array, float_tensor
 from ..arithmetic import mul
 from ..conversion import cast

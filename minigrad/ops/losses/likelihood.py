@@ -24,14 +24,15 @@ import warnings
 
 from ... import dtypes
 from ...errors import ArgumentError, DTypeError, ShapeError
-from ...tensor import Tensor
+from ...engine import Tensor
 from ..args import float_tensor
 from ..arithmetic import add, mul, sub
 from ..conversion import cast
 from ..piecewise import where
 from ..reductions import sum
 from ..registry import op
-from ..unary import exp, log
+from ..pointwise import log
+from ..unary import exp
 from .reduction import as_tensor, check_reduction, check_target_broadcast, reduce
 from .reduction import same_shape_target
 

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from ...errors import ArgumentError, IndexRangeError, ShapeError
-from ...tensor import Tensor
+from ...engine import Tensor
 from ..activations import softplus
 from ..args import check_broadcast, float_tensor, integer_array
 from ..arithmetic import add, mul, sub
@@ -38,7 +38,7 @@ from ..indexing import gather
 from ..piecewise import clamp, masked_fill, minimum, where
 from ..reductions import sum
 from ..registry import op
-from ..unary import neg
+from ..arithmetic import neg
 from .reduction import as_tensor, check_reduction, constant, reduce, same_shape_target
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import ArgumentError, ShapeError
-from ...tensor import Tensor
+from ...engine import Tensor
 from ..args import as_array
 from ..conversion import cast
 from ..reductions import sum

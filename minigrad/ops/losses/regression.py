@@ -6,7 +6,7 @@ from ..args import float_tensor
 from ..arithmetic import mul, sub
 from ..piecewise import where
 from ..registry import op
-from ..unary import abs
+from ..pointwise import abs
 from .reduction import check_reduction, reduce, same_shape_target
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...creation import tensor
 from ...ops.join import stack
-from ...tensor import Tensor
+from ...engine import Tensor
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 

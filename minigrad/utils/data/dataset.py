@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ...creation import randperm
-from ...tensor import Tensor
+from ...engine import Tensor
 
 
 class Dataset:
