@@ -1,5 +1,7 @@
-"""topk on rows long enough for its partition path (k at most an eighth of the row): the same
-indices as the first k of a stable sort, ties to the lowest index, NaN the largest, checked
+"""The selection ops (minigrad/ops/selection.py: sort, argsort, topk). sort and argsort against
+torch (values, indices, dtypes and gradients; stable, so ties keep their order and NaN is the
+largest). topk on rows long enough for its partition path (k at most an eighth of the row): the
+same indices as the first k of a stable sort, ties to the lowest index, NaN the largest, checked
 against a plain Python sort per row and, where no ties make the order open, against torch."""
 
 import math
@@ -10,6 +12,45 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
+from minigrad.errors import DimError
+from op_checks import assert_clear_error
+from parity import I, N, R, check
+
+
+NAN = np.nan
+TIED = N(2, NAN, 1, 2, NAN, 1, 0)  # ties and NaN: a stable order is the only one torch fixes
+
+# name -> (call(B, *tensors), arrays): values, indices, dtypes and the gradients of float inputs
+SORTS = {
+    "sort": (lambda B, x: B.sort(x), [R(3, 5)]),
+    "sort dim 0 descending": (lambda B, x: x.sort(0, descending=True), [R(4, 3)]),
+    "sort stable, ties and NaN": (lambda B, x: B.sort(x, stable=True), [TIED]),
+    "sort descending stable, ties and NaN": (
+        lambda B, x: B.sort(x, descending=True, stable=True),
+        [TIED],
+    ),
+    "sort 0-d": (lambda B, x: x.sort(0), [R()]),
+    "sort empty": (lambda B, x: B.sort(x, 1), [R(2, 0)]),
+    "sort ints": (lambda B, x: B.sort(x, dim=0, stable=True), [I(3, 1, 3, 0)]),
+    "argsort": (lambda B, x: B.argsort(x, -1), [R(2, 6)]),
+    "argsort descending stable, ties": (
+        lambda B, x: x.argsort(dim=0, descending=True, stable=True),
+        [N(1, 3, 1, 3, 2, NAN)],
+    ),
+    "topk smallest": (lambda B, x: B.topk(x, 2, largest=False), [R(3, 5)]),
+    "topk dim 0": (lambda B, x: x.topk(3, 0), [R(4, 2)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(SORTS))
+def test_sort_argsort_and_topk_match_torch(name, dtype):
+    call, arrays = SORTS[name]
+    check(call, *arrays, dtype=dtype)
+
+
+def test_sort_along_a_dim_it_lacks_is_refused_naming_it():
+    assert_clear_error(lambda: mg.sort(mg.zeros(2, 3), 2), DimError, "dim")
 
 
 def expected_indices(row, k, largest):
@@ -25,7 +66,7 @@ def expected_indices(row, k, largest):
     return sorted(range(len(row)), key=key)[:k]
 
 
-def check(x, k, dim, largest):
+def check_topk(x, k, dim, largest):
     got = mg.tensor(x).topk(k, dim=dim, largest=largest)
     moved = np.moveaxis(x, dim, -1)
     rows = moved.reshape(-1, moved.shape[-1])
@@ -55,7 +96,7 @@ def test_topk_matches_a_stable_sort_with_ties_and_nan(
     x[rng.random(x.shape) < nan_share] = np.nan
     x[rng.random(x.shape) < 0.05] = -0.0  # equal to 0.0: a tie, as in torch
     x[rng.random(x.shape) < 0.02] = np.inf
-    check(x, int(k_share * size), 1, largest)
+    check_topk(x, int(k_share * size), 1, largest)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int64", "int32", "uint8", "bool"])
@@ -64,16 +105,16 @@ def test_topk_partition_path_keeps_dtypes_and_ties(dtype, largest):
     rng = np.random.default_rng(1)
     x = rng.integers(0, 4, size=(5, 200)).astype(dtype)
     for k in (1, 3, 25):
-        check(x, k, 1, largest)
-        check(x, k, -1, largest)
+        check_topk(x, k, 1, largest)
+        check_topk(x, k, -1, largest)
 
 
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
 def test_topk_partition_path_along_any_dim(dim):
     rng = np.random.default_rng(2)
     x = rng.integers(0, 50, size=(64, 72, 80)).astype(np.float32)
-    check(x, 3, dim, largest=True)
-    check(x, 4, dim, largest=False)
+    check_topk(x, 3, dim, largest=True)
+    check_topk(x, 4, dim, largest=False)
 
 
 def test_topk_values_and_indices_match_torch_on_distinct_values():
