@@ -1,11 +1,11 @@
 """A parity sweep of the Transformer-related API against PyTorch, written as a PyTorch user writes
 code: the torch-layout Transformer modules (nn/transformer.py), MultiheadAttention, and what a
-Transformer's training uses with them: optimizers and schedules, gradient clipping, Embedding's
-padding_idx, Dropout in eval, train()/eval() and parameter order; plus hostile inputs (wrong
-shapes, dtypes, empty batches, bad masks), where minigrad must raise what torch code catches with
-a message that names what was expected and what was given, or give torch's result where torch
-succeeds. (The sweep's LayerNorm cases are in test_normalization.py, its GELU cases in
-test_activation.py, its F.scaled_dot_product_attention cases in tests/ops/test_attention.py.)
+Transformer's training uses with them: optimizers and schedules, gradient clipping, Dropout in
+eval, train()/eval() and parameter order; plus hostile inputs (wrong shapes, dtypes, empty
+batches, bad masks), where minigrad must raise what torch code catches with a message that names
+what was expected and what was given, or give torch's result where torch succeeds. (The sweep's LayerNorm cases are in test_normalization.py, its GELU cases in
+test_activation.py, its F.scaled_dot_product_attention cases in tests/ops/test_attention.py, its
+Embedding cases in test_embedding.py and tests/ops/test_lookup.py.)
 
 Every comparison copies the parameters by name (minigrad state_dict -> torch) and compares the
 forward values and the gradients of one scalar (a random weighting of the output, so that gradients
@@ -1748,87 +1748,7 @@ def test_clip_grad_norm_bad_norm_type_raises():
 
 
 # =====================================================================================
-# Embedding padding_idx, Dropout in eval, train()/eval(), parameter order
-
-
-@pytest.mark.parametrize("padding_idx", [None, 0, 3, -1, -5])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_embedding_padding_idx_matches_torch(padding_idx, dtype):
-    ours = nn.Embedding(5, 3, padding_idx=padding_idx, dtype=dtype)
-    theirs = torch.nn.Embedding(5, 3, padding_idx=padding_idx, dtype=torch_dtype(dtype))
-    assert ours.padding_idx == theirs.padding_idx
-    assert repr(ours) == repr(theirs)
-    if theirs.padding_idx is not None:
-        assert not ours.weight.numpy()[
-            theirs.padding_idx
-        ].any()  # the padding row starts at 0, as torch's
-    copy_to_torch(ours, theirs, randomize=1.0)
-    ids = np.array([[0, 1, 4, 4], [3, 3, 2, 0]])
-    ym, yt = ours(mg.tensor(ids)), theirs(torch.tensor(ids))
-    assert_close(ym, yt, TOL[np.dtype(dtype).type])
-    w = weighting(tuple(yt.shape), dtype)
-    (ym * mg.tensor(w)).sum().backward()
-    (yt * torch.from_numpy(w)).sum().backward()
-    assert_close(ours.weight.grad, theirs.weight.grad, GRAD_TOL[np.dtype(dtype).type])
-
-
-def test_embedding_functional_padding_idx_matches_torch():
-    table = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
-    ids = np.array([1, 5, 5, 0])
-    wm, wt = mg.tensor(table, requires_grad=True), torch.tensor(table, requires_grad=True)
-    ym, yt = (
-        F.embedding(mg.tensor(ids), wm, padding_idx=5),
-        TF.embedding(torch.tensor(ids), wt, padding_idx=5),
-    )
-    assert_close(ym, yt, TOL[np.float32])
-    ym.sum().backward()
-    yt.sum().backward()
-    assert_close(wm.grad, wt.grad, GRAD_TOL[np.float32])
-
-
-@pytest.mark.parametrize("max_norm", [0.5, 1.0])
-def test_embedding_max_norm_matches_torch(max_norm):
-    ours, theirs = (
-        nn.Embedding(5, 3, max_norm=max_norm),
-        torch.nn.Embedding(5, 3, max_norm=max_norm),
-    )
-    copy_to_torch(ours, theirs, randomize=1.0)
-    ids = np.array([0, 2, 2, 4])
-    assert_close(ours(mg.tensor(ids)), theirs(torch.tensor(ids)), TOL[np.float32])
-    assert_close(
-        ours.weight, theirs.weight, TOL[np.float32]
-    )  # rows looked up renormalised in place
-
-
-EMB_HOSTILE = [
-    ("id out of range", lambda E_, T: E_(5, 3)(T.tensor([0, 5])), ("5",)),
-    ("negative id", lambda E_, T: E_(5, 3)(T.tensor([-1, 2])), ("-1",)),
-    ("float ids", lambda E_, T: E_(5, 3)(T.tensor([0.0, 1.0])), ("float32",)),
-    ("padding_idx out of range", lambda E_, T: E_(5, 3, padding_idx=5), ("5",)),
-    ("padding_idx below -num", lambda E_, T: E_(5, 3, padding_idx=-6), ("-6",)),
-]
-
-
-@pytest.mark.parametrize("label,call,words", EMB_HOSTILE, ids=[c[0] for c in EMB_HOSTILE])
-def test_embedding_hostile_inputs_raise(label, call, words):
-    with pytest.raises(Exception) as theirs:
-        call(torch.nn.Embedding, torch)
-    with pytest.raises(Exception) as ours:
-        call(nn.Embedding, mg)
-    for word in words:
-        assert word in str(ours.value), (word, str(ours.value))
-    if isinstance(theirs.value, (IndexError, RuntimeError)):
-        assert isinstance(ours.value, type(theirs.value)), (
-            type(theirs.value),
-            type(ours.value).__mro__,
-        )
-
-
-def test_embedding_empty_ids_match_torch():
-    ours, theirs = nn.Embedding(5, 3), torch.nn.Embedding(5, 3)
-    assert ours(mg.zeros(0, 4, dtype=mg.int64)).shape == tuple(
-        theirs(torch.zeros(0, 4, dtype=torch.long)).shape
-    )
+# Dropout in eval, train()/eval(), parameter order
 
 
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 1.0])
