@@ -3,9 +3,10 @@ code: the torch-layout Transformer modules (nn/transformer.py), MultiheadAttenti
 Transformer's training uses with them: optimizers and schedules, gradient clipping, Dropout in
 eval, train()/eval() and parameter order; plus hostile inputs (wrong shapes, dtypes, empty
 batches, bad masks), where minigrad must raise what torch code catches with a message that names
-what was expected and what was given, or give torch's result where torch succeeds. (The sweep's LayerNorm cases are in test_normalization.py, its GELU cases in
-test_activation.py, its F.scaled_dot_product_attention cases in tests/ops/test_attention.py, its
-Embedding cases in test_embedding.py and tests/ops/test_lookup.py.)
+what was expected and what was given, or give torch's result where torch succeeds. (The
+sweep's LayerNorm cases are in test_normalization.py, its GELU cases in test_activation.py, its
+F.scaled_dot_product_attention cases in tests/ops/test_attention.py, its Embedding cases in
+test_embedding.py and tests/ops/test_lookup.py.)
 
 Every comparison copies the parameters by name (minigrad state_dict -> torch) and compares the
 forward values and the gradients of one scalar (a random weighting of the output, so that gradients
