@@ -1,7 +1,7 @@
-"""Pooling (minigrad/ops/pooling.py, nn/pooling.py) against torch: max, average and adaptive
-pooling over kernels, strides, padding, dilation, ceil_mode and return_indices; values and the
-gradients of every input in float32 and float64, gradients against finite differences in
-float64; the pooling layers' reprs, values and gradients.
+"""Pooling (minigrad/ops/pooling.py) against torch: max, average and adaptive pooling over
+kernels, strides, padding, dilation, ceil_mode and return_indices; values and the gradients of
+every input in float32 and float64, gradients against finite differences in float64; integer
+inputs; the bad inputs each refuses. The pooling layers are in tests/nn/test_pooling.py.
 """
 
 import numpy as np
@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from layer_checks import FUNCTIONAL, normal
-from minigrad import nn
+from layer_checks import FUNCTIONAL, assert_refused_as_torch, floats, normal
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
 from parity import DTYPES, assert_close, assert_runs_match, run_both
@@ -259,103 +258,6 @@ def test_adaptive_pool_shapes_match_torch(data):
     assert_runs_match(ours, theirs, names=["input"])
 
 
-# (layer name, positional arguments, keyword arguments, input shape)
-POOL_LAYER_CASES = [
-    ("MaxPool1d", (2,), {}, (2, 3, 9)),
-    ("MaxPool1d", (3, 2, 1), dict(dilation=2, ceil_mode=True), (2, 3, 10)),
-    ("MaxPool2d", (2,), {}, (2, 3, 8, 8)),
-    ("MaxPool2d", ((2, 3), 1, 1), dict(ceil_mode=True), (3, 6, 7)),
-    ("AvgPool1d", (2,), {}, (2, 3, 9)),
-    ("AvgPool1d", (3, 2, 1, True, False), {}, (2, 3, 10)),
-    ("AvgPool2d", (2,), {}, (2, 3, 8, 8)),
-    ("AvgPool2d", (3, 2, 1), dict(ceil_mode=True, count_include_pad=False), (2, 2, 9, 8)),
-    ("AvgPool2d", (3,), dict(divisor_override=2), (1, 2, 6, 6)),
-    ("AdaptiveAvgPool1d", (1,), {}, (2, 4, 7)),
-    ("AdaptiveAvgPool2d", ((2, None),), {}, (2, 3, 5, 6)),
-    ("AdaptiveAvgPool2d", (1,), {}, (3, 5, 6)),
-    ("AdaptiveMaxPool1d", (3,), {}, (2, 4, 7)),
-    ("AdaptiveMaxPool2d", ((3, 2),), {}, (2, 3, 7, 5)),
-]
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
-@pytest.mark.parametrize("name, args, kwargs, input_shape", POOL_LAYER_CASES)
-def test_pool_layers_match_torch(name, args, kwargs, input_shape, dtype):
-    ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
-    assert repr(ours) == repr(theirs)
-    layers = {F: ours, torch.nn.functional: theirs}
-    result, torch_result = run_both(
-        lambda library, x: layers[library](x), [normal(*input_shape)], dtype, sides=FUNCTIONAL
-    )
-    assert_runs_match(result, torch_result, names=["input"])
-
-
-@pytest.mark.parametrize(
-    "name, args",
-    [
-        ("MaxPool1d", (2,)),
-        ("MaxPool2d", (3, 2, 1)),
-        ("AdaptiveMaxPool1d", (3,)),
-        ("AdaptiveMaxPool2d", ((2, 3),)),
-    ],
-)
-def test_max_pool_layers_return_indices_as_torch(name, args):
-    x = normal(2, 3, 7, 8)[..., 0, :] if name.endswith("1d") else normal(2, 3, 7, 8)
-    values, indices = getattr(nn, name)(*args, return_indices=True)(mg.tensor(x))
-    torch_values, torch_indices = getattr(torch.nn, name)(*args, return_indices=True)(
-        torch.from_numpy(x)
-    )
-    np.testing.assert_array_equal(values.numpy(), torch_values.numpy())
-    np.testing.assert_array_equal(indices.numpy(), torch_indices.numpy())
-
-
-def test_a_small_image_classifier_trains_as_torch():
-    """Two steps of SGD on a conv / pool / linear model give torch's weights."""
-    mg.manual_seed(10)
-    ours = nn.Sequential(
-        nn.Conv2d(1, 4, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(4, 6, 3),
-        nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(6, 3),
-    )
-    theirs = torch.nn.Sequential(
-        torch.nn.Conv2d(1, 4, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(4, 6, 3),
-        torch.nn.ReLU(),
-        torch.nn.AdaptiveAvgPool2d(1),
-        torch.nn.Flatten(),
-        torch.nn.Linear(6, 3),
-    ).double()
-    ours.to(mg.float64)
-    theirs.load_state_dict(
-        {key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()}
-    )
-    images, labels = normal(8, 1, 10, 10, seed=11), np.random.default_rng(12).integers(0, 3, 8)
-    optimizer, torch_optimizer = (
-        mg.optim.SGD(ours.parameters(), lr=0.1),
-        torch.optim.SGD(theirs.parameters(), lr=0.1),
-    )
-    for _ in range(2):
-        optimizer.zero_grad()
-        F.cross_entropy(ours(mg.tensor(images)), mg.tensor(labels)).backward()
-        optimizer.step()
-        torch_optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(
-            theirs(torch.from_numpy(images)), torch.from_numpy(labels)
-        ).backward()
-        torch_optimizer.step()
-    for key, value in theirs.state_dict().items():
-        np.testing.assert_allclose(
-            ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-10, atol=1e-12, err_msg=key
-        )
-
-
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
 def test_max_pool2d_takes_integer_inputs_as_torch_does(dtype):
     rng = np.random.default_rng(0)
@@ -372,3 +274,71 @@ def test_max_pool2d_takes_integer_inputs_as_torch_does(dtype):
         theirs = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, **settings)
         assert_close(ours[0], theirs[0], same_dtype=True)
         assert_close(ours[1], theirs[1], same_dtype=True)
+
+
+# -- bad inputs ---------------------------------------------------------------------------------
+
+
+# name -> (call(library), our error class, a pattern our message matches: what was expected and
+# given)
+BAD_INPUTS = {
+    "max_pool2d: padding over half the kernel": (
+        lambda L: L.F.max_pool2d(L.tensor(floats(1, 1, 6, 6)), 3, padding=2),
+        ArgumentError,
+        r"padding must be at most half the kernel size \(<= \(1, 1\) for kernel_size=\(3, 3\)\); "
+        r"got padding=\(2, 2\)",
+    ),
+    "avg_pool1d: kernel larger than the input": (
+        lambda L: L.F.avg_pool1d(L.tensor(floats(1, 1, 3)), 4),
+        ShapeError,
+        r"input of shape \(1, 1, 3\) is too small for kernel_size=\(4,\).*output would be \(0,\)",
+    ),
+    "max_pool1d: stride 0": (
+        lambda L: L.F.max_pool1d(L.tensor(floats(1, 1, 6)), 2, stride=0),
+        ArgumentError,
+        r"stride must be >= 1",
+    ),
+    "max_pool2d: 2-D input": (
+        lambda L: L.F.max_pool2d(L.tensor(floats(4, 4)), 2),
+        ShapeError,
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, "
+        r"4\)",
+    ),
+    "avg_pool2d: divisor_override 0": (
+        lambda L: L.F.avg_pool2d(L.tensor(floats(1, 1, 4, 4)), 2, divisor_override=0),
+        ArgumentError,
+        r"divisor_override must be a non-zero int or None; got 0",
+    ),
+    "adaptive_avg_pool2d: negative output size": (
+        lambda L: L.F.adaptive_avg_pool2d(L.tensor(floats(1, 1, 4, 4)), (2, -1)),
+        ArgumentError,
+        r"output_size must be >= 0; got \(2, -1\)",
+    ),
+    "adaptive_max_pool1d: output size of two numbers": (
+        lambda L: L.F.adaptive_max_pool1d(L.tensor(floats(1, 1, 4)), (2, 2)),
+        ArgumentError,
+        r"output_size must be an int or a tuple of 1 ints; got \(2, 2\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_inputs_raise_clear_runtime_errors(case):
+    assert_refused_as_torch(*BAD_INPUTS[case])
+
+
+def test_max_pool_window_of_padding_only_is_refused():
+    """torch gives -inf and an index outside the input for a window that reads only padding
+    (dilation 5, padding 1 over 4 places); minigrad says so instead."""
+    x = floats(1, 1, 4)
+    torch_values, torch_indices = torch.nn.functional.max_pool1d(
+        torch.from_numpy(x), 2, stride=1, padding=1, dilation=5, return_indices=True
+    )
+    assert torch_values.item() == -np.inf and torch_indices.item() >= 4
+    with pytest.raises(ArgumentError, match="reads only padding"):
+        F.max_pool1d(mg.tensor(x), 2, stride=1, padding=1, dilation=5)
+
+
+def test_non_tensor_input_is_a_type_error():
+    with pytest.raises(TypeError, match="expected input to be a Tensor; got"):
+        F.max_pool2d([[[1.0, 2.0]]], 1)
