@@ -3,12 +3,14 @@
 Every tensor has a version counter, a box (`[n]`) shared by the tensors that share its array
 (`detach()`, views); every in-place path minigrad owns bumps it. When a node is recorded,
 `record` notes
-- the version of each tensor whose array the node saved for backward, and 16 values sampled
-  from that array: a change made straight into the numpy array (through `.numpy()` or
-  a numpy view of it) bumps no counter;
-- a CRC-32 of every integer or bool array the node holds (indices, masks, targets: an
-  embedding's ids, gather's index, where's condition, cross-entropy's targets), so that any
-  change to one of them is seen, however it was made.
+- the version of each input or output tensor whose memory an array the node keeps for its
+  backward shares (its saved arrays, and arrays among its attributes whatever their role: an
+  LSTM's weight_hh, a pos_weight, views of them), and 16 values sampled from that tensor's
+  array: a change made straight into the numpy array (through `.numpy()` or a numpy view of
+  it) bumps no counter;
+- a CRC-32 of every integer or bool array the node keeps (indices, masks, targets: an
+  embedding's ids, gather's index, where's condition, an attention mask), so that any change
+  to one of them is seen, however it was made.
 `check` compares them before the node's backward runs. What is caught, exactly: every in-place
 change through minigrad (any array); every change to an integer or bool array a node holds;
 a change straight into a saved float array when it moves one of the 16 sampled values. A first
@@ -22,26 +24,59 @@ import numpy as np
 
 def record(node, inputs, outputs):
     """What check(node) compares: [(version box, version now, array, sample)] per tensor whose
-    array the node saved, then [(array, crc)] per integer or bool array the node holds."""
-    saved_ids = {id(a) for a in node.saved if isinstance(a, np.ndarray)}
+    memory an array the node keeps shares, then [(array, crc)] per integer or bool array the
+    node keeps."""
+    kept = _kept_arrays(node)
+    if not kept:
+        return ()
+    roots = {id(_root(array)) for array in kept}
     tensors = [
         (t._version, t._version[0], t._data, _sample(t._data))
         for t in inputs + outputs
-        if id(t._data) in saved_ids
+        if id(_root(t._data)) in roots
     ]
-    held = [(array, _crc(array)) for array in _held_arrays(node)]
+    held = [(array, _crc(array)) for array in kept if array.dtype.kind in "biu" and array.size]
     return (tensors, held) if tensors or held else ()
 
 
-def _held_arrays(node):
-    """The integer and bool arrays among the node's saved arrays and attributes (and inside
-    tuples and lists there, one level deep), each once."""
+# A node's own fields, which hold the graph, not what its backward reads
+_STRUCTURE = {"inputs", "input_edges", "needs_input_grad", "output_meta", "module_frame"}
+_STRUCTURE |= {"attrs", "recording", "_versions", "_hooks", "saved"}
+
+
+def _kept_arrays(node):
+    """Every numpy array the node keeps for its backward, each once: its saved arrays and its
+    attributes, looking inside tuples, lists, dicts and minigrad's own state objects (an
+    LSTM's LayerState) three levels deep, whatever role the array plays (a weight, a mask)."""
     found = {}
-    for value in (*node.saved, *node.__dict__.values()):
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(item, np.ndarray) and item.dtype.kind in "biu" and item.size:
-                found[id(item)] = item
-    return found.values()
+
+    def visit(value, depth):
+        if isinstance(value, np.ndarray):
+            found[id(value)] = value
+        elif depth == 0 or isinstance(value, (str, bytes, int, float)):
+            return
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                visit(item, depth - 1)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item, depth - 1)
+        elif type(value).__module__.startswith("minigrad.kernels") and hasattr(value, "__dict__"):
+            for item in vars(value).values():
+                visit(item, depth - 1)
+
+    visit(node.saved, 3)
+    for key, value in node.__dict__.items():
+        if key not in _STRUCTURE:
+            visit(value, 3)
+    return list(found.values())
+
+
+def _root(array):
+    """The array whose memory `array` views (itself when it views none)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def _crc(array):

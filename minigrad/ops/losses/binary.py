@@ -41,29 +41,24 @@ class BinaryCrossEntropyWithLogits(Function):
     dx = (1 + (q - 1) y) sigmoid(x) - q y,  dy = (q - 1) softplus(-x) - x."""
 
     @staticmethod
-    def forward(ctx, x, y, pos_weight):
+    def forward(ctx, x, y, pos_weight=None):
         small_exp = np.exp(-np.abs(x))  # e^-|x| in (0, 1]: no overflow either way
         softplus_neg = np.maximum(-x, 0) + np.log1p(small_exp)  # log(1 + e^-x)
         log_weight = 1 + (pos_weight - 1) * y if pos_weight is not None else np.ones((), x.dtype)
         ctx.save_for_backward(x, y)
-        ctx.small_exp, ctx.softplus_neg, ctx.log_weight, ctx.pos_weight = (
-            small_exp,
-            softplus_neg,
-            log_weight,
-            pos_weight,
-        )
+        ctx.small_exp, ctx.softplus_neg = small_exp, softplus_neg
+        ctx.log_weight, ctx.pos_weight = log_weight, pos_weight
         return (1 - y) * x + log_weight * softplus_neg
 
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved
         q = 1 if ctx.pos_weight is None else ctx.pos_weight
-        sigmoid = np.where(x >= 0, 1, ctx.small_exp) / (
-            1 + ctx.small_exp
-        )  # 1 / (1 + e^-x), from e^-|x|
+        # 1 / (1 + e^-x), from e^-|x|
+        sigmoid = np.where(x >= 0, 1, ctx.small_exp) / (1 + ctx.small_exp)
         grad_x = grad * (ctx.log_weight * sigmoid - q * y) if ctx.needs_input_grad[0] else None
         grad_y = grad * ((q - 1) * ctx.softplus_neg - x) if ctx.needs_input_grad[1] else None
-        return grad_x, grad_y
+        return (grad_x, grad_y, None)[: len(ctx.needs_input_grad)]  # none for pos_weight
 
 
 def _elementwise_weight(op, loss, weight):
@@ -103,10 +98,15 @@ def binary_cross_entropy_with_logits(
     op = "binary_cross_entropy_with_logits"
     input = float_tensor(op, input)
     input, target = same_shape_target(op, input, target, broadcast=False)
+    given = pos_weight
     pos_weight = constant(op, "pos_weight", pos_weight, input.dtype)
+    inputs = (input, target)
     if pos_weight is not None:
         check_broadcasts_to(
             op, "pos_weight", pos_weight.shape, input.shape, f"input of shape {input.shape}"
         )
-    loss = BinaryCrossEntropyWithLogits.apply(input, target, pos_weight=pos_weight)
+        # an input, not a setting: the version check then sees it changed before backward
+        shared = isinstance(given, Tensor) and given._data is pos_weight
+        inputs += (given if shared else Tensor._wrap(pos_weight),)
+    loss = BinaryCrossEntropyWithLogits.apply(*inputs)
     return reduce(_elementwise_weight(op, loss, weight), reduction)
