@@ -2,18 +2,15 @@
 
 In order: `sum_to` (undoing broadcasting), `Tensor` (an array, its gradient, the node that
 made it) and its `backward` (the walk), `topological_order`, `Function` (forward and backward
-side by side; the node is the `ctx` they share), the ops with their derivatives, and last a
+side by side; the node is the `ctx` they share), the ops with their derivatives (the softmax's
+is derived in its docstring), the chapter's attention example ("cat sleeps it") and last a
 small MLP trained on two moons: `python examples/engine_from_scratch.py`.
 
-minigrad's engine (minigrad/engine/) has the same shape, file for file, with more in it
-(dtypes, views, version checks, hooks):
-- `Tensor`: engine/tensor.py; `Function` (`apply` records the node): engine/function.py;
-- `topological_order`, `sum_to` and the walk in `Tensor.backward`: engine/walk.py, which hands
-  the gradients reaching leaves to engine/grad_sinks.py (here: `leaf.grad += ...`);
-- the ops: minigrad/ops/, one family per file, each op a Function subclass like these and a
-  function declared once with `@op` (ops/registry.py), which makes it a Tensor method too
-  (ops/unary.py writes out Exp and Tanh as these do).
-tests/examples/test_engine_from_scratch.py checks the gradients here against minigrad's.
+minigrad's engine (minigrad/engine/) has the same shape, file for file, with more in it: Tensor
+in engine/tensor.py, Function in engine/function.py, `topological_order`, `sum_to` and the walk
+in engine/walk.py, `leaf.grad += ...` in engine/grad_sinks.py, and the ops in minigrad/ops/
+(ops/unary.py writes out Exp and Tanh as here). tests/examples/test_engine_from_scratch.py
+checks the gradients here against minigrad's.
 """
 
 import numpy as np
@@ -130,6 +127,33 @@ class MatMul(Function):
         return grad @ w.T, x.T @ grad
 
 
+class Div(Function):
+    """z = x / y (broadcast); dz/dx = 1 / y, dz/dy = -x / y^2 = -z / y."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        z = x / y
+        ctx.save_for_backward(y, z)
+        return z
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, z = ctx.saved
+        return grad / y, -grad * z / y
+
+
+class Transpose(Function):
+    """Y = X^T (2-D); each entry only moves, so the gradient moves back: dL/dX = (dL/dY)^T."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.T
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.T,)
+
+
 class Exp(Function):
     """y = e^x; dy/dx = e^x = y, so forward saves its output, not its input."""
 
@@ -160,6 +184,25 @@ class Tanh(Function):
         return (grad * (1 - y * y),)
 
 
+class Softmax(Function):
+    """s = softmax(z) over the last axis: s_i = e^(z_i - m) / sum_j e^(z_j - m), m = max_j z_j
+    (subtracting m changes nothing but keeps e^ from overflowing). ds_i/dz_k = s_i (1[i=k] -
+    s_k), so for the gradient g = dL/ds: dL/dz_k = sum_i g_i s_i (1[i=k] - s_k) =
+    s_k (g_k - sum_i g_i s_i), one vector product: the Jacobian never has to be built."""
+
+    @staticmethod
+    def forward(ctx, z):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        s = e / e.sum(axis=-1, keepdims=True)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad):
+        (s,) = ctx.saved
+        return (s * (grad - (grad * s).sum(axis=-1, keepdims=True)),)
+
+
 class Sum(Function):
     """y = sum of x over `axis` (None: all); dy/dx = 1 for every summed entry, so x's gradient
     is y's copied back over the summed axes (put back as size 1 unless keepdims kept them)."""
@@ -183,11 +226,38 @@ Tensor.__mul__ = Tensor.__rmul__ = lambda self, other: Mul.apply(self, other)
 Tensor.__neg__ = lambda self: self * -1.0
 Tensor.__sub__ = lambda self, other: self + other * -1.0
 Tensor.__rsub__ = lambda self, other: other + self * -1.0
+Tensor.__truediv__ = lambda self, other: Div.apply(self, other)
+Tensor.__rtruediv__ = lambda self, other: Div.apply(other, self)
 Tensor.__matmul__ = lambda self, other: MatMul.apply(self, other)
+Tensor.T = property(lambda self: Transpose.apply(self))
+Tensor.softmax = lambda self: Softmax.apply(self)
 Tensor.exp = lambda self: Exp.apply(self)
 Tensor.tanh = lambda self: Tanh.apply(self)
 Tensor.sum = lambda self, axis=None, keepdims=False: Sum.apply(self, axis=axis, keepdims=keepdims)
 Tensor.mean = lambda self: self.sum() * (1.0 / self.data.size)
+
+
+# ---------------------------------------------------------------------------------------
+# The chapter's attention with it: "cat sleeps it", the query of "it" against three keys.
+CHAPTER_WORDS = ("cat", "sleeps", "it")
+CHAPTER_X = np.array([[3.0, 0.0], [0.0, 3.0], [1.0, 1.0]])  # one row per word
+CHAPTER_QUERY_WEIGHT = np.array([[0.0, 1.0], [2.0, -1.0]])  # q_it = [1, 1] W_Q = [2, 0]
+
+
+def self_attention(x, query_weight, key_weight, value_weight):
+    """softmax(Q K^T / sqrt(d)) V with Q = X W_Q, K = X W_K, V = X W_V: (weights, outputs)."""
+    queries, keys, values = x @ query_weight, x @ key_weight, x @ value_weight
+    weights = (queries @ keys.T / np.sqrt(x.data.shape[-1])).softmax()
+    return weights, weights @ values
+
+
+def chapter_attention():
+    """The weights of "it" ([0.93, 0.01, 0.06]: it looks at cat), and the gradient of its
+    output's first number with respect to W_Q, W_K and W_V (keys = values = the words)."""
+    weights = [Tensor(w, requires_grad=True) for w in (CHAPTER_QUERY_WEIGHT, np.eye(2), np.eye(2))]
+    attention, outputs = self_attention(Tensor(CHAPTER_X), *weights)
+    (outputs * Tensor([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])).sum().backward()
+    return attention.data[2], [w.grad for w in weights]
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,6 +309,8 @@ def train(steps=600, learning_rate=0.07, count=200, seed=0):
 
 
 if __name__ == "__main__":
+    weights_of_it = chapter_attention()[0]
+    print("'it' attends:", ", ".join(f"{w} {a:.4f}" for w, a in zip(CHAPTER_WORDS, weights_of_it)))
     losses, accuracy = train()
     for step in range(0, len(losses), 100):
         print(f"step {step:4d}  loss {losses[step]:.4f}")

@@ -236,3 +236,55 @@ def test_mlp_training_lowers_the_loss():
     assert losses[-1] < 0.5 * losses[0]
     assert all(later <= earlier + 1e-9 for earlier, later in zip(losses, losses[1:]))
     assert accuracy >= 0.85
+
+
+@settings(max_examples=100)
+@given(
+    arrays(
+        np.float64, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=st.floats(-30, 30)
+    ),
+    arrays(np.float64, st.integers(1, 5), elements=st.floats(0.5, 3)),
+)
+def test_softmax_and_division_match_minigrad_and_finite_differences(scores, divisors):
+    """Softmax's Jacobian-vector product (its docstring's s * (g - sum(g s))) and Div's two
+    gradients, in one expression: sum(weight * softmax(z / d)) with d broadcast over rows."""
+    divisors = divisors[: scores.shape[1]]
+    divisors = np.resize(divisors, scores.shape[1])
+    weight = np.linspace(-1, 2, scores.size).reshape(scores.shape)
+
+    def value(z, d):
+        shifted = z / d - (z / d).max(axis=-1, keepdims=True)
+        return float((weight * np.exp(shifted) / np.exp(shifted).sum(-1, keepdims=True)).sum())
+
+    z, d = engine.Tensor(scores, requires_grad=True), engine.Tensor(divisors, requires_grad=True)
+    ((z / d).softmax() * engine.Tensor(weight)).sum().backward()
+    z_mg, d_mg = mg.tensor(scores, requires_grad=True), mg.tensor(divisors, requires_grad=True)
+    (mg.softmax(z_mg / d_mg, dim=-1) * mg.tensor(weight)).sum().backward()
+    assert_gradients_close([z_mg.grad.numpy(), d_mg.grad.numpy()], [z.grad, d.grad])
+    step = 1e-6
+    for array, grad in ((scores, z.grad), (divisors, d.grad)):
+        for position in np.ndindex(array.shape):
+            original = array[position]
+            array[position] = original + step
+            above = value(scores, divisors)
+            array[position] = original - step
+            below = value(scores, divisors)
+            array[position] = original
+            np.testing.assert_allclose(grad[position], (above - below) / (2 * step), atol=1e-6)
+
+
+def test_the_chapters_attention_runs_on_the_engine_as_in_minigrad():
+    """ "cat sleeps it": the weights of "it" are the chapter's [0.93, 0.01, 0.06], and the
+    gradients reaching W_Q, W_K and W_V are minigrad's for the same attention."""
+    weights_of_it, grads = engine.chapter_attention()
+    np.testing.assert_allclose(weights_of_it, [0.9316, 0.0134, 0.0551], atol=5e-5)
+    x = mg.tensor(engine.CHAPTER_X)
+    matrices = [engine.CHAPTER_QUERY_WEIGHT, np.eye(2), np.eye(2)]
+    query_weight, key_weight, value_weight = (mg.tensor(m, requires_grad=True) for m in matrices)
+    queries, keys, values = x @ query_weight, x @ key_weight, x @ value_weight
+    attention = mg.softmax(queries @ keys.T / math.sqrt(2), dim=-1)
+    (attention @ values)[2, 0].backward()
+    np.testing.assert_allclose(attention.detach().numpy()[2], weights_of_it, rtol=1e-12)
+    for ours, theirs in zip(grads, (query_weight, key_weight, value_weight)):
+        np.testing.assert_allclose(ours, theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert np.abs(grads[0]).max() > 1e-3  # the query matrix does get a gradient
