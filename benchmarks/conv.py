@@ -84,6 +84,7 @@ def worker(framework, threads):
         import minigrad as mg
         import minigrad.nn.functional as F
 
+        mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
         leaf = lambda array: mg.tensor(array, requires_grad=True)  # noqa: E731
 
     def handle(request):

@@ -199,6 +199,10 @@ def worker(args):
     encoded, vocab_size = load_dataset(workdir / "dev.npz")
     pools = args.pool.split(",")
     evaluators = {}
+    if args.worker.startswith("minigrad"):
+        import minigrad as mg
+
+        mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
     for pool in pools:
         state = dict(np.load(workdir / f"state-{pool}.npz"))
         if args.worker.startswith("minigrad"):

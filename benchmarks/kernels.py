@@ -34,7 +34,7 @@ if __package__ in (None, ""):
 from minigrad.kernels import adam, attention, batched_matmul, embedding, reference, softmax  # noqa: E402
 
 # Start Numba's thread pool before torch loads its own OpenMP runtime (otherwise Numba runs on
-# one thread, see kernels/_runtime.configure_threads).
+# one thread, see kernels/_numba_threads.configure_threads).
 softmax.softmax_forward(np.zeros((512, 128), np.float32))
 
 try:
@@ -379,13 +379,16 @@ def main():
     )
     parser.add_argument("--budget", type=float, default=1.5, help="seconds of timed calls per case")
     args = parser.parse_args()
+    from minigrad.kernels import tune_malloc
+
+    tune_malloc()  # freed arrays kept for reuse, as train.py asks
     import numba
 
-    from minigrad.kernels import _runtime
+    from minigrad.kernels._numba_threads import thread_summary
 
     torch_threads = f" ({torch.get_num_threads()} threads)" if torch else ""
     print(
-        f"numpy {np.__version__}, numba {numba.__version__} ({_runtime.thread_summary()}), torch "
+        f"numpy {np.__version__}, numba {numba.__version__} ({thread_summary()}), torch "
         f"{torch.__version__ if torch else 'not installed'}{torch_threads}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}\n"
     )

@@ -111,6 +111,7 @@ class MinigradRunner:
         import minigrad as mg
         from examples.language_model.model import CharTransformer
 
+        mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
         self.mg = mg
         self.model = CharTransformer(**config)
         self.model.load_state_dict(state)
@@ -149,9 +150,9 @@ class MinigradRunner:
         )
 
     def threads(self):
-        from minigrad.kernels import _runtime
+        from minigrad.kernels import _numba_threads
 
-        return _runtime.thread_summary()
+        return _numba_threads.thread_summary()
 
 
 class TorchRunner:

@@ -78,6 +78,7 @@ def worker(framework, threads):
         import minigrad as mg
         import minigrad.nn.functional as F
 
+        mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
         tensor, constant = mg.tensor, mg.tensor
 
     def handle(request):

@@ -19,7 +19,7 @@ Each framework runs in its own subprocess and they get their steps alternately
 median of --repeats steps after --warmup steps. Threads: the defaults of each framework,
 printed with the table. minigrad runs each LSTM layer on two threads (its two
 directions, or two halves of the batch for one direction), each with single-threaded
-OpenBLAS (minigrad/kernels/_runtime.py, run_tasks); the rest of minigrad uses
+OpenBLAS (minigrad/kernels/_threads.py, run_tasks); the rest of minigrad uses
 OpenBLAS's own threads. PyTorch uses its intra-op threads.
 """
 
@@ -60,6 +60,7 @@ class MinigradWorker:
         import minigrad as mg
         from minigrad import nn
 
+        mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
         self.mg = mg
         mg.manual_seed(0)
         self.bi = nn.LSTM(INPUT, HIDDEN, batch_first=True, bidirectional=True)
@@ -76,16 +77,16 @@ class MinigradWorker:
         output.sum().backward()
 
     def threads(self):
-        from minigrad.kernels import _runtime
+        from minigrad.kernels import _numba_threads, _threads
 
-        if _runtime.use_two_threads:
+        if _threads.use_two_threads:
             layer = (
                 "each LSTM layer on 2 threads (the 2 directions, or 2 halves of the batch) "
                 "x 1 OpenBLAS thread"
             )
         else:
             layer = "LSTM directions one after the other"
-        return f"{_runtime.thread_summary()}; {layer}"
+        return f"{_numba_threads.thread_summary()}; {layer}"
 
 
 class TorchWorker:

@@ -70,6 +70,7 @@ def worker(framework, threads):
     else:
         import minigrad as mg
 
+        mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
         module, tensor = mg, mg.tensor
 
     def handle(request):

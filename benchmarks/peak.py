@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from minigrad.kernels import _runtime  # noqa: E402  (numpy's OpenBLAS thread count)
+from minigrad.kernels import _openblas, _threads  # noqa: E402  (OpenBLAS's threads)
 
 
 def best_seconds(product, repeats):
@@ -34,7 +34,7 @@ def best_seconds(product, repeats):
 
 
 def numpy_gflops(a, b, threads, repeats):
-    set_threads, get_threads = _runtime.openblas_threads
+    set_threads, get_threads = _openblas.openblas_threads
     saved = get_threads()
     set_threads(threads)
     try:
@@ -62,12 +62,12 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=2048)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
-    if _runtime.openblas_threads is None:
+    if _openblas.openblas_threads is None:
         raise SystemExit("peak.py needs numpy built with OpenBLAS (its thread count is set here)")
     rng = np.random.default_rng(0)
     a = rng.standard_normal((args.size, args.size), dtype=np.float32)
     b = rng.standard_normal((args.size, args.size), dtype=np.float32)
-    cores = _runtime.cores()
+    cores = _threads.cores()
     try:
         import torch  # noqa: F401
 
@@ -77,7 +77,7 @@ def main(argv=None):
     chosen = os.environ.get("OPENBLAS_CORETYPE")
     print(
         f"float32 {args.size}^3 product, best of {args.repeats}, load {os.getloadavg()[0]:.1f}; "
-        f"OpenBLAS's kernels {_runtime.openblas_core()} "
+        f"OpenBLAS's kernels {_openblas.openblas_core()} "
         + (f"(OPENBLAS_CORETYPE={chosen})" if chosen else "(its own choice)")
     )
     print("| library | threads | GFLOP/s |\n|---|---:|---:|")

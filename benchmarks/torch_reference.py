@@ -115,6 +115,7 @@ def train_seed(pool, seed, vocab, train_set, dev, test, defaults):
 
 def main(argv=None):
     args = parse_args(argv)
+    mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
     defaults = train.parse_args([])
     reviews = data.load_imdb(args.data, download=False, progress=False)
     vocab, train_set, dev, test, _ = train.prepare_data(reviews, defaults, progress=False)

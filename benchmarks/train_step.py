@@ -182,6 +182,7 @@ class MinigradRunner:
         import minigrad as mg
         from examples.sentiment.model import SentimentModel
 
+        mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
         self.mg = mg
         self.model = SentimentModel(vocab_size, pool=pool)
         self.model.load_state_dict(state)
@@ -205,9 +206,9 @@ class MinigradRunner:
 
     @staticmethod
     def threads():
-        from minigrad.kernels import _runtime
+        from minigrad.kernels import _numba_threads
 
-        return _runtime.thread_summary()
+        return _numba_threads.thread_summary()
 
 
 class TorchRunner:

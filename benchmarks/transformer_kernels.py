@@ -63,6 +63,7 @@ def minigrad_cases():
     from minigrad.ops.normalization import layer_norm
     from minigrad.nn.linear import linear
 
+    mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
     data = inputs()
     x, hidden = (
         mg.tensor(data["x"], requires_grad=True),

@@ -55,6 +55,7 @@ def best_of(repeats, function):
 
 
 def main():
+    mg.kernels.tune_malloc()  # freed arrays kept for reuse, as train.py asks
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, default=50_000, help="drawn nodes (default 50,000)")
     parser.add_argument("--repeats", type=int, default=3)

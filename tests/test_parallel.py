@@ -12,7 +12,7 @@ What this file checks:
   plain backward even in dropout's draws, dropout's masks independent of threading;
 - a part that raises: the exception (the first in part order) propagates and no `.grad` changes;
 - nesting (the inner call runs its parts on the outer part's thread), one_thread inside parts
-  (`_runtime.may_use_threads()`), which thread runs which part;
+  (`_threads.may_use_threads()`), which thread runs which part;
 - tensors of the batch that require grad get their gradient through the cut;
 - two user threads calling it at once, and a forked child calling it;
 - the returned tensor (0-d, the loss's dtype, no graph), and every error with its message.
@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.kernels import _runtime, batched_matmul
+from minigrad.kernels import _openblas, _threads, batched_matmul
 from examples.language_model.model import CharTransformer
 from thread_helpers import run_in_threads
 
@@ -150,7 +150,7 @@ def assert_grads_equal(actual, expected):
 @pytest.fixture
 def sequential(monkeypatch):
     """Make forward_backward run its parts one after the other on the calling thread."""
-    monkeypatch.setattr(_runtime, "use_two_threads", False)
+    monkeypatch.setattr(_threads, "use_two_threads", False)
 
 
 # -- 1. the same gradients as plain backward --------------------------------------------------
@@ -193,7 +193,7 @@ def test_the_same_whether_parts_run_on_threads_or_one_after_the_other(name, monk
     model, loss_fn, make_batch = MODELS[name](seed=3)
     batch = make_batch(7, np.random.default_rng(3))
     loss_threads, on_threads = parallel(model, loss_fn, *batch, parts=3)
-    monkeypatch.setattr(_runtime, "use_two_threads", False)
+    monkeypatch.setattr(_threads, "use_two_threads", False)
     loss_serial, one_by_one = parallel(model, loss_fn, *batch, parts=3)
     assert_grads_close(on_threads, one_by_one)
     np.testing.assert_allclose(loss_threads.item(), loss_serial.item(), rtol=RTOL)
@@ -206,8 +206,8 @@ def test_default_parts_follows_numba_num_threads(setting, parts, two):
     """NUMBA_NUM_THREADS=1 (how a user asks for one thread) gives one part and no second thread;
     an unreadable value falls back to the cores this process may use."""
     code = (
-        "import minigrad as mg; from minigrad.kernels import _runtime; "
-        "print(mg.parallel.default_parts(), _runtime.two_threads(), _runtime.cores())"
+        "import minigrad as mg; from minigrad.kernels import _threads; "
+        "print(mg.parallel.default_parts(), _threads.two_threads(), _threads.cores())"
     )
     environment = dict(os.environ, NUMBA_NUM_THREADS=setting, PYTHONPATH=str(ROOT))
     answer = subprocess.run(
@@ -218,7 +218,7 @@ def test_default_parts_follows_numba_num_threads(setting, parts, two):
         timeout=300,
         check=True,
     ).stdout.split()
-    blas = _runtime.openblas_threads is not None
+    blas = _openblas.openblas_threads is not None
     if parts is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         assert int(answer[2]) == cores
@@ -229,7 +229,7 @@ def test_default_parts_follows_numba_num_threads(setting, parts, two):
 def test_default_parts_is_used_and_clipped_to_the_rows():
     parts = mg.parallel.default_parts()
     assert isinstance(parts, int) and parts >= 1
-    if _runtime.openblas_threads is None or not _runtime.use_two_threads:
+    if _openblas.openblas_threads is None or not _threads.use_two_threads:
         assert parts == 1
     model, loss_fn, make_batch = _mlp(seed=8)
     batch = make_batch(5, np.random.default_rng(8))
@@ -422,7 +422,7 @@ class _FinishLast(mg.Function):
 def test_gradients_are_added_in_part_order_whichever_part_finishes_first(rows, expected):
     # In float64, (1 + 1e-16) + 1e-16 == 1 but (1e-16 + 1e-16) + 1 == 1 + 2**-52: the sum shows
     # the order in which the parts' gradients were added to w.grad.
-    threaded = _runtime.two_threads()
+    threaded = _threads.two_threads()
     _FinishLast.events = {k: threading.Event() for k in range(3)}
     if not threaded:  # one after the other: part 0 cannot wait for the later ones
         for event in _FinishLast.events.values():
@@ -507,7 +507,7 @@ def test_dropout_masks_do_not_depend_on_threading(monkeypatch):
     batch = make_batch(7, np.random.default_rng(9))
     mg.manual_seed(5)
     loss_threads, on_threads = parallel(model, loss_fn, *batch, parts=3)
-    monkeypatch.setattr(_runtime, "use_two_threads", False)
+    monkeypatch.setattr(_threads, "use_two_threads", False)
     mg.manual_seed(5)
     loss_serial, one_by_one = parallel(model, loss_fn, *batch, parts=3)
     assert_grads_close(on_threads, one_by_one)
@@ -542,7 +542,7 @@ class Marker(Exception):
 @pytest.mark.parametrize("existing", [False, True], ids=["no-grads", "with-grads"])
 def test_a_failing_part_changes_no_gradient(threads, existing, monkeypatch):
     if not threads:
-        monkeypatch.setattr(_runtime, "use_two_threads", False)
+        monkeypatch.setattr(_threads, "use_two_threads", False)
     model, loss_fn, make_batch = _mlp(seed=10)
     x, y = make_batch(8, np.random.default_rng(10))
     x[6, 0] = 999.0  # in the second half
@@ -575,14 +575,14 @@ def test_a_failing_part_changes_no_gradient(threads, existing, monkeypatch):
 @pytest.mark.parametrize("threads", [True, False], ids=["threads", "sequential"])
 def test_the_first_part_in_part_order_is_the_exception_raised(threads, monkeypatch):
     if not threads:
-        monkeypatch.setattr(_runtime, "use_two_threads", False)
+        monkeypatch.setattr(_threads, "use_two_threads", False)
     second_failed = threading.Event()
     w = mg.tensor(np.ones(1), requires_grad=True)
 
     def loss_fn(x):
         start = int(np.asarray(x)[0, 0])
         if start == 0:
-            if threads and _runtime.two_threads():
+            if threads and _threads.two_threads():
                 second_failed.wait(30)  # let a later part fail first in time
             raise Marker("part 0")
         if start == 3:
@@ -627,13 +627,13 @@ def test_nested_forward_backward_gives_the_plain_gradient():
 
     inner_threads = []
     # both outer parts inside their inner calls at once (a part that finishes would lend its core)
-    together = threading.Barrier(2, timeout=30) if _runtime.two_threads() else None
+    together = threading.Barrier(2, timeout=30) if _threads.two_threads() else None
 
     def loss_fn(x, y, seq, lengths, target):
         outer_thread = threading.get_ident()
 
         def recording(*part):
-            inner_threads.append((outer_thread, threading.get_ident(), _runtime.may_use_threads()))
+            inner_threads.append((outer_thread, threading.get_ident(), _threads.may_use_threads()))
             return inner_sum(*part)
 
         if together is not None:
@@ -682,7 +682,7 @@ def test_nested_failure_in_an_inner_part_changes_nothing():
 def test_kernels_in_a_part_run_on_its_thread_alone_while_another_part_runs(parts):
     w = mg.tensor(np.ones(3), requires_grad=True)
     seen = {}
-    threaded = parts > 1 and _runtime.two_threads()
+    threaded = parts > 1 and _threads.two_threads()
     together = threading.Barrier(parts, timeout=30) if threaded else None
 
     def loss_fn(x):
@@ -690,16 +690,16 @@ def test_kernels_in_a_part_run_on_its_thread_alone_while_another_part_runs(parts
             together.wait()  # every part is running now
         seen[int(np.asarray(x)[0, 0])] = (
             threading.get_ident(),
-            _runtime.may_use_threads(),
-            _runtime.two_threads(),
+            _threads.may_use_threads(),
+            _threads.two_threads(),
         )
         if together is not None:
             together.wait()  # ... and still running while each one looked
         return (x * w).sum()
 
-    assert _runtime.may_use_threads()
+    assert _threads.may_use_threads()
     forward_backward(loss_fn, np.repeat(np.arange(8.0)[:, None], 3, axis=1), parts=parts)
-    assert _runtime.may_use_threads()  # back on the calling thread
+    assert _threads.may_use_threads()  # back on the calling thread
     assert len(seen) == parts
     assert all(may is not threaded for _, may, _ in seen.values())
     if threaded:
@@ -714,7 +714,7 @@ def test_kernels_in_a_part_run_on_its_thread_alone_while_another_part_runs(parts
 def test_the_last_part_running_gets_the_other_cores_back():
     """Once the other parts have finished, the one still running may use every thread again
     for its kernels (the cores of the finished parts would otherwise sit idle)."""
-    if not _runtime.two_threads():
+    if not _threads.two_threads():
         pytest.skip("needs two threads: numpy's OpenBLAS thread count settable and two cores")
     w = mg.tensor(np.ones(3), requires_grad=True)
     seen = {}
@@ -723,11 +723,11 @@ def test_the_last_part_running_gets_the_other_cores_back():
         first = int(np.asarray(x)[0, 0]) == 0
         if first:  # wait until the other part has finished its forward and backward
             deadline = time.monotonic() + 30
-            while not _runtime.may_use_threads() and time.monotonic() < deadline:
+            while not _threads.may_use_threads() and time.monotonic() < deadline:
                 time.sleep(0.001)
         # and a big product of its own would be dealt out to two threads again (OpenBLAS's own
         # count is one while the parts run: what counts is the user's)
-        seen[first] = (_runtime.two_threads(), batched_matmul._worth_two_threads(1 << 24))
+        seen[first] = (_threads.two_threads(), batched_matmul._worth_two_threads(1 << 24))
         return (x * w).sum()
 
     forward_backward(loss_fn, np.repeat(np.arange(8.0)[:, None], 3, axis=1), parts=2)
@@ -742,7 +742,7 @@ def test_without_threads_every_part_runs_on_the_calling_thread(sequential):
     w = mg.tensor(np.ones(1), requires_grad=True)
 
     def loss_fn(x):
-        seen.append((threading.get_ident(), _runtime.may_use_threads()))
+        seen.append((threading.get_ident(), _threads.may_use_threads()))
         return (x * w).sum()
 
     forward_backward(loss_fn, np.arange(6.0)[:, None], parts=3, reduction="sum")
@@ -854,7 +854,7 @@ def test_two_user_threads_at_once_give_the_sequential_results():
     for k in range(2):
         assert concurrent[k][:-1] == one_after_the_other[k][:-1]
         assert_grads_equal(concurrent[k][-1], one_after_the_other[k][-1])
-    assert _runtime.may_use_threads()
+    assert _threads.may_use_threads()
 
 
 # -- 10. the returned tensor ------------------------------------------------------------------
@@ -1049,5 +1049,5 @@ def test_a_forked_child_can_run_parts_on_threads():
         report = pipe.read().decode()
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, report
     assert report.startswith("ok")
-    if _runtime.two_threads():
+    if _threads.two_threads():
         assert report == "ok threads=2"

@@ -649,4 +649,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # The script's choice for its whole process (importing minigrad leaves malloc alone): glibc
+    # keeps freed arrays for the next steps instead of fresh pages (docs/API.md, "Environment").
+    mg.kernels.tune_malloc()
     main()

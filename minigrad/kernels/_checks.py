@@ -69,3 +69,47 @@ def check_embedding_out(out, num_embeddings, grad_out):
         )
     if not out.flags.writeable:
         raise ValueError("embedding_backward expects a writable out array")
+
+
+def _checked_lengths(lengths, batch, steps, name):
+    """lengths as int64, after checking them: (batch,) in [0, steps]."""
+    lengths = np.asarray(lengths)
+    if lengths.shape != (batch,) or ((lengths < 0) | (lengths > steps)).any():
+        raise ValueError(
+            f"{name} expects lengths of shape ({batch},) in [0, {steps}]; got {lengths.tolist()}"
+        )
+    return lengths.astype(np.int64)
+
+
+def check_attention_mean(q, k, lengths, name):
+    """lengths as int64, after checking q, k (B, H, T, E) of one float dtype and lengths (B,)
+    in [0, T]."""
+    if not (q.ndim == 4 and k.shape == q.shape and q.dtype == k.dtype) or q.dtype not in (
+        np.float32,
+        np.float64,
+    ):
+        raise ValueError(
+            f"{name} expects q and k of one shape (B, H, T, E) and dtype float32 or float64; "
+            f"got {q.shape} {q.dtype} and {k.shape} {k.dtype}"
+        )
+    return _checked_lengths(lengths, q.shape[0], q.shape[2], name)
+
+
+def check_additive_score(x, weight, bias, vector, lengths, name):
+    """lengths as int64, after checking x (B, T, D), weight (D, K), bias (K,) and vector (K,) of
+    one float dtype and lengths (B,) in [0, T]."""
+    shapes_fit = (
+        x.ndim == 3
+        and weight.ndim == 2
+        and weight.shape[0] == x.shape[2]
+        and bias.shape == vector.shape == weight.shape[1:]
+    )
+    if not shapes_fit or len({x.dtype, weight.dtype, bias.dtype, vector.dtype}) != 1:
+        raise ValueError(
+            f"{name} expects x (B, T, D), weight (D, K), bias (K,) and vector (K,) of one "
+            f"dtype; got {x.shape} {x.dtype}, {weight.shape} {weight.dtype}, {bias.shape} "
+            f"{bias.dtype} and {vector.shape} {vector.dtype}"
+        )
+    if x.dtype not in (np.float32, np.float64):
+        raise ValueError(f"{name} expects float32 or float64 arrays; got {x.dtype}")
+    return _checked_lengths(lengths, x.shape[0], x.shape[1], name)

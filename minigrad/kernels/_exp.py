@@ -28,12 +28,10 @@ functions that kernel calls: after editing this file, delete the kernels' __pyca
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic, overload
 
-from . import _runtime
-
-_runtime.prepare_numba()  # before the first @njit(cache=True)
+from ._numba_cache import cached_njit
 
 LOG2E = 1.4426950408889634
 _FLAGS = {"contract"}
@@ -55,7 +53,7 @@ def _float_from_bits(typingctx, bits):
     return result(bits), codegen
 
 
-@njit(cache=True, fastmath=_FLAGS)
+@cached_njit(fastmath=_FLAGS)
 def _exp_f32(x):
     low, high = np.float32(-87.3), np.float32(88.72)
     c = min(max(x, low), high)
@@ -79,7 +77,7 @@ def _exp_f32(x):
     )
 
 
-@njit(cache=True, fastmath=_FLAGS)
+@cached_njit(fastmath=_FLAGS)
 def _exp_f64(x):
     low, high = -708.0, 709.78
     c = min(max(x, low), high)

@@ -4,15 +4,13 @@ as torch.optim.Adam, in the parameter's own dtype.
 """
 
 import numpy as np
-from numba import njit
 
-from . import _runtime
-
-_runtime.prepare_numba()  # before the first @njit(cache=True)
+from . import _threads
+from ._numba_cache import cached_njit
 
 # At 0.7 ns per float32 element on one thread, two threads pay only from about a million
 # elements (65,536: 45 us serial, 122 us on Numba's pool; 262,144: 168 vs 186 us). Two halves on
-# two threads (_runtime.run_tasks), not a prange driver: the update is bound by memory, which two
+# two threads (_threads.run_tasks), not a prange driver: the update is bound by memory, which two
 # cores already fill, and the parallel=True driver's compilation and the start of Numba's pool
 # had cost the first step with an empty cache ~1 s (benchmarks/README.md, "One training step of
 # the IMDB model").
@@ -21,7 +19,7 @@ TWO_THREADS_MIN_SIZE = 1 << 20
 
 # error_model="numpy": no division-by-zero check, which kept the loop scalar (7 ns per element,
 # now 1-2 ns); the arithmetic is unchanged (no fastmath: IEEE division and sqrt, no FMA).
-@njit(cache=True, nogil=True, error_model="numpy")
+@cached_njit(nogil=True, error_model="numpy")
 def _adam_range(
     param,
     grad,
@@ -105,4 +103,4 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, w
     )
     size = flat_param.size
     halves = [(0, size // 2), (size // 2, size)] if size >= TWO_THREADS_MIN_SIZE else [(0, size)]
-    _runtime.run_tasks(lambda bounds: _adam_range(*args, *bounds), halves)
+    _threads.run_tasks(lambda bounds: _adam_range(*args, *bounds), halves)

@@ -14,25 +14,22 @@ sequence's product is one OpenBLAS call over its n rows, and the tanh with the s
 or d pre with the bias' and vector's sums (backward) is one Numba pass over those rows while
 they are in cache.
 d pre never leaves a thread's scratch array. The sequences are dealt to two threads with one
-OpenBLAS thread each (_runtime.run_tasks), each thread summing its own d weight.
+OpenBLAS thread each (_threads.run_tasks), each thread summing its own d weight.
 """
 
 import numpy as np
-from numba import njit
 
-from . import _buffers, _runtime
-
-_runtime.prepare_numba()  # before the first @njit(cache=True)
-
-from .lstm_cell import _tanh  # noqa: E402
-from .reference import check_additive_score  # noqa: E402
+from . import _buffers, _threads
+from ._checks import check_additive_score
+from ._numba_cache import cached_njit
+from .lstm_cell import _tanh
 
 # Reassociation lets LLVM vectorise the row sums (changes results by rounding only); numpy's
 # error model lets it vectorise tanh's division (Python's checks each one for zero: 18x slower).
 REDUCE = {"reassoc", "contract", "nsz", "arcp"}
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _tanh_and_score(pre, bias, vector, scores):
     """pre (n, K) -> in place, tanh(pre + bias); scores[r] = that row @ vector."""
     for r in range(pre.shape[0]):
@@ -45,7 +42,7 @@ def _tanh_and_score(pre, bias, vector, scores):
         scores[r] = total
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _grad_pre(hidden, grad, vector, grad_pre, grad_bias, grad_vector):
     """grad_pre (n, K) = grad[r] * vector * (1 - hidden[r]^2); adds the rows of grad_pre into
     grad_bias and grad[r] * hidden[r] into grad_vector."""
@@ -71,7 +68,7 @@ def additive_score_forward(x, weight, bias, vector, lengths):
             np.matmul(x[b, :n], weight, out=hidden[b, :n])
             _tanh_and_score(hidden[b, :n], bias, vector, scores[b, :n])
 
-    _runtime.run_on_sequences(run, lengths)
+    _threads.run_on_sequences(run, lengths)
     return scores, hidden
 
 
@@ -102,7 +99,7 @@ def additive_score_backward(x, weight, vector, hidden, grad, lengths):
             grad_weight += np.matmul(x[b, :n].T, grad_pre, out=product)
         return grad_weight, grad_bias, grad_vector
 
-    parts = _runtime.run_on_sequences(run, lengths)
+    parts = _threads.run_on_sequences(run, lengths)
     if not parts:  # no real position anywhere
         return grad_x, np.zeros_like(weight), np.zeros(columns, x.dtype), np.zeros_like(vector)
     return (grad_x, *(sum(sums) for sums in zip(*parts)))  # each thread's sums, added

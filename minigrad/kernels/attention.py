@@ -16,7 +16,7 @@ first half of the keys, so each product is made in two parts that skip that empt
 (3/4 of the work; the LM's attention, median of 60 interleaved calls: forward 7.09 -> 6.95 ms,
 backward 10.35 -> 10.14; four query blocks made the products alone no faster than two).
 The products are OpenBLAS calls, the row softmax is softmax.py's; the chunks are dealt to
-two threads with one OpenBLAS thread each (_runtime.run_tasks).
+two threads with one OpenBLAS thread each (_threads.run_tasks).
 """
 
 import functools
@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _buffers, _runtime
-from .reference import attention_key_stops
+from . import _buffers, _threads
+from .reference.attention import attention_key_stops
 from .softmax import _softmax_backward_rows, _softmax_rows, row_mask
 
 # Scores of one chunk of matrices, small enough to stay in cache. The backward pass keeps two
@@ -191,10 +191,10 @@ class _Problem:
         work_size = (
             sum(chunk.matrices * chunk.width for chunk in self.chunks) * self.queries * depth
         )
-        if work_size < TWO_THREADS_MIN_WORK or not _runtime.two_threads():
+        if work_size < TWO_THREADS_MIN_WORK or not _threads.two_threads():
             work(self.chunks)
         else:
-            _runtime.run_tasks(work, _halves(self.chunks, self.queries, depth))
+            _threads.run_tasks(work, _halves(self.chunks, self.queries, depth))
 
 
 def _work_array(part, queries, keys, dtype):

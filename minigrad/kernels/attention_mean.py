@@ -15,19 +15,16 @@ block (padding is never computed) and its weights are made again in backward (no
 between the passes but q and k). The products are OpenBLAS calls; the softmax with the column
 sums (forward) or the gradient (backward) is one Numba pass per row, the row still in cache
 from the product (numpy's composition made nine passes over each block, twice as slow); the
-sequences are dealt to two threads with one OpenBLAS thread each (_runtime.run_tasks).
+sequences are dealt to two threads with one OpenBLAS thread each (_threads.run_tasks).
 """
 
 import numpy as np
-from numba import njit
 
-from . import _buffers, _runtime
-
-_runtime.prepare_numba()  # before the first @njit(cache=True)
-
-from ._exp import fast_exp  # noqa: E402
-from ._maxnum import maxnum  # noqa: E402
-from .reference import check_attention_mean  # noqa: E402
+from . import _buffers, _threads
+from ._checks import check_attention_mean
+from ._exp import fast_exp
+from ._maxnum import maxnum
+from ._numba_cache import cached_njit
 
 # Reassociation lets LLVM vectorise the row sums (changes results by rounding only).
 # No contract: x * scale - top fused into one FMA is not rounded where the max's x * scale
@@ -35,7 +32,7 @@ from .reference import check_attention_mean  # noqa: E402
 REDUCE = {"reassoc", "nsz", "arcp"}
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _exps_of_row(row, scale):
     """row -> in place, exp(row * scale - its max); returns 1 / their sum, so that
     row * the result is softmax(row * scale)."""
@@ -50,7 +47,7 @@ def _exps_of_row(row, scale):
     return row.dtype.type(1) / total
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _softmax_into_mean(scores, scale, mean):
     """mean[h, j] = mean over rows i of softmax(scores[h, i] * scale)[j]; scores (H, n, n) is
     overwritten (each row by its exps)."""
@@ -69,7 +66,7 @@ def _softmax_into_mean(scores, scale, mean):
             total_h[j] /= count
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _softmax_mean_backward(scores, grad, scale):
     """scores (H, n, n) -> in place, the scores' gradient scale * w * (g - w . g) / n, w the
     row's softmax(scores * scale) and g = grad[h] (H, n)."""
@@ -111,7 +108,7 @@ def attention_mean_forward(q, k, scale, lengths):
             _softmax_into_mean(_scores(q[b, :, :n], k[b, :, :n], scratch), scale, means)
             mean[b, :, :n] = means
 
-    _runtime.run_on_sequences(run, lengths, power=2)
+    _threads.run_on_sequences(run, lengths, power=2)
     return mean
 
 
@@ -133,5 +130,5 @@ def attention_mean_backward(q, k, grad, scale, lengths):
             np.matmul(grad_scores, key, out=grad_q[b, :, :n])
             np.matmul(grad_scores.swapaxes(-1, -2), query, out=grad_k[b, :, :n])
 
-    _runtime.run_on_sequences(run, lengths, power=2)
+    _threads.run_on_sequences(run, lengths, power=2)
     return grad_q, grad_k

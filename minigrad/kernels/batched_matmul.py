@@ -6,21 +6,20 @@ more than the arithmetic; for anything bigger OpenBLAS's packed AVX-512 kernels 
 loop by 2-6x, so `matmul` calls np.matmul (which passes transposed views as transpose flags,
 without copies). A product with enough work is dealt out in two halves (of a stack's first
 batch axis, else of the longer side of the result) to two threads with one OpenBLAS thread
-each (_runtime.run_tasks): OpenBLAS's own two threads wait for each other, and when another
+each (_threads.run_tasks): OpenBLAS's own two threads wait for each other, and when another
 process holds a core that made the MHSA scores 5-20x slower and a projection's weight
 gradient, (256, 32768) @ (32768, 256), 13x slower. Measurements: benchmarks/README-kernels.md
 ("Matrix products").
-Contracts: reference.py.
+Contracts: reference/batched_matmul.py.
 """
 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from . import _buffers, _runtime
-
-_runtime.prepare_numba()  # before the first @njit(cache=True)
+from . import _buffers, _numba_threads, _openblas, _threads
+from ._numba_cache import cached_njit
 
 # Per-matrix multiply-adds at or below which the Numba loop wins (benchmarks/README-kernels.md).
 SMALL_MATRIX_WORK = 64
@@ -30,7 +29,7 @@ SMALL_MATRIX_MIN_BATCH = 1024
 SPLIT_MIN_WORK = 1 << 22
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _small_matmul_rows(a, b, a_index, b_index, out, start, stop):
     """out[p] = a[a_index[p]] @ b[b_index[p]] for p in start..stop-1.
 
@@ -47,7 +46,7 @@ def _small_matmul_rows(a, b, a_index, b_index, out, start, stop):
                 result[i, j] = total
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _small_matmul_parallel(a, b, a_index, b_index, out, bounds):
     """_small_matmul_rows over the chunks bounds[c]:bounds[c + 1] on Numba's thread pool."""
     for c in prange(bounds.shape[0] - 1):
@@ -97,7 +96,7 @@ def _small(a, b, batch):
     out = _buffers.empty((math.prod(batch), n, m), a.dtype)
     a_index, b_index = _batch_index(a.shape[:-2], batch), _batch_index(b.shape[:-2], batch)
     if out.size:
-        _runtime.launch(
+        _numba_threads.launch(
             _small_matmul_rows,
             _small_matmul_parallel,
             (a3, b3, a_index, b_index, out),
@@ -112,16 +111,16 @@ def _worth_two_threads(work):
     thread each, and OpenBLAS's thread count can be set and is not one anyway (the user's
     count: inside run_threads it is one for the time being)."""
     return (
-        _runtime.openblas_threads is not None
-        and _runtime.two_threads()
+        _openblas.openblas_threads is not None
+        and _threads.two_threads()
         and work >= SPLIT_MIN_WORK
-        and _runtime.openblas_thread_budget() >= 2
+        and _openblas.openblas_thread_budget() >= 2
     )
 
 
 def _split(a, b):
     """np.matmul(a, b) dealt out in two halves to two threads with one OpenBLAS thread each
-    (_runtime.run_tasks): a stack of products by its first batch axis, one product by the
+    (_threads.run_tasks): a stack of products by its first batch axis, one product by the
     longer side of its result. None unless _worth_two_threads."""
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # raises on mismatched batch dims
     rows, columns = a.shape[-2], b.shape[-1]
@@ -153,7 +152,7 @@ def _split(a, b):
         size = columns
     if size < 2:
         return None
-    _runtime.run_tasks(multiply, [slice(0, size // 2), slice(size // 2, None)])
+    _threads.run_tasks(multiply, [slice(0, size // 2), slice(size // 2, None)])
     return out
 
 
@@ -191,7 +190,7 @@ def matmul_grad_b(a, grad):
 
 
 def matmul_grads(a, b, grad):
-    """Both gradients of a (n, k) @ b (k, m), (grad @ b^T, a^T @ grad) (contract: reference.py).
+    """Both gradients of a (n, k) @ b (k, m): grad @ b^T and a^T @ grad (reference.matmul_grads).
 
     The two products have the same work; when it is enough they run at once on two threads
     with one OpenBLAS thread each, every product whole: one hand-over to the other thread
@@ -217,7 +216,7 @@ def _at_once(tasks, work):
     OpenBLAS thread each when `work` multiply-adds (each) are _worth_two_threads, else one
     after the other."""
     if len(tasks) == 2 and _worth_two_threads(work):
-        _runtime.run_threads(lambda task: task(), tasks)
+        _threads.run_threads(lambda task: task(), tasks)
     else:
         for task in tasks:
             task()
@@ -271,7 +270,7 @@ def linear_forward(x, weight, bias=None):
 
     size = max(rows, columns)
     if size >= 2 and _worth_two_threads(x.size * columns):
-        _runtime.run_tasks(multiply, [slice(0, size // 2), slice(size // 2, size)])
+        _threads.run_tasks(multiply, [slice(0, size // 2), slice(size // 2, size)])
     else:
         multiply(slice(0, size))
     return out

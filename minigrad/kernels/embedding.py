@@ -5,15 +5,12 @@ parallel split measured slower (benchmarks/README-kernels.md, "Embedding backwar
 """
 
 import numpy as np
-from numba import njit
 
-from . import _runtime
 from ._checks import check_embedding_indices, check_embedding_out
+from ._numba_cache import cached_njit
 
-_runtime.prepare_numba()  # before the first @njit(cache=True)
 
-
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _scatter_add(indices, grad_rows, skip_row, out):
     """out[indices[n]] += grad_rows[n] for every n with indices[n] != skip_row.
 

@@ -20,11 +20,12 @@ float64 (gradient checks, reference runs) uses math.erfc / math.tanh: exact to r
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from . import _buffers
 from ._exp import fast_exp
-from ._runtime import chunk_count, use_pool
+from ._numba_cache import cached_njit
+from ._numba_threads import chunk_count, use_pool
 
 # No reassociation is needed (no sums); error_model="numpy" drops Numba's division-by-zero
 # check, which would keep the loops scalar.
@@ -40,7 +41,7 @@ ERFC_P = 0.3275911
 ERFC_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
-@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
+@cached_njit(nogil=True, fastmath=FAST, error_model="numpy")
 def _normal_tail_f32(v, gaussian):
     """Phi(-|v|) for float32 v, given gaussian = exp(-v^2 / 2) (Abramowitz & Stegun 7.1.26)."""
     t = np.float32(1) / (np.float32(1) + np.float32(ERFC_P * SQRT_HALF) * abs(v))
@@ -52,7 +53,7 @@ def _normal_tail_f32(v, gaussian):
     return np.float32(0.5) * t * poly * gaussian
 
 
-@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
+@cached_njit(nogil=True, fastmath=FAST, error_model="numpy")
 def _tanh_terms_f32(v, e):
     """(1 + tanh(u), 1 - tanh(u)^2) for u = sqrt(2/pi) (v + 0.044715 v^3), given e = exp(-2|u|):
     1 + tanh(u) is 2 / (1 + e) for u >= 0 and 2 e / (1 + e) for u < 0, and 1 - tanh(u)^2 is
@@ -62,7 +63,7 @@ def _tanh_terms_f32(v, e):
     return (big if v + np.float32(TANH_CUBIC) * v * v * v >= 0 else small), big * small
 
 
-@njit(cache=True, nogil=True, fastmath=FAST, error_model="numpy")
+@cached_njit(nogil=True, fastmath=FAST, error_model="numpy")
 def _gelu_f32(x, grad, out, tanh_form, backward, start, stop):
     """float32, elements start..stop-1 of 1-D x: out = gelu(x), or with backward=True
     out = grad * gelu'(x). tanh_form selects the tanh approximation. The four cases are four
@@ -96,7 +97,7 @@ def _gelu_f32(x, grad, out, tanh_form, backward, start, stop):
             out[j] = v * (np.float32(1) - tail if v >= 0 else tail)
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _gelu_f64(x, grad, out, tanh_form, backward, start, stop):
     """float64 twin of _gelu_f32 with libm's erfc, tanh and exp (exact to rounding)."""
     for i in range(start, stop):
@@ -116,7 +117,7 @@ def _gelu_f64(x, grad, out, tanh_form, backward, start, stop):
                 out[i] = v * cdf
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _gelu_f32_parallel(x, grad, out, tanh_form, backward, chunks):
     """_gelu_f32 over all elements in `chunks` ranges (multiples of BLOCK) on the thread pool."""
     blocks = (x.shape[0] + BLOCK - 1) // BLOCK
@@ -126,7 +127,7 @@ def _gelu_f32_parallel(x, grad, out, tanh_form, backward, chunks):
         _gelu_f32(x, grad, out, tanh_form, backward, start, stop)
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _gelu_f64_parallel(x, grad, out, tanh_form, backward, chunks):
     """_gelu_f64 over all elements in `chunks` ranges on the thread pool."""
     for c in prange(chunks):

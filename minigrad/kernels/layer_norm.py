@@ -2,27 +2,28 @@
 
 A row of a Transformer's activations (128 features) fits in L1 cache, so each kernel reads
 the row from memory once and makes its two or three sweeps (sum, centred sum of squares,
-normalise) in cache. The numpy composition (reference.py) makes about ten passes over the
+normalise) in cache. The numpy composition (reference/layer_norm.py) makes about ten passes over the
 whole array with as many temporaries, forward and again backward.
 
 Every kernel works on C-contiguous 2-D (rows, D) arrays; the wrappers at the bottom reshape,
 fill in absent weight/bias and choose a serial or a parallel driver. Contracts are in
-reference.py (the numpy twins). The backward kernel also sums the weight and bias gradients
-over its rows; each parallel chunk sums into its own row of a (chunks, D) array, added up
-afterwards, so no two threads write the same memory.
+reference/layer_norm.py (the numpy twins). The backward kernel also sums the weight and bias
+gradients over its rows; each parallel chunk sums into its own row of a (chunks, D) array, added
+up afterwards, so no two threads write the same memory.
 """
 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from . import _buffers
-from ._runtime import chunk_count, use_pool
+from ._numba_cache import cached_njit
+from ._numba_threads import chunk_count, use_pool
 
 # Elements from which the thread pool pays: a row costs ~0.1 us, a parallel launch with sleeping
 # workers ~0.2 ms. The language model's (4096, 128) rows, median after 0.5 ms idle: forward 0.41 ms
-# serial vs 0.46 parallel, backward 0.48 vs 0.57. (_runtime.PARALLEL_MIN_SIZE, 2^16, is for
+# serial vs 0.46 parallel, backward 0.48 vs 0.57. (_numba_threads.PARALLEL_MIN_SIZE, 2^16, is for
 # kernels with more work per element.)
 PARALLEL_MIN_SIZE = 1 << 20
 
@@ -31,7 +32,7 @@ PARALLEL_MIN_SIZE = 1 << 20
 REDUCE = {"reassoc", "contract", "nsz", "arcp"}
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _normalise_row(x, r, weight, bias, eps, inverse_width, out):
     """out[r] = (x[r] - mean) * rstd * weight + bias for row r of x (R, D); returns (mean,
     rstd = 1/sqrt(var + eps)), the biased variance computed from the centred row. weight, bias
@@ -50,21 +51,21 @@ def _normalise_row(x, r, weight, bias, eps, inverse_width, out):
     return centre, scale
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _forward_rows(x, weight, bias, eps, inverse_width, out, mean, rstd, start, stop):
     """_normalise_row for rows start..stop-1, keeping each row's mean and rstd (for backward)."""
     for r in range(start, stop):
         mean[r], rstd[r] = _normalise_row(x, r, weight, bias, eps, inverse_width, out)
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _inference_rows(x, weight, bias, eps, inverse_width, out, start, stop):
     """_normalise_row for rows start..stop-1, keeping nothing else."""
     for r in range(start, stop):
         _normalise_row(x, r, weight, bias, eps, inverse_width, out)
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE, error_model="numpy")
+@cached_njit(nogil=True, fastmath=REDUCE, error_model="numpy")
 def _backward_rows(
     grad_out, x, mean, rstd, weight, inverse_width, grad_x, grad_weight, grad_bias, start, stop
 ):
@@ -89,13 +90,13 @@ def _backward_rows(
             grad_x[r, j] = scale * (grad_out[r, j] * weight[j] - mean_g - xhat * mean_g_xhat)
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _chunk(c, chunks, rows):
     """Row range [start, stop) of chunk c out of `chunks` over `rows` rows."""
     return c * rows // chunks, (c + 1) * rows // chunks
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _forward_parallel(x, weight, bias, eps, inverse_width, out, mean, rstd, chunks):
     """_forward_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
@@ -103,7 +104,7 @@ def _forward_parallel(x, weight, bias, eps, inverse_width, out, mean, rstd, chun
         _forward_rows(x, weight, bias, eps, inverse_width, out, mean, rstd, start, stop)
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _inference_parallel(x, weight, bias, eps, inverse_width, out, chunks):
     """_inference_rows over all rows, split into `chunks` ranges run on the thread pool."""
     for c in prange(chunks):
@@ -111,7 +112,7 @@ def _inference_parallel(x, weight, bias, eps, inverse_width, out, chunks):
         _inference_rows(x, weight, bias, eps, inverse_width, out, start, stop)
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _backward_parallel(
     grad_out,
     x,

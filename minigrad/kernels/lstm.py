@@ -16,7 +16,7 @@ reads, so that many positions may share one (an embedding's repeated tokens). Th
   its grad_gates into the input gates' rows (kernels.embedding_backward: the same sum as an
   embedding's);
 - threads: `layer_forward` / `layer_backward` cut a layer into independent tasks (its two
-  directions, or two halves of the batch for one direction) for `_runtime.run_tasks`;
+  directions, or two halves of the batch for one direction) for `_threads.run_tasks`;
 - inference: `layer_inference` is layer_forward for when no backward will follow (no_grad,
   inference_mode, or nothing that needs a gradient). It keeps no gates or cells:
   kernels.lstm_cell_inference updates the state (h, c) in place. Same numbers as
@@ -26,7 +26,7 @@ reads, so that many positions may share one (an embedding's repeated tokens). Th
 import numpy as np
 
 from . import (
-    _runtime,
+    _threads,
     embedding_backward,
     lstm_cell_backward,
     lstm_cell_forward,
@@ -209,7 +209,7 @@ def _plan(lengths, directions):
     """The independent tasks of a layer as (direction, PackedLayout): one per direction,
     or, for one direction on two threads, the batch dealt out in two halves (alternate
     sequences in length order, so that both halves get the same amount of work)."""
-    if directions == 2 or not _runtime.two_threads() or len(lengths) < 2:
+    if directions == 2 or not _threads.two_threads() or len(lengths) < 2:
         return [(d, PackedLayout(lengths, reverse=(d == 1))) for d in range(directions)]
     by_length = np.argsort(-lengths, kind="stable")
     return [(0, PackedLayout(lengths, members=by_length[half::2])) for half in (0, 1)]
@@ -249,7 +249,7 @@ def layer_forward(input_gates, rows, weights_hh, h0, c0, lengths, batch_first):
         c_n[d][layout.order] = cell[layout.last]
         return packed_rows, gates, cell, hidden
 
-    state.saved = _runtime.run_tasks(run, tasks)
+    state.saved = _threads.run_tasks(run, tasks)
     return output, h_n, c_n, state
 
 
@@ -286,7 +286,7 @@ def layer_backward(state, grad_output, grad_h_n, grad_c_n):
         grad_c0[d][layout.order] = grad_c
         return grad_table, grad_weight_hh
 
-    results = _runtime.run_tasks(run, list(zip(state.tasks, state.saved)))
+    results = _threads.run_tasks(run, list(zip(state.tasks, state.saved)))
     grad_tables, grad_weights_hh = [], []
     for d in range(len(state.weights_hh)):  # a direction split over two threads adds its halves
         shares = [result for (direction, _), result in zip(state.tasks, results) if direction == d]
@@ -334,5 +334,5 @@ def layer_inference(input_gates, rows, weights_hh, h0, c0, lengths, batch_first)
         layout.scatter(hidden, output[..., d * hidden_size : (d + 1) * hidden_size], batch_first)
         h_n[d][layout.order], c_n[d][layout.order] = h, c
 
-    _runtime.run_tasks(run, _plan(lengths, len(weights_hh)))
+    _threads.run_tasks(run, _plan(lengths, len(weights_hh)))
     return output, h_n, c_n

@@ -12,14 +12,11 @@ scalar libm call). Measurements: benchmarks/README-kernels.md, "LSTM".
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import overload
 
-from . import _runtime
-
-_runtime.prepare_numba()  # before the first @njit(cache=True)
-
-from ._exp import fast_exp  # noqa: E402
+from ._exp import fast_exp
+from ._numba_cache import cached_njit
 
 # FMA contraction only: a cell's few operations gain nothing from reassociation.
 _FLAGS = {"contract"}
@@ -54,7 +51,7 @@ def _tanh_overload(x):
     return None
 
 
-@njit(cache=True, nogil=True, fastmath=_FLAGS, error_model="numpy")
+@cached_njit(nogil=True, fastmath=_FLAGS, error_model="numpy")
 def lstm_cell_forward(gates, input_gates, rows, c_prev, c_out, h_out):
     """One LSTM step for n sequences, in place (contract: reference.lstm_cell_forward)."""
     hidden = c_prev.shape[1]
@@ -79,7 +76,7 @@ def lstm_cell_forward(gates, input_gates, rows, c_prev, c_out, h_out):
             h1[j] = o[j] * _tanh(c1[j])
 
 
-@njit(cache=True, nogil=True, fastmath=_FLAGS, error_model="numpy")
+@cached_njit(nogil=True, fastmath=_FLAGS, error_model="numpy")
 def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates):
     """Backward of one LSTM step for n sequences (contract: reference.lstm_cell_backward)."""
     hidden = c.shape[1]
@@ -106,7 +103,7 @@ def lstm_cell_backward(gates, c_prev, c, grad_h_out, grad_h, grad_c, grad_gates)
             dc[j] = dc_j * f[j]
 
 
-@njit(cache=True, nogil=True, fastmath=_FLAGS, error_model="numpy")
+@cached_njit(nogil=True, fastmath=_FLAGS, error_model="numpy")
 def lstm_cell_inference(input_gates, rows, hidden_gates, c, h):
     """One LSTM step for n sequences, keeping nothing for a backward (contract:
     reference.lstm_cell_inference)."""

@@ -3,11 +3,11 @@
 Why: one pass per row each way. A row is read from memory once and stays in L1 cache for
 the max, exp, sum and scale steps, where numpy's composition makes 5-7 passes over the whole
 array; masked keys are skipped, never computed (benchmarks/README-kernels.md has the numbers).
-Contracts are in reference.py (the numpy twins, same names and signatures).
+Contracts are in reference/softmax.py (the numpy twins, same names and signatures).
 
 Every row kernel takes C-contiguous 2-D (rows, L) arrays and a row range [start, stop) and
 writes only those rows of its outputs, so chunks of rows can run on different threads
-(`_runtime.launch`); all are nogil, so kernels/attention.py can also call them from its own
+(`_numba_threads.launch`); all are nogil, so kernels/attention.py can also call them from its own
 two threads. exp is `_exp.fast_exp`.
 
 Fast math: reductions (max, sums) may be reassociated, which changes a result only by
@@ -19,16 +19,14 @@ fastmath: reassociated to x - (max + log(sum)) they lost 1e-6 at logits of 1e10 
 import math
 
 import numpy as np
-from numba import njit, prange, types
+from numba import prange, types
 from numba.extending import overload
 
-from . import _buffers, _runtime
+from . import _buffers, _numba_threads
 from ._checks import check_targets
-
-_runtime.prepare_numba()  # before the first @njit(cache=True)
-
-from ._exp import fast_exp  # noqa: E402
-from ._maxnum import maxnum  # noqa: E402
+from ._exp import fast_exp
+from ._maxnum import maxnum
+from ._numba_cache import cached_njit
 
 # Reassociation lets LLVM vectorise the row sums. No nnan/ninf: -inf marks a masked key.
 # No contract: x * scale - top fused into one FMA is not rounded where the max's x * scale
@@ -51,7 +49,7 @@ def _minus_inf_overload(array):
 # ---------------------------------------------------------------- row kernels
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _every_key_allowed(allowed, width):
     """True when allowed has one row for every row (shape (1, >= width)) and it is all True:
     then the row kernels can skip the mask (no mask, or a causal mask given by key_stop)."""
@@ -63,7 +61,7 @@ def _every_key_allowed(allowed, width):
     return True
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _has_nan(x, scale, keep, every_key, n):
     """True when an allowed score x[j] * scale, j < n, is NaN (the rare path of _softmax_rows)."""
     for j in range(n):
@@ -73,7 +71,7 @@ def _has_nan(x, scale, keep, every_key, n):
     return False
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@cached_njit(nogil=True, fastmath=REDUCE)
 def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, start, stop):
     """out[r] = softmax of x[r] * scale over the allowed keys of row r, exactly 0 at the others.
 
@@ -128,7 +126,7 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
             row[j] = 0
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@cached_njit(nogil=True, fastmath=REDUCE)
 def _softmax_backward_rows(
     y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, start, stop
 ):
@@ -160,22 +158,21 @@ def _softmax_backward_rows(
             out[r, j] = 0
 
 
-@njit(
-    cache=True, nogil=True, fastmath=False
-)  # explicit: a callee left unset inherits its caller's flags
+# fastmath=False explicit: a callee left unset inherits its caller's flags
+@cached_njit(nogil=True, fastmath=False)
 def _minus_shift(x, top, log_total, out):
     """out[j] = (x[j] - top) - log_total, in this order (no fastmath: see the module docstring)."""
     for j in range(x.shape[0]):
         out[j] = (x[j] - top) - log_total
 
 
-@njit(cache=True, nogil=True, fastmath=False)
+@cached_njit(nogil=True, fastmath=False)
 def _nll(log_total, target_logit, top):
     """-log softmax(logits)[t] = log(sum exp(logits - top)) - (logits[t] - top), in this order."""
     return log_total - (target_logit - top)
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@cached_njit(nogil=True, fastmath=REDUCE)
 def _log_softmax_rows(x, out, start, stop):
     """out[r] = (x[r] - max) - log(sum(exp(x[r] - max))); x, out (R, L)."""
     for r in range(start, stop):
@@ -191,7 +188,7 @@ def _log_softmax_rows(x, out, start, stop):
         _minus_shift(x[r], top, math.log(total), row)
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@cached_njit(nogil=True, fastmath=REDUCE)
 def _log_softmax_backward_rows(y, grad_y, out, start, stop):
     """out[r] = grad_y[r] - exp(y[r]) * sum(grad_y[r]); all (R, L)."""
     for r in range(start, stop):
@@ -205,7 +202,7 @@ def _log_softmax_backward_rows(y, grad_y, out, start, stop):
             row[j] = grad_y[r, j] - row[j] * total
 
 
-@njit(cache=True, nogil=True, fastmath=REDUCE)
+@cached_njit(nogil=True, fastmath=REDUCE)
 def _cross_entropy_rows(logits, target, ignore_index, probs, nll, start, stop):
     """probs[r] = softmax(logits[r]); nll[r] = -log probs[r, target[r]] (0 if ignored).
 
@@ -229,7 +226,7 @@ def _cross_entropy_rows(logits, target, ignore_index, probs, nll, start, stop):
         nll[r] = 0.0 if t == ignore_index else _nll(math.log(total), logits[r, t], top)
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, stop):
     """out[r] = (probs[r] - onehot(target[r])) * coef, or 0 where target[r] == ignore_index."""
     for r in range(start, stop):
@@ -245,10 +242,10 @@ def _cross_entropy_backward_rows(probs, target, ignore_index, coef, out, start, 
 
 # ---------------------------------------------------------------- parallel drivers
 # One per row kernel (Numba cannot cache a driver that takes the kernel as an argument);
-# chunk c is rows bounds[c]:bounds[c + 1] (_runtime.chunk_bounds).
+# chunk c is rows bounds[c]:bounds[c + 1] (_numba_threads.chunk_bounds).
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _softmax_parallel(x, scale, key_stop, allowed, allowed_row, empty_value, out, empty, bounds):
     for c in prange(bounds.shape[0] - 1):
         _softmax_rows(
@@ -265,7 +262,7 @@ def _softmax_parallel(x, scale, key_stop, allowed, allowed_row, empty_value, out
         )
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _softmax_backward_parallel(
     y, grad_y, scale, key_stop, allowed, allowed_row, empty, out, bounds
 ):
@@ -275,25 +272,25 @@ def _softmax_backward_parallel(
         )
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _log_softmax_parallel(x, out, bounds):
     for c in prange(bounds.shape[0] - 1):
         _log_softmax_rows(x, out, bounds[c], bounds[c + 1])
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _log_softmax_backward_parallel(y, grad_y, out, bounds):
     for c in prange(bounds.shape[0] - 1):
         _log_softmax_backward_rows(y, grad_y, out, bounds[c], bounds[c + 1])
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _cross_entropy_parallel(logits, target, ignore_index, probs, nll, bounds):
     for c in prange(bounds.shape[0] - 1):
         _cross_entropy_rows(logits, target, ignore_index, probs, nll, bounds[c], bounds[c + 1])
 
 
-@njit(cache=True, parallel=True)
+@cached_njit(parallel=True)
 def _cross_entropy_backward_parallel(probs, target, ignore_index, coef, out, bounds):
     for c in prange(bounds.shape[0] - 1):
         _cross_entropy_backward_rows(
@@ -382,7 +379,7 @@ def softmax_forward(x, scale=1.0, mask=None, key_stop=None, empty_value=np.nan, 
     empty_rows = np.empty(x2.shape[0], np.bool_)
     if x2.size:
         dtype = x2.dtype.type
-        _runtime.launch(
+        _numba_threads.launch(
             _softmax_rows,
             _softmax_parallel,
             (x2, dtype(scale), stops, allowed, allowed_row, dtype(empty_value), out, empty_rows),
@@ -410,7 +407,7 @@ def softmax_backward(y, grad_y, scale=1.0, mask=None, key_stop=None, empty=None)
     )
     out = _buffers.empty(y2.shape, y2.dtype)
     if y2.size:
-        _runtime.launch(
+        _numba_threads.launch(
             _softmax_backward_rows,
             _softmax_backward_parallel,
             (y2, g2, y2.dtype.type(scale), stops, allowed, allowed_row, empty, out),
@@ -425,7 +422,9 @@ def log_softmax_forward(x):
     x2 = _rows(x, "log_softmax_forward")
     out = _buffers.empty(x2.shape, x2.dtype)
     if x2.size:
-        _runtime.launch(_log_softmax_rows, _log_softmax_parallel, (x2, out), x2.shape[0], x2.size)
+        _numba_threads.launch(
+            _log_softmax_rows, _log_softmax_parallel, (x2, out), x2.shape[0], x2.size
+        )
     return out.reshape(np.shape(x))
 
 
@@ -436,7 +435,7 @@ def log_softmax_backward(y, grad_y):
     g2 = _rows(np.asarray(grad_y, dtype=y2.dtype), "log_softmax_backward")
     out = _buffers.empty(y2.shape, y2.dtype)
     if y2.size:
-        _runtime.launch(
+        _numba_threads.launch(
             _log_softmax_backward_rows,
             _log_softmax_backward_parallel,
             (y2, g2, out),
@@ -454,7 +453,7 @@ def cross_entropy_forward(logits, target, ignore_index=-100):
     probs = _buffers.empty(logits.shape, logits.dtype)
     nll = np.empty(logits.shape[0], np.float64)
     if logits.size:
-        _runtime.launch(
+        _numba_threads.launch(
             _cross_entropy_rows,
             _cross_entropy_parallel,
             (logits, target, ignore_index, probs, nll),
@@ -473,7 +472,7 @@ def cross_entropy_backward(probs, target, ignore_index, count, grad_loss):
     if count and probs.size:
         target = np.ascontiguousarray(target, dtype=np.int64)
         coef = probs.dtype.type(float(grad_loss) / count)
-        _runtime.launch(
+        _numba_threads.launch(
             _cross_entropy_backward_rows,
             _cross_entropy_backward_parallel,
             (probs, target, ignore_index, coef, out),

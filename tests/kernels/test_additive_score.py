@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kernel_checks import FLOATS, few
 from kernel_checks import close as close_in_dtype
-from minigrad.kernels import _runtime, reference
+from minigrad.kernels import _threads, reference
 from minigrad.kernels import additive_score as numba_score
 
 TWIN_AND_NUMBA = pytest.mark.parametrize("score", [reference, numba_score], ids=["twin", "numba"])
@@ -60,12 +60,12 @@ def check_against_twin(x, weight, bias, vector, lengths, grad, dtype, atol=None)
 )
 def test_additive_score_matches_twin(seed, batch, steps, features, hidden, dtype, two_threads):
     """two_threads False: every sequence on this thread."""
-    saved = _runtime.use_two_threads
-    _runtime.use_two_threads = two_threads and saved
+    saved = _threads.use_two_threads
+    _threads.use_two_threads = two_threads and saved
     try:
         check_against_twin(*problem(seed, batch, steps, features, hidden, dtype), dtype)
     finally:
-        _runtime.use_two_threads = saved
+        _threads.use_two_threads = saved
 
 
 def test_model_sized_problem_matches_twin():

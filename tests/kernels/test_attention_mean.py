@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernel_checks import FLOATS, close, few
-from minigrad.kernels import _runtime, reference
+from minigrad.kernels import _threads, reference
 from minigrad.kernels import attention_mean as numba_mean
 
 
@@ -34,12 +34,12 @@ def problem(seed, batch, heads, steps, features, dtype, scale=0.7):
 )
 def test_attention_mean_matches_twin(seed, batch, heads, steps, features, dtype, two_threads):
     """two_threads False: every sequence on this thread."""
-    saved = _runtime.use_two_threads
-    _runtime.use_two_threads = two_threads and saved
+    saved = _threads.use_two_threads
+    _threads.use_two_threads = two_threads and saved
     try:
         check_against_twin(*problem(seed, batch, heads, steps, features, dtype), dtype)
     finally:
-        _runtime.use_two_threads = saved
+        _threads.use_two_threads = saved
 
 
 def check_against_twin(q, k, scale, lengths, grad, dtype):

@@ -75,19 +75,19 @@ def test_small_matrix_numba_path_with_broadcast_batch(dtype):
 
 
 @pytest.mark.skipif(
-    kernels._runtime.openblas_threads is None, reason="numpy's OpenBLAS thread count cannot be set"
+    kernels._openblas.openblas_threads is None, reason="numpy's OpenBLAS thread count cannot be set"
 )
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_big_stacks_split_over_two_threads_with_broadcast_batch(dtype, monkeypatch):
     """Products big enough to split (the MHSA shapes, scaled down; stacks by their first batch
     axis, single products by the longer side of the result) give np.matmul's result, whatever
     operand carries the batch; OpenBLAS's thread count is restored."""
-    set_threads, get_threads = kernels._runtime.openblas_threads
+    set_threads, get_threads = kernels._openblas.openblas_threads
     monkeypatch.setattr(numba_matmul, "SPLIT_MIN_WORK", 1 << 12)
     split_calls = []
-    real_run_threads = kernels._runtime.run_threads
+    real_run_threads = kernels._threads.run_threads
     monkeypatch.setattr(
-        kernels._runtime,
+        kernels._threads,
         "run_threads",
         lambda run, tasks: split_calls.append(1) or real_run_threads(run, tasks),
     )
@@ -127,17 +127,17 @@ def _small_products_split(threads):
     multiply-adds worth two threads, so small test shapes take the two-thread paths."""
     saved_work = numba_matmul.SPLIT_MIN_WORK
     saved_threads = (
-        kernels._runtime.openblas_threads[1]() if kernels._runtime.openblas_threads else None
+        kernels._openblas.openblas_threads[1]() if kernels._openblas.openblas_threads else None
     )
     try:
         if saved_threads is not None:
-            kernels._runtime.openblas_threads[0](threads)
+            kernels._openblas.openblas_threads[0](threads)
         numba_matmul.SPLIT_MIN_WORK = 1 << 10
         yield
     finally:
         numba_matmul.SPLIT_MIN_WORK = saved_work
         if saved_threads is not None:
-            kernels._runtime.openblas_threads[0](saved_threads)
+            kernels._openblas.openblas_threads[0](saved_threads)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -157,7 +157,7 @@ def test_matmul_grads_match_twin(dtype, threads, n, k, m, transposed):
     """Both gradients at once: each product whole on its own thread when big enough (and
     OpenBLAS's thread count can be set), else one after the other; b may be a transposed view
     (nn.Linear's weight.T)."""
-    if threads == 2 and kernels._runtime.openblas_threads is None:
+    if threads == 2 and kernels._openblas.openblas_threads is None:
         pytest.skip("numpy's OpenBLAS thread count cannot be set")
     rng = np.random.default_rng(n * 100 + k * 10 + m)
     a = rng.standard_normal((n, k)).astype(dtype)
@@ -191,7 +191,7 @@ def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
     """linear_forward (rows split when n >= m, else columns; the bias added by each half) and
     linear_backward (grad_x and grad_weight at once, grad_bias with grad_weight), each part
     on or off, against the numpy twin and the formula; x may be a non-contiguous view."""
-    if threads == 2 and kernels._runtime.openblas_threads is None:
+    if threads == 2 and kernels._openblas.openblas_threads is None:
         pytest.skip("numpy's OpenBLAS thread count cannot be set")
     rng = np.random.default_rng(n * 100 + k * 10 + m)
     x = rng.standard_normal((k, n)).astype(dtype).T  # a transposed view

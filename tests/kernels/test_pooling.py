@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from minigrad.kernels import pooling as numba_pooling
 from minigrad.kernels import reference
-from minigrad.kernels._runtime import PARALLEL_MIN_SIZE
+from minigrad.kernels._numba_threads import PARALLEL_MIN_SIZE
 
 FLOATS = [np.float32, np.float64]
 few = settings(max_examples=25, deadline=None)  # deadline=None: first calls compile

@@ -4,9 +4,12 @@ twins, and bad shapes and dtypes are refused. Each kernel file has its own tests
 test_exp.py, test_pooling.py): every Numba kernel against its numpy twin, and every twin against
 a formula written out there (or PyTorch, or finite differences), so the twins are not only
 checked against themselves. The backend switch, threads and the on-disk cache:
-tests/kernels/test_runtime.py."""
+tests/kernels/test_backend.py, test_threads.py and test_numba_cache.py."""
 
+import importlib
+import inspect
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +21,7 @@ from minigrad.kernels import attention as numba_attention
 from minigrad.kernels import batched_matmul as numba_matmul
 from minigrad.kernels import reference
 from minigrad.kernels import softmax as numba_softmax
-from minigrad.kernels._runtime import PARALLEL_MIN_SIZE
+from minigrad.kernels._numba_threads import PARALLEL_MIN_SIZE
 
 # ============================================================ twins vs formulas written here
 
@@ -30,6 +33,31 @@ def test_backend_exposes_every_kernel():
     assert kernels.BACKEND == os.environ.get("MINIGRAD_KERNELS", "numba")
     for name in kernels.KERNELS:
         assert callable(getattr(kernels, name)) and callable(getattr(reference, name))
+
+
+def test_every_kernel_is_listed_once_with_its_numba_version_and_twin_in_files_of_one_name():
+    """KERNELS_BY_FILE, the one list: each file of reference/ is in it with all its public
+    functions, the Numba version of each has the twin's parameters, and kernels.<name> is the
+    active backend's."""
+    twin_files = {path.stem for path in Path(reference.__file__).parent.glob("[!_]*.py")}
+    assert twin_files == set(kernels.KERNELS_BY_FILE)
+    assert len(set(kernels.KERNELS)) == len(kernels.KERNELS)
+    for file, names in kernels.KERNELS_BY_FILE.items():
+        twins = importlib.import_module(f"minigrad.kernels.reference.{file}")
+        numba_versions = importlib.import_module(f"minigrad.kernels.{file}")
+        public = {
+            name
+            for name, value in vars(twins).items()
+            if inspect.isfunction(value) and value.__module__ == twins.__name__
+        }
+        assert public - {name for name in public if name.startswith("_")} == set(names), file
+        for name in names:
+            twin, compiled = getattr(twins, name), getattr(numba_versions, name)
+            assert getattr(reference, name) is twin
+            # compared as text: a NaN default is not equal to itself
+            assert str(inspect.signature(compiled)) == str(inspect.signature(twin)), name
+            active = twin if kernels.BACKEND == "numpy" else compiled
+            assert getattr(kernels, name) is active, name
 
 
 def test_parallel_paths_match_twins():

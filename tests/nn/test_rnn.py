@@ -21,7 +21,7 @@ import pytest
 import minigrad as mg
 from layer_checks import TORCH_DTYPE
 from minigrad import kernels, nn
-from minigrad.kernels import _runtime
+from minigrad.kernels import _threads
 from minigrad.kernels import lstm as lstm_kernels
 from minigrad.kernels import reference as twins
 from parity import assert_close, assert_same_parameter_grads, copy_state_to_torch
@@ -264,10 +264,10 @@ def test_two_threads_match_one(bidirectional):
     lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=bidirectional)
     x_data = np.random.default_rng(6).standard_normal((5, 6, 3)).astype(np.float32)
     results = []
-    previous = _runtime.use_two_threads
+    previous = _threads.use_two_threads
     try:
         for parallel in (False, True):
-            _runtime.use_two_threads = parallel
+            _threads.use_two_threads = parallel
             lstm.zero_grad()
             x = mg.tensor(x_data, requires_grad=True)
             output, (h_n, c_n) = lstm(x, lengths=[6, 2, 3, 6, 1])
@@ -277,7 +277,7 @@ def test_two_threads_match_one(bidirectional):
                 + [p.grad.numpy() for p in lstm.parameters()]
             )
     finally:
-        _runtime.use_two_threads = previous
+        _threads.use_two_threads = previous
     for one, two in zip(*results):  # the weight gradients add up the halves in another order
         np.testing.assert_allclose(one, two, rtol=1e-6, atol=1e-7)
 

@@ -12,7 +12,7 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.kernels import gelu as numba_gelu
 from minigrad.kernels import reference
-from minigrad.kernels._runtime import PARALLEL_MIN_SIZE
+from minigrad.kernels._numba_threads import PARALLEL_MIN_SIZE
 from minigrad.ops.activations import elu, gelu, leaky_relu, silu, softplus
 
 few = settings(max_examples=25, deadline=None)  # no wall-clock limits (first calls compile)
