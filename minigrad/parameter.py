@@ -16,7 +16,8 @@ class Parameter(Tensor):
     def __init__(self, data, requires_grad=True):
         if isinstance(data, Tensor):
             self._setup(data._data)
-            self._version = data._version
+            # the same array: the same version counter, and an inference tensor stays one
+            self._version, self._inference = data._version, data._inference
         else:
             self._setup(np.array(dtypes.to_array(data), copy=True))
         if requires_grad:

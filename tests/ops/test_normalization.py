@@ -432,3 +432,16 @@ def test_negative_normalized_shape_raises_a_runtime_error_as_torch(name, normali
     given = re.escape(str(normalized_shape))
     with pytest.raises(RuntimeError, match=f"normalized_shape must be a size >= 0.*got {given}"):
         getattr(nn, name)(normalized_shape)
+
+
+def test_float32_layer_norm_of_rows_far_from_zero_keeps_float64s_answer():
+    """Rows ~1e6 + N(0, 1) in float32: the two-pass statistics (mean first, then the spread
+    around it) give what a float64 computation of the same float32 input gives, to ~1e-6;
+    a one-pass E[x^2] - E[x]^2 in float32 (torch's CPU kernel is off by ~0.06 here) would not."""
+    rng = np.random.default_rng(0)
+    x = (1e6 + rng.standard_normal((8, 256))).astype(np.float32)
+    exact = x.astype(np.float64)
+    exact = (exact - exact.mean(-1, keepdims=True)) / np.sqrt(exact.var(-1, keepdims=True) + 1e-5)
+    ours = layer_norm(mg.tensor(x), (256,)).numpy()
+    assert ours.dtype == np.float32
+    assert np.abs(ours - exact).max() < 1e-5
