@@ -1,4 +1,4 @@
-"""Helpers the thread tests share (test_threads.py, test_parallel.py, test_io.py)."""
+"""Helpers the thread tests share (test_threads.py, test_parallel.py, io/test_atomic.py)."""
 
 import threading
 
