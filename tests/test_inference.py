@@ -3,7 +3,7 @@ attention_inference, layer_norm_inference) give the training kernels' forward, e
 kernel its numpy twin; they are chosen whenever no node is recorded, and keep nothing (peak
 memory); the sentiment example's length-sorted evaluation gives each review's logits in its
 own order, as the unsorted one does. inference_mode's rules for its tensors are tested in
-tests/test_grad_mode.py.
+tests/engine/test_grad_mode.py.
 """
 
 import numpy as np
