@@ -18,7 +18,6 @@ from minigrad.engine import Tensor
 from minigrad.tensor_api import GradientTap
 
 
-
 class RemovableHandle:
     """Returned by the register_*_hook methods: `remove()` unregisters the hook (removing twice is
     harmless); `with handle:` removes it at the end of the block."""

@@ -91,4 +91,3 @@ class AccumulateGrads:
     def finish(self):
         for leaf, grad in self.hooked_leaves.values():
             accumulate(leaf, run_hooks(leaf._hooks, grad))
-

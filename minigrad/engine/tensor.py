@@ -166,4 +166,3 @@ class Tensor:
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
-

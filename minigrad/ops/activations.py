@@ -95,6 +95,7 @@ def relu(x):
     """max(x, 0) elementwise (the dtype kept); gradient 1 where x > 0, else 0."""
     return Relu.apply(x)
 
+
 class GELU(Function):
     """y = x Phi(x); dy/dx = Phi(x) + x phi(x) (or the tanh form's derivative)."""
 
