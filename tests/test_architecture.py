@@ -92,6 +92,38 @@ def test_the_engines_imports_run_one_way():
     assert [m for m in modules if reaches(m, m, {m})] == []
 
 
+def test_the_viz_imports_run_one_way():
+    """No file of minigrad/viz/ reaches itself through imports, imports inside functions
+    included (the drawing and the replay were once two top-level files importing each other).
+    A name of the package itself (`from minigrad import viz`, `from . import draw`) is an
+    import of its __init__.py."""
+    submodules = {path.stem for path in files("minigrad/viz/*.py")} - {"__init__"}
+
+    def module_of(name):
+        """The file of minigrad/viz/ an imported name comes from; None: outside the package."""
+        parts = name.split(".")
+        if parts[:2] != ["minigrad", "viz"]:
+            return None
+        return "minigrad.viz" + (f".{parts[2]}" if parts[2:3] and parts[2] in submodules else "")
+
+    modules = {
+        "minigrad.viz" + ("" if path.stem == "__init__" else f".{path.stem}"): {
+            module_of(name) for name in imports_of(path)
+        }
+        - {None}
+        for path in files("minigrad/viz/*.py")
+    }
+
+    def reaches(start, target, seen):
+        for name in modules.get(start, ()):
+            if name == target or (name not in seen and reaches(name, target, seen | {name})):
+                return True
+        return False
+
+    assert "minigrad.viz.drawing" in modules["minigrad.viz.replaying"]  # the imports were read
+    assert [m for m in modules if reaches(m, m, {m})] == []
+
+
 def test_the_engine_never_imports_the_layers():
     problems = [
         f"{p.relative_to(ROOT)} imports {n}"

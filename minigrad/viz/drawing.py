@@ -1,48 +1,19 @@
-r"""Draw the computation graph that backward() walks.
-
-An op on tensors that require grad records, on the tensor it makes, which op made it from
-which inputs. Those records make a graph: its vertices are the tensors and the ops, its edges
-run forward, from each input to the op and from the op to the tensor it made. For
-y = tanh(x * w + b).sum():
-
-    x    w                  trace(y) returns that graph as two plain lists:
-     \  /                     vertices  Mul, x, w, Add, x*w, b, Tanh, x*w+b, Sum, h, y
-     Mul                      edges     (x, Mul), (w, Mul), (Mul, x*w), (x*w, Add), ...
-      |
-     x*w   b                backward() walks the same edges the other way, from y to x,
-       \  /                 w and b, multiplying by each op's local gradient: the chain
-       Add                  rule, one op at a time.
-        |
-      x*w+b -> Tanh -> h -> Sum -> y
-
-draw() makes a picture of it, as DeZero does: tensors are ellipses coloured by kind (input,
-parameter, intermediate, output), ops are boxes, and an edge out of a tensor that needs no
-gradient is dashed: no gradient goes back along it.
-
-    loss.backward()
-    query_weight = model.attention.query_weight
-    graph = mg.viz.draw(loss, params=model, show_grad=True, highlight=[query_weight])
-    mg.viz.render(graph, "graph.svg")   # needs the Graphviz `dot` program
-    graph.source                        # the DOT text; needs nothing
-
-Between trace and DOT text (_viz_dot.py), small passes (_viz_passes.py) merge the leaves that
-view one array, collapse chosen modules' calls (an LSTM over 256 steps) into one box each,
-group ops by module call and mark the gradient paths to highlighted tensors. All is iterative
-(LSTM graphs are thousands of ops deep); ids count vertices, so the text repeats run to run.
+"""trace, draw, vertex_ids and render: the graph as lists, as a graphviz.Digraph, as the node
+ids of the drawing, and as a picture on disk. draw() runs the passes of passes.py over the
+trace and writes the DOT text with dot.py.
 """
 
 import pathlib
 
 import graphviz
 
-from . import _viz_passes as passes
-from ._viz_dot import HIGHLIGHT, STYLES, VALUES_MAX_ELEMENTS, label, to_dot  # noqa: F401  (public names)
-from ._viz_dot import numbered
-from .autograd import graph_nodes
-from .io import atomic_file
-from .engine import Function, Tensor
+from ..autograd import graph_nodes
+from ..engine import Function, Tensor
+from ..io import atomic_file
+from . import passes
+from .dot import label, numbered, to_dot
 
-__all__ = ["trace", "draw", "render", "vertex_ids", "replay", "Replay", "GraphvizNotFoundError"]
+__all__ = ["trace", "draw", "render", "vertex_ids", "GraphvizNotFoundError"]
 
 
 @passes.cycle_collector_paused()
@@ -76,7 +47,7 @@ def vertex_ids(*outputs, highlight=None):
     which is also the <title> of its node in Graphviz's SVG: op0, op1 ... for ops, t0 ... for
     tensors, counted as to_dot counts them. For a drawing without collapse (params and the other
     options change no id); a leaf drawn merged with other views of its array gets their id."""
-    outputs, highlight = _check_outputs(outputs), _check_highlight(highlight)
+    outputs, highlight = check_outputs(outputs), check_highlight(highlight)
     traced = trace(*outputs)
     vertices, edges = passes.merge_views(*traced, keep=set(outputs) | set(highlight))
     ids = numbered(vertices, lambda vertex: "op" if isinstance(vertex, Function) else "tensor")
@@ -117,11 +88,11 @@ def draw(
     is not recorded) are drawn as one node.
     """
     outputs, names, highlight = (
-        _check_outputs(outputs),
-        _tensor_names(params),
-        _check_highlight(highlight),
+        check_outputs(outputs),
+        tensor_names(params),
+        check_highlight(highlight),
     )
-    collapse = _collapse_names(collapse)
+    collapse = collapse_names(collapse)
     if rankdir not in RANKDIRS:
         raise ValueError(f"draw: rankdir must be one of {RANKDIRS}; got {rankdir!r}")
     output_set, marked, known_calls = set(outputs), set(highlight), {}
@@ -162,7 +133,7 @@ def draw(
 RANKDIRS = ("TB", "LR", "BT", "RL")
 
 
-def _check_outputs(outputs):
+def check_outputs(outputs):
     if not outputs:
         raise TypeError("draw() needs at least one output tensor, e.g. draw(loss)")
     for index, output in enumerate(outputs):
@@ -173,7 +144,7 @@ def _check_outputs(outputs):
     return list(dict.fromkeys(outputs))
 
 
-def _tensor_names(params):
+def tensor_names(params):
     """tensor -> name, from a dict, (name, tensor) pairs or anything with named_parameters()."""
     if params is None:
         return {}
@@ -190,7 +161,7 @@ def _tensor_names(params):
     return names
 
 
-def _collapse_names(collapse):
+def collapse_names(collapse):
     """The module dotted names and class names to collapse."""
     entries = (
         []
@@ -208,7 +179,7 @@ def _collapse_names(collapse):
     return frozenset(entry if isinstance(entry, str) else entry.__name__ for entry in entries)
 
 
-def _check_highlight(highlight):
+def check_highlight(highlight):
     highlight = (
         []
         if highlight is None
@@ -264,6 +235,3 @@ def render(graph, path, format=None):
     with atomic_file(path) as file:  # a failed write never replaces a good picture
         file.write(data)
     return path
-
-
-from .replay import Replay, replay  # noqa: E402  (replay.py draws with the functions above)

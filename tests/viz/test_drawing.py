@@ -1,6 +1,7 @@
-"""mg.viz: the traced graph, the DOT structure of drawn graphs (nodes, edges, clusters,
-collapse, highlight), names that try to break the DOT text, rendering with and without
-Graphviz, and the reproducibility of the committed example pictures."""
+"""mg.viz's drawing (minigrad/viz/drawing.py, passes.py, dot.py): the traced graph, the DOT
+structure of drawn graphs (nodes, edges, clusters, collapse, highlight), names that try to break
+the DOT text, rendering with and without Graphviz, and the reproducibility of the committed
+example pictures."""
 
 import collections
 import gc
@@ -14,9 +15,10 @@ import pytest
 
 import minigrad as mg
 import minigrad.viz as viz
+from minigrad.viz import drawing
 from minigrad import nn
 
-IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
+IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 # ---------------------------------------------------------------------------------------
@@ -743,9 +745,9 @@ def test_hostile_module_and_class_names_are_drawn_as_written():
 
 def test_drawing_pauses_the_cycle_collector_and_restores_it(monkeypatch):
     x, w, b, y = small_expression()
-    during, real_label = [], viz.label
+    during, real_label = [], drawing.label
     monkeypatch.setattr(
-        viz, "label", lambda *args: during.append(gc.isenabled()) or real_label(*args)
+        drawing, "label", lambda *args: during.append(gc.isenabled()) or real_label(*args)
     )
     assert gc.isenabled()
     viz.draw(y)

@@ -1,4 +1,4 @@
-"""mg.viz.replay (minigrad/replay.py): the backward walk, step by step.
+"""mg.viz.replay (minigrad/viz/replaying.py): the backward walk, step by step.
 
 The replay is checked against what it replays, never against itself: the order of its steps
 against the order in which the nodes' backward functions really run (Function.run_backward

@@ -9,8 +9,8 @@ import gc
 
 import numpy as np
 
-from .engine import Function, Tensor
-from .parameter import Parameter
+from ..engine import Function, Tensor
+from ..parameter import Parameter
 
 
 @contextlib.contextmanager

@@ -25,10 +25,9 @@ one draws and reads, not for a model of millions of numbers.
 
 import numpy as np
 
-from . import _viz_passes as passes
-from .engine import grad_sinks, walk
-from ._viz_dot import VALUES_MAX_ELEMENTS
-from .engine import Tensor
+from ..engine import Tensor, grad_sinks, walk
+from . import drawing, passes
+from .dot import VALUES_MAX_ELEMENTS
 
 __all__ = ["replay", "Replay", "Step", "Gradient", "InputGradient"]
 
@@ -138,8 +137,6 @@ class Replay(list):
         gradient to outlined orange and labelled with that gradient's norm, and the nodes
         already visited filled pale orange. In a notebook each frame displays itself;
         mg.viz.render(frame, path) writes one."""
-        from . import viz  # viz.py imports this module
-
         if "collapse" in draw_options or "highlight" in draw_options or "params" in draw_options:
             raise TypeError(
                 "frames: collapse, highlight and params are the replay's own (the frames' node "
@@ -147,7 +144,7 @@ class Replay(list):
                 f"{sorted(k for k in draw_options if k in ('collapse', 'highlight', 'params'))}"
             )
         params = [(name, tensor) for tensor, name in self.names.items()]
-        base = viz.draw(self.output, params=params, highlight=self.highlight, **draw_options)
+        base = drawing.draw(self.output, params=params, highlight=self.highlight, **draw_options)
         frames = []
         for step in self:
             frame = base.copy()
@@ -285,13 +282,11 @@ def replay(output, grad=None, retain_graph=False, params=None, highlight=None):
         for step in steps:
             print(step.op, step.id, [entry.uses for entry in step.inputs])
     """
-    from . import viz  # viz.py imports this module
-
     if not isinstance(output, Tensor):
         raise TypeError(f"replay: output must be a Tensor; got {type(output).__name__}")
-    names = viz._tensor_names(params)
-    highlight = viz._check_highlight(highlight)
-    ids = viz.vertex_ids(output, highlight=highlight)
+    names = drawing.tensor_names(params)
+    highlight = drawing.check_highlight(highlight)
+    ids = drawing.vertex_ids(output, highlight=highlight)
     known_calls = {}
 
     def input_name(tensor):

@@ -9,8 +9,8 @@ import functools
 import graphviz
 import numpy as np
 
-from ._viz_passes import ArrayViews, ModuleCall, is_constant, name_of
-from .engine import Tensor
+from ..engine import Tensor
+from .passes import ArrayViews, ModuleCall, is_constant, name_of
 
 VALUES_MAX_ELEMENTS = 16  # show_values prints tensors up to this size (a 4x4 attention matrix)
 FONT = "Helvetica"
