@@ -4,6 +4,7 @@ every batch_size / drop_last / sampler / batch_sampler), the sizes random_split 
 shuffled epoch holds, and bad arguments."""
 
 import collections
+import fractions
 import re
 
 import numpy as np
@@ -710,6 +711,86 @@ def test_default_collate_matches_torch(kind):
     torch = _torch()
     batch = SAMPLES[kind]
     assert plain(default_collate(batch)) == plain(torch.utils.data.default_collate(batch))
+
+
+# Batches of numbers, each collated as torch 2.13 collates it: the first sample picks the rule
+# (a Python float: float64; a Python int or bool, or a numpy scalar: the dtype torch.tensor infers
+# for the whole list, promoted), so a later float or NaN never is truncated to the first's ints.
+NUMBER_BATCHES = {
+    "ints": [1, 2],
+    "floats": [1.0, 2.5],
+    "int then float": [1, 2.5],
+    "float then int": [2.5, 1],
+    "bools": [True, False],
+    "bool then int": [True, 2],
+    "int then bool": [2, True],
+    "bool then float": [True, 2.5],
+    "int then NaN": [1, float("nan")],
+    "NaN then int": [float("nan"), 1],
+    "int then inf": [1, float("inf")],
+    "extreme int64s": [-(2**63), 2**63 - 1],
+    "float then an int past int64": [1.5, 2**70],
+    "numpy int32s": [np.int32(1), np.int32(2)],
+    "numpy float32s": [np.float32(1), np.float32(2.5)],
+    "numpy float32 and NaN": [np.float32(1), np.float32("nan")],
+    "numpy int32 then float32": [np.int32(1), np.float32(2.5)],
+    "numpy float32 then int32": [np.float32(1.5), np.int32(2)],
+    "numpy int32 then Python float": [np.int32(1), 2.5],
+    "numpy int32 then Python int": [np.int32(1), 7],
+    "numpy float32 then Python int": [np.float32(1.5), 2],
+    "numpy uint8 then int32": [np.uint8(200), np.int32(-1)],
+    "numpy bools": [np.bool_(True), np.bool_(False)],
+    "numpy bool then Python bool": [np.bool_(True), False],
+    "numpy float64s": [np.float64(1.5), np.float64(2)],
+    "Python int then numpy int32": [1, np.int32(2)],
+    "Python int then numpy float64": [1, np.float64(2.5)],
+    "Python int then numpy uint8": [1, np.uint8(200)],
+    "Python float then numpy float32": [1.5, np.float32(2)],
+    "0-d int64 tensors": lambda lib: [lib.tensor(1), lib.tensor(2)],
+    "0-d int64 then float32 tensor": lambda lib: [lib.tensor(1), lib.tensor(2.5)],
+    "0-d bool then int64 tensor": lambda lib: [lib.tensor(True), lib.tensor(2)],
+    "0-d float32 then float64 tensor": lambda lib: [
+        lib.tensor(1.0),
+        lib.tensor(2.0, dtype=lib.float64),
+    ],
+    "0-d int arrays": [np.array(1), np.array(2)],
+    "0-d int64 then float64 array": [np.array(1), np.array(2.5)],
+    "int64 then float64 arrays": [np.array([1, 2]), np.array([2.5, 3.0])],
+}
+
+
+def _number_batch(lib, kind):
+    """NUMBER_BATCHES[kind], its tensors made by lib (minigrad or torch)."""
+    batch = NUMBER_BATCHES[kind]
+    return batch(lib) if callable(batch) else batch
+
+
+@pytest.mark.parametrize("kind", list(NUMBER_BATCHES))
+def test_default_collate_promotes_numbers_as_torch(kind):
+    """default_collate took the first sample's dtype: [1, 2.5] came back int64 [1, 2], [True, 2]
+    bool, and [1, nan] raised."""
+    torch = _torch()
+    ours = default_collate(_number_batch(mg, kind)).numpy()
+    theirs = torch.utils.data.default_collate(_number_batch(torch, kind)).numpy()
+    assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape)
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "batch, error, message",
+    [
+        ([1, "a"], TypeError, "must hold only numbers; got str"),
+        ([1, None], TypeError, "must hold only numbers; got NoneType"),
+        ([2**64, 1], ValueError, "does not fit in int64"),
+        ([fractions.Fraction(1, 2)], TypeError, "got Fraction"),
+    ],
+)
+def test_default_collate_refuses_what_torch_refuses(batch, error, message):
+    torch = _torch()
+    with pytest.raises(Exception):
+        torch.utils.data.default_collate(batch)
+    with pytest.raises(error, match=message):
+        default_collate(batch)
 
 
 def test_shuffle_with_a_seeded_generator_is_deterministic():

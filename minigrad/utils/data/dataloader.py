@@ -9,6 +9,7 @@ effect; pin_memory has nothing to pin on a CPU.
 """
 
 import collections.abc
+import functools
 import itertools
 import multiprocessing
 import numbers
@@ -16,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from ... import dtypes
 from ...creation import tensor
 from ...ops.join import stack
 from ...engine import Tensor
@@ -25,10 +27,14 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 def default_collate(batch):
     """A list of samples -> one batch (torch's default_collate): tensors and numeric arrays are
-    stacked along a new first axis, Python floats / ints / bools become a float64 / int64 / bool
-    tensor (numpy scalars keep their dtype), strings stay a list, and tuples, lists and dicts are
-    collated field by field (a tuple's fields come back as a list, a namedtuple's as that
-    namedtuple)."""
+    stacked along a new first axis (their dtypes promoted), numbers become one tensor, strings
+    stay a list, and tuples, lists and dicts are collated field by field (a tuple's fields come
+    back as a list, a namedtuple's as that namedtuple).
+
+    Numbers go by the first sample, as in torch: a batch that starts with a Python float is
+    float64; one that starts with a Python int or bool, or a numpy scalar, gets the dtype
+    torch.tensor would give the whole list (bools alone bool, ints int64, any float the default
+    float dtype, a numpy scalar its own dtype, promoted together): `[1, 2.5]` is float32."""
     if not batch:
         raise ValueError("default_collate: the batch is empty")
     first = batch[0]
@@ -36,16 +42,8 @@ def default_collate(batch):
         return stack(batch)
     if isinstance(first, np.ndarray) and first.dtype.kind in "biuf":
         return stack([tensor(x) for x in batch])
-    if (
-        isinstance(first, np.generic) and first.dtype.kind in "biuf"
-    ):  # a numpy scalar keeps its dtype, as torch
-        return tensor(np.array(batch, dtype=first.dtype))
-    if isinstance(first, (bool, np.bool_)):
-        return tensor(np.array(batch, dtype=np.bool_))
-    if isinstance(first, numbers.Integral):
-        return tensor(np.array(batch, dtype=np.int64))
-    if isinstance(first, numbers.Real):
-        return tensor(np.array(batch, dtype=np.float64))
+    if (isinstance(first, np.generic) and first.dtype.kind in "biuf") or _is_number(first):
+        return _collate_numbers(batch)
     if isinstance(first, (str, bytes)):
         return list(batch)
     if isinstance(first, collections.abc.Mapping):
@@ -64,6 +62,45 @@ def default_collate(batch):
         "default_collate: samples must be tensors, numeric arrays, numbers, strings, dicts, tuples "
         f"or lists; got {type(first).__name__}"
     )
+
+
+def _is_number(value):
+    """A Python int, float or bool (numpy's scalars, also those subclassing float, go as numpy
+    scalars, and other number types are refused, as torch's collate does)."""
+    return isinstance(value, (int, float)) and not isinstance(value, np.generic)
+
+
+def _number_dtype(value):
+    """The dtype torch.tensor infers for one element of a list of numbers."""
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.dtype
+    if isinstance(value, bool):
+        return dtypes.bool_
+    if isinstance(value, int):
+        return dtypes.int64
+    if _is_number(value):
+        return dtypes.get_default_dtype()
+    raise TypeError(
+        "default_collate: a batch that starts with a number must hold only numbers; "
+        f"got {type(value).__name__}"
+    )
+
+
+def _collate_numbers(batch):
+    """A batch of Python or numpy numbers -> one 1-D tensor (torch's collate_float_fn,
+    collate_int_fn and collate_numpy_scalar_fn)."""
+    kinds = [_number_dtype(value) for value in batch]
+    if isinstance(batch[0], float) and _is_number(batch[0]):
+        dtype = dtypes.float64  # torch.tensor(batch, dtype=torch.float64)
+    else:
+        dtype = functools.reduce(dtypes.promote_types, kinds)
+    try:
+        return tensor(np.array(batch, dtype=dtype))
+    except OverflowError:
+        raise ValueError(
+            f"default_collate: a number of the batch does not fit in {dtype}; "
+            f"got {min(batch)} to {max(batch)}"
+        ) from None
 
 
 def default_convert(sample):
