@@ -15,7 +15,7 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
-from parity import TOLERANCE, assert_close, copy_state_to_torch, to_numpy
+from parity import assert_close, copy_state_to_torch, to_numpy, tolerance
 
 torch = pytest.importorskip("torch")
 
@@ -51,25 +51,24 @@ def check_layer(name, args, kwargs, input_shape, dtype, training=True):
     leaf, torch_leaf = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     out, torch_out = ours(leaf), theirs(torch_leaf)
     assert out.dtype == dtype
-    assert_close(out, torch_out, TOLERANCE[dtype], "output")
+    assert_close(out, torch_out, tolerance("default", dtype), "output")
     upstream = normal(*torch_out.shape, seed=4).astype(dtype)
     (out * mg.tensor(upstream)).sum().backward()
     (torch_out * torch.from_numpy(upstream)).sum().backward()
-    assert_close(leaf.grad, torch_leaf.grad, TOLERANCE[dtype], "gradient of the input")
+    assert_close(leaf.grad, torch_leaf.grad, tolerance("default", dtype), "gradient of the input")
     torch_parameters = dict(theirs.named_parameters())
     for parameter_name, parameter in ours.named_parameters():
         assert_close(
             parameter.grad,
             torch_parameters[parameter_name].grad,
-            TOLERANCE[dtype],
+            tolerance("default", dtype),
             f"gradient of {parameter_name}",
         )
     torch_state = theirs.state_dict()
     for key, value in ours.state_dict().items():
-        assert_close(value, torch_state[key], TOLERANCE[dtype], key)
+        assert_close(value, torch_state[key], tolerance("default", dtype), key)
 
 
-SIDE_TOLERANCE = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-10, atol=1e-12)}
 REDUCTIONS = ["mean", "sum", "none"]
 
 
@@ -100,7 +99,7 @@ def run(library, call, arrays, differentiable):
 
 
 def assert_same(arrays, differentiable, call, dtype, tolerance=None):
-    tolerance = tolerance or SIDE_TOLERANCE[dtype]
+    tolerance = tolerance or "functions of layers"
     mine, mine_grads = run(MINIGRAD, call, arrays, differentiable)
     theirs, their_grads = run(TORCH, call, arrays, differentiable)
     assert_close(mine, theirs, tolerance, "output", same_dtype=True)
@@ -143,12 +142,10 @@ def distance_inputs(dtype):
     return dict(a=a, b=b)
 
 
-# The tolerances, functions and state copies of the Transformer-API sweep
-# (tests/nn/test_transformer.py) and of the families it reaches: normalization, activation,
-# multi-head attention, attention, optim.
+# The functions and state copies of the Transformer-API sweep (tests/nn/test_transformer.py) and
+# of the families it reaches: normalization, activation, multi-head attention, attention, optim
+# (their tolerances: parity.TOLERANCES["transformer"] and ["transformer gradient"]).
 TF = torch.nn.functional
-TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
-GRAD_TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-9, atol=1e-10)}
 
 
 def copy_to_torch(ours, theirs, randomize=None, seed=0):

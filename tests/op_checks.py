@@ -14,7 +14,7 @@ import pytest
 from hypothesis import settings
 
 import minigrad as mg
-from parity import assert_runs_match, run_both
+from parity import assert_runs_match, run_both, tolerance
 
 FAST = settings(max_examples=15, deadline=None)
 
@@ -39,17 +39,13 @@ def value(fn, *arrays):
     return fn(*[mg.tensor(np.asarray(a, dtype=np.float64)) for a in arrays]).numpy()
 
 
-TORCH_TOLERANCE = {
-    "float32": (2e-5, 2e-5),
-    "float64": (1e-10, 1e-12),
-    "trigamma": (1e-8, 1e-12),
-}  # torch's polygamma(1) is within 5e-10 (ours within 6e-13 of mpmath)
 inf, nan = math.inf, math.nan
 
 
-def check_against_torch(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=None):
+def check_against_torch(mg_fn, torch_fn, arrays, dtype, grad=True, gradients="elementwise"):
     """mg_fn and torch_fn on the same arrays: the same output, and the same gradients of a
-    weighted sum of it (weights make every element count)."""
+    weighted sum of it (weights make every element count), within TOLERANCES["elementwise"] of
+    the output's dtype and TOLERANCES[gradients] of dtype."""
     ours, theirs = run_both(
         lambda fn, *leaves: fn(*leaves),
         arrays,
@@ -58,10 +54,8 @@ def check_against_torch(mg_fn, torch_fn, arrays, dtype, grad=True, grad_dtype=No
         grad=grad,
     )
     output_dtype = str(theirs.out.dtype).replace("torch.", "")
-    rtol, atol = TORCH_TOLERANCE.get(output_dtype, (0, 0))
-    grad_rtol, grad_atol = TORCH_TOLERANCE.get(grad_dtype or dtype, (0, 0))
     assert_runs_match(
-        ours, theirs, dict(rtol=rtol, atol=atol), gradients=dict(rtol=grad_rtol, atol=grad_atol)
+        ours, theirs, tolerance("elementwise", output_dtype), gradients=tolerance(gradients, dtype)
     )
 
 

@@ -1,10 +1,10 @@
-"""What the optimizer tests of tests/optim/ share: the parameter shapes, the tolerances of a
-comparison with torch, torch itself (skipping without it) and a trajectory of gradients."""
+"""What the optimizer tests of tests/optim/ share: the parameter shapes, torch itself (skipping
+without it) and a trajectory of gradients (the tolerances of a comparison with torch:
+parity.TOLERANCES["optimizer steps"] and ["adaptive optimizers"])."""
 
 import numpy as np
 import pytest
 
-TOLERANCE = {np.float64: 1e-10, np.float32: 1e-4}
 SHAPES = [(3, 4), (4,), ()]
 
 

@@ -12,12 +12,10 @@ import minigrad.nn.functional as F
 from layer_checks import MINIGRAD, TF, TORCH, assert_same
 from minigrad import nn
 from minigrad.errors import ArgumentError, DimError, DTypeError, ShapeError
-from parity import DTYPES, raises_like_torch
+from parity import DTYPES, assert_runs_match, raises_like_torch, run_both, tolerance
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
-
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
 
 
 def _torch():
@@ -62,17 +60,9 @@ def test_modules_match_torch_values_grads_and_repr(name, dtype):
     ours, theirs = ACTIVATIONS[name][0](), ACTIVATIONS[name][1](torch.nn)
     assert repr(ours) == repr(theirs)
     array = np.random.default_rng(0).standard_normal((2, 6, 2)).astype(dtype) * 3
-    upstream = (
-        np.random.default_rng(1).standard_normal(theirs(torch.tensor(array)).shape).astype(dtype)
-    )
-    x, x_torch = mg.tensor(array, requires_grad=True), torch.tensor(array, requires_grad=True)
-    y, y_torch = ours(x * 1), theirs(x_torch * 1)  # * 1: in-place modules may not write into a leaf
-    y.backward(upstream)
-    y_torch.backward(torch.from_numpy(upstream))
-    tol = TOLERANCE[dtype]
-    assert y.shape == tuple(y_torch.shape) and y.dtype == dtype
-    np.testing.assert_allclose(y.numpy(), y_torch.detach().numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), rtol=tol, atol=tol)
+    # * 1: in-place modules may not write into a leaf
+    mine, torchs = run_both(lambda module, x: module(x * 1), [array], sides=(ours, theirs), seed=1)
+    assert_runs_match(mine, torchs, "layer", names=["x"])
 
 
 def test_module_settings_are_checked_and_used_when_changed():
@@ -381,10 +371,7 @@ def test_gelu_matches_torch(dtype, approximate, form):
         _torch_gelu(x, approximate, form, dtype),
         _torch_gelu(x, approximate, form, np.float64),
     )
-    # float32: torch's tanh saturates to -1 near x = -5 (gradient exactly 0 where the true one is
-    # ~-3e-7;
-    # minigrad's is the accurate one), hence atol 1e-6
-    tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    tol = tolerance("gelu", dtype)  # why atol 1e-6 in float32: parity.TOLERANCES
     _assert_matches_either(ym.numpy(), dtype, yt, y64, **tol)
     _assert_matches_either(xm.grad.numpy(), dtype, gt, g64, **tol)
 

@@ -12,8 +12,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+from parity import tolerance
 
 
 def _random(shape, seed, dtype=np.float64):
@@ -248,8 +247,7 @@ def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
     )
     (out_torch * torch.tensor(upstream)).sum().backward()
 
-    tolerance = TOLERANCE[dtype]
-    close = dict(rtol=tolerance, atol=tolerance)
+    close = tolerance("layer", dtype)
     assert out.dtype == dtype and attention.last_weights.shape == (batch, num_heads, steps, steps)
     np.testing.assert_allclose(out.numpy(), out_torch.detach().numpy(), **close)
     np.testing.assert_allclose(attention.last_weights, weights_torch.detach().numpy(), **close)

@@ -13,8 +13,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+from parity import tolerance
 
 
 def _random(shape, seed, dtype=np.float64):
@@ -149,22 +148,14 @@ def test_attention_pooling_matches_torch(kind, dtype):
     pooled_torch, attention_torch = _torch_pooling(torch, kind, x_torch, mask, weights)
     (pooled_torch * torch.tensor(upstream)).sum().backward()
 
-    tolerance = TOLERANCE[dtype]
+    close = tolerance("layer", dtype)
     assert pooled.dtype == dtype
-    np.testing.assert_allclose(
-        pooled.numpy(), pooled_torch.detach().numpy(), rtol=tolerance, atol=tolerance
-    )
-    np.testing.assert_allclose(
-        pooling.last_weights, attention_torch.detach().numpy(), rtol=tolerance, atol=tolerance
-    )
-    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(pooled.numpy(), pooled_torch.detach().numpy(), **close)
+    np.testing.assert_allclose(pooling.last_weights, attention_torch.detach().numpy(), **close)
+    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), **close)
     for name, parameter in pooling.named_parameters():
         np.testing.assert_allclose(
-            parameter.grad.numpy(),
-            weights[name].grad.numpy(),
-            rtol=tolerance,
-            atol=tolerance,
-            err_msg=name,
+            parameter.grad.numpy(), weights[name].grad.numpy(), **close, err_msg=name
         )
 
 

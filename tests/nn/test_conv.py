@@ -15,7 +15,7 @@ import minigrad as mg
 from layer_checks import TORCH_DTYPE, assert_refused_as_torch, floats, normal
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
-from parity import DTYPES, TOLERANCE, assert_layer_matches_torch, copy_state_to_torch
+from parity import DTYPES, assert_layer_matches_torch, copy_state_to_torch, tolerance
 
 # the tables compare with torch: without it the file is skipped
 torch = pytest.importorskip("torch")
@@ -65,7 +65,9 @@ def test_conv_layers_match_torch(name, args, kwargs, input_shape, dtype):
     mg.manual_seed(3)
     ours, theirs = _layer_pair(name, args, kwargs, dtype)
     assert repr(ours) == repr(theirs)
-    assert_layer_matches_torch(ours, theirs, normal(*input_shape).astype(dtype), TOLERANCE[dtype])
+    assert_layer_matches_torch(
+        ours, theirs, normal(*input_shape).astype(dtype), tolerance("default", dtype)
+    )
 
 
 @pytest.mark.parametrize("name, args, kwargs, input_shape", [LAYER_CASES[3], LAYER_CASES[6]])
@@ -173,7 +175,9 @@ def test_transpose_unfold_and_fold_layers_match_torch(name, args, kwargs, input_
     ours, theirs = _transpose_layer_pair(name, args, kwargs, dtype)
     assert repr(ours) == repr(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
-    assert_layer_matches_torch(ours, theirs, normal(*input_shape).astype(dtype), TOLERANCE[dtype])
+    assert_layer_matches_torch(
+        ours, theirs, normal(*input_shape).astype(dtype), tolerance("default", dtype)
+    )
 
 
 @pytest.mark.parametrize(

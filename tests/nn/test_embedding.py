@@ -11,9 +11,13 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
-from parity import assert_close
-
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+from parity import (
+    assert_close,
+    assert_runs_match,
+    assert_same_parameter_grads,
+    copy_state_to_torch,
+    run_both,
+)
 
 
 def _torch():
@@ -56,21 +60,13 @@ def test_embedding_matches_torch_values_and_grads(dtype):
     torch = _torch()
     mg.manual_seed(5)
     table = nn.Embedding(7, 4, padding_idx=3, dtype=dtype)
-    reference = torch.nn.Embedding(7, 4, padding_idx=3, dtype=getattr(torch, np.dtype(dtype).name))
-    with torch.no_grad():
-        reference.weight.copy_(torch.from_numpy(table.weight.numpy()))
+    reference = copy_state_to_torch(table, torch.nn.Embedding(7, 4, padding_idx=3), dtype)
     ids = np.random.default_rng(0).integers(0, 7, size=(3, 5))
     ids[0, :2] = 3
     upstream = np.random.default_rng(1).standard_normal((3, 5, 4)).astype(dtype)
-    out = table(ids)
-    out.backward(upstream)
-    out_torch = reference(torch.from_numpy(ids))
-    out_torch.backward(torch.from_numpy(upstream))
-    tol = TOLERANCE[dtype]
-    np.testing.assert_allclose(out.numpy(), out_torch.detach().numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(
-        table.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=tol, atol=tol
-    )
+    ours, theirs = run_both(None, [ids], sides=(table, reference), upstream=upstream)
+    assert_runs_match(ours, theirs, "layer", names=["ids"])
+    assert_same_parameter_grads(table, reference, "layer")
     np.testing.assert_array_equal(table.weight.grad.numpy()[3], np.zeros(4))
 
 
@@ -113,11 +109,9 @@ def test_from_pretrained_and_max_norm_match_torch(settings):
     out, reference = ours(ids), theirs(torch.from_numpy(ids))
     out.backward(upstream)
     reference.backward(torch.from_numpy(upstream))
-    np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(
-        ours.weight.numpy(), theirs.weight.detach().numpy(), rtol=1e-6, atol=1e-7
-    )
-    np.testing.assert_array_equal(ours.weight.grad.numpy(), theirs.weight.grad.numpy())
+    assert_close(out, reference, "embedding rows", "output")
+    assert_close(ours.weight, theirs.weight, "embedding rows", "the table after the lookup")
+    assert_close(ours.weight.grad, theirs.weight.grad, 0, "the table's gradient")
     if "max_norm" in settings:
         np.testing.assert_array_equal(
             ours.weight.numpy()[[3, 4]], table[[3, 4]]
@@ -155,7 +149,7 @@ def test_from_pretrained_freezes_by_default_and_refuses_bad_tables():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_embedding_padding_idx_matches_torch(padding_idx, dtype):
     torch = _torch()
-    from layer_checks import GRAD_TOL, TOL, copy_to_torch, weighting
+    from layer_checks import copy_to_torch, weighting
 
     ours = nn.Embedding(5, 3, padding_idx=padding_idx, dtype=dtype)
     theirs = torch.nn.Embedding(
@@ -169,18 +163,17 @@ def test_embedding_padding_idx_matches_torch(padding_idx, dtype):
         ].any()  # the padding row starts at 0, as torch's
     copy_to_torch(ours, theirs, randomize=1.0)
     ids = np.array([[0, 1, 4, 4], [3, 3, 2, 0]])
-    ym, yt = ours(mg.tensor(ids)), theirs(torch.tensor(ids))
-    assert_close(ym, yt, TOL[np.dtype(dtype).type])
-    w = weighting(tuple(yt.shape), dtype)
-    (ym * mg.tensor(w)).sum().backward()
-    (yt * torch.from_numpy(w)).sum().backward()
-    assert_close(ours.weight.grad, theirs.weight.grad, GRAD_TOL[np.dtype(dtype).type])
+    mine, torchs = run_both(
+        None, [ids], sides=(ours, theirs), upstream=lambda shape: weighting(shape, dtype)
+    )
+    assert_runs_match(mine, torchs, "transformer")
+    assert_same_parameter_grads(ours, theirs, "transformer gradient")
 
 
 @pytest.mark.parametrize("max_norm", [0.5, 1.0])
 def test_embedding_max_norm_matches_torch(max_norm):
     torch = _torch()
-    from layer_checks import TOL, copy_to_torch
+    from layer_checks import copy_to_torch
 
     ours, theirs = (
         nn.Embedding(5, 3, max_norm=max_norm),
@@ -188,10 +181,8 @@ def test_embedding_max_norm_matches_torch(max_norm):
     )
     copy_to_torch(ours, theirs, randomize=1.0)
     ids = np.array([0, 2, 2, 4])
-    assert_close(ours(mg.tensor(ids)), theirs(torch.tensor(ids)), TOL[np.float32])
-    assert_close(
-        ours.weight, theirs.weight, TOL[np.float32]
-    )  # rows looked up renormalised in place
+    assert_close(ours(mg.tensor(ids)), theirs(torch.tensor(ids)), "transformer")
+    assert_close(ours.weight, theirs.weight, "transformer")  # rows looked up renormalised in place
 
 
 EMB_HOSTILE = [

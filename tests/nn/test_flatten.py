@@ -11,8 +11,6 @@ from parity import assert_runs_match, run_both
 
 torch = pytest.importorskip("torch")
 
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
-
 # name -> (minigrad module, torch module given torch.nn)
 LAYERS = {
     "Flatten": (lambda: nn.Flatten(), lambda T: T.Flatten()),
@@ -29,7 +27,7 @@ def test_modules_match_torch_values_grads_and_repr(name, dtype):
     assert repr(ours) == repr(theirs)
     array = np.random.default_rng(0).standard_normal((2, 6, 2)).astype(dtype) * 3
     mine, torchs = run_both(None, [array], sides=(ours, theirs), seed=1)
-    assert_runs_match(mine, torchs, TOLERANCE[dtype])
+    assert_runs_match(mine, torchs, "layer")
 
 
 def test_unflatten_refuses_sizes_that_do_not_fit_and_flatten_takes_an_empty_batch():

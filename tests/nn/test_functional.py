@@ -15,12 +15,11 @@ from hypothesis import strategies as st
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
-from parity import assert_close
+from parity import assert_close, tolerance
 
 torch = pytest.importorskip("torch")
 
 few = settings(max_examples=15, deadline=None)  # no wall-clock limits (first calls compile)
-TOLERANCE = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
 
 
 class Library:
@@ -149,9 +148,9 @@ def test_matches_torch_forward_and_backward(name, data, dtype):
     )
     (value, grad), (torch_value, torch_grad) = ours, theirs
     assert value.shape == torch_value.shape and value.dtype == torch_value.dtype
-    np.testing.assert_allclose(value, torch_value, **TOLERANCE[dtype])
+    assert_close(value, torch_value, tolerance("elementwise", dtype), "output")
     assert grad.dtype == dtype
-    np.testing.assert_allclose(grad, torch_grad, **TOLERANCE[dtype])
+    assert_close(grad, torch_grad, tolerance("elementwise", dtype), "gradient")
 
 
 @pytest.mark.parametrize(
@@ -214,9 +213,8 @@ def test_normalize_for_every_p_torch_takes(p, dtype):
     ours, expected = F.normalize(leaf, p=p, dim=1), torch.nn.functional.normalize(theirs, p=p)
     (ours * mg.tensor(weights)).sum().backward()
     (expected * torch.tensor(weights)).sum().backward()
-    tolerance = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
-    assert_close(ours, expected, tolerance, scaled=True)
-    assert_close(leaf.grad, theirs.grad, tolerance, scaled=True)
+    assert_close(ours, expected, "check", scaled=True)
+    assert_close(leaf.grad, theirs.grad, "check", scaled=True)
 
 
 @pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 3, 4), (2, 3, 2, 2)])

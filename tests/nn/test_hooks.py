@@ -10,7 +10,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from parity import DTYPES
+from parity import DTYPES, assert_close, tolerance
 
 torch = pytest.importorskip("torch")
 
@@ -246,8 +246,7 @@ def _assert_same(ours, theirs, dtype, where):
             and ours.dtype == theirs.dtype
             and ours.shape == theirs.shape
         ), where
-        tolerance = 1e-5 if dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(ours, theirs, rtol=tolerance, atol=tolerance, err_msg=where)
+        assert_close(ours, theirs, tolerance("hooks", dtype), where)
     else:
         assert ours == theirs, (where, ours, theirs)
 

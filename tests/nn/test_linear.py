@@ -11,8 +11,13 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
-
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
+from parity import (
+    assert_close,
+    assert_runs_match,
+    assert_same_parameter_grads,
+    copy_state_to_torch,
+    run_both,
+)
 
 
 def _torch():
@@ -72,30 +77,13 @@ def test_linear_matches_torch_values_and_grads(dtype):
     torch = _torch()
     mg.manual_seed(2)
     layer = nn.Linear(5, 3, dtype=dtype)
-    reference = torch.nn.Linear(5, 3, dtype=getattr(torch, np.dtype(dtype).name))
-    with torch.no_grad():
-        reference.weight.copy_(torch.from_numpy(layer.weight.numpy()))
-        reference.bias.copy_(torch.from_numpy(layer.bias.numpy()))
+    reference = copy_state_to_torch(layer, torch.nn.Linear(5, 3), dtype)
     x_array = np.random.default_rng(0).standard_normal((2, 4, 5)).astype(dtype)
     upstream = np.random.default_rng(1).standard_normal((2, 4, 3)).astype(dtype)
-
-    x = mg.tensor(x_array, requires_grad=True)
-    y = layer(x)
-    y.backward(upstream)
-    x_torch = torch.tensor(x_array, requires_grad=True)
-    y_torch = reference(x_torch)
-    y_torch.backward(torch.from_numpy(upstream))
-
-    tol = TOLERANCE[dtype]
-    assert y.shape == (2, 4, 3) and y.dtype == dtype
-    np.testing.assert_allclose(y.numpy(), y_torch.detach().numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(x.grad.numpy(), x_torch.grad.numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(
-        layer.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=tol, atol=tol
-    )
-    np.testing.assert_allclose(
-        layer.bias.grad.numpy(), reference.bias.grad.numpy(), rtol=tol, atol=tol
-    )
+    ours, theirs = run_both(None, [x_array], sides=(layer, reference), upstream=upstream)
+    assert ours.out.shape == (2, 4, 3)
+    assert_runs_match(ours, theirs, "layer", names=["x"])
+    assert_same_parameter_grads(layer, reference, "layer")
 
 
 @pytest.mark.parametrize(
@@ -127,13 +115,13 @@ def test_functional_linear_matches_torch(x_shape, out_features, bias, needs):
     upstream = rng.standard_normal(y.shape).astype(np.float32)
     y.backward(upstream)
     y_torch.backward(torch.from_numpy(upstream))
-    np.testing.assert_allclose(y.numpy(), y_torch.detach().numpy(), rtol=1e-5, atol=1e-4)
+    assert_close(y, y_torch, "linear", "output", same_dtype=True)
     for mine, reference, need in zip(ours, theirs, needs):
         if not need:
             assert mine.grad is None
             continue
         assert mine.grad.shape == mine.shape
-        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-5, atol=1e-3)
+        assert_close(mine.grad, reference.grad, "linear gradient", "gradient", same_dtype=True)
     if needs[1]:
         assert ours[1].grad.numpy().flags.c_contiguous
 

@@ -12,9 +12,7 @@ import pytest
 import minigrad as mg
 from layer_checks import (
     FUNCTIONAL,
-    GRAD_TOL,
     TF,
-    TOL,
     assert_refused_as_torch,
     check_layer,
     copy_to_torch,
@@ -28,12 +26,12 @@ from minigrad.nn import functional as F
 from parity import (
     DTYPE_IDS,
     DTYPES,
-    TOLERANCE,
     assert_close,
     assert_runs_match,
     assert_same_parameter_grads,
     raises_like_torch,
     run_both,
+    tolerance,
     torch_dtype,
 )
 
@@ -132,9 +130,9 @@ def test_instance_norm_running_statistics_as_torch(use_input_stats):
     torch_out = torch.nn.functional.instance_norm(
         torch.tensor(x), *theirs, use_input_stats=use_input_stats, momentum=0.2
     )
-    assert_close(out, torch_out, TOLERANCE[np.float64], "output")
+    assert_close(out, torch_out, tolerance("default", np.float64), "output")
     for mine, torchs in zip(ours, theirs):
-        assert_close(mine, torchs, TOLERANCE[np.float64], "running statistics")
+        assert_close(mine, torchs, tolerance("default", np.float64), "running statistics")
 
 
 def test_norm_state_dicts_move_to_torch_and_back():
@@ -159,7 +157,7 @@ def test_norm_state_dicts_move_to_torch_and_back():
     assert_close(
         ours(mg.tensor(x)),
         theirs(torch.from_numpy(x)),
-        TOLERANCE[np.float32],
+        tolerance("default", np.float32),
         "eval output, ours -> torch",
     )
     torch.manual_seed(2)
@@ -173,7 +171,7 @@ def test_norm_state_dicts_move_to_torch_and_back():
     assert_close(
         ours(mg.tensor(x)),
         theirs.eval()(torch.from_numpy(x)),
-        TOLERANCE[np.float32],
+        tolerance("default", np.float32),
         "eval output, torch -> ours",
     )
 
@@ -214,18 +212,14 @@ def test_layer_norm_matches_torch(shape, xshape, kwargs, dtype):
     xm, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ym, yt = ours(xm), theirs(xt)
     assert ym.dtype == np.dtype(dtype)
-    assert_close(ym, yt, TOL[np.dtype(dtype).type], "output")
+    assert_close(ym, yt, tolerance("transformer", dtype), "output")
     w = weighting(xshape, dtype)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
-    assert_close(xm.grad, xt.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
+    assert_close(xm.grad, xt.grad, tolerance("transformer gradient", dtype), "input grad")
     if list(ours.parameters()):
-        tol = GRAD_TOL[dtype]
-        if math.prod(theirs.normalized_shape) == 1 and xshape == (1,):
-            # one feature in one row: x - mean is exactly 0 (minigrad's weight gradient is 0);
-            # torch's
-            # float32 mean leaves ~1e-7 of rounding, times rstd = 1/sqrt(eps) ~ 316
-            tol = dict(rtol=1e-4, atol=1e-4)
+        one_feature = math.prod(theirs.normalized_shape) == 1 and xshape == (1,)
+        tol = "layer norm of one feature" if one_feature else "transformer gradient"
         assert_same_parameter_grads(ours, theirs, tol)
 
 
@@ -263,7 +257,7 @@ def test_functional_layer_norm_matches_torch(shape, kwargs, dtype):
         None if bias is None else torch.tensor(bias),
         eps=1e-5,
     )
-    assert_close(ym, yt, TOL[np.dtype(dtype).type])
+    assert_close(ym, yt, tolerance("transformer", dtype))
 
 
 def test_layer_norm_constant_rows_and_large_values_match_torch():
@@ -271,7 +265,7 @@ def test_layer_norm_constant_rows_and_large_values_match_torch():
     ours, theirs = nn.LayerNorm(4), torch.nn.LayerNorm(4)
     xm, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ym, yt = ours(xm), theirs(xt)
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
     w = weighting(x.shape, np.float32)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
@@ -287,7 +281,7 @@ def test_layer_norm_float32_variance_overflow_matches_torch():
     x = np.array([[1e20, -1e20, 1e20, -1e20]], np.float32)
     ym = nn.LayerNorm(4)(mg.tensor(x))
     yt = torch.nn.LayerNorm(4)(torch.tensor(x))
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
 
 
 def test_layer_norm_nonfinite_inputs_match_torch():
@@ -332,7 +326,7 @@ def test_layer_norm_eps_zero_matches_torch():
     x = np.array([[1.0, 2.0, 4.0, 8.0]], np.float32)
     ym = nn.LayerNorm(4, eps=0.0)(mg.tensor(x))
     yt = torch.nn.LayerNorm(4, eps=0.0)(torch.tensor(x))
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
 
 
 LN_HOSTILE = [

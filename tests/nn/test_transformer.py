@@ -24,12 +24,13 @@ torch.set_num_threads(1)
 
 import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
-from layer_checks import GRAD_TOL, TF, TOL, copy_to_torch, weighting  # noqa: E402
+from layer_checks import TF, copy_to_torch, weighting  # noqa: E402
 from minigrad import nn  # noqa: E402
 from parity import (  # noqa: E402
     assert_close,
     assert_same_parameter_grads,
     raises_like_torch,
+    tolerance,
     torch_dtype,
 )
 
@@ -112,14 +113,14 @@ def _run_pair(ours, theirs, arrays, call_ours, call_theirs, dtype, train=True, c
     xs_m = [mg.tensor(a, requires_grad=True) for a in arrays]
     xs_t = [torch.tensor(a, requires_grad=True) for a in arrays]
     ym, yt = call_ours(*xs_m), call_theirs(*xs_t)
-    assert_close(ym, yt, TOL[np.dtype(dtype).type], "output")
+    assert_close(ym, yt, tolerance("transformer", dtype), "output")
     w = weighting(tuple(yt.shape), dtype)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
     if check_inputs:
         for a, b in zip(xs_m, xs_t):
-            assert_close(a.grad, b.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
-    assert_same_parameter_grads(ours, theirs, GRAD_TOL[np.dtype(dtype).type])
+            assert_close(a.grad, b.grad, tolerance("transformer gradient", dtype), "input grad")
+    assert_same_parameter_grads(ours, theirs, tolerance("transformer gradient", dtype))
     return ym, yt
 
 
@@ -658,7 +659,7 @@ def _same_outcome_as_torch(ours_call, torch_call, kinds, dtype):
         ]
         raises_like_torch(ours_call, torch_call, words[:1], expected=RuntimeError)
     else:
-        assert_close(ours_call(), torch_call(), TOL[np.dtype(dtype).type])
+        assert_close(ours_call(), torch_call(), tolerance("transformer", dtype))
 
 
 def _mask_of(kind, shape, T, seed):
@@ -753,10 +754,10 @@ def test_sdpa_float32_mask_with_float64_inputs_gets_its_gradient_as_torch():
     w = weighting(tuple(yt.shape), np.float64)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
-    assert_close(ym, yt, TOL[np.float64])
-    assert_close(qm.grad, qt.grad, GRAD_TOL[np.float64], "query grad")
+    assert_close(ym, yt, tolerance("transformer", np.float64))
+    assert_close(qm.grad, qt.grad, tolerance("transformer gradient", np.float64), "query grad")
     assert mm.grad.dtype == np.float32
-    assert_close(mm.grad, mt.grad, GRAD_TOL[np.float32], "mask grad")
+    assert_close(mm.grad, mt.grad, tolerance("transformer gradient", np.float32), "mask grad")
 
 
 def test_bad_activation_raises_like_torch():
@@ -985,10 +986,10 @@ def test_multihead_attention_matches_torch(settings, mask, pad, need, avg, same,
     ot, wt = theirs(
         *xs_t, key_padding_mask=pt, need_weights=need, attn_mask=mt, average_attn_weights=avg
     )
-    assert_close(om, ot, TOL[np.dtype(dtype).type], "output")
+    assert_close(om, ot, tolerance("transformer", dtype), "output")
     assert (wm is None) == (wt is None)
     if wt is not None:
-        assert_close(wm, wt, TOL[np.dtype(dtype).type], "weights")
+        assert_close(wm, wt, tolerance("transformer", dtype), "weights")
     w = weighting(tuple(ot.shape), dtype)
     loss_m = (om * mg.tensor(w)).sum() + (
         0 if wm is None else (wm * mg.tensor(weighting(wt.shape, dtype, 9))).sum()
@@ -999,8 +1000,8 @@ def test_multihead_attention_matches_torch(settings, mask, pad, need, avg, same,
     loss_m.backward()
     loss_t.backward()
     for a, b in zip(xs_m[:1] if same else xs_m, xs_t[:1] if same else xs_t):
-        assert_close(a.grad, b.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
-    assert_same_parameter_grads(ours, theirs, GRAD_TOL[np.dtype(dtype).type])
+        assert_close(a.grad, b.grad, tolerance("transformer gradient", dtype), "input grad")
+    assert_same_parameter_grads(ours, theirs, tolerance("transformer gradient", dtype))
 
 
 @pytest.mark.parametrize("need", [True, False])
@@ -1020,9 +1021,9 @@ def test_multihead_attention_unbatched_matches_torch(need):
         key_padding_mask=torch.tensor(pad),
         need_weights=need,
     )
-    assert_close(om, ot, TOL[np.float64])
+    assert_close(om, ot, tolerance("transformer", np.float64))
     if need:
-        assert_close(wm, wt, TOL[np.float64])
+        assert_close(wm, wt, tolerance("transformer", np.float64))
 
 
 @pytest.mark.parametrize("need", [True, False])
@@ -1034,9 +1035,9 @@ def test_multihead_attention_is_causal_with_mask_matches_torch(need):
     xm, xt = mg.tensor(x), torch.tensor(x)
     om, wm = ours(xm, xm, xm, attn_mask=cm, is_causal=True, need_weights=need)
     ot, wt = theirs(xt, xt, xt, attn_mask=ct, is_causal=True, need_weights=need)
-    assert_close(om, ot, TOL[np.float64])
+    assert_close(om, ot, tolerance("transformer", np.float64))
     if need:
-        assert_close(wm, wt, TOL[np.float64])
+        assert_close(wm, wt, tolerance("transformer", np.float64))
 
 
 # settings, attn_mask kind, key_padding_mask kind, need_weights, dtype. With is_causal=True torch
@@ -1119,7 +1120,7 @@ def test_multihead_attention_is_causal_hint_skips_the_mask_size_as_torch(need):
     if need:
         raises_like_torch(ours_call, theirs_call, ("(2, 2)",))
     else:
-        assert_close(ours_call(), theirs_call(), TOL[np.float64])
+        assert_close(ours_call(), theirs_call(), tolerance("transformer", np.float64))
 
 
 @pytest.mark.xfail(
@@ -1138,7 +1139,7 @@ def test_multihead_attention_wrong_hint_in_torch_fast_path():
         yt = theirs(*[torch.tensor(x)] * 3, attn_mask=mt, need_weights=False, is_causal=True)[0]
     with mg.no_grad():
         ym = ours(*[mg.tensor(x)] * 3, attn_mask=mm, need_weights=False, is_causal=True)[0]
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
 
 
 @pytest.mark.parametrize("need", [True, False])
@@ -1628,16 +1629,10 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm, dtype):
     total_m = nn.utils.clip_grad_norm_(ours, max_norm, norm_type=norm_type)
     total_t = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type=norm_type)
     assert total_m.shape == () and total_m.dtype == np.dtype(dtype)
-    np.testing.assert_allclose(
-        total_m.item(), total_t.item(), rtol=1e-6 if dtype == np.float32 else 1e-12
-    )
+    clipped = tolerance("clip_grad_norm", dtype)
+    assert_close(total_m, total_t, dict(rtol=clipped["rtol"], atol=0), "the total norm")
     for p, q in zip(ours, theirs):
-        np.testing.assert_allclose(
-            p.grad.numpy(),
-            q.grad.numpy(),
-            rtol=1e-6 if dtype == np.float32 else 1e-12,
-            atol=1e-7 if dtype == np.float32 else 1e-15,
-        )
+        assert_close(p.grad, q.grad, clipped, "a clipped gradient")
 
 
 def test_clip_grad_norm_single_tensor_none_grads_and_empty_like_torch():
@@ -1869,7 +1864,7 @@ def test_language_model_training_step_matches_torch():
         torch.nn.Transformer.generate_square_subsequent_mask(5),
     )
     ym, yt = ours(mg.tensor(ids), cm), theirs(torch.tensor(ids), ct)
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
     targets = np.array([[4, 7, 0, 0, 0], [3, 9, 10, 2, 1]])
     lm = F.cross_entropy(ym.reshape(-1, 11), mg.tensor(targets.reshape(-1)), ignore_index=0)
     lt = TF.cross_entropy(yt.reshape(-1, 11), torch.tensor(targets.reshape(-1)), ignore_index=0)
@@ -1934,7 +1929,7 @@ def test_deepcopy_and_state_dict_from_torch_round_trip():
     mem = rng.standard_normal((BATCH, SEQ, D_MODEL)).astype(np.float32)
     yt = theirs(torch.tensor(tgt), torch.tensor(mem))
     for m in (ours, clone):
-        assert_close(m(mg.tensor(tgt), mg.tensor(mem)), yt, TOL[np.float32])
+        assert_close(m(mg.tensor(tgt), mg.tensor(mem)), yt, tolerance("transformer", np.float32))
     assert not {id(p) for p in clone.parameters()} & {id(p) for p in ours.parameters()}
 
 
@@ -2076,8 +2071,8 @@ def test_multihead_attention_unbatched_weights_shape_matches_torch(avg):
         attn_mask=torch.tensor(mask),
         average_attn_weights=avg,
     )
-    assert_close(om, ot, TOL[np.float64])
-    assert_close(wm, wt, TOL[np.float64])
+    assert_close(om, ot, tolerance("transformer", np.float64))
+    assert_close(wm, wt, tolerance("transformer", np.float64))
 
 
 @pytest.mark.parametrize("dtype_call", ["double", "float"])

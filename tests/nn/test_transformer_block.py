@@ -31,6 +31,7 @@ from parity import (
     assert_same_parameter_grads,
     copy_state_to_torch,
     run_both,
+    tolerance,
 )
 
 torch = pytest.importorskip("torch")
@@ -293,9 +294,6 @@ def test_positional_modules_add_their_rows_at_an_offset():
     assert (grad[1:4] == 2).all() and (grad[0] == 0).all() and (grad[4:] == 0).all()
 
 
-TOL = {np.float32: 1e-5, np.float64: 1e-10}
-
-
 CLEAR_ERRORS = (RuntimeError, ValueError, TypeError)
 
 
@@ -445,8 +443,8 @@ def test_block_matches_hand_written_torch(size, norm_first, causal, fused, dtype
     ours, theirs = run_both(None, [x], sides=(block, twin), upstream=grad_out)
 
     assert ours.out.dtype == dtype and ours.out.shape == (batch, steps, model_dim)
-    assert_runs_match(ours, theirs, TOL[dtype], names=["the input"])
-    assert_same_parameter_grads(block, twin, TOL[dtype])
+    assert_runs_match(ours, theirs, tolerance("transformer", dtype), names=["the input"])
+    assert_same_parameter_grads(block, twin, tolerance("transformer", dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -472,8 +470,8 @@ def test_block_with_padding_matches_torch(causal, padding, dtype):
         sides=(lambda t: block(t, **kwargs), lambda t: twin(t, torch.tensor(~pad))),
         upstream=grad_out,
     )
-    assert_runs_match(ours, theirs, TOL[dtype], names=["the input"])
-    assert_same_parameter_grads(block, twin, TOL[dtype])
+    assert_runs_match(ours, theirs, tolerance("transformer", dtype), names=["the input"])
+    assert_same_parameter_grads(block, twin, tolerance("transformer", dtype))
 
 
 @pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
@@ -499,8 +497,8 @@ def test_fused_and_step_by_step_self_attention_match_torch_and_each_other(size, 
             x = rng.standard_normal((batch, steps, model_dim)).astype(dtype)
             grad_out = rng.standard_normal(x.shape).astype(dtype)
             ours, theirs = run_both(None, [x], sides=(attention, twin), upstream=grad_out)
-            assert_runs_match(ours, theirs, TOL[dtype], names=["the input"])
-            assert_same_parameter_grads(attention, twin, TOL[dtype])
+            assert_runs_match(ours, theirs, tolerance("transformer", dtype), names=["the input"])
+            assert_same_parameter_grads(attention, twin, tolerance("transformer", dtype))
             assert attention.last_weights.shape == (batch, heads, steps, steps)
             results[dtype, fused] = [ours.value, ours.grads[0], attention.last_weights.copy()] + [
                 p.grad.numpy() for p in attention.parameters()
@@ -525,9 +523,9 @@ def test_feed_forward_matches_torch_with_gradients(shape, dtype):
     ff(leaf).sum().backward()
     out = twin(torch_leaf)
     out.sum().backward()
-    assert_close(ff(mg.tensor(x)).numpy(), out.detach().numpy(), TOL[dtype])
-    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), TOL[dtype])
-    assert_same_parameter_grads(ff, twin, TOL[dtype])
+    assert_close(ff(mg.tensor(x)).numpy(), out.detach().numpy(), tolerance("transformer", dtype))
+    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), tolerance("transformer", dtype))
+    assert_same_parameter_grads(ff, twin, tolerance("transformer", dtype))
 
 
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
@@ -548,15 +546,17 @@ def test_char_transformer_matches_torch_twin(positions, dtype):
     ids, targets = rng.integers(0, 13, (2, 9)), rng.integers(0, 13, (2, 9))
     logits = model(ids)
     torch_logits = twin(torch.tensor(ids))
-    assert_close(logits.numpy(), torch_logits.detach().numpy(), TOL[dtype], "logits")
+    assert_close(
+        logits.numpy(), torch_logits.detach().numpy(), tolerance("transformer", dtype), "logits"
+    )
     loss = model.loss(ids, targets)
     torch_loss = torch.nn.functional.cross_entropy(
         torch_logits.reshape(-1, 13), torch.tensor(targets).reshape(-1)
     )
-    assert_close(loss.numpy(), torch_loss.detach().numpy(), TOL[dtype], "loss")
+    assert_close(loss.numpy(), torch_loss.detach().numpy(), tolerance("transformer", dtype), "loss")
     loss.backward()
     torch_loss.backward()
-    assert_same_parameter_grads(model, twin, TOL[dtype])
+    assert_same_parameter_grads(model, twin, tolerance("transformer", dtype))
 
 
 def _paper(position, feature, model_dim):
@@ -586,7 +586,9 @@ def test_sinusoidal_module_adds_rows_at_offsets_and_refuses_past_max_length(dtyp
             [[_paper(p, f, 7) for f in range(7)] for p in range(offset, offset + 3)]
         )
         assert out.dtype == dtype
-        np.testing.assert_allclose(out.numpy(), expected, rtol=0, atol=TOL[dtype] * 10)
+        np.testing.assert_allclose(
+            out.numpy(), expected, rtol=0, atol=tolerance("transformer", dtype)["atol"] * 10
+        )
     # one step at a time continues the positions of a whole pass
     whole = encoding(mg.tensor(x)).numpy()
     steps = np.concatenate(
@@ -845,7 +847,7 @@ def test_block_empty_inputs_match_torch(shape, norm_first, fused):
     torch_out = twin(torch_leaf)
     torch_out.sum().backward()
     assert out.shape == tuple(torch_out.shape) and leaf.grad.shape == shape
-    assert_same_parameter_grads(block, twin, TOL[np.float32])
+    assert_same_parameter_grads(block, twin, tolerance("transformer", np.float32))
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -1010,9 +1012,9 @@ def test_block_with_tanh_gelu_matches_torch(dtype):
     out, torch_out = block(leaf), twin(torch_leaf)
     out.sum().backward()
     torch_out.sum().backward()
-    assert_close(out.numpy(), torch_out.detach().numpy(), TOL[dtype])
-    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), TOL[dtype])
-    assert_same_parameter_grads(block, twin, TOL[dtype])
+    assert_close(out.numpy(), torch_out.detach().numpy(), tolerance("transformer", dtype))
+    assert_close(leaf.grad.numpy(), torch_leaf.grad.numpy(), tolerance("transformer", dtype))
+    assert_same_parameter_grads(block, twin, tolerance("transformer", dtype))
     with pytest.raises(CLEAR_ERRORS, match="approximate"):
         nn.TransformerBlock(7, 7, 4, approximate="fast")
 

@@ -14,6 +14,7 @@ from minigrad.kernels import gelu as numba_gelu
 from minigrad.kernels import reference
 from minigrad.kernels._numba_threads import PARALLEL_MIN_SIZE
 from minigrad.ops.activations import elu, gelu, leaky_relu, silu, softplus
+from parity import assert_close
 
 few = settings(max_examples=25, deadline=None)  # no wall-clock limits (first calls compile)
 
@@ -48,7 +49,6 @@ CASES = {
         lambda F, x: F.softsign(F.logsigmoid(F.relu6(F.hardtanh(F.mish(x), -5.0, 5.0)))),
     ),
 }
-TOLERANCE = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
 
 
 def inputs(seed, shape, dtype, spread):
@@ -76,8 +76,8 @@ def test_matches_torch_values_and_gradients(name, dtype, shape):
     torch_y = theirs(torch.nn.functional, torch_leaf)
     torch_y.backward(torch.tensor(grad_y))
     assert y.dtype == dtype and y.shape == shape and leaf.grad.dtype == dtype
-    np.testing.assert_allclose(y.numpy(), torch_y.detach().numpy(), **TOLERANCE[dtype])
-    np.testing.assert_allclose(leaf.grad.numpy(), torch_leaf.grad.numpy(), **TOLERANCE[dtype])
+    assert_close(y, torch_y, "activations", "output")
+    assert_close(leaf.grad, torch_leaf.grad, "activations", "gradient")
 
 
 @few
@@ -97,10 +97,8 @@ def test_matches_torch_over_random_values(seed, name, spread, dtype, size):
     torch_leaf = torch.tensor(x, requires_grad=True)
     torch_y = theirs(torch.nn.functional, torch_leaf)
     torch_y.sum().backward()
-    np.testing.assert_allclose(
-        mine(mg.tensor(x)).numpy(), torch_y.detach().numpy(), **TOLERANCE[dtype]
-    )
-    np.testing.assert_allclose(leaf.grad.numpy(), torch_leaf.grad.numpy(), **TOLERANCE[dtype])
+    assert_close(mine(mg.tensor(x)), torch_y, "activations", "output")
+    assert_close(leaf.grad, torch_leaf.grad, "activations", "gradient")
 
 
 @pytest.mark.parametrize("name", CASES)

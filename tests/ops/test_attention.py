@@ -15,11 +15,8 @@ from minigrad.ops.attention import attention, scaled_dot_product_attention  # no
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 import minigrad.nn.functional as F  # noqa: E402
-from layer_checks import GRAD_TOL, TF, TOL, weighting  # noqa: E402
-from parity import (  # noqa: E402
-    assert_close,
-    raises_like_torch,
-)
+from layer_checks import TF, weighting  # noqa: E402
+from parity import assert_close, raises_like_torch, tolerance  # noqa: E402
 
 SDPA_CASES = [
     # q shape, k shape, v shape, mask kind, is_causal, scale, dtype
@@ -79,14 +76,14 @@ def test_sdpa_matches_torch(qs, ks, vs, mask, causal, scale, dtype):
     yt = TF.scaled_dot_product_attention(
         *xs_t, attn_mask=mt, dropout_p=0.0, is_causal=causal, scale=scale
     )
-    assert_close(ym, yt, TOL[np.dtype(dtype).type])
+    assert_close(ym, yt, tolerance("transformer", dtype))
     w = weighting(tuple(yt.shape), dtype)
     (ym * mg.tensor(w)).sum().backward()
     (yt * torch.from_numpy(w)).sum().backward()
     for a, b in zip(xs_m, xs_t):
-        assert_close(a.grad, b.grad, GRAD_TOL[np.dtype(dtype).type], "input grad")
+        assert_close(a.grad, b.grad, tolerance("transformer gradient", dtype), "input grad")
     if mt is not None and mt.requires_grad:
-        assert_close(mm.grad, mt.grad, GRAD_TOL[np.dtype(dtype).type], "mask grad")
+        assert_close(mm.grad, mt.grad, tolerance("transformer gradient", dtype), "mask grad")
 
 
 def test_sdpa_enable_gqa_matches_torch():
@@ -99,7 +96,7 @@ def test_sdpa_enable_gqa_matches_torch():
     yt = TF.scaled_dot_product_attention(
         torch.tensor(q), torch.tensor(k), torch.tensor(v), enable_gqa=True
     )
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
 
 
 def test_sdpa_enable_gqa_false_accepted():
@@ -109,7 +106,7 @@ def test_sdpa_enable_gqa_false_accepted():
     yt = TF.scaled_dot_product_attention(
         torch.tensor(q), torch.tensor(q), torch.tensor(q), enable_gqa=False
     )
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
 
 
 @pytest.mark.parametrize(
@@ -160,7 +157,7 @@ def test_sdpa_mask_and_is_causal_4d_as_torch_cpu_kernel():
     ym = F.scaled_dot_product_attention(
         mg.tensor(q), mg.tensor(k), mg.tensor(k), attn_mask=mg.tensor(m), is_causal=True
     )
-    assert_close(ym, yt, TOL[np.float32])
+    assert_close(ym, yt, tolerance("transformer", np.float32))
 
 
 SDPA_HOSTILE = [
@@ -220,8 +217,6 @@ def test_sdpa_hostile_inputs_raise(label, inputs, kwargs, words):
     )
 
 
-TOLERANCE = {np.float64: 1e-5, np.float32: 1e-4}
-
 # (query, key, value shapes, attn_mask: None / "bool" / "float" and its shape, is_causal, scale)
 SHAPE_CASES = [
     ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7), None, None, False, None),
@@ -278,7 +273,7 @@ def test_scaled_dot_product_attention_matches_torch(case, dtype):
     out_torch = _torch_sdpa(torch, *leaves, mask_torch, is_causal, scale)
     out_torch.backward(torch.tensor(upstream))
 
-    close = dict(rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
+    close = tolerance("layer", dtype)
     assert out.shape == tuple(out_torch.shape) and out.dtype == dtype
     np.testing.assert_allclose(out.numpy(), out_torch.detach().numpy(), **close)
     for ours, theirs, name in zip(

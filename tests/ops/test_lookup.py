@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from layer_checks import GRAD_TOL, TOL
 from minigrad.errors import ArgumentError
 from minigrad.nn import functional as F
 from minigrad.ops.lookup import padding_index
-from parity import DTYPE_IDS, DTYPES, assert_close, assert_runs_match, run_both
+from parity import DTYPE_IDS, DTYPES, assert_close, assert_runs_match, run_both, tolerance
 
 torch = pytest.importorskip("torch")
 FUNCTIONAL = (F, torch.nn.functional)  # what each side's call gets
@@ -48,8 +47,18 @@ def test_embedding_matches_torch(name, dtype):
         [ids, table.astype(dtype)],
         sides=FUNCTIONAL,
     )
-    assert_runs_match(ours, theirs, TOL[dtype], gradients=GRAD_TOL[dtype])
-    assert_close(ours.leaves[1], theirs.leaves[1], TOL[dtype], "the table after the lookup")
+    assert_runs_match(
+        ours,
+        theirs,
+        tolerance("transformer", dtype),
+        gradients=tolerance("transformer gradient", dtype),
+    )
+    assert_close(
+        ours.leaves[1],
+        theirs.leaves[1],
+        tolerance("transformer", dtype),
+        "the table after the lookup",
+    )
 
 
 def test_padding_index_counts_from_the_end_as_torch_and_refuses_what_it_refuses():
@@ -70,7 +79,12 @@ def test_embedding_functional_padding_idx_matches_torch():
         sides=FUNCTIONAL,
         upstream=np.ones,
     )
-    assert_runs_match(ours, theirs, TOL[np.float32], gradients=GRAD_TOL[np.float32])
+    assert_runs_match(
+        ours,
+        theirs,
+        tolerance("transformer", np.float32),
+        gradients=tolerance("transformer gradient", np.float32),
+    )
 
 
 def test_embedding_gradcheck_float64_with_repeated_ids():

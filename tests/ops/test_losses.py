@@ -14,11 +14,11 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.errors import DTypeError, ShapeError
 from op_checks import check_gradient, np_softmax, rand, value
+from parity import assert_close, tolerance
 
 torch = pytest.importorskip("torch")
 
 few = settings(max_examples=25, deadline=None)  # no wall-clock limits (first calls compile)
-TOLERANCE = {np.float32: dict(rtol=3e-5, atol=3e-6), np.float64: dict(rtol=1e-10, atol=1e-12)}
 REDUCTIONS = ["mean", "sum", "none"]
 
 
@@ -223,11 +223,14 @@ def test_matches_torch_values_and_gradients(case, data, dtype, reduction):
     assert not isinstance(ours, Exception), f"minigrad raised {ours!r} where torch did not"
     (value, grads), (torch_value, torch_grads) = ours, theirs
     assert value.shape == torch_value.shape and value.dtype == torch_value.dtype
-    np.testing.assert_allclose(value, torch_value, **TOLERANCE[dtype])
+    np.testing.assert_allclose(value, torch_value, **tolerance("losses", dtype))
     for name in differentiable:
         assert grads[name].dtype == dtype, name
         np.testing.assert_allclose(
-            grads[name], torch_grads[name], **TOLERANCE[dtype], err_msg=f"gradient of {name}"
+            grads[name],
+            torch_grads[name],
+            **tolerance("losses", dtype),
+            err_msg=f"gradient of {name}",
         )
 
 
@@ -653,7 +656,8 @@ def test_cross_entropy_with_ignore_index_matches_torch():
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(6, 5))
     target = np.array([1, -1, 4, 0, -1, 2])
-    for dtype, tolerance in {np.float64: 1e-6, np.float32: 1e-4}.items():
+    for dtype in (np.float64, np.float32):
+        close = tolerance("losses with ignore_index", dtype)
         ours = mg.tensor(logits.astype(dtype), requires_grad=True)
         theirs = torch.tensor(logits.astype(dtype), requires_grad=True)
         loss = mg.cross_entropy(ours, target, ignore_index=-1)
@@ -662,7 +666,5 @@ def test_cross_entropy_with_ignore_index_matches_torch():
         )
         loss.backward()
         torch_loss.backward()
-        np.testing.assert_allclose(loss.item(), torch_loss.item(), rtol=tolerance)
-        np.testing.assert_allclose(
-            ours.grad.numpy(), theirs.grad.numpy(), rtol=tolerance, atol=tolerance
-        )
+        assert_close(loss, torch_loss, dict(rtol=close["rtol"], atol=0), "the loss")
+        assert_close(ours.grad, theirs.grad, close, "the gradient of the logits")

@@ -18,12 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from parity import assert_close, to_numpy
+from parity import assert_close, to_numpy, tolerance
 from parity_cases import CASES, Draw
 
 torch = pytest.importorskip("torch")
 
-TOLERANCE = {"float32": 2e-4, "float64": 1e-9}
 POOLS = {
     "ties": [-2.0, -1.0, 0.0, 1.0, 2.0],
     "nonfinite": [-math.inf, -1.5, 0.0, 0.5, 2.0, math.inf, math.nan],
@@ -160,8 +159,7 @@ def compare(ours, theirs, dtype, where):
         assert mine.requires_grad == reference.requires_grad, (
             f"{what}: requires_grad {mine.requires_grad}"
         )
-        tolerance = TOLERANCE.get(dtype_name(reference), 0)
-        assert_close(mine, reference, tolerance, what, scaled=True)
+        assert_close(mine, reference, "hypothesis table", what, scaled=True)
     if theirs.error_in_backward is not None:
         assert_same_error_kind(
             ours.error_in_backward, theirs.error_in_backward, f"{where}, backward"
@@ -175,7 +173,7 @@ def compare(ours, theirs, dtype, where):
             f"{where}: gradient {k} has shape {mine.shape}, torch's {reference.shape}"
         )
         what = f"{where}, gradient of input {k}"
-        assert_close(mine, reference, TOLERANCE.get(dtype, 0), what, scaled=True)
+        assert_close(mine, reference, tolerance("hypothesis table", dtype), what, scaled=True)
 
 
 def run_example(case, draw):

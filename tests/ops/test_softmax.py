@@ -11,13 +11,12 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 from op_checks import check_gradient, np_softmax, rand, value
-from parity import assert_close, run_both
+from parity import assert_close, run_both, tolerance
 
 torch = pytest.importorskip("torch")
 
 # deadline=None: no wall-clock limits (first calls compile Numba kernels).
 cases = settings(max_examples=60, deadline=None)
-TOLERANCE = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
 JUNK = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 3e38])
 
 shapes = st.lists(st.integers(0, 6), min_size=1, max_size=4).map(tuple)
@@ -46,8 +45,8 @@ def test_softmax_and_log_softmax_match_torch(seed, shape, dtype, offset, data):
         )
         out, grad = run.value, run.grads[0]
         out_torch, grad_torch = torch_run.value, torch_run.grads[0]
-        assert_close(out, out_torch, TOLERANCE[dtype], same_dtype=True)
-        assert_close(grad, grad_torch, TOLERANCE[dtype], same_dtype=True)
+        assert_close(out, out_torch, tolerance("softmax", dtype), same_dtype=True)
+        assert_close(grad, grad_torch, tolerance("softmax", dtype), same_dtype=True)
 
 
 @pytest.mark.parametrize("offset", [1e10, -1e12, 1e15, 1e300])
@@ -100,13 +99,13 @@ def test_softmax_family_of_edge_rows_matches_torch_values_and_gradients(rows, na
     assert_close(
         np.nan_to_num(out, nan=0.0),
         np.nan_to_num(out_torch, nan=0.0),
-        TOLERANCE[dtype],
+        tolerance("softmax", dtype),
         same_dtype=True,
     )
     assert_close(
         np.nan_to_num(grad, nan=0.0),
         np.nan_to_num(grad_torch, nan=0.0),
-        TOLERANCE[dtype],
+        tolerance("softmax", dtype),
         same_dtype=True,
     )
 
@@ -151,7 +150,7 @@ def test_softmax_kernels_pass_nan_back_through_a_nan_row_unless_it_is_marked_emp
     assert np.isnan(passed_back[0]).all() and (skipped[0] == 0).all()
     expected = y[1:] * (grad_y[1:] - (grad_y[1:] * y[1:]).sum(-1, keepdims=True))
     for grad_x in (passed_back, skipped):
-        assert_close(grad_x[1:], expected, TOLERANCE[dtype], same_dtype=True)
+        assert_close(grad_x[1:], expected, tolerance("softmax", dtype), same_dtype=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -213,9 +212,12 @@ def test_masked_softmax_matches_torch_with_junk_at_masked_positions(
         out[~allowed & allowed.any(-1, keepdims=True)] == 0
     )  # exactly 0, whatever x held there
     live = allowed.any(-1)
-    assert_close(out[live], out_torch[live], TOLERANCE[dtype], same_dtype=True)
+    assert_close(out[live], out_torch[live], tolerance("softmax", dtype), same_dtype=True)
     assert_close(
-        grad[live], np.where(allowed, grad_torch, 0)[live], TOLERANCE[dtype], same_dtype=True
+        grad[live],
+        np.where(allowed, grad_torch, 0)[live],
+        tolerance("softmax", dtype),
+        same_dtype=True,
     )
     # a row with nothing to attend to: uniform or zero, and no gradient
     fill = 1 / shape[-1] if empty_rows == "uniform" and shape[-1] else 0
@@ -304,8 +306,8 @@ def test_cross_entropy_matches_torch(seed, rows, classes, dtype, offset):
     )
     out, grad = run.value, run.grads[0]
     out_torch, grad_torch = torch_run.value, torch_run.grads[0]
-    assert_close(np.asarray(out), out_torch, TOLERANCE[dtype], same_dtype=True)
-    assert_close(grad, grad_torch, TOLERANCE[dtype], same_dtype=True)
+    assert_close(np.asarray(out), out_torch, tolerance("softmax", dtype), same_dtype=True)
+    assert_close(grad, grad_torch, tolerance("softmax", dtype), same_dtype=True)
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1, 2])

@@ -97,21 +97,19 @@ TORCH_UNARY = [
 @pytest.mark.parametrize("name, low, high, edges", TORCH_UNARY, ids=[row[0] for row in TORCH_UNARY])
 def test_unary_against_torch(name, low, high, edges, dtype):
     mg_fn, torch_fn = getattr(mg, name), getattr(torch, name)
-    grad_dtype = "trigamma" if name == "digamma" and dtype == "float64" else dtype
+    gradients = "trigamma" if name == "digamma" and dtype == "float64" else "elementwise"
     check_against_torch(
-        mg_fn, torch_fn, [values(low, high, (3, 4), dtype)], dtype, grad_dtype=grad_dtype
+        mg_fn, torch_fn, [values(low, high, (3, 4), dtype)], dtype, gradients=gradients
     )
-    check_against_torch(mg_fn, torch_fn, [np.array(edges, dtype)], dtype, grad_dtype=grad_dtype)
+    check_against_torch(mg_fn, torch_fn, [np.array(edges, dtype)], dtype, gradients=gradients)
     check_against_torch(
         getattr(mg.Tensor, name),
         getattr(torch.Tensor, name),
         [values(low, high, (5,), dtype)],
         dtype,
-        grad_dtype=grad_dtype,
+        gradients=gradients,
     )
-    check_against_torch(
-        mg_fn, torch_fn, [np.array(0.25, dtype)], dtype, grad_dtype=grad_dtype
-    )  # 0-d
+    check_against_torch(mg_fn, torch_fn, [np.array(0.25, dtype)], dtype, gradients=gradients)  # 0-d
 
 
 @pytest.mark.parametrize("name", [row[0] for row in TORCH_UNARY if row[0] != "frac"])

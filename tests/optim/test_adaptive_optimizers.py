@@ -13,13 +13,12 @@ import minigrad as mg
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
 from optim_checks import flat_state_dict
-from parity import assert_same_steps
+from parity import assert_close, assert_same_steps, tolerance
 
 torch = pytest.importorskip("torch")
 
 STEPS = 25
 SHAPES = [(3, 4), (4,), ()]
-TOLERANCE = {np.float64: dict(rtol=1e-12, atol=1e-14), np.float32: dict(rtol=2e-5, atol=1e-6)}
 
 # (optimizer, constructor settings, the second group's own settings): each flag on and off
 CASES = [
@@ -181,7 +180,7 @@ def test_each_step_matches_torch(case, grouping, dtype):
     start, grads = _start_and_gradients(dtype)
     ours = _run_minigrad(name, settings, second_group, start, grads)
     theirs = _run_torch(name, settings, second_group, start, grads)
-    assert_same_steps(ours, theirs, TOLERANCE[dtype], dtype)
+    assert_same_steps(ours, theirs, tolerance("adaptive optimizers", dtype), dtype)
     frozen = len(SHAPES)
     np.testing.assert_array_equal(ours[-1][frozen], start[frozen])
 
@@ -247,7 +246,7 @@ def test_state_dict_through_a_file_resumes_as_torch_does_uninterrupted(case, gro
     assert_same_steps(
         history,
         _run_torch(name, settings, second_group, start, grads),
-        TOLERANCE[np.float64],
+        tolerance("adaptive optimizers", np.float64),
         np.float64,
     )
 
@@ -281,7 +280,7 @@ def test_schedules_step_them_as_torchs(case, schedule):
     assert_same_steps(
         _run_minigrad(name, settings, second_group, start, grads, make_schedule),
         theirs,
-        TOLERANCE[np.float64],
+        tolerance("adaptive optimizers", np.float64),
         np.float64,
     )
 
@@ -316,7 +315,7 @@ def test_device_flags_are_accepted_and_differentiable_refused_by_name(name):
     assert_same_steps(
         _run_minigrad(name, flags, None, start, grads),
         _run_minigrad(name, {}, None, start, grads),
-        TOLERANCE[np.float64],
+        tolerance("adaptive optimizers", np.float64),
         np.float64,
     )
     with pytest.raises(ValueError, match=f"{name}: differentiable=True .* is not supported"):
@@ -421,7 +420,7 @@ def test_adagrad_state_exists_before_the_first_step_as_torchs(tmp_path):
     assert_same_steps(
         _train(fresh, ours_params, grads, mg.tensor),
         _train(theirs, their_params, grads, torch.tensor),
-        TOLERANCE[np.float64],
+        tolerance("adaptive optimizers", np.float64),
         np.float64,
     )
 
@@ -456,7 +455,7 @@ def test_a_transposed_parameter_is_updated_in_its_own_memory_as_torchs(case):
             p.grad, q.grad = mg.tensor(g), torch.tensor(g)
             optimizer.step()
             reference.step()
-            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), **TOLERANCE[np.float64])
+            assert_close(p, q, "adaptive optimizers")
     assert p.numpy() is array and not array.flags.c_contiguous
 
 

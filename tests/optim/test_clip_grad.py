@@ -11,7 +11,8 @@ import minigrad as mg
 import minigrad.io  # noqa: F401  (mg.io)
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
-from optim_checks import SHAPES, TOLERANCE, torch_or_skip
+from optim_checks import SHAPES, torch_or_skip
+from parity import assert_close, tolerance
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -34,13 +35,13 @@ def test_clip_grad_norm_matches_torch(dtype, max_norm):
     assert (
         isinstance(total, mg.Tensor) and total.shape == () and total.dtype == dtype
     )  # a 0-d tensor, as torch's
-    tol = TOLERANCE[dtype]
-    np.testing.assert_allclose(total, total_torch.item(), rtol=tol)
+    steps = tolerance("optimizer steps", dtype)
+    assert_close(total, total_torch, dict(rtol=steps["rtol"], atol=0), "the total norm")
     np.testing.assert_allclose(
         total, np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)), rtol=1e-6
     )
     for p, q in zip(ours, theirs):
-        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=tol, atol=tol)
+        assert_close(p.grad, q.grad, steps, "a clipped gradient")
     assert nn.utils.clip_grad_norm_ is mg.optim.clip_grad_norm_
 
 

@@ -14,8 +14,8 @@ import minigrad as mg
 import minigrad.io  # noqa: F401  (mg.io)
 import minigrad.optim  # noqa: F401  (mg.optim)
 from minigrad import nn
-from optim_checks import TOLERANCE, flat_state_dict, torch_or_skip, trajectory
-from parity import assert_same_steps
+from optim_checks import flat_state_dict, torch_or_skip, trajectory
+from parity import assert_same_steps, tolerance
 
 
 def _run_minigrad(make_optimizer, start, grads):
@@ -61,7 +61,7 @@ def test_sgd_matches_torch(dtype, settings):
     start, grads = trajectory(dtype)
     ours = _run_minigrad(lambda p: mg.optim.SGD(p, **settings), start, grads)
     theirs = _run_torch(torch, lambda p: torch.optim.SGD(p, **settings), start, grads)
-    assert_same_steps(ours, theirs, TOLERANCE[dtype], dtype)
+    assert_same_steps(ours, theirs, tolerance("optimizer steps", dtype), dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -82,7 +82,7 @@ def test_adam_and_adamw_match_torch(name, dtype, settings):
     start, grads = trajectory(dtype, steps=6)
     ours = _run_minigrad(lambda p: getattr(mg.optim, name)(p, **settings), start, grads)
     theirs = _run_torch(torch, lambda p: getattr(torch.optim, name)(p, **settings), start, grads)
-    assert_same_steps(ours, theirs, TOLERANCE[dtype], dtype)
+    assert_same_steps(ours, theirs, tolerance("optimizer steps", dtype), dtype)
 
 
 def test_adamw_decay_is_decoupled_from_the_gradient_scale():
