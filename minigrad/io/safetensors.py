@@ -10,7 +10,7 @@ import numpy as np
 # The limits a caller may lower (mg.io._MAX_MANIFEST_BYTES, mg.io._available_memory) are read
 # from the package when a function runs, so setting them on mg.io reaches every file.
 from .. import io as package
-from ..errors import DTypeError
+from ..errors import ArgumentError, DTypeError
 from ..engine import Tensor
 from .atomic import atomic_file
 from .manifest import Checkpoint
@@ -35,8 +35,9 @@ def save_safetensors(state_dict, path, metadata=None):
 
     `metadata` is None or a dict str -> str, stored in the file's header. Values must be Tensors or
     numpy arrays of a numeric or bool dtype (numbers, strings and nested dicts belong in mg.save);
-    anything else raises TypeError naming the key. Needs the `safetensors` extra (ImportError
-    naming it otherwise)."""
+    anything else raises TypeError naming the key, and the key `__metadata__` (the format's own
+    entry) ArgumentError, before anything is written. A 0-d tensor is stored 0-d, as torch's
+    writer stores it. Needs the `safetensors` extra (ImportError naming it otherwise)."""
     where = f"mg.save_safetensors to {os.fspath(path)!r}"
     if not isinstance(state_dict, Mapping):
         raise TypeError(
@@ -52,6 +53,12 @@ def save_safetensors(state_dict, path, metadata=None):
     for key, value in state_dict.items():
         if not isinstance(key, str) or not key:
             raise TypeError(f"{where}: keys must be non-empty strings; got {key!r}")
+        if key == "__metadata__":
+            # the header's own entry for the metadata: a tensor there makes the file unreadable
+            raise ArgumentError(
+                f"{where}: the key '__metadata__' is reserved by the safetensors format for the "
+                f"header's metadata; rename that entry (nothing was written)"
+            )
         if not isinstance(value, (Tensor, np.ndarray)):
             raise TypeError(
                 f"{where}: {key!r} is a {type(value).__name__}; a safetensors file holds only "
@@ -63,7 +70,8 @@ def save_safetensors(state_dict, path, metadata=None):
                 f"{where}: {key!r} has dtype {array.dtype}; a safetensors file holds numeric and "
                 f"bool arrays"
             )
-        tensors[key] = np.ascontiguousarray(array)
+        # np.require, not np.ascontiguousarray, which makes a 0-d array 1-d
+        tensors[key] = np.require(array, requirements="C")
     data = _safetensors_numpy(where).numpy.save(
         tensors, metadata=dict(metadata) if metadata else None
     )
