@@ -10,7 +10,7 @@ import graphviz
 import numpy as np
 
 from ..engine import Tensor
-from .passes import ArrayViews, ModuleCall, is_constant, name_of
+from .passes import ArrayViews, EarlierValue, ModuleCall, is_constant, name_of
 
 VALUES_MAX_ELEMENTS = 16  # show_values prints tensors up to this size (a 4x4 attention matrix)
 FONT = "Helvetica"
@@ -64,7 +64,7 @@ def to_dot(vertices, edges, kinds, labels, paths, marked_vertices, marked_edges,
         clusters[path][0].append(f"\t{ids[vertex]} [label={label} {style}]\n")
     body = _cluster_lines(clusters, ())
     for index, (tail, head) in enumerate(edges):  # dashed: no gradient goes back along it
-        no_grad = isinstance(tail, (Tensor, ArrayViews)) and not tail.requires_grad
+        no_grad = isinstance(tail, (Tensor, ArrayViews, EarlierValue)) and not tail.requires_grad
         style = _HIGHLIGHT if index in marked_edges else _NO_GRAD if no_grad else ""
         body.append(f"\t{ids[tail]} -> {ids[head]}" + (f" [{style}]\n" if style else "\n"))
     if legend:
@@ -160,12 +160,18 @@ _HIGHLIGHT, _NO_GRAD = _attributes(HIGHLIGHT), _attributes(NO_GRAD_EDGE)
 
 def label(vertex, names, show_values, show_grad):
     """A tensor's name, shape and dtype (values, gradient norm); an op's class and settings; a
-    collapsed call's module, class, op count and listed weights."""
+    collapsed call's module, class, op count and listed weights; an earlier value's tensor name,
+    shape and dtype."""
     if isinstance(vertex, ArrayViews):
         tensor_label = _tensor_label(vertex.tensor, names, False, False)
         return f"{tensor_label}\n{vertex.count} views of one array"
     if isinstance(vertex, Tensor):
         return _tensor_label(vertex, names, show_values or is_constant(vertex, names), show_grad)
+    if isinstance(vertex, EarlierValue):  # its values and gradient are gone with its array
+        name = name_of(vertex.tensor, names)
+        lines = [str(name)] if name else []
+        shape = f"{_shape_text(vertex.shape)} {_dtype_name(vertex.dtype)}"
+        return "\n".join([*lines, shape, "before an in-place change"])
     if not isinstance(vertex, ModuleCall):
         return "\n".join(
             [vertex.name]

@@ -1,6 +1,10 @@
 """trace, draw, vertex_ids and render: the graph as lists, as a graphviz.Digraph, as the node
-ids of the drawing, and as a picture on disk. draw() runs the passes of passes.py over the
-trace and writes the DOT text with dot.py.
+ids of the drawing, and as a picture on disk.
+
+trace() follows the nodes' `input_edges`, as backward() does: where a tensor was changed in
+place after an op used it, the op's input is drawn as the value it used (the tensor now holding
+it, or an EarlierValue), so the picture is the graph the walk goes through. draw() runs the
+passes of passes.py over the trace and writes the DOT text with dot.py.
 """
 
 import pathlib
@@ -20,26 +24,46 @@ __all__ = ["trace", "draw", "render", "vertex_ids", "GraphvizNotFoundError"]
 def trace(*outputs):
     """The graph that computed `outputs`: (vertices, edges). Vertices are the tensors and op
     nodes themselves, each op after the ops that made its inputs and followed by its inputs not yet
-    listed; edges are (input, op) and (op, output) pairs, two if an op uses an input twice."""
+    listed; edges are (input, op) and (op, output) pairs, two if an op uses an input twice.
+
+    An input changed in place after the op used it is, at that use, the value the op used: the
+    tensor that holds it now (the in-place op keeps a second Tensor of the old value), else an
+    EarlierValue. So the edges are the ones backward() walks, whatever was changed since."""
+    ops = graph_nodes(*(t.grad_fn for t in outputs if t.grad_fn is not None))
+    holders = {}  # (id(node), output index) -> the tensor holding that output now
+    for tensor in [*(t for op in ops for t in op.inputs), *outputs]:
+        if tensor.grad_fn is not None:
+            holders.setdefault((id(tensor.grad_fn), tensor._output_index), tensor)
     vertices, edges, seen = [], [], set()
-
-    def add_tensor(tensor):
-        seen.add(tensor)
-        vertices.append(tensor)
-        maker = tensor.grad_fn  # the op that made it; None for a leaf
-        if maker is not None:
-            edges.append((maker, tensor))
-
-    for op in graph_nodes(*(t.grad_fn for t in outputs if t.grad_fn is not None)):
+    for op in ops:
         vertices.append(op)
-        for tensor in op.inputs:
-            if tensor not in seen:
-                add_tensor(tensor)
-            edges.append((tensor, op))
+        for tensor, (maker, index) in zip(op.inputs, op.input_edges):
+            vertex = _value_used(tensor, maker, index, holders)
+            if vertex not in seen:
+                _add_value(vertex, vertices, edges, seen)
+            edges.append((vertex, op))
     for tensor in outputs:
         if tensor not in seen:
-            add_tensor(tensor)
+            _add_value(tensor, vertices, edges, seen)
     return vertices, edges
+
+
+def _value_used(tensor, maker, index, holders):
+    """The vertex of what an op was given as `tensor`: output `index` of the node `maker` (None:
+    a leaf). That is `tensor` unless an in-place change has given it another node since."""
+    if tensor.grad_fn is maker and (maker is None or tensor._output_index == index):
+        return tensor
+    key = (id(maker), index) if maker is not None else (None, id(tensor))
+    if key not in holders:
+        holders[key] = passes.EarlierValue(tensor, maker, index)
+    return holders[key]
+
+
+def _add_value(vertex, vertices, edges, seen):
+    seen.add(vertex)
+    vertices.append(vertex)
+    if vertex.grad_fn is not None:  # the op that made it; None for a leaf
+        edges.append((vertex.grad_fn, vertex))
 
 
 def vertex_ids(*outputs, highlight=None):
@@ -47,13 +71,18 @@ def vertex_ids(*outputs, highlight=None):
     which is also the <title> of its node in Graphviz's SVG: op0, op1 ... for ops, t0 ... for
     tensors, counted as to_dot counts them. For a drawing without collapse (params and the other
     options change no id); a leaf drawn merged with other views of its array gets their id."""
+    return numbered_trace(outputs, highlight)[0]
+
+
+def numbered_trace(outputs, highlight):
+    """(vertex_ids(*outputs, highlight=highlight), trace(*outputs)), from one trace."""
     outputs, highlight = check_outputs(outputs), check_highlight(highlight)
     traced = trace(*outputs)
     vertices, edges = passes.merge_views(*traced, keep=set(outputs) | set(highlight))
     ids = numbered(vertices, lambda vertex: "op" if isinstance(vertex, Function) else "tensor")
     for (tail, _), (drawn, _) in zip(traced[1], edges):  # merge_views keeps the edges in order
         ids.setdefault(tail, ids[drawn])
-    return ids
+    return ids, traced
 
 
 @passes.cycle_collector_paused()

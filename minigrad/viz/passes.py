@@ -1,7 +1,7 @@
 """The passes of mg.viz.draw, between trace() and the DOT text. Each takes the traced graph,
-`vertices` (tensors and op nodes, plus the ArrayViews and ModuleCall vertices made here) and
-`edges` ((tail, head) pairs), and returns new lists or a table keyed by vertex (tensors hash
-by identity); none changes a tensor or an op.
+`vertices` (tensors and op nodes, the EarlierValue vertices of the trace, and the ArrayViews and
+ModuleCall vertices made here) and `edges` ((tail, head) pairs), and returns new lists or a
+table keyed by vertex (tensors hash by identity); none changes a tensor or an op.
 """
 
 import contextlib
@@ -25,6 +25,18 @@ def cycle_collector_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+class EarlierValue:
+    """The value `tensor` had when an op used it, before an in-place change gave the tensor a
+    new node (`b = a * 3; a.mul_(2)`: b's Mul used the old `a`). It is output `index` of
+    `grad_fn`, or, when grad_fn is None, a leaf without grad that has since been given a node.
+    Its array is gone: it is drawn with the tensor's name, shape and dtype only."""
+
+    def __init__(self, tensor, node, index):
+        self.tensor, self.grad_fn, self.index = tensor, node, index
+        self.requires_grad = node is not None
+        self.shape, self.dtype = node.output_meta[index] if node else (tensor.shape, tensor.dtype)
 
 
 class ArrayViews:
@@ -209,7 +221,7 @@ def clusters(vertices, edges, known_calls, kinds, names):
             path[vertex] = vertex.path
     follows_users = {v for v in vertices if kinds[v] == "parameter" or is_constant(v, names)}
     for tail, head in edges:
-        if isinstance(head, Tensor):  # tail: the op (or box) that made head
+        if not isinstance(head, (Function, ModuleCall)):  # tail: the op (or box) that made head
             path[head] = path[tail]
         elif tail in follows_users:
             path[tail] = _common_prefix(path[tail], path[head]) if tail in path else path[head]

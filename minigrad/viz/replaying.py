@@ -21,11 +21,15 @@ each use, and the sums show them adding up. For a leaf the last sum is what this
 to `.grad` (before any hooks on it); for an intermediate tensor it is the gradient that arrives
 when the node that made it is visited. Every gradient is kept as a copy: meant for the graphs
 one draws and reads, not for a model of millions of numbers.
+
+A tensor changed in place after a node used it keeps, in that node's step, the id of the value
+the node used (the drawing's vertex for it), as the walk follows the node's input_edges; and
+where that node needs the old array, the walk raises backward()'s own error.
 """
 
 import numpy as np
 
-from ..engine import Tensor, grad_sinks, walk
+from ..engine import Function, Tensor, grad_sinks, walk
 from . import drawing, passes
 from .dot import VALUES_MAX_ELEMENTS
 
@@ -107,8 +111,9 @@ class Step:
 class Replay(list):
     """The steps of one backward walk (a list of Step, in the order the nodes were visited).
 
-    `ids` maps every tensor and op of the graph to its node id in mg.viz.draw(outputs,
-    highlight=highlight); `totals()` gives what each leaf received in all.
+    `ids` maps every tensor and op of the graph (and every EarlierValue of its trace) to its
+    node id in mg.viz.draw(outputs, highlight=highlight); `totals()` gives what each leaf
+    received in all.
     """
 
     def __init__(self, steps, output, names, highlight, ids):
@@ -286,31 +291,39 @@ def replay(output, grad=None, retain_graph=False, params=None, highlight=None):
         raise TypeError(f"replay: output must be a Tensor; got {type(output).__name__}")
     names = drawing.tensor_names(params)
     highlight = drawing.check_highlight(highlight)
-    ids = drawing.vertex_ids(output, highlight=highlight)
+    ids, (_, edges) = drawing.numbered_trace([output], highlight)
+    drawn_inputs = {}  # node -> the vertex of each input in the drawing: what the node used
+    for tail, head in edges:
+        if isinstance(head, Function):
+            drawn_inputs.setdefault(head, []).append(tail)
     known_calls = {}
 
-    def input_name(tensor):
+    def input_name(vertex):
+        earlier = isinstance(vertex, passes.EarlierValue)
+        tensor = vertex.tensor if earlier else vertex
         name = passes.name_of(tensor, names)
         if name:
-            return str(name)
-        maker = tensor.grad_fn
+            return f"{name} (before an in-place change)" if earlier else str(name)
+        maker = vertex.grad_fn
         if maker is not None:
-            which = f" {tensor._output_index}" if len(maker.output_meta) > 1 else ""
+            index = vertex.index if earlier else tensor._output_index
+            which = f" {index}" if len(maker.output_meta) > 1 else ""
             return f"output{which} of {maker.name}"
         return "a number" if tensor._data.size <= 1 else "an input"
 
     def describe(index, node, arriving):
         clusters = passes.module_calls(node.module_frame, known_calls)[1]
         module = clusters[-1][0] if clusters else ""
+        used = drawn_inputs.get(node, ())  # a node without inputs has no edge into it
         inputs = [
             InputGradient(
                 position,
                 tensor,
-                input_name(tensor),
-                ids.get(tensor),
-                passes.kind_of(tensor, {output}, names),
+                input_name(vertex),
+                ids.get(vertex),
+                passes.kind_of(vertex, {output}, names),
             )
-            for position, tensor in enumerate(node.inputs)
+            for position, (tensor, vertex) in enumerate(zip(node.inputs, used))
         ]
         return Step(index, node, ids.get(node), module, arriving, inputs)
 

@@ -15,8 +15,10 @@ import pytest
 
 import minigrad as mg
 import minigrad.viz as viz
-from minigrad.viz import drawing
 from minigrad import nn
+from minigrad.engine import Function
+from minigrad.viz import drawing
+from minigrad.viz.passes import EarlierValue
 
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
@@ -214,6 +216,32 @@ def test_trace_of_a_leaf_and_of_an_input_used_twice():
     vertices, edges = viz.trace(squared)
     assert vertices == [squared.grad_fn, leaf, squared] and len(edges) == 3
     assert [(t is leaf, h is squared.grad_fn) for t, h in edges[:2]] == [(True, True), (True, True)]
+
+
+def inputs_drawn(op, edges):
+    return [tail for tail, head in edges if head is op]
+
+
+def test_a_tensor_changed_in_place_is_traced_as_the_value_each_op_used():
+    x = mg.ones(2, requires_grad=True)
+    a = x * 2
+    times_two = a.grad_fn
+    b = a * 3
+    a.mul_(2)  # a gets a node of its own; b's Mul was given a as it was
+    vertices, edges = viz.trace(a + b)
+    ops = [v for v in vertices if isinstance(v, Function)]
+    assert len(ops) == 4  # x * 2, a.mul_(2), a * 3, a + b
+    for op in ops:  # the drawn edges are the ones backward() walks
+        assert [v.grad_fn for v in inputs_drawn(op, edges)] == [n for n, _ in op.input_edges]
+    old_a = inputs_drawn(b.grad_fn, edges)[0]
+    assert old_a is not a and old_a.grad_fn is times_two
+    assert old_a is inputs_drawn(a.grad_fn, edges)[0]  # one vertex for a as it was
+
+    vertices, edges = viz.trace(b)  # here no tensor of the graph holds a as it was
+    (earlier,) = [v for v in vertices if isinstance(v, EarlierValue)]
+    assert inputs_drawn(b.grad_fn, edges)[0] is earlier and earlier.tensor is a
+    assert any(tail is times_two and head is earlier for tail, head in edges)
+    assert (earlier.shape, earlier.dtype) == (a.shape, a.dtype)
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minigrad as mg
 from minigrad import nn
@@ -338,3 +340,231 @@ def test_a_leaf_output_has_no_steps_and_gets_its_grad():
     steps = mg.viz.replay(x)
     assert list(steps) == [] and x.grad.item() == 1.0
     assert "no node visited" in str(steps)
+
+
+# ---------------------------------------------------------------------------------------
+# In-place changes (issue 46 item 4): the replay fails exactly as backward() does, or gives
+# its gradients. Each graph is built twice, once for backward() and once for the replay.
+
+
+def leaf(*shape):
+    return mg.tensor(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape), requires_grad=True)
+
+
+def outcome(make, run):
+    """What run(loss) does on a fresh graph from make(): the error's type and message, or the
+    gradient of each leaf."""
+    loss, leaves = make()
+    try:
+        run(loss)
+    except Exception as error:  # the error is what is compared
+        return type(error), str(error)
+    return [None if t.grad is None else t.grad.numpy().tolist() for t in leaves]
+
+
+def assert_replays_as_backward(make):
+    """The replay ends as backward() ends, and its steps are drawn: each input of a visited node
+    is the tail of an edge into that node in mg.viz.draw. Returns backward()'s outcome."""
+    expected = outcome(make, lambda loss: loss.backward())
+    assert outcome(make, mg.viz.replay) == expected
+    if isinstance(expected, list):
+        loss, _ = make()
+        edges = set(re.findall(r"^\t*(\w+) -> (\w+)", mg.viz.draw(loss).source, re.M))
+        steps = mg.viz.replay(loss)
+        undrawn = [(e.id, s.id) for s in steps for e in s.inputs if (e.id, s.id) not in edges]
+        assert undrawn == []
+    return expected
+
+
+def intermediate_changed_after_use():
+    x = leaf(3)
+    a = x * 2
+    b = a * 3  # Mul by a number keeps no copy of a: b's gradient needs none
+    a.mul_(2)
+    return b.sum(), [x]
+
+
+def intermediate_changed_after_it_was_saved():
+    x = leaf(3)
+    a = x * 2
+    b = a * a  # keeps a for its backward
+    a.mul_(2)
+    return b.sum(), [x]
+
+
+def view_changed_after_use():
+    x = leaf(2, 3)
+    h = x * 2
+    v = h[0]
+    c = v * 5
+    v.mul_(3)  # changes h too
+    return c.sum() + h.sum(), [x]
+
+
+def test_an_intermediate_changed_after_use_replays_as_backward():
+    assert assert_replays_as_backward(intermediate_changed_after_use) == [[6.0, 6.0, 6.0]]
+
+
+def test_an_intermediate_changed_after_it_was_saved_raises_backwards_error():
+    error, message = assert_replays_as_backward(intermediate_changed_after_it_was_saved)
+    assert issubclass(error, RuntimeError) and "modified by an in-place operation" in message
+
+
+def test_a_view_changed_after_use_replays_as_backward():
+    # c = 5 h[0] before the change; h's first row tripled after it: d/dx = 2 (5 + 3), 2
+    expected = [[[16.0, 16.0, 16.0], [2.0, 2.0, 2.0]]]
+    assert assert_replays_as_backward(view_changed_after_use) == expected
+
+
+def test_a_step_shows_the_value_its_node_used_not_the_tensor_changed_since():
+    x = leaf(3)
+    a = x * 2
+    a.name = "a"
+    b = a * 3
+    a.mul_(2)  # a now has a node of its own, which b's graph does not reach
+    loss = b.sum()
+    steps = mg.viz.replay(loss)
+    assert [step.op for step in steps] == ["Sum", "Mul", "Mul"]
+    used = steps[1].inputs[0]  # what b's Mul was given: a as it was
+    assert used.tensor is a and used.name == "a (before an in-place change)"
+    assert used.kind == "intermediate" and used.grad.array.tolist() == [3.0, 3.0, 3.0]
+    dot = mg.viz.draw(loss, legend=False).source
+    labels = dict(re.findall(r'^\t*(\w+) \[label="([^"]*)"', dot, re.M))
+    assert labels[used.id] == "a\\n(3,) float64\\nbefore an in-place change"
+    edges = set(re.findall(r"^\t*(\w+) -> (\w+)", dot, re.M))
+    assert {(steps[2].id, used.id), (used.id, steps[1].id)} <= edges  # x * 2 -> a -> Mul
+
+
+def _constant_changed_by_a_tensor_with_grad():
+    w = leaf(3)
+    c = mg.ones(3, dtype=mg.float64)
+    d = w * c
+    c.add_(w)  # c, a leaf without grad, takes a node
+    return d.sum() + c.sum(), [w]
+
+
+def _split_output_changed():
+    x = leaf(4)
+    first, second = mg.split(x * 1, 2)
+    product = first * second
+    first.add_(1)
+    return product.sum() + first.sum(), [x]
+
+
+def _changed_twice():
+    x = leaf(3)
+    a = x * 2
+    b = a + 1
+    a.mul_(2)
+    c = a + 1
+    a.add_(3)
+    return (a + b + c).sum(), [x]
+
+
+def _old_and_new_value_both_used():
+    x = leaf(3)
+    a = x * 2
+    b = a * 3
+    a.mul_(2)
+    return (a + b).sum(), [x]
+
+
+def _root_changed_after_its_view_was_used():
+    x = leaf(2, 3)
+    h = x * 2
+    v = h[1]
+    c = v.exp()
+    h.mul_(2)  # changes v too
+    return c.sum() + v.sum(), [x]
+
+
+def _output_of_exp_changed():
+    x = leaf(3)
+    h = x.exp()
+    c = h.exp()
+    h.add_(1)
+    return c.sum() + h.sum(), [x]
+
+
+def _index_written_after_use():
+    x, y = leaf(3), leaf(1)
+    h = x * 2
+    c = h * h
+    h[0] = y
+    return c.sum() + h.sum(), [x, y]
+
+
+def _changed_through_a_reshaped_view():
+    x = leaf(2, 3)
+    h = x * 2
+    flat, turned = h.reshape(6), h.t()
+    flat.add_(1)
+    return (turned * turned).sum(), [x]
+
+
+IN_PLACE_PATTERNS = [
+    intermediate_changed_after_use,
+    intermediate_changed_after_it_was_saved,
+    view_changed_after_use,
+    _old_and_new_value_both_used,
+    _changed_twice,
+    _split_output_changed,
+    _constant_changed_by_a_tensor_with_grad,
+    _root_changed_after_its_view_was_used,
+    _output_of_exp_changed,
+    _index_written_after_use,
+    _changed_through_a_reshaped_view,
+]
+
+
+@pytest.mark.parametrize(
+    "make", IN_PLACE_PATTERNS, ids=[f.__name__.strip("_") for f in IN_PLACE_PATTERNS]
+)
+def test_in_place_patterns_replay_as_backward(make):
+    assert_replays_as_backward(make)
+
+
+TARGETS = {  # what is changed in place: h itself or a view of it
+    "h": lambda h: h,
+    "h[0]": lambda h: h[0],
+    "h[:, 1]": lambda h: h[:, 1],
+    "h.t()": lambda h: h.t(),
+    "h.reshape(6)": lambda h: h.reshape(6),
+}
+USES = {  # how the target is used before the change
+    "not": None,
+    "times a number": lambda t: t * 3,
+    "squared (kept for backward)": lambda t: t * t,
+    "exp (its output kept)": lambda t: t.exp(),
+    "summed": lambda t: t.sum(),
+}
+CHANGES = {  # y: a number that requires grad
+    "mul_": lambda t, y: t.mul_(3),
+    "add_ y": lambda t, y: t.add_(y),
+    "[0] = y": lambda t, y: t.__setitem__(0, y),
+    "zero_": lambda t, y: t.zero_(),
+    "exp_": lambda t, y: t.exp_(),
+}
+
+
+@given(
+    start=st.sampled_from(["x * 2", "x.tanh()", "x.exp()"]),
+    target=st.sampled_from(sorted(TARGETS)),
+    use=st.sampled_from(sorted(USES)),
+    change=st.sampled_from(sorted(CHANGES)),
+    terms=st.sets(st.sampled_from(["h", "target", "use"]), min_size=1),
+)
+@settings(max_examples=40, deadline=None)
+def test_in_place_changes_replay_as_backward(start, target, use, change, terms):
+    def make():
+        x = mg.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3), requires_grad=True)
+        y = mg.tensor(0.5, requires_grad=True)
+        h = {"x * 2": lambda: x * 2, "x.tanh()": x.tanh, "x.exp()": x.exp}[start]()
+        changed = TARGETS[target](h)
+        used = USES[use](changed) if USES[use] else None
+        CHANGES[change](changed, y)
+        parts = {"h": h, "target": changed, "use": used}
+        loss = sum(parts[term].sum() for term in sorted(terms) if parts[term] is not None)
+        return (loss if isinstance(loss, mg.Tensor) else h.sum()), [x, y]
+
+    assert_replays_as_backward(make)
