@@ -11,7 +11,8 @@ a client by its `lab_client` cookie, and calls without one share the anonymous c
 client keeps at most MAX_SESSIONS; a new one past that replaces that client's least recently
 used. All clients together keep at most MAX_ALL_SESSIONS: past that, a session idle for
 SESSION_IDLE_SECONDS makes room, and otherwise the new session is refused (LabBusyError), so
-no client can push out the sessions of the others.
+no client can push out the sessions of the others. A session that a request is using or
+waiting for is never the one dropped.
 """
 
 import collections
@@ -46,6 +47,7 @@ class _Owner:
         self.client = client
         self.lock = threading.Lock()
         self.last_used = now
+        self.requests = 0  # holding or waiting for the lock: such a session is never dropped
 
 
 class Lab:
@@ -102,19 +104,36 @@ class Lab:
                 self._sessions[session_id] = training.TrainingSession()  # a few milliseconds
             self._sessions.move_to_end(session_id)  # most recently used last
             owner.last_used = self._clock()
+            owner.requests += 1
             session = self._sessions[session_id]
-        with owner.lock:
-            yield session
+        try:
+            with owner.lock:
+                yield session
+        finally:
+            with self._table_lock:
+                owner.requests -= 1
 
     def _make_room(self, client):
         """Drop sessions so that one more of `client` fits (called with the table lock held)."""
+        # A session a request is using (or waiting for) stays: dropped, its requests would
+        # train a model nobody sees while a new one of the same id trained beside it.
         own = [name for name in self._sessions if self._owners[name].client == client]
         if len(own) >= MAX_SESSIONS:
-            self._drop(own[0])  # the client's least recently used
+            unused = [name for name in own if not self._owners[name].requests]
+            if not unused:
+                raise LabBusyError(
+                    f"all {len(own)} training sessions of this browser are busy with a "
+                    "request: wait for one to finish, or close a tab"
+                )
+            self._drop(unused[0])  # the client's least recently used
         if len(self._owners) < MAX_ALL_SESSIONS:
             return
-        stalest = next(iter(self._sessions))  # the least recently used of all
-        if self._clock() - self._owners[stalest].last_used < SESSION_IDLE_SECONDS:
+        # the least recently used of all that no request is using
+        stalest = next((name for name in self._sessions if not self._owners[name].requests), None)
+        if (
+            stalest is None
+            or self._clock() - self._owners[stalest].last_used < SESSION_IDLE_SECONDS
+        ):
             raise LabBusyError(
                 f"the lab holds {MAX_ALL_SESSIONS} training sessions, the most it keeps, and "
                 f"none has been idle for {SESSION_IDLE_SECONDS // 60} minutes: close other "

@@ -8,6 +8,7 @@ pooling gives each token.
 
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,14 @@ WEIGHT_KINDS = {
 
 def make_command(pool="dot"):
     return f"python examples/sentiment/train.py --quick --pool {pool}"
+
+
+def _described(value):
+    """What a checkpoint entry is, for a message: mg.load gives back a saved dict as a
+    Checkpoint."""
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype}"
+    return "a dict" if isinstance(value, Mapping) else f"a {type(value).__name__}"
 
 
 class Shelf:
@@ -88,6 +97,12 @@ class Shelf:
         try:
             vocab = preprocess.Vocab.from_json(vocab_file)
             state = mg.load(checkpoint)
+            for name, value in state.items():  # mg.load keeps Python values as they were saved
+                if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+                    raise ValueError(
+                        f"{inputs._shown(name, 60)} is {_described(value)}, not an array of "
+                        "numbers: the file is not a checkpoint of examples/sentiment/train.py"
+                    )
             embedding = np.shape(state.get("embedding.weight"))
             hidden = np.shape(state.get("encoder.weight_hh_l0"))
             if len(embedding) != 2 or len(hidden) != 2:
@@ -104,7 +119,7 @@ class Shelf:
                 len(vocab), pool=pool, embedding_dim=embedding[1], hidden_size=hidden[1]
             )
             model.load_state_dict(state)
-        except (OSError, ValueError, KeyError, RuntimeError) as error:
+        except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
             raise inputs.LabInputError(
                 f"could not load the {pool} model from {folder}: {error}"
             ) from None

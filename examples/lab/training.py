@@ -173,7 +173,9 @@ class TrainingSession:
         "largest_difference"}}}: per matrix its node id, the sum of the gradients the walk
         brought it, its `.grad` and the largest difference between the two.
         """
-        if not isinstance(collapse, list) or any(name not in COLLAPSIBLE for name in collapse):
+        if not isinstance(collapse, list) or any(
+            not isinstance(name, str) or name not in COLLAPSIBLE for name in collapse
+        ):  # a name checked as text first: a list or dict is no key of COLLAPSIBLE
             raise inputs.LabInputError(
                 f"collapse: expected a list drawn from {', '.join(COLLAPSIBLE)}; "
                 f"got {collapse!r:.60}"
