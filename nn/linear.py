@@ -1,49 +1,15 @@
 """torch.nn.modules.linear: Linear, y = x W^T + b, the affine map every network is made of, and
-Identity, the placeholder where a layer is optional."""
+Identity, the placeholder where a layer is optional. Their function, F.linear, is the op
+minigrad.ops.linear (ops/matmul.py)."""
 
 import math
 
 import numpy as np
 
-import minigrad as mg
-from minigrad.errors import DTypeError, ShapeError
-from minigrad.ops import linalg
+from minigrad.ops import linear
 
 from . import init
 from .module import Module, Parameter, parameter_dtype
-
-
-def linear(x, weight, bias=None):
-    """x (..., in) @ weight (out, in)^T + bias (out,) -> (..., out), like
-    torch.nn.functional.linear.
-
-    One graph node, Linear (minigrad.ops.linalg.Linear, the op): leading dims are flattened into one
-    matrix product (a single GEMM, not a batched one) and the bias is added in place.
-    """
-    x = x if isinstance(x, mg.Tensor) else mg.Tensor(x)
-    if weight.ndim != 2:
-        raise ShapeError(
-            f"linear: weight must have shape (out_features, in_features); got {weight.shape}"
-        )
-    out_features, in_features = weight.shape
-    if x.ndim == 0 or x.shape[-1] != in_features:
-        raise ShapeError(
-            f"linear: expected input of shape (..., in_features={in_features}); "
-            f"got input of shape {x.shape}"
-        )
-    if x.dtype != weight.dtype:
-        raise DTypeError(
-            f"linear: input dtype {x.dtype} does not match weight dtype {weight.dtype}"
-        )
-    if bias is not None and (bias.shape != (out_features,) or bias.dtype != weight.dtype):
-        raise ShapeError(
-            f"linear: bias must have shape ({out_features},) and dtype {weight.dtype}; "
-            f"got {bias.shape} {bias.dtype}"
-        )
-    if weight.dtype.kind != "f":  # integer tensors multiply too, without gradient (as matmul)
-        y = x @ weight.T
-        return y if bias is None else y + bias
-    return linalg.Linear.apply(x, weight) if bias is None else linalg.Linear.apply(x, weight, bias)
 
 
 class Linear(Module):

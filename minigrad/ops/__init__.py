@@ -4,7 +4,8 @@ with `@op` (registry.py): the declaration makes it an attribute here, a Tensor m
 `mg.` name as it says. tests/test_architecture.py checks this index against the files and the
 declarations.
 
-    arithmetic.py   add sub mul div pow neg floor_divide remainder fmod reciprocal atan2 hypot ...
+    arithmetic.py   add sub mul div pow neg floor_divide remainder fmod reciprocal atan2 hypot
+                    lerp addcmul addcdiv ...
     unary.py        exp tanh unary
     pointwise.py    log sqrt abs sin cos tan asin ... atanh sinc exp2 square rsqrt sign floor
                     ceil round trunc frac
@@ -16,20 +17,20 @@ declarations.
     nanreduce.py    nansum nanmean
     statistics.py   var std logsumexp norm median nanmedian kthvalue mode quantile nanquantile
     shape.py        reshape view permute transpose squeeze flatten expand flip roll unfold select
-    diagonal.py     diagonal diag diag_embed tril_indices triu_indices
+    diagonal.py     diagonal diag diag_embed trace tril_indices triu_indices
     join.py         cat stack hstack split chunk unbind broadcast_tensors meshgrid repeat tile ...
     indexing.py     gather take index_select masked_select scatter scatter_add nonzero
     index_write.py  scatter_reduce index_add index_copy index_fill
     counting.py     unique unique_consecutive bincount histc bucketize searchsorted argwhere
     series.py       logspace vander trapezoid
     selection.py    sort argsort topk
-    linalg.py       matmul mm bmm dot outer einsum
-    products.py     mv inner tensordot kron cross trace addmm addmv addbmm baddbmm addcmul cdist
+    matmul.py       matmul mm bmm mv dot outer linear addmm addmv baddbmm addbmm
+    tensor_products.py  einsum tensordot inner kron cross
     softmax.py      softmax log_softmax masked_softmax
     losses/         cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy kl_div ...
     activations.py  sigmoid relu gelu silu elu celu selu softplus hardtanh leaky_relu glu ...
     dropout.py      dropout dropout1d dropout2d alpha_dropout feature_alpha_dropout
-    distance.py     cosine_similarity pairwise_distance pdist
+    distance.py     cosine_similarity pairwise_distance pdist dist cdist
     conv.py         conv1d conv2d
     conv_transpose.py  conv_transpose1d conv_transpose2d fold unfold
     pooling.py      max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool2d ...
@@ -39,7 +40,9 @@ declarations.
     lookup.py       embedding padding_index
     padding.py      pad
     lstm.py         lstm_layer
-    inplace.py      add_ mul_ ... setitem uniform_ normal_ ... random_ randint_like
+    inplace.py      apply_inplace WriteIntoView ViewOf
+    inplace_methods.py  setitem add_ sub_ mul_ div_ zero_ fill_ copy_ ... exp_ ... index_add_ ...
+    random_fills.py  uniform_ normal_ exponential_ bernoulli_ random_ randint_like
 
 Each line names ops its file defines (losses/ is a package: one file per kind of loss). In
 unary.py, Exp and Tanh are written out as worked examples of a Function; the ops of
@@ -71,8 +74,9 @@ from . import (
     index_write,
     indexing,
     inplace,
+    inplace_methods,
     join,
-    linalg,
+    matmul,
     lookup,
     losses,
     lstm,
@@ -82,7 +86,8 @@ from . import (
     padding,
     pointwise,
     pooling,
-    products,
+    random_fills,
+    tensor_products,
     reductions,
     resample,
     selection,
@@ -113,8 +118,8 @@ FAMILIES = (
     counting,
     series,
     selection,
-    linalg,
-    products,
+    matmul,
+    tensor_products,
     softmax,
     *losses.FAMILIES,
     activations,
@@ -130,6 +135,8 @@ FAMILIES = (
     padding,
     lstm,
     inplace,
+    inplace_methods,
+    random_fills,
 )
 
 globals().update((name, entry.function) for name, entry in registry.OPS.items())
@@ -142,7 +149,8 @@ from .comparison import bitwise_not, compare  # noqa: E402
 from .conv import padding_amounts, per_dim  # noqa: E402
 from .lookup import padding_index  # noqa: E402
 from .indexing import getitem  # noqa: E402
-from .inplace import apply_inplace, setitem  # noqa: E402
+from .inplace import apply_inplace  # noqa: E402
+from .inplace_methods import setitem  # noqa: E402
 from .losses import REDUCTIONS  # noqa: E402
 
 # -- Python's operators -------------------------------------------------------------------
@@ -175,7 +183,7 @@ for _dunder, _function in (
     ("mul", arithmetic.mul),
     ("truediv", arithmetic.div),
     ("pow", arithmetic.pow),
-    ("matmul", linalg.matmul),
+    ("matmul", matmul),
     ("floordiv", arithmetic.floor_divide),
     ("mod", arithmetic.remainder),
 ):
@@ -228,4 +236,4 @@ def _type(self, dtype=None):
 Tensor.type = _type
 
 
-inplace.attach_methods(Tensor)
+inplace_methods.attach_methods(Tensor)

@@ -17,6 +17,19 @@ def as_array(value):
     return value._data if isinstance(value, Tensor) else np.asarray(value)
 
 
+def tensor_operand(value):
+    """value as a Tensor (an array or a nested list becomes one, its dtype kept)."""
+    return value if isinstance(value, Tensor) else Tensor(value)
+
+
+def check_same_dtype(op, a, b):
+    """The two operands of a product must have one dtype (torch does not promote there)."""
+    if a.dtype != b.dtype:
+        raise DTypeError(
+            f"{op}: both operands must have the same dtype; got {a.dtype} and {b.dtype}"
+        )
+
+
 def normalize_dim(dim, ndim, op="dim"):
     """One dim in [-ndim, ndim) -> [0, ndim). A 0-d tensor accepts dim 0 and -1, as in torch."""
     if isinstance(dim, Tensor):

@@ -1,5 +1,6 @@
 """Arithmetic: + - * / ** // % as functions (add, sub, mul, div, pow, floor_divide, remainder,
-fmod), reciprocal, true_divide, float_power, atan2, hypot and lerp.
+fmod), reciprocal, true_divide, float_power, atan2, hypot, lerp, and the pointwise
+multiply-adds addcmul and addcdiv.
 
 Each Function states its output and its local gradient; broadcasting is undone by the backward
 walk (`autograd.sum_to`), so binary ops return broadcast-shaped gradients. The result dtype is
@@ -365,3 +366,32 @@ class Neg(Function):
 def neg(x):
     """-x elementwise (the dtype kept)."""
     return Neg.apply(x)
+
+
+# -- pointwise multiply-adds: input + value * (tensor1 op tensor2) ------------------------
+
+
+def _pointwise_add(op, combine, input, tensor1, tensor2, value):
+    check_broadcast(op, input, tensor1, tensor2)
+    dtype = result_type(input, tensor1, tensor2)
+    input, tensor1, tensor2 = (operand_as(x, dtype) for x in (input, tensor1, tensor2))
+    product = combine(tensor1, tensor2)
+    return add(input, product if value == 1 else mul(product, value))  # value 0 keeps NaN, as torch
+
+
+@op
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2 (broadcast, torch's result dtype)."""
+    return _pointwise_add("addcmul", mul, input, tensor1, tensor2, value)
+
+
+@op
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (broadcast); integer tensor1 and tensor2 are refused, as
+    torch."""
+    if result_type(tensor1, tensor2).kind != "f":
+        raise DTypeError(
+            f"addcdiv: tensor1 / tensor2 of integers is not supported (as torch); got dtypes "
+            f"{result_type(tensor1)} and {result_type(tensor2)}"
+        )
+    return _pointwise_add("addcdiv", div, input, tensor1, tensor2, value)

@@ -22,7 +22,7 @@ from ..random import generator
 from ..engine import Function, Tensor
 from .args import as_array, check_broadcasts_to, key_stops, shape_of
 from .join import repeat_interleave
-from .linalg import matmul
+from .matmul import matmul
 from .dropout import dropout
 from .softmax import Softmax
 from .shape import transpose

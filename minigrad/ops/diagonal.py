@@ -1,12 +1,14 @@
-"""Diagonals: diagonal (a view of one), diag_embed and diag (a vector onto one), and the index
-pairs of a triangle (tril_indices, triu_indices). A diagonal's gradient goes back onto it."""
+"""Diagonals: diagonal (a view of one), diag_embed and diag (a vector onto one), trace (the sum
+of the main one), and the index pairs of a triangle (tril_indices, triu_indices). A diagonal's
+gradient goes back onto it."""
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArgumentError, DTypeError, DimError
+from ..errors import ArgumentError, DTypeError, DimError, ShapeError
 from ..engine import Function, Tensor
 from .args import check_device, normalize_dim
+from .reductions import sum
 from .registry import op
 
 
@@ -125,3 +127,14 @@ def tril_indices(row, col, offset=0, dtype=None, device=None):
 def triu_indices(row, col, offset=0, dtype=None, device=None):
     """As tril_indices, for the upper triangle (on and above the `offset`-th diagonal)."""
     return _triangle_indices(row, col, offset, dtype, device, False, "triu_indices")
+
+
+@op
+def trace(input):
+    """The sum of the main diagonal of a matrix (also a non-square one)."""
+    input = input if isinstance(input, Tensor) else Tensor(input)
+    if input.ndim != 2:
+        raise ShapeError(f"trace: expects a matrix (2-D); got shape {input.shape}")
+    if input.dtype == np.bool_:
+        raise DTypeError("trace: expected a number tensor; got dtype bool")
+    return sum(diagonal(input))

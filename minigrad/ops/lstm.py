@@ -12,7 +12,7 @@ import numpy as np
 
 from ..kernels import lstm as lstm_kernels
 from ..engine import Function
-from .linalg import Linear
+from .matmul import Linear
 from .registry import op
 
 
@@ -66,7 +66,7 @@ def lstm_layer(x, h0, c0, directions, lengths, batch_first, rows=None):
     """One LSTM layer, one or two directions (forward first).
 
     x (B, T, I) if batch_first else (T, B, I); or, with rows, a table x (R, I) and rows (B, T)
-    or (T, B) int64 saying which row of it each position holds (nn.LSTM.forward_embedded).
+    or (T, B) int64 saying which row of it each position holds (nn.lstm_embedded).
     h0, c0 (D, B, H), D = len(directions); directions: per direction (weight_ih (4H, I),
     weight_hh (4H, H), bias_ih, bias_hh), the biases (4H,) or None; lengths (B,) int64 in
     [1, T]: sequence b is its first lengths[b] steps, and the reverse direction starts at its

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from minigrad.errors import ArgumentError, DTypeError, DimError
-from op_checks import assert_clear_error, check_gradient
+from minigrad.errors import ArgumentError, DTypeError, DimError, ShapeError
+from op_checks import assert_clear_error, check_against_torch, check_gradient, values
 from parity import I, R, check
 
 torch = pytest.importorskip("torch")
@@ -121,3 +121,64 @@ BAD_ARGUMENTS = {
 @pytest.mark.parametrize("name", list(BAD_ARGUMENTS))
 def test_bad_arguments_raise_clear_errors(name):
     assert_clear_error(*BAD_ARGUMENTS[name])
+
+
+def f32(*shape):
+    return mg.ones(*shape)
+
+
+def f64(*shape):
+    return mg.ones(*shape, dtype=mg.float64)
+
+
+def i64(*shape):
+    return mg.ones(*shape, dtype=mg.int64)
+
+
+TRACES = [  # name, mg call, torch call, shapes of the operands
+    ("trace", mg.trace, torch.trace, [(3, 3)]),
+    ("trace wide", lambda a: a.trace(), lambda a: a.trace(), [(2, 4)]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, mg_fn, torch_fn, shapes", TRACES, ids=[row[0] for row in TRACES])
+def test_trace_against_torch(name, mg_fn, torch_fn, shapes, dtype):
+    arrays = [values(-2, 2, shape, dtype, seed=k) for k, shape in enumerate(shapes)]
+    check_against_torch(mg_fn, torch_fn, arrays, dtype)
+    assert mg.gradcheck(
+        mg_fn, [values(-2, 2, shape, "float64", seed=k + 7) for k, shape in enumerate(shapes)]
+    )
+
+
+# integer tensors (fractional beta/alpha/value are left out: torch casts those to the integer
+# type, minigrad gives a float result, a difference listed in the README)
+TRACES_OF_INTEGERS = [row for row in TRACES if row[0] not in []]
+
+
+@pytest.mark.parametrize(
+    "name, mg_fn, torch_fn, shapes", TRACES_OF_INTEGERS, ids=[row[0] for row in TRACES_OF_INTEGERS]
+)
+def test_trace_of_integers(name, mg_fn, torch_fn, shapes):
+    arrays = [np.random.default_rng(k).integers(-3, 4, shape) for k, shape in enumerate(shapes)]
+    check_against_torch(mg_fn, torch_fn, arrays, "int64", grad=False)
+
+
+BAD_TRACES = [  # call, exception, message
+    (
+        lambda: mg.trace(f32(2, 3, 3)),
+        ShapeError,
+        r"trace: expects a matrix \(2-D\); got shape \(2, 3, 3\)",
+    ),
+    (lambda: mg.trace(mg.ones(2, 2, dtype=mg.bool)), DTypeError, "got dtype bool"),
+]
+
+
+@pytest.mark.parametrize(
+    "call, error, message", BAD_TRACES, ids=[f"bad{k}" for k in range(len(BAD_TRACES))]
+)
+def test_bad_traces_are_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+    # torch raises RuntimeError (TypeError for the types)
+    assert issubclass(error, (TypeError, RuntimeError))

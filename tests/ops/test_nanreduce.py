@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.errors import DTypeError
+from minigrad.errors import DTypeError, ShapeError
 from op_checks import check_against_torch, inf, nan, values
 
 torch = pytest.importorskip("torch")
@@ -57,3 +57,31 @@ def test_nan_reductions_on_integers_and_dtype():
             DTypeError, match="nanmean: expected a float32 or float64 input; got dtype int64"
         ):
             mg.nanmean(mg.tensor(ints), **kwargs)
+
+
+def f32(*shape):
+    return mg.ones(*shape)
+
+
+def f64(*shape):
+    return mg.ones(*shape, dtype=mg.float64)
+
+
+def i64(*shape):
+    return mg.ones(*shape, dtype=mg.int64)
+
+
+BAD_DIMS = [  # call, exception, message
+    (lambda: mg.nansum(f32(2, 3), dim=2), mg.DimError, "dim 2 is out of range"),
+    (lambda: mg.nanmean(f32(2, 3), dim=(0, 0)), ShapeError, "names a dim more than once"),
+]
+
+
+@pytest.mark.parametrize(
+    "call, error, message", BAD_DIMS, ids=[f"bad{k}" for k in range(len(BAD_DIMS))]
+)
+def test_bad_dims_are_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+    # torch raises RuntimeError (TypeError for the types)
+    assert issubclass(error, (TypeError, RuntimeError))

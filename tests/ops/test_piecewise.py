@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.errors import DTypeError, ShapeError
 from op_checks import check_against_torch, check_gradient, inf, nan, rand, value
 
 torch = pytest.importorskip("torch")
@@ -115,3 +116,33 @@ def test_nan_to_num(kwargs, dtype):
 def test_nan_to_num_of_integers_is_a_copy():
     for array in (np.array([1, -2]), np.array([True, False])):
         check_against_torch(mg.nan_to_num, torch.nan_to_num, [array], str(array.dtype), grad=False)
+
+
+def f32(*shape):
+    return mg.ones(*shape)
+
+
+def f64(*shape):
+    return mg.ones(*shape, dtype=mg.float64)
+
+
+def i64(*shape):
+    return mg.ones(*shape, dtype=mg.int64)
+
+
+BAD_OPERANDS = [  # call, exception, message
+    (lambda: mg.copysign(1.0, f32(3)), TypeError, "copysign: input must be a Tensor; got float"),
+    (lambda: mg.heaviside(f32(3), f64(3)), DTypeError, "same dtype; got float32 and float64"),
+    (lambda: mg.heaviside(f32(3), 0.5), TypeError, "values must be a Tensor"),
+    (lambda: mg.heaviside(f32(3), f32(2)), ShapeError, "cannot be broadcast"),
+]
+
+
+@pytest.mark.parametrize(
+    "call, error, message", BAD_OPERANDS, ids=[f"bad{k}" for k in range(len(BAD_OPERANDS))]
+)
+def test_bad_operands_are_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+    # torch raises RuntimeError (TypeError for the types)
+    assert issubclass(error, (TypeError, RuntimeError))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.errors import ShapeError
 from op_checks import check_against_torch, nan, values
 from parity import assert_close
 
@@ -76,3 +77,35 @@ def test_xlogy_gradient_in_x_is_log_y_also_where_x_is_zero():
     torch.xlogy(*theirs).sum().backward()
     for a, b in zip(ours, theirs):
         assert_close(a.grad, b.grad)
+
+
+def f32(*shape):
+    return mg.ones(*shape)
+
+
+def f64(*shape):
+    return mg.ones(*shape, dtype=mg.float64)
+
+
+def i64(*shape):
+    return mg.ones(*shape, dtype=mg.int64)
+
+
+BAD_XLOGY = [  # call, exception, message
+    (
+        lambda: mg.xlogy(f32(2, 3), f32(4)),
+        ShapeError,
+        r"xlogy: shapes \(2, 3\) and \(4,\) cannot be broadcast",
+    ),
+    (lambda: mg.xlogy(2, 3), TypeError, "expected at least one tensor; got 2 and 3"),
+]
+
+
+@pytest.mark.parametrize(
+    "call, error, message", BAD_XLOGY, ids=[f"bad{k}" for k in range(len(BAD_XLOGY))]
+)
+def test_bad_xlogy_inputs_are_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+    # torch raises RuntimeError (TypeError for the types)
+    assert issubclass(error, (TypeError, RuntimeError))

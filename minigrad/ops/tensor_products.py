@@ -1,170 +1,20 @@
-"""Matrix products: matmul (2-D, batched with numpy broadcasting of the batch dims, 1-D operands
-promoted as in torch), mm, bmm, dot, outer, and einsum with its backward."""
+"""Products of tensors over named dims: einsum (any sum of products, with its backward), and the
+ops written with it or with elementwise ops, so that their gradients are those ops' gradients:
+tensordot, inner, kron and cross. The matrix products (matmul, mm, bmm ...) are in matmul.py."""
 
 import math
 import string
+import warnings
 
 import numpy as np
 
 from .. import kernels
-from ..errors import ArgumentError, DTypeError, ShapeError
-from ..engine import Function, Tensor
-from .shape import squeeze, unsqueeze
+from ..errors import ArgumentError, ShapeError
+from ..engine import Function
+from .args import check_broadcast, check_same_dtype, normalize_dim, tensor_operand
+from .arithmetic import mul
+from .shape import reshape, roll
 from .registry import op
-
-
-class MatMul(Function):
-    """C = A @ B: dA = dC @ B^T, dB = A^T @ dC (batch dims are summed back by the walk).
-
-    A stack of rows times one matrix, (..., n, k) @ (k, m), runs as a single (rows, k) @ (k, m)
-    GEMM each way instead of one GEMM per batch entry (3-5x faster for (128, 256, 256) @ (256,
-    256)).
-    """
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        if b.ndim == 2:
-            return kernels.matmul(_rows(a), b).reshape(a.shape[:-1] + b.shape[1:])
-        return kernels.matmul(a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved
-        if b.ndim == 2:
-            rows, grad_rows = _rows(a), _rows(grad)
-            if all(ctx.needs_input_grad):
-                grad_a, grad_b = kernels.matmul_grads(rows, b, grad_rows)  # the two at once
-                return grad_a.reshape(a.shape), grad_b
-            grad_a = (
-                kernels.matmul_grad_a(grad_rows, b).reshape(a.shape)
-                if ctx.needs_input_grad[0]
-                else None
-            )
-            grad_b = kernels.matmul_grad_b(rows, grad_rows) if ctx.needs_input_grad[1] else None
-            return grad_a, grad_b
-        grad_a = kernels.matmul_grad_a(grad, b) if ctx.needs_input_grad[0] else None
-        grad_b = kernels.matmul_grad_b(a, grad) if ctx.needs_input_grad[1] else None
-        return grad_a, grad_b
-
-
-class Linear(Function):
-    """y = x W^T + b over the last dim of x, as one node (torch's AddmmBackward does the same):
-    dx = dy W, dW = dy^T x, db = dy summed over every leading position.
-
-    One node instead of the four of the composition (x @ W.T, + b, and the reshapes around
-    them): the bias is added in place (kernels.linear_forward), and backward makes dW in W's
-    own layout, so the optimizer reads a C-contiguous gradient."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias=None):
-        ctx.save_for_backward(x, weight)
-        return kernels.linear_forward(_rows(x), weight, bias).reshape(
-            x.shape[:-1] + weight.shape[:1]
-        )
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, weight = ctx.saved
-        needs = tuple(ctx.needs_input_grad) + (False,) * (
-            3 - len(ctx.needs_input_grad)
-        )  # no bias: never
-        grad_x, grad_weight, grad_bias = kernels.linear_backward(
-            _rows(x), weight, _rows(grad), needs
-        )
-        grads = (None if grad_x is None else grad_x.reshape(x.shape), grad_weight, grad_bias)
-        return grads[: len(ctx.needs_input_grad)]
-
-
-def _rows(x):
-    """(..., k) -> (rows, k); reshape(-1, k) would be ambiguous when there are no rows."""
-    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-
-
-def _tensor(x):
-    return x if isinstance(x, Tensor) else Tensor(x)
-
-
-def _same_dtype(op, a, b):
-    if a.dtype != b.dtype:
-        raise DTypeError(
-            f"{op}: both operands must have the same dtype; got {a.dtype} and {b.dtype}"
-        )
-
-
-@op
-def matmul(a, b):
-    """a @ b like torch.matmul: 1-D operands are promoted to matrices and the added dim removed;
-    batch dims broadcast. Integer tensors multiply too (without gradient)."""
-    a, b = _tensor(a), _tensor(b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(
-            f"matmul: both operands need at least 1 dim; got shapes {a.shape} and {b.shape}"
-        )
-    inner = b.shape[-2 if b.ndim > 1 else 0]
-    if a.shape[-1] != inner:
-        raise ShapeError(
-            f"matmul: shapes {a.shape} and {b.shape} do not match (inner dims {a.shape[-1]} and "
-            f"{inner})"
-        )
-    try:
-        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ShapeError(
-            f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast"
-        ) from None
-    _same_dtype("matmul", a, b)
-    if a.dtype.kind != "f":
-        return Tensor._wrap(np.asarray(np.matmul(a._data, b._data)))
-    if a.ndim == 1 and b.ndim == 1:
-        return (a * b).sum()
-    if a.ndim == 1:
-        return squeeze(matmul(unsqueeze(a, 0), b), -2)
-    if b.ndim == 1:
-        return squeeze(matmul(a, unsqueeze(b, -1)), -1)
-    return MatMul.apply(a, b)
-
-
-def _check_ndim(op, ndim, *tensors):
-    for t in tensors:
-        if t.ndim != ndim:
-            shapes = " and ".join(str(t.shape) for t in tensors)
-            raise ShapeError(f"{op}: expects {ndim}-D tensors; got shapes {shapes}")
-
-
-@op
-def mm(a, b):
-    """Product of two matrices, (n, k) @ (k, m)."""
-    a, b = _tensor(a), _tensor(b)
-    _check_ndim("mm", 2, a, b)
-    return matmul(a, b)
-
-
-@op
-def bmm(a, b):
-    """Batched product of matrices, (B, n, k) @ (B, k, m), with the same batch size B (no
-    broadcasting)."""
-    a, b = _tensor(a), _tensor(b)
-    _check_ndim("bmm", 3, a, b)
-    if a.shape[0] != b.shape[0]:
-        raise ShapeError(f"bmm: batch sizes differ: shapes {a.shape} and {b.shape}")
-    return matmul(a, b)
-
-
-@op
-def dot(a, b):
-    """Inner product of two 1-D tensors of the same size."""
-    a, b = _tensor(a), _tensor(b)
-    _check_ndim("dot", 1, a, b)
-    return matmul(a, b)
-
-
-@op
-def outer(a, b):
-    """Outer product of two 1-D tensors: out[i, j] = a[i] * b[j]."""
-    a, b = _tensor(a), _tensor(b)
-    _check_ndim("outer", 1, a, b)
-    return unsqueeze(a, 1) * b
 
 
 # -- einsum -------------------------------------------------------------------------------
@@ -319,9 +169,9 @@ def einsum(equation, *operands):
     'bhqd,bhkd->bhqk', 'ij,jk', '...ij,...jk->...ik', 'ii->i'. Differentiable in every operand."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    operands = [_tensor(x) for x in operands]
+    operands = [tensor_operand(x) for x in operands]
     for x in operands[1:]:
-        _same_dtype("einsum", operands[0], x)
+        check_same_dtype("einsum", operands[0], x)
     inputs, output = _spell_out(equation, operands)
     sizes = {}
     for subscripts, x in zip(inputs, operands):
@@ -332,3 +182,112 @@ def einsum(equation, *operands):
                     f"{sizes[label]} elsewhere (equation {equation!r})"
                 )
     return Einsum.apply(*operands, inputs=inputs, output=output)
+
+
+# -- products written with einsum and the elementwise ops --------------------
+
+
+@op(method=False)
+def tensordot(a, b, dims=2):
+    """The sum of products over dims of a paired with dims of b: dims=n pairs a's last n dims
+    with b's first n; dims=([dims of a], [dims of b]) names them. The result has a's other dims,
+    then b's."""
+    a, b = tensor_operand(a), tensor_operand(b)
+    check_same_dtype("tensordot", a, b)
+    if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+        if dims < 0 or dims > min(a.ndim, b.ndim):
+            raise ArgumentError(
+                f"tensordot: dims must be an int in [0, {min(a.ndim, b.ndim)}] for shapes "
+                f"{a.shape} and {b.shape}; got {dims}"
+            )
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    elif isinstance(dims, (tuple, list)) and len(dims) == 2:
+        dims_a, dims_b = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
+        if len(dims_a) != len(dims_b):
+            raise ArgumentError(
+                f"tensordot: the two dim lists must have the same length; got {dims_a} and {dims_b}"
+            )
+        dims_a = [normalize_dim(d, a.ndim, "tensordot") for d in dims_a]
+        dims_b = [normalize_dim(d, b.ndim, "tensordot") for d in dims_b]
+    else:
+        raise TypeError(f"tensordot: dims must be an int or a pair of dim lists; got {dims!r}")
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db] and 1 not in (a.shape[da], b.shape[db]):
+            raise ShapeError(
+                f"tensordot: contracted dims must match: dim {da} of shape {a.shape} has size "
+                f"{a.shape[da]}, dim {db} of shape {b.shape} has size {b.shape[db]}"
+            )
+    letters = iter(string.ascii_letters)
+    labels_a = [next(letters) for _ in range(a.ndim)]
+    labels_b = [next(letters) for _ in range(b.ndim)]
+    for da, db in zip(dims_a, dims_b):
+        labels_b[db] = labels_a[da]
+    kept = [c for d, c in enumerate(labels_a) if d not in dims_a] + [
+        c for d, c in enumerate(labels_b) if d not in dims_b
+    ]
+    return einsum(f"{''.join(labels_a)},{''.join(labels_b)}->{''.join(kept)}", a, b)
+
+
+@op
+def inner(input, other):
+    """The sum of products over the last dim of both: shape input.shape[:-1] + other.shape[:-1];
+    a 0-d operand multiplies the other."""
+    input, other = tensor_operand(input), tensor_operand(other)
+    check_same_dtype("inner", input, other)
+    if input.ndim == 0 or other.ndim == 0:
+        return mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise ShapeError(
+            f"inner: the last dims must match; got shapes {input.shape} and {other.shape}"
+        )
+    return tensordot(input, other, dims=([-1], [-1]))
+
+
+@op
+def kron(input, other):
+    """The Kronecker product: block (i, j, ...) is input[i, j, ...] * other. The operand with fewer
+    dims gets leading 1s; the result's size along each dim is the product of the two sizes."""
+    input, other = tensor_operand(input), tensor_operand(other)
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + input.shape
+    b_shape = (1,) * (ndim - other.ndim) + other.shape
+    interleaved_a = [n for size in a_shape for n in (size, 1)]  # (a0, 1, a1, 1, ...)
+    interleaved_b = [n for size in b_shape for n in (1, size)]  # (1, b0, 1, b1, ...)
+    blocks = mul(reshape(input, interleaved_a), reshape(other, interleaved_b))
+    return reshape(blocks, [sa * sb for sa, sb in zip(a_shape, b_shape)])
+
+
+@op
+def cross(input, other, dim=None):
+    """The cross product of 3-vectors along `dim` (broadcast; same number of dims). dim=None
+    takes the first dim of size 3 and warns, as torch 2.13's torch.cross still does
+    (torch.linalg.cross's default is dim=-1)."""
+    input, other = tensor_operand(input), tensor_operand(other)
+    if input.ndim != other.ndim:
+        raise ShapeError(
+            f"cross: inputs must have the same number of dims; got shapes {input.shape} and "
+            f"{other.shape}"
+        )
+    check_same_dtype("cross", input, other)
+    shape = check_broadcast("cross", input, other)
+    if dim is None:
+        warnings.warn(
+            "cross: dim=None takes the first dim of size 3, as torch.cross does (deprecated in "
+            "torch); "
+            "pass dim explicitly (torch.linalg.cross uses dim=-1)",
+            UserWarning,
+            stacklevel=2,
+        )
+        dim = next((d for d, size in enumerate(shape) if size == 3), None)
+        if dim is None:
+            raise ShapeError(f"cross: no dim of size 3 in shapes {input.shape} and {other.shape}")
+    dim = normalize_dim(dim, len(shape), "cross")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise ShapeError(
+            f"cross: dim {dim} must have size 3 in both inputs; got shapes {input.shape} and "
+            f"{other.shape}"
+        )
+    # (a x b)_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1), indices mod 3: rolls along dim line them up
+    return (roll(input, -1, dim) * roll(other, -2, dim)) - (
+        roll(input, -2, dim) * roll(other, -1, dim)
+    )
