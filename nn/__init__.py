@@ -17,6 +17,7 @@ from .dropout import *  # noqa: F401,F403
 from .embedding import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
+from .lstm_embedded import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .multihead_attention import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403

@@ -16,13 +16,11 @@ import math
 import numpy as np
 
 import minigrad as mg
-from minigrad import autograd
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.ops import lstm_layer
 
 from . import functional as F
 from .linear import linear
-from .embedding import Embedding
 from .module import Module, parameter_dtype
 from .rnn_cell import RNNCell, _checked_nonlinearity, _gru_step, _uniform_parameter
 from .utils.rnn import PackedSequence
@@ -36,7 +34,15 @@ class _RNNBase(Module):
     gates = None  # rows of weight_ih per hidden unit (LSTM 4, GRU 3, RNN 1)
 
     def __init__(
-        self, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        dtype=None,
     ):
         super().__init__()
         name = type(self).__name__
@@ -54,9 +60,8 @@ class _RNNBase(Module):
         dtype = parameter_dtype(dtype)
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers = int(num_layers)
-        self.dropout = float(
-            dropout
-        )  # on each layer's output but the last, while training (torch's)
+        # on each layer's output but the last, while training (torch's)
+        self.dropout = float(dropout)
         self.bias, self.batch_first = bool(bias), bool(batch_first)
         self.bidirectional = bool(bidirectional)
         self.num_directions = 2 if bidirectional else 1
@@ -144,9 +149,8 @@ def _checked_input(module, x):
         raise DTypeError(
             f"{name}: input dtype {x.dtype} does not match the parameters' dtype {dtype}"
         )
-    if (
-        x.shape[1 if module.batch_first and x.ndim == 3 else 0] == 0
-    ):  # as torch (a batch of 0 sequences runs)
+    # no steps is refused as torch refuses it (a batch of 0 sequences runs)
+    if x.shape[1 if module.batch_first and x.ndim == 3 else 0] == 0:
         raise ShapeError(f"{name}: expected at least one time step; got input of shape {x.shape}")
     return x
 
@@ -272,21 +276,6 @@ class LSTM(_RNNBase):
                  (for the reverse direction, after t = 0).
     """
 
-    def __init__(
-        self,
-        input_size,
-        hidden_size,
-        num_layers=1,
-        bias=True,
-        batch_first=False,
-        dropout=0.0,
-        bidirectional=False,
-        dtype=None,
-    ):
-        super().__init__(
-            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype
-        )
-
     gates = 4
     _state_names = ("h0", "c0")  # what hx holds
 
@@ -300,39 +289,9 @@ class LSTM(_RNNBase):
             return _unbatched_call(self, x, lengths, hx)
         return self._layers(x, None, x, hx, lengths)
 
-    def forward_embedded(self, embedding, ids, hx=None, *, lengths=None):
-        """self(embedding(ids), hx, lengths=lengths), the same numbers up to float rounding, made
-        faster: the first layer's input projection embedding(ids) @ weight_ih.T is computed once
-        per distinct id and not once per position (a batch of 128 IMDB reviews has ~24,000
-        tokens but ~4,700 distinct ones), and its backward adds the positions' gradients into
-        those rows, as an embedding's backward does.
-
-        embedding: an nn.Embedding with embedding_dim = input_size (its padding_idx and
-        max_norm apply as in embedding(ids)); ids (B, T) if batch_first else (T, B), integers
-        (a Tensor or an array). Returns (output, (h_n, c_n)) as forward does.
-        """
-        _refuse_lengths_as_state(self, hx)
-        if not isinstance(embedding, Embedding) or embedding.embedding_dim != self.input_size:
-            raise TypeError(
-                f"LSTM.forward_embedded: expected an nn.Embedding with embedding_dim="
-                f"{self.input_size} (the LSTM's input_size); got {embedding!r}"
-            )
-        ids = np.asarray(ids._data if isinstance(ids, mg.Tensor) else ids)
-        layout = "(batch, time)" if self.batch_first else "(time, batch)"
-        if ids.ndim != 2 or ids.dtype.kind not in "iu" or 0 in ids.shape:
-            raise ShapeError(
-                f"LSTM.forward_embedded: expected integer ids of shape {layout}, at least one "
-                f"of each; got shape {ids.shape}, dtype {ids.dtype}"
-            )
-        distinct, rows = np.unique(ids, return_inverse=True)
-        table = embedding(mg.tensor(distinct))  # (R, input_size): each distinct id's vector
-        shaped = np.broadcast_to(np.empty((), table.dtype), ids.shape + (self.input_size,))
-        with autograd.module_scope(self):  # mg.viz draws the layers inside this module
-            return self._layers(table, rows.reshape(ids.shape), shaped, hx, lengths)
-
     def _layers(self, x, rows, shaped, hx, lengths):
         """The layers over x (B, T, I) or (T, B, I), or over the table x (R, I) and rows (B, T) or
-        (T, B) (forward_embedded); `shaped` has the dense input's shape and dtype."""
+        (T, B) (nn.lstm_embedded); `shaped` has the dense input's shape and dtype."""
         batch, steps = shaped.shape[:2] if self.batch_first else shaped.shape[1::-1]
         lengths = self._check_lengths(lengths, batch, steps)
         h0, c0 = _checked_states(self, shaped, hx)
@@ -383,9 +342,8 @@ class _StepByStep(_RNNBase):
                 h = hx[layer * self.num_directions + direction]
                 order = range(steps - 1, -1, -1) if direction else range(steps)
                 out = [None] * steps
-                for t in (
-                    order
-                ):  # past a sequence's end h stays as it was (reverse: until its last step)
+                # past a sequence's end h stays as it was (reverse: until its last step)
+                for t in order:
                     new = self._step(inputs[t], h, weight_hh, bias_hh)
                     h = h + real[t] * (new - h)
                     out[t] = new * real[t]
@@ -419,21 +377,6 @@ class GRU(_StepByStep):
     """
 
     gates = 3
-
-    def __init__(
-        self,
-        input_size,
-        hidden_size,
-        num_layers=1,
-        bias=True,
-        batch_first=False,
-        dropout=0.0,
-        bidirectional=False,
-        dtype=None,
-    ):
-        super().__init__(
-            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype
-        )
 
     @staticmethod
     def _step(inputs, h, weight_hh, bias_hh):

@@ -63,8 +63,8 @@ class SentimentModel(nn.Module):
         (training and evaluation in train.py): the mhsa model makes no attention weights to
         show, and computes the mean of its self-attention's outputs directly (below)."""
         # = self.encoder(self.embedding(ids), lengths=lengths), with the LSTM's input projection
-        # made once per distinct token of the batch (nn.LSTM.forward_embedded)
-        x, _ = self.encoder.forward_embedded(self.embedding, ids, lengths=lengths)
+        # made once per distinct token of the batch (nn.lstm_embedded)
+        x, _ = nn.lstm_embedded(self.encoder, self.embedding, ids, lengths=lengths)
         if self.pool_name == "mhsa":
             if not need_weights:
                 # = self.pool(self.attention(x, lengths=lengths), lengths): the same mean, made

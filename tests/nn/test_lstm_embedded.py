@@ -1,9 +1,9 @@
-"""nn.LSTM.forward_embedded(embedding, ids): the first layer's input projection made once per
-distinct id. Checked against PyTorch's torch.nn.LSTM(torch.nn.Embedding(ids)) as a torch user
-writes it (the same state dicts; padded batches through pack_padded_sequence): outputs, final
-states and every gradient, the embedding's included, with the LSTM backward's steps in blocks
-of every size; against minigrad's own
-lstm(embedding(ids)) on random batches (hypothesis); and bad input of every kind.
+"""nn.lstm_embedded(lstm, embedding, ids) (nn/lstm_embedded.py): lstm(embedding(ids)) with the
+first layer's input projection made once per distinct id. Checked against PyTorch's
+torch.nn.LSTM(torch.nn.Embedding(ids)) as a torch user writes it (the same state dicts; padded
+batches through pack_padded_sequence): outputs, final states and every gradient, the
+embedding's included, with the LSTM backward's steps in blocks of every size; against
+minigrad's own lstm(embedding(ids)) on random batches (hypothesis); and bad input of every kind.
 """
 
 import numpy as np
@@ -88,8 +88,8 @@ def test_matches_torch_embedding_then_lstm(case, dtype, block_rows, monkeypatch)
     layers = lstm.num_layers * lstm.num_directions
     hx = [rng.standard_normal((layers, batch, HIDDEN)).astype(dtype) for _ in "hc"]
 
-    ours = lstm.forward_embedded(
-        embedding, ids, tuple(mg.tensor(s) for s in hx) if with_hx else None, lengths=lengths
+    ours = nn.lstm_embedded(
+        lstm, embedding, ids, tuple(mg.tensor(s) for s in hx) if with_hx else None, lengths=lengths
     )
     t_x = t_embedding(torch.from_numpy(ids))
     t_hx = tuple(torch.from_numpy(s) for s in hx) if with_hx else None
@@ -126,7 +126,7 @@ def test_matches_torch_embedding_then_lstm(case, dtype, block_rows, monkeypatch)
 def test_max_norm_renormalises_the_rows_as_torch():
     (embedding, lstm), (t_embedding, t_lstm) = _pair(np.float64, max_norm=0.5)
     ids = _ids(np.random.default_rng(3), 3, 5, [5, 2, 4], True)
-    out = lstm.forward_embedded(embedding, ids, lengths=[5, 2, 4])[0]
+    out = nn.lstm_embedded(lstm, embedding, ids, lengths=[5, 2, 4])[0]
     t_out = t_lstm(t_embedding(torch.from_numpy(ids)))[0]  # lengths only zero the padding
     np.testing.assert_allclose(embedding.weight.numpy(), t_embedding.weight.detach().numpy())
     valid = np.arange(5)[None, :] < np.array([5, 2, 4])[:, None]
@@ -154,7 +154,7 @@ def test_same_as_lstm_of_embedding(batch, steps, vocab_used, bidirectional, batc
     results = []
     for run in (
         lambda: lstm(embedding(mg.tensor(ids)), lengths=lengths),
-        lambda: lstm.forward_embedded(embedding, ids, lengths=lengths),
+        lambda: nn.lstm_embedded(lstm, embedding, ids, lengths=lengths),
     ):
         for p in list(lstm.parameters()) + [embedding.weight]:
             p.grad = None
@@ -169,9 +169,9 @@ def test_same_as_lstm_of_embedding(batch, steps, vocab_used, bidirectional, batc
 def test_under_inference_mode_gives_the_recorded_numbers():
     (embedding, lstm), _ = _pair(np.float32)
     ids = _ids(np.random.default_rng(4), 4, 6, [6, 1, 3, 5], True)
-    recorded = lstm.forward_embedded(embedding, ids, lengths=[6, 1, 3, 5])[0]
+    recorded = nn.lstm_embedded(lstm, embedding, ids, lengths=[6, 1, 3, 5])[0]
     with mg.inference_mode():
-        fast = lstm.forward_embedded(embedding, ids, lengths=[6, 1, 3, 5])[0]
+        fast = nn.lstm_embedded(lstm, embedding, ids, lengths=[6, 1, 3, 5])[0]
     assert fast.grad_fn is None and fast.is_inference()
     np.testing.assert_allclose(fast.numpy(), recorded.numpy(), atol=2e-6)
 
@@ -181,54 +181,59 @@ def test_ids_as_a_tensor_and_as_a_list():
     ids = _ids(np.random.default_rng(5), 2, 4, [4, 4], True)
     want = lstm(embedding(mg.tensor(ids)))[0].numpy()
     for given_ids in (mg.tensor(ids), ids.tolist(), ids.astype(np.int32)):
-        np.testing.assert_allclose(lstm.forward_embedded(embedding, given_ids)[0].numpy(), want)
+        np.testing.assert_allclose(nn.lstm_embedded(lstm, embedding, given_ids)[0].numpy(), want)
 
 
 BAD = {
     "not an embedding": (
-        lambda e, l: l.forward_embedded(nn.Linear(DIM, DIM), [[1, 2]]),
+        lambda e, l: nn.lstm_embedded(l, nn.Linear(DIM, DIM), [[1, 2]]),
         TypeError,
         "expected an nn.Embedding with embedding_dim=5",
     ),
+    "not an lstm": (
+        lambda e, l: nn.lstm_embedded(nn.GRU(DIM, HIDDEN), e, [[1, 2]]),
+        TypeError,
+        "expected an nn.LSTM; got GRU",
+    ),
     "embedding too wide": (
-        lambda e, l: l.forward_embedded(nn.Embedding(VOCAB, DIM + 1), [[1]]),
+        lambda e, l: nn.lstm_embedded(l, nn.Embedding(VOCAB, DIM + 1), [[1]]),
         TypeError,
         "embedding_dim=5",
     ),
     "float ids": (
-        lambda e, l: l.forward_embedded(e, np.ones((2, 3))),
+        lambda e, l: nn.lstm_embedded(l, e, np.ones((2, 3))),
         mg.errors.ShapeError,
         "integer ids of shape \\(batch, time\\)",
     ),
     "1-d ids": (
-        lambda e, l: l.forward_embedded(e, np.ones(3, np.int64)),
+        lambda e, l: nn.lstm_embedded(l, e, np.ones(3, np.int64)),
         mg.errors.ShapeError,
         "got shape \\(3,\\)",
     ),
     "3-d ids": (
-        lambda e, l: l.forward_embedded(e, np.ones((2, 3, 1), np.int64)),
+        lambda e, l: nn.lstm_embedded(l, e, np.ones((2, 3, 1), np.int64)),
         mg.errors.ShapeError,
         "got shape \\(2, 3, 1\\)",
     ),
     "no steps": (
-        lambda e, l: l.forward_embedded(e, np.ones((2, 0), np.int64)),
+        lambda e, l: nn.lstm_embedded(l, e, np.ones((2, 0), np.int64)),
         mg.errors.ShapeError,
         "at least one",
     ),
-    "id out of range": (lambda e, l: l.forward_embedded(e, [[1, VOCAB]]), IndexError, str(VOCAB)),
-    "negative id": (lambda e, l: l.forward_embedded(e, [[-1, 2]]), IndexError, "-1"),
+    "id out of range": (lambda e, l: nn.lstm_embedded(l, e, [[1, VOCAB]]), IndexError, str(VOCAB)),
+    "negative id": (lambda e, l: nn.lstm_embedded(l, e, [[-1, 2]]), IndexError, "-1"),
     "lengths too long": (
-        lambda e, l: l.forward_embedded(e, [[1, 2]], lengths=[3]),
+        lambda e, l: nn.lstm_embedded(l, e, [[1, 2]], lengths=[3]),
         ArgumentError,
         "lengths must be in \\[1, 2\\]",
     ),
     "lengths as hx": (
-        lambda e, l: l.forward_embedded(e, [[1, 2]], [2]),
+        lambda e, l: nn.lstm_embedded(l, e, [[1, 2]], [2]),
         TypeError,
         "pass them by name",
     ),
     "hx of the wrong shape": (
-        lambda e, l: l.forward_embedded(e, [[1, 2]], (mg.zeros(2, 3, HIDDEN),) * 2),
+        lambda e, l: nn.lstm_embedded(l, e, [[1, 2]], (mg.zeros(2, 3, HIDDEN),) * 2),
         mg.errors.ShapeError,
         "expected h0 of shape \\(2, 1, 4\\)",
     ),
