@@ -330,6 +330,12 @@ class _StepByStep(_RNNBase):
         x = x.transpose(0, 1) if self.batch_first else x  # (T, B, I) from here on
         steps, batch = x.shape[0], x.shape[1]
         lengths = self._check_lengths(lengths, batch, steps, name)
+        if np.any(lengths < steps):
+            # Padded positions may hold anything (NaN, inf): zeroed, they reach no product, and
+            # the steps past a sequence's end (whose gradient is 0) stay finite, so that 0 times
+            # their values adds nothing to a weight's gradient
+            valid = np.arange(steps)[:, None, None] < lengths[None, :, None]  # (T, B, 1)
+            x = mg.where(valid, x, 0.0)
         # real[t]: (B, 1) 1.0 where step t is inside sequence b, else 0.0
         real = [mg.tensor((t < lengths).astype(dtype)[:, None]) for t in range(steps)]
         h_n = []

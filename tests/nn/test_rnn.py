@@ -1084,6 +1084,58 @@ def test_packed_matches_torch(name, case, batch_first, dtype):
     assert_same_parameter_grads(ours, theirs, TOL[dtype])
 
 
+JUNK = {"NaN": np.nan, "inf": np.inf, "-inf": -np.inf}
+JUNK_LAYERS = {
+    "one layer": dict(),
+    "two layers, bidirectional": dict(num_layers=2, bidirectional=True),
+    "three layers": dict(num_layers=3),
+}
+
+
+@pytest.mark.parametrize("junk", JUNK)
+@pytest.mark.parametrize("given", ["lengths", "packed"])
+@pytest.mark.parametrize("batch_first", [False, True], ids=["time first", "batch first"])
+@pytest.mark.parametrize("layers", JUNK_LAYERS)
+@pytest.mark.parametrize("name", ["GRU", "RNN", "LSTM"])
+def test_junk_in_the_padding_reaches_no_output_and_no_gradient(
+    name, layers, batch_first, given, junk
+):
+    """A padded batch whose positions past each length hold NaN or inf (what a buffer reused for
+    padding may hold), given with lengths= or as a PackedSequence: outputs, final states and every
+    gradient are torch's with pack_padded_sequence, all finite, the input's 0 at the padding."""
+    rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
+    ours, theirs = _twin(name, np.float64, batch_first=batch_first, **JUNK_LAYERS[layers])
+    lengths, steps = [4, 2, 1], 4
+    x = np.random.default_rng(12).standard_normal((len(lengths), steps, I))
+    x[np.arange(steps)[None, :] >= np.array(lengths)[:, None]] = JUNK[junk]
+    x = x if batch_first else x.transpose(1, 0, 2).copy()
+    our_x, their_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+
+    def packed(library, x):
+        return library.pack_padded_sequence(
+            x, lengths, batch_first=batch_first, enforce_sorted=False
+        )
+
+    their_out, their_final = theirs(packed(their_rnn, their_x))
+    their_out = their_rnn.pad_packed_sequence(
+        their_out, batch_first=batch_first, total_length=steps
+    )[0]
+    if given == "packed":
+        out, final = ours(packed(rnn, our_x))
+        out = rnn.pad_packed_sequence(out, batch_first=batch_first, total_length=steps)[0]
+    else:
+        out, final = ours(our_x, lengths=lengths)
+    finals = list(final) if name == "LSTM" else [final]
+    their_finals = list(their_final) if name == "LSTM" else [their_final]
+    _compare_and_backward(
+        [out, *finals], [their_out, *their_finals], np.float64, 13, [(our_x, their_x, "x")]
+    )
+    assert_same_parameter_grads(ours, theirs, TOL[np.float64])
+    for parameter_name, parameter in ours.named_parameters():
+        assert np.isfinite(parameter.grad.numpy()).all(), parameter_name
+    assert np.isfinite(our_x.grad.numpy()).all()
+
+
 @pytest.mark.parametrize("enforce_sorted", [True, False])
 def test_pack_sequence_round_trip_and_gradients(enforce_sorted):
     rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
