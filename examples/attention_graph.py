@@ -7,8 +7,9 @@ writes two pictures (and the DOT text they are drawn from) into docs/images/:
 - attention_graph.svg: one self-attention layer on 3 tokens of 4 features, a squared-error
   loss, and backward(). Every op is drawn; the red edges are the paths along which the
   gradient flows from the loss back to query_weight, key_weight, value_weight and
-  output_weight, and each tensor shows the norm of its gradient. The 3x3 attention weights
-  (softmax(Q K^T / sqrt(4))) are printed in their node.
+  output_weight. The leaves (the tokens and the four matrices) show the norm of their
+  gradient, the only gradients backward() keeps; the tensors in between show their values
+  only. The 3x3 attention weights (softmax(Q K^T / sqrt(4))) are printed in their node.
 - sentiment_graph.svg: the IMDB sentiment model (Embedding -> bidirectional LSTM ->
   attention pooling -> Linear) on a batch of 2 short reviews, grouped by module, with the
   LSTM collapsed into one box: its hundreds of ops would otherwise fill the picture.

@@ -1,17 +1,16 @@
-"""What the course notebooks share: pictures as SVG (drawn by hand, as the examples' heatmaps
-are: no plotting library), a progress bar for notebooks, the source of an example shown in a
+"""What the course notebooks share: figures drawn with matplotlib (a heat map with its colour
+bar, curves on shared axes), a progress bar for notebooks, the source of an example shown in a
 cell, and the made-up reviews the IMDB notebook trains on when the real ones are not there.
 
-Every picture is SVG text; a notebook shows it with `IPython.display.SVG(text)`.
+Every figure function draws on `ax` when given one (a student's own subplot, styled as they
+like) and on a new figure otherwise, takes matplotlib's own style arguments (`cmap`, `color`,
+...), and returns the Axes. In a notebook the figure shows inline at the end of the cell.
 """
 
-import html
 import inspect
 
 import numpy as np
 from tqdm.auto import tqdm
-
-RED, BLUE = (178, 24, 43), (33, 102, 172)  # the examples' heatmap red, and its opposite
 
 
 def progress(iterable=None, **options):
@@ -30,108 +29,82 @@ def source(obj):
     return Markdown(f"```python\n{inspect.getsource(obj).rstrip()}\n```")
 
 
-def _colour(value, peak):
-    """value / peak in [-1, 1] as a colour: white at 0, red towards +1, blue towards -1."""
-    share = 0.0 if peak == 0 else max(-1.0, min(1.0, value / peak))
-    end = RED if share >= 0 else BLUE
-    rgb = (round(255 + (c - 255) * abs(share)) for c in end)
-    return "#{:02x}{:02x}{:02x}".format(*rgb)
+def axes(ax=None, size=(4.5, 3.5)):
+    """ax itself, or the Axes of a new figure of `size` inches."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.figure(figsize=size).add_subplot()
 
 
-def heat_maps_svg(panels, rows=None, columns=None, cell=26, numbers=True):
-    """panels: [(title, matrix (R, C))], drawn side by side with one colour scale per panel
-    (white = 0, red = its largest |value| when positive, blue when negative). rows and columns
-    label the entries; numbers writes each value in its square."""
-    panels = [(title, np.asarray(matrix, dtype=np.float64)) for title, matrix in panels]
-    shapes = {matrix.shape for _, matrix in panels}
-    if len(shapes) != 1 or len(next(iter(shapes))) != 2:
-        raise ValueError(f"heat_maps_svg: expected 2-D matrices of one shape; got {shapes}")
-    (height, width) = shapes.pop()
-    label = 8 + 7 * max((len(r) for r in rows), default=0) if rows else 8
-    top = 34 + (7 * max(len(c) for c in columns) if columns else 0)
-    panel_width = width * cell + 24
-    parts = []
-    for index, (title, matrix) in enumerate(panels):
-        x0 = label + index * panel_width
-        peak = float(np.abs(matrix).max())
-        parts.append(f'<text x="{x0}" y="16" font-weight="bold">{html.escape(title)}</text>')
-        for r in range(height):
-            for c in range(width):
-                value = float(matrix[r, c])
-                x, y = x0 + c * cell, top + r * cell
-                parts.append(
-                    f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
-                    f'fill="{_colour(value, peak)}"><title>{value:.4g}</title></rect>'
-                )
-                if numbers:
-                    ink = "white" if peak and abs(value) > 0.6 * peak else "#222"
-                    parts.append(
-                        f'<text x="{x + cell / 2}" y="{y + cell / 2 + 3}" font-size="8" '
-                        f'text-anchor="middle" fill="{ink}">{value:.2f}</text>'
-                    )
-        parts.append(
-            f'<rect x="{x0}" y="{top}" width="{width * cell}" height="{height * cell}" '
-            'fill="none" stroke="#999" stroke-width="0.5"/>'
-        )
-        for c, name in enumerate(columns or ()):
-            x = x0 + c * cell + cell / 2 + 3
-            parts.append(
-                f'<text transform="translate({x},{top - 4}) rotate(-90)">{html.escape(name)}</text>'
-            )
-        if index == 0:
-            for r, name in enumerate(rows or ()):
-                y = top + r * cell + cell / 2 + 4
-                parts.append(
-                    f'<text x="{label - 4}" y="{y}" text-anchor="end">{html.escape(name)}</text>'
-                )
-    return _svg(label + len(panels) * panel_width, top + height * cell + 8, parts)
+def heat_map(
+    matrix,
+    rows=None,
+    columns=None,
+    *,
+    ax=None,
+    title="",
+    xlabel="",
+    ylabel="",
+    colour_label="",
+    numbers=True,
+    number_format=".2f",
+    colorbar=True,
+    cmap=None,
+    vmin=None,
+    vmax=None,
+    **style,
+):
+    """Draw matrix (R, C) as coloured squares with a colour bar; returns the Axes.
+
+    A matrix with negative entries is drawn on a diverging scale centred on 0 (blue below,
+    white at 0, red above, `RdBu_r`, limits +-its largest |value|); one without, on `Reds` from
+    0 to its largest value (pass vmin=0, vmax=1 for weights that are shares). rows and columns
+    label the entries; numbers writes each value in its square (as `number_format` says); the
+    rest goes to `imshow`.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"heat_map: expected a 2-D matrix; got shape {matrix.shape}")
+    ax = axes(ax, size=(1.2 + 0.55 * matrix.shape[1], 0.9 + 0.5 * matrix.shape[0]))
+    peak = float(np.nanmax(np.abs(matrix))) if matrix.size else 0.0
+    peak = peak or 1.0
+    signed = bool((matrix < 0).any())
+    if cmap is None:
+        cmap = "RdBu_r" if signed else "Reds"
+    if vmin is None:
+        vmin = -peak if signed else 0.0
+    if vmax is None:
+        vmax = peak
+    image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, **style)
+    ax.set_xticks(range(matrix.shape[1]), columns if columns is not None else None)
+    ax.set_yticks(range(matrix.shape[0]), rows if rows is not None else None)
+    if columns is not None and max((len(str(c)) for c in columns), default=0) > 3:
+        ax.tick_params(axis="x", labelrotation=45)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    if numbers:
+        for (r, c), value in np.ndenumerate(matrix):
+            shade = image.norm(value)
+            ink = "white" if shade > 0.65 or (signed and shade < 0.35) else "#222"
+            text = format(value, number_format)
+            ax.text(c, r, text, ha="center", va="center", fontsize=8, color=ink)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, label=colour_label, shrink=0.9)
+    return ax
 
 
-def curve_svg(series, title="", xlabel="step", ylabel="loss", width=520, height=260):
-    """series: {name: (xs, ys)} drawn as lines on shared axes, with the first and last value
-    of each axis written at its ends."""
-    colours = ("#b2182b", "#2166ac", "#1b7837", "#762a83")
-    left, right, top, bottom = 56, 120, 28, 36
-    xs_all = np.concatenate([np.asarray(xs, float) for xs, _ in series.values()])
-    ys_all = np.concatenate([np.asarray(ys, float) for _, ys in series.values()])
-    x_low, x_high = float(xs_all.min()), float(xs_all.max()) or 1.0
-    y_low, y_high = float(ys_all.min()), float(ys_all.max())
-    y_high = y_high if y_high > y_low else y_low + 1.0
-    plot_w, plot_h = width - left - right, height - top - bottom
-
-    def point(x, y):
-        px = left + (x - x_low) / ((x_high - x_low) or 1.0) * plot_w
-        return px, top + (y_high - y) / (y_high - y_low) * plot_h
-
-    parts = [
-        f'<text x="{left}" y="16" font-weight="bold">{html.escape(title)}</text>',
-        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
-        'stroke="#999" stroke-width="0.5"/>',
-        f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle">{xlabel}</text>',
-        f'<text transform="translate(14,{top + plot_h / 2}) rotate(-90)" '
-        f'text-anchor="middle">{ylabel}</text>',
-        f'<text x="{left}" y="{top + plot_h + 14}" text-anchor="middle">{x_low:g}</text>',
-        f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="middle">{x_high:g}</text>',
-        f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{y_high:.3g}</text>',
-        f'<text x="{left - 4}" y="{top + plot_h}" text-anchor="end">{y_low:.3g}</text>',
-    ]
-    for index, (name, (xs, ys)) in enumerate(series.items()):
-        colour = colours[index % len(colours)]
-        points = " ".join(f"{px:.1f},{py:.1f}" for px, py in map(point, xs, ys))
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}"/>')
-        y = top + 12 + 16 * index
-        parts.append(
-            f'<text x="{left + plot_w + 10}" y="{y}" fill="{colour}">{html.escape(name)}</text>'
-        )
-    return _svg(width, height, parts)
-
-
-def _svg(width, height, parts):
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="11">\n'
-        '<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(parts) + "\n</svg>\n"
-    )
+def curve(series, *, ax=None, title="", xlabel="step", ylabel="loss", **style):
+    """series: {name: (xs, ys)} drawn as lines on shared axes with a legend; returns the Axes.
+    style goes to every `plot` (linewidth=1, marker="." ...)."""
+    ax = axes(ax, size=(6, 3))
+    for name, (xs, ys) in series.items():
+        ax.plot(xs, ys, label=name, **style)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    if len(series) > 1:
+        ax.legend()
+    return ax
 
 
 # -- made-up reviews, for the IMDB notebook when the real ones are not there ---------------

@@ -1,15 +1,19 @@
 """The course notebooks (notebooks/): each runs top to bottom in a fresh kernel, shrunk for CI
-(MINIGRAD_NOTEBOOK_QUICK=1), and an error in any cell fails; the committed files carry their
-outputs, stay small, and hold no path of the machine that ran them. Their cells assert their own
-numbers (notebook 2 checks each against the chapter's printed value), so running them tests
-them."""
+(MINIGRAD_NOTEBOOK_QUICK=1), and an error in any cell fails; every cell that draws a figure
+(`plt.show()`) shows one, in the run and in the committed file; the committed files carry their
+outputs, stay small, and hold no path of the machine that ran them. Notebook 2 compares its
+numbers with the chapter's in one check cell (which fails when they differ), and still runs with
+other inputs in its first cell."""
 
 import os
 import re
 
+import matplotlib
 import nbformat
 import numpy as np
 import pytest
+
+matplotlib.use("Agg")  # the helpers' tests draw without a screen
 
 from notebooks import course, execute
 
@@ -37,6 +41,44 @@ def test_notebook_runs_top_to_bottom_in_quick_mode(path):
     assert all(cell.execution_count for cell in code), "a code cell was not run"
     errors = [o for cell in code for o in cell.outputs if o.output_type == "error"]
     assert not errors, errors
+    assert_figures_drawn(notebook, path.name)
+
+
+def assert_figures_drawn(notebook, name):
+    """Every cell that calls plt.show() has a PNG among its outputs; notebooks 1 to 5 draw."""
+    drawing = [cell for cell in notebook.cells if "plt.show()" in cell.source]
+    for cell in drawing:
+        kinds = {kind for output in cell.outputs for kind in output.get("data", {})}
+        assert "image/png" in kinds, f"{name}: no figure from the cell {cell.source[:80]!r}"
+    if not name.startswith("06"):
+        assert drawing, f"{name} draws no figure"
+
+
+def test_notebook_2_runs_with_other_inputs_in_its_first_cell(tmp_path):
+    """A student changes the query (W_Q) in the first cell: every cell runs, the numbers follow,
+    and the check cell says the chapter's numbers no longer apply instead of failing."""
+    notebook = nbformat.read(NOTEBOOKS[1], as_version=4)
+    first = next(cell for cell in notebook.cells if cell.cell_type == "code")
+    chapter_query = "QUERY_WEIGHT = [[0, 1], [2, -1]]"
+    assert chapter_query in first.source
+    first.source = first.source.replace(chapter_query, "QUERY_WEIGHT = [[1, 0], [0, 2]]")
+    # The notebook's folder as a copy: notebooks/ with course.py, the examples beside it.
+    (tmp_path / "examples").symlink_to(execute.FOLDER.parent / "examples")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "course.py").write_text((execute.FOLDER / "course.py").read_text())
+    edited = tmp_path / "notebooks" / NOTEBOOKS[1].name
+    nbformat.write(notebook, edited)
+    ran, _ = execute.execute(edited, quick=True, timeout=600)
+    printed = "".join(
+        output.get("text", "")
+        for cell in ran.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+    )
+    assert not [o for c in ran.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert "q_it = [1. 2.]" in printed  # x_it W_Q = [1, 1] [[1, 0], [0, 2]]: the new query
+    assert "are not the chapter's" in printed and "numbers are the chapter's" not in printed
+    assert_figures_drawn(ran, edited.name)
 
 
 def test_notebook_6_skips_its_comparisons_without_torch(tmp_path, monkeypatch):
@@ -74,6 +116,7 @@ def test_committed_notebook_has_its_outputs_and_is_small(path):
     assert all(cell.execution_count for cell in code), f"{path.name}: saved without running"
     outputs = _outputs(notebook)
     assert len(outputs) >= len(code) // 2, f"{path.name}: saved without its outputs"
+    assert_figures_drawn(notebook, path.name)
     assert not [o for _, o in outputs if o.output_type == "error"], f"{path.name}: saved an error"
     size = path.stat().st_size
     assert size < MAX_FILE_BYTES, f"{path.name} is {size:,} bytes; at most {MAX_FILE_BYTES:,}"
@@ -120,22 +163,48 @@ def test_links_in_the_notebooks_and_their_readme_name_files():
 # -- the helpers the notebooks share ------------------------------------------------------
 
 
-def test_heat_map_colours_zero_white_and_the_extremes_full():
-    svg = course.heat_maps_svg([("m", np.array([[0.0, 2.0], [-2.0, 1.0]]))], rows=["a", "b"])
-    fills = re.findall(r'fill="(#[0-9a-f]{6})"><title>([^<]+)</title>', svg)
-    assert fills == [("#ffffff", "0"), ("#b2182b", "2"), ("#2166ac", "-2"), ("#d88c95", "1")]
-    assert ">a</text>" in svg and ">b</text>" in svg
-    with pytest.raises(ValueError, match="2-D matrices of one shape"):
-        course.heat_maps_svg([("x", np.zeros((2, 2))), ("y", np.zeros((3, 2)))])
+def test_heat_map_centres_a_signed_matrix_on_white_and_labels_it():
+    ax = course.heat_map(
+        np.array([[0.0, 2.0], [-2.0, 1.0]]),
+        ["a", "b"],
+        ["c", "d"],
+        title="m",
+        xlabel="key",
+        colour_label="weight",
+    )
+    (image,) = ax.images
+    assert image.get_clim() == (-2.0, 2.0) and image.get_cmap().name == "RdBu_r"
+    assert np.allclose(image.cmap(image.norm(0.0))[:3], 0.97, atol=0.03)  # 0 is (near) white
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert ax.get_title() == "m" and ax.get_xlabel() == "key"
+    assert [t.get_text() for t in ax.texts] == ["0.00", "2.00", "-2.00", "1.00"]
+    (bar,) = [other for other in ax.figure.axes if other is not ax]  # the colour bar
+    assert bar.get_ylabel() == "weight"
+    weights = course.heat_map(np.array([[0.25, 0.75]]), numbers=False, colorbar=False, vmax=1)
+    assert (
+        weights.images[0].get_clim() == (0.0, 1.0) and weights.images[0].get_cmap().name == "Reds"
+    )
+    assert len(weights.figure.axes) == 1 and not weights.texts
+    with pytest.raises(ValueError, match="2-D matrix"):
+        course.heat_map(np.zeros(3))
 
 
-def test_curve_maps_the_ends_of_each_axis_to_the_plot_corners():
-    svg = course.curve_svg({"loss": ([0, 5, 10], [2.0, 1.0, 0.5])}, width=520, height=260)
-    (points,) = re.findall(r'<polyline points="([^"]+)"', svg)
-    first, middle, last = (tuple(map(float, p.split(","))) for p in points.split())
-    assert first == (56.0, 28.0)  # x 0 at the left edge, y 2.0 (the largest) at the top
-    assert last == (400.0, 224.0)  # x 10 at the right edge, y 0.5 at the bottom
-    assert middle == (228.0, pytest.approx(28.0 + 196.0 * (1.0 / 1.5), abs=0.05))
+def test_figure_helpers_draw_on_the_axes_they_are_given():
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2)
+    assert course.heat_map(np.eye(2), ax=left, cmap="viridis") is left
+    assert left.images[0].get_cmap().name == "viridis"
+    drawn = course.curve(
+        {"train": ([0, 1, 2], [2.0, 1.0, 0.5]), "dev": ([0, 2], [2.1, 0.7])},
+        ax=right,
+        title="loss",
+        linewidth=3,
+    )
+    assert drawn is right and [line.get_label() for line in right.lines] == ["train", "dev"]
+    assert right.lines[0].get_linewidth() == 3 and right.get_legend() is not None
+    assert list(right.lines[0].get_ydata()) == [2.0, 1.0, 0.5]
+    plt.close("all")
 
 
 def test_synthetic_reviews_carry_words_of_their_label_only():

@@ -1,9 +1,12 @@
-"""The attention weights of every head of every block for one prompt, as a grid of heat maps
-(SVG written by hand, no plotting library).
+"""The attention weights of every head of every block for one prompt, as a grid of heat maps.
 
 Row b, column h is block b's head h: a T x T matrix whose row t is how much the character at
 position t attends to each position 0..t. In a causal model everything above the diagonal is
 exactly 0, so each map is a lower triangle: the mask made visible in a trained model.
+
+Two drawings of one picture: `attention_grid_svg` writes SVG text by hand, so `train.py` draws
+out/attention.svg with no plotting library installed (`pip install -e .`); `draw_attention_grid`
+draws it with matplotlib, with a colour bar, for the notebooks (`pip install -e ".[notebooks]"`).
 """
 
 import html
@@ -92,3 +95,36 @@ def attention_grid_svg(characters, maps, title=""):
             parts.append("</g>")
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def draw_attention_grid(characters, maps, *, figure=None, title="", cmap="Reds"):
+    """characters: the prompt (T); maps: per block a (heads, T, T) array, drawn with matplotlib
+    as `attention_grid_svg` draws them: row b, column h is block b's head h, the character
+    asking down the side, the character looked at along the bottom, the upper triangle (masked)
+    grey, one colour bar for all (weight 0 to 1). Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    blocks, heads = len(maps), maps[0].shape[0]
+    if figure is None:
+        figure = plt.figure(figsize=(0.5 + 2.6 * heads, 0.6 + 2.5 * blocks), layout="constrained")
+    grid = figure.subplots(blocks, heads, squeeze=False, sharex=True, sharey=True)
+    shown = [c if c.strip() else "\u2423" for c in characters]  # a space as a visible sign
+    steps = len(characters)
+    future = np.triu(np.ones((steps, steps), dtype=bool), k=1)
+    colours = plt.get_cmap(cmap).with_extremes(bad="#eeeeee")  # grey: masked, white: weight 0
+    for block, weights in enumerate(maps):
+        for head in range(heads):
+            ax = grid[block, head]
+            masked = np.ma.masked_array(weights[head], mask=future)
+            image = ax.imshow(masked, cmap=colours, vmin=0.0, vmax=1.0)
+            ax.set_title(f"block {block}, head {head}", fontsize=9)
+            ax.set_xticks(range(steps), shown, fontsize=6, family="monospace")
+            ax.set_yticks(range(steps), shown, fontsize=6, family="monospace")
+            ax.tick_params(length=0)
+        grid[block, 0].set_ylabel("character asking")
+    for ax in grid[-1]:
+        ax.set_xlabel("character looked at")
+    figure.colorbar(image, ax=grid, label="attention weight", shrink=0.8)
+    if title:
+        figure.suptitle(title)
+    return figure
