@@ -130,7 +130,7 @@ class PReLU(Module):
     """x where x > 0, a * x elsewhere, with the slope a learned (He et al., 2015): one slope, or
     num_parameters of them (one per channel, dim 1), all starting at `init`, as torch's PReLU."""
 
-    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
         if (
             isinstance(num_parameters, bool)
@@ -141,7 +141,8 @@ class PReLU(Module):
                 f"PReLU: num_parameters must be an integer >= 1; got {num_parameters!r}"
             )
         self.num_parameters = num_parameters
-        self.weight = Parameter(np.full(num_parameters, init, dtype=parameter_dtype(dtype)))
+        dtype = parameter_dtype(dtype, device, "PReLU")
+        self.weight = Parameter(np.full(num_parameters, init, dtype=dtype))
 
     def forward(self, x):
         return F.prelu(x, self.weight)

@@ -70,6 +70,7 @@ class _BatchNorm(Module):
         momentum=0.1,
         affine=True,
         track_running_stats=True,
+        device=None,
         dtype=None,
     ):
         super().__init__()
@@ -78,7 +79,7 @@ class _BatchNorm(Module):
             raise ValueError(f"{name}: num_features must be an integer >= 1; got {num_features!r}")
         if momentum is not None and not 0 <= momentum <= 1:
             raise ValueError(f"{name}: momentum must be in [0, 1] or None; got {momentum!r}")
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, name)
         self.num_features, self.eps, self.momentum = num_features, float(eps), momentum
         self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
         self.register_parameter(

@@ -41,6 +41,7 @@ class _ConvNd(Module):
         groups=1,
         bias=True,
         padding_mode="zeros",
+        device=None,
         dtype=None,
     ):
         super().__init__()
@@ -78,7 +79,7 @@ class _ConvNd(Module):
         )
         self.padding_mode = padding_mode
         self.output_padding = (0,) * self.dims
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, type(self).__name__)
         channels = (in_channels, out_channels) if self.transposed else (out_channels, in_channels)
         self.weight = Parameter(
             np.empty((channels[0], channels[1] // groups) + self.kernel_size, dtype)
@@ -157,6 +158,7 @@ class _ConvTransposeNd(_ConvNd):
         bias=True,
         dilation=1,
         padding_mode="zeros",
+        device=None,
         dtype=None,
     ):
         name = type(self).__name__
@@ -178,6 +180,7 @@ class _ConvTransposeNd(_ConvNd):
             groups,
             bias,
             padding_mode,
+            device,
             dtype,
         )
         self.output_padding = per_dim(output_padding, self.dims, "output_padding", name, minimum=0)

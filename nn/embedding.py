@@ -29,6 +29,7 @@ class Embedding(Module):
         norm_type=2.0,
         scale_grad_by_freq=False,
         sparse=False,
+        device=None,
         dtype=None,
     ):
         super().__init__()
@@ -42,7 +43,7 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.padding_idx = padding_index(padding_idx, num_embeddings)
         self.max_norm, self.norm_type = max_norm, norm_type
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, "Embedding")
         self.weight = Parameter(np.empty((num_embeddings, embedding_dim), dtype=dtype))
         init.normal_(self.weight)
         if self.padding_idx is not None:

@@ -18,17 +18,18 @@ class Linear(Module):
     weight: (out_features, in_features); bias: (out_features,) or None when bias=False.
     Initialised as torch.nn.Linear: weight by kaiming_uniform_(a=sqrt(5)), i.e.
     U(-1/sqrt(in_features), 1/sqrt(in_features)), and bias U(-1/sqrt(in_features),
-    1/sqrt(in_features)). dtype: float32 unless given (float64 for gradient checks).
+    1/sqrt(in_features)). dtype: float32 unless given (float64 for gradient checks); device: the
+    CPU (torch's factory keywords).
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         if in_features < 1 or out_features < 1:
             raise ValueError(
                 f"Linear: in_features and out_features must be >= 1; "
                 f"got {in_features} and {out_features}"
             )
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, "Linear")
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))

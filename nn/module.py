@@ -19,6 +19,7 @@ import numpy as np
 from minigrad import autograd, dtypes
 from minigrad.errors import DTypeError
 from minigrad.engine import Tensor
+from minigrad.ops import check_device
 from minigrad.parameter import Parameter
 
 from .hooks import ModuleHooks
@@ -26,12 +27,16 @@ from .hooks import ModuleHooks
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
-def parameter_dtype(dtype=None):
-    """The dtype of a new layer's parameters: `dtype` if given, else the default float dtype
-    (float32 unless mg.set_default_dtype changed it), as torch makes them."""
+def parameter_dtype(dtype=None, device=None, layer=None):
+    """The dtype of a new layer's parameters from torch's factory keywords: `dtype` if given,
+    else the default float dtype (float32 unless mg.set_default_dtype changed it), as torch
+    makes them; `device` must be the CPU (None, "cpu", mg.device("cpu")): another device is
+    refused with an error naming it. `layer` (the class's name) starts the messages."""
+    check_device(device, layer or "layer")
     dtype = np.dtype(dtypes.get_default_dtype() if dtype is None else dtype)
     if dtype not in (np.float32, np.float64):
-        raise DTypeError(f"layer parameters must be float32 or float64; got dtype {dtype}")
+        where = f"{layer}: " if layer else ""
+        raise DTypeError(f"{where}layer parameters must be float32 or float64; got dtype {dtype}")
     return dtype
 
 

@@ -23,7 +23,6 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.errors import DTypeError, ShapeError
-from minigrad.ops import check_device
 
 from . import functional as F
 from . import init
@@ -84,8 +83,7 @@ class MultiheadAttention(Module):
             )
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1]; got {dropout}")
-        check_device(device, "MultiheadAttention")
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, "MultiheadAttention")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim

@@ -25,7 +25,7 @@ import numpy as np
 import minigrad as mg
 
 from minigrad.errors import ArgumentError, ShapeError
-from minigrad.ops import check_device, layer_norm, rms_norm
+from minigrad.ops import layer_norm, rms_norm
 from minigrad.ops import pad
 
 from .batchnorm import _BatchNorm, batch_norm
@@ -163,12 +163,20 @@ class LayerNorm(Module):
     forward(x: (..., *normalized_shape)) -> same shape
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-5,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         self.normalized_shape = _normalized_shape("LayerNorm", normalized_shape)
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, "LayerNorm")
         self.register_parameter(
             "weight",
             Parameter(np.ones(self.normalized_shape, dtype)) if self.elementwise_affine else None,
@@ -201,14 +209,12 @@ class RMSNorm(Module):
     ):
         super().__init__()
         self.normalized_shape = _normalized_shape("RMSNorm", normalized_shape)
-        check_device(device, "RMSNorm")
+        dtype = parameter_dtype(dtype, device, "RMSNorm")
         self.eps = None if eps is None else float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         self.register_parameter(
             "weight",
-            Parameter(np.ones(self.normalized_shape, parameter_dtype(dtype)))
-            if self.elementwise_affine
-            else None,
+            Parameter(np.ones(self.normalized_shape, dtype)) if self.elementwise_affine else None,
         )
 
     def forward(self, x):
@@ -224,7 +230,9 @@ class GroupNorm(Module):
     """torch.nn.GroupNorm: (N, num_channels, *) -> the same shape; weight ones and bias zeros
     (num_channels,)."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None, *, bias=True):
+    def __init__(
+        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
+    ):
         super().__init__()
         for what, value in (("num_groups", num_groups), ("num_channels", num_channels)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -234,7 +242,7 @@ class GroupNorm(Module):
                 f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
                 f"({num_groups})"
             )
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, "GroupNorm")
         self.num_groups, self.num_channels, self.eps, self.affine = (
             num_groups,
             num_channels,
@@ -268,11 +276,12 @@ class _InstanceNorm(_BatchNorm):
         momentum=0.1,
         affine=False,
         track_running_stats=False,
+        device=None,
         dtype=None,
         *,
         bias=True,
     ):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
         if not bias:
             self.register_parameter("bias", None)
 

@@ -42,6 +42,8 @@ class _RNNBase(Module):
         batch_first=False,
         dropout=0.0,
         bidirectional=False,
+        *,
+        device=None,
         dtype=None,
     ):
         super().__init__()
@@ -57,7 +59,7 @@ class _RNNBase(Module):
             or not 0 <= dropout <= 1
         ):
             raise ArgumentError(f"{name}: dropout must be a probability in [0, 1]; got {dropout!r}")
-        dtype = parameter_dtype(dtype)
+        dtype = parameter_dtype(dtype, device, name)
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers = int(num_layers)
         # on each layer's output but the last, while training (torch's)
@@ -252,8 +254,9 @@ class LSTM(_RNNBase):
     """Multi-layer (bidirectional) LSTM over padded batches, with PyTorch's parameters and results.
 
     LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-    bidirectional=False, dtype=None) (torch's order; dropout applies to each layer's output but
-    the last, while training). Parameters per layer k: weight_ih_l{k} (4H, I_k),
+    bidirectional=False, *, device=None, dtype=None) (torch's order; device and dtype by name, as
+    torch's eighth argument is proj_size; dropout applies to each layer's output but the last,
+    while training). Parameters per layer k: weight_ih_l{k} (4H, I_k),
     weight_hh_l{k} (4H, H), bias_ih_l{k}, bias_hh_l{k} (4H,), and the same with suffix
     _reverse for the backward direction; I_0 = input_size, I_k = H * num_directions after.
     All U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so a state dict moves to torch.nn.LSTM and
@@ -366,9 +369,10 @@ class GRU(_StepByStep):
     """Multi-layer (bidirectional) GRU over padded batches, with PyTorch's parameters and results.
 
     GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-    bidirectional=False, dtype=None) (torch's order; dropout as LSTM's). Parameters per layer k:
-    weight_ih_l{k} (3H, I_k), weight_hh_l{k} (3H, H), bias_ih_l{k}, bias_hh_l{k} (3H,), and the same
-    with suffix _reverse; U(-1/sqrt(H), 1/sqrt(H)) as in PyTorch, so state dicts move both ways.
+    bidirectional=False, *, device=None, dtype=None) (torch's order; dropout, device and dtype as
+    LSTM's). Parameters per layer k: weight_ih_l{k} (3H, I_k), weight_hh_l{k} (3H, H),
+    bias_ih_l{k}, bias_hh_l{k} (3H,), and the same with suffix _reverse; U(-1/sqrt(H),
+    1/sqrt(H)) as in PyTorch, so state dicts move both ways.
 
     forward(input, hx=None, *, lengths=None) -> (output, h_n), as nn.LSTM's without the cell
     state:
@@ -395,8 +399,9 @@ class RNN(_StepByStep):
         h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (nonlinearity="relu": relu instead)
 
     RNN(input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-    batch_first=False, dropout=0.0, bidirectional=False, dtype=None) (torch's order); parameters
-    weight_ih_l{k} (H, I_k), weight_hh_l{k} (H, H), biases (H,); forward as GRU's."""
+    batch_first=False, dropout=0.0, bidirectional=False, *, device=None, dtype=None) (torch's
+    order); parameters weight_ih_l{k} (H, I_k), weight_hh_l{k} (H, H), biases (H,); forward as
+    GRU's."""
 
     gates = 1
 
@@ -410,11 +415,21 @@ class RNN(_StepByStep):
         batch_first=False,
         dropout=0.0,
         bidirectional=False,
+        *,
+        device=None,
         dtype=None,
     ):
         nonlinearity = _checked_nonlinearity(self, nonlinearity)
         super().__init__(
-            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
         )
         self.nonlinearity = nonlinearity
 

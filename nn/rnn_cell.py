@@ -80,7 +80,7 @@ def _checked_nonlinearity(module, nonlinearity):
     return nonlinearity
 
 
-def _cell_parameters(cell, gates, input_size, hidden_size, bias, dtype):
+def _cell_parameters(cell, gates, input_size, hidden_size, bias, device, dtype):
     """The sizes and parameters of an LSTMCell (4 gates) or GRUCell (3), torch's names and init:
     weight_ih (gates * H, I), weight_hh (gates * H, H), bias_ih, bias_hh (gates * H,) or None."""
     if input_size < 1 or hidden_size < 1:
@@ -88,7 +88,7 @@ def _cell_parameters(cell, gates, input_size, hidden_size, bias, dtype):
             f"{type(cell).__name__}: input_size and hidden_size must be >= 1; got {input_size} and "
             f"{hidden_size}"
         )
-    dtype = parameter_dtype(dtype)
+    dtype = parameter_dtype(dtype, device, type(cell).__name__)
     cell.input_size, cell.hidden_size = int(input_size), int(hidden_size)
     bound = 1 / math.sqrt(hidden_size)
     cell.weight_ih = _uniform_parameter((gates * hidden_size, input_size), bound, dtype)
@@ -152,9 +152,9 @@ class LSTMCell(Module):
     (4H,), all U(-1/sqrt(H), 1/sqrt(H)).
     """
 
-    def __init__(self, input_size, hidden_size, bias=True, dtype=None):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__()
-        _cell_parameters(self, 4, input_size, hidden_size, bias, dtype)
+        _cell_parameters(self, 4, input_size, hidden_size, bias, device, dtype)
 
     def forward(self, x, state=None):
         if state is not None and not (isinstance(state, (tuple, list)) and len(state) == 2):
@@ -178,9 +178,9 @@ class GRUCell(Module):
     all U(-1/sqrt(H), 1/sqrt(H)).
     """
 
-    def __init__(self, input_size, hidden_size, bias=True, dtype=None):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__()
-        _cell_parameters(self, 3, input_size, hidden_size, bias, dtype)
+        _cell_parameters(self, 3, input_size, hidden_size, bias, device, dtype)
 
     def forward(self, x, h=None):
         x, (h,), unbatched = _cell_inputs(self, x, None if h is None else (h,), ("h",))
@@ -196,15 +196,18 @@ class RNNCell(Module):
 
         h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (nonlinearity="relu": relu instead)
 
-    RNNCell(input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None) (torch's order);
+    RNNCell(input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None)
+    (torch's order);
     parameters as torch.nn.RNNCell: weight_ih (H, I), weight_hh (H, H), bias_ih, bias_hh (H,), all
     U(-1/sqrt(H), 1/sqrt(H)).
     """
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None):
+    def __init__(
+        self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None
+    ):
         super().__init__()
         self.nonlinearity = _checked_nonlinearity(self, nonlinearity)
-        _cell_parameters(self, 1, input_size, hidden_size, bias, dtype)
+        _cell_parameters(self, 1, input_size, hidden_size, bias, device, dtype)
 
     def forward(self, x, h=None):
         x, (h,), unbatched = _cell_inputs(self, x, None if h is None else (h,), ("h",))

@@ -51,6 +51,7 @@ class _TransformerLayer(Module):
     ):
         super().__init__()
         layer = "TransformerEncoderLayer" if self.norms == 2 else "TransformerDecoderLayer"
+        dtype = parameter_dtype(dtype, device, layer)
         if isinstance(activation, str) and activation not in ACTIVATIONS:
             raise ArgumentError(
                 f"{layer}: activation must be 'relu', 'gelu' or a function; got {activation!r}"
@@ -60,17 +61,16 @@ class _TransformerLayer(Module):
                 f"{layer}: activation must be 'relu', 'gelu' or a function; got "
                 f"{type(activation).__name__}"
             )
-        attention = dict(dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        factory = dict(device=device, dtype=dtype)
+        attention = dict(dropout=dropout, bias=bias, batch_first=batch_first, **factory)
         for name in ("self_attn", "multihead_attn")[: self.norms - 1]:
-            setattr(self, name, MultiheadAttention(d_model, nhead, device=device, **attention))
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+            setattr(self, name, MultiheadAttention(d_model, nhead, **attention))
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
         self.norm_first = bool(norm_first)
         for k in range(1, self.norms + 1):
-            setattr(
-                self, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-            )
+            setattr(self, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
         for k in range(1, self.norms + 1):
             setattr(self, f"dropout{k}", Dropout(dropout))
         self.activation = ACTIVATIONS[activation] if isinstance(activation, str) else activation
@@ -299,6 +299,7 @@ class Transformer(Module):
         dtype=None,
     ):
         super().__init__()
+        dtype = parameter_dtype(dtype, device, "Transformer")
         settings = dict(
             dim_feedforward=dim_feedforward,
             dropout=dropout,
@@ -316,7 +317,7 @@ class Transformer(Module):
             self.encoder = TransformerEncoder(
                 TransformerEncoderLayer(d_model, nhead, **settings),
                 num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype),
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype),
             )
         if custom_decoder is not None:
             self.decoder = custom_decoder
@@ -324,7 +325,7 @@ class Transformer(Module):
             self.decoder = TransformerDecoder(
                 TransformerDecoderLayer(d_model, nhead, **settings),
                 num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype),
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype),
             )
         for p in self.parameters():
             if p.ndim > 1:

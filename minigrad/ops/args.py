@@ -192,4 +192,7 @@ def check_device(device, op="device"):
     clearly."""
     if device is None or str(device) in ("cpu", "cpu:0"):
         return
-    raise ArgumentError(f"{op}: minigrad runs on the CPU only; got device {str(device)!r}")
+    raise ArgumentError(
+        f"{op}: minigrad runs on the CPU only; got device {str(device)!r} "
+        "(mg.cuda.is_available() is False; choose 'cpu')"
+    )
