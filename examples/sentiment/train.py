@@ -5,6 +5,7 @@
     python examples/sentiment/train.py --quick                   # a one-minute demo on a subset
     python examples/sentiment/train.py --data aclImdb_v1.tar.gz  # where the data is
     python examples/sentiment/train.py --pool dot --seeds 0 1 2  # one run per seed, mean +- std
+    python examples/sentiment/train.py --pool dot --overwrite    # replace the earlier dot run
 
 Settings are the textbook's (docs/imdb-reference.md): Adam lr 1e-3, batch 128, 2 epochs, the first
 256 tokens, gradient clipping at global norm 1.0, dev accuracy every 50 steps, the best-dev
@@ -13,6 +14,7 @@ snapshot is reloaded for the test run. Seeded: a rerun prints the same numbers.
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -33,16 +35,33 @@ TEXTBOOK_ACCURACY = {"mean": 0.86064, "additive": 0.86488, "dot": 0.86936, "mhsa
 EXAMPLE_SENTENCE = "this great science fiction film is really awesome"
 
 
-def _whole_number(low):
-    """An argparse type: an integer >= low (argparse turns the error into a usage message)."""
+# The bounds of the settings: past them a value is a typo, or a run that cannot fit in memory
+# or time, and it is refused before anything is read or written (README, "Settings").
+MAX_LR = 1.0  # Adam's steps are about lr in size: past 1 the weights only jump about
+LARGEST = {
+    "epochs": 1000,
+    "batch_size": 4096,  # and at most the training reviews (checked once they are read)
+    "max_len": 4096,  # tokens kept per review (IMDB's longest has about 2,500)
+    "embedding_dim": 2048,
+    "hidden_size": 2048,
+    "eval_every": 10**9,
+    "seed": 2**64 - 1,  # mg.manual_seed's range
+}
+MHSA_HEADS = 8  # SentimentModel's mhsa pooling: 8 heads over the 2 x hidden_size features
+
+
+def _whole_number(low, high=None):
+    """An argparse type: an integer in [low, high] (argparse turns the error into a usage
+    message)."""
 
     def parse(text):
         try:
             value = int(text)
         except ValueError:
             value = None
-        if value is None or value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        if value is None or value < low or (high is not None and value > high):
+            expected = f">= {low}" if high is None else f"from {low} to {high:,}"
+            raise argparse.ArgumentTypeError(f"expected an integer {expected}, got {text!r}")
         return value
 
     return parse
@@ -59,34 +78,52 @@ def _non_negative_number(text):
     return value
 
 
+def _learning_rate(text):
+    """An argparse type: a number in (0, MAX_LR]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value <= MAX_LR:
+        raise argparse.ArgumentTypeError(
+            f"expected a number > 0 and at most {MAX_LR:g}, got {text!r}"
+        )
+    return value
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    positive, non_negative = _whole_number(1), _whole_number(0)
+
+    def bounded(name, low=1):
+        return _whole_number(low, LARGEST[name])
+
     parser.add_argument("--pool", default="dot", choices=POOLINGS + ("all",))
     parser.add_argument(
         "--data",
         help="aclImdb tarball (.tar, .tar.gz, .tar.bz2, .tar.xz) or extracted folder "
         "(default: cache, else download)",
     )
-    parser.add_argument("--epochs", type=positive, default=2)
-    parser.add_argument("--batch-size", type=positive, default=128)
-    parser.add_argument("--lr", type=_non_negative_number, default=1e-3)
+    parser.add_argument("--epochs", type=bounded("epochs"), default=2)
+    parser.add_argument("--batch-size", type=bounded("batch_size"), default=128)
+    parser.add_argument("--lr", type=_learning_rate, default=1e-3)
     parser.add_argument(
         "--clip",
         type=_non_negative_number,
         default=1.0,
         help="max global gradient norm (0: no clipping)",
     )
-    parser.add_argument("--max-len", type=positive, default=256)
-    parser.add_argument("--embedding-dim", type=positive, default=128)
-    parser.add_argument("--hidden-size", type=positive, default=128, help="per LSTM direction")
+    parser.add_argument("--max-len", type=bounded("max_len"), default=256)
+    parser.add_argument("--embedding-dim", type=bounded("embedding_dim"), default=128)
     parser.add_argument(
-        "--eval-every", type=positive, default=50, help="steps between dev evaluations"
+        "--hidden-size", type=bounded("hidden_size"), default=128, help="per LSTM direction"
     )
-    parser.add_argument("--seed", type=non_negative, default=0)
+    parser.add_argument(
+        "--eval-every", type=bounded("eval_every"), default=50, help="steps between dev evaluations"
+    )
+    parser.add_argument("--seed", type=bounded("seed", 0), default=0)
     parser.add_argument(
         "--seeds",
-        type=non_negative,
+        type=bounded("seed", 0),
         nargs="+",
         help="train once per seed (results in OUT/seed<N>/) and report mean and spread",
     )
@@ -98,10 +135,20 @@ def parse_args(argv=None):
         action="store_true",
         help="demo: 6,000 train / 1,000 dev / 1,000 test reviews, first 128 tokens",
     )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the results of an earlier run in --out (without it such a run is refused)",
+    )
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
         parser.error(f"--seeds: give each seed once; got {args.seeds}")
+    if args.pool in ("mhsa", "all") and 2 * args.hidden_size % MHSA_HEADS:
+        parser.error(
+            f"--hidden-size must be a multiple of {MHSA_HEADS // 2} for the mhsa pooling (its "
+            f"{MHSA_HEADS} heads share the 2 x hidden-size features); got {args.hidden_size}"
+        )
     return args
 
 
@@ -127,7 +174,32 @@ def prepare_data(reviews, args, progress=True):
     return vocab, train, encode(dev_pairs), encode(test_pairs), test_pairs
 
 
+def data_problem(prepared, args):
+    """Why the prepared data cannot give a result (a sentence), or None: a set without a review
+    that holds a word of the vocabulary (the training reviews without any word), or a batch
+    larger than the training set."""
+    vocab, train, dev, test, _ = prepared
+    if len(vocab) <= 2:  # [pad] and [unk] only
+        return f"the {len(train):,} training reviews hold no words: there is nothing to learn from"
+    for name, encoded in (("dev", dev), ("test", test)):
+        if not any((ids != vocab.unk_id).any() for ids, _ in encoded):
+            return (
+                f"none of the {len(encoded):,} {name} reviews holds a word of the vocabulary: "
+                "its accuracy would mean nothing"
+            )
+    if args.batch_size > len(train):
+        return (
+            f"--batch-size {args.batch_size:,} is more than the {len(train):,} training reviews; "
+            f"give at most {len(train):,}"
+        )
+    return None
+
+
 # -- training -----------------------------------------------------------------------------
+
+
+class DivergedError(ValueError):
+    """The training loss (or a weight) stopped being a finite number: the run has no result."""
 
 
 @mg.inference_mode()
@@ -200,6 +272,11 @@ def train_model(pool, vocab, train, dev, args, progress=True):
             # need_weights=False: no attention weights to show, so the mhsa model computes the
             # mean of its self-attention's outputs directly (SentimentModel.forward)
             loss = mg.cross_entropy(model(mg.tensor(ids), lengths, need_weights=False), labels)
+            if not np.isfinite(loss.item()):
+                raise DivergedError(
+                    f"the {pool} run diverged: its training loss was {loss.item()} at step "
+                    f"{step + 1}"
+                )
             optimizer.zero_grad()
             loss.backward()
             if args.clip:
@@ -215,6 +292,8 @@ def train_model(pool, vocab, train, dev, args, progress=True):
             evaluate()
     bar.close()
     total_seconds = time.perf_counter() - started
+    if not all(np.isfinite(array).all() for array in best["state"].values()):
+        raise DivergedError(f"the {pool} run diverged: its weights hold NaN or infinite values")
     model.load_state_dict(best["state"])
     log = {
         "best_dev_accuracy": best["dev_accuracy"],
@@ -298,11 +377,16 @@ def report_attention(model, vocab, test_pairs, out_dir, pool):
 # -- main ---------------------------------------------------------------------------------
 
 
+RUN_FILES = ("results.json", "best.npz", "vocab.json", "attention.svg")  # in OUT/<pool>/
+
+
 def run(pool, prepared, args, out_dir, progress=True):
+    """Train one variant and write its RUN_FILES into out_dir; a run that diverges raises
+    DivergedError before writing anything."""
     vocab, train, dev, test, test_pairs = prepared
-    out_dir.mkdir(parents=True, exist_ok=True)
     model, log = train_model(pool, vocab, train, dev, args, progress)
     log["test_accuracy"] = accuracy(model, test)
+    out_dir.mkdir(parents=True, exist_ok=True)
     log["seed"] = args.seed
     # The numbers first: whatever fails after this (a checkpoint, a report), they are on disk.
     write_json_atomic(out_dir / "results.json", log)
@@ -318,6 +402,24 @@ def run(pool, prepared, args, out_dir, progress=True):
     log["example_weights"] = report_attention(model, vocab, test_pairs, out_dir, pool)
     write_json_atomic(out_dir / "results.json", log)
     return log
+
+
+def run_folder(out, pool, seed, seeds):
+    """Where one run's RUN_FILES go: OUT/<pool>, or OUT/seed<N>/<pool> with several seeds."""
+    return Path(out) / pool if len(seeds) == 1 else Path(out) / f"seed{seed}" / pool
+
+
+def planned_files(out, pools, seeds):
+    """Every file a command writes under --out (the runs' files, then the summary's)."""
+    files = [
+        run_folder(out, pool, seed, seeds) / name
+        for seed in seeds
+        for pool in pools
+        for name in RUN_FILES
+    ]
+    if len(pools) > 1 or len(seeds) > 1:
+        files += [Path(out) / "results.json", Path(out) / "results.md"]
+    return files
 
 
 def write_json_atomic(path, value):
@@ -384,12 +486,14 @@ def main(argv=None):
             "Accuracy is not comparable with the textbook; drop --quick for the real experiment."
         )
     progress = not args.no_progress
-    try:  # a folder that cannot be written fails now, not after the training
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=args.out).close()
-    except OSError as error:
+    pools = POOLINGS if args.pool == "all" else (args.pool,)
+    seeds = args.seeds or [args.seed]
+    earlier = [path for path in planned_files(args.out, pools, seeds) if os.path.lexists(path)]
+    if earlier and not args.overwrite:
+        shown = ", ".join(map(str, earlier[:3])) + (" ..." if len(earlier) > 3 else "")
         sys.exit(
-            f"train.py: cannot write to the --out folder {args.out}: {error.strerror or error}"
+            f"train.py: the --out folder {args.out} holds an earlier run's results ({shown}); "
+            "pass --overwrite to replace them, or give another --out"
         )
     started = time.perf_counter()
     try:
@@ -399,18 +503,33 @@ def main(argv=None):
     except (OSError, ValueError) as error:  # a --data path that is missing, unreadable or not IMDB
         sys.exit(f"train.py: {error}")
     prepared = prepare_data(reviews, args, progress)
+    problem = data_problem(prepared, args)
+    if problem:
+        sys.exit(f"train.py: {args.data or 'the IMDB data'}: {problem}")
+    try:  # a folder that cannot be written fails now, not after the training
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=args.out).close()
+    except OSError as error:
+        sys.exit(
+            f"train.py: cannot write to the --out folder {args.out}: {error.strerror or error}"
+        )
     print(
         f"data: {len(prepared[1])} train, {len(prepared[2])} dev, {len(prepared[3])} test reviews, "
         f"vocabulary {len(prepared[0])} ({time.perf_counter() - started:.1f} s)"
     )
-    pools = POOLINGS if args.pool == "all" else (args.pool,)
-    seeds = args.seeds or [args.seed]
     runs = {pool: [] for pool in pools}
     for seed in seeds:
         args.seed = seed
-        out = Path(args.out) if len(seeds) == 1 else Path(args.out) / f"seed{seed}"
         for pool in pools:
-            runs[pool].append(run(pool, prepared, args, out / pool, progress))
+            out = run_folder(args.out, pool, seed, seeds)
+            try:
+                runs[pool].append(run(pool, prepared, args, out, progress))
+            except DivergedError as error:
+                sys.exit(
+                    f"train.py: {error}; nothing of it was written ({out} is as it was). Try a "
+                    f"smaller --lr (this run's: {args.lr:g})"
+                    + (", or --clip 1" if not args.clip else "")
+                )
     if len(seeds) == 1:
         results = {pool: logs[0] for pool, logs in runs.items()}
         table = results_table(results, args.quick)

@@ -175,7 +175,7 @@ def test_training_script_reruns_give_the_same_numbers(tmp_path, make_imdb_tarbal
         str(tmp_path / "runs"),
         "--no-progress",
     ]
-    first, second = train.main(args)["dot"], train.main(args)["dot"]
+    first, second = train.main(args)["dot"], train.main(args + ["--overwrite"])["dot"]
     assert first["final_loss"] == second["final_loss"]
     assert first["test_accuracy"] == second["test_accuracy"]
 
@@ -237,19 +237,40 @@ def test_missing_data_exits_with_the_three_ways(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--epochs", "0"], "argument --epochs: expected an integer >= 1, got '0'"),
-        (["--eval-every", "0"], "argument --eval-every: expected an integer >= 1, got '0'"),
-        (["--batch-size", "0"], "argument --batch-size: expected an integer >= 1, got '0'"),
-        (["--batch-size", "-16"], "argument --batch-size: expected an integer >= 1, got '-16'"),
-        (["--max-len", "-1"], "argument --max-len: expected an integer >= 1, got '-1'"),
-        (["--embedding-dim", "0"], "argument --embedding-dim: expected an integer >= 1, got '0'"),
-        (["--hidden-size", "-8"], "argument --hidden-size: expected an integer >= 1, got '-8'"),
-        (["--epochs", "two"], "argument --epochs: expected an integer >= 1, got 'two'"),
-        (["--epochs", "1.5"], "argument --epochs: expected an integer >= 1, got '1.5'"),
-        (["--lr", "-0.1"], "argument --lr: expected a finite number >= 0, got '-0.1'"),
+        (["--epochs", "0"], "argument --epochs: expected an integer from 1 to 1,000, got '0'"),
+        (
+            ["--eval-every", "0"],
+            "argument --eval-every: expected an integer from 1 to 1,000,000,000, got '0'",
+        ),
+        (
+            ["--batch-size", "0"],
+            "argument --batch-size: expected an integer from 1 to 4,096, got '0'",
+        ),
+        (
+            ["--batch-size", "-16"],
+            "argument --batch-size: expected an integer from 1 to 4,096, got '-16'",
+        ),
+        (["--max-len", "-1"], "argument --max-len: expected an integer from 1 to 4,096, got '-1'"),
+        (
+            ["--embedding-dim", "0"],
+            "argument --embedding-dim: expected an integer from 1 to 2,048, got '0'",
+        ),
+        (
+            ["--hidden-size", "-8"],
+            "argument --hidden-size: expected an integer from 1 to 2,048, got '-8'",
+        ),
+        (["--epochs", "two"], "argument --epochs: expected an integer from 1 to 1,000, got 'two'"),
+        (["--epochs", "1.5"], "argument --epochs: expected an integer from 1 to 1,000, got '1.5'"),
+        (["--lr", "-0.1"], "argument --lr: expected a number > 0 and at most 1, got '-0.1'"),
         (["--clip", "nan"], "argument --clip: expected a finite number >= 0, got 'nan'"),
-        (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
-        (["--seeds", "1", "-2"], "argument --seeds: expected an integer >= 0, got '-2'"),
+        (
+            ["--seed", "-1"],
+            "argument --seed: expected an integer from 0 to 18,446,744,073,709,551,615, got '-1'",
+        ),
+        (
+            ["--seeds", "1", "-2"],
+            "argument --seeds: expected an integer from 0 to 18,446,744,073,709,551,615, got '-2'",
+        ),
     ],
 )
 def test_bad_arguments_are_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
@@ -264,9 +285,10 @@ def test_bad_arguments_are_usage_errors(argv, message, capsys, tmp_path, monkeyp
     assert error.startswith("usage:") and error.rstrip().endswith(message)
 
 
-def test_zero_clip_and_lr_are_allowed():
-    args = train.parse_args(["--clip", "0", "--lr", "0", "--seed", "0"])
-    assert (args.clip, args.lr, args.seed) == (0.0, 0.0, 0)
+def test_zero_clip_is_allowed_and_the_bounds_themselves_are_taken():
+    args = train.parse_args(["--clip", "0", "--lr", "1", "--seed", "0", "--epochs", "1000"])
+    assert (args.clip, args.lr, args.seed, args.epochs) == (0.0, 1.0, 0, 1000)
+    assert train.parse_args(["--seed", str(2**64 - 1), "--max-len", "4096"]).seed == 2**64 - 1
 
 
 @pytest.mark.parametrize(
