@@ -14,7 +14,7 @@ writes two pictures (and the DOT text they are drawn from) into docs/images/:
   attention pooling -> Linear) on a batch of 2 short reviews, grouped by module, with the
   LSTM collapsed into one box: its hundreds of ops would otherwise fill the picture.
 
-Both are seeded, so a rerun writes the same DOT text (tests/test_viz.py checks the
+Both are seeded, so a rerun writes the same DOT text (tests/viz/test_drawing.py checks the
 committed files against a fresh run).
 """
 
