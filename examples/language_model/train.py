@@ -3,6 +3,7 @@ r"""Train a small GPT-style character language model on the IMDB review texts wi
     python examples/language_model/train.py                   # the default run: 1,000 steps, ~5 min
     python examples/language_model/train.py --quick           # a one-minute demo (small model)
     python examples/language_model/train.py --time-budget 20  # train for 20 minutes
+    python examples/language_model/train.py --overwrite       # again, over the earlier run
     python examples/language_model/train.py --generate "This movie" \
         --checkpoint runs/language_model/best.npz
 
@@ -17,6 +18,7 @@ top-k) and a grid of every head's attention weights for a prompt (attention.svg)
 import argparse
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -67,6 +69,28 @@ QUICK = dict(
 )
 ATTENTION_PROMPT = "This movie was not bad at all."
 LN2 = math.log(2)
+# The largest value of each integer setting: past it a value is a typo, or a run that cannot fit
+# in memory or time, refused before anything is read or written (README, "Settings"). Within
+# them the memory the model and a batch take is estimated too (memory_needed).
+LARGEST = {
+    "steps": 10**7,
+    "batch_size": 4096,
+    "context": 4096,
+    "model_dim": 4096,
+    "num_heads": 4096,
+    "num_layers": 64,
+    "ff_dim": 16384,
+    "eval_every": 10**9,
+    "eval_batches": 10**4,
+    "warmup": 10**7,
+    "samples": 100,
+    "sample_length": 100_000,
+    "top_k": 0x110000,  # at most every character there is
+    "seed": 2**64 - 1,  # mg.manual_seed's range (and numpy's seeds are >= 0)
+}
+MAX_LR = 1.0  # AdamW's steps are about lr in size: past 1 the weights only jump about
+MAX_MINUTES = 100_000  # --time-budget, about ten weeks
+RUN_FILES = ("best.npz", "log.json", "attention.svg")  # what a training run writes in --out
 
 
 def parse_args(argv=None):
@@ -123,6 +147,11 @@ def parse_args(argv=None):
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--top-k", type=int, default=20)
     parser.add_argument("--attention-prompt", default=ATTENTION_PROMPT)
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the results of an earlier run in --out (without it such a run is refused)",
+    )
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     for name, value in (QUICK if args.quick else DEFAULTS).items():
@@ -130,28 +159,30 @@ def parse_args(argv=None):
             setattr(args, name, value)
     if args.generate is not None and not args.checkpoint:
         parser.error("--generate needs --checkpoint PATH (a best.npz written by training)")
-    for name in (
-        "steps",
-        "batch_size",
-        "context",
-        "model_dim",
-        "num_heads",
-        "num_layers",
-        "ff_dim",
-        "eval_every",
-        "eval_batches",
-    ):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be >= 1; got {getattr(args, name)}")
+    for name, largest in LARGEST.items():
+        smallest = 0 if name in ("warmup", "samples", "seed") else 1
+        if not smallest <= getattr(args, name) <= largest:
+            parser.error(
+                f"--{name.replace('_', '-')} must be an integer from {smallest} to {largest:,}; "
+                f"got {getattr(args, name)}"
+            )
     if args.model_dim % args.num_heads:
         parser.error(
             f"--model-dim ({args.model_dim}) must be divisible by --num-heads ({args.num_heads})"
         )
-    if args.time_budget is not None and not 0 < args.time_budget < math.inf:
-        parser.error(f"--time-budget must be a number of minutes > 0; got {args.time_budget}")
+    if args.time_budget is not None and not 0 < args.time_budget <= MAX_MINUTES:
+        parser.error(
+            f"--time-budget must be a number of minutes > 0 and at most {MAX_MINUTES:,}; got "
+            f"{args.time_budget}"
+        )
     for name, ok, expected in (  # refused now, not after the training (NaN fails every test)
-        ("lr", 0 <= args.lr < math.inf, "a finite number >= 0"),
-        ("weight_decay", 0 <= args.weight_decay < math.inf, "a finite number >= 0"),
+        ("lr", 0 < args.lr <= MAX_LR, f"a number > 0 and at most {MAX_LR:g}"),
+        (
+            "weight_decay",
+            0 <= args.weight_decay and args.lr * args.weight_decay <= 1,
+            "a number >= 0 with --lr x --weight-decay at most 1 (past it a step flips the "
+            "weights' sign)",
+        ),
         ("clip", 0 <= args.clip < math.inf, "a finite number >= 0 (0: no clipping)"),
         ("min_lr_ratio", 0 <= args.min_lr_ratio <= 1, "in [0, 1]"),
         ("dropout", 0 <= args.dropout < 1, "in [0, 1)"),
@@ -160,10 +191,6 @@ def parse_args(argv=None):
             0 <= args.temperature < math.inf,
             "a finite number >= 0 (0: the likeliest character)",
         ),
-        ("warmup", args.warmup >= 0, ">= 0"),
-        ("top_k", args.top_k >= 1, ">= 1"),
-        ("samples", args.samples >= 0, ">= 0"),
-        ("sample_length", args.sample_length >= 1, ">= 1"),
     ):
         if not ok:
             parser.error(
@@ -467,6 +494,7 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
         "validation": [],
         "best_validation_loss": math.inf,
         "best_step": None,
+        "diverged_at": None,  # the step whose training loss was not finite, if one was
     }
     step, recent, step_seconds = 0, [], []
     pace_mark = (0, 0.0)
@@ -507,6 +535,9 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
         log["steps"].append(step)
         log["train_loss"].append(recent[-1])
         bar.update()
+        if not math.isfinite(recent[-1]):  # every step after it would be NaN too
+            log["diverged_at"] = step
+            break
         bar.set_postfix(loss=f"{np.mean(recent[-20:]):.3f}", lr=f"{optimizer.lr:.2e}")
         if step == 10:  # the first steps include compiling: pace from here on
             pace_mark = (step, plan.elapsed())
@@ -565,15 +596,45 @@ def text_problem(text):
     return None
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    progress = not args.no_progress
-    out = Path(args.out)
-    try:  # a folder we cannot write to fails now, not at the first checkpoint
+def memory_needed(config, batch_size):
+    """About how many bytes training a CharTransformer of `config` on batches of `batch_size`
+    takes: its weights with their gradients and AdamW's two moments (4 float32 copies), and a
+    step's activations (per block the projections, the feed-forward layer and the (heads,
+    context, context) attention weights; then the logits over the vocabulary)."""
+    weights = sum(math.prod(shape) for shape in state_shapes(**config).values())
+    tokens = batch_size * config["context"]
+    per_block = (
+        12 * config["model_dim"]
+        + 3 * config["ff_dim"]
+        + 2 * config["num_heads"] * config["context"]
+    )
+    activations = tokens * (config["num_layers"] * per_block + 3 * config["vocab_size"])
+    return 4 * (4 * weights + activations)
+
+
+def _writable(out):
+    """Exit with a message unless `out` is (or can be made) a folder this process can write."""
+    try:
         out.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=out).close()
     except OSError as error:
         sys.exit(f"train.py: cannot write to the --out folder {out}: {error.strerror or error}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    progress = not args.no_progress
+    out = Path(args.out)
+    if args.generate is None:
+        earlier = [out / name for name in RUN_FILES if os.path.lexists(out / name)]
+        if earlier and not args.overwrite:
+            sys.exit(
+                f"train.py: the --out folder {out} holds an earlier run's results "
+                f"({', '.join(map(str, earlier))}); pass --overwrite to replace them, or give "
+                "another --out"
+            )
+    else:  # a folder we cannot write to fails now, not after the sampling
+        _writable(out)
     for flag, prompt in (
         ("--generate", args.generate),
         ("--attention-prompt", args.attention_prompt),
@@ -614,7 +675,17 @@ def main(argv=None):
         vocabulary, train_ids, validation_ids = prepare_data(args, progress)
     except (DataNotFoundError, FileNotFoundError, ValueError) as error:
         sys.exit(f"train.py: {error}")
-    model = CharTransformer(**config_of(args, len(vocabulary)))
+    config = config_of(args, len(vocabulary))
+    needed, available = memory_needed(config, args.batch_size), mg.io._available_memory()
+    if available is not None and needed > available:
+        sys.exit(
+            f"train.py: a model of these settings and batches of {args.batch_size} contexts of "
+            f"{args.context} characters need about {needed / 2**30:,.1f} GiB; this process can "
+            f"take {available / 2**30:,.1f} GiB. Use a smaller --batch-size, --context, "
+            "--model-dim, --num-layers or --ff-dim"
+        )
+    _writable(out)  # a folder we cannot write to fails now, not at the first checkpoint
+    model = CharTransformer(**config)
     print(
         f"data: {len(train_ids):,} training and {len(validation_ids):,} validation characters, "
         f"{len(vocabulary)} distinct ({time.perf_counter() - started:.1f} s); model: "
@@ -622,13 +693,17 @@ def main(argv=None):
     )
     log = train(model, vocabulary, train_ids, validation_ids, args, out, progress)
     best = log["best_validation_loss"]
-    if (
-        log["best_step"] is None
-    ):  # never finite: nothing saved (and an older run's best.npz is not this run's)
+    diverged = (
+        ""
+        if log["diverged_at"] is None
+        else f"the training loss became {log['train_loss'][-1]} at step {log['diverged_at']}: "
+        "the run diverged, and stopped there; "
+    )
+    if log["best_step"] is None:  # never finite: nothing saved, the files in --out as they were
         last = log["validation"][-1]["loss"] if log["validation"] else "not measured"
         sys.exit(
-            f"train.py: the validation loss was never finite (last: {last}), so no checkpoint was "
-            "saved; try a smaller --lr, or --clip 1"
+            f"train.py: {diverged}the validation loss was never finite (last: {last}), so no "
+            f"checkpoint was saved and {out} is as it was; try a smaller --lr, or --clip 1"
         )
     print(
         f"\nbest validation loss {best:.4f} nats/char = {best / LN2:.4f} bits/char at step "
@@ -645,6 +720,11 @@ def main(argv=None):
     )
     with mg.io.atomic_file(out / "log.json") as file:
         file.write(json.dumps(log, indent=1).encode("utf-8"))
+    if diverged:  # its best checkpoint is a result, but the run did not end as asked
+        sys.exit(
+            f"train.py: {diverged}{out / 'best.npz'} holds its best, from step "
+            f"{log['best_step']}; try a smaller --lr, or --clip 1"
+        )
     return log
 
 
