@@ -176,8 +176,8 @@ def prepare_data(reviews, args, progress=True):
 
 def data_problem(prepared, args):
     """Why the prepared data cannot give a result (a sentence), or None: a set without a review
-    that holds a word of the vocabulary (the training reviews without any word), or a batch
-    larger than the training set."""
+    that holds a word of the vocabulary (the training reviews without any word), a batch
+    larger than the training set, or a model and batches larger than the memory left."""
     vocab, train, dev, test, _ = prepared
     if len(vocab) <= 2:  # [pad] and [unk] only
         return f"the {len(train):,} training reviews hold no words: there is nothing to learn from"
@@ -192,7 +192,27 @@ def data_problem(prepared, args):
             f"--batch-size {args.batch_size:,} is more than the {len(train):,} training reviews; "
             f"give at most {len(train):,}"
         )
+    needed, available = memory_needed(len(vocab), train, args), mg.io._available_memory()
+    if available is not None and needed > available:
+        return (
+            f"a model of these settings and batches of {args.batch_size:,} reviews of up to "
+            f"{max(len(ids) for ids, _ in train):,} tokens need about {needed / 2**30:,.1f} GiB; "
+            f"this process can take {available / 2**30:,.1f} GiB. Use a smaller --batch-size, "
+            "--max-len, --embedding-dim or --hidden-size"
+        )
     return None
+
+
+def memory_needed(vocab_size, train, args):
+    """About how many bytes training takes: the weights with their gradients and Adam's two
+    moments (4 float32 copies; the pooling's weights are at most (2H)^2 x 4), and a step's
+    activations and their gradients for the longest batch (per token the embedding, both LSTM
+    directions' gates and states, the pooling's projections)."""
+    embedding, hidden = args.embedding_dim, args.hidden_size
+    weights = vocab_size * embedding + 8 * hidden * (embedding + hidden + 2)
+    weights += 16 * hidden * hidden + 4 * hidden
+    tokens = args.batch_size * max(len(ids) for ids, _ in train)
+    return 4 * (4 * weights + 2 * tokens * (embedding + 20 * hidden))
 
 
 # -- training -----------------------------------------------------------------------------

@@ -215,3 +215,24 @@ def test_a_diverged_run_into_a_new_folder_leaves_it_empty(tmp_path, make_imdb_ta
     message = stopped(["--data", str(tarball), "--out", str(tmp_path / "new"), *SMALL])
     assert "diverged: its training loss was" in message and "at step 1" in message
     assert files_of(tmp_path / "new") == {}
+
+
+def test_a_model_and_batches_too_large_for_memory_are_refused_before_training(
+    earlier_run, monkeypatch
+):
+    tarball, out = earlier_run
+    before = files_of(out)
+    monkeypatch.setattr(train.mg.io, "_available_memory", lambda: 2**30)  # a 1 GiB container
+    monkeypatch.setattr(train, "train_model", lambda *args, **kwargs: pytest.fail("trained"))
+    flags = ["--embedding-dim", "2048", "--hidden-size", "2048", "--overwrite"]
+    message = stopped(["--data", str(tarball), "--out", str(out), *SMALL, *flags])
+    assert message.startswith(f"train.py: {tarball}: a model of these settings and batches of 16")
+    assert "this process can take 1.0 GiB. Use a smaller --batch-size" in message
+    assert files_of(out) == before
+
+
+def test_the_textbook_settings_fit_in_the_memory_estimate():
+    """The default settings on IMDB (81,442 tokens, reviews cut at 256) need well under 2 GiB."""
+    args = train.parse_args([])
+    train_set = [(np.zeros(256, np.int64), 0)]
+    assert train.memory_needed(81_442, train_set, args) < 2 * 2**30
