@@ -94,12 +94,24 @@ def expressions(draw):
             axis = draw(st.integers(-len(shape), len(shape) - 1))
             keepdims = draw(st.booleans())
             result_shape = np.zeros(shape).sum(axis=axis, keepdims=keepdims).shape
+            if not broadcasts_to(result_shape, (rows, cols)):
+                # (rows, cols) summed over its last axis is (rows,): keep the axis instead
+                keepdims = True
+                result_shape = np.zeros(shape).sum(axis=axis, keepdims=True).shape
             current = add_step(("sum", current, axis, keepdims), result_shape, bound * shape[axis])
     # The output: the last value weighted by one more leaf, summed, so that every entry of it
     # gets its own upstream gradient rather than 1.
     weight = new_leaf(shapes[current])
     steps.append(("output", current, weight))
     return leaves, steps
+
+
+def broadcasts_to(shape, target):
+    """Whether an array of `shape` broadcasts to `target` (numpy raises where it does not)."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 class EngineOps:
