@@ -111,9 +111,8 @@ def case_masked_softmax(rng):
     batch, heads, length, scale = 128, 8, 256, 1 / np.sqrt(32)
     scores = rng.standard_normal((batch, heads, length, length), dtype=F32)
     lengths = rng.integers(1, length + 1, batch)
-    mask = (np.arange(length)[None, :] < lengths[:, None]).reshape(
-        batch, 1, 1, length
-    )  # True = keep
+    # True = keep
+    mask = (np.arange(length)[None, :] < lengths[:, None]).reshape(batch, 1, 1, length)
     grad = rng.standard_normal(scores.shape, dtype=F32)
 
     def run(module, key_stop=None, mask=mask):
@@ -121,9 +120,8 @@ def case_masked_softmax(rng):
         y = module.softmax_forward(scores, scale, mask, key_stop, 0.0, empty)
         return module.softmax_backward(y, grad, scale, mask, key_stop, empty)
 
-    causal = np.arange(
-        1, length + 1
-    )  # row i may attend to keys 0..i: per-row limits, no (L, L) mask
+    # row i may attend to keys 0..i: per-row limits, no (L, L) mask
+    causal = np.arange(1, length + 1)
     torch_mask = torch_causal = None
     if torch:
         ts, tgrad = torch.from_numpy(scores), torch.from_numpy(grad)

@@ -368,9 +368,9 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
         mine = np.array(runs["minigrad"]["losses"])
         spans = [n for n in (100, 300, 1000) if n < args.steps] + [args.steps]
         lines += [
-            f"training: {args.steps} steps of train.py's default recipe, same initial weights, "
-            f"same batches (steps taken {args.chunk} at a time in turn); loss difference |minigrad "
-            "- PyTorch| per step",
+            f"training: {args.steps} steps of train.py's default recipe, "
+            f"same initial weights, same batches (steps taken {args.chunk} at a time in turn); "
+            "loss difference |minigrad - PyTorch| per step",
             "",
             "| PyTorch twin | "
             + " | ".join(f"largest, steps 1-{n}" for n in spans)
@@ -388,8 +388,7 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
             "",
             "| framework | validation loss nats/char (bits/char) at "
             + ", ".join(f"step {step}" for step, _, _ in runs["minigrad"]["validation"])
-            + " | training time s (steps + "
-            "validations) | median s/step |",
+            + " | training time s (steps + validations) | median s/step |",
             "|---|---|---|---|",
         ]
         for name in names:
@@ -435,8 +434,8 @@ def report(args, source, workers, runs, fixed_times, memory, generation):
     if generation:
         lines += [
             "",
-            f'generation: {args.generate} characters after "This movie" (batch 1, sampling '
-            "from the full softmax)",
+            f'generation: {args.generate} characters after "This movie" '
+            "(batch 1, sampling from the full softmax)",
             "",
             "| framework | cache | seconds | characters/s |",
             "|---|---|---|---|",

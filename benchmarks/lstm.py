@@ -203,19 +203,19 @@ def main(argv=None):
         )
         lines.append(
             "| bidirectional, forward+backward, lengths 64..256, PyTorch with pack_padded_sequence "
-            f"(median of {args.packed_repeats}) | {ours * 1e3:.0f} | {theirs * 1e3:.0f} | "
-            f"**{theirs / ours:.2f}** |"
+            f"(median of {args.packed_repeats}) | {ours * 1e3:.0f} | {theirs * 1e3:.0f} "
+            f"| **{theirs / ours:.2f}** |"
         )
     lines += [
         "",
-        "PyTorch without packing computes all 256 steps of every sequence; minigrad with `lengths` "
-        "skips the padded steps (same results as PyTorch with packing).",
+        "PyTorch without packing computes all 256 steps of every sequence; "
+        "minigrad with `lengths` skips the padded steps (same results as PyTorch with packing).",
         "",
         f"Threads: minigrad: {workers['minigrad'].info['threads']}. PyTorch: "
         f"{workers['torch'].info['threads']}.",
-        f"Machine: {os.cpu_count()} cores; 1-minute load average {load_before:.2f} before the run "
-        f"and {os.getloadavg()[0]:.2f} after (other work on the machine slows both). Total run "
-        f"{time.perf_counter() - started:.0f} s.",
+        f"Machine: {os.cpu_count()} cores; 1-minute load average {load_before:.2f} before "
+        f"the run and {os.getloadavg()[0]:.2f} after (other work on the machine slows both). "
+        f"Total run {time.perf_counter() - started:.0f} s.",
     ]
     table = "\n".join(lines)
     print(table)
@@ -225,8 +225,8 @@ def main(argv=None):
         write_text(
             path,
             "# LSTM benchmark (`python benchmarks/lstm.py`)\n\n"
-            "The latest run, as the command writes it; earlier runs are in the notes. The summary "
-            "is\n[README.md](README.md).\n\n" + table + "\n" + "".join(notes),
+            "The latest run, as the command writes it; earlier runs are in the notes. "
+            "The summary is\n[README.md](README.md).\n\n" + table + "\n" + "".join(notes),
         )
 
 

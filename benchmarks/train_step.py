@@ -86,8 +86,8 @@ def parse_args(argv=None):
     parser.add_argument(
         "--minigrad-threads",
         default="default",
-        help="comma-separated thread counts for minigrad (NUMBA_NUM_THREADS and "
-        "OPENBLAS_NUM_THREADS; 'default': leave them)",
+        help="comma-separated thread counts for minigrad "
+        "(NUMBA_NUM_THREADS and OPENBLAS_NUM_THREADS; 'default': leave them)",
     )
     parser.add_argument(
         "--profile",
@@ -265,9 +265,8 @@ def memory_mib():
 
 def check_equivalence(workdir, pool, batch):
     """Same weights, same batch: loss and gradient differences between the two models."""
-    minigrad_model = make_runner(
-        "minigrad", workdir, pool
-    )  # minigrad first: it sets up its thread pool
+    # minigrad first: it sets up its thread pool
+    minigrad_model = make_runner("minigrad", workdir, pool)
     torch_model = make_runner("torch", workdir, pool)
     from torch_sentiment import torch_name
 
@@ -473,13 +472,13 @@ def time_all(args, workdir):
 
 def report(args, source, batch, check, timings, memory):
     lines = [
-        f"pool {args.pool}, batch {args.batch_size} x {batch[0].shape[1]} tokens (mean length "
-        f"{batch[1].mean():.0f}); data: {source}",
+        f"pool {args.pool}, batch {args.batch_size} x {batch[0].shape[1]} tokens "
+        f"(mean length {batch[1].mean():.0f}); data: {source}",
         "",
         f"equivalence (same weights, same batch): loss minigrad {check['minigrad_loss']:.6f}, "
-        f"torch {check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); gradient "
-        f"norm {check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; largest "
-        f"relative gradient difference {check['worst_gradient_relative_difference']:.1e} "
+        f"torch {check['torch_loss']:.6f} (difference {check['loss_difference']:.1e}); "
+        f"gradient norm {check['minigrad_grad_norm']:.5f} vs {check['torch_grad_norm']:.5f}; "
+        f"largest relative gradient difference {check['worst_gradient_relative_difference']:.1e} "
         f"({check['worst_gradient']})",
         "",
         f"speed: median of {args.repeats} steps after {args.warmup} warm-up steps, each "
@@ -491,9 +490,9 @@ def report(args, source, batch, check, timings, memory):
     ]
     for name, r in timings.items():
         lines.append(
-            f"| {name} | {r['threads']} | {r['median']:.3f} | {r['min']:.3f} - {r['max']:.3f} | "
-            f"{r['setup']:.1f} | {r['first_step']:.2f} | "
-            f"{r['median'] / timings['minigrad']['median']:.2f} | {r['load']} |"
+            f"| {name} | {r['threads']} | {r['median']:.3f} "
+            f"| {r['min']:.3f} - {r['max']:.3f} | {r['setup']:.1f} | {r['first_step']:.2f} "
+            f"| {r['median'] / timings['minigrad']['median']:.2f} | {r['load']} |"
         )
     if memory:
         third, mine = memory["minigrad"]["third"], memory["minigrad"]
@@ -508,17 +507,17 @@ def report(args, source, batch, check, timings, memory):
         ]
         for name, r in memory.items():
             lines.append(
-                f"| {name} | {r['rss_before']:.0f} | {r['peak']:.0f} | "
-                f"{r['peak'] - r['rss_before']:.0f} | {r['rss_at_third']:.0f} | "
-                f"{r['rss_at_end']:.0f} | {r['median_step']:.3f} | {r['first_loss']:.4f} -> "
-                f"{r['last_loss']:.4f} |"
+                f"| {name} | {r['rss_before']:.0f} | {r['peak']:.0f} "
+                f"| {r['peak'] - r['rss_before']:.0f} | {r['rss_at_third']:.0f} "
+                f"| {r['rss_at_end']:.0f} | {r['median_step']:.3f} "
+                f"| {r['first_loss']:.4f} -> {r['last_loss']:.4f} |"
             )
         lines += [
             "",
-            f"peak RSS minigrad / torch: {mine['peak'] / memory['torch']['peak']:.2f}; minigrad "
-            f"RSS from step {third} to {args.steps}: "
-            f"{mine['rss_at_end'] - mine['rss_at_third']:+.0f} MiB (highest after step {third}: "
-            f"{mine['max_rss_after_third']:.0f} MiB)",
+            f"peak RSS minigrad / torch: {mine['peak'] / memory['torch']['peak']:.2f}; "
+            f"minigrad RSS from step {third} to {args.steps}: "
+            f"{mine['rss_at_end'] - mine['rss_at_third']:+.0f} MiB "
+            f"(highest after step {third}: {mine['max_rss_after_third']:.0f} MiB)",
         ]
     return "\n".join(lines) + "\n"
 

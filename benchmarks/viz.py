@@ -84,8 +84,8 @@ def main():
     print(f"engine graph walk (topological sort):     {walk * 1e3:8.1f} ms")
     print(f"mg.viz.trace (vertices and edges):        {traced * 1e3:8.1f} ms")
     print(
-        f"draw(...).source, highlight + show_grad:  {full * 1e3:8.1f} ms  ({full / walk:.0f}x the "
-        f"walk, {full / drawn * 1e6:.1f} us per node)"
+        f"draw(...).source, highlight + show_grad:  {full * 1e3:8.1f} ms  "
+        f"({full / walk:.0f}x the walk, {full / drawn * 1e6:.1f} us per node)"
     )
     print(
         f"draw(..., collapse=Recurrence).source:    {collapsed * 1e3:8.1f} ms  "

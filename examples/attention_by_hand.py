@@ -57,9 +57,8 @@ CHAPTER_EMBEDDINGS = np.array(
 )
 CHAPTER_QUERY_WEIGHT = np.array([[0.0, 1.0], [2.0, -1.0]], dtype=np.float32)
 CHAPTER_KEY_WEIGHT = np.eye(2, dtype=np.float32)
-CHAPTER_VALUE_WEIGHT = np.eye(
-    2, dtype=np.float32
-)  # values = word vectors: the output reads directly
+# values = word vectors: the output reads directly
+CHAPTER_VALUE_WEIGHT = np.eye(2, dtype=np.float32)
 CHAPTER_QUERY_WORD = "it"
 
 

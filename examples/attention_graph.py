@@ -37,9 +37,8 @@ def attention_graph():
     """One self-attention layer on 3 tokens, forward, loss, backward -> its graph
     (graphviz.Digraph)."""
     mg.manual_seed(0)
-    attention = nn.SelfAttention(
-        4, fused=False
-    )  # the textbook's steps as separate nodes, for the picture
+    # the textbook's steps as separate nodes, for the picture
+    attention = nn.SelfAttention(4, fused=False)
     tokens = mg.randn(1, 3, 4)  # (batch, tokens, features)
     tokens.name = "tokens"
     tokens.requires_grad_()  # in a real model they come from an embedding, which learns too

@@ -31,8 +31,8 @@ def main(argv=None):
     parser.add_argument(
         "--host",
         default="127.0.0.1",
-        help="address to bind; the default serves this computer only (0.0.0.0 opens it to the "
-        "network)",
+        help="address to bind; the default serves this computer only "
+        "(0.0.0.0 opens it to the network)",
     )
     parser.add_argument(
         "--runs", default="runs", help="where examples/sentiment/train.py wrote its checkpoints"

@@ -91,9 +91,8 @@ class AttentionClassifier(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.attention = nn.SelfAttention(
-            FEATURES, fused=False
-        )  # drawn step by step (MatMul, Softmax, MatMul)
+        # drawn step by step (MatMul, Softmax, MatMul)
+        self.attention = nn.SelfAttention(FEATURES, fused=False)
         self.pool = nn.MeanPooling()
         self.classifier = nn.Linear(FEATURES, 2)
 
@@ -208,8 +207,8 @@ def main(images=IMAGES):
         "gives nearly every sentence the same confident answer)"
     )
     print_table(
-        f'Attention each word of "{" ".join(FIXED_SENTENCE)}" receives (column means of its '
-        "weights)",
+        f'Attention each word of "{" ".join(FIXED_SENTENCE)}" receives '
+        "(column means of its weights)",
         ["step", *FIXED_SENTENCE],
         [(h["step"], *h["received"]) for h in history],
     )

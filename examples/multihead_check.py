@@ -59,15 +59,13 @@ def heads_by_hand(x, lengths):
     outputs (B, T, 4)."""
     batch, steps, model_dim = x.shape
     head_dim = model_dim // NUM_HEADS
-    keys_allowed = (np.arange(steps) < lengths[:, None])[
-        :, None, :
-    ]  # (B, 1, T_key): the real tokens
+    # (B, 1, T_key): the real tokens
+    keys_allowed = (np.arange(steps) < lengths[:, None])[:, None, :]
     x = mg.tensor(x)
     weights, outputs = [], []
     for head in range(NUM_HEADS):
-        columns = slice(
-            head * head_dim, (head + 1) * head_dim
-        )  # this head's columns of W_Q, W_K, W_V
+        # this head's columns of W_Q, W_K, W_V
+        columns = slice(head * head_dim, (head + 1) * head_dim)
         queries = x @ mg.tensor(MATRICES["query_weight"][:, columns])
         keys = x @ mg.tensor(MATRICES["key_weight"][:, columns])
         values = x @ mg.tensor(MATRICES["value_weight"][:, columns])
@@ -75,9 +73,8 @@ def heads_by_hand(x, lengths):
         head_weights = mg.masked_softmax(scores, keys_allowed, scale=1 / math.sqrt(head_dim))
         weights.append(head_weights.numpy())
         outputs.append(head_weights @ values)
-    merged = mg.cat(outputs, dim=-1) @ mg.tensor(
-        MATRICES["output_weight"]
-    )  # heads side by side, then W_O
+    # heads side by side, then W_O
+    merged = mg.cat(outputs, dim=-1) @ mg.tensor(MATRICES["output_weight"])
     return np.stack(weights, axis=1), merged.numpy()
 
 

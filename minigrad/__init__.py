@@ -19,43 +19,12 @@ from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .amp import autocast, bfloat16, float16, half
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .engine.grad_mode import is_inference_mode_enabled
-from .creation import (
-    arange,
-    as_tensor,
-    bernoulli,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    get_rng_state,
-    linspace,
-    multinomial,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    randperm,
-    set_rng_state,
-    tensor,
-    zeros,
-    zeros_like,
-)
-from .dtypes import (
-    bool_ as bool,
-    float32,
-    float64,
-    get_default_dtype,
-    int32,
-    int64,
-    set_default_dtype,
-    uint8,
-)
+from .creation import arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy
+from .creation import full, full_like, get_rng_state, linspace, multinomial
+from .creation import normal, ones, ones_like, rand, rand_like, randint, randn
+from .creation import randn_like, randperm, set_rng_state, tensor, zeros, zeros_like
+from .dtypes import bool_ as bool, float32, float64, get_default_dtype
+from .dtypes import int32, int64, set_default_dtype, uint8
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
 from .gradcheck import GradcheckError, gradcheck
 from .io import load, load_safetensors, save, save_safetensors
@@ -91,78 +60,21 @@ def compile(model=None, **options):
 # What `from minigrad import *` gives: the ops' public names (registry.exported() leaves out
 # those that shadow Python's builtins: sum, max, min, abs, all, any, pow, round; reached as mg.sum
 # ...) and the names below, without bool, float and int; no numpy.
+# fmt: off
 __all__ = [
-    "Tensor",
-    "Parameter",
-    "Function",
-    "tensor",
-    "as_tensor",
-    "from_numpy",
-    "is_tensor",
-    "zeros",
-    "ones",
-    "empty",
-    "full",
-    "eye",
-    "arange",
-    "linspace",
-    "zeros_like",
-    "ones_like",
-    "empty_like",
-    "full_like",
-    "randn",
-    "rand",
-    "randint",
-    "randperm",
-    "multinomial",
-    "randn_like",
-    "rand_like",
-    "manual_seed",
-    "Generator",
-    "default_generator",
-    "get_rng_state",
-    "set_rng_state",
-    "bernoulli",
-    "normal",
-    "float32",
-    "float64",
-    "int64",
-    "int32",
-    "uint8",
-    "long",
-    "double",
-    "get_default_dtype",
-    "set_default_dtype",
-    "no_grad",
-    "enable_grad",
-    "inference_mode",
-    "is_inference_mode_enabled",
-    "is_grad_enabled",
-    "set_grad_enabled",
-    "gradcheck",
-    "GradcheckError",
-    "save",
-    "load",
-    "save_safetensors",
-    "load_safetensors",
-    "device",
-    "accelerator",
-    "cuda",
-    "backends",
-    "amp",
-    "autocast",
-    "set_float32_matmul_precision",
-    "get_float32_matmul_precision",
-    "optim",
-    "parallel",
-    "viz",
-    "nn",
-    "ShapeError",
-    "DTypeError",
-    "DimError",
-    "ArgumentError",
-    *_registry.exported(),
+    "Tensor", "Parameter", "Function", "tensor", "as_tensor", "from_numpy", "is_tensor",
+    "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "zeros_like", "ones_like",
+    "empty_like", "full_like", "randn", "rand", "randint", "randperm", "multinomial",
+    "randn_like", "rand_like", "manual_seed", "Generator", "default_generator",
+    "get_rng_state", "set_rng_state", "bernoulli", "normal", "float32", "float64", "int64",
+    "int32", "uint8", "long", "double", "get_default_dtype", "set_default_dtype", "no_grad",
+    "enable_grad", "inference_mode", "is_inference_mode_enabled", "is_grad_enabled",
+    "set_grad_enabled", "gradcheck", "GradcheckError", "save", "load", "save_safetensors",
+    "load_safetensors", "device", "accelerator", "cuda", "backends", "amp", "autocast",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "optim", "parallel", "viz",
+    "nn", "ShapeError", "DTypeError", "DimError", "ArgumentError", *_registry.exported(),
 ]
+# fmt: on
 
 
 def __getattr__(name):

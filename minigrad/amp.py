@@ -73,8 +73,8 @@ class autocast:
             if dtype is None or isinstance(dtype, MissingDType):
                 asked = "bfloat16 (torch's CPU default)" if dtype is None else dtype.name
                 raise DTypeError(
-                    f"mg.autocast: minigrad computes in float32 or float64 only; got dtype "
-                    f"{asked}. Pass dtype=mg.float32, or enabled=False"
+                    "mg.autocast: minigrad computes in float32 or float64 only; "
+                    f"got dtype {asked}. Pass dtype=mg.float32, or enabled=False"
                 )
             if dtypes.as_dtype(dtype) not in dtypes.FLOAT_DTYPES:
                 raise DTypeError(
@@ -119,8 +119,8 @@ class GradScaler:
         device = _device_type(device, "mg.amp.GradScaler")
         if enabled and device != "cpu":
             warnings.warn(
-                f"mg.amp.GradScaler: device {device!r} is not available (minigrad runs on the "
-                "CPU only); the scaler is disabled",
+                f"mg.amp.GradScaler: device {device!r} is not available "
+                "(minigrad runs on the CPU only); the scaler is disabled",
                 stacklevel=2,
             )
             enabled = False

@@ -74,8 +74,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     backward passes here compute with numpy arrays, not with recorded ops."""
     if create_graph:
         raise NotImplementedError(
-            "grad: create_graph=True (higher-order gradients) is not supported; minigrad's "
-            "backward passes compute with numpy arrays, not recorded ops"
+            "grad: create_graph=True (higher-order gradients) is not supported; "
+            "minigrad's backward passes compute with numpy arrays, not recorded ops"
         )
     outputs, inputs = _as_tensors(outputs, "outputs", "grad"), _as_tensors(inputs, "inputs", "grad")
     for position, tensor in enumerate(inputs):

@@ -197,8 +197,8 @@ def multinomial(input, num_samples, replacement=False, generator=None):
         raise ArgumentError("multinomial: every row of weights needs a positive sum")
     if num_samples <= 0 or (not replacement and num_samples > categories):
         raise ArgumentError(
-            f"multinomial: num_samples must be in [1, {categories}] without replacement (any "
-            f"positive number with it); got {num_samples}"
+            f"multinomial: num_samples must be in [1, {categories}] without replacement "
+            f"(any positive number with it); got {num_samples}"
         )
     if replacement:
         offsets = np.arange(rows.shape[0])[:, None]

@@ -58,9 +58,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
         excess = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
         if excess.size and (worst is None or excess.max() > worst[0]):
-            index = tuple(
-                int(i) for i in np.unravel_index(int(np.argmax(excess)), x.shape)
-            )  # (1, 2), not np.int64s
+            # (1, 2), not np.int64s
+            index = tuple(int(i) for i in np.unravel_index(int(np.argmax(excess)), x.shape))
             worst = (excess.max(), position, index, analytic[index], numeric[index])
     if worst is not None and worst[0] > 0:
         _, position, index, a, n = worst

@@ -81,8 +81,8 @@ def _part_loss(loss_fn, part, weight):
         )
     if loss.numel() != 1:
         raise ShapeError(
-            f"forward_backward: loss_fn must return a single number (a scalar Tensor); got shape "
-            f"{loss.shape}. Reduce it first (.mean() or .sum())."
+            "forward_backward: loss_fn must return a single number (a scalar Tensor); "
+            f"got shape {loss.shape}. Reduce it first (.mean() or .sum())."
         )
     loss.backward(np.full(loss.shape, weight, dtype=loss.dtype))
     return loss.item(), loss.dtype

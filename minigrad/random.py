@@ -120,8 +120,8 @@ def _encode(rng):
     entropy = sequence.entropy
     if not isinstance(entropy, int) or not 0 <= entropy < 2**128 or sequence.spawn_key:
         raise ValueError(
-            "get_state: this generator was not made by minigrad (its seed is not one number below "
-            "2**128)"
+            "get_state: this generator was not made by minigrad "
+            "(its seed is not one number below 2**128)"
         )
     state = bits.state["state"]
     words = [
@@ -145,21 +145,21 @@ def _decode(new_state):
     expected = len(_STATE_TAG) + 8 * _STATE_WORDS
     if array.dtype != np.uint8 or array.shape != (expected,):
         raise ValueError(
-            f"set_state: expected a 1-D uint8 array of {expected} bytes from get_state(); got "
-            f"{array.dtype} of shape {array.shape}"
+            f"set_state: expected a 1-D uint8 array of {expected} bytes from get_state(); "
+            f"got {array.dtype} of shape {array.shape}"
         )
     raw = array.tobytes()
     if raw[: len(_STATE_TAG)] != _STATE_TAG:
         raise ValueError(
-            "set_state: these bytes are not a minigrad generator state (get_state() starts with "
-            f"{_STATE_TAG!r}; this one with {raw[: len(_STATE_TAG)]!r})"
+            "set_state: these bytes are not a minigrad generator state "
+            f"(get_state() starts with {_STATE_TAG!r}; this one with {raw[: len(_STATE_TAG)]!r})"
         )
     words = [int(w) for w in np.frombuffer(raw[len(_STATE_TAG) :], "<u8")]
     seed = words[0] + (words[1] << 64)
     if words[5] % 2 == 0 or words[7] > 1 or (not words[7] and words[8]):
         raise ValueError(
-            "set_state: a damaged generator state (PCG64's increment must be odd, and its buffered "
-            "half empty unless flagged)"
+            "set_state: a damaged generator state "
+            "(PCG64's increment must be odd, and its buffered half empty unless flagged)"
         )
     bits = np.random.PCG64(np.random.SeedSequence(seed, n_children_spawned=words[2]))
     bits.state = {

@@ -119,8 +119,8 @@ def __format__(self, spec):
         return format(self.item(), spec)
     if spec:
         raise TypeError(
-            f"unsupported format string {spec!r} for a tensor of shape {self.shape}; only a "
-            "0-d tensor formats as a number (use .item() or .tolist())"
+            f"unsupported format string {spec!r} for a tensor of shape {self.shape}; "
+            "only a 0-d tensor formats as a number (use .item() or .tolist())"
         )
     return str(self)
 

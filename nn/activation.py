@@ -304,39 +304,17 @@ class Softmax2d(Module):
     def forward(self, x):
         if x.ndim not in (3, 4):
             raise ShapeError(
-                f"Softmax2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input; got shape "
-                f"{x.shape}"
+                "Softmax2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input; "
+                f"got shape {x.shape}"
             )
         return F.softmax(x, -3)
 
 
+# fmt: off
 __all__ = [
-    "Tanh",
-    "Sigmoid",
-    "ReLU",
-    "GELU",
-    "SiLU",
-    "LeakyReLU",
-    "ELU",
-    "Mish",
-    "Hardtanh",
-    "ReLU6",
-    "LogSigmoid",
-    "Softsign",
-    "PReLU",
-    "Softplus",
-    "Softmax",
-    "LogSoftmax",
-    "SELU",
-    "CELU",
-    "GLU",
-    "Hardsigmoid",
-    "Hardswish",
-    "Hardshrink",
-    "Softshrink",
-    "Tanhshrink",
-    "Threshold",
-    "Softmin",
-    "RReLU",
-    "Softmax2d",
+    "Tanh", "Sigmoid", "ReLU", "GELU", "SiLU", "LeakyReLU", "ELU", "Mish",
+    "Hardtanh", "ReLU6", "LogSigmoid", "Softsign", "PReLU", "Softplus", "Softmax",
+    "LogSoftmax", "SELU", "CELU", "GLU", "Hardsigmoid", "Hardswish", "Hardshrink",
+    "Softshrink", "Tanhshrink", "Threshold", "Softmin", "RReLU", "Softmax2d",
 ]
+# fmt: on

@@ -327,9 +327,8 @@ class SelfAttention(Module):
             .reshape(batch * heads, head_dim, steps)
         )  # (B*H, dh, T)
 
-        scores = (queries @ keys_transposed).reshape(
-            batch, heads, steps, steps
-        )  # Q K^T, one batched matmul
+        # Q K^T, one batched matmul
+        scores = (queries @ keys_transposed).reshape(batch, heads, steps, steps)
         weights = mg.masked_softmax(
             scores,
             None if keys_allowed is None else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)

@@ -16,14 +16,8 @@ import minigrad as mg
 from . import init
 from minigrad.ops.attention import AdditiveScore as AdditiveScoreNode, AttentionMean
 
-from .attention import (
-    SelfAttention,
-    _check_input,
-    _check_lengths,
-    _pooling_mask,
-    _read_only,
-    _without_junk_in_padding,
-)
+from .attention import SelfAttention, _check_input, _check_lengths
+from .attention import _pooling_mask, _read_only, _without_junk_in_padding
 from .module import Module, Parameter, parameter_dtype
 
 QUERY_INIT_RANGE = 0.5  # learned queries start Uniform(-0.5, 0.5), as in the textbook
@@ -189,8 +183,8 @@ def self_attention_mean(attention, x, lengths=None):
     weights' mean would need the causal mask) takes the composition."""
     if not isinstance(attention, SelfAttention):
         raise TypeError(
-            f"self_attention_mean: attention must be an nn.SelfAttention; got "
-            f"{type(attention).__name__}"
+            "self_attention_mean: attention must be an nn.SelfAttention; "
+            f"got {type(attention).__name__}"
         )
     _check_input("self_attention_mean", x, attention.model_dim)
     batch, steps, dim = x.shape
@@ -218,10 +212,8 @@ def self_attention_mean(attention, x, lengths=None):
     return pooled
 
 
+# fmt: off
 __all__ = [
-    "AdditiveScore",
-    "DotProductScore",
-    "AttentionPooling",
-    "MeanPooling",
-    "self_attention_mean",
+    "AdditiveScore", "DotProductScore", "AttentionPooling", "MeanPooling", "self_attention_mean",
 ]
+# fmt: on

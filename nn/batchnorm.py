@@ -26,8 +26,8 @@ def batch_norm(
     factor)."""
     if not isinstance(input, mg.Tensor) or input.ndim < 2:
         raise ValueError(
-            f"batch_norm: expected an input of shape (N, C, ...); got "
-            f"{getattr(input, 'shape', type(input).__name__)}"
+            "batch_norm: expected an input of shape (N, C, ...); "
+            f"got {getattr(input, 'shape', type(input).__name__)}"
         )
     channels = input.shape[1]
     shape = (1, channels) + (1,) * (input.ndim - 2)  # broadcasts a (C,) vector over (N, C, ...)
@@ -36,8 +36,8 @@ def batch_norm(
         count = input.numel() // channels
         if count <= 1:
             raise ValueError(
-                f"batch_norm: expected more than 1 value per channel when training; got input of "
-                f"shape {input.shape}"
+                "batch_norm: expected more than 1 value per channel when training; "
+                f"got input of shape {input.shape}"
             )
         mean = input.mean(dim=axes, keepdim=True)
         variance = ((input - mean) ** 2).mean(dim=axes, keepdim=True)
@@ -104,9 +104,9 @@ class _BatchNorm(Module):
             or x.shape[1] != self.num_features
         ):
             raise ValueError(
-                f"{name}: expected an input with {' or '.join(f'{d}' for d in self.dims)} dims and "
-                f"num_features={self.num_features} channels in dim 1; got "
-                f"{getattr(x, 'shape', type(x).__name__)}"
+                f"{name}: expected an input with {' or '.join(f'{d}' for d in self.dims)} "
+                f"dims and num_features={self.num_features} channels in dim 1; "
+                f"got {getattr(x, 'shape', type(x).__name__)}"
             )
         momentum = self.momentum
         if self.training and self.track_running_stats:

@@ -279,6 +279,5 @@ class Fold(Module):
     def extra_repr(self):
         return (
             f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
-            f"dilation={self.dilation}, "
-            f"padding={self.padding}, stride={self.stride}"
+            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
         )

@@ -23,16 +23,8 @@ from minigrad.ops import softmax as _softmax
 from minigrad.ops import celu as _celu
 from minigrad.ops import elu as _elu
 from minigrad.ops import hardtanh as _hardtanh
-from minigrad.ops import (
-    gelu,
-    glu,
-    hardshrink,
-    hardsigmoid,
-    hardswish,
-    softplus,
-    softshrink,
-    tanhshrink,
-)
+from minigrad.ops import gelu, glu, hardshrink, hardsigmoid
+from minigrad.ops import hardswish, softplus, softshrink, tanhshrink
 from minigrad.ops import leaky_relu as _leaky_relu
 from minigrad.ops import rrelu as _rrelu
 from minigrad.ops import selu as _selu
@@ -48,40 +40,16 @@ from minigrad.ops import alpha_dropout, dropout1d, dropout2d, feature_alpha_drop
 from minigrad.ops import embedding
 from minigrad.ops import apply_inplace
 from minigrad.ops import gaussian_nll_loss, poisson_nll_loss
-from minigrad.ops import (
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    huber_loss,
-    kl_div,
-    l1_loss,
-    mse_loss,
-    nll_loss,
-    smooth_l1_loss,
-)
+from minigrad.ops import binary_cross_entropy, binary_cross_entropy_with_logits
+from minigrad.ops import huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss
 from minigrad.ops import cross_entropy
-from minigrad.ops import (
-    cosine_embedding_loss,
-    hinge_embedding_loss,
-    margin_ranking_loss,
-    multi_margin_loss,
-    multilabel_margin_loss,
-    multilabel_soft_margin_loss,
-    soft_margin_loss,
-    triplet_margin_loss,
-    triplet_margin_with_distance_loss,
-)
+from minigrad.ops import cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss
+from minigrad.ops import multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss
+from minigrad.ops import soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss
 from minigrad.ops import layer_norm, rms_norm
 from minigrad.ops import pad
-from minigrad.ops import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_max_pool1d,
-    adaptive_max_pool2d,
-    avg_pool1d,
-    avg_pool2d,
-    max_pool1d,
-    max_pool2d,
-)
+from minigrad.ops import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d
+from minigrad.ops import adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from minigrad.ops import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
 from minigrad.engine import Tensor
 
@@ -213,9 +181,8 @@ def prelu(input, weight):
             f"prelu: weight must be 1-D (one slope, or one per channel); got shape {weight.shape}"
         )
     if weight.shape[0] == 1:
-        slopes = weight.reshape(
-            ()
-        )  # one slope for every element: the output keeps the input's shape
+        # one slope for every element: the output keeps the input's shape
+        slopes = weight.reshape(())
     else:
         if input.ndim < 2 or input.shape[1] != weight.shape[0]:
             raise ValueError(
@@ -241,8 +208,8 @@ def _implicit_dim(name, ndim):
     """torch's legacy choice when dim is not given (0 for 0-, 1- and 3-dim inputs, else 1), with its
     warning."""
     warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
-        f"dim=X as an argument.",
+        f"Implicit dimension choice for {name} has been deprecated. "
+        "Change the call to include dim=X as an argument.",
         stacklevel=3,
     )
     return 0 if ndim in (0, 1, 3) else 1
@@ -294,93 +261,30 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     the floor eps applies, no gradient flows through the norm, as in torch."""
     if not isinstance(input, Tensor) or input.dtype.kind != "f":
         raise DTypeError(
-            "normalize: expected a float32 or float64 tensor; got "
-            f"{getattr(input, 'dtype', type(input).__name__)}"
+            "normalize: expected a float32 or float64 tensor; "
+            f"got {getattr(input, 'dtype', type(input).__name__)}"
         )
     return input / mg.clamp(mg.norm(input, p, dim, keepdim=True), min=eps)
 
 
+# fmt: off
 __all__ = [
-    "linear",
-    "embedding",
-    "dropout",
-    "relu",
-    "gelu",
-    "silu",
-    "leaky_relu",
-    "elu",
-    "softplus",
-    "sigmoid",
-    "selu",
-    "celu",
-    "threshold",
-    "rrelu",
-    "glu",
-    "hardsigmoid",
-    "hardswish",
-    "hardshrink",
-    "softshrink",
-    "tanhshrink",
-    "softmin",
-    "relu_",
-    "elu_",
-    "leaky_relu_",
-    "hardtanh_",
-    "threshold_",
-    "selu_",
-    "celu_",
-    "rrelu_",
-    "mish",
-    "hardtanh",
-    "relu6",
-    "logsigmoid",
-    "softsign",
-    "prelu",
-    "batch_norm",
-    "tanh",
-    "softmax",
-    "log_softmax",
-    "masked_softmax",
-    "one_hot",
-    "pad",
-    "normalize",
-    "layer_norm",
-    "rms_norm",
-    "cross_entropy",
-    "nll_loss",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "mse_loss",
-    "kl_div",
-    "l1_loss",
-    "smooth_l1_loss",
-    "huber_loss",
-    "scaled_dot_product_attention",
-    "cosine_embedding_loss",
-    "margin_ranking_loss",
-    "hinge_embedding_loss",
-    "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
-    "soft_margin_loss",
-    "multilabel_soft_margin_loss",
-    "multi_margin_loss",
-    "multilabel_margin_loss",
-    "poisson_nll_loss",
-    "gaussian_nll_loss",
-    "cosine_similarity",
-    "pairwise_distance",
-    "pdist",
-    "conv1d",
-    "conv2d",
-    "max_pool1d",
-    "max_pool2d",
-    "avg_pool1d",
-    "avg_pool2d",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
+    "linear", "embedding", "dropout", "relu", "gelu", "silu", "leaky_relu", "elu", "softplus",
+    "sigmoid", "selu", "celu", "threshold", "rrelu", "glu", "hardsigmoid", "hardswish",
+    "hardshrink", "softshrink", "tanhshrink", "softmin", "relu_", "elu_", "leaky_relu_",
+    "hardtanh_", "threshold_", "selu_", "celu_", "rrelu_", "mish", "hardtanh", "relu6",
+    "logsigmoid", "softsign", "prelu", "batch_norm", "tanh", "softmax", "log_softmax",
+    "masked_softmax", "one_hot", "pad", "normalize", "layer_norm", "rms_norm", "cross_entropy",
+    "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+    "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "scaled_dot_product_attention",
+    "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "poisson_nll_loss", "gaussian_nll_loss", "cosine_similarity", "pairwise_distance",
+    "pdist", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
 ]
+# fmt: on
 
 # the normalisation, dropout, resampling and transposed convolution functions
 __all__ += [

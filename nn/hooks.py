@@ -155,8 +155,7 @@ class BackwardHooks:
         if not isinstance(output, (Tensor, tuple)):
             warnings.warn(
                 f"{self.name}'s backward hooks will not run: its output is a "
-                f"{type(output).__name__}; "
-                f"they need a Tensor or a tuple of Tensors (as in torch)",
+                f"{type(output).__name__}; they need a Tensor or a tuple of Tensors (as in torch)",
                 stacklevel=4,
             )
             return output
@@ -177,9 +176,8 @@ class BackwardHooks:
             "backward pre-hook",
             "grad_output",
         )
-        if (
-            self.input_positions is None
-        ):  # no input requires grad, so there is no inputs' tap to call the hooks
+        # no input requires grad, so there is no inputs' tap to call the hooks
+        if self.input_positions is None:
             warnings.warn(
                 f"a full backward hook of {self.name} runs with the gradients of the outputs only: "
                 "no input requires grad in this call, so grad_input is all None (as in torch)",
@@ -203,9 +201,8 @@ class BackwardHooks:
         if self.grad_output is None:  # the gradient came to the inputs without passing the outputs
             return grads
         grad_input = [None] * len(self.args)
-        for position, value in enumerate(
-            self.args
-        ):  # torch's zeros for a tensor that does not require grad
+        # torch's zeros for a tensor that does not require grad
+        for position, value in enumerate(self.args):
             if isinstance(value, Tensor):
                 grad_input[position] = Tensor._wrap(np.zeros(value.shape, value.dtype))
         for position, grad in zip(self.input_positions, grads):
@@ -235,14 +232,13 @@ class BackwardHooks:
                 )
             if len(result) != len(expected):
                 raise RuntimeError(
-                    f"a {kind} of {self.name} returned {len(result)} {what}; expected "
-                    f"{len(expected)} (one per "
-                    f"{'positional argument' if what == 'grad_input' else 'output'})"
+                    f"a {kind} of {self.name} returned {len(result)} {what}; "
+                    f"expected {len(expected)} "
+                    f"(one per {'positional argument' if what == 'grad_input' else 'output'})"
                 )
             for position, (new, old) in enumerate(zip(result, expected)):
-                if (
-                    new is None or old is None
-                ):  # None stops a gradient; where there is none, nothing is read
+                # None stops a gradient; where there is none, nothing is read
+                if new is None or old is None:
                     continue
                 if not isinstance(new, Tensor):
                     raise TypeError(

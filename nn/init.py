@@ -28,8 +28,8 @@ def _target(tensor, caller, floats_only=True):
         raise TypeError(f"nn.init.{caller}: expected a Tensor; got {type(tensor).__name__}")
     if floats_only and tensor.dtype.kind != "f":
         raise DTypeError(
-            f"nn.init.{caller}: random values need a float tensor (float32, float64); got dtype "
-            f"{tensor.dtype}"
+            f"nn.init.{caller}: random values need a float tensor (float32, float64); "
+            f"got dtype {tensor.dtype}"
         )
     return tensor.numpy()
 
@@ -57,16 +57,12 @@ def _calculate_fan_in_and_fan_out(tensor):
 
 
 # torch's names for layers whose gain is 1 (a linear map, before any nonlinearity)
+# fmt: off
 _LINEAR = (
-    "linear",
-    "identity",
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
+    "linear", "identity", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
 )
+# fmt: on
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -86,15 +82,15 @@ def calculate_gain(nonlinearity, param=None):
             slope = float(param)
         else:
             raise ValueError(
-                f"calculate_gain: negative_slope must be a number; got {param!r} (not a valid "
-                "number)"
+                "calculate_gain: negative_slope must be a number; "
+                f"got {param!r} (not a valid number)"
             )
         return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4  # torch's value, found empirically
     raise ValueError(
-        f"calculate_gain: Unsupported nonlinearity {nonlinearity!r}; expected one of "
-        f"{', '.join(_LINEAR)}, sigmoid, tanh, relu, leaky_relu, selu"
+        f"calculate_gain: Unsupported nonlinearity {nonlinearity!r}; "
+        f"expected one of {', '.join(_LINEAR)}, sigmoid, tanh, relu, leaky_relu, selu"
     )
 
 
@@ -209,8 +205,8 @@ def dirac_(tensor, groups=1):
     _target(tensor, "dirac_", floats_only=False)
     if tensor.ndim not in (3, 4, 5):
         raise ValueError(
-            f"dirac_: only tensors with 3, 4, or 5 dimensions are supported; got shape "
-            f"{tensor.shape}"
+            "dirac_: only tensors with 3, 4, or 5 dimensions are supported; "
+            f"got shape {tensor.shape}"
         )
     if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
         raise ValueError(f"dirac_: groups must be an integer >= 1; got {groups!r}")
@@ -237,8 +233,8 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     _target(tensor, "orthogonal_")
     if tensor.ndim < 2:
         raise ValueError(
-            f"orthogonal_: only tensors with 2 or more dimensions are supported; got shape "
-            f"{tensor.shape}"
+            "orthogonal_: only tensors with 2 or more dimensions are supported; "
+            f"got shape {tensor.shape}"
         )
     if tensor.numel() == 0:
         return tensor
@@ -271,20 +267,10 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     return _fill(tensor, values, "sparse_")
 
 
+# fmt: off
 __all__ = [
-    "calculate_gain",
-    "uniform_",
-    "normal_",
-    "trunc_normal_",
-    "constant_",
-    "ones_",
-    "zeros_",
-    "eye_",
-    "dirac_",
-    "xavier_uniform_",
-    "xavier_normal_",
-    "kaiming_uniform_",
-    "kaiming_normal_",
-    "orthogonal_",
-    "sparse_",
+    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_",
+    "ones_", "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
 ]
+# fmt: on

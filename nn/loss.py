@@ -40,8 +40,8 @@ class CrossEntropyLoss(_Loss):
         super().__init__(reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise ValueError(
-                "CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0; got "
-                f"{label_smoothing}"
+                "CrossEntropyLoss: label_smoothing must be between 0.0 and 1.0; "
+                f"got {label_smoothing}"
             )
         self._register_weight("weight", weight)
         self.ignore_index, self.label_smoothing = int(ignore_index), float(label_smoothing)
@@ -305,25 +305,12 @@ class GaussianNLLLoss(_Loss):
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
+# fmt: off
 __all__ = [
-    "CrossEntropyLoss",
-    "NLLLoss",
-    "BCELoss",
-    "BCEWithLogitsLoss",
-    "MSELoss",
-    "KLDivLoss",
-    "L1Loss",
-    "SmoothL1Loss",
-    "HuberLoss",
-    "CosineEmbeddingLoss",
-    "MarginRankingLoss",
-    "HingeEmbeddingLoss",
-    "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss",
-    "SoftMarginLoss",
-    "MultiLabelSoftMarginLoss",
-    "MultiMarginLoss",
-    "MultiLabelMarginLoss",
-    "PoissonNLLLoss",
-    "GaussianNLLLoss",
+    "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MSELoss",
+    "KLDivLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CosineEmbeddingLoss",
+    "MarginRankingLoss", "HingeEmbeddingLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss", "MultiLabelMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
 ]
+# fmt: on

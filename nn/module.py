@@ -126,8 +126,8 @@ class Module(ModuleHooks):
             raise KeyError(f"{kind} name must be a non-empty string without '.'; got {name!r}")
         if hasattr(self, name) and name not in registry:
             raise KeyError(
-                f"attribute {name!r} already exists on {type(self).__name__}; choose another "
-                f"{kind} name"
+                f"attribute {name!r} already exists on {type(self).__name__}; "
+                f"choose another {kind} name"
             )
 
     def register_parameter(self, name, parameter):
@@ -375,8 +375,8 @@ class Module(ModuleHooks):
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(
-                f"load_state_dict expects a dict-like state dict (name -> array or Tensor); got "
-                f"{type(state_dict).__name__}"
+                "load_state_dict expects a dict-like state dict (name -> array or Tensor); "
+                f"got {type(state_dict).__name__}"
             )
         own = self.state_dict(keep_vars=True)
         missing = [name for name in own if name not in state_dict]

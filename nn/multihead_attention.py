@@ -68,14 +68,13 @@ class MultiheadAttention(Module):
                 raise TypeError(f"MultiheadAttention: {label} must be an integer; got {value!r}")
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(
-                "MultiheadAttention: embed_dim and num_heads must be > 0; got "
-                f"embed_dim={embed_dim} "
-                f"and num_heads={num_heads}"
+                "MultiheadAttention: embed_dim and num_heads must be > 0; "
+                f"got embed_dim={embed_dim} and num_heads={num_heads}"
             )
         if embed_dim % num_heads:
             raise ValueError(
-                f"MultiheadAttention: embed_dim must be divisible by num_heads; got embed_dim="
-                f"{embed_dim}, num_heads={num_heads}"
+                "MultiheadAttention: embed_dim must be divisible by num_heads; "
+                f"got embed_dim={embed_dim}, num_heads={num_heads}"
             )
         if add_bias_kv or add_zero_attn:
             raise ValueError(
@@ -157,9 +156,9 @@ class MultiheadAttention(Module):
                 raise TypeError(f"{name}: {label} must be a Tensor; got {type(tensor).__name__}")
             if tensor.ndim not in (2, 3) or tensor.shape[-1] != features:
                 raise ShapeError(
-                    f"{name}: {label} must have shape (length, batch, {features}) (batch_first: "
-                    f"(batch, length, {features}); unbatched: (length, {features})); got "
-                    f"{tensor.shape}"
+                    f"{name}: {label} must have shape (length, batch, {features}) "
+                    f"(batch_first: (batch, length, {features}); unbatched: (length, {features})); "
+                    f"got {tensor.shape}"
                 )
             if tensor.dtype.kind != "f":
                 raise DTypeError(f"{name}: {label} must be a float tensor; got {tensor.dtype}")
@@ -172,17 +171,15 @@ class MultiheadAttention(Module):
             raise RuntimeError(
                 f"{name}: is_causal is a hint that attn_mask is the causal mask; pass attn_mask too"
             )
-        causal = (
-            bool(is_causal) and key_padding_mask is None and not need_weights
-        )  # torch's use of the hint
+        # torch's use of the hint
+        causal = bool(is_causal) and key_padding_mask is None and not need_weights
         if causal:
-            replaced = _as_mask(
-                attn_mask
-            )  # torch still checks the dtype and dims of the mask the hint replaces
+            # torch still checks the dtype and dims of the mask the hint replaces
+            replaced = _as_mask(attn_mask)
             if replaced.ndim not in (2, 3):
                 raise ShapeError(
-                    f"{name}: attn_mask must be 2-D (L, S) or 3-D (batch * num_heads, L, S); got "
-                    f"shape {replaced.shape}"
+                    f"{name}: attn_mask must be 2-D (L, S) or 3-D (batch * num_heads, L, S); "
+                    f"got shape {replaced.shape}"
                 )
             attn_mask = None
         unbatched, same = query.ndim == 2, query is key and key is value
@@ -198,9 +195,9 @@ class MultiheadAttention(Module):
         batch, length, sources = query.shape[0], query.shape[1], key.shape[1]
         if key.shape[:2] != value.shape[:2] or key.shape[0] != batch:
             raise ShapeError(
-                f"{name}: key and value must have the same length and batch as each other, and the "
-                f"batch of query; got shapes {tuple(key.shape)}, {tuple(value.shape)} for query "
-                f"{tuple(query.shape)} (batch first)"
+                f"{name}: key and value must have the same length and batch as each other, "
+                f"and the batch of query; got shapes {tuple(key.shape)}, "
+                f"{tuple(value.shape)} for query {tuple(query.shape)} (batch first)"
             )
         mask = self._mask(
             attn_mask, key_padding_mask, batch, length, sources, query.dtype, need_weights
@@ -283,8 +280,9 @@ class MultiheadAttention(Module):
                 if m is not None
             )
             raise DTypeError(
-                f"MultiheadAttention: float masks must have the query's dtype {np.dtype(dtype)}"
-                f"{'' if need_weights else ' or float32'} (or be bool), as in torch; got {given}"
+                "MultiheadAttention: float masks must have the query's dtype "
+                f"{np.dtype(dtype)}{'' if need_weights else ' or float32'} (or be bool), "
+                f"as in torch; got {given}"
             )
         return merged.astype(dtype)
 
@@ -300,7 +298,7 @@ def _as_mask(mask):
     array = mask.numpy() if isinstance(mask, mg.Tensor) else np.asarray(mask)
     if array.dtype != np.bool_ and array.dtype.kind != "f":
         raise DTypeError(
-            f"MultiheadAttention: masks must be bool (True = masked) or float (added to the "
-            f"scores); got {array.dtype}"
+            "MultiheadAttention: masks must be bool (True = masked) or float "
+            f"(added to the scores); got {array.dtype}"
         )
     return array

@@ -31,14 +31,11 @@ from minigrad.ops import pad
 from .batchnorm import _BatchNorm, batch_norm
 from .module import Module, Parameter, parameter_dtype
 
+# fmt: off
 __all__ = [
-    "LayerNorm",
-    "RMSNorm",
-    "GroupNorm",
-    "InstanceNorm1d",
-    "InstanceNorm2d",
-    "LocalResponseNorm",
+    "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm",
 ]
+# fmt: on
 
 
 def _per_channel(out, weight, bias):
@@ -54,8 +51,8 @@ def _check_input(op, input, minimum_ndim):
         raise TypeError(f"{op}: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim < minimum_ndim:
         raise ShapeError(
-            f"{op}: expected an input of at least {minimum_ndim} dims (N, C, ...); got input of "
-            f"shape {input.shape}"
+            f"{op}: expected an input of at least {minimum_ndim} dims (N, C, ...); "
+            f"got input of shape {input.shape}"
         )
 
 
@@ -76,8 +73,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     for name, value in (("weight", weight), ("bias", bias)):
         if value is not None and value.shape != (channels,):
             raise ShapeError(
-                f"group_norm: expected {name} of shape ({channels},) (one per channel); got "
-                f"{value.shape}"
+                f"group_norm: expected {name} of shape ({channels},) (one per channel); "
+                f"got {value.shape}"
             )
     groups = input.reshape(batch, num_groups, -1)  # each row: one group's channels and positions
     return _per_channel(
@@ -102,8 +99,8 @@ def instance_norm(
     batch, channels = input.shape[:2]
     if use_input_stats and math.prod(input.shape[2:]) <= 1:
         raise ShapeError(
-            f"instance_norm: expected more than 1 spatial element when training; got input of "
-            f"shape {input.shape}"
+            "instance_norm: expected more than 1 spatial element when training; "
+            f"got input of shape {input.shape}"
         )
     # the batch as one sample of N * C channels, with the (C,) statistics repeated for each sample
     planes = input.reshape((1, batch * channels) + input.shape[2:])
@@ -144,8 +141,8 @@ def _normalized_shape(name, value):
     )
     if not shape or min(shape) < 0:
         raise ArgumentError(
-            f"{name}: normalized_shape must be a size >= 0 or a non-empty tuple of them; got "
-            f"{value!r}"
+            f"{name}: normalized_shape must be a size >= 0 or a non-empty tuple of them; "
+            f"got {value!r}"
         )
     return shape
 
@@ -194,8 +191,7 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (
             f"{self.normalized_shape}, eps={self.eps}, "
-            f"elementwise_affine={self.elementwise_affine}, "
-            f"bias={self.bias is not None}"
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
         )  # as torch prints it
 
 
@@ -300,9 +296,9 @@ class _InstanceNorm(_BatchNorm):
                     f"({self.num_features}); got input of shape {x.shape}"
                 )
             warnings.warn(
-                f"input's size at dim={channel_dim} does not match num_features. You can silence "
-                "this warning by not passing in num_features, which is not used because "
-                "affine=False",
+                f"input's size at dim={channel_dim} does not match num_features. "
+                "You can silence this warning by not passing in num_features, "
+                "which is not used because affine=False",
                 stacklevel=2,
             )
         batched = x.unsqueeze(0) if x.ndim == unbatched else x

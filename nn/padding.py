@@ -15,18 +15,12 @@ from minigrad.ops import pad
 
 from .module import Module
 
+# fmt: off
 __all__ = [
-    "ZeroPad1d",
-    "ZeroPad2d",
-    "ConstantPad1d",
-    "ConstantPad2d",
-    "ReflectionPad1d",
-    "ReflectionPad2d",
-    "ReplicationPad1d",
-    "ReplicationPad2d",
-    "CircularPad1d",
-    "CircularPad2d",
+    "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d",
+    "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d",
 ]
+# fmt: on
 
 _LAYOUT = {1: "(C, L) or (N, C, L)", 2: "(C, H, W) or (N, C, H, W)"}
 

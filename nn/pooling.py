@@ -5,16 +5,12 @@ settings kept (and shown in repr as torch shows them); none has weights."""
 from . import functional as F
 from .module import Module
 
+# fmt: off
 __all__ = [
-    "MaxPool1d",
-    "MaxPool2d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
 ]
+# fmt: on
 
 
 class _Pool(Module):

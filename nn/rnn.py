@@ -198,8 +198,8 @@ def _unbatched_call(module, x, lengths, hx):
     and out, and output (T, D * H)."""
     if lengths is not None:
         raise ArgumentError(
-            f"{type(module).__name__}: lengths are for a padded batch; unbatched input of shape "
-            f"{x.shape} is one sequence of {x.shape[0]} steps"
+            f"{type(module).__name__}: lengths are for a padded batch; "
+            f"unbatched input of shape {x.shape} is one sequence of {x.shape[0]} steps"
         )
     states = [state.unsqueeze(1) for state in _checked_states(module, x, hx)]
     batch_dim = 0 if module.batch_first else 1
@@ -243,10 +243,9 @@ def _refuse_lengths_as_state(module, hx):
     if looks_like_lengths:
         name = type(module).__name__
         raise TypeError(
-            f"{name}.forward(input, hx=None, *, lengths=None): the second argument is the "
-            "initial state hx, as in torch; got what looks like lengths "
-            f"{np.asarray(values).tolist()}"
-            f"; pass them by name: {name.lower()}(x, lengths=...)"
+            f"{name}.forward(input, hx=None, *, lengths=None): the second argument is the initial "
+            f"state hx, as in torch; got what looks like lengths {np.asarray(values).tolist()}; "
+            f"pass them by name: {name.lower()}(x, lengths=...)"
         )
 
 

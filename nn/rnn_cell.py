@@ -85,8 +85,8 @@ def _cell_parameters(cell, gates, input_size, hidden_size, bias, device, dtype):
     weight_ih (gates * H, I), weight_hh (gates * H, H), bias_ih, bias_hh (gates * H,) or None."""
     if input_size < 1 or hidden_size < 1:
         raise ArgumentError(
-            f"{type(cell).__name__}: input_size and hidden_size must be >= 1; got {input_size} and "
-            f"{hidden_size}"
+            f"{type(cell).__name__}: input_size and hidden_size must be >= 1; "
+            f"got {input_size} and {hidden_size}"
         )
     dtype = parameter_dtype(dtype, device, type(cell).__name__)
     cell.input_size, cell.hidden_size = int(input_size), int(hidden_size)

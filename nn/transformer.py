@@ -58,8 +58,8 @@ class _TransformerLayer(Module):
             )
         if not isinstance(activation, str) and not callable(activation):
             raise TypeError(
-                f"{layer}: activation must be 'relu', 'gelu' or a function; got "
-                f"{type(activation).__name__}"
+                f"{layer}: activation must be 'relu', 'gelu' or a function; "
+                f"got {type(activation).__name__}"
             )
         factory = dict(device=device, dtype=dtype)
         attention = dict(dropout=dropout, bias=bias, batch_first=batch_first, **factory)
@@ -352,13 +352,13 @@ class Transformer(Module):
         batch_axis = 0 if self.batch_first else 1
         if src.ndim == 3 and (tgt.ndim != 3 or src.shape[batch_axis] != tgt.shape[batch_axis]):
             raise ShapeError(
-                f"Transformer: src and tgt must have the same batch size (axis {batch_axis}); got "
-                f"shapes {src.shape} and {tgt.shape}"
+                f"Transformer: src and tgt must have the same batch size (axis {batch_axis}); "
+                f"got shapes {src.shape} and {tgt.shape}"
             )
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise ShapeError(
-                f"Transformer: src and tgt must have d_model={self.d_model} features; got shapes "
-                f"{src.shape} and {tgt.shape}"
+                f"Transformer: src and tgt must have d_model={self.d_model} features; "
+                f"got shapes {src.shape} and {tgt.shape}"
             )
         memory = self.encoder(
             src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
@@ -450,10 +450,9 @@ def _copies(name, argument, layer, num_layers):
     return ModuleList([copy.deepcopy(layer) for _ in range(int(num_layers))])
 
 
+# fmt: off
 __all__ = [
-    "TransformerEncoderLayer",
-    "TransformerEncoder",
-    "TransformerDecoderLayer",
-    "TransformerDecoder",
-    "Transformer",
+    "TransformerEncoderLayer", "TransformerEncoder",
+    "TransformerDecoderLayer", "TransformerDecoder", "Transformer",
 ]
+# fmt: on

@@ -118,13 +118,12 @@ def sinusoidal_encoding(length, model_dim, dtype=np.float32):
     """
     if length < 0 or model_dim < 1:
         raise ValueError(
-            f"sinusoidal_encoding: expected length >= 0 and model_dim >= 1; got {length} and "
-            f"{model_dim}"
+            "sinusoidal_encoding: expected length >= 0 and model_dim >= 1; "
+            f"got {length} and {model_dim}"
         )
     positions = np.arange(length, dtype=np.float64)[:, None]
-    frequencies = np.exp(
-        -math.log(10000.0) * np.arange(0, model_dim, 2) / model_dim
-    )  # 1 / 10000^(2i/d)
+    # 1 / 10000^(2i/d)
+    frequencies = np.exp(-math.log(10000.0) * np.arange(0, model_dim, 2) / model_dim)
     angles = positions * frequencies  # (length, ceil(model_dim / 2))
     table = np.empty((length, model_dim))
     table[:, 0::2] = np.sin(angles)
@@ -148,9 +147,8 @@ class SinusoidalPositionalEncoding(Module):
         steps = _check_positions(
             "SinusoidalPositionalEncoding", x, offset, self.max_length, self.model_dim
         )
-        dtype = (
-            x.dtype if x.dtype.kind == "f" else parameter_dtype()
-        )  # an int or bool x is promoted, as in torch
+        # an int or bool x is promoted, as in torch
+        dtype = x.dtype if x.dtype.kind == "f" else parameter_dtype()
         if dtype not in self._tables:
             self._tables[dtype] = sinusoidal_encoding(self.max_length, self.model_dim, dtype)
         return x + mg.tensor(self._tables[dtype][offset : offset + steps])
@@ -221,8 +219,8 @@ class TransformerBlock(Module):
             )
         if x.ndim != 3 or x.shape[-1] != self.model_dim:
             raise ShapeError(
-                f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); got "
-                f"{x.shape}"
+                f"TransformerBlock: expected input of shape (batch, time, {self.model_dim}); "
+                f"got {x.shape}"
             )
         x = residual(
             x,
@@ -239,10 +237,9 @@ class TransformerBlock(Module):
         )
 
 
+# fmt: off
 __all__ = [
-    "FeedForward",
-    "PositionalEmbedding",
-    "SinusoidalPositionalEncoding",
-    "sinusoidal_encoding",
-    "TransformerBlock",
+    "FeedForward", "PositionalEmbedding", "SinusoidalPositionalEncoding",
+    "sinusoidal_encoding", "TransformerBlock",
 ]
+# fmt: on

@@ -6,14 +6,12 @@ fixed."""
 from . import functional as F
 from .module import Module
 
+# fmt: off
 __all__ = [
-    "Upsample",
-    "UpsamplingNearest2d",
-    "UpsamplingBilinear2d",
-    "PixelShuffle",
-    "PixelUnshuffle",
-    "ChannelShuffle",
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
 ]
+# fmt: on
 
 
 class Upsample(Module):

@@ -33,9 +33,8 @@ def layer_pair(name, args, kwargs, dtype):
     theirs = getattr(torch.nn, name)(*args, **kwargs)
     if list(ours.parameters()) or list(ours.buffers()):
         ours = ours.to(dtype) if hasattr(ours, "to") else ours
-        for (
-            parameter
-        ) in ours.parameters():  # not the init's ones and zeros: every gradient then shows
+        # not the init's ones and zeros: every gradient then shows
+        for parameter in ours.parameters():
             parameter.numpy()[...] = normal(*parameter.shape, seed=9) * 0.5 + 1
         theirs = copy_state_to_torch(ours, theirs, dtype)
     return ours, theirs

@@ -277,9 +277,9 @@ def raises_like_torch(ours_fn, torch_fn, must_mention=(), expected=None):
         ours_fn()
     expected = type(theirs.value) if expected is None else expected
     assert isinstance(ours.value, expected), (
-        f"torch raises {type(theirs.value).__name__} ({theirs.value}); minigrad raises "
-        f"{type(ours.value).__mro__} ({ours.value}), which `except {expected.__name__}` does not "
-        "catch"
+        f"torch raises {type(theirs.value).__name__} ({theirs.value}); "
+        f"minigrad raises {type(ours.value).__mro__} ({ours.value}), "
+        f"which `except {expected.__name__}` does not catch"
     )
     for word in must_mention:
         assert str(word) in str(ours.value), (word, str(ours.value))

@@ -160,9 +160,8 @@ class Case:
     def draw(self, draw):
         shapes = self.shapes(draw)
         floats = [d for d in self.dtypes if d in FLOATS]
-        dtype = draw.choice(
-            self.dtypes if not floats or draw.integer(0, 2) == 0 else floats
-        )  # mostly floats
+        # mostly floats
+        dtype = draw.choice(self.dtypes if not floats or draw.integer(0, 2) == 0 else floats)
         return (
             shapes,
             dtype,
@@ -257,9 +256,8 @@ def _unflatten(B, p, x):
 
 
 def _scatter_add(B, p, x, src):
-    index_shape = p.smaller(
-        x.shape, extra=0
-    )  # src cut to the index's shape: torch's backward needs them equal
+    # src cut to the index's shape: torch's backward needs them equal
+    index_shape = p.smaller(x.shape, extra=0)
     index = p.index(p.size(x.shape), index_shape)
     return B.scatter_add(x, p.dim, B.tensor(index), src[tuple(slice(0, s) for s in index_shape)])
 

@@ -90,9 +90,8 @@ def test_every_output_element_is_checked_not_just_the_sum():
     x = np.array([0.5, -1.0, 2.0])
     leaf = mg.tensor(x, requires_grad=True)
     DoubleIgnoringGrad.apply(leaf).sum().backward()
-    np.testing.assert_array_equal(
-        leaf.grad.numpy(), [2.0, 2.0, 2.0]
-    )  # right by luck for a plain sum
+    # right by luck for a plain sum
+    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 2.0, 2.0])
     with pytest.raises(GradcheckError):
         mg.gradcheck(lambda t: DoubleIgnoringGrad.apply(t), [x])
 
@@ -131,9 +130,8 @@ def test_inputs_become_float64_copies_and_integers_pass_through():
 
     assert mg.gradcheck(fn, [x, index])
     assert seen[0] == (np.float64, True, np.int64)
-    np.testing.assert_array_equal(
-        x.numpy(), [[1.0, 2.0], [3.0, 4.0]]
-    )  # the caller's tensor is untouched
+    # the caller's tensor is untouched
+    np.testing.assert_array_equal(x.numpy(), [[1.0, 2.0], [3.0, 4.0]])
     assert x.grad is None
     # one analytic pass plus two evaluations per element of the float input
     assert len(seen) == 1 + 2 * 4

@@ -32,9 +32,8 @@ def gnu_sparse_header(name, real_size):
     info = tarfile.TarInfo(name)
     info.type, info.size = tarfile.GNUTYPE_SPARSE, 1
     header = bytearray(info.tobuf(format=tarfile.GNU_FORMAT))
-    header[386:410] = _octal(real_size - 1, 12) + _octal(
-        1, 12
-    )  # sparse map: (offset, bytes stored)
+    # sparse map: (offset, bytes stored)
+    header[386:410] = _octal(real_size - 1, 12) + _octal(1, 12)
     header[483:495] = _octal(real_size, 12)  # the file's real size
     header[148:156] = b" " * 8
     header[148:156] = b"%06o\0 " % sum(header)  # header checksum
@@ -59,9 +58,8 @@ def test_a_sparse_member_claiming_gigabytes_is_refused_before_allocating(tmp_pat
 
 
 def test_a_huge_member_that_is_not_a_review_counts_against_the_total(tmp_path):
-    path = tiny_bomb(
-        tmp_path / "bomb.tar.gz", "aclImdb/imdbEr.txt", GIGABYTES
-    )  # would be skipped, for hours
+    # would be skipped, for hours
+    path = tiny_bomb(tmp_path / "bomb.tar.gz", "aclImdb/imdbEr.txt", GIGABYTES)
     with pytest.raises(ValueError, match=f"{path} holds more than 1,073,741,824 bytes of files"):
         data.load_imdb(path, progress=False)
 

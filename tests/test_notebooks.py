@@ -20,14 +20,12 @@ from notebooks import course, execute
 NOTEBOOKS = execute.NOTEBOOKS
 MAX_FILE_BYTES = 500_000
 MAX_OUTPUT_BYTES = 150_000
+# fmt: off
 COURSE = [
-    "01_autograd_from_scratch.ipynb",
-    "02_attention_by_hand.ipynb",
-    "03_four_matrices.ipynb",
-    "04_imdb.ipynb",
-    "05_language_model.ipynb",
-    "06_coming_from_pytorch.ipynb",
+    "01_autograd_from_scratch.ipynb", "02_attention_by_hand.ipynb", "03_four_matrices.ipynb",
+    "04_imdb.ipynb", "05_language_model.ipynb", "06_coming_from_pytorch.ipynb",
 ]
+# fmt: on
 
 
 def test_the_six_notebooks_of_the_course_are_there_in_order():

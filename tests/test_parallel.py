@@ -380,9 +380,8 @@ def test_adds_to_existing_gradients_like_a_second_backward(name, parts):
     assert_grads_equal(grads(model), before)
     existing = [p.grad for p in model.parameters()]
     forward_backward(loss_fn, *second, parts=parts)
-    assert all(
-        p.grad is grad for p, grad in zip(model.parameters(), existing)
-    )  # added into, in place
+    # added into, in place
+    assert all(p.grad is grad for p, grad in zip(model.parameters(), existing))
     if parts == 1:
         assert_grads_equal(grads(model), expected)
     else:
@@ -732,9 +731,8 @@ def test_the_last_part_running_gets_the_other_cores_back():
 
     forward_backward(loss_fn, np.repeat(np.arange(8.0)[:, None], 3, axis=1), parts=2)
     assert seen == {True: (True, True), False: (False, False)}
-    np.testing.assert_array_equal(
-        w.grad.numpy(), np.full(3, 28.0 / 2)
-    )  # mean weights: (0+..+7) / 2
+    # mean weights: (0+..+7) / 2
+    np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 28.0 / 2))
 
 
 def test_without_threads_every_part_runs_on_the_calling_thread(sequential):
@@ -769,9 +767,8 @@ def test_batch_tensors_get_their_gradient_through_the_cut(parts):
         [x_parallel.grad.numpy(), t_parallel.grad.numpy()],
         [x_plain.grad.numpy(), t_plain.grad.numpy()],
     )
-    assert np.all(
-        x_parallel.grad.numpy()[np.arange(4)[None, :] >= lengths[:, None]] == 0
-    )  # padding
+    # padding
+    assert np.all(x_parallel.grad.numpy()[np.arange(4)[None, :] >= lengths[:, None]] == 0)
     np.testing.assert_allclose(loss.item(), expected_loss, rtol=RTOL)
 
 
@@ -796,9 +793,8 @@ def test_a_batch_tensor_computed_from_parameters_backpropagates_through_its_grap
     loss = forward_backward(loss_fn, hidden, target, parts=parts)
     assert_grads_close([weight.grad.numpy(), bias.grad.numpy()], expected)
     np.testing.assert_allclose(loss.item(), expected_loss.item(), rtol=RTOL)
-    assert (
-        hidden.grad is None
-    )  # a non-leaf keeps no gradient (unless retain_grad), as in backward()
+    # a non-leaf keeps no gradient (unless retain_grad), as in backward()
+    assert hidden.grad is None
 
 
 def test_a_batch_tensor_with_a_graph_the_loss_does_not_use_gets_no_gradient():

@@ -53,16 +53,14 @@ def test_a_generator_of_its_own_repeats_and_leaves_the_global_one_alone(name):
     again = draw(mg.Generator().manual_seed(2147483647)).numpy()
     other = draw(mg.Generator().manual_seed(7)).numpy()
     np.testing.assert_array_equal(first, again)
-    assert (
-        not np.array_equal(first, other) or first.size <= 3
-    )  # a short permutation may repeat by chance
+    # a short permutation may repeat by chance
+    assert not np.array_equal(first, other) or first.size <= 3
     mg.manual_seed(0)
     expected = mg.randn(3).numpy()
     mg.manual_seed(0)
     draw(mg.Generator().manual_seed(1))
-    np.testing.assert_array_equal(
-        mg.randn(3).numpy(), expected
-    )  # the global generator did not move
+    # the global generator did not move
+    np.testing.assert_array_equal(mg.randn(3).numpy(), expected)
 
 
 def test_manual_seed_returns_the_global_generator_and_takes_torchs_seeds():
@@ -70,9 +68,8 @@ def test_manual_seed_returns_the_global_generator_and_takes_torchs_seeds():
     assert isinstance(g, mg.Generator) and g is mg.default_generator and g.initial_seed() == 123
     first = mg.randn(3, generator=g).numpy()
     mg.manual_seed(123)
-    np.testing.assert_array_equal(
-        mg.randn(3).numpy(), first
-    )  # drawing through it is drawing from the global one
+    # drawing through it is drawing from the global one
+    np.testing.assert_array_equal(mg.randn(3).numpy(), first)
     for seed in (-1, 2**64 - 1, 0):
         assert mg.Generator().manual_seed(seed).initial_seed() == seed % 2**64
     fresh = mg.Generator()

@@ -95,8 +95,8 @@ class Lab:
             owner = self._owners.get(session_id)
             if owner is not None and owner.client != client:
                 raise SessionRefusedError(
-                    "session: this id belongs to another client (another browser or "
-                    "program); reload the page to start a session of your own"
+                    "session: this id belongs to another client (another browser or program); "
+                    "reload the page to start a session of your own"
                 )
             if owner is None:
                 self._make_room(client)
@@ -135,9 +135,9 @@ class Lab:
             or self._clock() - self._owners[stalest].last_used < SESSION_IDLE_SECONDS
         ):
             raise LabBusyError(
-                f"the lab holds {MAX_ALL_SESSIONS} training sessions, the most it keeps, and "
-                f"none has been idle for {SESSION_IDLE_SECONDS // 60} minutes: close other "
-                "tabs or try again later"
+                f"the lab holds {MAX_ALL_SESSIONS} training sessions, the most it keeps, "
+                f"and none has been idle for {SESSION_IDLE_SECONDS // 60} minutes: "
+                "close other tabs or try again later"
             )
         self._drop(stalest)
 

@@ -99,9 +99,8 @@ def steps(x, weights, heads, temperature, allowed):
         scores = queries[:, columns] @ keys[:, columns].T  # row i, column j: q_i . k_j
         scaled = scores / math.sqrt(head_dim)
         tempered = scaled / temperature
-        head_weights = mg.masked_softmax(
-            tempered, allowed
-        )  # each row sums to 1; masked entries exactly 0
+        # each row sums to 1; masked entries exactly 0
+        head_weights = mg.masked_softmax(tempered, allowed)
         per_head.append(
             {
                 "scores": scores,
@@ -111,9 +110,8 @@ def steps(x, weights, heads, temperature, allowed):
                 "context": head_weights @ values[:, columns],
             }
         )
-    merged = mg.cat(
-        [head["context"] for head in per_head], dim=1
-    )  # heads side by side again: (T, D)
+    # heads side by side again: (T, D)
+    merged = mg.cat([head["context"] for head in per_head], dim=1)
     return {
         "queries": queries,
         "keys": keys,

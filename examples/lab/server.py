@@ -197,8 +197,8 @@ class LabHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._send_error(
                 HTTPStatus.FORBIDDEN,
-                f"the lab takes requests from its own page only; got {header} "
-                f"{inputs._shown(value, 60)}",
+                "the lab takes requests from its own page only; "
+                f"got {header} {inputs._shown(value, 60)}",
             )
             return True
         return False
@@ -251,8 +251,8 @@ class LabHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._send_error(
                 HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
-                "a POST to the lab must be Content-Type: application/json; got "
-                f"{inputs._shown(self.headers.get('Content-Type'), 40)}",
+                "a POST to the lab must be Content-Type: application/json; "
+                f"got {inputs._shown(self.headers.get('Content-Type'), 40)}",
             )
             return None
         body = self.rfile.read(int(length))

@@ -148,9 +148,8 @@ class Shelf:
         if model.pool_name in ("additive", "dot"):
             weights = model.attention_weights()[0]
         elif model.pool_name == "mhsa":
-            weights = model.attention.last_weights[0].mean(
-                axis=(0, 1)
-            )  # (T,): over heads, then queries
+            # (T,): over heads, then queries
+            weights = model.attention.last_weights[0].mean(axis=(0, 1))
         else:
             weights = np.full(len(tokens), 1.0 / len(tokens))
         label = int(probabilities.argmax())

@@ -84,15 +84,14 @@ class TrainingSession:
             )
         if len(self.losses) + count > MAX_STEPS:
             raise inputs.LabInputError(
-                f"this session has trained {len(self.losses)} steps; the lab stops at "
-                f"{MAX_STEPS}: press reset to start again"
+                f"this session has trained {len(self.losses)} steps; "
+                f"the lab stops at {MAX_STEPS}: press reset to start again"
             )
         _, x, labels = task_data()
         x, targets = mg.tensor(x), mg.tensor(labels)
         optimizer = mg.optim.SGD(self.model.parameters(), lr=learning_rate)
-        with np.errstate(
-            over="ignore", invalid="ignore"
-        ):  # a too large rate overflows: reported below
+        # a too large rate overflows: reported below
+        with np.errstate(over="ignore", invalid="ignore"):
             for _ in range(count):
                 loss = mg.cross_entropy(self.model(x), targets)
                 optimizer.zero_grad()
@@ -119,17 +118,14 @@ class TrainingSession:
         """The loss curve, accuracy, the four matrices with the last step's gradients and
         updates, and the attention weights of the fixed sentence, as plain data."""
         vectors, x, labels = task_data()
-        with (
-            mg.no_grad(),
-            np.errstate(over="ignore", invalid="ignore"),
-        ):  # after divergence: NaN, reported
+        # after divergence: NaN, reported
+        with mg.no_grad(), np.errstate(over="ignore", invalid="ignore"):
             logits = self.model(mg.tensor(x))
             loss_now = mg.cross_entropy(logits, mg.tensor(labels)).item()
         accuracy = float((logits.numpy().argmax(axis=1) == labels).mean())
         with np.errstate(over="ignore", invalid="ignore"):
-            weights = task.attention_of(
-                self.model, vectors, task.FIXED_SENTENCE
-            )  # (5, 5), row = the word asking
+            # (5, 5), row = the word asking
+            weights = task.attention_of(self.model, vectors, task.FIXED_SENTENCE)
         last = self.last_step
         matrices = {}
         for name in MATRICES:

@@ -49,12 +49,11 @@ def attention_grid_svg(characters, maps, title=""):
     ]
     if title:
         parts.append(
-            f'<text x="8" y="20" font-size="13" font-family="sans-serif" font-weight="bold">'
-            f"{html.escape(title)}</text>"
+            '<text x="8" y="20" font-size="13" font-family="sans-serif" '
+            f'font-weight="bold">{html.escape(title)}</text>'
         )
-    shown = [
-        html.escape(c if c.strip() else "\u2423") for c in characters
-    ]  # a space as a visible sign
+    # a space as a visible sign
+    shown = [html.escape(c if c.strip() else "\u2423") for c in characters]
     for block, weights in enumerate(maps):
         y0 = top + block * (size + GAP + LABEL) + LABEL
         parts.append(

@@ -60,8 +60,8 @@ class Vocabulary:
             raise ValueError(f"the vocabulary is {kind}; expected an array of integer code points")
         if code_points.ndim != 1 or not code_points.size:
             raise ValueError(
-                f"the vocabulary has shape {code_points.shape}; expected a 1-D array of code "
-                "points (UNKNOWN's first)"
+                f"the vocabulary has shape {code_points.shape}; "
+                "expected a 1-D array of code points (UNKNOWN's first)"
             )
         if code_points[0] != ord(UNKNOWN):
             raise ValueError(

@@ -92,9 +92,9 @@ class CharTransformer(nn.Module):
             len(caches) != len(self.blocks) or len({cache_length(cache) for cache in caches}) != 1
         ):
             raise ValueError(
-                f"CharTransformer: expected one cache per block ({len(self.blocks)}), all of one "
-                f"length (from new_caches()); got {len(caches)} holding "
-                f"{[cache_length(cache) for cache in caches]} positions"
+                "CharTransformer: expected one cache per block "
+                f"({len(self.blocks)}), all of one length (from new_caches()); "
+                f"got {len(caches)} holding {[cache_length(cache) for cache in caches]} positions"
             )
         offset = 0 if caches is None else cache_length(caches[0])
         if offset + ids.shape[1] > self.context:

@@ -35,12 +35,8 @@ import minigrad as mg  # noqa: E402
 from examples.language_model import corpus  # noqa: E402
 from examples.language_model.attention_grid import attention_grid_svg, attention_maps  # noqa: E402
 from examples.language_model.generate import NonFiniteLogits, generate  # noqa: E402
-from examples.language_model.model import (  # noqa: E402
-    CONFIG_KEYS,
-    CharTransformer,
-    parameter_count,
-    state_shapes,
-)
+from examples.language_model.model import CONFIG_KEYS, CharTransformer  # noqa: E402
+from examples.language_model.model import parameter_count, state_shapes  # noqa: E402
 from examples.sentiment.data import DataNotFoundError  # noqa: E402
 
 DEFAULTS = dict(
@@ -172,16 +168,16 @@ def parse_args(argv=None):
         )
     if args.time_budget is not None and not 0 < args.time_budget <= MAX_MINUTES:
         parser.error(
-            f"--time-budget must be a number of minutes > 0 and at most {MAX_MINUTES:,}; got "
-            f"{args.time_budget}"
+            f"--time-budget must be a number of minutes > 0 and at most {MAX_MINUTES:,}; "
+            f"got {args.time_budget}"
         )
     for name, ok, expected in (  # refused now, not after the training (NaN fails every test)
         ("lr", 0 < args.lr <= MAX_LR, f"a number > 0 and at most {MAX_LR:g}"),
         (
             "weight_decay",
             0 <= args.weight_decay and args.lr * args.weight_decay <= 1,
-            "a number >= 0 with --lr x --weight-decay at most 1 (past it a step flips the "
-            "weights' sign)",
+            "a number >= 0 with --lr x --weight-decay at most 1 "
+            "(past it a step flips the weights' sign)",
         ),
         ("clip", 0 <= args.clip < math.inf, "a finite number >= 0 (0: no clipping)"),
         ("min_lr_ratio", 0 <= args.min_lr_ratio <= 1, "in [0, 1]"),
@@ -315,8 +311,8 @@ def check_checkpoint(path, checkpoint):
         value = _integer(checkpoint[f"config.{key}"])
         if value is None or not low <= value <= high:
             problems.append(
-                f"config.{key} is {_shown(checkpoint[f'config.{key}'])}; expected an integer in "
-                f"[{low}, {high}]"
+                f"config.{key} is {_shown(checkpoint[f'config.{key}'])}; "
+                f"expected an integer in [{low}, {high}]"
             )
         config[key] = value
     dropout = _number(checkpoint["config.dropout"])
@@ -327,8 +323,8 @@ def check_checkpoint(path, checkpoint):
     positions = _integer(checkpoint["config.positions"])
     if positions not in (0, 1):
         problems.append(
-            f"config.positions is {_shown(checkpoint['config.positions'])}; expected 0 (learned) "
-            "or 1 (sinusoidal)"
+            f"config.positions is {_shown(checkpoint['config.positions'])}; "
+            "expected 0 (learned) or 1 (sinusoidal)"
         )
     if not problems and config["model_dim"] % config["num_heads"]:
         problems.append(
@@ -358,8 +354,8 @@ def check_checkpoint(path, checkpoint):
         problems.append(f"step is {_shown(checkpoint['step'])}; expected an integer >= 0")
     if loss is None or not 0 <= loss < math.inf:
         problems.append(
-            f"validation_loss is {_shown(checkpoint['validation_loss'])}; expected a finite "
-            "number >= 0"
+            f"validation_loss is {_shown(checkpoint['validation_loss'])}; "
+            "expected a finite number >= 0"
         )
     if problems:
         refuse(problems)
@@ -375,8 +371,9 @@ def _state_problems(state, expected):
         problems.append(f"missing keys {', '.join(missing[:4])}{' ...' * (len(missing) > 4)}")
     if unexpected:
         problems.append(
-            f"unexpected keys {', '.join(map(str, unexpected[:4]))}"
-            f"{' ...' * (len(unexpected) > 4)} (not in a model of the checkpoint's config)"
+            "unexpected keys "
+            f"{', '.join(map(str, unexpected[:4]))}{' ...' * (len(unexpected) > 4)} "
+            "(not in a model of the checkpoint's config)"
         )
     for key, shape in expected.items():
         value = state.get(key)
@@ -514,8 +511,8 @@ def train(model, vocabulary, train_ids, validation_ids, args, out, progress=True
             log["best_validation_loss"], log["best_step"] = loss, step
             save_checkpoint(out / "best.npz", model, vocabulary, optimizer, schedule, step, loss)
         bar.write(
-            f"step {step}: validation loss {loss:.4f} nats/char = {loss / LN2:.4f} bits/char"
-            f"{' (best, saved)' if log['best_step'] == step else ''}"
+            f"step {step}: validation loss {loss:.4f} nats/char = {loss / LN2:.4f} "
+            f"bits/char{' (best, saved)' if log['best_step'] == step else ''}"
         )
 
     while not plan.over(step):
@@ -565,8 +562,8 @@ def show_model(model, vocabulary, args, out, prompt):
     ]
     for index, sample in enumerate(samples):
         print(
-            f"\n--- sample {index + 1} (temperature {args.temperature}, top-k {args.top_k}) "
-            f"---\n{sample}"
+            f"\n--- sample {index + 1} (temperature {args.temperature}, top-k {args.top_k}) ---\n"
+            f"{sample}"
         )
     characters, maps = attention_maps(model, vocabulary, args.attention_prompt)
     path = out / "attention.svg"
@@ -589,8 +586,8 @@ def text_problem(text):
         code = ord(text[error.start])
         if 0xDC80 <= code <= 0xDCFF:
             return (
-                f"its byte {error.start + 1} (0x{code - 0xDC00:02x}) is not UTF-8; pass the "
-                "prompt as UTF-8 text"
+                f"its byte {error.start + 1} (0x{code - 0xDC00:02x}) is not UTF-8; "
+                "pass the prompt as UTF-8 text"
             )
         return f"its character {error.start + 1} is a lone surrogate (U+{code:04X}), not text"
     return None
@@ -651,14 +648,14 @@ def main(argv=None):
         unknown = sorted(set(args.generate) - set(vocabulary.characters))
         if unknown:
             print(
-                f"note: the model does not know {''.join(unknown)!r}; they are read as its unknown "
-                "character",
+                f"note: the model does not know {''.join(unknown)!r}; "
+                "they are read as its unknown character",
                 file=sys.stderr,
             )
         print(
-            f"checkpoint {args.checkpoint}: step {info['step']}, validation loss "
-            f"{info['validation_loss']:.4f} nats/char ({info['validation_loss'] / LN2:.4f} "
-            "bits/char)"
+            f"checkpoint {args.checkpoint}: step {info['step']}, "
+            f"validation loss {info['validation_loss']:.4f} nats/char "
+            f"({info['validation_loss'] / LN2:.4f} bits/char)"
         )
         try:
             return show_model(model, vocabulary, args, out, args.generate)
@@ -667,8 +664,8 @@ def main(argv=None):
     if args.quick:
         print(
             f"QUICK DEMO: a {args.num_layers}-block model of {args.model_dim} features, "
-            f"{args.steps} steps on at most 3 million characters of the reviews; drop --quick for "
-            "the real run."
+            f"{args.steps} steps on at most 3 million characters of the reviews; "
+            "drop --quick for the real run."
         )
     started = time.perf_counter()
     try:
@@ -679,10 +676,10 @@ def main(argv=None):
     needed, available = memory_needed(config, args.batch_size), mg.io._available_memory()
     if available is not None and needed > available:
         sys.exit(
-            f"train.py: a model of these settings and batches of {args.batch_size} contexts of "
-            f"{args.context} characters need about {needed / 2**30:,.1f} GiB; this process can "
-            f"take {available / 2**30:,.1f} GiB. Use a smaller --batch-size, --context, "
-            "--model-dim, --num-layers or --ff-dim"
+            f"train.py: a model of these settings and batches of {args.batch_size} "
+            f"contexts of {args.context} characters need about {needed / 2**30:,.1f} GiB; "
+            f"this process can take {available / 2**30:,.1f} GiB. "
+            "Use a smaller --batch-size, --context, --model-dim, --num-layers or --ff-dim"
         )
     _writable(out)  # a folder we cannot write to fails now, not at the first checkpoint
     model = CharTransformer(**config)
@@ -722,8 +719,8 @@ def main(argv=None):
         file.write(json.dumps(log, indent=1).encode("utf-8"))
     if diverged:  # its best checkpoint is a result, but the run did not end as asked
         sys.exit(
-            f"train.py: {diverged}{out / 'best.npz'} holds its best, from step "
-            f"{log['best_step']}; try a smaller --lr, or --clip 1"
+            f"train.py: {diverged}{out / 'best.npz'} holds its best, from step {log['best_step']}; "
+            "try a smaller --lr, or --clip 1"
         )
     return log
 

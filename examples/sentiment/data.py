@@ -37,15 +37,12 @@ from tqdm import tqdm
 
 from minigrad.io import atomic_file
 
+# fmt: off
 __all__ = [
-    "IMDB_URL",
-    "IMDB_SHA256",
-    "IMDB_BYTES",
-    "CACHE_TARBALLS",
-    "DataNotFoundError",
-    "default_cache_dir",
-    "load_imdb",
+    "IMDB_URL", "IMDB_SHA256", "IMDB_BYTES", "CACHE_TARBALLS",
+    "DataNotFoundError", "default_cache_dir", "load_imdb",
 ]
+# fmt: on
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
 # sha256 and size of the official aclImdb_v1.tar.gz, as published in the checksum
@@ -217,13 +214,13 @@ def _check_totals(where: str, count: int, total: int) -> None:
     """Refuse a dataset with more files or more bytes than IMDB could have (before reading on)."""
     if count > MAX_MEMBERS:
         raise ValueError(
-            f"IMDB data: {where} holds more than {MAX_MEMBERS:,} entries; the official release "
-            f"has about 100,000, so this is not IMDB data; refusing to read it"
+            f"IMDB data: {where} holds more than {MAX_MEMBERS:,} entries; "
+            "the official release has about 100,000, so this is not IMDB data; refusing to read it"
         )
     if total > MAX_TOTAL_BYTES:
         raise ValueError(
-            f"IMDB data: {where} holds more than {MAX_TOTAL_BYTES:,} bytes of files; the "
-            f"50,000 labelled reviews are 65 MB, so this is not IMDB data; refusing to read it"
+            f"IMDB data: {where} holds more than {MAX_TOTAL_BYTES:,} bytes of files; "
+            "the 50,000 labelled reviews are 65 MB, so this is not IMDB data; refusing to read it"
         )
 
 
@@ -257,9 +254,8 @@ def _read_folder(root: Path, progress: bool) -> dict:
                 else []
             )
             for entry in entries:
-                if (
-                    entry.is_symlink()
-                ):  # realpath only where needed: it costs seconds over 50,000 files
+                # realpath only where needed: it costs seconds over 50,000 files
+                if entry.is_symlink():
                     check_inside(entry.path)
                 size = entry.stat().st_size
                 if size > MAX_REVIEW_BYTES:
@@ -273,9 +269,8 @@ def _read_folder(root: Path, progress: bool) -> dict:
             reviews = found.setdefault((split, folder), [])
             for name in names:
                 with open(root / split / folder / name, "rb") as file:
-                    raw = file.read(
-                        MAX_REVIEW_BYTES + 1
-                    )  # the file may have grown since it was checked
+                    # the file may have grown since it was checked
+                    raw = file.read(MAX_REVIEW_BYTES + 1)
                 if len(raw) > MAX_REVIEW_BYTES:
                     raise _too_big(str(root / split / folder / name), len(raw))
                 reviews.append((name, _decode(raw, str(root / split / folder / name))))
@@ -323,8 +318,8 @@ def _check_member(member: tarfile.TarInfo, path: Path) -> None:
         )
     if not (member.isreg() or member.isdir()):
         raise ValueError(
-            f"unsafe archive {path}: member {name!r} is a device, fifo or other special "
-            "file; expected only regular files and directories"
+            f"unsafe archive {path}: member {name!r} is a device, fifo or other special file; "
+            "expected only regular files and directories"
         )
 
 
@@ -361,9 +356,9 @@ def _open_decompressed(raw, magic: bytes, path: Path):
                 module = importlib.import_module(module_name)
             except ImportError:
                 raise ValueError(
-                    f"IMDB data: {path} is {kind}-compressed, which this Python cannot read (it "
-                    f"was built without the {module_name} module): unsupported here; "
-                    f"decompress it and pass the .tar"
+                    f"IMDB data: {path} is {kind}-compressed, which this Python cannot read "
+                    f"(it was built without the {module_name} module): unsupported here; "
+                    "decompress it and pass the .tar"
                 ) from None
             errors = (module.LZMAError,) if module_name == "lzma" else ()
             return module.open(raw, "rb"), errors
@@ -391,9 +386,8 @@ def _read_tarball(path: Path, progress: bool) -> dict:
                     _check_member(member, path)
                     match = _REVIEW_MEMBER.fullmatch(member.name)
                     is_review = match is not None and member.isreg()
-                    if (
-                        is_review and member.size > MAX_REVIEW_BYTES
-                    ):  # a sparse member claims GBs in a few bytes
+                    # a sparse member claims GBs in a few bytes
+                    if is_review and member.size > MAX_REVIEW_BYTES:
                         raise _too_big(f"{member.name} in {path}", member.size)
                     count, total = count + 1, total + member.size
                     _check_totals(str(path), count, total)
@@ -410,9 +404,8 @@ def _read_tarball(path: Path, progress: bool) -> dict:
                     raise tarfile.ReadError(
                         f"the tar data ends without an end-of-archive marker ({end})"
                     )
-            while stream.read(
-                1 << 20
-            ):  # read to the end so the decompressor checks its CRC and length
+            # read to the end so the decompressor checks its CRC and length
+            while stream.read(1 << 20):
                 pass
         except (tarfile.TarError, EOFError, zlib.error, OSError, *decompression_errors) as exc:
             raise ValueError(

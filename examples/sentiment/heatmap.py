@@ -37,8 +37,8 @@ def attention_svg(reviews, title=""):
                 f'fill="#d62728" fill-opacity="{alpha:.3f}"><title>{weight:.4f}</title></rect>'
             )
             parts.append(
-                f'<text x="{x + 3:.1f}" y="{y}" font-size="12" font-family="monospace">'
-                f"{html.escape(token)}</text>"
+                f'<text x="{x + 3:.1f}" y="{y}" font-size="12" '
+                f'font-family="monospace">{html.escape(token)}</text>'
             )
             x += width + 2
         y += LINE_HEIGHT * 2

@@ -17,15 +17,12 @@ from tqdm import tqdm
 
 from minigrad.io import atomic_file
 
+# fmt: off
 __all__ = [
-    "tokenize",
-    "write_text_atomic",
-    "Vocab",
-    "build_vocab",
-    "encode_dataset",
-    "split_dev_test",
-    "batches",
+    "tokenize", "write_text_atomic", "Vocab", "build_vocab",
+    "encode_dataset", "split_dev_test", "batches",
 ]
+# fmt: on
 
 # ----------------------------------------------------------------------------- text -> ids
 

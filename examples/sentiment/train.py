@@ -146,8 +146,8 @@ def parse_args(argv=None):
         parser.error(f"--seeds: give each seed once; got {args.seeds}")
     if args.pool in ("mhsa", "all") and 2 * args.hidden_size % MHSA_HEADS:
         parser.error(
-            f"--hidden-size must be a multiple of {MHSA_HEADS // 2} for the mhsa pooling (its "
-            f"{MHSA_HEADS} heads share the 2 x hidden-size features); got {args.hidden_size}"
+            f"--hidden-size must be a multiple of {MHSA_HEADS // 2} for the mhsa pooling "
+            f"(its {MHSA_HEADS} heads share the 2 x hidden-size features); got {args.hidden_size}"
         )
     return args
 
@@ -372,8 +372,8 @@ def report_attention(model, vocab, test_pairs, out_dir, pool):
     ][:4]
     if not short:
         print(
-            f"note: no test review has 1 to {SHORT_REVIEW} tokens; the heatmap shows the example "
-            "sentence only"
+            f"note: no test review has 1 to {SHORT_REVIEW} tokens; "
+            "the heatmap shows the example sentence only"
         )
     token_lists = [tokens for tokens, _ in short]
     rows = [
@@ -413,11 +413,11 @@ def run(pool, prepared, args, out_dir, progress=True):
     mg.save(model.state_dict(), out_dir / "best.npz")
     vocab.to_json(out_dir / "vocab.json")
     print(
-        f"\n{pool}: test accuracy {log['test_accuracy']:.4f} (best dev "
-        f"{log['best_dev_accuracy']:.4f} at step {log['best_step']}), textbook "
-        f"{TEXTBOOK_ACCURACY[pool]:.4f}; {log['seconds_per_step']:.3f} s/step, "
-        f"{log['total_seconds']:.0f} s in all ({log['evaluation_seconds']:.0f} s of dev "
-        f"evaluations); checkpoint {out_dir / 'best.npz'}"
+        f"\n{pool}: test accuracy {log['test_accuracy']:.4f} "
+        f"(best dev {log['best_dev_accuracy']:.4f} at step {log['best_step']}), "
+        f"textbook {TEXTBOOK_ACCURACY[pool]:.4f}; "
+        f"{log['seconds_per_step']:.3f} s/step, {log['total_seconds']:.0f} s in all "
+        f"({log['evaluation_seconds']:.0f} s of dev evaluations); checkpoint {out_dir / 'best.npz'}"
     )
     log["example_weights"] = report_attention(model, vocab, test_pairs, out_dir, pool)
     write_json_atomic(out_dir / "results.json", log)
@@ -454,9 +454,9 @@ def results_table(results, quick):
     ]
     for pool, log in results.items():
         lines.append(
-            f"| {pool} | {log['test_accuracy']:.4f} | {TEXTBOOK_ACCURACY[pool]:.4f} | "
-            f"{log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} | "
-            f"{log['total_seconds']:.0f} | {log['evaluation_seconds']:.0f} s |"
+            f"| {pool} | {log['test_accuracy']:.4f} | {TEXTBOOK_ACCURACY[pool]:.4f} "
+            f"| {log['best_dev_accuracy']:.4f} | {log['seconds_per_step']:.3f} "
+            f"| {log['total_seconds']:.0f} | {log['evaluation_seconds']:.0f} s |"
         )
     return _with_quick_note(lines, quick)
 
@@ -546,8 +546,8 @@ def main(argv=None):
                 runs[pool].append(run(pool, prepared, args, out, progress))
             except DivergedError as error:
                 sys.exit(
-                    f"train.py: {error}; nothing of it was written ({out} is as it was). Try a "
-                    f"smaller --lr (this run's: {args.lr:g})"
+                    f"train.py: {error}; nothing of it was written ({out} is as it was). "
+                    f"Try a smaller --lr (this run's: {args.lr:g})"
                     + (", or --clip 1" if not args.clip else "")
                 )
     if len(seeds) == 1:

@@ -90,9 +90,9 @@ class Function:
         """Gradients for the inputs, given one per output (called by the backward walk)."""
         if self.saved is None:
             raise RuntimeError(
-                f"Trying to backward through the graph a second time (through {self.name}): its "
-                "saved arrays were freed after the first backward. Pass retain_graph=True to the "
-                "first backward() if you need to call it twice."
+                f"Trying to backward through the graph a second time (through {self.name}): "
+                "its saved arrays were freed after the first backward. "
+                "Pass retain_graph=True to the first backward() if you need to call it twice."
             )
         versions.check(self)
         grads = type(self).backward(self, *out_grads)

@@ -27,8 +27,8 @@ def refuse_saved(node, tensors):
         if t._inference and id(t._data) in saved:
             raise RuntimeError(
                 f"{node.name}: one of its inputs, a tensor of shape {t.shape}, was made inside "
-                "mg.inference_mode(), and inference tensors cannot be saved for backward (as in "
-                "torch). Make the tensor outside inference_mode, or use a clone() of it."
+                "mg.inference_mode(), and inference tensors cannot be saved for backward "
+                "(as in torch). Make the tensor outside inference_mode, or use a clone() of it."
             )
 
 

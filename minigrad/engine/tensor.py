@@ -125,8 +125,8 @@ class Tensor:
         """The gradient a backward from this tensor starts with, as an array of its shape."""
         if not self._requires_grad:
             raise RuntimeError(
-                f"{caller} called on a tensor that does not require grad (no input had "
-                "requires_grad=True, or it was computed under no_grad)"
+                f"{caller} called on a tensor that does not require grad "
+                "(no input had requires_grad=True, or it was computed under no_grad)"
             )
         if gradient is None:
             if self._data.size != 1:

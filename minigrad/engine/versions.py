@@ -103,10 +103,9 @@ def check(node):
 
 def _refuse(node, array, how):
     raise RuntimeError(
-        "one of the arrays needed for gradient computation has been modified by an "
-        f"in-place operation: the {array.dtype} tensor of shape {array.shape} saved by "
-        f"{node.name} {how}. Change it out of place (x = x + 1, not x += 1 or "
-        "x.add_(1)), or after backward()."
+        "one of the arrays needed for gradient computation has been modified by an in-place "
+        f"operation: the {array.dtype} tensor of shape {array.shape} saved by {node.name} {how}. "
+        "Change it out of place (x = x + 1, not x += 1 or x.add_(1)), or after backward()."
     )
 
 

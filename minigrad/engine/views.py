@@ -33,9 +33,8 @@ def _register_view(view):
     if root._views is None:
         root._views = []
     elif len(root._views) >= 16 and len(root._views) & (len(root._views) - 1) == 0:
-        root._views[:] = [
-            ref for ref in root._views if ref() is not None
-        ]  # now and then: drop the dead
+        # now and then: drop the dead
+        root._views[:] = [ref for ref in root._views if ref() is not None]
     root._views.append(weakref.ref(view))
 
 
@@ -45,7 +44,6 @@ def shares_memory(view, array):
         return False
     try:
         return bool(np.shares_memory(view, array, max_work=10_000))
-    except (
-        np.exceptions.TooHardError
-    ):  # interleaved strides too costly to settle: count it as shared
+    # interleaved strides too costly to settle: count it as shared
+    except np.exceptions.TooHardError:
         return True

@@ -42,12 +42,8 @@ from .npz import _available_memory
 from .safetensors import load_safetensors, save_safetensors
 from .save_load import load, save
 
+# fmt: off
 __all__ = [
-    "save",
-    "load",
-    "save_safetensors",
-    "load_safetensors",
-    "atomic_file",
-    "Checkpoint",
-    "MANIFEST",
+    "save", "load", "save_safetensors", "load_safetensors", "atomic_file", "Checkpoint", "MANIFEST",
 ]
+# fmt: on

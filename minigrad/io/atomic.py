@@ -143,9 +143,8 @@ def atomic_file(path):
         existing = os.stat(target)
     except FileNotFoundError:
         existing = None
-    if existing is not None and not stat.S_ISREG(
-        existing.st_mode
-    ):  # the rename would replace a pipe or device
+    # the rename would replace a pipe or device
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
         raise OSError(
             f"cannot write {path!r}: it is not a regular file ({stat.filemode(existing.st_mode)}); "
             f"minigrad writes files by replacing them, which would remove it"

@@ -42,8 +42,8 @@ def _dict_key(key, name, where):
             key.encode("utf-8")  # a member's name is stored as UTF-8
         except UnicodeEncodeError:
             raise ValueError(
-                f"{where}: the key {key!r}{inside} holds a lone surrogate, which UTF-8 (an "
-                f"archive's entry names) cannot hold; nothing was written"
+                f"{where}: the key {key!r}{inside} holds a lone surrogate, which UTF-8 "
+                "(an archive's entry names) cannot hold; nothing was written"
             ) from None
     return key
 
@@ -83,8 +83,8 @@ def _encode(value, name, flat, arrays, where, depth):
     gets an empty folder entry '<name>/' (`arrays[name] = {}`), which carries no data."""
     if depth > _MAX_DEPTH:
         raise ValueError(
-            f"{where}: {_label(name)} is nested more than {_MAX_DEPTH} containers deep (or holds "
-            f"itself)"
+            f"{where}: {_label(name)} is nested more than {_MAX_DEPTH} containers deep "
+            "(or holds itself)"
         )
     if isinstance(value, Mapping):
         items = []
@@ -119,8 +119,8 @@ def _encode(value, name, flat, arrays, where, depth):
     if isinstance(value, int):
         if value.bit_length() > _MAX_INT_BITS:
             raise ValueError(
-                f"{where}: {_label(name)} is an integer of {value.bit_length():,} bits; at most "
-                f"{_MAX_INT_BITS:,} can be saved (save it as a string)"
+                f"{where}: {_label(name)} is an integer of {value.bit_length():,} bits; "
+                f"at most {_MAX_INT_BITS:,} can be saved (save it as a string)"
             )
         return {"int": int(value)}
     if isinstance(value, float):
@@ -180,8 +180,8 @@ def _manifest(archive, info, header, path):
         raise ValueError(f"{where} has version {version!r}; expected an integer >= 1")
     if version > _VERSION:
         raise ValueError(
-            f"{where} is of format version {version}, written by a newer minigrad; this one reads "
-            f"version {_VERSION}"
+            f"{where} is of format version {version}, written by a newer minigrad; "
+            f"this one reads version {_VERSION}"
         )
     return document
 

@@ -129,8 +129,8 @@ def _entry_name(info, path):
         if info.filename.endswith(suffix):
             return info.filename[: -len(suffix)]
     raise ValueError(
-        f"mg.load: entry {info.filename!r} of {path!r} is not a .npy array (nor the folder entry "
-        f"of an empty dict)"
+        f"mg.load: entry {info.filename!r} of {path!r} is not a .npy array "
+        "(nor the folder entry of an empty dict)"
     )
 
 
@@ -254,8 +254,8 @@ def _entry_data(archive, info, header, path):
             read = member.readinto(buffer[filled : min(filled + _READ_CHUNK, array.nbytes)])
             if not read:
                 raise ValueError(
-                    f"mg.load: entry {name!r} of {path!r} is corrupt (it ends after "
-                    f"{filled:,} of {size:,} bytes)"
+                    f"mg.load: entry {name!r} of {path!r} is corrupt "
+                    f"(it ends after {filled:,} of {size:,} bytes)"
                 )
             filled += read
         if member.read(1):  # also makes the zip reader check the CRC

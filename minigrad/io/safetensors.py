@@ -41,8 +41,8 @@ def save_safetensors(state_dict, path, metadata=None):
     where = f"mg.save_safetensors to {os.fspath(path)!r}"
     if not isinstance(state_dict, Mapping):
         raise TypeError(
-            f"{where}: expected a dict of name -> Tensor/array (a state_dict); got "
-            f"{type(state_dict).__name__}"
+            f"{where}: expected a dict of name -> Tensor/array (a state_dict); "
+            f"got {type(state_dict).__name__}"
         )
     if metadata is not None and (
         not isinstance(metadata, Mapping)

@@ -17,25 +17,10 @@ from .. import io as package
 from ..errors import ArgumentError
 from ..engine import Tensor
 from .atomic import atomic_file
-from .manifest import (
-    _FORMAT,
-    _VERSION,
-    MANIFEST,
-    Checkpoint,
-    _check_listing,
-    _decode,
-    _encode,
-    _manifest,
-)
-from .npz import (
-    _READ_ERRORS,
-    _ZIP_MAGIC,
-    _check_member,
-    _entry_data,
-    _entry_header,
-    _entry_name,
-    _mapped,
-)
+from .manifest import _FORMAT, _VERSION, MANIFEST, Checkpoint
+from .manifest import _check_listing, _decode, _encode, _manifest
+from .npz import _READ_ERRORS, _ZIP_MAGIC, _check_member
+from .npz import _entry_data, _entry_header, _entry_name, _mapped
 
 
 def _write_npz(file, arrays, manifest):
@@ -83,8 +68,8 @@ def save(obj, path):
     if len(manifest) > max_bytes:
         raise ValueError(
             f"{where}: the structure of the saved value takes {len(manifest):,} bytes of manifest, "
-            f"more than the {max_bytes:,} that mg.load accepts; save long lists of "
-            f"numbers as arrays"
+            f"more than the {max_bytes:,} that mg.load accepts; "
+            "save long lists of numbers as arrays"
         )
     if stream:  # the caller's own file: the whole archive in one write, after every check
         buffer = io.BytesIO()
@@ -123,14 +108,14 @@ def _checked_path(path, where, expected):
     if not os.path.exists(path):
         if os.path.islink(path):
             raise FileNotFoundError(
-                f"{where}: {path!r} is a symbolic link that leads nowhere (a dangling link "
-                f"or a loop)"
+                f"{where}: {path!r} is a symbolic link that leads nowhere "
+                "(a dangling link or a loop)"
             )
         raise FileNotFoundError(f"{where}: no such file: {path!r}")
     if not os.path.isfile(path):
         raise ValueError(
-            f"{where}: {path!r} is not a regular file (a device, fifo or socket); expected "
-            f"{expected}"
+            f"{where}: {path!r} is not a regular file (a device, fifo or socket); "
+            f"expected {expected}"
         )
     return path
 
@@ -172,8 +157,8 @@ def _location_map(map_location, where):
         asked = _device_type(map_location, where)
     if asked != "cpu":
         raise ArgumentError(
-            f"{where}: map_location={map_location!r} asks for a {asked.upper()} device; minigrad "
-            f"runs on the CPU only: use map_location='cpu' or leave it out"
+            f"{where}: map_location={map_location!r} asks for a {asked.upper()} device; "
+            "minigrad runs on the CPU only: use map_location='cpu' or leave it out"
         )
     return None
 
@@ -185,8 +170,8 @@ def _relocate(relocate, array, name, where):
     moved = moved.numpy() if isinstance(moved, Tensor) else moved
     if not isinstance(moved, np.ndarray):
         raise TypeError(
-            f"{where}: the map_location callable must return the array it is given (or another "
-            f"array); for {name!r} it returned {type(moved).__name__}"
+            f"{where}: the map_location callable must return the array it is given "
+            f"(or another array); for {name!r} it returned {type(moved).__name__}"
         )
     return moved
 
@@ -242,8 +227,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         data = b"" if isinstance(f, io.TextIOBase) else f.read()
         if isinstance(f, io.TextIOBase) or not isinstance(data, bytes):
             raise TypeError(
-                f"{where}: the file object {_label_of(f)} gave {type(data).__name__}; open it in "
-                "binary mode ('rb')"
+                f"{where}: the file object {_label_of(f)} gave {type(data).__name__}; "
+                "open it in binary mode ('rb')"
             )
         return _load_from(io.BytesIO(data), _name_of(f), relocate, False, where)
     path = _checked_path(f, where, "an .npz file written by mg.save")

@@ -106,9 +106,9 @@ def check_additive_score(x, weight, bias, vector, lengths, name):
     )
     if not shapes_fit or len({x.dtype, weight.dtype, bias.dtype, vector.dtype}) != 1:
         raise ValueError(
-            f"{name} expects x (B, T, D), weight (D, K), bias (K,) and vector (K,) of one "
-            f"dtype; got {x.shape} {x.dtype}, {weight.shape} {weight.dtype}, {bias.shape} "
-            f"{bias.dtype} and {vector.shape} {vector.dtype}"
+            f"{name} expects x (B, T, D), weight (D, K), bias (K,) and vector (K,) of one dtype; "
+            f"got {x.shape} {x.dtype}, {weight.shape} {weight.dtype}, "
+            f"{bias.shape} {bias.dtype} and {vector.shape} {vector.dtype}"
         )
     if x.dtype not in (np.float32, np.float64):
         raise ValueError(f"{name} expects float32 or float64 arrays; got {x.dtype}")

@@ -68,9 +68,8 @@ def _exp_f32(x):
     p = p * r * r + r + np.float32(1.0)
     # 2**n for n up to 128: 2**min(n, 127), doubled once more when n is 128
     exponent = np.int32(min(n, np.float32(127.0)))
-    p = p * _float_from_bits(
-        np.int32((exponent + np.int32(127)) << np.int32(23))
-    )  # Numba widens int32 sums
+    # Numba widens int32 sums
+    p = p * _float_from_bits(np.int32((exponent + np.int32(127)) << np.int32(23)))
     p = p * np.float32(2.0) if n > np.float32(127.0) else p
     return (
         np.float32(0.0) if x < low else (np.float32(np.inf) if x > high else (p if x == x else x))

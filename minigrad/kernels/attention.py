@@ -80,9 +80,8 @@ def _chunks(stops, queries, keys, itemsize, chunk_bytes):
     return list(_chunk_plan(stops.shape, stops.tobytes(), queries, keys, itemsize, chunk_bytes))
 
 
-@functools.lru_cache(
-    maxsize=8
-)  # keys hold the stops: up to 1 MB each for a batch of 128 x 256 tokens
+# keys hold the stops: up to 1 MB each for a batch of 128 x 256 tokens
+@functools.lru_cache(maxsize=8)
 def _chunk_plan(shape, stop_bytes, queries, keys, itemsize, chunk_bytes):
     stops = np.frombuffer(stop_bytes, np.int64).reshape(shape)
     needed = stops.max(axis=2) if stops.shape[2] else np.zeros(stops.shape[:2], np.int64)
@@ -101,9 +100,8 @@ def _chunk_plan(shape, stop_bytes, queries, keys, itemsize, chunk_bytes):
                 and (previous.first, previous.last, previous.width) == (0, heads, width)
                 and (m + 1 - previous.m0) * heads <= most
             ):
-                chunks[-1] = previous._replace(
-                    m1=m + 1, top=max(previous.top, top)
-                )  # one more entry
+                # one more entry
+                chunks[-1] = previous._replace(m1=m + 1, top=max(previous.top, top))
             else:
                 chunks.append(_Chunk(m, m + 1, 0, heads, width, top))
             continue
@@ -386,9 +384,8 @@ def attention_backward(
                     value[..., lower, :].swapaxes(-1, -2),
                     out=grad_block[..., upper, lower],
                 )
-            if (
-                top < width
-            ):  # the quarter the products skipped (reused memory: it may hold anything)
+            # the quarter the products skipped (reused memory: it may hold anything)
+            if top < width:
                 grad_block[..., : p.queries // 2, top:] = 0
             if keep is not None:
                 block = np.multiply(
@@ -403,9 +400,8 @@ def attention_backward(
                     g[..., below, :],
                     out=grad_v[m, h, columns],
                 )
-            flat_grad = grad_weights.reshape(
-                rows.stop - rows.start, p.keys
-            )  # softmax backward in place
+            # softmax backward in place
+            flat_grad = grad_weights.reshape(rows.stop - rows.start, p.keys)
             _softmax_backward_rows(
                 flat_block,
                 flat_grad,

@@ -128,10 +128,8 @@ def _split(a, b):
         return None
     out = _buffers.empty(batch + (rows, columns), a.dtype)
     if batch and batch[0] > 1:
-
-        def pick(
-            x, part
-        ):  # an operand without the first batch axis, or with size 1 there, is shared
+        # an operand without the first batch axis, or with size 1 there, is shared
+        def pick(x, part):
             return x[part] if x.ndim - 2 == len(batch) and x.shape[0] > 1 else x
 
         def multiply(part):
@@ -286,8 +284,8 @@ def linear_backward(x, weight, grad, needs=(True, True, True)):
     grad = np.asarray(grad, dtype=x.dtype)
     if grad.shape != (x.shape[0], weight.shape[0]):
         raise ValueError(
-            f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; got "
-            f"{grad.shape}"
+            f"linear_backward expects grad of shape {(x.shape[0], weight.shape[0])}; "
+            f"got {grad.shape}"
         )
     results = [None, None, None]
 

@@ -25,13 +25,8 @@ reads, so that many positions may share one (an embedding's repeated tokens). Th
 
 import numpy as np
 
-from . import (
-    _threads,
-    embedding_backward,
-    lstm_cell_backward,
-    lstm_cell_forward,
-    lstm_cell_inference,
-)
+from . import _threads, embedding_backward, lstm_cell_backward
+from . import lstm_cell_forward, lstm_cell_inference
 
 # ---------------------------------------------------------------------------------------
 # Layout

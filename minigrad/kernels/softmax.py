@@ -117,9 +117,8 @@ def _softmax_rows(x, scale, key_stop, allowed, allowed_row, empty_value, out, em
         inverse = one / total
         for j in range(n):
             row[j] *= inverse
-        if (
-            not total < np.inf
-        ):  # NaN or inf from an allowed key spread over the row: not to masked keys
+        # NaN or inf from an allowed key spread over the row: not to masked keys
+        if not total < np.inf:
             for j in range(n):
                 row[j] = row[j] if keep[j] else 0
         for j in range(n, width):

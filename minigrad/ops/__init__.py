@@ -59,45 +59,11 @@ from . import registry
 
 # Importing a family declares its ops. Modules whose name is also an op's (softmax, dropout)
 # give that name to the op below.
-from . import (
-    activations,
-    arithmetic,
-    attention,
-    comparison,
-    conv,
-    conv_transpose,
-    conversion,
-    counting,
-    diagonal,
-    distance,
-    dropout,
-    index_write,
-    indexing,
-    inplace,
-    inplace_methods,
-    join,
-    matmul,
-    lookup,
-    losses,
-    lstm,
-    nanreduce,
-    normalization,
-    piecewise,
-    padding,
-    pointwise,
-    pooling,
-    random_fills,
-    tensor_products,
-    reductions,
-    resample,
-    selection,
-    series,
-    shape,
-    softmax,
-    special,
-    statistics,
-    unary,
-)
+from . import activations, arithmetic, attention, comparison, conv, conv_transpose, conversion
+from . import counting, diagonal, distance, dropout, index_write, indexing, inplace
+from . import inplace_methods, join, matmul, lookup, losses, lstm, nanreduce, normalization
+from . import piecewise, padding, pointwise, pooling, random_fills, tensor_products, reductions
+from . import resample, selection, series, shape, softmax, special, statistics, unary
 
 FAMILIES = (
     arithmetic,

@@ -157,9 +157,8 @@ class ELU(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        negative, scaled = (
-            ctx.saved
-        )  # alpha s e^(s x) directly: part + alpha would cancel to 0 for large -x
+        # alpha s e^(s x) directly: part + alpha would cancel to 0 for large -x
+        negative, scaled = ctx.saved
         return np.where(negative, grad * (ctx.alpha * ctx.input_scale) * np.exp(scaled), grad)
 
 
@@ -172,9 +171,8 @@ class Softplus(Function):
         scaled = x * x.dtype.type(beta)
         linear = scaled > threshold
         ctx.save_for_backward(scaled, linear)
-        soft = np.logaddexp(0, scaled).astype(x.dtype, copy=False) / x.dtype.type(
-            beta
-        )  # log(1 + e^z), stable
+        # log(1 + e^z), stable
+        soft = np.logaddexp(0, scaled).astype(x.dtype, copy=False) / x.dtype.type(beta)
         return np.where(linear, x, soft)
 
     @staticmethod
@@ -358,21 +356,9 @@ def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return where(x._data <= 0, mul(x, Tensor._wrap(slopes)), x)
 
 
+# fmt: off
 __all__ = [
-    "gelu",
-    "silu",
-    "leaky_relu",
-    "elu",
-    "selu",
-    "celu",
-    "softplus",
-    "hardtanh",
-    "hardsigmoid",
-    "hardswish",
-    "hardshrink",
-    "softshrink",
-    "tanhshrink",
-    "threshold",
-    "glu",
-    "rrelu",
+    "gelu", "silu", "leaky_relu", "elu", "selu", "celu", "softplus", "hardtanh", "hardsigmoid",
+    "hardswish", "hardshrink", "softshrink", "tanhshrink", "threshold", "glu", "rrelu",
 ]
+# fmt: on

@@ -117,8 +117,8 @@ def float_tensors(op, input, other):
     dtype = result_type(input, other)
     if dtype.kind != "f":
         raise DTypeError(
-            f"{op}: expected at least one float32 or float64 tensor; got dtypes {input.dtype} "
-            f"and {other.dtype}"
+            f"{op}: expected at least one float32 or float64 tensor; "
+            f"got dtypes {input.dtype} and {other.dtype}"
         )
     return dtype
 

@@ -81,13 +81,11 @@ class Pow(Function):
         a, b, out = ctx.saved
         grad_a = grad_b = None
         with np.errstate(divide="ignore", invalid="ignore"):
-            if ctx.needs_input_grad[
-                0
-            ]:  # b a^(b-1), and 0 where b == 0 (x ** 0 is constant), as torch
+            # b a^(b-1), and 0 where b == 0 (x ** 0 is constant), as torch
+            if ctx.needs_input_grad[0]:
                 grad_a = np.where(b == 0, 0, grad * b * a ** (b - 1))
-            if ctx.needs_input_grad[
-                1
-            ]:  # a^b log a; 0 at a == 0 for b >= 0, nan for a < 0, as torch
+            # a^b log a; 0 at a == 0 for b >= 0, nan for a < 0, as torch
+            if ctx.needs_input_grad[1]:
                 grad_b = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
         return grad_a, grad_b
 
@@ -391,7 +389,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     torch."""
     if result_type(tensor1, tensor2).kind != "f":
         raise DTypeError(
-            f"addcdiv: tensor1 / tensor2 of integers is not supported (as torch); got dtypes "
-            f"{result_type(tensor1)} and {result_type(tensor2)}"
+            "addcdiv: tensor1 / tensor2 of integers is not supported (as torch); "
+            f"got dtypes {result_type(tensor1)} and {result_type(tensor2)}"
         )
     return _pointwise_add("addcdiv", div, input, tensor1, tensor2, value)

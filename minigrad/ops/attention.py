@@ -140,13 +140,13 @@ def _check_inputs(op, query, key, value):
             )
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise ShapeError(
-            f"{op}: expected query (..., L, E), key (..., S, E), value (..., S, Ev); got shapes "
-            f"{query.shape}, {key.shape}, {value.shape}"
+            f"{op}: expected query (..., L, E), key (..., S, E), value (..., S, Ev); "
+            f"got shapes {query.shape}, {key.shape}, {value.shape}"
         )
     if not query.dtype == key.dtype == value.dtype or query.dtype.kind != "f":
         raise DTypeError(
-            f"{op}: query, key and value must be float tensors of one dtype; got "
-            f"{query.dtype}, {key.dtype}, {value.dtype}"
+            f"{op}: query, key and value must be float tensors of one dtype; "
+            f"got {query.dtype}, {key.dtype}, {value.dtype}"
         )
     try:
         return np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
@@ -207,8 +207,8 @@ def attention(
         if mask.dtype != np.bool_:
             if mask.dtype.kind != "f":
                 raise DTypeError(
-                    f"{op}: attn_mask must be bool (True = take part) or float (added to the "
-                    f"scores); got {mask.dtype}"
+                    f"{op}: attn_mask must be bool (True = take part) or float "
+                    f"(added to the scores); got {mask.dtype}"
                 )
             # torch takes float32 or the query's dtype (the mask is added to scores of that
             # dtype); an array is cast
@@ -294,9 +294,9 @@ def _shared_heads(query, key, value):
     heads, shared = query.shape[-3], key.shape[-3]
     if value.shape[-3] != shared or shared == 0 or heads % shared:
         raise ShapeError(
-            f"scaled_dot_product_attention: with enable_gqa=True the heads (dim -3) of key and "
-            f"value must be equal and divide the query's {heads}; got {shared} and "
-            f"{value.shape[-3]}"
+            "scaled_dot_product_attention: with enable_gqa=True the heads "
+            f"(dim -3) of key and value must be equal and divide the query's {heads}; "
+            f"got {shared} and {value.shape[-3]}"
         )
     if heads == shared:
         return key, value
@@ -324,8 +324,8 @@ def scaled_dot_product_attention(
     """
     if is_causal and attn_mask is not None:
         raise ArgumentError(
-            "scaled_dot_product_attention: pass attn_mask or is_causal=True, not both (as in "
-            "torch); to combine them, put the causal triangle into attn_mask"
+            "scaled_dot_product_attention: pass attn_mask or is_causal=True, not both "
+            "(as in torch); to combine them, put the causal triangle into attn_mask"
         )
     if enable_gqa:
         key, value = _shared_heads(query, key, value)

@@ -62,8 +62,8 @@ def padding_amounts(padding, kernel, stride, dilation, op):
             )
         if any(s != 1 for s in stride):
             raise ArgumentError(
-                f"{op}: padding='same' needs stride 1 (torch does not support it for strided "
-                f"convolutions); got stride={stride}"
+                f"{op}: padding='same' needs stride 1 "
+                f"(torch does not support it for strided convolutions); got stride={stride}"
             )
         totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
         return tuple((total // 2, total - total // 2) for total in totals)
@@ -115,14 +115,12 @@ class Convolution(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved
         groups, kernel = ctx.groups, weight.shape[2:]
-        grad_y = _grouped_rows(
-            grad, groups
-        )  # dy in the layout of the forward product: (G, O/G, N * P)
+        # dy in the layout of the forward product: (G, O/G, N * P)
+        grad_y = _grouped_rows(grad, groups)
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:
-            grad_columns = kernels.matmul(
-                _per_group(weight, groups).swapaxes(1, 2), grad_y
-            )  # (G, C/G * K, N * P)
+            # (G, C/G * K, N * P)
+            grad_columns = kernels.matmul(_per_group(weight, groups).swapaxes(1, 2), grad_y)
             grad_x = crop_places(
                 _add_columns_back(grad_columns, x.shape, kernel, ctx.stride, ctx.dilation, ctx.out),
                 ctx.padding,
@@ -173,9 +171,8 @@ def _columns(x, kernel, stride, dilation, groups):
     offsets and the P output places (out, a tuple); column (n, p) of group g holds the inputs
     that output place p of its channels reads."""
     dims = len(kernel)
-    windows = sliding_window_view(
-        x, reach(kernel, dilation), axis=tuple(range(2, 2 + dims))
-    )  # (N, C, *places, *reach)
+    # (N, C, *places, *reach)
+    windows = sliding_window_view(x, reach(kernel, dilation), axis=tuple(range(2, 2 + dims)))
     windows = windows[
         (slice(None), slice(None))
         + tuple(slice(None, None, s) for s in stride)
@@ -210,9 +207,8 @@ def _add_columns_back(grad_columns, shape, kernel, stride, dilation, out):
     groups = grad_columns.shape[0]
     windows = grad_columns.reshape((groups, channels // groups) + kernel + (batch,) + out)
     grad = np.zeros(shape, grad_columns.dtype)
-    grouped = np.moveaxis(
-        grad.reshape((batch, groups, channels // groups) + shape[2:]), 0, 2
-    )  # views of grad
+    # views of grad
+    grouped = np.moveaxis(grad.reshape((batch, groups, channels // groups) + shape[2:]), 0, 2)
     for offset in np.ndindex(*kernel):
         # the places this kernel offset read: one per output place, so no two of them coincide
         read = tuple(
@@ -228,8 +224,8 @@ def check_weight_and_groups(op, dims, weight, groups, channels):
     >= 1."""
     if not isinstance(weight, Tensor) or weight.ndim != dims + 2:
         raise ShapeError(
-            f"{op}: expected a {dims + 2}-D weight ({channels}, {_LAYOUT[dims]}); got "
-            f"{getattr(weight, 'shape', type(weight).__name__)}"
+            f"{op}: expected a {dims + 2}-D weight ({channels}, {_LAYOUT[dims]}); "
+            f"got {getattr(weight, 'shape', type(weight).__name__)}"
         )
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
         raise ArgumentError(f"{op}: groups must be an int >= 1; got {groups!r}")
@@ -244,8 +240,8 @@ def check_dtypes_and_bias(op, x, weight, bias, out_channels):
             )
     if bias is not None and bias.shape != (out_channels,):
         raise ShapeError(
-            f"{op}: expected bias of shape ({out_channels},) (one per out channel); got "
-            f"{bias.shape}"
+            f"{op}: expected bias of shape ({out_channels},) (one per out channel); "
+            f"got {bias.shape}"
         )
 
 
@@ -263,8 +259,8 @@ def _convolution(op, dims, input, weight, bias, stride, padding, dilation, group
         )
     if x.shape[1] != weight.shape[1] * groups:
         raise ShapeError(
-            f"{op}: expected input with {weight.shape[1] * groups} channels (weight of shape "
-            f"{weight.shape}, groups={groups}); got input of shape {input.shape}"
+            f"{op}: expected input with {weight.shape[1] * groups} channels "
+            f"(weight of shape {weight.shape}, groups={groups}); got input of shape {input.shape}"
         )
     check_dtypes_and_bias(op, x, weight, bias, weight.shape[0])
     padded = tuple(size + before + after for size, (before, after) in zip(x.shape[2:], padding))

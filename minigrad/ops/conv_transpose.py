@@ -20,20 +20,9 @@ from .. import kernels
 from ..errors import ArgumentError, ShapeError
 from ..engine import Function, Tensor
 from .args import check_float
-from .conv import (
-    _add_columns_back,
-    _channels_first,
-    _columns,
-    _grouped_rows,
-    _per_group,
-    batched_input,
-    check_dtypes_and_bias,
-    check_weight_and_groups,
-    crop_places,
-    pad_places,
-    per_dim,
-    reach,
-)
+from .conv import _add_columns_back, _channels_first, _columns, _grouped_rows
+from .conv import _per_group, batched_input, check_dtypes_and_bias
+from .conv import check_weight_and_groups, crop_places, pad_places, per_dim, reach
 from .registry import op
 
 
@@ -80,9 +69,8 @@ class TransposedConvolution(Function):
             for r, s, size in zip(reach(kernel, ctx.dilation), ctx.stride, x.shape[2:])
         )
         padded = pad_places(grad, ctx.padding)[(slice(None), slice(None)) + written]
-        columns, _ = _columns(
-            padded, kernel, ctx.stride, ctx.dilation, groups
-        )  # (G, O/G * K, N * P)
+        # (G, O/G * K, N * P)
+        columns, _ = _columns(padded, kernel, ctx.stride, ctx.dilation, groups)
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:
             grad_x = _channels_first(
@@ -104,8 +92,8 @@ def _conv_transpose(
     check_weight_and_groups(op, dims, weight, groups, "in_channels, out_channels / groups")
     if isinstance(padding, str):
         raise ArgumentError(
-            f"{op}: padding must be an int or a tuple of {dims} ints (a transposed convolution "
-            f"takes no 'same' or 'valid'); got {padding!r}"
+            f"{op}: padding must be an int or a tuple of {dims} ints "
+            f"(a transposed convolution takes no 'same' or 'valid'); got {padding!r}"
         )
     kernel = weight.shape[2:]
     stride = per_dim(stride, dims, "stride", op)
@@ -114,8 +102,8 @@ def _conv_transpose(
     output_padding = per_dim(output_padding, dims, "output_padding", op, minimum=0)
     if any(extra >= max(s, d) for extra, s, d in zip(output_padding, stride, dilation)):
         raise ArgumentError(
-            f"{op}: output_padding must be smaller than either stride or dilation; got "
-            f"output_padding={output_padding}, stride={stride}, dilation={dilation}"
+            f"{op}: output_padding must be smaller than either stride or dilation; "
+            f"got output_padding={output_padding}, stride={stride}, dilation={dilation}"
         )
     if x.shape[1] != weight.shape[0] or weight.shape[0] % groups:
         raise ShapeError(
@@ -261,9 +249,9 @@ def _places(op, size, kernel, dilation, padding, stride):
     )
     if any(o < 1 for o in out):
         raise ShapeError(
-            f"{op}: the kernel {kernel} (dilation {dilation}) does not fit the padded plane "
-            f"{tuple(s + 2 * p for s, (p, _) in zip(size, padding))} (size {tuple(size)}, padding "
-            f"{tuple(p for p, _ in padding)})"
+            f"{op}: the kernel {kernel} (dilation {dilation}) does not fit the "
+            f"padded plane {tuple(s + 2 * p for s, (p, _) in zip(size, padding))} "
+            f"(size {tuple(size)}, padding {tuple(p for p, _ in padding)})"
         )
     return out
 
@@ -289,8 +277,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise TypeError(f"fold: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim not in (2, 3):
         raise ShapeError(
-            f"fold: expected a 2-D (C * kH * kW, L) or 3-D (N, C * kH * kW, L) input; got input of "
-            f"shape {input.shape}"
+            "fold: expected a 2-D (C * kH * kW, L) or 3-D (N, C * kH * kW, L) input; "
+            f"got input of shape {input.shape}"
         )
     check_float("fold", input)
     columns = input if input.ndim == 3 else input.unsqueeze(0)
@@ -302,9 +290,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if columns.shape[1] % math.prod(kernel) or columns.shape[2] != math.prod(out):
         raise ShapeError(
             f"fold: expected input of shape (N, C * {math.prod(kernel)}, {math.prod(out)}) "
-            f"(kernel_size={kernel}, {out} places in output_size={output_size}); got input of "
-            "shape "
-            f"{input.shape}"
+            f"(kernel_size={kernel}, {out} places in output_size={output_size}); "
+            f"got input of shape {input.shape}"
         )
     y = Fold.apply(
         columns,

@@ -87,8 +87,8 @@ def bincount(x, weights=None, minlength=0):
     weight_data = as_array(weights)
     if weight_data.shape != data.shape:
         raise ShapeError(
-            f"bincount: weights must have the shape of the input {data.shape}; got "
-            f"{weight_data.shape}"
+            f"bincount: weights must have the shape of the input {data.shape}; "
+            f"got {weight_data.shape}"
         )
     dtype = weight_data.dtype if weight_data.dtype.kind == "f" else np.float64
     return Tensor._wrap(
@@ -116,8 +116,8 @@ def histc(x, bins=100, min=0, max=0):
         low, high = float(values.min()), float(values.max())
         if not (np.isfinite(low) and np.isfinite(high)):  # NaN or an infinity: torch refuses too
             raise ArgumentError(
-                f"histc: the range of the data, [{low}, {high}], is not finite; give a finite "
-                "min and max"
+                f"histc: the range of the data, [{low}, {high}], is not finite; "
+                "give a finite min and max"
             )
     if low == high:
         low, high = low - 1, high + 1

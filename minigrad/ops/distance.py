@@ -88,8 +88,8 @@ def cdist(x1, x2, p=2.0):
     check_same_dtype("cdist", x1, x2)
     if x1.shape[-1] != x2.shape[-1]:
         raise ShapeError(
-            f"cdist: x1 and x2 need the same number of features (last dim); got shapes "
-            f"{x1.shape} and {x2.shape}"
+            "cdist: x1 and x2 need the same number of features (last dim); "
+            f"got shapes {x1.shape} and {x2.shape}"
         )
     if not isinstance(p, (int, float, np.number)) or isinstance(p, bool) or p < 0:
         raise ArgumentError(f"cdist: p must be a number >= 0; got {p!r}")

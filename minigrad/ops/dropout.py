@@ -54,8 +54,8 @@ def _masked(input, p, training, inplace, name, drawn_dims, alpha):
         return input
     if drawn_dims is not None and input.ndim < drawn_dims:
         raise ShapeError(
-            f"{name}: expected an input with a batch and a channel dim (N, C, ...); got input of "
-            f"shape {input.shape}"
+            f"{name}: expected an input with a batch and a channel dim (N, C, ...); "
+            f"got input of shape {input.shape}"
         )
     noise_shape = (
         input.shape
@@ -83,8 +83,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     """torch's F.dropout1d: input (N, C, L) or (C, L), whole channels dropped."""
     if not isinstance(input, Tensor) or input.ndim not in (2, 3):
         raise ShapeError(
-            f"dropout1d: expected a 2-D (C, L) or 3-D (N, C, L) input; got "
-            f"{getattr(input, 'shape', type(input).__name__)}"
+            "dropout1d: expected a 2-D (C, L) or 3-D (N, C, L) input; "
+            f"got {getattr(input, 'shape', type(input).__name__)}"
         )
     return _masked(input, p, training, inplace, "dropout1d", input.ndim - 1, False)
 
@@ -98,26 +98,20 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         raise TypeError(f"dropout2d: expected input to be a Tensor; got {type(input).__name__}")
     if input.ndim not in (3, 4):
         warnings.warn(
-            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
-            "will "
-            "result in an error in a future release. To retain the behavior and silence this "
-            "warning, "
-            "please use dropout instead. Note that dropout2d exists to provide channel-wise "
-            "dropout on "
-            "inputs with 2 spatial dimensions, a channel dimension, and an optional batch "
-            "dimension "
-            "(i.e. 3D or 4D inputs).",
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, "
+            "which is deprecated and will result in an error in a future release. To retain the "
+            "behavior and silence this warning, please use dropout instead. Note that dropout2d "
+            "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
             stacklevel=2,
         )
     if input.ndim == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
             "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
-            "dim. "
-            "This behavior will change in a future release to interpret the input as one without a "
-            "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
-            "behavior, "
-            "please switch to using dropout1d instead.",
+            "dim. This behavior will change in a future release to interpret the input as one "
+            "without a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
+            "dropout behavior, please switch to using dropout1d instead.",
             stacklevel=2,
         )
     return _masked(input, p, training, inplace, "dropout2d", 2, False)

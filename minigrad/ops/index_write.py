@@ -233,8 +233,8 @@ def index_fill(x, dim, index, value):
     which gets a gradient), as torch.index_fill; negative positions count from the end."""
     if np.ndim(as_array(value)):
         raise ArgumentError(
-            "index_fill: value must be a number or a 0-d tensor; got shape "
-            f"{np.shape(as_array(value))}"
+            "index_fill: value must be a number or a 0-d tensor; "
+            f"got shape {np.shape(as_array(value))}"
         )
     if x.ndim == 0:
         return index_fill(x.reshape(1), dim, index, value).reshape(())

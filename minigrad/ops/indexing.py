@@ -54,9 +54,8 @@ def _index_part(part):
             return int(part) if part.dtype.kind in "iu" else bool(part)
     if isinstance(part, (list, tuple)):  # a tuple inside an index is a sequence, as a list is
         part = np.asarray(part) if part else np.zeros(0, np.int64)
-        if (
-            part.dtype.kind == "f"
-        ):  # as torch: a list of numbers is read as int64, floats cut towards 0
+        # as torch: a list of numbers is read as int64, floats cut towards 0
+        if part.dtype.kind == "f":
             part = part.astype(np.int64)
     if isinstance(part, np.ndarray) and part.dtype.kind not in "iub":
         raise IndexError(f"tensors used as indices must be integer or bool; got dtype {part.dtype}")
@@ -201,8 +200,8 @@ class Gather(Function):
 def _check_index_values(index, size, dim, op):
     if index.size and (index.min() < 0 or index.max() >= size):
         raise IndexRangeError(
-            f"{op}: index values must be in [0, {size}) for dim {dim}; got values in "
-            f"[{index.min()}, {index.max()}]"
+            f"{op}: index values must be in [0, {size}) for dim {dim}; "
+            f"got values in [{index.min()}, {index.max()}]"
         )
 
 
@@ -249,8 +248,8 @@ def take_along_dim(x, indices, dim=None):
         return gather(x.reshape(-1), 0, indices.reshape(-1))
     if indices.ndim != x.ndim:
         raise ShapeError(
-            f"take_along_dim: indices must have as many dims as x ({x.ndim}); got shape "
-            f"{indices.shape} for x of shape {x.shape}"
+            f"take_along_dim: indices must have as many dims as x ({x.ndim}); "
+            f"got shape {indices.shape} for x of shape {x.shape}"
         )
     dim = normalize_dim(dim, x.ndim, "take_along_dim")
     try:

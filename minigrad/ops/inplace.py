@@ -161,9 +161,8 @@ def apply_inplace(x, name, op, *operands):
         if chain[-1].is_leaf and chain[-1].requires_grad:
             what = "a leaf tensor" if len(chain) == 1 else "a view of a leaf tensor"
             raise RuntimeError(
-                f"{name}: {what} that requires grad cannot be changed in place while "
-                f"gradients are recorded; wrap the change in `with mg.no_grad():`, or use the "
-                f"out-of-place op"
+                f"{name}: {what} that requires grad cannot be changed in place while gradients are "
+                "recorded; wrap the change in `with mg.no_grad():`, or use the out-of-place op"
             )
         result = op(_alias(x), *operands)
     else:
@@ -181,9 +180,8 @@ def apply_inplace(x, name, op, *operands):
                 f"dtype {x.dtype}"
             )
         result = cast(result, x.dtype)
-    if (
-        result._node is not None
-    ):  # a recorded change: x (or the tensor x views) takes a new array and node
+    # a recorded change: x (or the tensor x views) takes a new array and node
+    if result._node is not None:
         root = chain[-1]
         views = _live_views(root)  # where they sit in root's array, before it changes
         if len(chain) > 1:

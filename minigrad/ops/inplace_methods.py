@@ -54,9 +54,8 @@ def setitem(x, index, value):
     )
     try:
         target = select(np.empty(x.shape, dtype=np.bool_), *parts)  # the shape the index selects
-        while (
-            value.ndim > target.ndim and value.shape[0] == 1
-        ):  # torch drops leading 1s: a[1] = t([5.])
+        # torch drops leading 1s: a[1] = t([5.])
+        while value.ndim > target.ndim and value.shape[0] == 1:
             value = value.reshape(value.shape[1:])
         np.broadcast_to(np.empty(value.shape), target.shape)
     except IndexError as error:
@@ -92,9 +91,8 @@ def _fill(x, value):
         )
     if not isinstance(value, Tensor):
         value = as_array(value).item()
-    return masked_fill(
-        x, np.ones((), np.bool_), value
-    )  # a 0-d tensor value that requires grad gets its gradient
+    # a 0-d tensor value that requires grad gets its gradient
+    return masked_fill(x, np.ones((), np.bool_), value)
 
 
 def _copy(x, source):

@@ -157,8 +157,8 @@ def meshgrid(*tensors, indexing="ij"):
             raise DimError(f"meshgrid: expects 0-d or 1-D tensors; got shape {t.shape}")
     if len({t.dtype for t in tensors}) > 1:
         raise DTypeError(
-            "meshgrid: expects tensors of one dtype; got "
-            f"{', '.join(str(t.dtype) for t in tensors)}"
+            "meshgrid: expects tensors of one dtype; "
+            f"got {', '.join(str(t.dtype) for t in tensors)}"
         )
     position = list(range(len(tensors)))  # the dim of the grid each tensor runs along
     if indexing == "xy" and len(tensors) > 1:
@@ -203,8 +203,8 @@ def split(x, split_size_or_sections, dim=0):
         step = int(split_size_or_sections)
         if step < 0 or (step == 0 and size):
             raise ShapeError(
-                f"split: split_size must be positive (0 only for an empty dim); got {step} "
-                f"for dim {dim} of size {size}"
+                "split: split_size must be positive (0 only for an empty dim); "
+                f"got {step} for dim {dim} of size {size}"
             )
         sizes = [step] * (size // step) + ([size % step] if size % step else []) if size else [0]
     else:

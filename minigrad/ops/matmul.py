@@ -73,9 +73,8 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved
-        needs = tuple(ctx.needs_input_grad) + (False,) * (
-            3 - len(ctx.needs_input_grad)
-        )  # no bias: never
+        # no bias: never
+        needs = tuple(ctx.needs_input_grad) + (False,) * (3 - len(ctx.needs_input_grad))
         grad_x, grad_weight, grad_bias = kernels.linear_backward(
             _rows(x), weight, _rows(grad), needs
         )
@@ -100,8 +99,8 @@ def matmul(a, b):
     inner = b.shape[-2 if b.ndim > 1 else 0]
     if a.shape[-1] != inner:
         raise ShapeError(
-            f"matmul: shapes {a.shape} and {b.shape} do not match (inner dims {a.shape[-1]} and "
-            f"{inner})"
+            f"matmul: shapes {a.shape} and {b.shape} do not match "
+            f"(inner dims {a.shape[-1]} and {inner})"
         )
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])

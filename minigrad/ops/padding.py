@@ -87,8 +87,8 @@ def pad(input, pad, mode="constant", value=None):
         )
     if len(amounts) // 2 > input.ndim:
         raise ShapeError(
-            f"pad: padding length should be at most two times the input dimension; got padding "
-            f"length {len(amounts)} for an input of shape {input.shape}"
+            "pad: padding length should be at most two times the input dimension; "
+            f"got padding length {len(amounts)} for an input of shape {input.shape}"
         )
     # (before, after) per dim of input, first dim first
     widths = [(0, 0)] * (input.ndim - len(amounts) // 2) + [
@@ -101,9 +101,8 @@ def pad(input, pad, mode="constant", value=None):
                     f"pad: cannot crop {-min(before, 0)} before and {-min(after, 0)} after from "
                     f"dim {dim} of size {size}"
                 )
-        fill = input.dtype.type(
-            0 if value is None else value
-        )  # in input's dtype (2.5 -> 2 for ints), as torch
+        # in input's dtype (2.5 -> 2 for ints), as torch
+        fill = input.dtype.type(0 if value is None else value)
         return ConstantPad.apply(input, widths=tuple(widths), value=fill)
     if mode not in _NUMPY_MODES:  # torch raises NotImplementedError here
         raise NotImplementedError(

@@ -58,9 +58,8 @@ def masked_fill(x, mask, value):
             raise ShapeError(
                 f"masked_fill: value must be a number or a 0-d tensor; got shape {value.shape}"
             )
-        if (
-            value.requires_grad
-        ):  # the value takes a gradient too (the sum over the filled places), as in torch
+        # the value takes a gradient too (the sum over the filled places), as in torch
+        if value.requires_grad:
             return where(mask, cast(value, x.dtype), x)
         value = value.item()
     return MaskedFill.apply(x, mask=mask, value=value)
@@ -138,9 +137,8 @@ class Extremum(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        shared = np.where(
-            a == b, grad / 2, grad
-        )  # where a NaN meets a number both get all of it (torch)
+        # where a NaN meets a number both get all of it (torch)
+        shared = np.where(a == b, grad / 2, grad)
         a_loses, b_loses = (a < b, b < a) if ctx.pick is np.maximum else (a > b, b > a)
         return np.where(a_loses, 0, shared), np.where(b_loses, 0, shared)
 
@@ -216,8 +214,8 @@ def heaviside(input, values):
             )
     if input.dtype != values.dtype:
         raise DTypeError(
-            f"heaviside: input and values must have the same dtype; got {input.dtype} and "
-            f"{values.dtype}"
+            "heaviside: input and values must have the same dtype; "
+            f"got {input.dtype} and {values.dtype}"
         )
     check_broadcast("heaviside", input, values)
     return Heaviside.apply(input, values)

@@ -90,9 +90,8 @@ def _plane_windows(spatial, windows):
     each slot is inside, and whether it is counted."""
     dims = len(windows)
 
-    def spread(
-        array, dim
-    ):  # (out_d, kernel_d) onto axes dim and dims + dim of a (*out, *kernel) grid
+    # (out_d, kernel_d) onto axes dim and dims + dim of a (*out, *kernel) grid
+    def spread(array, dim):
         shape = [1] * 2 * dims
         shape[dim], shape[dims + dim] = array.shape
         return array.reshape(shape)
@@ -118,18 +117,16 @@ def _pool_settings(op, x, kernel_size, stride, padding, dilation, ceil_mode):
     dilation = per_dim(dilation, dims, "dilation", op)
     if any(p > k // 2 for p, k in zip(padding, kernel)):
         raise ArgumentError(
-            f"{op}: padding must be at most half the kernel size (<= "
-            f"{tuple(k // 2 for k in kernel)} "
-            f"for kernel_size={kernel}); got padding={padding}"
+            f"{op}: padding must be at most half the kernel size "
+            f"(<= {tuple(k // 2 for k in kernel)} for kernel_size={kernel}); got padding={padding}"
         )
     spatial = x.shape[2:]
     out = []
     for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation):
         span = size + 2 * p - d * (k - 1) - 1
         count = (-(-span // s) if ceil_mode else span // s) + 1
-        if (
-            ceil_mode and (count - 1) * s >= size + p
-        ):  # the last window must start in the input or its padding
+        # the last window must start in the input or its padding
+        if ceil_mode and (count - 1) * s >= size + p:
             count -= 1
         out.append(count)
     if min(out) < 1:
@@ -154,8 +151,8 @@ def _adaptive_windows(op, x, output_size):
     sizes = per_dim(output_size, dims, "output_size", op, minimum=0)
     if min(x.shape[1:]) < 1:
         raise ShapeError(
-            f"{op}: expected an input with non-zero channels and spatial sizes; got input of "
-            f"shape {x.shape}"
+            f"{op}: expected an input with non-zero channels and spatial sizes; "
+            f"got input of shape {x.shape}"
         )
     return [_bins(size, out) for size, out in zip(x.shape[2:], sizes)]
 
@@ -177,8 +174,8 @@ def _maximum(x, windows, op):
     for dim, (_, inside, _) in enumerate(windows):
         if not inside.any(axis=1).all():
             raise ArgumentError(
-                f"{op}: a window along spatial dim {dim} reads only padding (input of shape "
-                f"{x.shape}); torch gives -inf there"
+                f"{op}: a window along spatial dim {dim} reads only padding "
+                f"(input of shape {x.shape}); torch gives -inf there"
             )
     places, _, _ = _plane_windows(x.shape[2:], windows)
     return MaxPool.apply(x, places=places)
@@ -196,8 +193,8 @@ def _max_pool(op, dims, input, kernel_size, stride, padding, dilation, ceil_mode
     if x.dtype.kind in "iu":  # the float path finds the places; the values are x's own
         if x.numel() and np.abs(x._data).max() > 2**53:
             raise DTypeError(
-                f"{op}: integer inputs are pooled through float64, exact up to 2**53; got values "
-                f"up to {np.abs(x._data).max()}"
+                f"{op}: integer inputs are pooled through float64, exact up to 2**53; "
+                f"got values up to {np.abs(x._data).max()}"
             )
         _, indices = _maximum(x.to(np.float64), windows, op)
         planes = x._data.reshape(x.shape[:2] + (-1,))

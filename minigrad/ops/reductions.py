@@ -198,9 +198,8 @@ MaxMin = namedtuple("MaxMin", ["values", "indices"])
 
 
 def _along_dim(x, dim, keepdim, arg, op):
-    if not isinstance(dim, (int, np.integer)) or isinstance(
-        dim, bool
-    ):  # indices exist for one dim only
+    # indices exist for one dim only
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(
             f"{op}: dim must be one int (values and indices along it); got {dim!r}. "
             f"Use amax/amin to reduce several dims at once."
@@ -436,8 +435,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
         for p in pieces:
             if p.ndim != x.ndim:
                 raise ShapeError(
-                    f"diff: prepend and append must have the {x.ndim} dims of the input (shape "
-                    f"{x.shape}); got shape {p.shape}"
+                    f"diff: prepend and append must have the {x.ndim} dims of the input "
+                    f"(shape {x.shape}); got shape {p.shape}"
                 )
         x = cat(pieces, axis)
     for _ in range(int(n)):

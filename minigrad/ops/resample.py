@@ -31,9 +31,9 @@ def _output_sizes(op, input, dims, size, scale_factor, recompute_scale_factor):
     """(output size, scale used for the source coordinates) per spatial dim."""
     if (size is None) == (scale_factor is None):
         raise ArgumentError(
-            f"{op}: expected exactly one of size or scale_factor; got "
-            f"{'both' if size is not None else 'neither'} (size={size!r}, "
-            f"scale_factor={scale_factor!r})"
+            f"{op}: expected exactly one of size or scale_factor; "
+            f"got {'both' if size is not None else 'neither'} "
+            f"(size={size!r}, scale_factor={scale_factor!r})"
         )
     places = input.shape[2:]
     if size is not None:
@@ -56,15 +56,13 @@ def _output_sizes(op, input, dims, size, scale_factor, recompute_scale_factor):
     ):
         raise ArgumentError(
             f"{op}: scale_factor must be a finite number > 0 or a tuple of {dims} of them for "
-            "input of "
-            f"shape {input.shape}; got {scale_factor!r}"
+            f"input of shape {input.shape}; got {scale_factor!r}"
         )
     sizes = tuple(int(math.floor(p * float(f))) for p, f in zip(places, factors))
     if any(s < 1 for s in sizes):
         raise ShapeError(
             f"{op}: scale_factor={scale_factor!r} makes an empty output {sizes} from input of "
-            "shape "
-            f"{input.shape}"
+            f"shape {input.shape}"
         )
     if recompute_scale_factor:
         return sizes, tuple(p / s for p, s in zip(places, sizes))
@@ -110,8 +108,8 @@ def interpolate(
         raise TypeError(f"interpolate: expected input to be a Tensor; got {type(input).__name__}")
     if mode not in _MODE_DIMS:
         raise ArgumentError(
-            f"interpolate: mode must be one of {', '.join(map(repr, _MODE_DIMS))} (minigrad has "
-            f"no bicubic, trilinear or area resampling); got {mode!r}"
+            f"interpolate: mode must be one of {', '.join(map(repr, _MODE_DIMS))} "
+            f"(minigrad has no bicubic, trilinear or area resampling); got {mode!r}"
         )
     dims = input.ndim - 2
     if dims not in _MODE_DIMS[mode]:
@@ -119,8 +117,8 @@ def interpolate(
             {1: "3-D (N, C, L)", 2: "4-D (N, C, H, W)"}[d] for d in _MODE_DIMS[mode]
         )
         raise ShapeError(
-            f"interpolate: mode {mode!r} expects a {layouts} input; got input of shape "
-            f"{input.shape}"
+            f"interpolate: mode {mode!r} expects a {layouts} input; "
+            f"got input of shape {input.shape}"
         )
     check_float("interpolate", input, error=ArgumentError)
     if align_corners is not None and mode not in ("linear", "bilinear"):

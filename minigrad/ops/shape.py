@@ -121,8 +121,8 @@ def t(x):
     """The transpose of a matrix (a 0-d or 1-D tensor is returned as it is), as torch.t."""
     if x.ndim > 2:
         raise DimError(
-            f"t: expects a tensor with at most 2 dims; got shape {x.shape}. Use transpose(dim0, "
-            "dim1)"
+            f"t: expects a tensor with at most 2 dims; got shape {x.shape}. "
+            "Use transpose(dim0, dim1)"
         )
     return transpose(x, 0, -1) if x.ndim == 2 else x
 
@@ -240,9 +240,8 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return np.flip(
-            x, dims
-        ).copy()  # a copy, as torch's flip: writing into it leaves x as it was
+        # a copy, as torch's flip: writing into it leaves x as it was
+        return np.flip(x, dims).copy()
 
     @staticmethod
     def backward(ctx, grad):

@@ -62,8 +62,8 @@ erf = op(
         "erf",
         erf_array,
         lambda x, y: (2 / math.sqrt(math.pi)) * np.exp(-x * x),
-        "The error function 2/sqrt(pi) * integral of exp(-t^2) from 0 to x; gradient "
-        "2/sqrt(pi) exp(-x^2).",
+        "The error function 2/sqrt(pi) * integral of exp(-t^2) from 0 to x; "
+        "gradient 2/sqrt(pi) exp(-x^2).",
     )
 )
 
@@ -252,9 +252,8 @@ def erfinv_array(y):
             tail,
         )
         inside = size < 1
-        x = np.where(
-            inside, np.where(w < 5, near, far) * size, 0.0
-        )  # 0 keeps the steps finite at the ends
+        # 0 keeps the steps finite at the ends
+        x = np.where(inside, np.where(w < 5, near, far) * size, 0.0)
         central = size < 0.5
         for _ in range(4):
             slope = (2 / math.sqrt(math.pi)) * np.exp(-x * x)  # d erf / dx
@@ -273,8 +272,8 @@ erfinv = op(
         "erfinv",
         erfinv_array,
         lambda x, y: math.sqrt(math.pi) / 2 * np.exp(y * y),
-        "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside); gradient "
-        "sqrt(pi)/2 exp(erfinv(x)^2).",
+        "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside); "
+        "gradient sqrt(pi)/2 exp(erfinv(x)^2).",
     )
 )
 
@@ -303,9 +302,8 @@ class Logit(Function):
             slope = grad / (x * (1 - x))
         if eps is None:
             return np.where((x < 0) | (x > 1), np.nan, slope)
-        return np.where(
-            (x < eps) | (x > 1 - eps), 0, slope
-        )  # NaN stays NaN (torch's scalar kernel)
+        # NaN stays NaN (torch's scalar kernel)
+        return np.where((x < eps) | (x > 1 - eps), 0, slope)
 
 
 @op
@@ -361,9 +359,8 @@ class LogAddExp(Function):
                 y = larger + np.log1p(np.exp2(-np.abs(a - b))) / math.log(2)
             else:
                 y = larger + np.log1p(np.exp(-np.abs(a - b)))
-            return np.where(
-                np.isinf(a) & (a == b), a, y
-            )  # inf - inf inside: the sum is the infinity
+            # inf - inf inside: the sum is the infinity
+            return np.where(np.isinf(a) & (a == b), a, y)
 
     @staticmethod
     def backward(ctx, grad):

@@ -36,9 +36,8 @@ class Variance(Function):
     def forward(ctx, x, dims, correction, keepdim, root):
         count = math.prod(x.shape[d] for d in dims)
         dof = x.dtype.type(np.maximum(count - correction, 0))
-        with np.errstate(
-            invalid="ignore", divide="ignore"
-        ):  # no elements, or N <= correction: nan/inf
+        # no elements, or N <= correction: nan/inf
+        with np.errstate(invalid="ignore", divide="ignore"):
             centered = x - x.sum(axis=dims, keepdims=True) / x.dtype.type(count)
             y = np.square(centered).sum(axis=dims, keepdims=keepdim) / dof
         if root:
@@ -201,9 +200,8 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
             f"norm: p must be a number, inf, -inf or 'fro' (vector norms); got {p!r}"
         )
     dims = reduction_dims(dim, x.ndim, "norm")
-    if (
-        np.isinf(p) or p < 0
-    ) and x.numel() == 0:  # no identity: max, min, 1 / sum(|x|^p) of nothing
+    # no identity: max, min, 1 / sum(|x|^p) of nothing
+    if (np.isinf(p) or p < 0) and x.numel() == 0:
         refuse_empty(x, dims, f"norm(p={p})")
     return Norm.apply(x, dims=dims, keepdim=keepdim, p=float(p))
 
@@ -293,9 +291,8 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     size = x.shape[normalize_dim(dim, x.ndim, "kthvalue")] if x.ndim else 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= size:
         raise ArgumentError(
-            f"kthvalue: k must be an int in [1, {size}] (the size of dim {dim} of shape "
-            f"{x.shape}); "
-            f"got {k!r}"
+            f"kthvalue: k must be an int in [1, {size}] "
+            f"(the size of dim {dim} of shape {x.shape}); got {k!r}"
         )
     return _picked(
         x,

@@ -85,9 +85,8 @@ def _contract_pair(sa, sb, out, a, b):
     a, sa = _sum_out(a, sa, [c for c in sa if c not in sb and c not in out])
     b, sb = _sum_out(b, sb, [c for c in sb if c not in sa and c not in out])
     for c in [c for c in sa if c in sb and c not in out]:
-        if (
-            a.shape[sa.index(c)] != b.shape[sb.index(c)]
-        ):  # size 1 on one side (broadcast): the sum of
+        # size 1 on one side (broadcast): the sum of
+        if a.shape[sa.index(c)] != b.shape[sb.index(c)]:
             a, sa = _sum_out(a, sa, [c])  # products is the product of the sums
             b, sb = _sum_out(b, sb, [c])
     batch = [c for c in out if c in sa and c in sb]
@@ -272,9 +271,8 @@ def cross(input, other, dim=None):
     shape = check_broadcast("cross", input, other)
     if dim is None:
         warnings.warn(
-            "cross: dim=None takes the first dim of size 3, as torch.cross does (deprecated in "
-            "torch); "
-            "pass dim explicitly (torch.linalg.cross uses dim=-1)",
+            "cross: dim=None takes the first dim of size 3, as torch.cross does "
+            "(deprecated in torch); pass dim explicitly (torch.linalg.cross uses dim=-1)",
             UserWarning,
             stacklevel=2,
         )
@@ -284,8 +282,8 @@ def cross(input, other, dim=None):
     dim = normalize_dim(dim, len(shape), "cross")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise ShapeError(
-            f"cross: dim {dim} must have size 3 in both inputs; got shapes {input.shape} and "
-            f"{other.shape}"
+            f"cross: dim {dim} must have size 3 in both inputs; "
+            f"got shapes {input.shape} and {other.shape}"
         )
     # (a x b)_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1), indices mod 3: rolls along dim line them up
     return (roll(input, -1, dim) * roll(other, -2, dim)) - (

@@ -32,19 +32,9 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
+# fmt: off
 __all__ = [
-    "Optimizer",
-    "SGD",
-    "Adam",
-    "AdamW",
-    "RMSprop",
-    "Adagrad",
-    "Adadelta",
-    "Adamax",
-    "NAdam",
-    "RAdam",
-    "LBFGS",
-    "clip_grad_norm_",
-    "clip_grad_value_",
-    "lr_scheduler",
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+    "NAdam", "RAdam", "LBFGS", "clip_grad_norm_", "clip_grad_value_", "lr_scheduler",
 ]
+# fmt: on

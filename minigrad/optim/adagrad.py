@@ -4,14 +4,8 @@ only shrinks), Adadelta by a running average, scaled by a running average of its
 
 import numpy as np
 
-from .checks import (
-    buffer_of,
-    check_torch_flags,
-    flag,
-    non_negative,
-    non_negative_buffer,
-    step_count,
-)
+from .checks import buffer_of, check_torch_flags, flag
+from .checks import non_negative, non_negative_buffer, step_count
 from .per_parameter import PerParameterOptimizer
 
 

@@ -11,15 +11,8 @@ One fused kernel pass per parameter (kernels.adam_update) does the rest.
 import numpy as np
 
 from .. import kernels
-from .checks import (
-    betas,
-    buffer,
-    check_torch_flags,
-    flag,
-    non_negative,
-    non_negative_buffer,
-    step_count,
-)
+from .checks import betas, buffer, check_torch_flags, flag
+from .checks import non_negative, non_negative_buffer, step_count
 from .optimizer import Optimizer, changed_in_place
 
 
@@ -45,11 +38,8 @@ class Adam(Optimizer):
         "maximize": flag,
         "decoupled_weight_decay": flag,
     }
-    optional_hyper_parameters = (
-        "amsgrad",
-        "maximize",
-        "decoupled_weight_decay",
-    )  # older state dicts lack them
+    # older state dicts lack them
+    optional_hyper_parameters = ("amsgrad", "maximize", "decoupled_weight_decay")
     state_checks = {
         "step": step_count,
         "exp_avg": buffer,

@@ -11,16 +11,8 @@ import math
 
 import numpy as np
 
-from .checks import (
-    betas,
-    buffer,
-    buffer_of,
-    check_torch_flags,
-    flag,
-    non_negative,
-    non_negative_buffer,
-    step_count,
-)
+from .checks import betas, buffer, buffer_of, check_torch_flags, flag
+from .checks import non_negative, non_negative_buffer, step_count
 from .per_parameter import PerParameterOptimizer
 
 

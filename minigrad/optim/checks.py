@@ -97,8 +97,8 @@ def buffer_of(what):
         bad = ~(array >= 0)  # NaN is bad too
         if bad.any():
             raise ValueError(
-                f"{name} holds {what}, which are >= 0; got "
-                f"{array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
+                f"{name} holds {what}, which are >= 0; "
+                f"got {array[bad].ravel()[0]} at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
             )
         return array
 

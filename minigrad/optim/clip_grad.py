@@ -36,9 +36,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if not norm_type > 0:
         raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or inf); got {norm_type}")
     grads = _with_grads(parameters)
-    flats = [
-        g.ravel(order="K") for g in grads if g.size
-    ]  # memory order: no copy of a transposed gradient
+    # memory order: no copy of a transposed gradient
+    flats = [g.ravel(order="K") for g in grads if g.size]
     if not flats:
         total = 0.0
     elif norm_type == math.inf:
@@ -56,9 +55,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         )
     scale = max_norm / (total + 1e-6)
     if not scale >= 1:  # NaN too
-        with np.errstate(
-            invalid="ignore"
-        ):  # an inf gradient times 0 (an inf norm): NaN, as in torch
+        # an inf gradient times 0 (an inf norm): NaN, as in torch
+        with np.errstate(invalid="ignore"):
             for g in grads:
                 g *= g.dtype.type(scale)
     return Tensor._wrap(np.asarray(total, dtype=grads[0].dtype if grads else np.float32))

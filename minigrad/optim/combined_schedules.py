@@ -27,8 +27,8 @@ class SequentialLR(LRScheduler):
         )
         if len(milestones) != len(schedulers) - 1 or not schedulers:
             raise ValueError(
-                f"SequentialLR expects one milestone fewer than schedulers; got {len(schedulers)} "
-                f"schedulers and {len(milestones)} milestones"
+                "SequentialLR expects one milestone fewer than schedulers; "
+                f"got {len(schedulers)} schedulers and {len(milestones)} milestones"
             )
         if milestones != sorted(milestones):
             raise ValueError(f"milestones must be increasing; got {milestones}")
@@ -39,9 +39,8 @@ class SequentialLR(LRScheduler):
                 )
         self.optimizer, self.schedulers, self.milestones = optimizer, schedulers, milestones
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        for (
-            group
-        ) in optimizer.param_groups:  # making the schedulers has moved the rates: start again
+        # making the schedulers has moved the rates: start again
+        for group in optimizer.param_groups:
             group["lr"] = group["initial_lr"]
         for scheduler in schedulers:
             scheduler.last_epoch -= 1

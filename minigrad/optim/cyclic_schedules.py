@@ -6,14 +6,8 @@ import math
 
 from .checks import non_negative
 from .optimizer import Optimizer
-from .scheduler import (
-    LRScheduler,
-    _epoch,
-    _fresh_start,
-    _per_group,
-    _positive_number,
-    _whole_number,
-)
+from .scheduler import LRScheduler, _epoch, _fresh_start
+from .scheduler import _per_group, _positive_number, _whole_number
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -126,9 +120,8 @@ class OneCycleLR(LRScheduler):
         self.anneal_strategy, self.cycle_momentum = anneal_strategy, bool(cycle_momentum)
         div_factor = _positive_number("div_factor", div_factor)
         final_div_factor = _positive_number("final_div_factor", final_div_factor)
-        up = (
-            pct_start * self.total_steps - 1
-        )  # the step where the climb ends (torch's float arithmetic)
+        # the step where the climb ends (torch's float arithmetic)
+        up = pct_start * self.total_steps - 1
         if three_phase:
             self.phases = [
                 (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),

@@ -111,14 +111,14 @@ class LBFGS(Optimizer):
         )
         if len(self.param_groups) != 1:
             raise ValueError(
-                "LBFGS doesn't support per-parameter options (parameter groups); got "
-                f"{len(self.param_groups)} groups"
+                "LBFGS doesn't support per-parameter options (parameter groups); "
+                f"got {len(self.param_groups)} groups"
             )
         dtypes = {p.dtype for p in self.params}
         if len(dtypes) != 1 or next(iter(dtypes)).kind != "f":
             raise TypeError(
-                "LBFGS: the parameters must share one float dtype (they form one vector); got "
-                f"{sorted(map(str, dtypes))}"
+                "LBFGS: the parameters must share one float dtype (they form one vector); "
+                f"got {sorted(map(str, dtypes))}"
             )
         self._dtype = self.params[0].dtype
         self._size = sum(p.numel() for p in self.params)
@@ -287,8 +287,8 @@ class LBFGS(Optimizer):
         array = np.asarray(value)
         if array.dtype.kind != "f" or array.shape != (self._size,):
             raise ValueError(
-                f"{name} must be a float vector of length {self._size} (all parameters' "
-                f"elements); got {array.dtype} of shape {array.shape}"
+                f"{name} must be a float vector of length {self._size} (all parameters' elements); "
+                f"got {array.dtype} of shape {array.shape}"
             )
         return np.array(array, dtype=self._dtype)
 
@@ -298,8 +298,8 @@ class LBFGS(Optimizer):
             return []
         if array.dtype.kind != "f" or array.ndim != 2 or array.shape[1] != self._size:
             raise ValueError(
-                f"{name} must be a float array of shape (pairs, {self._size}); got "
-                f"{array.dtype} of shape {array.shape}"
+                f"{name} must be a float array of shape (pairs, {self._size}); "
+                f"got {array.dtype} of shape {array.shape}"
             )
         return [np.array(row, dtype=self._dtype) for row in array]
 

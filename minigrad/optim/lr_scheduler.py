@@ -18,33 +18,13 @@ from .combined_schedules import ChainedScheduler, SequentialLR
 from .cyclic_schedules import CosineAnnealingWarmRestarts, OneCycleLR, warmup_cosine
 from .reduce_lr_on_plateau import ReduceLROnPlateau
 from .scheduler import LRScheduler
-from .step_schedules import (
-    ConstantLR,
-    CosineAnnealingLR,
-    ExponentialLR,
-    LambdaLR,
-    LinearLR,
-    MultiplicativeLR,
-    MultiStepLR,
-    PolynomialLR,
-    StepLR,
-)
+from .step_schedules import ConstantLR, CosineAnnealingLR, ExponentialLR, LambdaLR
+from .step_schedules import LinearLR, MultiplicativeLR, MultiStepLR, PolynomialLR, StepLR
 
+# fmt: off
 __all__ = [
-    "LRScheduler",
-    "LambdaLR",
-    "MultiplicativeLR",
-    "StepLR",
-    "MultiStepLR",
-    "ExponentialLR",
-    "ConstantLR",
-    "LinearLR",
-    "PolynomialLR",
-    "CosineAnnealingLR",
-    "CosineAnnealingWarmRestarts",
-    "OneCycleLR",
-    "SequentialLR",
-    "ChainedScheduler",
-    "ReduceLROnPlateau",
-    "warmup_cosine",
+    "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ExponentialLR",
+    "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+    "OneCycleLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau", "warmup_cosine",
 ]
+# fmt: on

@@ -83,9 +83,8 @@ class Optimizer:
                 if key in param_group
                 else self.defaults[key]
             )
-        group.update(
-            (key, value) for key, value in param_group.items() if key not in group
-        )  # names, notes: kept
+        # names, notes: kept
+        group.update((key, value) for key, value in param_group.items() if key not in group)
         everyone = self.params + params
         for offset, p in enumerate(params):
             index = len(self.params) + offset
@@ -93,12 +92,11 @@ class Optimizer:
                 raise TypeError(
                     f"{name} optimizes Tensors; parameter {index} is a {type(p).__name__}"
                 )
-            if (
-                not p.is_leaf
-            ):  # a frozen parameter (requires_grad=False) is fine: it has no grad to step by
+            # a frozen parameter (requires_grad=False) is fine: it has no grad to step by
+            if not p.is_leaf:
                 raise ValueError(
-                    f"{name}: parameter {index} (shape {p.shape}) must be a leaf tensor (a "
-                    f"Parameter, or a tensor made directly), not the result of an op"
+                    f"{name}: parameter {index} (shape {p.shape}) must be a leaf tensor "
+                    "(a Parameter, or a tensor made directly), not the result of an op"
                 )
             if not p._data.flags.writeable:
                 raise ValueError(
@@ -173,8 +171,8 @@ class Optimizer:
         if closure is not None:
             if not callable(closure):
                 raise TypeError(
-                    f"{type(self).__name__}.step: closure must be a function; got "
-                    f"{type(closure).__name__}"
+                    f"{type(self).__name__}.step: closure must be a function; "
+                    f"got {type(closure).__name__}"
                 )
             with autograd.enable_grad():
                 loss = closure()
@@ -283,8 +281,8 @@ class Optimizer:
                     problems.append(f"missing key {key!r}")
             elif _plain(state_dict[key]) != size:
                 problems.append(
-                    f"{key}: this optimizer's group holds {size} parameters; the state dict's "
-                    f"holds {_plain(state_dict[key])!r}"
+                    f"{key}: this optimizer's group holds {size} parameters; "
+                    f"the state dict's holds {_plain(state_dict[key])!r}"
                 )
         for key, value in state_dict.items():
             if key in hyper_keys or key in sizes:
@@ -307,8 +305,8 @@ class Optimizer:
                     or 1
                 )
                 hint = (
-                    f" (the state dict is of an optimizer with {groups} parameter group(s); this "
-                    f"one has {len(self.param_groups)})"
+                    f" (the state dict is of an optimizer with {groups} parameter group(s); "
+                    f"this one has {len(self.param_groups)})"
                     if groups != len(self.param_groups)
                     else ""
                 )
@@ -334,8 +332,8 @@ class Optimizer:
             ]
             if missing:
                 problems.append(
-                    f"state.{index}: missing {', '.join(missing)} (a parameter's state is all or "
-                    "nothing)"
+                    f"state.{index}: missing {', '.join(missing)} "
+                    "(a parameter's state is all or nothing)"
                 )
         if problems:
             raise ValueError(
@@ -425,8 +423,8 @@ def _as_groups(name, params):
     """The constructor's params as a list of group dicts: tensors make one group."""
     if isinstance(params, dict):
         raise TypeError(
-            f"{name}: params must be an iterable of Tensors or of dicts (parameter groups); got a "
-            "dict. For one group, wrap it in a list: [{'params': ...}]"
+            f"{name}: params must be an iterable of Tensors or of dicts (parameter groups); "
+            "got a dict. For one group, wrap it in a list: [{'params': ...}]"
         )
     params = _listed(name, params, "the parameters")
     dicts = [isinstance(p, dict) for p in params]

@@ -38,8 +38,8 @@ class ReduceLROnPlateau:
             )
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
             raise ValueError(
-                "ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or "
-                f"'abs'; got {mode!r} and {threshold_mode!r}"
+                "ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs'; "
+                f"got {mode!r} and {threshold_mode!r}"
             )
         self.factor = non_negative("factor", factor)
         if self.factor >= 1:

@@ -78,9 +78,8 @@ class RMSprop(PerParameterOptimizer):
         square_avg *= scalar(alpha)
         square_avg += scalar(1 - alpha) * grad * grad
         if group["centered"]:
-            grad_avg = state.setdefault(
-                "grad_avg", np.zeros_like(param)
-            )  # centered may be set after a step
+            # centered may be set after a step
+            grad_avg = state.setdefault("grad_avg", np.zeros_like(param))
             grad_avg += (grad - grad_avg) * scalar(1 - alpha)
             avg = np.sqrt(square_avg - grad_avg * grad_avg)
         else:

@@ -115,8 +115,8 @@ class LRScheduler:
         _fresh_start(type(self).__name__, last_epoch)
         if not isinstance(optimizer, Optimizer):
             raise TypeError(
-                f"{type(self).__name__} expects an mg.optim optimizer; got "
-                f"{type(optimizer).__name__}"
+                f"{type(self).__name__} expects an mg.optim optimizer; "
+                f"got {type(optimizer).__name__}"
             )
         self.optimizer = optimizer
         for group in optimizer.param_groups:  # the first scheduler notes the rates it started from

@@ -93,6 +93,6 @@ class SGD(Optimizer):
 def _check_nesterov(group):
     if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
         raise ValueError(
-            f"SGD: Nesterov momentum needs momentum > 0 and dampening 0; got momentum="
-            f"{group['momentum']}, dampening={group['dampening']}"
+            "SGD: Nesterov momentum needs momentum > 0 and dampening 0; "
+            f"got momentum={group['momentum']}, dampening={group['dampening']}"
         )

@@ -113,9 +113,8 @@ class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (how many milestones are <= count), as torch's MultiStepLR."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        milestones = sorted(
-            _whole_number("milestones", m, 0) for m in milestones
-        )  # any order; a repeat cuts twice
+        # any order; a repeat cuts twice
+        milestones = sorted(_whole_number("milestones", m, 0) for m in milestones)
         self.milestones, self.gamma = milestones, non_negative("gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
@@ -175,8 +174,8 @@ class LinearLR(LRScheduler):
         self.end_factor = non_negative("end_factor", end_factor)
         if self.start_factor > 1 or self.end_factor > 1:
             raise ValueError(
-                f"start_factor must be in (0, 1] and end_factor in [0, 1]; got {self.start_factor} "
-                f"and {self.end_factor}"
+                "start_factor must be in (0, 1] and end_factor in [0, 1]; "
+                f"got {self.start_factor} and {self.end_factor}"
             )
         self.total_iters = _whole_number("total_iters", total_iters, 0)
         super().__init__(optimizer, last_epoch)
@@ -236,23 +235,17 @@ class CosineAnnealingLR(LRScheduler):
     def _next(self, count, lr, base_lr, group):
         if count == 0 or base_lr is None:
             return lr
-        if (count - 1 - self.T_max) % (
-            2 * self.T_max
-        ) == 0:  # the bottom of a period: start back up
+        # the bottom of a period: start back up
+        if (count - 1 - self.T_max) % (2 * self.T_max) == 0:
             return lr + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
         return (1 + math.cos(math.pi * count / self.T_max)) / (
             1 + math.cos(math.pi * (count - 1) / self.T_max)
         ) * (lr - self.eta_min) + self.eta_min
 
 
+# fmt: off
 __all__ = [
-    "LambdaLR",
-    "MultiplicativeLR",
-    "StepLR",
-    "MultiStepLR",
-    "ExponentialLR",
-    "ConstantLR",
-    "LinearLR",
-    "PolynomialLR",
-    "CosineAnnealingLR",
+    "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ExponentialLR",
+    "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingLR",
 ]
+# fmt: on

@@ -183,8 +183,8 @@ def tensor_names(params):
     for entry in params.items() if isinstance(params, dict) else params:
         if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], Tensor)):
             raise TypeError(
-                "draw: params must be a dict name -> Tensor, (name, Tensor) pairs or an "
-                f"nn.Module; got an entry {entry!r:.60}"
+                "draw: params must be a dict name -> Tensor, (name, Tensor) pairs or an nn.Module; "
+                f"got an entry {entry!r:.60}"
             )
         names.setdefault(entry[1], str(entry[0]))
     return names

@@ -145,11 +145,8 @@ def collapse(vertices, edges, match, known_calls, keep, names):
     ModuleCall box in place of its ops (the outermost match wins when they nest). The box
     hides its ops, the tensors they make that nothing outside it uses (unless in `keep`),
     and the numbers in its code; an input used by several of its ops gets one edge into it."""
-    box_of_op, box_of_frame, boxes = (
-        {},
-        {},
-        {},
-    )  # the last two by id(an op's frame), id(a matching call's frame)
+    # the last two by id(an op's frame), id(a matching call's frame)
+    box_of_op, box_of_frame, boxes = ({}, {}, {})
     for op in vertices:
         if isinstance(op, Function):
             frame = op.module_frame

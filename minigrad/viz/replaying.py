@@ -144,9 +144,9 @@ class Replay(list):
         mg.viz.render(frame, path) writes one."""
         if "collapse" in draw_options or "highlight" in draw_options or "params" in draw_options:
             raise TypeError(
-                "frames: collapse, highlight and params are the replay's own (the frames' node "
-                "ids are those of replay(..., params=, highlight=)); got "
-                f"{sorted(k for k in draw_options if k in ('collapse', 'highlight', 'params'))}"
+                "frames: collapse, highlight and params are the replay's own "
+                "(the frames' node ids are those of replay(..., params=, highlight=)); "
+                f"got {sorted(k for k in draw_options if k in ('collapse', 'highlight', 'params'))}"
             )
         params = [(name, tensor) for tensor, name in self.names.items()]
         base = drawing.draw(self.output, params=params, highlight=self.highlight, **draw_options)

@@ -12,13 +12,11 @@ from minigrad.optim import clip_grad_norm_, clip_grad_value_
 
 from . import rnn
 
+# fmt: off
 __all__ = [
-    "clip_grad_norm_",
-    "clip_grad_value_",
-    "parameters_to_vector",
-    "vector_to_parameters",
-    "rnn",
+    "clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn",
 ]
+# fmt: on
 
 
 def _tensors(parameters, name):

@@ -16,13 +16,12 @@ from minigrad.ops import integer_array
 
 from .. import functional as F
 
+# fmt: off
 __all__ = [
-    "pad_sequence",
-    "PackedSequence",
-    "pack_padded_sequence",
-    "pad_packed_sequence",
-    "pack_sequence",
+    "pad_sequence", "PackedSequence", "pack_padded_sequence",
+    "pad_packed_sequence", "pack_sequence",
 ]
+# fmt: on
 
 
 class PackedSequence:
@@ -57,8 +56,8 @@ class PackedSequence:
             )
         if batch_sizes.min() < 1 or np.any(np.diff(batch_sizes) > 0):
             raise ArgumentError(
-                f"PackedSequence: batch_sizes must be >= 1 and non-increasing (the sequences "
-                f"still running at each step); got {batch_sizes.tolist()}"
+                "PackedSequence: batch_sizes must be >= 1 and non-increasing "
+                f"(the sequences still running at each step); got {batch_sizes.tolist()}"
             )
         if batch_sizes.sum() != data.shape[0]:
             raise ShapeError(
@@ -77,18 +76,17 @@ class PackedSequence:
             order = _permutation(sorted_indices, batch, "sorted_indices")
             if inverse is not None and np.any(inverse != np.argsort(order)):
                 raise ArgumentError(
-                    f"PackedSequence: unsorted_indices must be the inverse of sorted_indices "
-                    f"{order.tolist()}, which is {np.argsort(order).tolist()}; got "
-                    f"{inverse.tolist()}"
+                    "PackedSequence: unsorted_indices must be the inverse of sorted_indices "
+                    f"{order.tolist()}, which is {np.argsort(order).tolist()}; "
+                    f"got {inverse.tolist()}"
                 )
         # the j-th longest sequence runs while more than j sequences do; it is sequence order[j]
         lengths = np.empty(batch, np.int64)
         lengths[order] = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(axis=1)
         # each step's rows (longest first) padded with zeros to the whole batch, then in batch order
         unsorted = np.argsort(order)  # sequence b is row unsorted[b] of each step
-        trailing = (0, 0) * (
-            data.ndim - 1
-        )  # F.pad's pairs start at the last axis; only the first is padded
+        # F.pad's pairs start at the last axis; only the first is padded
+        trailing = (0, 0) * (data.ndim - 1)
         starts = np.concatenate([[0], np.cumsum(batch_sizes)])
         padded = mg.stack(
             [
@@ -151,12 +149,8 @@ class PackedSequence:
         """The padded batch in the layout asked for: (B, T, *) if batch_first, else (T, B, *)."""
         return self.padded if batch_first == self.batch_first else self.padded.transpose(0, 1)
 
-    _fields = (
-        "data",
-        "batch_sizes",
-        "sorted_indices",
-        "unsorted_indices",
-    )  # torch's namedtuple fields
+    # torch's namedtuple fields
+    _fields = ("data", "batch_sizes", "sorted_indices", "unsorted_indices")
 
     def __iter__(self):  # data, batch_sizes, sorted, unsorted = packed, as with torch's namedtuple
         return iter(tuple(getattr(self, name) for name in self._fields))
@@ -181,8 +175,8 @@ def _permutation(indices, batch, name):
     array = integer_array(indices, "PackedSequence", name)
     if array.shape != (batch,) or np.any(np.sort(array) != np.arange(batch)):
         raise ArgumentError(
-            f"PackedSequence: {name} must order the {batch} sequences (a permutation of "
-            f"0..{batch - 1}, batch_sizes[0] = {batch}); got {array.tolist()}"
+            f"PackedSequence: {name} must order the {batch} sequences "
+            f"(a permutation of 0..{batch - 1}, batch_sizes[0] = {batch}); got {array.tolist()}"
         )
     return array
 
@@ -202,21 +196,21 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         lengths = lengths.astype(np.int64)  # torch casts lengths to int64
     if input.ndim < 2:
         raise ShapeError(
-            "pack_padded_sequence: input must have a time and a batch axis; got shape "
-            f"{input.shape}"
+            "pack_padded_sequence: input must have a time and a batch axis; "
+            f"got shape {input.shape}"
         )
     steps, batch = (
         (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
     )
     if lengths.dtype.kind not in "iu" or lengths.shape != (batch,):
         raise ShapeError(
-            f"pack_padded_sequence: lengths must be {batch} integers (one per sequence); got "
-            f"{lengths.dtype} of shape {lengths.shape}"
+            f"pack_padded_sequence: lengths must be {batch} integers (one per sequence); "
+            f"got {lengths.dtype} of shape {lengths.shape}"
         )
     if batch and (lengths.min() < 1 or lengths.max() > steps):
         raise ShapeError(
-            f"pack_padded_sequence: lengths must be in [1, {steps}] (the padded length); got "
-            f"{lengths.tolist()}"
+            f"pack_padded_sequence: lengths must be in [1, {steps}] (the padded length); "
+            f"got {lengths.tolist()}"
         )
     if enforce_sorted and np.any(np.diff(lengths) > 0):
         raise ShapeError(
@@ -245,9 +239,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     if length <= steps:
         padded = time_major[:length]
     else:
-        padded = F.pad(
-            time_major, (0, 0) * (time_major.ndim - 1) + (0, length - steps)
-        )  # the time axis only
+        # the time axis only
+        padded = F.pad(time_major, (0, 0) * (time_major.ndim - 1) + (0, length - steps))
     real = np.arange(length)[:, None] < sequence.lengths[None, :]  # (T, B): inside the sequence
     padded = mg.where(
         mg.tensor(real.reshape(real.shape + (1,) * (padded.ndim - 2))), padded, padding_value
@@ -285,9 +278,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
             )
         if sequence.shape[1:] != sequences[0].shape[1:]:
             raise ShapeError(
-                "pad_sequence: every sequence must have the trailing shape "
-                f"{sequences[0].shape[1:]} "
-                f"(the first's); sequence {position} has shape {sequence.shape}"
+                "pad_sequence: every sequence must have the trailing "
+                f"shape {sequences[0].shape[1:]} (the first's); "
+                f"sequence {position} has shape {sequence.shape}"
             )
     longest = max(sequence.shape[0] for sequence in sequences)
     trailing = (0, 0) * (sequences[0].ndim - 1)

@@ -470,9 +470,8 @@ def _hook_run(B):
     seen = []
     x = B.tensor([1.0, -2.0, 3.0], requires_grad=True)
     w = B.tensor([[0.5, 1.0], [2.0, -1.0], [0.0, 3.0]], requires_grad=True)
-    x.register_hook(
-        lambda g: seen.append(("x", g.tolist()))
-    )  # a leaf used three times: one call, the sum
+    # a leaf used three times: one call, the sum
+    x.register_hook(lambda g: seen.append(("x", g.tolist())))
     h = x @ w
     h.register_hook(lambda g: seen.append(("h", g.tolist())))
     doubled = h.register_hook(lambda g: g * 2)  # replaces the gradient for what comes after
@@ -495,9 +494,8 @@ def test_register_hook_sees_and_replaces_gradients_as_torch():
     assert [name for name, _ in ours[0]] == [name for name, _ in theirs[0]]
     for (_, got), (_, want) in zip(ours[0], theirs[0]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
-    for got, want in zip(
-        [*ours[1], ours[2]], [*theirs[1], theirs[2]]
-    ):  # x.grad, w.grad, then x.grad unhooked
+    # x.grad, w.grad, then x.grad unhooked
+    for got, want in zip([*ours[1], ours[2]], [*theirs[1], theirs[2]]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
 
 

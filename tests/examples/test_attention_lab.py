@@ -142,9 +142,8 @@ def test_by_hand_temperature_sharpens_and_flattens(lab):
         max(lab.call("/api/by_hand", {"temperature": t})["head_results"][0]["weights"][2])
         for t in (0.1, 1.0, 10.0)
     ]
-    assert (
-        peaks[0] > 0.999 and peaks[0] > peaks[1] > peaks[2] and peaks[2] < 0.42
-    )  # 1/3 would be flat
+    # 1/3 would be flat
+    assert peaks[0] > 0.999 and peaks[0] > peaks[1] > peaks[2] and peaks[2] < 0.42
 
 
 def test_by_hand_two_heads_split_the_features(lab):
@@ -368,9 +367,8 @@ def test_graph_is_drawn_with_the_paths_to_the_four_matrices(lab):
     for name in training.MATRICES:
         assert f"attention.{name}" in answer["dot"] and f"attention.{name}" in answer["svg"]
     lines = answer["dot"].splitlines()
-    for (
-        name
-    ) in training.MATRICES:  # the four matrices drawn emphasised, the classifier's weight not
+    # the four matrices drawn emphasised, the classifier's weight not
+    for name in training.MATRICES:
         (line,) = [line for line in lines if f'label="attention.{name}' in line]
         assert "#cc0000" in line
     (line,) = [line for line in lines if 'label="classifier.weight' in line]

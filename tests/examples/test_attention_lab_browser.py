@@ -57,8 +57,8 @@ CHROMIUM_ARGS = [
 def unavailable(reason):
     if os.environ.get("CI"):
         pytest.fail(
-            f"CI must run the browser test: {reason} (.ci/run installs chromium and "
-            "chromium-driver)"
+            f"CI must run the browser test: {reason} "
+            "(.ci/run installs chromium and chromium-driver)"
         )
     pytest.skip(reason)
 

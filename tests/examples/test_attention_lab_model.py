@@ -82,9 +82,8 @@ def write_checkpoint(runs, pool, seed=0):
     vocab = preprocess.build_vocab([WORDS])
     mg.manual_seed(seed)
     model = SentimentModel(len(vocab), pool=pool, embedding_dim=6, hidden_size=8)
-    for (
-        parameter
-    ) in model.parameters():  # larger weights than the initialisation: weights far from uniform
+    # larger weights than the initialisation: weights far from uniform
+    for parameter in model.parameters():
         parameter.numpy()[...] *= 3
     folder = runs / pool
     folder.mkdir(parents=True, exist_ok=True)
@@ -196,9 +195,8 @@ def test_bad_reviews_say_what_was_expected(runs, request_, message):
 def test_a_broken_checkpoint_gives_a_message(tmp_path):
     runs = tmp_path / "runs"
     write_checkpoint(runs, "dot")
-    preprocess.Vocab(["[pad]", "[unk]", "only"]).to_json(
-        runs / "dot" / "vocab.json"
-    )  # does not fit the model
+    # does not fit the model
+    preprocess.Vocab(["[pad]", "[unk]", "only"]).to_json(runs / "dot" / "vocab.json")
     with pytest.raises(
         LabInputError, match="could not load the dot model.*vocab.json has 3 tokens"
     ):

@@ -60,9 +60,8 @@ def error_of(answer, status):
 def test_the_page_and_its_files_are_served_offline(served):
     status, headers, body = request(served, "GET", "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
-    assert (
-        "default-src 'self'" in headers["Content-Security-Policy"]
-    )  # the browser loads nothing from elsewhere
+    # the browser loads nothing from elsewhere
+    assert "default-src 'self'" in headers["Content-Security-Policy"]
     page = body.decode()
     files = re.findall(r'(?:src|href)="(/static/[^"]+)"', page)
     assert {"/static/lab.css", "/static/lab.js", "/static/by_hand.js"} <= set(files)
@@ -70,9 +69,8 @@ def test_the_page_and_its_files_are_served_offline(served):
     for path in files:
         status, headers, body = request(served, "GET", path)
         assert status == 200 and len(body) > 500, path
-        assert not re.search(rb"https?://(?!www\.w3\.org/2000/svg)", body), (
-            path
-        )  # no fetch from the network
+        # no fetch from the network
+        assert not re.search(rb"https?://(?!www\.w3\.org/2000/svg)", body), path
 
 
 @pytest.mark.parametrize(
@@ -193,9 +191,8 @@ def test_several_tabs_at_once(served):
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         states = list(pool.map(tab, range(4)))
     assert [state["step"] for state in states] == [10] * 4
-    assert all(
-        state["losses"] == states[0]["losses"] for state in states
-    )  # the same seed, the same data
+    # the same seed, the same data
+    assert all(state["losses"] == states[0]["losses"] for state in states)
 
 
 # ---------------------------------------------------------------------------------------

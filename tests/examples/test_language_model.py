@@ -28,9 +28,8 @@ def tiny_model(vocab_size=12, seed=0, **settings):
 def test_reviews_are_cleaned_and_the_vocabulary_round_trips():
     assert corpus.clean("Great.<br /><br />Really<br/>good") == "Great.  Really good\n"
     vocabulary = corpus.Vocabulary.from_text("hello world\n")
-    assert (
-        vocabulary.characters[0] == corpus.UNKNOWN and len(vocabulary) == 10
-    )  # 9 distinct + unknown
+    # 9 distinct + unknown
+    assert vocabulary.characters[0] == corpus.UNKNOWN and len(vocabulary) == 10
     ids = vocabulary.encode("low hello\n")
     assert ids.dtype == np.int64 and vocabulary.decode(ids) == "low hello\n"
     assert vocabulary.encode("héllo").tolist()[1] == 0  # not in the training text
@@ -51,11 +50,8 @@ def test_batches_are_windows_and_their_next_characters():
     again = next(corpus.random_batches(ids, 4, 10, seed=0))[0]
     np.testing.assert_array_equal(inputs, again)  # the seed decides the batches
     fixed = list(corpus.evaluation_batches(ids, 3, 10, max_batches=5))
-    assert [b[0].shape for b in fixed] == [
-        (3, 10),
-        (3, 10),
-        (3, 10),
-    ]  # 9 windows fit in 100 characters
+    # 9 windows fit in 100 characters
+    assert [b[0].shape for b in fixed] == [(3, 10), (3, 10), (3, 10)]
     np.testing.assert_array_equal(fixed[0][0][1], np.arange(10, 20))
     with pytest.raises(ValueError, match="a context of 10 needs at least 11"):
         next(corpus.random_batches(ids[:10], 4, 10, seed=0))

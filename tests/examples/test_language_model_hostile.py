@@ -163,11 +163,8 @@ def test_a_time_budget_of_nan_or_inf_is_refused_or_harmless(budget):
 def test_quick_keeps_flags_the_user_set_to_other_values():
     args = train.parse_args(["--quick", "--steps", "7", "--context", "32", "--lr", "0.01"])
     assert (args.steps, args.context, args.lr) == (7, 32, 0.01)
-    assert (args.model_dim, args.num_layers, args.eval_every) == (
-        64,
-        2,
-        100,
-    )  # the rest of the demo's
+    # the rest of the demo's
+    assert (args.model_dim, args.num_layers, args.eval_every) == (64, 2, 100)
 
 
 def test_quick_keeps_flags_the_user_set_even_to_the_default_value():
@@ -517,9 +514,8 @@ def test_a_vocabulary_that_does_not_fit_the_model_is_refused_on_load(change, che
         assert "vocabulary" in str(error) and str(path) in str(error)
         return
     mg.manual_seed(0)
-    generate(
-        model, vocabulary, "This", 30, temperature=1.0, top_k=None
-    )  # must not fail deep inside
+    # must not fail deep inside
+    generate(model, vocabulary, "This", 30, temperature=1.0, top_k=None)
     assert len(vocabulary) == model.config["vocab_size"]
 
 
@@ -639,8 +635,8 @@ def _read_only_mount_works(folder):
             "-m",
             "sh",
             "-c",
-            'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" '
-            '&& ! touch "$0/probe" 2>/dev/null',
+            'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && ! touch "$0/probe" '
+            "2>/dev/null",
             str(folder),
         ],
         capture_output=True,

@@ -274,9 +274,8 @@ def test_missing_data_exits_with_the_three_ways(tmp_path, monkeypatch):
     ],
 )
 def test_bad_arguments_are_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv(
-        "MINIGRAD_DATA", str(tmp_path / "empty-cache")
-    )  # should the arguments pass, no data
+    # should the arguments pass, no data
+    monkeypatch.setenv("MINIGRAD_DATA", str(tmp_path / "empty-cache"))
     monkeypatch.setattr(data, "_fetch", lambda *args: pytest.fail("must not download"))
     with pytest.raises(SystemExit) as exit_info:
         train.main(argv + ["--no-progress"])

@@ -155,9 +155,8 @@ def test_saves_of_one_path_from_several_threads_never_take_each_others_temporari
         for _ in range(15):
             mg.io.save({"w": np.full(20_000, float(value))}, path)
 
-    run_in_threads(
-        *(lambda value=value: saver(value) for value in range(4))
-    )  # raises what a saver raised
+    # raises what a saver raised
+    run_in_threads(*(lambda value=value: saver(value) for value in range(4)))
     assert os.listdir(tmp_path) == ["model.npz"]
     w = mg.io.load(path)["w"]
     assert w.shape == (20_000,) and np.all(w == w[0]) and w[0] in range(4)
@@ -221,9 +220,8 @@ def test_save_writes_through_a_symlink_and_keeps_the_link(tmp_path):
     assert link.is_symlink() and os.readlink(link) == os.path.relpath(target, link.parent)
     np.testing.assert_array_equal(mg.load(target)["w"], [7.0, 7.0])
     assert sorted(os.listdir(tmp_path / "runs")) == ["latest.npz"]
-    assert sorted(os.listdir(tmp_path / "store")) == [
-        "model-v1.npz"
-    ]  # the temporary went next to the target
+    # the temporary went next to the target
+    assert sorted(os.listdir(tmp_path / "store")) == ["model-v1.npz"]
 
     dangling = tmp_path / "runs" / "next.npz"
     dangling.symlink_to(tmp_path / "store" / "model-v2.npz")

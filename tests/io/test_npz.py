@@ -297,8 +297,7 @@ def test_a_header_that_lies_about_the_size_is_refused_before_allocating(tmp_path
     assert isinstance(error, ValueError), error
     assert str(error) == (
         f"mg.load: entry 'w' of {str(path)!r} is corrupt: its header declares shape {shape} "
-        "float64 "
-        f"({declared:,} bytes) but the entry holds {held:,} bytes of data"
+        f"float64 ({declared:,} bytes) but the entry holds {held:,} bytes of data"
     )
     assert peak < 10 * 2**20
 
@@ -321,9 +320,9 @@ def test_a_stored_member_claiming_more_than_it_stores_is_refused(tmp_path):
     path.write_bytes(zip_bytes("w.npy", header + bytes(80), file_size=len(header) + 3 * 10**9))
     message, peak = refused(path)
     assert message == (
-        f"mg.load: entry 'w.npy' of {str(path)!r} is corrupt: it claims "
-        f"{len(header) + 3 * 10**9:,} bytes but stores {len(header) + 80:,} (uncompressed, the "
-        f"two are equal)"
+        f"mg.load: entry 'w.npy' of {str(path)!r} is corrupt: "
+        f"it claims {len(header) + 3 * 10**9:,} bytes but stores {len(header) + 80:,} "
+        "(uncompressed, the two are equal)"
     )
     assert peak < SMALL_PEAK
 
@@ -349,8 +348,8 @@ def test_a_deflate_bomb_in_the_npy_header_is_not_inflated(tmp_path):
     assert path.stat().st_size < 2**20
     message, peak = refused(path)
     assert message == (
-        f"mg.load: entry 'w' of {str(path)!r} has no valid .npy header (its header claims "
-        f"{length:,} bytes; at most 10,000 are read)"
+        f"mg.load: entry 'w' of {str(path)!r} has no valid .npy header "
+        f"(its header claims {length:,} bytes; at most 10,000 are read)"
     )
     assert peak < SMALL_PEAK
 
@@ -470,8 +469,8 @@ def test_an_encrypted_member_is_refused(tmp_path):
     path.write_bytes(zip_bytes("w.npy", npy_header((1,)) + bytes(8), flags=0x1))
     message, _ = refused(path)
     assert message == (
-        f"mg.load: entry 'w.npy' of {str(path)!r} is encrypted; mg.load reads unencrypted "
-        "archives only"
+        f"mg.load: entry 'w.npy' of {str(path)!r} is encrypted; "
+        "mg.load reads unencrypted archives only"
     )
 
 
@@ -481,8 +480,8 @@ def test_an_unsupported_compression_method_is_refused(tmp_path, method):
     path.write_bytes(zip_bytes("w.npy", npy_header((1,)) + bytes(8), method=method))
     message, _ = refused(path)
     assert message == (
-        f"mg.load: entry 'w.npy' of {str(path)!r} uses compression method {method}; mg.load "
-        "reads stored and deflated entries (what np.savez and np.savez_compressed write)"
+        f"mg.load: entry 'w.npy' of {str(path)!r} uses compression method {method}; "
+        "mg.load reads stored and deflated entries (what np.savez and np.savez_compressed write)"
     )
 
 
@@ -492,8 +491,8 @@ def test_a_negative_dimension_in_a_header_is_refused(tmp_path, shape):
     path.write_bytes(zip_bytes("w.npy", npy_header(shape) + bytes(64)))
     message, _ = refused(path)
     assert message == (
-        f"mg.load: entry 'w' of {str(path)!r} has no valid .npy header (shape {shape} has a "
-        "negative dimension)"
+        f"mg.load: entry 'w' of {str(path)!r} has no valid .npy header "
+        f"(shape {shape} has a negative dimension)"
     )
 
 

@@ -148,9 +148,8 @@ def test_attention_chunks_merge_whole_entries_of_one_width():
     heads of an entry apart where they differ."""
     stops = np.full((5, 2, 4), 4)
     stops[2, 1] = 2  # entry 2: its two heads need 4 and 2 keys
-    chunks = numba_attention._chunks(
-        stops, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4
-    )  # at most 4 matrices
+    # at most 4 matrices
+    chunks = numba_attention._chunks(stops, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4)
     assert chunks == [
         (0, 2, 0, 2, 4, 4),
         (2, 3, 0, 1, 4, 4),
@@ -159,11 +158,8 @@ def test_attention_chunks_merge_whole_entries_of_one_width():
     ]
     causal = np.broadcast_to(np.arange(1, 5), (5, 2, 4))  # query i sees keys 0..i
     chunks = numba_attention._chunks(causal, 4, 4, 4, chunk_bytes=4 * 4 * 4 * 4)
-    assert chunks == [
-        (0, 2, 0, 2, 4, 2),
-        (2, 4, 0, 2, 4, 2),
-        (4, 5, 0, 2, 4, 2),
-    ]  # the first 2 queries: 2 keys
+    # the first 2 queries: 2 keys
+    assert chunks == [(0, 2, 0, 2, 4, 2), (2, 4, 0, 2, 4, 2), (4, 5, 0, 2, 4, 2)]
 
 
 def test_attention_keeps_the_layout_of_heads_split_by_a_permute():
@@ -231,6 +227,5 @@ def test_attention_reuses_the_weights_array_only_when_it_is_free(monkeypatch):
     address = first.__array_interface__["data"][0]
     del first
     _, third = numba_attention.attention_forward(q, q, q, 0.5)
-    assert (
-        third.__array_interface__["data"][0] == address
-    )  # now free: reused, no fresh pages to fault in
+    # now free: reused, no fresh pages to fault in
+    assert third.__array_interface__["data"][0] == address

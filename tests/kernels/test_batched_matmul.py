@@ -216,9 +216,8 @@ def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
     assert out.shape == (n, m) and out.dtype == dtype
     close(out, expected, dtype)
     full = reference.linear_backward(x, weight, grad)
-    np.testing.assert_allclose(
-        full[0], grad @ weight, rtol=1e-5, atol=1e-5
-    )  # the twin against the formula
+    # the twin against the formula
+    np.testing.assert_allclose(full[0], grad @ weight, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(full[1], grad.T @ x, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(full[2], grad.sum(axis=0), rtol=1e-5, atol=1e-5)
     for needs, got in zip(
@@ -241,8 +240,8 @@ def test_linear_kernels_match_twin(dtype, threads, n, k, m, bias):
             lambda: numba_matmul.linear_forward(
                 np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32)
             ),
-            r"linear_forward expects x \(n, k\) and weight \(m, k\); got shapes \(2, 3\) and \(4, "
-            r"5\)",
+            r"linear_forward expects x \(n, k\) and weight \(m, k\); "
+            r"got shapes \(2, 3\) and \(4, 5\)",
         ),
         (
             lambda: numba_matmul.linear_forward(

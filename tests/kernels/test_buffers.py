@@ -17,14 +17,12 @@ def test_a_buffer_is_handed_out_again_only_when_nothing_refers_to_it(pool):
     first = _buffers.empty((512, 1024), np.float32)  # 2 MiB: kept
     view = first[3:, ::2]
     del first
-    second = _buffers.empty(
-        (1024, 512), np.float32
-    )  # same bytes, but the view still holds the first
+    # same bytes, but the view still holds the first
+    second = _buffers.empty((1024, 512), np.float32)
     assert not np.shares_memory(view, second) and len(pool.buffers[2 << 20]) == 2
     del view
-    third = _buffers.empty(
-        (2048, 256), np.float32
-    )  # the first is free again: handed out, no new one
+    # the first is free again: handed out, no new one
+    third = _buffers.empty((2048, 256), np.float32)
     assert third.flags.c_contiguous and third.shape == (2048, 256) and third.dtype == np.float32
     assert not np.shares_memory(third, second) and len(pool.buffers[2 << 20]) == 2
 

@@ -66,9 +66,8 @@ def test_max_pool_twins_match_torch_on_ties_nan_and_minus_inf():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)
     planes = planes_with_ties_nan_and_minus_inf(rng, (40, 9), np.float64)
-    windows = (
-        np.arange(5)[:, None] * 2 - 1 + np.arange(3)
-    )  # kernel 3, stride 2, padding 1: 5 windows
+    # kernel 3, stride 2, padding 1: 5 windows
+    windows = np.arange(5)[:, None] * 2 - 1 + np.arange(3)
     places = np.where((windows >= 0) & (windows < 9), windows, 9)
     values, chosen = reference.max_pool_forward(planes, places)
     expected_values, expected_places = torch.nn.functional.max_pool1d(

@@ -265,8 +265,7 @@ def test_row_kernels_give_the_same_rows_with_and_without_the_mask_path(dtype):
     tolerance = 1e-6 if dtype == np.float32 else 1e-14
     np.testing.assert_allclose(out, out_masked, rtol=tolerance, atol=tolerance)
     np.testing.assert_allclose(grad_x, grad_masked, rtol=tolerance, atol=tolerance)
-    assert (
-        empty[9] and not empty[5] and np.isnan(out[5, 0])
-    )  # all -inf: empty; NaN spreads over its row
+    # all -inf: empty; NaN spreads over its row
+    assert empty[9] and not empty[5] and np.isnan(out[5, 0])
     assert (out[np.arange(width)[None, :] >= stops[:, None]] == 0).all()  # past each row's stop
     np.testing.assert_allclose(np.delete(out, [5, 9], axis=0).sum(axis=1), 1, rtol=1e-5)

@@ -67,9 +67,8 @@ def test_parallel_paths_match_twins():
     x = rng.standard_normal((4, 2, 64, 150)).astype(dtype)
     assert x.size >= PARALLEL_MIN_SIZE
     mask = padding_mask(rng, 4, 150, (4, 1, 1, 150))
-    y = numba_softmax.softmax_forward(
-        x, 0.125, mask, np.arange(1, 65)
-    )  # and causal-like key limits
+    # and causal-like key limits
+    y = numba_softmax.softmax_forward(x, 0.125, mask, np.arange(1, 65))
     close(y, reference.softmax_forward(x, 0.125, mask, np.arange(1, 65)), dtype)
     close(
         numba_softmax.softmax_backward(y, x, 0.125, mask, np.arange(1, 65)),

@@ -148,9 +148,8 @@ ACTIVATION_CALLS = {
 
 def activation_tolerance(name, dtype):
     if name in ("hardsigmoid", "modules") and dtype == np.float64:
-        return dict(
-            rtol=1e-7, atol=1e-12
-        )  # torch's hardsigmoid gradient uses 1/6 rounded to float32
+        # torch's hardsigmoid gradient uses 1/6 rounded to float32
+        return dict(rtol=1e-7, atol=1e-12)
     return None
 
 
@@ -187,9 +186,8 @@ def test_activations_keep_any_shape(name, shape):
 def test_activations_gradcheck_float64(name):
     x = np.random.default_rng(1).standard_normal((4, 6)) * 4
     kinks = np.array([0.0, 3.0, -3.0, 0.5, -0.5, 0.1, 0.2, 1.0, 2.0, -2.0])
-    x = np.where(
-        np.abs(np.abs(x)[..., None] - np.abs(kinks)).min(-1) < 1e-3, 1.25, x
-    )  # no difference across a kink
+    # no difference across a kink
+    x = np.where(np.abs(np.abs(x)[..., None] - np.abs(kinks)).min(-1) < 1e-3, 1.25, x)
     assert mg.gradcheck(lambda t: ACTIVATION_CALLS[name](MINIGRAD, t), [x])
 
 
@@ -385,9 +383,8 @@ def test_gelu_nonfinite_inputs_match_torch(approximate):
     (yt, gt), (y64, g64) = (
         _torch_gelu(x, approximate, "functional", t) for t in (np.float32, np.float64)
     )
-    _assert_matches_either(
-        ym.numpy(), np.float32, yt, y64, rtol=0, atol=0
-    )  # -0.0 == 0.0: sign of zero not checked
+    # -0.0 == 0.0: sign of zero not checked
+    _assert_matches_either(ym.numpy(), np.float32, yt, y64, rtol=0, atol=0)
     _assert_matches_either(xm.grad.numpy(), np.float32, gt, g64, rtol=0, atol=0)
 
 

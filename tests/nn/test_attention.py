@@ -187,9 +187,8 @@ def test_multi_head_self_attention_matches_torch(causal, bias, padding, dtype):
     x_data = _random((batch, steps, model_dim), seed=10, dtype=dtype)
     upstream = _random((batch, steps, model_dim), seed=11, dtype=dtype)
     lengths = np.array([5, 2, 4])
-    padding_mask = (
-        np.arange(steps)[None, :] >= lengths[:, None]
-    )  # True at padding (torch's convention)
+    # True at padding (torch's convention)
+    padding_mask = np.arange(steps)[None, :] >= lengths[:, None]
 
     x = mg.tensor(x_data, requires_grad=True)
     kwargs = (
@@ -373,9 +372,8 @@ def test_fused_and_step_by_step_self_attention_agree(causal, bias, padding):
     fused = nn.SelfAttention(8, num_heads=4, causal=causal, bias=bias)
     steps = nn.SelfAttention(8, num_heads=4, causal=causal, bias=bias, fused=False)
     _set_weights(fused, np.float64, seed=25)
-    _set_weights(
-        steps, np.float64, seed=25
-    )  # the same numbers: parameters are drawn in the same order
+    # the same numbers: parameters are drawn in the same order
+    _set_weights(steps, np.float64, seed=25)
     x = _random((3, 6, 8), seed=26)
     lengths = np.array([6, 0, 3])
     kwargs = (
@@ -433,9 +431,8 @@ def test_cached_generation_equals_recomputing_the_prefix(num_heads, causal):
     x = _random((2, 7, 8), seed=29)
     cache = nn.KVCache()
     with mg.no_grad():
-        pieces = [
-            attention_layer(mg.tensor(x[:, :3]), cache=cache)
-        ]  # a prompt of 3, then one at a time
+        # a prompt of 3, then one at a time
+        pieces = [attention_layer(mg.tensor(x[:, :3]), cache=cache)]
         assert len(cache) == 3
         for t in range(3, 7):
             pieces.append(attention_layer(mg.tensor(x[:, t : t + 1]), cache=cache))

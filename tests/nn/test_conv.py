@@ -281,8 +281,7 @@ BAD_INPUTS = {
     "Conv2d: groups not dividing in_channels": (
         lambda L: L.nn.Conv2d(3, 4, 3, groups=2),
         ArgumentError,
-        r"in_channels must be divisible by groups; "
-        r"got in_channels=3, groups=2",
+        r"in_channels must be divisible by groups; got in_channels=3, groups=2",
     ),
     "Conv1d: groups not dividing out_channels": (
         lambda L: L.nn.Conv1d(4, 3, 3, groups=2),

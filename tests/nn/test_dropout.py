@@ -12,9 +12,8 @@ from layer_checks import assert_refused_as_torch, normal
 from minigrad import nn
 from minigrad.nn import functional as F
 
-torch = pytest.importorskip(
-    "torch"
-)  # the tables compare with torch: without it the file is skipped
+# the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip("torch")
 
 
 def test_dropout_scales_kept_elements_and_is_identity_in_eval():
@@ -36,9 +35,8 @@ def test_dropout_gradient_flows_only_through_kept_elements():
     x = mg.ones(50, dtype=np.float64, requires_grad=True)
     y = nn.Dropout(0.5)(x)
     y.sum().backward()
-    np.testing.assert_array_equal(
-        x.grad.numpy(), y.numpy()
-    )  # d(x * mask / 0.5)/dx = mask / 0.5 = y when x == 1
+    # d(x * mask / 0.5)/dx = mask / 0.5 = y when x == 1
+    np.testing.assert_array_equal(x.grad.numpy(), y.numpy())
 
 
 def test_dropout_inplace_module_writes_into_its_input():
@@ -91,9 +89,8 @@ def test_dropout_statistics_with_a_fixed_seed():
     assert abs((channel_values != 0).mean() - 0.75) < 0.01
     assert abs(out.mean() - 1) < 0.02
     mg.manual_seed(123)
-    np.testing.assert_array_equal(
-        F.dropout2d(x, p=0.25).numpy(), out
-    )  # the same seed, the same channels
+    # the same seed, the same channels
+    np.testing.assert_array_equal(F.dropout2d(x, p=0.25).numpy(), out)
 
 
 @pytest.mark.parametrize("function", ["alpha_dropout", "feature_alpha_dropout"])

@@ -11,13 +11,8 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
-from parity import (
-    assert_close,
-    assert_runs_match,
-    assert_same_parameter_grads,
-    copy_state_to_torch,
-    run_both,
-)
+from parity import assert_close, assert_runs_match
+from parity import assert_same_parameter_grads, copy_state_to_torch, run_both
 
 
 def _torch():
@@ -40,9 +35,8 @@ def test_embedding_forward_picks_rows_for_any_id_shape():
     out = table(mg.tensor(ids))
     assert out.shape == (1, 2, 2, 2)
     np.testing.assert_array_equal(out.numpy(), table.weight.numpy()[ids])
-    np.testing.assert_array_equal(
-        table(ids.astype(np.int32)).numpy(), table.weight.numpy()[ids]
-    )  # plain array, int32
+    # plain array, int32
+    np.testing.assert_array_equal(table(ids.astype(np.int32)).numpy(), table.weight.numpy()[ids])
     assert table(mg.tensor(4)).shape == (2,)
 
 
@@ -113,9 +107,8 @@ def test_from_pretrained_and_max_norm_match_torch(settings):
     assert_close(ours.weight, theirs.weight, "embedding rows", "the table after the lookup")
     assert_close(ours.weight.grad, theirs.weight.grad, 0, "the table's gradient")
     if "max_norm" in settings:
-        np.testing.assert_array_equal(
-            ours.weight.numpy()[[3, 4]], table[[3, 4]]
-        )  # rows not looked up: as given
+        # rows not looked up: as given
+        np.testing.assert_array_equal(ours.weight.numpy()[[3, 4]], table[[3, 4]])
         assert (
             np.linalg.norm(
                 ours.weight.numpy()[[0, 1, 2, 5]], ord=settings.get("norm_type", 2.0), axis=1
@@ -158,9 +151,8 @@ def test_embedding_padding_idx_matches_torch(padding_idx, dtype):
     assert ours.padding_idx == theirs.padding_idx
     assert repr(ours) == repr(theirs)
     if theirs.padding_idx is not None:
-        assert not ours.weight.numpy()[
-            theirs.padding_idx
-        ].any()  # the padding row starts at 0, as torch's
+        # the padding row starts at 0, as torch's
+        assert not ours.weight.numpy()[theirs.padding_idx].any()
     copy_to_torch(ours, theirs, randomize=1.0)
     ids = np.array([[0, 1, 4, 4], [3, 3, 2, 0]])
     mine, torchs = run_both(

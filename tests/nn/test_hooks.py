@@ -329,8 +329,7 @@ def test_an_in_place_change_of_a_hooked_output_or_input_keeps_gradients_right():
 @pytest.mark.xfail(
     strict=True,
     reason="an output that does not reach the loss gets zeros in grad_output "
-    "(minigrad's backward fills in zeros before the hook sees them); torch "
-    "gives None",
+    "(minigrad's backward fills in zeros before the hook sees them); torch gives None",
 )
 def test_an_output_that_does_not_reach_the_loss_has_no_gradient_as_in_torch():
     seen = []

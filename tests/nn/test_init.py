@@ -44,9 +44,8 @@ def test_trunc_normal_stays_inside_its_bounds():
     nn.init.trunc_normal_(weight, mean=0.5, std=1.0, a=0.0, b=1.5)
     values = weight.numpy()
     assert values.min() >= 0.0 and values.max() <= 1.5
-    assert values.mean() == pytest.approx(
-        0.5 + (0.3521 - 0.2420) / (0.8413 - 0.3085), abs=0.02
-    )  # the truncated mean
+    # the truncated mean
+    assert values.mean() == pytest.approx(0.5 + (0.3521 - 0.2420) / (0.8413 - 0.3085), abs=0.02)
     nn.init.trunc_normal_(weight, std=0.02)  # nanoGPT's call: the bounds are +-2, far away
     assert weight.numpy().std() == pytest.approx(0.02, rel=0.02)
     with pytest.raises(ValueError, match="expected a < b"):

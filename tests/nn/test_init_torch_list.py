@@ -18,23 +18,13 @@ from tests.parity import assert_close, raises_like_torch
 # compares with PyTorch: skipped without it (pip install torch==2.13.0; CI installs it)
 torch = pytest.importorskip("torch")
 
+# fmt: off
 TORCH_LIST = [
-    "calculate_gain",
-    "uniform_",
-    "normal_",
-    "trunc_normal_",
-    "constant_",
-    "ones_",
-    "zeros_",
-    "eye_",
-    "dirac_",
-    "xavier_uniform_",
-    "xavier_normal_",
-    "kaiming_uniform_",
-    "kaiming_normal_",
-    "orthogonal_",
-    "sparse_",
+    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_",
+    "ones_", "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
 ]
+# fmt: on
 
 
 def test_every_name_of_torchs_list_is_here():

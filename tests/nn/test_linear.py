@@ -11,13 +11,8 @@ import pytest
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
-from parity import (
-    assert_close,
-    assert_runs_match,
-    assert_same_parameter_grads,
-    copy_state_to_torch,
-    run_both,
-)
+from parity import assert_close, assert_runs_match
+from parity import assert_same_parameter_grads, copy_state_to_torch, run_both
 
 
 def _torch():

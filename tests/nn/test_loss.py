@@ -268,8 +268,8 @@ def test_poisson_full_target_gradient_at_zero_counts():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="torch's gradient of target is nan at counts <= 0 with full=True (0 * log 0 "
-    "in the backward of its masked Stirling term); minigrad's is 0",
+    reason="torch's gradient of target is nan at counts <= 0 with full=True "
+    "(0 * log 0 in the backward of its masked Stirling term); minigrad's is 0",
 )
 def test_poisson_full_target_gradient_at_zero_counts_is_torchs():
     assert_same(POISSON_ZERO_COUNTS, ["x", "y"], poisson_full, np.float64)

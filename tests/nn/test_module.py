@@ -146,9 +146,8 @@ def test_buffers_and_state_dict_keys_match_torch():
     ours, theirs = with_buffers(nn, mg.tensor), with_buffers(torch.nn, torch.tensor)
     assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
-    assert list(ours.state_dict()) == list(
-        theirs.state_dict()
-    )  # params, persistent buffers, children
+    # params, persistent buffers, children
+    assert list(ours.state_dict()) == list(theirs.state_dict())
     assert "first.scratch" not in ours.state_dict() and "first.scratch" in dict(
         ours.named_buffers()
     )
@@ -176,9 +175,8 @@ def test_state_dict_round_trip_loads_buffers_and_casts_as_torch():
     source, target = with_buffers(nn, mg.tensor), with_buffers(nn, mg.tensor)
     source.first.running_mean.numpy()[...] = [1.5, -2.0]
     source.second[1].steps.numpy()[...] = 7
-    state = {
-        name: value.numpy().astype(np.float64) for name, value in source.state_dict().items()
-    }  # float64
+    # float64
+    state = {name: value.numpy().astype(np.float64) for name, value in source.state_dict().items()}
     state["second.1.steps"] = np.array(7, np.int64)
     assert target.load_state_dict(state) == ([], [])
     np.testing.assert_array_equal(target.first.running_mean.numpy(), [1.5, -2.0])
@@ -630,8 +628,7 @@ def test_state_dict_with_buffers_saves_and_loads_through_files(tmp_path):
 def test_minigrad_nn_functional_imports_as_in_torch():
     code = (
         "import minigrad.nn.functional as F, minigrad.nn as mnn, minigrad as mg; "
-        "from minigrad import nn; "
-        "assert F is nn.functional is mg.nn.functional and mnn is nn; "
+        "from minigrad import nn; assert F is nn.functional is mg.nn.functional and mnn is nn; "
         "from minigrad.nn import Linear; assert Linear is nn.Linear; print('ok')"
     )
     result = subprocess.run(
@@ -784,9 +781,8 @@ def test_reassigning_a_registered_name_keeps_its_place_as_in_torch():
 
     ours, theirs = both(build)
     assert names(ours.named_children()) == names(theirs.named_children()) == ["encoder", "head"]
-    assert list(ours.state_dict()) == list(
-        theirs.state_dict()
-    )  # parameters() order feeds optimizers
+    # parameters() order feeds optimizers
+    assert list(ours.state_dict()) == list(theirs.state_dict())
 
 
 def test_buffers_persistent_switches_and_none_as_torch():

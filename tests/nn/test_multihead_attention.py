@@ -147,9 +147,8 @@ CASES = {
 }
 
 
-@pytest.mark.filterwarnings(
-    "ignore:Support for mismatched key_padding_mask"
-)  # torch's, for the mixed case
+# torch's, for the mixed case
+@pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask")
 @pytest.mark.parametrize("case", CASES)
 def test_matches_torch_outputs_weights_and_gradients(case):
     settings, shapes, kwargs, same = CASES[case]
@@ -307,9 +306,8 @@ def _encoder_pair(make, seed=0):
     return ours, theirs
 
 
-CAUSAL_FLOAT = np.triu(
-    np.full((L, L), -np.inf, np.float32), k=1
-)  # nn.Transformer.generate_square_subsequent_mask
+# nn.Transformer.generate_square_subsequent_mask
+CAUSAL_FLOAT = np.triu(np.full((L, L), -np.inf, np.float32), k=1)
 ENCODERS = {
     "post-norm relu, seq-first": (
         lambda nn_: nn_.TransformerEncoderLayer(E, HEADS, 16, dropout=0.0),
@@ -342,9 +340,8 @@ ENCODERS = {
 }
 
 
-@pytest.mark.filterwarnings(
-    "ignore::UserWarning"
-)  # torch's notes on nested tensors and mixed mask types
+# torch's notes on nested tensors and mixed mask types
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("case", ENCODERS)
 def test_encoder_layers_match_torch(case):
     torch = _torch()
@@ -457,9 +454,8 @@ DECODERS = {
 }
 
 
-@pytest.mark.filterwarnings(
-    "ignore::UserWarning"
-)  # torch's notes on nested tensors and mixed mask types
+# torch's notes on nested tensors and mixed mask types
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("case", DECODERS)
 def test_decoders_and_the_transformer_match_torch(case):
     """Outputs and the gradients of both inputs and of every parameter; nn.Transformer takes
@@ -506,8 +502,8 @@ def test_transformer_refuses_mismatched_inputs():
     model = nn.Transformer(E, HEADS, 1, 1, 16, batch_first=True)
     with pytest.raises(
         ShapeError,
-        match=r"src and tgt must have the same batch size \(axis 0\); got shapes "
-        r"\(3, 5, 8\) and \(2, 4, 8\)",
+        match=r"src and tgt must have the same batch size \(axis 0\); "
+        r"got shapes \(3, 5, 8\) and \(2, 4, 8\)",
     ):
         model(mg.zeros(3, 5, E), mg.zeros(2, 4, E))
     with pytest.raises(ShapeError, match="src and tgt must have d_model=8 features"):

@@ -10,34 +10,16 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from layer_checks import (
-    FUNCTIONAL,
-    TF,
-    assert_refused_as_torch,
-    check_layer,
-    copy_to_torch,
-    floats,
-    normal,
-    weighting,
-)
+from layer_checks import FUNCTIONAL, TF, assert_refused_as_torch, check_layer
+from layer_checks import copy_to_torch, floats, normal, weighting
 from minigrad import nn
 from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
-from parity import (
-    DTYPE_IDS,
-    DTYPES,
-    assert_close,
-    assert_runs_match,
-    assert_same_parameter_grads,
-    raises_like_torch,
-    run_both,
-    tolerance,
-    torch_dtype,
-)
+from parity import DTYPE_IDS, DTYPES, assert_close, assert_runs_match, assert_same_parameter_grads
+from parity import raises_like_torch, run_both, tolerance, torch_dtype
 
-torch = pytest.importorskip(
-    "torch"
-)  # the tables compare with torch: without it the file is skipped
+# the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 
 

@@ -9,9 +9,8 @@ from minigrad import nn
 from minigrad.errors import ArgumentError, ShapeError
 from parity import DTYPE_IDS, DTYPES
 
-torch = pytest.importorskip(
-    "torch"
-)  # the tables compare with torch: without it the file is skipped
+# the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip("torch")
 
 
 PAD_LAYERS = [

@@ -469,9 +469,8 @@ def test_bad_inputs_raise_clear_errors():
         ValueError, match=r"c of shape \(hidden_size=4,\) for input of shape \(3,\); got \(1, 4\)"
     ):
         nn.LSTMCell(3, 4)(mg.zeros(3), (mg.zeros(4), mg.zeros(1, 4)))
-    with pytest.raises(
-        ValueError, match=r"at least one time step.*\(2, 0, 3\)"
-    ):  # torch raises too
+    # torch raises too
+    with pytest.raises(ValueError, match=r"at least one time step.*\(2, 0, 3\)"):
         lstm(mg.zeros(2, 0, 3))
 
 
@@ -726,8 +725,8 @@ def test_cells_gradcheck(name, settings, batch):
         (
             lambda g: g(mg.randn(5, 3, dtype=mg.float64), hx=mg.zeros(1, 1, 4, dtype=mg.float64)),
             ValueError,
-            r"expected hx of shape \(1, 4\) .* for unbatched input of shape \(5, 3\); got shape "
-            r"\(1, 1, 4\)",
+            r"expected hx of shape \(1, 4\) .* for unbatched input of shape \(5, 3\); "
+            r"got shape \(1, 1, 4\)",
         ),
         (
             lambda g: g(mg.randn(5, 3, dtype=mg.float64), lengths=[5]),
@@ -772,11 +771,8 @@ def test_pack_sequence_and_bad_packing():
     output, h_n = nn.GRU(2, H, dtype=np.float64)(
         rnn.pack_sequence([mg.ones(3, 2, dtype=mg.float64), mg.ones(1, 2, dtype=mg.float64)]), state
     )
-    assert isinstance(output, rnn.PackedSequence) and h_n.shape == (
-        1,
-        2,
-        H,
-    )  # the state as second argument
+    # the state as second argument
+    assert isinstance(output, rnn.PackedSequence) and h_n.shape == (1, 2, H)
     with pytest.raises(
         ValueError, match=r"decreasing order when enforce_sorted=True; got \[1, 3\]"
     ):
@@ -1371,9 +1367,8 @@ def test_every_cell_matches_torch(cell, batch, with_state, bias, dtype):
         out = [ours(our_x, our_s[0] if with_state else None)]
         ref = [theirs(their_x, their_s[0] if with_state else None)]
     states = [(a, b, "state") for a, b in zip(our_s, their_s)] if with_state else []
-    _compare_and_backward(
-        out, ref, dtype, 3, [(our_x, their_x, "x")] + states
-    )  # shapes too: (H,) unbatched
+    # shapes too: (H,) unbatched
+    _compare_and_backward(out, ref, dtype, 3, [(our_x, their_x, "x")] + states)
     assert_same_parameter_grads(ours, theirs, TOL[dtype])
 
 

@@ -26,13 +26,8 @@ import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
 from layer_checks import TF, copy_to_torch, weighting  # noqa: E402
 from minigrad import nn  # noqa: E402
-from parity import (  # noqa: E402
-    assert_close,
-    assert_same_parameter_grads,
-    raises_like_torch,
-    tolerance,
-    torch_dtype,
-)
+from parity import assert_close, assert_same_parameter_grads  # noqa: E402
+from parity import raises_like_torch, tolerance, torch_dtype  # noqa: E402
 
 # =====================================================================================
 # LayerNorm
@@ -894,9 +889,8 @@ def test_encoder_inference_fast_path_matches_torch_everywhere(label):
 
     ym = run(ours, mg, mg.enable_grad if case.get("grad") else mg.no_grad)
     yt = run(theirs, torch, torch.enable_grad if case.get("grad") else torch.no_grad)
-    finite = np.isfinite(yt).all(
-        axis=-1
-    )  # off the fast path, a row with every key padded is NaN in both
+    # off the fast path, a row with every key padded is NaN in both
+    finite = np.isfinite(yt).all(axis=-1)
     np.testing.assert_array_equal(np.isfinite(ym).all(axis=-1), finite)
     np.testing.assert_allclose(ym[finite], yt[finite], rtol=1e-5, atol=1e-5)
 

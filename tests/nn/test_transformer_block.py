@@ -25,14 +25,8 @@ import pytest
 import minigrad as mg
 from layer_checks import TORCH_DTYPE
 from minigrad import nn
-from parity import (
-    assert_close,
-    assert_runs_match,
-    assert_same_parameter_grads,
-    copy_state_to_torch,
-    run_both,
-    tolerance,
-)
+from parity import assert_close, assert_runs_match, assert_same_parameter_grads
+from parity import copy_state_to_torch, run_both, tolerance
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -84,9 +78,8 @@ def torch_encoder_layer(torch, block):
         ):
             getattr(layer, theirs).weight.copy_(state[f"{mine}.weight"])
             getattr(layer, theirs).bias.copy_(state[f"{mine}.bias"])
-    assert (
-        attention.query_bias is None
-    )  # the block's attention has the textbook's four matrices only
+    # the block's attention has the textbook's four matrices only
+    assert attention.query_bias is None
     return layer
 
 
@@ -755,9 +748,8 @@ def test_cache_in_training_mode_applies_dropout_and_eval_restores_equality():
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_block_cache_in_chunks_matches_whole_causal_block(norm_first):
     mg.manual_seed(23)
-    blocks = [
-        nn.TransformerBlock(6, 6, 5, causal=True, norm_first=norm_first) for _ in range(3)
-    ]  # head_dim 1
+    # head_dim 1
+    blocks = [nn.TransformerBlock(6, 6, 5, causal=True, norm_first=norm_first) for _ in range(3)]
     for index, block in enumerate(blocks):
         randomize_sweep_parameters(block, 24 + index)
         block.double()
@@ -822,9 +814,8 @@ def test_parts_refuse_wrong_dtypes_clearly(module, bad):
         "feed_forward": lambda: nn.FeedForward(6, 4),
         "positions": lambda: nn.PositionalEmbedding(5, 6),
     }[module]()
-    if (
-        module == "positions"
-    ):  # x + weight: torch's promotion (float64 stays float64, int64 -> float32)
+    # x + weight: torch's promotion (float64 stays float64, int64 -> float32)
+    if module == "positions":
         out = part(x)
         assert out.dtype == (np.float64 if bad == "float64" else np.float32)
         return
@@ -992,9 +983,8 @@ def test_junk_in_padded_keys_stays_out_of_real_positions(junk, fused):
     x[1, 2:] = junk
     dirty = attention(mg.tensor(x), lengths=[4, 2]).numpy()
     np.testing.assert_allclose(dirty[0], clean[0], rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(
-        dirty[1, :2], clean[1, :2], rtol=1e-6, atol=1e-6
-    )  # the real positions
+    # the real positions
+    np.testing.assert_allclose(dirty[1, :2], clean[1, :2], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])

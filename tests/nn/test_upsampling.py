@@ -9,9 +9,8 @@ from layer_checks import check_layer, normal
 from minigrad import nn
 from parity import DTYPE_IDS, DTYPES
 
-torch = pytest.importorskip(
-    "torch"
-)  # the tables compare with torch: without it the file is skipped
+# the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip("torch")
 
 
 RESAMPLE_LAYERS = [

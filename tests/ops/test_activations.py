@@ -104,9 +104,8 @@ def test_matches_torch_over_random_values(seed, name, spread, dtype, size):
 @pytest.mark.parametrize("name", CASES)
 def test_gradcheck_float64(name):
     x = inputs(3, (4, 6), np.float64, spread=3.0)
-    x = np.where(
-        np.abs(x) < 1e-3, 0.5, x
-    )  # no finite difference across a kink (relu-like ops at 0)
+    # no finite difference across a kink (relu-like ops at 0)
+    x = np.where(np.abs(x) < 1e-3, 0.5, x)
     # keep away from softplus's switch to the identity (beta x = threshold: 20, or 5 with beta 2)
     x = np.where((np.abs(x - 20) < 1e-3) | (np.abs(x * 2 - 5) < 1e-3), 1.0, x)
     x = np.where(np.abs(np.abs(x) - 1) < 1e-3, 0.5, x)  # nor across hardtanh's corners at -1 and 1
@@ -168,12 +167,8 @@ def test_gelu_kernels_propagate_nan_and_reject_bad_arguments():
 
 # ============================================================ errors and modules
 
-INTEGER_OK = {
-    "hardtanh",
-    "hardtanh_-2_3",
-    "relu6",
-    "softsign",
-}  # torch takes integer tensors for these
+# torch takes integer tensors for these
+INTEGER_OK = {"hardtanh", "hardtanh_-2_3", "relu6", "softsign"}
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - INTEGER_OK))

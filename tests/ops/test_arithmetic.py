@@ -364,9 +364,8 @@ def test_mixed_dtypes_give_torch_result_dtype_and_values(op):
                 expected = fn(torch_left(), torch_right())
             except RuntimeError:  # e.g. bool - bool, which torch refuses
                 continue
-            with np.errstate(
-                divide="ignore", invalid="ignore"
-            ):  # x / False: inf and nan, as in torch
+            # x / False: inf and nan, as in torch
+            with np.errstate(divide="ignore", invalid="ignore"):
                 ours = fn(left(), right())
             where = f"{left_name} {op} {right_name}"
             assert str(ours.dtype) == str(expected.dtype).replace("torch.", ""), where

@@ -140,8 +140,8 @@ def test_sdpa_mask_and_is_causal_raises_like_torch(mask):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="torch 2.13 on the CPU takes both for 4-D inputs its flash kernel accepts (one "
-    "batch shape, value width = query width, no dropout) and applies both masks, "
+    reason="torch 2.13 on the CPU takes both for 4-D inputs its flash kernel accepts "
+    "(one batch shape, value width = query width, no dropout) and applies both masks, "
     "where its documentation and its other kernels raise; minigrad always raises",
 )
 def test_sdpa_mask_and_is_causal_4d_as_torch_cpu_kernel():
@@ -262,9 +262,8 @@ def test_scaled_dot_product_attention_matches_torch(case, dtype):
         )
     tensors = [mg.tensor(a, requires_grad=True) for a in (q, k, v)]
     mask_tensor = None if mask is None else mg.tensor(mask, requires_grad=mask_kind == "float")
-    out = attention(
-        *tensors, attn_mask=mask_tensor, causal=is_causal, scale=scale
-    )  # SDPA's op; it takes both
+    # SDPA's op; it takes both
+    out = attention(*tensors, attn_mask=mask_tensor, causal=is_causal, scale=scale)
     upstream = rng.normal(size=out.shape).astype(dtype)
     (out * mg.tensor(upstream)).sum().backward()
 
@@ -293,9 +292,8 @@ def test_scaled_dot_product_attention_gradcheck(is_causal):
         rng.normal(size=(2, 2, 3, 4)),
         rng.normal(size=(2, 2, 3, 5)),
     )
-    mask = np.array(
-        [[True, False, True], [True, True, True], [False, False, False]]
-    )  # a row with no key
+    # a row with no key
+    mask = np.array([[True, False, True], [True, True, True], [False, False, False]])
     assert mg.gradcheck(
         lambda q, k, v: attention(q, k, v, attn_mask=mask, causal=is_causal), [q, k, v]
     )
@@ -329,9 +327,8 @@ def test_scaled_dot_product_attention_dropout():
         mg.tensor(np.ones((1, 200, 1))),
         dropout_p=0.25,
     )
-    np.testing.assert_allclose(
-        many.numpy().mean(), 1.0, atol=0.01
-    )  # E[kept / 0.75] = 1 over 40,000 draws
+    # E[kept / 0.75] = 1 over 40,000 draws
+    np.testing.assert_allclose(many.numpy().mean(), 1.0, atol=0.01)
     assert np.all(
         scaled_dot_product_attention(
             mg.tensor(q), mg.tensor(k), mg.tensor(v), dropout_p=1.0

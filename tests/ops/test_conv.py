@@ -16,9 +16,8 @@ from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.nn import functional as F
 from parity import DTYPES, assert_runs_match, run_both
 
-torch = pytest.importorskip(
-    "torch"
-)  # the tables compare with torch: without it the file is skipped
+# the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip("torch")
 
 
 # -- convolution: the table ---------------------------------------------------------------------
@@ -222,14 +221,14 @@ BAD_INPUTS = {
     "conv2d: 2-D input": (
         lambda L: L.F.conv2d(L.tensor(floats(5, 5)), L.tensor(floats(1, 1, 3, 3))),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(5, "
-        r"5\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); "
+        r"got input of shape \(5, 5\)",
     ),
     "conv1d: 4-D input": (
         lambda L: L.F.conv1d(L.tensor(floats(1, 1, 1, 5)), L.tensor(floats(1, 1, 3))),
         ShapeError,
-        r"expected a 2-D input \(C, L\) or a 3-D input \(N, C, L\); got input of shape \(1, 1, 1, "
-        r"5\)",
+        r"expected a 2-D input \(C, L\) or a 3-D input \(N, C, L\); "
+        r"got input of shape \(1, 1, 1, 5\)",
     ),
     "conv2d: 3-D weight": (
         lambda L: L.F.conv2d(L.tensor(floats(1, 1, 5, 5)), L.tensor(floats(1, 1, 3))),

@@ -14,9 +14,8 @@ from minigrad.errors import ArgumentError, DTypeError, ShapeError
 from minigrad.nn import functional as F
 from parity import DTYPES, assert_runs_match, run_both
 
-torch = pytest.importorskip(
-    "torch"
-)  # the tables compare with torch: without it the file is skipped
+# the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip("torch")
 
 DTYPE_IDS = ["float32", "float64"]
 
@@ -207,9 +206,8 @@ BAD_INPUTS = {
             L.tensor(floats(1, 2, 4, 4)), L.tensor(floats(2, 3, 3, 3)), stride=2, output_padding=2
         ),
         ArgumentError,
-        r"output_padding must be smaller than either stride or dilation; got output_padding=\(2, "
-        r"2\), "
-        r"stride=\(2, 2\), dilation=\(1, 1\)",
+        r"output_padding must be smaller than either stride or dilation; "
+        r"got output_padding=\(2, 2\), stride=\(2, 2\), dilation=\(1, 1\)",
     ),
     "conv_transpose1d: input channels": (
         lambda L: L.F.conv_transpose1d(L.tensor(floats(1, 3, 5)), L.tensor(floats(2, 4, 3))),
@@ -226,8 +224,8 @@ BAD_INPUTS = {
     "conv_transpose2d: 2-D input": (
         lambda L: L.F.conv_transpose2d(L.tensor(floats(4, 4)), L.tensor(floats(1, 1, 3, 3))),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, "
-        r"4\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); "
+        r"got input of shape \(4, 4\)",
     ),
     "conv_transpose1d: 4-D weight": (
         lambda L: L.F.conv_transpose1d(L.tensor(floats(1, 2, 4)), L.tensor(floats(2, 1, 3, 3))),
@@ -256,8 +254,8 @@ BAD_INPUTS = {
     "unfold: 3-D input of the wrong rank": (
         lambda L: L.F.unfold(L.tensor(floats(2, 5)), 2),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(2, "
-        r"5\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); "
+        r"got input of shape \(2, 5\)",
     ),
     "unfold: kernel larger than the padded plane": (
         lambda L: L.F.unfold(L.tensor(floats(1, 1, 3, 3)), 4, padding=0),
@@ -277,8 +275,8 @@ BAD_INPUTS = {
     "fold: 4-D input": (
         lambda L: L.F.fold(L.tensor(floats(1, 4, 2, 2)), (3, 3), 2),
         ShapeError,
-        r"2-D \(C \* kH \* kW, L\) or 3-D \(N, C \* kH \* kW, L\) input; got input of shape \(1, "
-        r"4, 2, 2\)",
+        r"2-D \(C \* kH \* kW, L\) or 3-D \(N, C \* kH \* kW, L\) input; "
+        r"got input of shape \(1, 4, 2, 2\)",
     ),
 }
 

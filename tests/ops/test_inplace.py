@@ -118,9 +118,8 @@ def test_changes_through_data_are_seen_in_every_layout_and_nan_is_not_a_change(l
     w = mg.tensor(base, requires_grad=True)
 
     def view():
-        return {"contiguous": w * w, "transposed": w.T, "strided": w[::2, ::2]}[
-            layout
-        ]  # w * w keeps w for backward
+        # w * w keeps w for backward
+        return {"contiguous": w * w, "transposed": w.T, "strided": w[::2, ::2]}[layout]
 
     assert view().numpy().flags.c_contiguous == (layout == "contiguous")
     v = view()
@@ -408,9 +407,8 @@ def test_random_fills_repeat_from_the_seed_and_from_a_generator(name):
     state = mg.get_rng_state()
     ours = fill(mg.zeros(50), mg.Generator().manual_seed(3)).numpy()
     np.testing.assert_array_equal(fill(mg.zeros(50), mg.Generator().manual_seed(3)).numpy(), ours)
-    np.testing.assert_array_equal(
-        mg.get_rng_state().numpy(), state.numpy()
-    )  # generator= left the global one
+    # generator= left the global one
+    np.testing.assert_array_equal(mg.get_rng_state().numpy(), state.numpy())
 
 
 def test_random_fills_of_a_view_write_into_its_base_and_bump_its_version():

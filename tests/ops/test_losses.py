@@ -317,9 +317,8 @@ def test_plain_case_runs_the_fused_kernel_and_the_rest_composes():
         F.cross_entropy(logits, target, reduction="sum").item() / 5,
         rtol=1e-6,
     )
-    assert (
-        mg.cross_entropy(logits, mg.tensor(target, dtype=mg.int32)).dtype == np.float32
-    )  # any integer ids
+    # any integer ids
+    assert mg.cross_entropy(logits, mg.tensor(target, dtype=mg.int32)).dtype == np.float32
 
 
 def test_binary_cross_entropy_at_zero_and_one_is_clamped_as_torch():

@@ -66,9 +66,8 @@ def test_twin_matches_the_textbook_formula_and_its_jacobian():
 def test_kernels_match_twin(seed, lead, width, dtype, affine):
     shape = lead + (width,)
     x = random_rows(seed, shape, np.float64, shift=0.0)
-    if (
-        width > 1
-    ):  # rows of standard deviation 3 around 1: no row so flat that float32 rounding dominates
+    # rows of standard deviation 3 around 1: no row so flat that float32 rounding dominates
+    if width > 1:
         x = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True) * 3 + 1
     x = x.astype(dtype)
     weight = random_rows(seed + 1, width, dtype) if affine else None
@@ -84,16 +83,14 @@ def test_kernels_match_twin(seed, lead, width, dtype, affine):
     want = reference.layer_norm_backward(grad_y, x, want[1], want[2], weight)
     for a, b in zip(got, want):
         assert a.dtype == dtype and a.shape == b.shape
-        scale = max(
-            1.0, float(np.abs(b).max(initial=0))
-        )  # sums over 700 rows: compare relative to their size
+        # sums over 700 rows: compare relative to their size
+        scale = max(1.0, float(np.abs(b).max(initial=0)))
         np.testing.assert_allclose(a / scale, b / scale, **tol)
 
 
 def test_parallel_path_matches_serial_path():
-    rows = (
-        numba_layer_norm.PARALLEL_MIN_SIZE // 64 + 37
-    )  # above the threshold, not a multiple of the chunk count
+    # above the threshold, not a multiple of the chunk count
+    rows = numba_layer_norm.PARALLEL_MIN_SIZE // 64 + 37
     x = random_rows(0, (rows, 64), np.float64)
     weight, bias = random_rows(1, 64, np.float64), random_rows(2, 64, np.float64)
     grad_y = random_rows(3, (rows, 64), np.float64)
@@ -235,9 +232,8 @@ def test_layer_norm_rejects_bad_arguments():
         layer_norm(x, 8, mg.ones(8, dtype=mg.float64))
     with pytest.raises(ValueError, match="eps must be >= 0"):
         layer_norm(x, 8, eps=-1e-5)
-    with pytest.raises(
-        RuntimeError, match=r"expected input with shape \(\*, 4\)"
-    ):  # what torch code catches
+    # what torch code catches
+    with pytest.raises(RuntimeError, match=r"expected input with shape \(\*, 4\)"):
         layer_norm(x, 4)
 
 
@@ -248,9 +244,8 @@ def test_module_matches_torch_module_and_names_its_parameters():
     torch = pytest.importorskip("torch")
     norm = nn.LayerNorm(16)
     assert [name for name, _ in norm.named_parameters()] == ["weight", "bias"]
-    assert (norm.weight.numpy() == 1).all() and (
-        norm.bias.numpy() == 0
-    ).all()  # torch's initial values
+    # torch's initial values
+    assert (norm.weight.numpy() == 1).all() and (norm.bias.numpy() == 0).all()
     rng = np.random.default_rng(0)
     norm.weight.numpy()[...] = rng.standard_normal(16)
     norm.bias.numpy()[...] = rng.standard_normal(16)

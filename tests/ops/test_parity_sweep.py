@@ -1132,9 +1132,8 @@ def _torch_index_outcome(x, form):
     return shape, bool(caught)
 
 
-@pytest.mark.filterwarnings(
-    "ignore::UserWarning"
-)  # test_list_index_warns_where_torch_warns checks them
+# test_list_index_warns_where_torch_warns checks them
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4)])
 @pytest.mark.parametrize("form", list(INDEX_FORMS))

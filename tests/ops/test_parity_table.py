@@ -123,9 +123,8 @@ def assert_same_error_kind(ours, theirs, where):
         else (ValueError, TypeError, IndexError, RuntimeError)
     )
     assert isinstance(ours, kinds) and type(ours).__module__ in ("builtins", "minigrad.errors"), (
-        f"{where}: torch raises {type(theirs).__name__}: {theirs}; minigrad raises "
-        f"{type(ours).__module__}."
-        f"{type(ours).__name__}: {ours}"
+        f"{where}: torch raises {type(theirs).__name__}: {theirs}; "
+        f"minigrad raises {type(ours).__module__}.{type(ours).__name__}: {ours}"
     )
 
 

@@ -15,9 +15,8 @@ from minigrad.errors import ArgumentError, ShapeError
 from minigrad.nn import functional as F
 from parity import DTYPES, assert_close, assert_runs_match, run_both
 
-torch = pytest.importorskip(
-    "torch"
-)  # the tables compare with torch: without it the file is skipped
+# the tables compare with torch: without it the file is skipped
+torch = pytest.importorskip("torch")
 
 
 # name -> (F function, input shape, settings)
@@ -223,15 +222,13 @@ def test_pool_shapes_match_torch(data):
     x = normal(*input_shape)
     try:
         expected = call(torch.nn.functional, torch.from_numpy(x))
-    except (
-        RuntimeError
-    ):  # settings torch refuses (the output would be empty): ours must refuse them too
+    # settings torch refuses (the output would be empty): ours must refuse them too
+    except RuntimeError:
         with pytest.raises(ShapeError, match="is too small for kernel_size"):
             call(F, mg.tensor(x))
         return
-    if torch.isinf(
-        expected
-    ).any():  # a window that reads only padding: -inf from torch, refused here
+    # a window that reads only padding: -inf from torch, refused here
+    if torch.isinf(expected).any():
         with pytest.raises(ArgumentError, match="reads only padding"):
             call(F, mg.tensor(x))
         return
@@ -244,9 +241,8 @@ def test_pool_shapes_match_torch(data):
 def test_adaptive_pool_shapes_match_torch(data):
     dims = data.draw(st.sampled_from([1, 2]))
     spatial = tuple(data.draw(st.integers(1, 9)) for _ in range(dims))
-    sizes = (
-        st.integers(1, 10) if dims == 1 else st.one_of(st.none(), st.integers(1, 10))
-    )  # None: torch's 2-d only
+    # None: torch's 2-d only
+    sizes = st.integers(1, 10) if dims == 1 else st.one_of(st.none(), st.integers(1, 10))
     output_size = tuple(data.draw(sizes) for _ in range(dims))
     function = f"adaptive_{data.draw(st.sampled_from(['max', 'avg']))}_pool{dims}d"
     ours, theirs = run_both(
@@ -301,8 +297,8 @@ BAD_INPUTS = {
     "max_pool2d: 2-D input": (
         lambda L: L.F.max_pool2d(L.tensor(floats(4, 4)), 2),
         ShapeError,
-        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); got input of shape \(4, "
-        r"4\)",
+        r"expected a 3-D input \(C, H, W\) or a 4-D input \(N, C, H, W\); "
+        r"got input of shape \(4, 4\)",
     ),
     "avg_pool2d: divisor_override 0": (
         lambda L: L.F.avg_pool2d(L.tensor(floats(1, 1, 4, 4)), 2, divisor_override=0),

@@ -112,20 +112,12 @@ UNARY = {
     "clamp": lambda x: x.clamp(-0.5, 0.5),
 }
 
+# fmt: off
 REDUCTIONS = [
-    "sum",
-    "mean",
-    "var",
-    "max",
-    "min",
-    "sum_keepdim",
-    "sum_two_dims",
-    "amax",
-    "std",
-    "logsumexp",
-    "norm",
-    "prod",
+    "sum", "mean", "var", "max", "min", "sum_keepdim",
+    "sum_two_dims", "amax", "std", "logsumexp", "norm", "prod",
 ]
+# fmt: on
 
 BINARY = {
     "add": lambda a, b: a + b,
@@ -340,9 +332,8 @@ class Expression:
 
     def reshape(self, shape, depth, name):
         splittable = [d for d, s in enumerate(shape) if s == 4]
-        if (
-            splittable and self.rng.random() < 0.5
-        ):  # one dim of the target is two dims of the source
+        # one dim of the target is two dims of the source
+        if splittable and self.rng.random() < 0.5:
             dim = splittable[0]
             x, text = self.build(shape[:dim] + (2, 2) + shape[dim + 1 :], depth)
             self.kinds.add("flatten")

@@ -208,9 +208,8 @@ def test_masked_softmax_matches_torch_with_junk_at_masked_positions(
     )
     out, grad = run.value, run.grads[0]
     out_torch, grad_torch = torch_run.value, torch_run.grads[0]
-    assert np.all(
-        out[~allowed & allowed.any(-1, keepdims=True)] == 0
-    )  # exactly 0, whatever x held there
+    # exactly 0, whatever x held there
+    assert np.all(out[~allowed & allowed.any(-1, keepdims=True)] == 0)
     live = allowed.any(-1)
     assert_close(out[live], out_torch[live], tolerance("softmax", dtype), same_dtype=True)
     assert_close(

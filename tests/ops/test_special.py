@@ -20,10 +20,8 @@ def test_digamma_gradient_is_trigamma():
     np.testing.assert_allclose(
         mine.grad.numpy(), torch.polygamma(1, torch.tensor(x)).numpy(), rtol=1e-9
     )
-    for dtype in (
-        "float32",
-        "float64",
-    ):  # at a pole both give a huge rounding of +inf (pi^2 / sin(pi x)^2)
+    # at a pole both give a huge rounding of +inf (pi^2 / sin(pi x)^2)
+    for dtype in ("float32", "float64"):
         pole = mg.tensor(np.array([-1.0, -3.0], dtype), requires_grad=True)
         mg.digamma(pole).sum().backward()
         assert np.all(pole.grad.numpy() > 1e14)

@@ -7,16 +7,8 @@ import pytest
 
 import minigrad as mg
 from minigrad.errors import DTypeError
-from op_checks import (
-    away_from_zero,
-    check_against_torch,
-    check_gradient,
-    inf,
-    nan,
-    rand,
-    value,
-    values,
-)
+from op_checks import away_from_zero, check_against_torch
+from op_checks import check_gradient, inf, nan, rand, value, values
 from parity import assert_close, raises_like_torch
 
 torch = pytest.importorskip("torch")
@@ -60,9 +52,8 @@ def test_unary_edge_values():
     np.testing.assert_array_equal(mg.tanh(big).numpy(), [-1.0, 0.0, 1.0])
     x = mg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     (mg.relu(x) + mg.abs(x)).sum().backward()
-    np.testing.assert_array_equal(
-        x.grad.numpy(), [-1.0, 0.0, 2.0]
-    )  # relu'(0) = abs'(0) = 0, as torch
+    # relu'(0) = abs'(0) = 0, as torch
+    np.testing.assert_array_equal(x.grad.numpy(), [-1.0, 0.0, 2.0])
 
 
 TORCH_UNARY = [

@@ -238,9 +238,8 @@ def test_state_dict_through_a_file_resumes_as_torch_does_uninterrupted(case, gro
     history = _train(before, params, grads[:10], mg.tensor)
     mg.save(before.state_dict(), tmp_path / "optimizer.npz")
     del before
-    after = getattr(mg.optim, name)(
-        _groups(params, second_group), lr=0.5
-    )  # lr comes back from the file
+    # lr comes back from the file
+    after = getattr(mg.optim, name)(_groups(params, second_group), lr=0.5)
     after.load_state_dict(mg.load(tmp_path / "optimizer.npz"))
     history += _train(after, params, grads[10:], mg.tensor)
     assert_same_steps(

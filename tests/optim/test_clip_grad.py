@@ -32,9 +32,8 @@ def test_clip_grad_norm_matches_torch(dtype, max_norm):
         p.grad, q.grad = mg.tensor(g), torch.tensor(g)
     total = mg.optim.clip_grad_norm_(iter(ours), max_norm)  # the last parameter has no grad
     total_torch = torch.nn.utils.clip_grad_norm_(theirs, max_norm)
-    assert (
-        isinstance(total, mg.Tensor) and total.shape == () and total.dtype == dtype
-    )  # a 0-d tensor, as torch's
+    # a 0-d tensor, as torch's
+    assert isinstance(total, mg.Tensor) and total.shape == () and total.dtype == dtype
     steps = tolerance("optimizer steps", dtype)
     assert_close(total, total_torch, dict(rtol=steps["rtol"], atol=0), "the total norm")
     np.testing.assert_allclose(
@@ -78,9 +77,8 @@ def test_clip_grad_norm_refuses_a_non_finite_norm_when_asked():
     p.grad = mg.tensor(np.array([1.0, np.inf, 0.0]))
     with pytest.raises(RuntimeError, match="total norm of order 2.0 of the gradients is inf"):
         nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
-    assert (
-        nn.utils.clip_grad_norm_(p, 1.0).item() == math.inf
-    )  # without asking: reported, not raised
+    # without asking: reported, not raised
+    assert nn.utils.clip_grad_norm_(p, 1.0).item() == math.inf
     with pytest.raises(ValueError, match="norm_type must be > 0"):
         nn.utils.clip_grad_norm_(p, 1.0, norm_type=0)
     with pytest.raises(ValueError, match="clip_value must be >= 0; got -1.0"):

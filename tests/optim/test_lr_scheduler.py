@@ -73,9 +73,8 @@ def test_adamw_with_warmup_cosine_matches_torch_linear_then_cosine(
         )
     else:
         torch_schedule = cosine
-    for step, step_grads in enumerate(
-        grads[:total_steps]
-    ):  # torch's cosine turns back up after T_max
+    # torch's cosine turns back up after T_max
+    for step, step_grads in enumerate(grads[:total_steps]):
         assert optimizer.lr == pytest.approx(
             torch_optimizer.param_groups[0]["lr"], rel=1e-13, abs=1e-16
         )

@@ -97,9 +97,8 @@ def test_adamw_decay_is_decoupled_from_the_gradient_scale():
     adamw.step()
     adam.step()
     np.testing.assert_allclose(decoupled.numpy(), start * (1 - 0.1 * 0.5), rtol=1e-15)
-    np.testing.assert_allclose(
-        coupled.numpy(), start - 0.1 * np.sign(start), rtol=1e-8
-    )  # first step: lr * sign, up to eps
+    # first step: lr * sign, up to eps
+    np.testing.assert_allclose(coupled.numpy(), start - 0.1 * np.sign(start), rtol=1e-8)
     assert mg.optim.AdamW([decoupled]).weight_decay == 0.01
 
 
@@ -455,8 +454,7 @@ BAD_ENTRIES = [
     (
         "state.0.exp_avg",
         np.zeros(5),
-        r"state.0.exp_avg must be a float array of shape \(3, 4\) .*got float64 "
-        r"of shape \(5,\)",
+        r"state.0.exp_avg must be a float array of shape \(3, 4\) .*got float64 of shape \(5,\)",
     ),
     (
         "state.1.exp_avg",
@@ -529,9 +527,8 @@ def test_load_state_dict_accepts_exactly_what_the_constructor_accepts(key, value
             for name in ("lr", "eps", "weight_decay")
         )
     else:
-        entry = str(constructor_error).split(" must ")[
-            0
-        ]  # "lr", "betas[1]", ...: the message names it
+        # "lr", "betas[1]", ...: the message names it
+        entry = str(constructor_error).split(" must ")[0]
         with pytest.raises(ValueError, match=re.escape(f"load_state_dict failed: {entry} must ")):
             optimizer.load_state_dict(state)
 
@@ -560,9 +557,8 @@ def test_optimizers_take_named_parameters_and_a_closure_as_torch():
     assert loss.item() == pytest.approx(
         float((x.numpy() @ before.T + model.bias.numpy() * 0).sum()), abs=10
     )
-    np.testing.assert_allclose(
-        model.weight.numpy(), before - 0.1 * 4, rtol=1e-6
-    )  # d(sum)/dW = 4 per entry
+    # d(sum)/dW = 4 per entry
+    np.testing.assert_allclose(model.weight.numpy(), before - 0.1 * 4, rtol=1e-6)
     assert optimizer.step() is None
     with pytest.raises(TypeError, match="closure must be a function"):
         optimizer.step(1.0)

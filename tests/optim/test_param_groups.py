@@ -131,9 +131,8 @@ def test_changing_a_groups_lr_between_steps_matches_torch():
         for k, (group, torch_group) in enumerate(
             zip(optimizer.param_groups, reference.param_groups)
         ):
-            group["lr"] = torch_group["lr"] = 0.1 / (
-                1 + step + k
-            )  # each group its own rate, as a torch loop does
+            # each group its own rate, as a torch loop does
+            group["lr"] = torch_group["lr"] = 0.1 / (1 + step + k)
         _set_grads(ours, theirs, seed=step)
         optimizer.step()
         reference.step()
@@ -146,8 +145,8 @@ def test_lr_attribute_reads_a_shared_value_and_sets_every_group():
     with pytest.raises(
         AttributeError,
         match=re.escape(
-            "Adam.lr: the parameter groups have different values "
-            "[0.1, 0.5]; read param_groups[i]['lr']"
+            "Adam.lr: the parameter groups have different values [0.1, 0.5]; "
+            "read param_groups[i]['lr']"
         ),
     ):
         optimizer.lr
@@ -199,9 +198,8 @@ def test_zero_grad_matches_torch(set_to_none):
         if not set_to_none:
             np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
     if not set_to_none:
-        assert (
-            kept is ours[0].grad.numpy() and not kept.any()
-        )  # zeroed in place, as torch's grad.zero_()
+        # zeroed in place, as torch's grad.zero_()
+        assert kept is ours[0].grad.numpy() and not kept.any()
 
 
 def test_lambda_lr_with_one_function_per_group_matches_torch():
@@ -357,9 +355,8 @@ def test_a_parameter_in_two_groups_or_a_mix_or_a_set_is_refused():
     optimizer = mg.optim.SGD([p], lr=0.1)
     with pytest.raises(ValueError, match="appears more than once"):
         optimizer.add_param_group({"params": [q, p]})
-    assert len(optimizer.param_groups) == 1 and optimizer.params == [
-        p
-    ]  # the failed group was not added
+    # the failed group was not added
+    assert len(optimizer.param_groups) == 1 and optimizer.params == [p]
 
 
 @pytest.mark.parametrize(
@@ -828,9 +825,8 @@ def test_reduce_lr_on_plateau_matches_torch(settings):
     schedule = mg.optim.lr_scheduler.ReduceLROnPlateau(optimizer, **settings)
     torch_schedule = torch.optim.lr_scheduler.ReduceLROnPlateau(reference, **settings)
     for step, metric in enumerate(PLATEAU_METRICS):
-        schedule.step(
-            mg.tensor(metric, dtype=mg.float64) if step % 2 else metric
-        )  # a 0-d tensor works too
+        # a 0-d tensor works too
+        schedule.step(mg.tensor(metric, dtype=mg.float64) if step % 2 else metric)
         torch_schedule.step(metric)
         assert schedule.get_last_lr() == pytest.approx(torch_schedule.get_last_lr(), rel=1e-12), (
             step
@@ -890,9 +886,8 @@ def test_state_reads_by_parameter_as_torch_code_does():
     ours, theirs = _twins(SHAPES)
     optimizer = mg.optim.Adam(_groups(ours, [2], [{}, {"lr": 0.02}]), lr=0.1)
     reference = torch.optim.Adam(_groups(theirs, [2], [{}, {"lr": 0.02}]), lr=0.1)
-    assert (
-        optimizer.state[ours[3]] == {} and ours[3] not in optimizer.state
-    )  # nothing before the first step
+    # nothing before the first step
+    assert optimizer.state[ours[3]] == {} and ours[3] not in optimizer.state
     for step in range(3):
         _set_grads(ours[:3], theirs[:3], seed=step)  # the last parameter never gets a gradient
         optimizer.step()
@@ -984,9 +979,8 @@ STACKED = {
 }
 
 
-@pytest.mark.filterwarnings(
-    "ignore:Detected call of"
-)  # torch's: no optimizer step between, on purpose
+# torch's: no optimizer step between, on purpose
+@pytest.mark.filterwarnings("ignore:Detected call of")
 @pytest.mark.parametrize("name", STACKED)
 def test_stacked_schedules_and_hand_set_rates_follow_torch(name):
     """torch's schedules take each group's current rate to the next: they compound when stepped

@@ -8,9 +8,8 @@ import minigrad as mg
 
 def two_spirals(points_per_arm, rng, noise=0.03):
     """Two arms of 1.5 turns each, one the other rotated by 180 degrees; radius up to 1."""
-    turn = (
-        np.sqrt(rng.uniform(0, 1, points_per_arm)) * 3 * np.pi
-    )  # sqrt: even density along the arm
+    # sqrt: even density along the arm
+    turn = np.sqrt(rng.uniform(0, 1, points_per_arm)) * 3 * np.pi
     arm = np.stack([turn * np.cos(turn), turn * np.sin(turn)], axis=1) / (3 * np.pi)
     points = np.concatenate([arm, -arm]) + rng.normal(scale=noise, size=(2 * points_per_arm, 2))
     labels = np.repeat(np.array([0, 1], dtype=np.int64), points_per_arm)

@@ -146,9 +146,8 @@ def test_the_same_gpt_source_trains_alike_under_minigrad_and_torch():
     ours = gpt_classes(mg, mg_functional)(vocab_size=20)
     theirs = gpt_classes(torch, torch_functional)(vocab_size=20)
     state = ours.state_dict()
-    assert set(state) == set(
-        theirs.state_dict()
-    )  # same names, the tril buffer and both tied names included
+    # same names, the tril buffer and both tied names included
+    assert set(state) == set(theirs.state_dict())
     theirs.load_state_dict(
         {name: torch.from_numpy(value.numpy().copy()) for name, value in state.items()}
     )

@@ -11,19 +11,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.utils.data import (
-    BatchSampler,
-    ConcatDataset,
-    DataLoader,
-    Dataset,
-    RandomSampler,
-    Subset,
-    SubsetRandomSampler,
-    TensorDataset,
-    WeightedRandomSampler,
-    default_collate,
-    random_split,
-)
+from minigrad.utils.data import BatchSampler, ConcatDataset, DataLoader, Dataset
+from minigrad.utils.data import RandomSampler, Subset, SubsetRandomSampler, TensorDataset
+from minigrad.utils.data import WeightedRandomSampler, default_collate, random_split
 from parity import plain
 
 X = np.arange(42, dtype=np.float32).reshape(14, 3)
@@ -537,9 +527,8 @@ def test_subset_concat_and_collate():
         default_collate([1.5, 2.0]).dtype == mg.float64
         and default_collate([True, False]).dtype == mg.bool
     )
-    assert (
-        len(DataLoader(data, batch_size=3, num_workers=2, pin_memory=True)) == 5
-    )  # accepted, no workers
+    # accepted, no workers
+    assert len(DataLoader(data, batch_size=3, num_workers=2, pin_memory=True)) == 5
 
 
 @pytest.mark.parametrize(

@@ -14,14 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from minigrad.utils.data import (
-    DataLoader,
-    RandomSampler,
-    TensorDataset,
-    WeightedRandomSampler,
-    default_collate,
-    default_convert,
-)
+from minigrad.utils.data import DataLoader, RandomSampler, TensorDataset
+from minigrad.utils.data import WeightedRandomSampler, default_collate, default_convert
 from minigrad.utils.data.sampler import DRAW_CHUNK
 from parity import plain, raises_like_torch
 

@@ -706,9 +706,8 @@ def test_hostile_tensor_names_are_drawn_as_written():
     params = {name: tensor for tensor, name in list(zip(tensors, HOSTILE_NAMES))[half:]}
     graph = viz.draw(total.sum(), params=params, show_grad=False, legend=False)
     dot = parse(graph.source)
-    assert (
-        len(dot.nodes) == len(tensors) + 2 * (len(tensors) - 1) + 2
-    )  # leaves, Adds and their sums, Sum, output
+    # leaves, Adds and their sums, Sum, output
+    assert len(dot.nodes) == len(tensors) + 2 * (len(tensors) - 1) + 2
     shapes = svg_shapes(graph)
     assert set(shapes) == set(dot.nodes)  # Graphviz read every node, and no other
     drawn = sorted(lines[:-1] for fill, lines in shapes.values() if fill in ("#f9cb9c", "#d9ead3"))
@@ -850,8 +849,7 @@ def assert_same_dot(now, committed):
     """Equal DOT text, except that printed numbers may differ in their last digit (BLAS order)."""
     assert _NUMBER.sub("#", now) == _NUMBER.sub("#", committed), (
         "the example draws a different graph than the committed one; if a layer changed on "
-        "purpose, "
-        "rerun `python examples/attention_graph.py` and commit docs/images/"
+        "purpose, rerun `python examples/attention_graph.py` and commit docs/images/"
     )
     numbers_now = [float(n) for n in _NUMBER.findall(now)]
     numbers_committed = [float(n) for n in _NUMBER.findall(committed)]
@@ -889,9 +887,8 @@ def test_attention_example_highlights_the_four_matrices():
     rows = [
         [float(v) for v in re.findall(r"[-\d.]+", row)] for row in weights[-1].split("\\n")[1:4]
     ]
-    np.testing.assert_allclose(
-        np.sum(rows, axis=1), 1.0, atol=2e-3
-    )  # softmax rows of the 3x3 matrix
+    # softmax rows of the 3x3 matrix
+    np.testing.assert_allclose(np.sum(rows, axis=1), 1.0, atol=2e-3)
 
 
 def test_sentiment_example_is_tens_of_nodes_with_the_lstm_as_one():

@@ -74,9 +74,8 @@ class NLLLoss(Function):
     @staticmethod
     def forward(ctx, log_probs, target, weight, ignore_index, reduction):
         kept = target != ignore_index
-        safe = np.expand_dims(
-            np.where(kept, target, 0), 1
-        )  # ignored positions read class 0, weighted 0
+        # ignored positions read class 0, weighted 0
+        safe = np.expand_dims(np.where(kept, target, 0), 1)
         weights = (
             kept.astype(log_probs.dtype)
             if weight is None
@@ -121,8 +120,8 @@ def _class_targets(op, input, target, ignore_index):
             " (or float class probabilities of input's shape)" if op == "cross_entropy" else ""
         )
         raise DTypeError(
-            f"{op}: expected target to hold integer class ids{probabilities}; got dtype "
-            f"{target.dtype} and shape {target.shape} for input of shape {input.shape}"
+            f"{op}: expected target to hold integer class ids{probabilities}; "
+            f"got dtype {target.dtype} and shape {target.shape} for input of shape {input.shape}"
         )
     if input.ndim == 1:
         if target.ndim != 0:
@@ -215,9 +214,8 @@ def cross_entropy(
     logits = _batched("cross_entropy", input)
     classes = logits.shape[1]
     target_array = as_array(target)
-    if (
-        target_array.dtype.kind == "f" and target_array.shape == input.shape
-    ):  # torch's test for probabilities
+    # torch's test for probabilities
+    if target_array.dtype.kind == "f" and target_array.shape == input.shape:
         loss = _cross_entropy_probabilities(
             logits, as_tensor(target), weight, ignore_index, reduction, label_smoothing
         )
@@ -263,8 +261,8 @@ def _cross_entropy_probabilities(logits, target, weight, ignore_index, reduction
     op = "cross_entropy"
     if ignore_index >= 0:
         raise ArgumentError(
-            f"{op}: ignore_index is not supported for class-probability targets; got ignore_index="
-            f"{ignore_index}"
+            f"{op}: ignore_index is not supported for class-probability targets; "
+            f"got ignore_index={ignore_index}"
         )
     target = target.reshape(logits.shape)
     dtype = dtypes.promote_types(logits.dtype, target.dtype)

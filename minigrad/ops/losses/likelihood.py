@@ -69,8 +69,8 @@ def _variance_shape(op, input, var):
     if var.ndim == input.ndim and mismatched == [1]:
         return var
     raise ShapeError(
-        f"{op}: var of shape {var.shape} does not fit input of shape {input.shape} (expected "
-        f"{input.shape}, {input.shape[:-1]}, or input's shape with one dim of size 1)"
+        f"{op}: var of shape {var.shape} does not fit input of shape {input.shape} "
+        f"(expected {input.shape}, {input.shape[:-1]}, or input's shape with one dim of size 1)"
     )
 
 

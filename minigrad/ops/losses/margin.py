@@ -64,8 +64,8 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, *, reduction="mean")
     input1, input2, target = float_tensor(op, input1), float_tensor(op, input2), as_tensor(target)
     if not input1.ndim == input2.ndim == target.ndim:
         raise ShapeError(
-            f"{op}: expected input1, input2 and target with the same number of dims; got shapes "
-            f"{input1.shape}, {input2.shape} and {target.shape}"
+            f"{op}: expected input1, input2 and target with the same number of dims; "
+            f"got shapes {input1.shape}, {input2.shape} and {target.shape}"
         )
     check_broadcast(op, input1, input2, target)
     return reduce(_hinge(add(mul(neg(target), sub(input1, input2)), margin)), reduction)
@@ -83,9 +83,8 @@ def hinge_embedding_loss(input, target, margin=1.0, *, reduction="mean"):
     return reduce(add(margin_term, where(target._data != -1, input, 0.0)), reduction)
 
 
-_COSINE_FLOOR = float(
-    np.float32(1e-12)
-)  # torch's 1e-12 is a C float: 9.99999996e-13, as float64 too
+# torch's 1e-12 is a C float: 9.99999996e-13, as float64 too
+_COSINE_FLOOR = float(np.float32(1e-12))
 
 
 @op(method=False, public=False)
@@ -102,8 +101,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean
         )
     if not input1.ndim == input2.ndim == target.ndim + 1:
         raise ShapeError(
-            f"{op}: a {target.ndim}-D target expects {target.ndim + 1}-D inputs; got input1 of "
-            f"shape {input1.shape} and input2 of shape {input2.shape}"
+            f"{op}: a {target.ndim}-D target expects {target.ndim + 1}-D inputs; "
+            f"got input1 of shape {input1.shape} and input2 of shape {input2.shape}"
         )
     dim = target.ndim
     check_broadcast(op, input1, input2)
@@ -126,8 +125,8 @@ def _triplet_check(op, anchor, positive, negative, margin):
             raise TypeError(f"{op}: expected {name} to be a Tensor; got {type(x).__name__}")
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise ShapeError(
-            f"{op}: expected anchor, positive and negative with the same number of dims; got "
-            f"shapes {anchor.shape}, {positive.shape} and {negative.shape}"
+            f"{op}: expected anchor, positive and negative with the same number of dims; "
+            f"got shapes {anchor.shape}, {positive.shape} and {negative.shape}"
         )
     if not margin > 0:
         raise ArgumentError(f"{op}: margin must be greater than 0; got {margin}")
@@ -241,14 +240,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
     target_shape = target.shape
     if target.ndim > 1 or target.size != rows:
         raise ShapeError(
-            f"{op}: expected a target of {rows} class ids (one per row of input of shape "
-            f"{input.shape}); got shape {target.shape}"
+            f"{op}: expected a target of {rows} class ids "
+            f"(one per row of input of shape {input.shape}); got shape {target.shape}"
         )
     target = target.reshape(rows)
     if target.size and (target.min() < 0 or target.max() >= classes):
         raise IndexRangeError(
-            f"{op}: target values must be class ids in [0, {classes}); got values in "
-            f"[{target.min()}, {target.max()}]"
+            f"{op}: target values must be class ids in [0, {classes}); "
+            f"got values in [{target.min()}, {target.max()}]"
         )
     weight = constant(op, "weight", weight, scores.dtype)
     if weight is not None and weight.shape != (classes,):
@@ -257,9 +256,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
         )
     right = gather(scores, 1, target[:, None])
     margins = _positive_part(add(sub(margin, right), scores))
-    margins = masked_fill(
-        margins, np.arange(classes) == target[:, None], 0.0
-    )  # the right class is no violation
+    # the right class is no violation
+    margins = masked_fill(margins, np.arange(classes) == target[:, None], 0.0)
     if p == 2:
         margins = mul(margins, margins)
     if weight is not None:
@@ -285,13 +283,12 @@ def multilabel_margin_loss(input, target, *, reduction="mean"):
     classes = scores.shape[1]
     if target.size and (target.min() < -1 or target.max() >= classes):
         raise IndexRangeError(
-            f"{op}: target values must be class ids in [0, {classes}) or -1 (the end); got values "
-            f"in [{target.min()}, {target.max()}]"
+            f"{op}: target values must be class ids in [0, {classes}) or -1 (the end); "
+            f"got values in [{target.min()}, {target.max()}]"
         )
     listed = np.cumprod(target >= 0, axis=1).astype(bool)  # the ids before the first -1
-    counts = np.zeros(
-        scores.shape
-    )  # how often each class is listed (a repeated id counts again, as torch's)
+    # how often each class is listed (a repeated id counts again, as torch's)
+    counts = np.zeros(scores.shape)
     np.add.at(counts, (np.nonzero(listed)[0], target[listed]), 1)
     pairs = counts[:, :, None] * (counts == 0)[:, None, :]  # (N, target j, other k)
     violations = _positive_part(
@@ -301,14 +298,10 @@ def multilabel_margin_loss(input, target, *, reduction="mean"):
     return _unbatched(reduce(loss, reduction), input, reduction)
 
 
+# fmt: off
 __all__ = [
-    "margin_ranking_loss",
-    "hinge_embedding_loss",
-    "cosine_embedding_loss",
-    "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
-    "soft_margin_loss",
-    "multilabel_soft_margin_loss",
-    "multi_margin_loss",
-    "multilabel_margin_loss",
+    "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
 ]
+# fmt: on

@@ -21,40 +21,16 @@ that torch code runs, and change nothing.
 """
 
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
-from .dataset import (
-    ChainDataset,
-    ConcatDataset,
-    Dataset,
-    IterableDataset,
-    Subset,
-    TensorDataset,
-    random_split,
-)
-from .sampler import (
-    BatchSampler,
-    RandomSampler,
-    Sampler,
-    SequentialSampler,
-    SubsetRandomSampler,
-    WeightedRandomSampler,
-)
+from .dataset import ChainDataset, ConcatDataset, Dataset
+from .dataset import IterableDataset, Subset, TensorDataset, random_split
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import SubsetRandomSampler, WeightedRandomSampler
 
+# fmt: off
 __all__ = [
-    "Dataset",
-    "IterableDataset",
-    "ChainDataset",
-    "TensorDataset",
-    "Subset",
-    "ConcatDataset",
-    "random_split",
-    "Sampler",
-    "SequentialSampler",
-    "RandomSampler",
-    "SubsetRandomSampler",
-    "WeightedRandomSampler",
-    "BatchSampler",
-    "default_collate",
-    "default_convert",
-    "DataLoader",
-    "get_worker_info",
+    "Dataset", "IterableDataset", "ChainDataset", "TensorDataset", "Subset",
+    "ConcatDataset", "random_split", "Sampler", "SequentialSampler",
+    "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+    "default_collate", "default_convert", "DataLoader", "get_worker_info",
 ]
+# fmt: on

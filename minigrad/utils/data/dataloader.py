@@ -133,14 +133,11 @@ class _Endless(Sampler):
 
 # torch refuses to change these once the loader is made (its samplers and workers were set up
 # from them).
+# fmt: off
 _FIXED_AFTER_INIT = (
-    "batch_size",
-    "batch_sampler",
-    "sampler",
-    "drop_last",
-    "dataset",
-    "persistent_workers",
+    "batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers",
 )
+# fmt: on
 
 
 class DataLoader:
@@ -216,8 +213,8 @@ class DataLoader:
                     )
         elif not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
             raise TypeError(
-                "DataLoader: dataset must have __getitem__ and __len__; got "
-                f"{type(dataset).__name__}"
+                "DataLoader: dataset must have __getitem__ and __len__; "
+                f"got {type(dataset).__name__}"
             )
         _check_workers(
             num_workers, timeout, prefetch_factor, persistent_workers, multiprocessing_context
@@ -227,8 +224,8 @@ class DataLoader:
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError(
-                "DataLoader: sampler is mutually exclusive with shuffle=True (the sampler gives "
-                "the order)"
+                "DataLoader: sampler is mutually exclusive with shuffle=True "
+                "(the sampler gives the order)"
             )
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
@@ -272,9 +269,9 @@ class DataLoader:
         self._initialized = True
         if num_workers > 0:
             warnings.warn(
-                f"DataLoader: num_workers={num_workers} asks for worker processes, but minigrad "
-                "loads every batch in this process (the same batches, in the same order, as "
-                "num_workers=0; worker_init_fn is not called)",
+                f"DataLoader: num_workers={num_workers} asks for worker processes, "
+                "but minigrad loads every batch in this process (the same batches, "
+                "in the same order, as num_workers=0; worker_init_fn is not called)",
                 UserWarning,
                 stacklevel=2,
             )
@@ -353,8 +350,8 @@ def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, co
     methods = multiprocessing.get_all_start_methods()
     if isinstance(context, str) and context not in methods:
         raise ValueError(
-            f"DataLoader: multiprocessing_context should be a start method in {methods}; got "
-            f"multiprocessing_context={context!r}"
+            f"DataLoader: multiprocessing_context should be a start method in {methods}; "
+            f"got multiprocessing_context={context!r}"
         )
     if not isinstance(context, (str, multiprocessing.context.BaseContext)):
         raise TypeError(

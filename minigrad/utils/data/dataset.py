@@ -50,8 +50,8 @@ class ChainDataset(IterableDataset):
 def _checked_iterable(dataset):
     if not isinstance(dataset, IterableDataset):
         raise TypeError(
-            f"ChainDataset: chains IterableDatasets only; got {type(dataset).__name__} (a "
-            "map-style dataset joins others in a ConcatDataset)"
+            "ChainDataset: chains IterableDatasets only; "
+            f"got {type(dataset).__name__} (a map-style dataset joins others in a ConcatDataset)"
         )
     return dataset
 
@@ -70,14 +70,14 @@ class TensorDataset(Dataset):
                 )
             if t.ndim == 0:
                 raise ValueError(
-                    f"TensorDataset: argument {position} is 0-d; every tensor needs a first axis "
-                    "of samples"
+                    f"TensorDataset: argument {position} is 0-d; "
+                    "every tensor needs a first axis of samples"
                 )
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) > 1:
             raise ValueError(
-                "TensorDataset: every tensor must have the same size along the first axis; got "
-                f"{sizes}"
+                "TensorDataset: every tensor must have the same size along the first axis; "
+                f"got {sizes}"
             )
         self.tensors = tensors
 
@@ -170,12 +170,9 @@ def _checked_index(index, size):
     return int(index) % size
 
 
+# fmt: off
 __all__ = [
-    "Dataset",
-    "IterableDataset",
-    "ChainDataset",
-    "TensorDataset",
-    "Subset",
-    "ConcatDataset",
-    "random_split",
+    "Dataset", "IterableDataset", "ChainDataset",
+    "TensorDataset", "Subset", "ConcatDataset", "random_split",
 ]
+# fmt: on

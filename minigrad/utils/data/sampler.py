@@ -108,8 +108,8 @@ class WeightedRandomSampler(Sampler):
         weights = np.asarray(weights, dtype=np.float64)
         if weights.ndim != 1:
             raise ValueError(
-                f"WeightedRandomSampler: weights should be a 1-d sequence; got weights of shape "
-                f"{weights.shape}"
+                "WeightedRandomSampler: weights should be a 1-d sequence; "
+                f"got weights of shape {weights.shape}"
             )
         self.weights, self.num_samples, self.replacement, self.generator = (
             tensor(weights),
@@ -166,11 +166,9 @@ def _check_bool(where, name, value, error):
         raise error(f"{where}: {name} should be a boolean (True or False); got {name}={value!r}")
 
 
+# fmt: off
 __all__ = [
-    "Sampler",
-    "SequentialSampler",
-    "RandomSampler",
-    "SubsetRandomSampler",
-    "WeightedRandomSampler",
-    "BatchSampler",
+    "Sampler", "SequentialSampler", "RandomSampler",
+    "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
 ]
+# fmt: on
