@@ -7,7 +7,7 @@
 `mg.device("cuda:0")` makes a device object as torch's does (a script may name a device it
 will not use), but putting a tensor or a module on it raises an error naming it: nothing is
 silently computed somewhere other than where it was asked. This module also gives Tensor its
-`device`, `is_cuda`, `cpu()` and `cuda()`.
+`device`, `is_cuda`, `is_xpu`, `cpu()` and `cuda()`.
 """
 
 import re
@@ -135,6 +135,7 @@ Tensor.pin_memory = _pin_memory
 Tensor.is_pinned = lambda self, device=None: False
 Tensor.share_memory_ = lambda self: self  # one process: nothing to share with; torch returns self
 Tensor.is_cuda = property(lambda self: False, doc="False: minigrad computes on the CPU.")
+Tensor.is_xpu = property(lambda self: False, doc="False, as is_cuda: there is no Intel GPU here.")
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda
 Generator.device = property(_tensor_device, doc="device(type='cpu'), as torch.Generator's.")

@@ -111,6 +111,13 @@ def pad(input, pad, mode="constant", value=None):
     if value is not None:
         raise ArgumentError(f"pad: mode {mode!r} does not take a value argument")
     dims, indices = _index_maps(input.shape, widths, mode)
+    padded = [size + before + after for size, (before, after) in zip(input.shape, widths)]
+    padded = padded[input.ndim - len(amounts) // 2 :]
+    if mode != "circular" and padded and not any(padded):
+        raise ShapeError(
+            f"pad: {mode} padding of {amounts} leaves nothing of the padded dims of an input of "
+            f"shape {input.shape} (output sizes {tuple(padded)}); at least one must stay non-empty"
+        )
     return IndexPad.apply(input, dims=dims, indices=indices)
 
 
@@ -123,7 +130,8 @@ def _index_maps(shape, widths, mode):
             continue
         limit = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
         widest = max(before, after, 0)
-        if size == 0 or (limit is not None and widest > limit) or size + before + after < 1:
+        # an empty result is torch's too (pad() refuses one only where every padded dim is)
+        if size == 0 or (limit is not None and widest > limit) or size + before + after < 0:
             raise ShapeError(
                 f"pad: {mode} padding of ({before}, {after}) does not fit dim {dim} of size {size} "
                 f"(input shape {shape})"
@@ -131,8 +139,8 @@ def _index_maps(shape, widths, mode):
             )
         grow, crop = (max(before, 0), max(after, 0)), (max(-before, 0), max(-after, 0))
         if mode == "circular":  # torch crops first, then wraps around what is left (once at most)
-            kept = np.arange(size)[crop[0] : size - crop[1]]
-            if kept.size < widest:
+            kept = np.arange(size)[crop[0] : max(size - crop[1], 0)]
+            if kept.size < widest or crop[0] + crop[1] > size:
                 raise ShapeError(
                     f"pad: circular padding of ({before}, {after}) does not fit dim {dim} of "
                     f"size {size} cropped to {kept.size} (input shape {shape})"

@@ -69,6 +69,49 @@ def test_pad_refuses_what_torch_refuses(pad, mode, kwargs, error):
         torch.nn.functional.pad(torch.tensor(array), pad, mode=mode, **kwargs)
 
 
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize(
+    "shape, pad",
+    [
+        ((2, 3, 5, 4), (0, 0, 0, -5)),  # issue 47: a whole size-5 dim removed
+        ((2, 3, 5, 4), (0, 0, -5, 0)),
+        ((2, 3, 5, 4), (0, 0, -2, -3)),
+        ((2, 3, 5, 4), (0, -3, 0, -5)),
+        ((2, 3, 5, 4), (0, -4, 1, 1)),  # the last dim emptied, the other padded
+        ((2, 5, 4), (0, 0, 0, -5)),
+    ],
+)
+def test_cropping_a_whole_dim_gives_an_empty_result_as_torch(mode, shape, pad):
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    ours, theirs = run_both(
+        lambda side, leaf: side.pad(leaf, pad, mode=mode), [x], sides=FUNCTIONAL, seed=4
+    )
+    assert ours.value.shape == theirs.value.shape and 0 in ours.value.shape
+    assert_runs_match(ours, theirs)
+    assert ours.grads[0].shape == shape and not np.any(ours.grads[0])
+
+
+@pytest.mark.parametrize(
+    "shape, pad, mode, named",
+    [
+        ((2, 3, 5, 4), (0, 0, -3, -3), "reflect", "(-3, -3)"),  # crops past nothing
+        ((2, 3, 5, 4), (0, 0, -6, 0), "replicate", "(-6, 0)"),
+        ((2, 3, 5, 4), (0, -4, 0, -5), "reflect", "(0, -4, 0, -5)"),  # every padded dim emptied
+        ((2, 3, 5, 4), (0, -4, 0, -5), "replicate", "(0, -4, 0, -5)"),
+        ((2, 5, 4), (-1, -3), "replicate", "(-1, -3)"),
+        ((2, 3, 5, 4), (0, 0, 1, -6), "circular", "(1, -6)"),  # crops more than the dim holds
+        ((2, 3, 5, 4), (0, 0, -3, -3), "circular", "(-3, -3)"),
+    ],
+)
+def test_crops_that_torch_refuses_are_refused(shape, pad, mode, named):
+    raises_like_torch(
+        lambda: F.pad(mg.ones(*shape), pad, mode=mode),
+        lambda: torch.nn.functional.pad(torch.ones(*shape), pad, mode=mode),
+        must_mention=[named],
+        expected=(ValueError, RuntimeError),
+    )
+
+
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
 def test_padding_that_leaves_nothing_is_refused(mode):
     raises_like_torch(
