@@ -42,7 +42,7 @@ def allowed(name, prefixes):
 
 ENGINE = ["minigrad.engine"]
 FLOORS = [  # files -> what of minigrad/nn they may import
-    ("minigrad/kernels/*.py", ["minigrad.kernels"]),
+    ("minigrad/kernels/**/*.py", ["minigrad.kernels"]),
     ("minigrad/errors.py", []),
     ("minigrad/random.py", []),
     ("minigrad/dtypes.py", ["minigrad.errors"]),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from minigrad.kernels import attention_mean, softmax
+from minigrad.kernels import attention_mean, cross_entropy, softmax
 
 F32 = np.float32
 KERNELS = {
@@ -82,8 +82,8 @@ VECTOR_MAX = {
         softmax._log_softmax_rows,
         lambda: (np.ones((2, 3), F32), np.empty((2, 3), F32), 0, 2),
     ),
-    "softmax._cross_entropy_rows": (
-        softmax._cross_entropy_rows,
+    "cross_entropy._cross_entropy_rows": (
+        cross_entropy._cross_entropy_rows,
         lambda: (
             np.ones((2, 3), F32),
             np.zeros(2, np.int64),
