@@ -12,10 +12,12 @@ from .engine import Tensor, grad_sinks, walk
 from .engine.grad_mode import enable_grad, inference_mode, is_grad_enabled, module_frame
 from .engine.grad_mode import module_scope, no_grad, set_grad_enabled
 from .engine.walk import graph_nodes, sum_to
+from .engine.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .errors import ShapeError
 
 __all__ = ["backward", "enable_grad", "grad", "inference_mode", "is_grad_enabled", "no_grad"]
 __all__ += ["set_grad_enabled", "module_frame", "module_scope", "graph_nodes", "sum_to"]
+__all__ += ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"]
 
 
 def _as_tensors(values, name, op):

@@ -15,7 +15,7 @@ since forward) and inference.py (what inference_mode forbids).
 import numpy as np
 
 from .. import dtypes
-from . import grad_mode, inference, versions, views
+from . import grad_mode, hooks, inference, versions, views
 from .tensor import Tensor
 
 
@@ -54,6 +54,9 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **attrs):
+        watchers = hooks.active()  # () unless detect_anomaly or a teaching swap is on (hooks.py)
+        if watchers:
+            cls = hooks.replaced(cls, watchers)
         tensors = tuple(x if isinstance(x, Tensor) else _as_constant(x, inputs) for x in inputs)
         ctx = cls.__new__(cls)
         ctx.needs_input_grad = tuple(t.requires_grad for t in tensors)
@@ -67,6 +70,8 @@ class Function:
         inference.mark_views(results)
         if ctx.recording:
             ctx._record(tensors, results, attrs)
+        if watchers:
+            hooks.after_forward(watchers, ctx, tensors, results)
         return results if multiple else results[0]
 
     def _record(self, tensors, results, attrs):
@@ -77,6 +82,8 @@ class Function:
         # (x.add_(...)) gives that tensor a new node; this graph keeps the old one.
         self.input_edges = tuple((t._node, t._output_index) for t in tensors)
         self.output_meta = [(o.shape, o.dtype) for o in results]
+        # which saved arrays are outputs, for create_graph=True (higher_order.py)
+        self._output_ids = tuple(id(o._data) for o in results)
         self.module_frame = grad_mode.module_frame()
         self.attrs = _scalar_attributes(attrs) if attrs else {}
         for index, out in enumerate(results):
@@ -96,9 +103,13 @@ class Function:
             )
         versions.check(self)
         grads = type(self).backward(self, *out_grads)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        watchers = hooks.active()
+        if watchers:
+            hooks.after_backward(watchers, self, out_grads, grads)
         if not retain_graph:
             self._free()
-        return grads if isinstance(grads, tuple) else (grads,)
+        return grads
 
     def _free(self):
         """Drop saved arrays and forward's notes; the structure stays for drawing."""
