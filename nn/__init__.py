@@ -5,7 +5,7 @@ named as torch's torch/nn/modules/ files are (activation.py, dropout.py, rnn.py,
 transformer.py ...); the chapter's own modules are in files named for them (attention.py,
 attention_pooling.py, transformer_block.py)."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .attention_pooling import *  # noqa: F401,F403

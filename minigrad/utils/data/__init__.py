@@ -11,7 +11,8 @@ A dataset is anything with __getitem__(index) and __len__ (map-style, as in torc
 IterableDataset, a stream the loader batches as it comes. A sampler gives the order of a
 map-style dataset's indices (SequentialSampler; RandomSampler, a fresh permutation each epoch,
 from minigrad's seeded generator or the `generator` given; SubsetRandomSampler,
-WeightedRandomSampler), and a BatchSampler cuts that order into lists of indices. Random
+WeightedRandomSampler; DistributedSampler, a process's share in data-parallel training), and
+a BatchSampler cuts that order into lists of indices. Random
 samplers draw as the iteration goes, so `RandomSampler(ds, replacement=True,
 num_samples=int(1e10))` costs no memory. The loader takes each batch's samples and puts them
 together with `collate_fn` (default_collate: tensors and arrays stacked, numbers made tensors,
@@ -23,6 +24,7 @@ that torch code runs, and change nothing.
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import ChainDataset, ConcatDataset, Dataset
 from .dataset import IterableDataset, Subset, TensorDataset, random_split
+from .distributed import DistributedSampler
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .sampler import SubsetRandomSampler, WeightedRandomSampler
 
@@ -32,5 +34,6 @@ __all__ = [
     "ConcatDataset", "random_split", "Sampler", "SequentialSampler",
     "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
     "default_collate", "default_convert", "DataLoader", "get_worker_info",
+    "DistributedSampler",
 ]
 # fmt: on
