@@ -15,6 +15,7 @@ import re
 from .errors import ArgumentError
 from .random import Generator
 from .engine import Tensor
+from .ops.args import check_device
 
 # The device types torch's device strings may start with; minigrad computes on the first only.
 DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "hpu", "mtia", "privateuseone")
@@ -93,16 +94,6 @@ class device:
 CPU = device("cpu")
 
 
-def refuse_unless_cpu(where, requested):
-    """Raise, naming `requested`, unless it is the CPU (None, 'cpu', 'cpu:0' or such a device)."""
-    if requested is None or str(requested) in ("cpu", "cpu:0"):
-        return
-    raise ArgumentError(
-        f"{where}: minigrad runs on the CPU only; got device {str(requested)!r} "
-        "(mg.cuda.is_available() is False; choose 'cpu')"
-    )
-
-
 # Tensor's (and Generator's) device members live here, beside the device they name: tensor.py,
 # the engine floor, imports nothing above dtypes and errors (as ops/__init__.py attaches the ops'
 # methods).
@@ -119,7 +110,7 @@ def _cpu(self, memory_format=None):
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
     """Refused: minigrad has no CUDA device (the error names the one asked for)."""
     asked = "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device
-    refuse_unless_cpu("Tensor.cuda", asked)
+    check_device(asked, "Tensor.cuda")
 
 
 def _pin_memory(self, device=None):

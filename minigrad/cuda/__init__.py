@@ -7,7 +7,7 @@ What asks for a CUDA device itself (current_device, get_device_name, synchronize
 an error naming it, as torch built without CUDA does.
 """
 
-from ..device import refuse_unless_cpu
+from ..ops.args import check_device
 from . import amp
 
 
@@ -40,7 +40,7 @@ def empty_cache():
 
 def _needs_a_device(name):
     def refused(*args, **kwargs):
-        refuse_unless_cpu(f"mg.cuda.{name}", "cuda")
+        check_device("cuda", f"mg.cuda.{name}")
 
     refused.__name__ = name
     refused.__doc__ = "Refused: there is no CUDA device."
