@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.nn.functional as F
 from layer_checks import MINIGRAD, assert_same, distance_inputs
-from minigrad.errors import ArgumentError, DTypeError, ShapeError
+from minigrad.errors import ArgumentError, DimError, DTypeError, ShapeError
 from op_checks import check_against_torch, inf, values
 from parity import DTYPES
 
@@ -186,3 +187,32 @@ def test_bad_dist_and_cdist_inputs_are_named(call, error, message):
         call()
     # torch raises RuntimeError (TypeError for the types)
     assert issubclass(error, (TypeError, RuntimeError))
+
+
+BAD_DISTANCES = [  # call, exception, message
+    (lambda: F.pdist(mg.ones(3)), ShapeError, "2-D input .* got shape \\(3,\\)"),
+    (lambda: F.pdist(mg.ones(3, 2), p=-1), ArgumentError, "p must be >= 0; got -1"),
+    (
+        lambda: F.cosine_similarity(mg.ones(2, 3), mg.ones(3, 3)),
+        ShapeError,
+        "\\(2, 3\\) and \\(3, 3\\) cannot be broadcast",
+    ),
+    (
+        lambda: F.cosine_similarity(mg.ones(2, 3), mg.ones(2, 3), dim=2),
+        DimError,
+        "dim 2 is out of range",
+    ),
+    (
+        lambda: F.pairwise_distance(mg.ones(2, 3), mg.tensor([[1, 2, 3]])),
+        DTypeError,
+        "x2 of dtype int64",
+    ),
+]
+
+
+@pytest.mark.parametrize("index", range(len(BAD_DISTANCES)))
+def test_bad_distance_arguments_raise_clearly(index):
+    call, error, message = BAD_DISTANCES[index]
+    with pytest.raises(error, match=message) as raised:
+        call()
+    assert isinstance(raised.value, RuntimeError)
