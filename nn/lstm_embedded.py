@@ -13,6 +13,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import autograd
 from minigrad.errors import ShapeError
+from minigrad.onnx.exporting import is_exporting
 
 from .embedding import Embedding
 from .rnn import LSTM, _refuse_lengths_as_state
@@ -39,6 +40,8 @@ def lstm_embedded(lstm, embedding, ids, hx=None, *, lengths=None):
     if not isinstance(lstm, LSTM):
         raise TypeError(f"lstm_embedded: expected an nn.LSTM; got {type(lstm).__name__}")
     _refuse_lengths_as_state(lstm, hx)
+    if is_exporting():  # minigrad.onnx writes the two layers, not this run's distinct ids
+        return lstm(embedding(ids), hx, lengths=lengths)
     if not isinstance(embedding, Embedding) or embedding.embedding_dim != lstm.input_size:
         raise TypeError(
             f"lstm_embedded: expected an nn.Embedding with embedding_dim={lstm.input_size} "
