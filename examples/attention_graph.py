@@ -5,11 +5,15 @@
 writes two pictures (and the DOT text they are drawn from) into docs/images/:
 
 - attention_graph.svg: one self-attention layer on 3 tokens of 4 features, a squared-error
-  loss, and backward(). Every op is drawn; the red edges are the paths along which the
-  gradient flows from the loss back to query_weight, key_weight, value_weight and
-  output_weight. The leaves (the tokens and the four matrices) show the norm of their
-  gradient, the only gradients backward() keeps; the tensors in between show their values
-  only. The 3x3 attention weights (softmax(Q K^T / sqrt(4))) are printed in their node.
+  loss, and backward() (run by mg.viz.replay, which notes the gradient the walk sends every
+  tensor). The tensors carry the layer's own names (q, k, v, scores, weights, context) and
+  their gradient with its sign: the leaves' (the tokens and the four matrices, what
+  backward() keeps in .grad) and the ones in between. The scaling by 1/sqrt(4) is its own
+  step before the Softmax, and the Reshape/Permute chains that split and merge the heads are
+  folded into the edges they make (fold_views=True). The red edges are the paths along which
+  the gradient flows from the loss back to query_weight, key_weight, value_weight and
+  output_weight. The 3x3 attention weights (softmax(Q K^T / sqrt(4))) are printed in their
+  node.
 - sentiment_graph.svg: the IMDB sentiment model (Embedding -> bidirectional LSTM ->
   attention pooling -> Linear) on a batch of 2 short reviews, grouped by module, with the
   LSTM collapsed into one box: its hundreds of ops would otherwise fill the picture.
@@ -47,9 +51,16 @@ def attention_graph():
     output = attention(tokens)
     loss = ((output - target) ** 2).mean()
     loss.name = "loss"
-    loss.backward()
     matrices = [getattr(attention, name) for name in ATTENTION_MATRICES]
-    return mg.viz.draw(loss, params=attention, show_grad=True, show_values=True, highlight=matrices)
+    steps = mg.viz.replay(loss, params=attention, highlight=matrices)  # = loss.backward()
+    return mg.viz.draw(
+        loss,
+        params=attention,
+        show_grad=steps,
+        show_values=True,
+        fold_views=True,
+        highlight=matrices,
+    )
 
 
 def sentiment_graph():

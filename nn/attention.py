@@ -153,6 +153,9 @@ class KVCache:
         return f"KVCache(positions={len(self)}, keys={shape})"
 
 
+_SHORT_NAMES = {"query": "q", "key": "k", "value": "v"}  # what mg.viz shows the projections as
+
+
 class SelfAttention(Module):
     """(Multi-head) scaled dot-product self-attention with the four matrices W_Q, W_K, W_V, W_O.
 
@@ -193,6 +196,10 @@ class SelfAttention(Module):
     Softmax, MatMul, with the heads merged into the batch axis, (B*H, T, head_dim)): the same
     numbers, slower, drawn step by step by mg.viz. After each call, `last_weights` holds the
     weights as numpy (B, H, T, positions attended), read-only.
+
+    mg.viz draws the tensors it makes under their names in the formulas above: q, k, v (the
+    projections, before the heads are split), scores (Q K^T, before the 1/sqrt(head_dim)
+    scale; fused=False), weights (fused=False) and context (the heads' weighted sums).
     """
 
     def __init__(self, model_dim, num_heads=1, causal=False, bias=False, fused=True):
@@ -236,6 +243,10 @@ class SelfAttention(Module):
         bias = getattr(self, f"{name}_bias")
         return y if bias is None else y + bias
 
+    def _named_projection(self, x, name):
+        """x W_Q (+ bias) named q for mg.viz (k, v for the others): the drawing says which."""
+        return mg.viz.name(self._project(x, name), _SHORT_NAMES[name])
+
     def _padding(self, lengths, key_padding_mask, cache, batch, steps):
         """(lengths (B,) int64 or None, keys allowed (B, T) bool or None) from forward's
         arguments."""
@@ -278,7 +289,7 @@ class SelfAttention(Module):
             return y.reshape(batch, steps, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
 
         queries, keys, values = (
-            split_heads(self._project(x, name)) for name in ("query", "key", "value")
+            split_heads(self._named_projection(x, name)) for name in ("query", "key", "value")
         )
         cached = 0
         if cache is not None:
@@ -300,6 +311,7 @@ class SelfAttention(Module):
         if need_weights:
             context, weights = context
             self.last_weights = _read_only(weights)  # (B, H, T, positions)
+        mg.viz.name(context, "context")
         return context.permute(0, 2, 1, 3).reshape(batch, steps, self.model_dim)
 
     def _step_by_step_attention(self, x, lengths, keys_allowed):
@@ -314,21 +326,23 @@ class SelfAttention(Module):
                 .reshape(batch * heads, steps, head_dim)
             )
 
-        queries = split_heads(self._project(x, "query"))
+        queries = split_heads(self._named_projection(x, "query"))
         # junk (inf, NaN) at padded positions would reach real ones through weight 0 * junk; the
         # fused kernel never reads those keys
         values = _without_junk_in_padding(
-            split_heads(self._project(x, "value")), lengths, keys_allowed, heads
+            split_heads(self._named_projection(x, "value")), lengths, keys_allowed, heads
         )
         keys_transposed = (
-            self._project(x, "key")
+            self._named_projection(x, "key")
             .reshape(batch, steps, heads, head_dim)
             .permute(0, 2, 3, 1)
             .reshape(batch * heads, head_dim, steps)
         )  # (B*H, dh, T)
 
         # Q K^T, one batched matmul
-        scores = (queries @ keys_transposed).reshape(batch, heads, steps, steps)
+        scores = mg.viz.name(queries @ keys_transposed, "scores").reshape(
+            batch, heads, steps, steps
+        )
         weights = mg.masked_softmax(
             scores,
             None if keys_allowed is None else keys_allowed[:, None, None, :],  # (B, 1, 1, T_key)
@@ -337,9 +351,11 @@ class SelfAttention(Module):
             causal=self.causal,
             empty_rows="zero",
         )  # (B, H, T, T)
+        mg.viz.name(weights, "weights")
         self.last_weights = _read_only(weights._data)
 
         context = weights.reshape(batch * heads, steps, steps) @ values  # (B*H, T, dh)
+        mg.viz.name(context, "context")
         return (
             context.reshape(batch, heads, steps, head_dim)
             .permute(0, 2, 1, 3)

@@ -43,7 +43,8 @@ The files, each importing only those above it (tests/test_architecture.py checks
 """
 
 from .dot import HIGHLIGHT, STYLES, VALUES_MAX_ELEMENTS, label, to_dot  # noqa: F401  (public)
-from .drawing import GraphvizNotFoundError, draw, render, trace, vertex_ids
+from .drawing import GraphvizNotFoundError, draw, name, render, trace, vertex_ids
 from .replaying import Replay, replay
 
-__all__ = ["trace", "draw", "render", "vertex_ids", "replay", "Replay", "GraphvizNotFoundError"]
+__all__ = ["trace", "draw", "name", "render", "vertex_ids", "replay", "Replay"]
+__all__ += ["GraphvizNotFoundError"]

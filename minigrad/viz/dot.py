@@ -10,7 +10,15 @@ import graphviz
 import numpy as np
 
 from ..engine import Tensor
-from .passes import ArrayViews, EarlierValue, ModuleCall, is_constant, name_of
+from .passes import (
+    SCALED_OPS,
+    ArrayViews,
+    EarlierValue,
+    ModuleCall,
+    ScaleStep,
+    is_constant,
+    name_of,
+)
 
 VALUES_MAX_ELEMENTS = 16  # show_values prints tensors up to this size (a 4x4 attention matrix)
 FONT = "Helvetica"
@@ -46,11 +54,11 @@ def numbered(vertices, kind_of):
     return ids
 
 
-def to_dot(vertices, edges, kinds, labels, paths, marked_vertices, marked_edges, rankdir, legend):
-    """graphviz.Digraph of the graph, given each vertex's kind, label and cluster path (tables
-    keyed by vertex; no path: outside every cluster), the highlighted vertices and edge indices.
-    Ids count vertices in order: t0, t1 ... for tensors, op0 ... for ops, m0 ... for boxes."""
-    ids = numbered(vertices, kinds.get)
+def to_dot(vertices, edges, ids, kinds, labels, paths, marked, edge_labels, rankdir, legend):
+    """graphviz.Digraph of the graph, given each vertex's node id, kind, label and cluster path
+    (tables keyed by vertex; no path: outside every cluster), the highlighted vertices and edge
+    indices (`marked`: a pair of sets) and the labels of some edges (edge index -> text)."""
+    marked_vertices, marked_edges = marked
     clusters = {(): ([], [])}  # path -> (its node lines, its sub-cluster paths), in drawing order
     quoted = {}  # label -> DOT string: most labels repeat ("(4,) float32")
     for vertex in vertices:
@@ -66,6 +74,8 @@ def to_dot(vertices, edges, kinds, labels, paths, marked_vertices, marked_edges,
     for index, (tail, head) in enumerate(edges):  # dashed: no gradient goes back along it
         no_grad = isinstance(tail, (Tensor, ArrayViews, EarlierValue)) and not tail.requires_grad
         style = _HIGHLIGHT if index in marked_edges else _NO_GRAD if no_grad else ""
+        if index in edge_labels:
+            style = f"{style} label={_quote(edge_labels[index])} {_EDGE_LABEL}".lstrip()
         body.append(f"\t{ids[tail]} -> {ids[head]}" + (f" [{style}]\n" if style else "\n"))
     if legend:
         body += _legend(
@@ -151,6 +161,7 @@ def _attributes(attributes):
 
 
 _NODE_STYLES = {kind: _attributes(style) for kind, style in STYLES.items()}
+_EDGE_LABEL = _attributes({"fontname": FONT, "fontsize": "9", "fontcolor": "#666666"})
 _HIGHLIGHT, _NO_GRAD = _attributes(HIGHLIGHT), _attributes(NO_GRAD_EDGE)
 
 
@@ -158,27 +169,33 @@ _HIGHLIGHT, _NO_GRAD = _attributes(HIGHLIGHT), _attributes(NO_GRAD_EDGE)
 # Labels: plain text, lines joined by "\n"
 
 
-def label(vertex, names, show_values, show_grad):
-    """A tensor's name, shape and dtype (values, gradient norm); an op's class and settings; a
-    collapsed call's module, class, op count and listed weights; an earlier value's tensor name,
-    shape and dtype."""
+def label(vertex, names, show_values, show_grad, gradients=None):
+    """A tensor's name, shape and dtype (values, signed gradient); an op's class and settings; a
+    scale step's factor; a collapsed call's module, class, op count and listed weights; an
+    earlier value's tensor name, shape and dtype. `gradients` (tensor -> array, from a Replay)
+    gives the gradients shown under show_grad; without it, a tensor's `.grad`."""
     if isinstance(vertex, ArrayViews):
-        tensor_label = _tensor_label(vertex.tensor, names, False, False)
+        tensor_label = _tensor_label(vertex.tensor, names, False, None)
         return f"{tensor_label}\n{vertex.count} views of one array"
     if isinstance(vertex, Tensor):
-        return _tensor_label(vertex, names, show_values or is_constant(vertex, names), show_grad)
+        grad = _gradient_of(vertex, gradients) if show_grad else None
+        return _tensor_label(vertex, names, show_values or is_constant(vertex, names), grad)
     if isinstance(vertex, EarlierValue):  # its values and gradient are gone with its array
         name = name_of(vertex.tensor, names)
         lines = [str(name)] if name else []
         shape = f"{_shape_text(vertex.shape)} {_dtype_name(vertex.dtype)}"
         return "\n".join([*lines, shape, "before an in-place change"])
+    if isinstance(vertex, ScaleStep):
+        return scale_text(vertex.scale)
     if not isinstance(vertex, ModuleCall):
         return "\n".join(
             [vertex.name]
             + [
                 f"{key}={_short(value)}"
                 for key, value in vertex.attrs.items()
-                if value is not None and value is not False
+                if value is not None
+                and value is not False
+                and not (key == "scale" and vertex.name in SCALED_OPS)  # drawn as a ScaleStep
             ]
         )
     lines = [vertex.name] if vertex.name == vertex.class_name else [vertex.name, vertex.class_name]
@@ -186,12 +203,51 @@ def label(vertex, names, show_values, show_grad):
     for parameter in vertex.parameters:
         name = str(name_of(parameter, names) or "parameter")
         lines.append(f"{name.removeprefix(vertex.name + '.')} {_shape_text(parameter.shape)}")
-        if show_grad and parameter.grad is not None:
-            lines[-1] += f" grad norm {_norm(parameter.grad._data):.4g}"
+        grad = _gradient_of(parameter, gradients) if show_grad else None
+        if grad is not None:
+            lines[-1] += " " + gradient_text(grad, one_line=True)
     return "\n".join(lines)
 
 
-def _tensor_label(tensor, names, show_values, show_grad):
+def scale_text(scale):
+    """ "x 1/sqrt(8)" where the scale is one over the root of a whole number d (attention's
+    scores / sqrt(d)), with its value; else "x 0.3" (in the drawing: "× 1/√8 = 0.3536")."""
+    dimension = 1.0 / scale**2 if scale > 0 else 0.0
+    if dimension >= 1 and abs(dimension - round(dimension)) < 1e-4 * dimension:
+        return f"× 1/√{round(dimension)}\n= {scale:.4g}"
+    return f"× {scale:.4g}"
+
+
+def _gradient_of(tensor, gradients):
+    if gradients is not None:
+        return gradients.get(tensor)
+    return None if tensor.grad is None else tensor.grad._data
+
+
+def gradient_text(array, one_line=False):
+    """A gradient with its sign: "grad -0.002682" for one number, its values for a small array
+    (up to VALUES_MAX_ELEMENTS; on one line if one_line), else its shape and signed range."""
+    array = np.asarray(array)
+    if array.size == 1:
+        return f"grad {_signed(array.reshape(()).item())}"
+    if array.size <= VALUES_MAX_ELEMENTS and array.size:
+        text = np.array2string(
+            array, separator=" ", max_line_width=10**6, formatter={"all": _signed}
+        )
+        rows = [row.strip() for row in text.splitlines() if row.strip()]
+        return "grad " + " ".join(rows) if one_line else "\n".join(["grad", *rows])
+    if not array.size:
+        return f"grad {_shape_text(array.shape)}"
+    low, high = np.min(array), np.max(array)
+    return f"grad {_shape_text(array.shape)} from {_signed(low)} to {_signed(high)}"
+
+
+def _signed(value):
+    """A gradient entry in four significant digits, its sign kept (0 is "0")."""
+    return f"{float(value):.4g}" if value else "0"
+
+
+def _tensor_label(tensor, names, show_values, grad):
     name = name_of(tensor, names)
     lines = ([str(name)] if name else []) + [
         f"{_shape_text(tensor.shape)} {_dtype_name(tensor.dtype)}"
@@ -199,8 +255,8 @@ def _tensor_label(tensor, names, show_values, show_grad):
     if show_values and tensor._data.size <= VALUES_MAX_ELEMENTS:
         text = np.array2string(tensor._data, precision=3, suppress_small=True, separator=" ")
         lines += [row.strip() for row in text.splitlines() if row.strip()]
-    if show_grad and tensor.grad is not None:
-        lines.append(f"grad {_shape_text(tensor.grad.shape)} norm {_norm(tensor.grad._data):.4g}")
+    if grad is not None:
+        lines += gradient_text(grad).split("\n")
     return "\n".join(lines)
 
 
@@ -211,10 +267,6 @@ def _shape_text(shape):
 @functools.lru_cache(maxsize=None)
 def _dtype_name(dtype):
     return str(dtype)  # numpy builds this string anew each time, slowly
-
-
-def _norm(array):
-    return float(np.linalg.norm(array.astype(np.float64).ravel()))
 
 
 def _short(value, limit=28):

@@ -17,7 +17,7 @@ from ..io import atomic_file
 from . import passes
 from .dot import label, numbered, to_dot
 
-__all__ = ["trace", "draw", "render", "vertex_ids", "GraphvizNotFoundError"]
+__all__ = ["trace", "draw", "name", "render", "vertex_ids", "GraphvizNotFoundError"]
 
 
 @passes.cycle_collector_paused()
@@ -69,8 +69,10 @@ def _add_value(vertex, vertices, edges, seen):
 def vertex_ids(*outputs, highlight=None):
     """tensor or op -> the node id draw(*outputs, highlight=highlight) gives it in the DOT text,
     which is also the <title> of its node in Graphviz's SVG: op0, op1 ... for ops, t0 ... for
-    tensors, counted as to_dot counts them. For a drawing without collapse (params and the other
-    options change no id); a leaf drawn merged with other views of its array gets their id."""
+    tensors, counted in the order of the trace. Every drawing of these outputs gives a vertex
+    it draws this id, whatever params, collapse or fold_views say (a collapsed call's box is
+    m0, m1 ..., the scale step before a Softmax op7 is op7_scale); a leaf drawn merged with
+    other views of its array gets their id."""
     return numbered_trace(outputs, highlight)[0]
 
 
@@ -79,10 +81,72 @@ def numbered_trace(outputs, highlight):
     outputs, highlight = check_outputs(outputs), check_highlight(highlight)
     traced = trace(*outputs)
     vertices, edges = passes.merge_views(*traced, keep=set(outputs) | set(highlight))
+    return _numbered_merged(traced, vertices, edges), traced
+
+
+def _numbered_merged(traced, vertices, edges):
     ids = numbered(vertices, lambda vertex: "op" if isinstance(vertex, Function) else "tensor")
     for (tail, _), (drawn, _) in zip(traced[1], edges):  # merge_views keeps the edges in order
         ids.setdefault(tail, ids[drawn])
-    return ids, traced
+    return ids
+
+
+class Layout:
+    """What the passes make of a trace, for draw and replay: the drawn `vertices` and `edges`,
+    `edge_labels` (edge index -> the folded ops), `ids` (vertex -> node id, for every vertex of
+    the trace, drawn or not), `boxes` (op hidden in a collapsed call -> its ModuleCall),
+    `listed` (parameter listed in a box -> the box), `folded` (folded op -> its output),
+    `scales` (op -> its ScaleStep), `traced_edges` (the trace's own) and `known_calls` (the
+    module-call cache)."""
+
+    def shown_id(self, vertex):
+        """The id of the node that shows `vertex`: its own, its box's, or for a folded tensor
+        the id of the chain's first input; None for what is not drawn at all."""
+        while vertex in self.folded_outputs:
+            vertex = self.folded_inputs[self.folded_outputs[vertex]]
+        if vertex not in self.drawn:
+            maker = vertex if isinstance(vertex, Function) else getattr(vertex, "grad_fn", None)
+            box = self.listed.get(vertex) or self.boxes.get(maker)
+            if box is not None:
+                return self.ids[box]
+        drawn_id = self.ids.get(vertex)  # a leaf merged with other views: the merged one's
+        return drawn_id if drawn_id in self.drawn_ids else None
+
+
+def lay_out(outputs, names, highlight, collapse, fold_views):
+    """The passes between trace() and the DOT text, as a Layout (outputs, highlight and names
+    checked by the caller)."""
+    layout, output_set = Layout(), set(outputs)
+    keep = output_set | set(highlight)
+    traced = trace(*outputs)
+    vertices, edges = passes.merge_views(*traced, keep=keep)
+    layout.ids, merged_edges = _numbered_merged(traced, vertices, edges), edges
+    layout.traced_edges = traced[1]
+    layout.known_calls, layout.boxes, layout.listed = {}, {}, {}
+    if collapse:
+        vertices, edges, layout.boxes = passes.collapse(
+            vertices, edges, collapse, layout.known_calls, output_set, names
+        )
+        vertices, edges = passes.list_parameters_in_boxes(
+            vertices, edges, set(highlight), output_set, names
+        )
+        boxes = list(dict.fromkeys(layout.boxes.values()))
+        layout.ids.update((box, f"m{index}") for index, box in enumerate(boxes))
+        layout.listed = {p: box for box in boxes for p in box.parameters}
+    layout.edge_labels, layout.folded = {}, {}
+    if fold_views:
+        vertices, edges, layout.edge_labels, layout.folded = passes.fold_views(
+            vertices, edges, merged_edges, keep, names
+        )
+    layout.folded_outputs = {output: op for op, output in layout.folded.items()}
+    layout.folded_inputs = {
+        head: tail for tail, head in merged_edges if head in layout.folded
+    }  # a folded op has one input
+    vertices, edges, layout.scales = passes.split_scales(vertices, edges)
+    layout.ids.update((step, f"{layout.ids[op]}_scale") for op, step in layout.scales.items())
+    layout.vertices, layout.edges, layout.drawn = vertices, edges, set(vertices)
+    layout.drawn_ids = {layout.ids[v] for v in vertices}
+    return layout
 
 
 @passes.cycle_collector_paused()
@@ -93,6 +157,7 @@ def draw(
     show_values=False,
     group_by_module=True,
     collapse=None,
+    fold_views=False,
     highlight=None,
     rankdir="TB",
     legend=True,
@@ -100,13 +165,19 @@ def draw(
     """The graph that computed `outputs`, as a graphviz.Digraph.
 
     params: names for tensors: a dict name -> tensor, an iterable of (name, tensor) pairs, or an
-        nn.Module (its named_parameters()). Otherwise a tensor's own `.name` is used.
-    show_grad: add the shape and L2 norm of `.grad` to every tensor that has one.
+        nn.Module (its named_parameters()). Otherwise a tensor's own `.name` is used (set it
+        with mg.viz.name(tensor, "q"); the attention layers name their q, k, v, scores ...).
+    show_grad: True adds to every tensor that has a `.grad` that gradient with its sign (its
+        values up to VALUES_MAX_ELEMENTS entries, else its smallest and largest entry). A
+        Replay (mg.viz.replay(loss)) shows instead what that walk sent every tensor, the
+        intermediate ones too (backward() keeps only the leaves' gradients).
     show_values: print the values of tensors with at most VALUES_MAX_ELEMENTS elements.
     group_by_module: put the ops each module's forward made in a cluster "name (Class)".
     collapse: module dotted names, class names or classes (nn.LSTM); each call of a matching
         module is drawn as one box (the outermost match wins when they nest). Parameters used
-        only by that call are listed in the box (with their gradient norm under show_grad).
+        only by that call are listed in the box (with their gradient under show_grad).
+    fold_views: draw each chain of Reshape and Permute ops whose output is used once and has
+        no name into the edge it makes, labelled with the chain's ops.
     highlight: tensors (e.g. parameters); every edge on a path from an output back to one of
         them is drawn emphasised, and only those edges. Raises ValueError for a tensor that
         is not in the drawn graph.
@@ -114,7 +185,9 @@ def draw(
     legend: add a box explaining the node colours.
 
     Leaves without grad that view one numpy array (an input reshaped or sliced by code that
-    is not recorded) are drawn as one node.
+    is not recorded) are drawn as one node. A Softmax's `scale` (attention's 1/sqrt(d)) is
+    drawn as a step of its own before it, "× 1/√d". Node ids are those of vertex_ids(*outputs,
+    highlight=highlight), whatever the other options.
     """
     outputs, names, highlight = (
         check_outputs(outputs),
@@ -124,16 +197,18 @@ def draw(
     collapse = collapse_names(collapse)
     if rankdir not in RANKDIRS:
         raise ValueError(f"draw: rankdir must be one of {RANKDIRS}; got {rankdir!r}")
-    output_set, marked, known_calls = set(outputs), set(highlight), {}
-    vertices, edges = passes.merge_views(*trace(*outputs), keep=output_set | marked)
-    if collapse:
-        vertices, edges = passes.collapse(vertices, edges, collapse, known_calls, output_set, names)
-        vertices, edges = passes.list_parameters_in_boxes(
-            vertices, edges, marked, output_set, names
+    gradients = None
+    if hasattr(show_grad, "gradients") and callable(show_grad.gradients):  # a Replay
+        gradients = {tensor: g.array for tensor, g in show_grad.gradients().items()}
+    elif not isinstance(show_grad, bool):
+        raise TypeError(
+            f"draw: show_grad takes True, False or a Replay; got {type(show_grad).__name__}"
         )
-    drawn = set(vertices)
+    output_set, marked = set(outputs), set(highlight)
+    layout = lay_out(outputs, names, highlight, collapse, fold_views)
+    vertices, edges = layout.vertices, layout.edges
     for tensor in highlight:
-        if tensor not in drawn:
+        if tensor not in layout.drawn:
             raise ValueError(
                 "draw: highlight tensor "
                 f"{passes.name_of(tensor, names) or f'of shape {tensor.shape}'} is not in the "
@@ -141,19 +216,37 @@ def draw(
                 "inside a collapsed module)"
             )
     kinds = {v: passes.kind_of(v, output_set, names) for v in vertices}
-    paths = passes.clusters(vertices, edges, known_calls, kinds, names) if group_by_module else {}
-    labels = {v: label(v, names, show_values, show_grad) for v in vertices}
+    paths = (
+        passes.clusters(vertices, edges, layout.known_calls, kinds, names)
+        if group_by_module
+        else {}
+    )
+    labels = {v: label(v, names, show_values, bool(show_grad), gradients) for v in vertices}
     return to_dot(
         vertices,
         edges,
+        layout.ids,
         kinds,
         labels,
         paths,
-        marked,
-        passes.paths_from(highlight, edges),
+        (marked, passes.paths_from(highlight, edges)),
+        layout.edge_labels,
         rankdir,
         legend,
     )
+
+
+def name(tensor, text):
+    """Give `tensor` the name mg.viz.draw and mg.viz.replay show for it (its `.name`), and
+    return it: `q = mg.viz.name(x @ query_weight, "q")`. Costs one attribute write, so layers
+    call it on every forward (nn.SelfAttention names q, k, v, scores, weights, context).
+    A name given in draw's params= still wins."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"name: expected a Tensor; got {type(tensor).__name__}")
+    if not isinstance(text, str):
+        raise TypeError(f"name: the name must be a str; got {type(text).__name__} {text!r:.40}")
+    tensor.name = text
+    return tensor
 
 
 # ---------------------------------------------------------------------------------------

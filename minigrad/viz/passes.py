@@ -57,6 +57,21 @@ class ModuleCall:
         self.op_count, self.parameters = 0, []
 
 
+class ScaleStep:
+    """The `scale` of a Softmax (softmax(x * scale), attention's 1/sqrt(d)) drawn as a step of
+    its own before it. Only the drawing splits it: one node, `op`, computes and differentiates
+    both, and the walk visits them as one step."""
+
+    grad_fn, requires_grad = None, True
+
+    def __init__(self, op):
+        self.op, self.scale = op, float(op.attrs["scale"])
+
+
+SCALED_OPS = ("Softmax", "LogSoftmax")  # ops whose `scale` setting is drawn as a ScaleStep
+FOLDED_OPS = ("Reshape", "Permute")  # what draw(fold_views=True) folds into the edges
+
+
 def name_of(tensor, names):
     """The name given in draw's `params` (names: tensor -> name), else the tensor's `.name`."""
     return names.get(tensor) or tensor.name
@@ -64,8 +79,8 @@ def name_of(tensor, names):
 
 def kind_of(vertex, outputs, names):
     """input, parameter, intermediate or output (tensors), op, or module (a collapsed call)."""
-    if isinstance(vertex, (Function, ModuleCall)):
-        return "op" if isinstance(vertex, Function) else "module"
+    if isinstance(vertex, (Function, ModuleCall, ScaleStep)):
+        return "module" if isinstance(vertex, ModuleCall) else "op"
     if vertex in outputs:
         return "output"
     if vertex.grad_fn is not None:
@@ -144,7 +159,8 @@ def collapse(vertices, edges, match, known_calls, keep, names):
     """Draw each call of a module whose dotted name or class name is in `match` as one
     ModuleCall box in place of its ops (the outermost match wins when they nest). The box
     hides its ops, the tensors they make that nothing outside it uses (unless in `keep`),
-    and the numbers in its code; an input used by several of its ops gets one edge into it."""
+    and the numbers in its code; an input used by several of its ops gets one edge into it.
+    Returns (vertices, edges, {op: the ModuleCall drawn in its place})."""
     # the last two by id(an op's frame), id(a matching call's frame)
     box_of_op, box_of_frame, boxes = ({}, {}, {})
     for op in vertices:
@@ -163,7 +179,7 @@ def collapse(vertices, edges, match, known_calls, keep, names):
                 box_of_op[op] = box_of_frame[id(frame)]
                 box_of_op[op].op_count += 1
     if not box_of_op:
-        return vertices, edges
+        return vertices, edges, box_of_op
     # Backwards through the edges, every use of a tensor comes before the edge from the op
     # that made it: that edge is kept if something outside the box used the tensor.
     kept, joined, used_outside = [], set(), set(keep)
@@ -182,7 +198,7 @@ def collapse(vertices, edges, match, known_calls, keep, names):
     vertices = {
         box_of_op.get(v, v): None for v in vertices if v in used_outside or isinstance(v, Function)
     }
-    return list(vertices), kept[::-1]  # a box takes the place of its first op
+    return list(vertices), kept[::-1], box_of_op  # a box takes the place of its first op
 
 
 def list_parameters_in_boxes(vertices, edges, keep, outputs, names):
@@ -216,13 +232,87 @@ def clusters(vertices, edges, known_calls, kinds, names):
             path[vertex] = module_calls(vertex.module_frame, known_calls)[1]
         elif isinstance(vertex, ModuleCall):
             path[vertex] = vertex.path
+        elif isinstance(vertex, ScaleStep):
+            path[vertex] = module_calls(vertex.op.module_frame, known_calls)[1]
     follows_users = {v for v in vertices if kinds[v] == "parameter" or is_constant(v, names)}
     for tail, head in edges:
-        if not isinstance(head, (Function, ModuleCall)):  # tail: the op (or box) that made head
+        if not isinstance(head, (Function, ModuleCall, ScaleStep)):  # tail made head
             path[head] = path[tail]
         elif tail in follows_users:
             path[tail] = _common_prefix(path[tail], path[head]) if tail in path else path[head]
     return path
+
+
+def fold_views(vertices, edges, traced_edges, keep, names):
+    """Fold each chain of FOLDED_OPS (Reshape, Permute: ops that only move numbers around) into
+    the edge it makes: the chain's first input goes straight to the op that uses the chain's
+    last output, on an edge labelled with the chain's ops. An op is folded when its output has
+    no name, is not in `keep` and is used by one op of the graph (`traced_edges`, the edges
+    before collapse), so the gradient along the edge is that one use's.
+
+    Returns (vertices, edges, {edge index: label}, {folded op: its output})."""
+    uses = {}
+    for tail, head in traced_edges:
+        if isinstance(head, Function):
+            uses[tail] = uses.get(tail, 0) + 1
+    made_by, inputs = {}, {}
+    for tail, head in edges:
+        if isinstance(tail, Function) and not isinstance(head, (Function, ModuleCall)):
+            made_by[head] = tail
+        elif isinstance(head, Function):
+            inputs.setdefault(head, []).append(tail)
+    folded = {
+        op: output
+        for output, op in made_by.items()
+        if op.name in FOLDED_OPS
+        and len(inputs.get(op, ())) == 1
+        and uses.get(output) == 1
+        and output not in keep
+        and not name_of(output, names)
+    }
+    if not folded:
+        return vertices, edges, {}, folded
+    folded_outputs = {output: op for op, output in folded.items()}
+
+    def source(vertex):  # the chain's first input, and its ops in order
+        chain = []
+        while vertex in folded_outputs:
+            chain.append(folded_outputs[vertex].name)
+            vertex = inputs[folded_outputs[vertex]][0]
+        return vertex, " · ".join(reversed(chain))
+
+    kept, labels = [], {}
+    for tail, head in edges:
+        if tail in folded or head in folded:
+            continue  # an edge inside a chain
+        if tail in folded_outputs:
+            tail, labels[len(kept)] = source(tail)
+        kept.append((tail, head))
+    hidden = set(folded) | set(folded_outputs)
+    return [v for v in vertices if v not in hidden], kept, labels, folded
+
+
+def split_scales(vertices, edges):
+    """A ScaleStep before every SCALED_OPS op whose scale is not 1: the edge from its first
+    input leads to the ScaleStep, and a new edge (added last, so that the indices of the others
+    hold) from the ScaleStep to the op. Returns (vertices, edges, {op: its ScaleStep})."""
+    steps = {
+        v: ScaleStep(v)
+        for v in vertices
+        if isinstance(v, Function) and v.name in SCALED_OPS and v.attrs.get("scale", 1.0) != 1.0
+    }
+    if not steps:
+        return vertices, edges, steps
+    edges, first = list(edges), set()
+    for index, (tail, head) in enumerate(edges):
+        if head in steps and head not in first:  # the op's first input: the scores
+            first.add(head)
+            edges[index] = (tail, steps[head])
+            edges.append((steps[head], head))
+    ordered = []
+    for vertex in vertices:
+        ordered += [steps[vertex], vertex] if vertex in steps else [vertex]
+    return ordered, edges, steps
 
 
 def _common_prefix(a, b):

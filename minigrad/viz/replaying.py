@@ -31,7 +31,7 @@ import numpy as np
 
 from ..engine import Function, Tensor, grad_sinks, walk
 from . import drawing, passes
-from .dot import VALUES_MAX_ELEMENTS
+from .dot import VALUES_MAX_ELEMENTS, _quote, gradient_text
 
 __all__ = ["replay", "Replay", "Step", "Gradient", "InputGradient"]
 
@@ -65,9 +65,10 @@ class InputGradient:
     it: it needs none), `total` (the running sum of its gradients in this walk, a Gradient)
     and `uses` (how many gradients it has received so far, this one included)."""
 
-    def __init__(self, position, tensor, name, vertex_id, kind):
+    def __init__(self, position, tensor, name, vertex_id, kind, vertex=None):
         self.position, self.tensor, self.name = position, tensor, name
         self.id, self.kind = vertex_id, kind
+        self.vertex = tensor if vertex is None else vertex  # the trace's vertex of what was used
         self.grad = self.total = None
         self.uses = 0
 
@@ -88,11 +89,15 @@ class Step:
     """One node visited by the walk: `index` (0 first), the `node` (the op's Function), `op`
     (its name, e.g. "MatMul"), `id` (draw's node id, e.g. "op7"), `module` (the dotted name of
     the module call that made it, "" outside every module), `arriving` (a Gradient per output
-    of the node: what its backward is given) and `inputs` (an InputGradient per input)."""
+    of the node: what its backward is given), `inputs` (an InputGradient per input) and
+    `scale_id` (the id of the scale step drawn before a Softmax, "op7_scale", else None: the
+    node's backward is that step's too). With collapse, `id` is that of the box drawn in the
+    node's place."""
 
-    def __init__(self, index, node, vertex_id, module, arriving, inputs):
+    def __init__(self, index, node, vertex_id, module, arriving, inputs, scale_id=None):
         self.index, self.node, self.op, self.id = index, node, node.name, vertex_id
         self.module, self.arriving, self.inputs = module, arriving, inputs
+        self.scale_id = scale_id
 
     def to_dict(self, max_values=VALUES_MAX_ELEMENTS):
         return {
@@ -100,6 +105,7 @@ class Step:
             "op": self.op,
             "id": self.id,
             "module": self.module,
+            "scale_id": self.scale_id,
             "arriving": [g.to_dict(max_values) for g in self.arriving],
             "inputs": [entry.to_dict(max_values) for entry in self.inputs],
         }
@@ -111,14 +117,17 @@ class Step:
 class Replay(list):
     """The steps of one backward walk (a list of Step, in the order the nodes were visited).
 
-    `ids` maps every tensor and op of the graph (and every EarlierValue of its trace) to its
-    node id in mg.viz.draw(outputs, highlight=highlight); `totals()` gives what each leaf
-    received in all.
+    `ids` maps every tensor and op of the graph (and every EarlierValue of its trace) to the
+    id of the node that shows it in mg.viz.draw(output, highlight=, collapse=, fold_views=) with
+    the replay's settings (for what a collapsed call hides, the box's; for a folded tensor, the
+    id of its chain's first input); `totals()` gives what each leaf received in all, and
+    `gradients()` what every tensor did.
     """
 
-    def __init__(self, steps, output, names, highlight, ids):
+    def __init__(self, steps, output, names, highlight, ids, options):
         super().__init__(steps)
         self.output, self.names, self.highlight, self.ids = output, names, highlight, ids
+        self.options = options  # collapse and fold_views, for frames()
 
     def totals(self):
         """{leaf tensor: Gradient}: the sum of the gradients each leaf received in this walk
@@ -130,6 +139,20 @@ class Replay(list):
                     sums[entry.tensor] = entry.total
         return sums
 
+    def gradients(self):
+        """{tensor: Gradient}: the whole gradient of the output with respect to every tensor the
+        walk reached, intermediate ones included (the sum over all its uses), and the output's
+        own; what mg.viz.draw(output, show_grad=replay) labels them with."""
+        sums = {}
+        if self:
+            first = self[0]
+            sums[self.output] = first.arriving[self.output._output_index]
+        for step in self:
+            for entry in step.inputs:
+                if entry.grad is not None:
+                    sums[entry.tensor] = entry.total
+        return sums
+
     def to_dicts(self, max_values=VALUES_MAX_ELEMENTS):
         """The steps as plain dicts, lists, strings and numbers (NaN and infinities as None):
         `json.dumps(replay.to_dicts())` works. Gradients with at most max_values entries carry
@@ -138,27 +161,31 @@ class Replay(list):
 
     def frames(self, **draw_options):
         """One graphviz.Digraph per step: mg.viz.draw(output, params=..., highlight=...,
-        **draw_options) with the node being visited filled orange, the inputs it sends a
-        gradient to outlined orange and labelled with that gradient's norm, and the nodes
-        already visited filled pale orange. In a notebook each frame displays itself;
-        mg.viz.render(frame, path) writes one."""
-        if "collapse" in draw_options or "highlight" in draw_options or "params" in draw_options:
+        collapse=..., fold_views=..., **draw_options) with the node being visited filled
+        orange, the inputs it sends a gradient to outlined orange and labelled with that
+        gradient (signed), and the nodes already visited filled pale orange. In a notebook each
+        frame displays itself; mg.viz.render(frame, path) writes one."""
+        own = ("collapse", "fold_views", "highlight", "params")
+        if any(key in draw_options for key in own):
             raise TypeError(
-                "frames: collapse, highlight and params are the replay's own "
-                "(the frames' node ids are those of replay(..., params=, highlight=)); "
-                f"got {sorted(k for k in draw_options if k in ('collapse', 'highlight', 'params'))}"
+                "frames: collapse, fold_views, highlight and params are the replay's own "
+                "(the frames' node ids are those of replay(..., params=, highlight=, ...)); "
+                f"got {sorted(k for k in draw_options if k in own)}"
             )
         params = [(name, tensor) for tensor, name in self.names.items()]
-        base = drawing.draw(self.output, params=params, highlight=self.highlight, **draw_options)
+        base = drawing.draw(
+            self.output, params=params, highlight=self.highlight, **self.options, **draw_options
+        )
         frames = []
         for step in self:
             frame = base.copy()
             for done in self[: step.index]:
-                frame.body.append(f"\t{done.id} [{_attributes(VISITED)}]\n")
-            frame.body.append(f"\t{step.id} [{_attributes(CURRENT)}]\n")
+                frame.body += [f"\t{i} [{_attributes(VISITED)}]\n" for i in _shown(done)]
+            frame.body += [f"\t{i} [{_attributes(CURRENT)}]\n" for i in _shown(step)]
             for entry in step.inputs:
-                if entry.grad is not None:
-                    received = {**RECEIVING, "xlabel": f"grad norm {entry.grad.norm:.4g}"}
+                if entry.grad is not None and entry.id is not None and entry.id != step.id:
+                    text = gradient_text(entry.grad.array, one_line=True)
+                    received = {**RECEIVING, "xlabel": text}
                     frame.body.append(f"\t{entry.id} [{_attributes(received)}]\n")
             frames.append(frame)
         return frames
@@ -192,7 +219,12 @@ VISITED = {"fillcolor": "#fce5cd"}
 
 
 def _attributes(attributes):
-    return " ".join(f'{key}="{value}"' for key, value in attributes.items())
+    return " ".join(f"{key}={_quote(value)}" for key, value in attributes.items())
+
+
+def _shown(step):
+    """The ids of the nodes drawing a step: its op (or box), and the scale step before it."""
+    return [step.id] + ([step.scale_id] if step.scale_id else [])
 
 
 def _describe(gradient):
@@ -264,7 +296,15 @@ class _Recorder:
         return self.inner.finish()
 
 
-def replay(output, grad=None, retain_graph=False, params=None, highlight=None):
+def replay(
+    output,
+    grad=None,
+    retain_graph=False,
+    params=None,
+    highlight=None,
+    collapse=None,
+    fold_views=False,
+):
     """Run output.backward(grad, retain_graph) and return its walk as a Replay (a list of Step).
 
     Every `.grad` is filled exactly as output.backward() fills it, and the same inputs raise the
@@ -277,8 +317,12 @@ def replay(output, grad=None, retain_graph=False, params=None, highlight=None):
         retain_graph: keep the graph's saved arrays for another backward.
         params: names for tensors, as for mg.viz.draw: a dict name -> tensor, (name, tensor)
             pairs or an nn.Module.
-        highlight: the tensors a drawing of the graph highlights (as for draw): the steps' ids
-            are those of mg.viz.draw(output, highlight=highlight), whatever params says.
+        highlight, collapse, fold_views: the drawing the steps' ids belong to, as for draw:
+            the ids are those of mg.viz.draw(output, highlight=, collapse=, fold_views=),
+            whatever params says. An op inside a collapsed call has the id of its box. With
+            fold_views the folded ops (Reshape, Permute) are no steps of their own: the op
+            using a chain's output sends its gradient, through the chain, to the chain's
+            first input, and the running sums add up in that order.
 
     Example::
 
@@ -291,12 +335,12 @@ def replay(output, grad=None, retain_graph=False, params=None, highlight=None):
         raise TypeError(f"replay: output must be a Tensor; got {type(output).__name__}")
     names = drawing.tensor_names(params)
     highlight = drawing.check_highlight(highlight)
-    ids, (_, edges) = drawing.numbered_trace([output], highlight)
-    drawn_inputs = {}  # node -> the vertex of each input in the drawing: what the node used
-    for tail, head in edges:
+    collapse = drawing.collapse_names(collapse)
+    layout = drawing.lay_out([output], names, highlight, collapse, bool(fold_views))
+    drawn_inputs = {}  # node -> the vertex of each input in the trace: what the node used
+    for tail, head in layout.traced_edges:
         if isinstance(head, Function):
             drawn_inputs.setdefault(head, []).append(tail)
-    known_calls = {}
 
     def input_name(vertex):
         earlier = isinstance(vertex, passes.EarlierValue)
@@ -311,22 +355,61 @@ def replay(output, grad=None, retain_graph=False, params=None, highlight=None):
             return f"output{which} of {maker.name}"
         return "a number" if tensor._data.size <= 1 else "an input"
 
+    def entry(position, tensor, vertex):
+        kind = passes.kind_of(vertex, {output}, names)
+        shown = layout.shown_id(vertex)
+        return InputGradient(position, tensor, input_name(vertex), shown, kind, vertex)
+
     def describe(index, node, arriving):
-        clusters = passes.module_calls(node.module_frame, known_calls)[1]
+        clusters = passes.module_calls(node.module_frame, layout.known_calls)[1]
         module = clusters[-1][0] if clusters else ""
         used = drawn_inputs.get(node, ())  # a node without inputs has no edge into it
-        inputs = [
-            InputGradient(
-                position,
-                tensor,
-                input_name(vertex),
-                ids.get(vertex),
-                passes.kind_of(vertex, {output}, names),
-            )
-            for position, (tensor, vertex) in enumerate(zip(node.inputs, used))
-        ]
-        return Step(index, node, ids.get(node), module, arriving, inputs)
+        inputs = [entry(p, t, v) for p, (t, v) in enumerate(zip(node.inputs, used))]
+        scale = layout.scales.get(node)
+        scale_id = layout.ids[scale] if scale is not None and node not in layout.boxes else None
+        vertex_id = layout.shown_id(node)
+        return Step(index, node, vertex_id, module, arriving, inputs, scale_id)
 
     recorder = _Recorder(grad_sinks.AccumulateGrads(), describe)
     walk.backward_from(output, output._start_gradient(grad, "backward()"), retain_graph, recorder)
-    return Replay(recorder.steps, output, names, highlight, ids)
+    steps = recorder.steps
+    if layout.folded:
+        steps = _fold(steps, layout, entry)
+    ids = {vertex: layout.shown_id(vertex) for vertex in layout.ids}
+    options = {"collapse": sorted(collapse) or None, "fold_views": bool(fold_views)}
+    return Replay(steps, output, names, highlight, ids, options)
+
+
+def _fold(steps, layout, entry):
+    """The steps without those of folded ops: the gradient a folded chain passes to its first
+    input is given to the entry of the op that used the chain's output; then every running
+    sum and count of uses is counted again, in the order of the steps left."""
+    pending, kept = {}, []  # folded output -> the entry waiting for its chain's gradient
+    for step in steps:
+        if step.node in layout.folded:
+            waiting = pending.pop(layout.folded[step.node], None)
+            (source,) = step.inputs
+            if waiting is None:
+                continue
+            if source.vertex in layout.folded_outputs:
+                pending[source.vertex] = waiting
+            else:
+                rooted = entry(waiting.position, source.tensor, source.vertex)
+                waiting.tensor, waiting.vertex = rooted.tensor, rooted.vertex
+                waiting.name, waiting.id, waiting.kind = rooted.name, rooted.id, rooted.kind
+                waiting.grad = source.grad
+            continue
+        for item in step.inputs:
+            if item.vertex in layout.folded_outputs:
+                pending[item.vertex] = item
+        kept.append(step)
+    sums = {}
+    for index, step in enumerate(kept):
+        step.index = index
+        for item in step.inputs:
+            if item.grad is not None:
+                total, uses = sums.get(item.vertex, (None, 0))
+                array = item.grad.array if total is None else total + item.grad.array
+                sums[item.vertex] = (array, uses + 1)
+                item.total, item.uses = Gradient(array), uses + 1
+    return kept
