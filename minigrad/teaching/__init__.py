@@ -8,8 +8,8 @@ minigrad's, the expected shape). swap.py: the student's softmax or attention in 
 minigrad's own for a `with` block, compared with minigrad's at every call.
 """
 
-from .checks import ExerciseError, check_array, check_function, finite_differences
+from .checks import ExerciseError, check_array, check_function, finite_differences, run_student
 from .swap import scale_for, swap
 
 __all__ = ["ExerciseError", "check_array", "check_function", "finite_differences"]
-__all__ += ["scale_for", "swap"]
+__all__ += ["run_student", "scale_for", "swap"]
