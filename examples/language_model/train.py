@@ -32,6 +32,7 @@ if __package__ in (None, ""):  # run as a script: make `examples.*` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import minigrad as mg  # noqa: E402
+import minigrad.onnx  # noqa: E402, F401  (mg.onnx: --export-onnx)
 from examples.language_model import corpus  # noqa: E402
 from examples.language_model.attention_grid import attention_grid_svg, attention_maps  # noqa: E402
 from examples.language_model.generate import NonFiniteLogits, generate  # noqa: E402
@@ -149,7 +150,19 @@ def parse_args(argv=None):
         help="replace the results of an earlier run in --out (without it such a run is refused)",
     )
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--export-onnx",
+        metavar="PATH",
+        help="also write the best model as ONNX (docs/onnx.md): input ids (batch, time), "
+        "output logits (batch, time, vocabulary); time at most --context",
+    )
     args = parser.parse_args(argv)
+    if args.export_onnx is not None:
+        if args.generate is not None:
+            parser.error("--export-onnx writes the model a training run makes; not with --generate")
+        problem = mg.onnx.destination_problem(args.export_onnx)
+        if problem:
+            parser.error(f"--export-onnx: {problem}")
     for name, value in (QUICK if args.quick else DEFAULTS).items():
         if getattr(args, name) is None:  # what the user set wins, --quick or not
             setattr(args, name, value)
@@ -624,6 +637,8 @@ def main(argv=None):
     out = Path(args.out)
     if args.generate is None:
         earlier = [out / name for name in RUN_FILES if os.path.lexists(out / name)]
+        if args.export_onnx and os.path.lexists(args.export_onnx):
+            earlier.append(Path(args.export_onnx))
         if earlier and not args.overwrite:
             sys.exit(
                 f"train.py: the --out folder {out} holds an earlier run's results "
@@ -708,6 +723,17 @@ def main(argv=None):
         f"({log['seconds_per_step']:.3f} s/step); checkpoint {out / 'best.npz'}"
     )
     model, vocabulary, _ = load_checkpoint(out / "best.npz")
+    if args.export_onnx:
+        ids = mg.tensor(np.zeros((1, min(8, model.context)), np.int64))
+        mg.onnx.export(
+            model,
+            (ids,),
+            args.export_onnx,
+            input_names=["ids"],
+            output_names=["logits"],
+            dynamic_axes={"ids": {0: "batch", 1: "time"}, "logits": {0: "batch", 1: "time"}},
+        )
+        print(f"ONNX model: {args.export_onnx}")
     samples, svg = show_model(model, vocabulary, args, out, "This movie")
     log.update(
         samples=samples,

@@ -27,6 +27,7 @@ if __package__ in (None, ""):  # run as a script: make `examples.sentiment` impo
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import minigrad as mg  # noqa: E402
+import minigrad.onnx  # noqa: E402, F401  (mg.onnx: --export-onnx)
 from examples.sentiment import data, preprocess  # noqa: E402
 from examples.sentiment.heatmap import attention_svg  # noqa: E402
 from examples.sentiment.model import POOLINGS, SentimentModel  # noqa: E402
@@ -141,7 +142,19 @@ def parse_args(argv=None):
         help="replace the results of an earlier run in --out (without it such a run is refused)",
     )
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--export-onnx",
+        metavar="PATH",
+        help="also write the trained model as ONNX (docs/onnx.md): inputs ids (batch, time) and "
+        "lengths (batch,), output logits; one --pool and one seed",
+    )
     args = parser.parse_args(argv)
+    if args.export_onnx is not None:
+        if args.pool == "all" or (args.seeds and len(args.seeds) > 1):
+            parser.error("--export-onnx writes one model: give one --pool and at most one seed")
+        problem = mg.onnx.destination_problem(args.export_onnx)
+        if problem:
+            parser.error(f"--export-onnx: {problem}")
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
         parser.error(f"--seeds: give each seed once; got {args.seeds}")
     if args.pool in ("mhsa", "all") and 2 * args.hidden_size % MHSA_HEADS:
@@ -412,6 +425,8 @@ def run(pool, prepared, args, out_dir, progress=True):
     write_json_atomic(out_dir / "results.json", log)
     mg.save(model.state_dict(), out_dir / "best.npz")
     vocab.to_json(out_dir / "vocab.json")
+    if args.export_onnx:
+        export_onnx(model, args.export_onnx)
     print(
         f"\n{pool}: test accuracy {log['test_accuracy']:.4f} "
         f"(best dev {log['best_dev_accuracy']:.4f} at step {log['best_step']}), "
@@ -422,6 +437,20 @@ def run(pool, prepared, args, out_dir, progress=True):
     log["example_weights"] = report_attention(model, vocab, test_pairs, out_dir, pool)
     write_json_atomic(out_dir / "results.json", log)
     return log
+
+
+def export_onnx(model, path):
+    """The model as ONNX, batch and time dynamic: ids (B, T) int64 padded with 0, lengths (B,)."""
+    ids = mg.tensor(np.array([[2, 3, 4, 5], [2, 3, 0, 0]], np.int64))
+    mg.onnx.export(
+        model,
+        (ids, mg.tensor(np.array([4, 2], np.int64))),
+        path,
+        input_names=["ids", "lengths"],
+        output_names=["logits"],
+        dynamic_axes={"ids": {0: "batch", 1: "time"}, "lengths": {0: "batch"}, "logits": [0]},
+    )
+    print(f"ONNX model: {path}")
 
 
 def run_folder(out, pool, seed, seeds):
@@ -509,6 +538,8 @@ def main(argv=None):
     pools = POOLINGS if args.pool == "all" else (args.pool,)
     seeds = args.seeds or [args.seed]
     earlier = [path for path in planned_files(args.out, pools, seeds) if os.path.lexists(path)]
+    if args.export_onnx and os.path.lexists(args.export_onnx):
+        earlier.append(Path(args.export_onnx))
     if earlier and not args.overwrite:
         shown = ", ".join(map(str, earlier[:3])) + (" ..." if len(earlier) > 3 else "")
         sys.exit(

@@ -12,7 +12,31 @@ lists what is exported and what is refused.
 
 from .graph import UnsupportedOperatorError
 
-__all__ = ["export", "UnsupportedOperatorError"]
+__all__ = ["export", "destination_problem", "UnsupportedOperatorError"]
+
+
+def destination_problem(f):
+    """Why an ONNX file could not be written to the path `f` (a message), or None: the onnx
+    package missing, the folder missing or not writable, or `f` a folder. For command lines
+    that check a path before a long run (examples/*/train.py --export-onnx)."""
+    import os
+    import tempfile
+
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        return "writing ONNX needs the onnx package: pip install 'minigrad[onnx]'"
+    path = os.fspath(f)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"{path} is a folder; give a file path such as {os.path.join(path, 'model.onnx')}"
+    if not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as error:
+        return f"cannot write to the folder {folder}: {error.strerror or error}"
+    return None
 
 
 def export(
@@ -54,13 +78,9 @@ def export(
         )
     if not (hasattr(f, "write") or isinstance(f, (str, os.PathLike))):
         raise TypeError(f"export: f must be a path or a binary file object; got {type(f).__name__}")
-    if not hasattr(f, "write"):
-        folder = os.path.dirname(os.path.abspath(os.fspath(f)))
-        if not os.path.isdir(folder) or os.path.isdir(f):
-            raise FileNotFoundError(
-                f"export: cannot write {os.fspath(f)!r}: its folder does not exist or it is a "
-                "folder"
-            )
+    problem = None if hasattr(f, "write") else destination_problem(f)
+    if problem:
+        raise FileNotFoundError(f"export: cannot write {os.fspath(f)!r}: {problem}")
     opset = 17 if opset_version is None else opset_version
     from .exporting import OPSETS, build, default_input_names, write
 

@@ -89,12 +89,17 @@ def embedding(g, call, value):
     return [y]
 
 
-@converts("PositionalEmbedding")
+@converts("PositionalEmbedding", "SinusoidalPositionalEncoding")
 def positional_embedding(g, call, value):
+    """x + table[offset : offset + T], T the runtime length of x."""
     x, offset = value(call.args[0]), int(_argument(call, 1, "offset", 0))
+    if type(call.module).__name__ == "PositionalEmbedding":
+        table = value(call.module.weight)
+    else:  # the table the traced run used, whole (max_length rows)
+        table = g.constant(call.module._tables[call.outputs[0].dtype], "positions")
     steps = g.dims[x][-2]
     stop = g.node("Add", [g.dim_tensor(steps), g.ints([offset])])
-    rows = g.node("Slice", [value(call.module.weight), g.ints([offset]), stop, g.ints([0])])
+    rows = g.node("Slice", [table, g.ints([offset]), stop, g.ints([0])])
     g.dims[rows] = [steps, static(call.module.model_dim)]
     return [g.broadcast("Add", x, rows)]
 

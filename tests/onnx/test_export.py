@@ -193,3 +193,28 @@ def test_recurrent_layers_with_lengths(kind, settings):
     dynamic = {"x": BATCH_TIME, "lengths": {0: "batch"}, "output": BATCH_TIME}
     dynamic.update({name: {1: "batch"} for name in outputs[1:]})
     assert_exports(model, runs, ["x", "lengths"], dynamic, outputs)
+
+
+@pytest.mark.parametrize("pool", ["mean", "additive", "dot", "mhsa"])
+def test_the_sentiment_model(pool):
+    from examples.sentiment.model import SentimentModel
+
+    mg.manual_seed(6)
+    model = SentimentModel(30, pool=pool, embedding_dim=8, hidden_size=8, num_heads=2)
+    runs = [(ids(3, 6, 30), lengths(3, 6)), (ids(5, 9, 30, seed=1), lengths(5, 9, seed=1))]
+    for tokens, count in runs:  # padded with 0 past each review's length, as the data loader
+        tokens._data[np.arange(tokens.shape[1])[None, :] >= count.numpy()[:, None]] = 0
+    dynamic = {"ids": BATCH_TIME, "lengths": {0: "batch"}, "logits": {0: "batch"}}
+    assert_exports(model, runs, ["ids", "lengths"], dynamic, ["logits"])
+
+
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
+def test_the_character_transformer(positions):
+    from examples.language_model.model import CharTransformer
+
+    mg.manual_seed(7)
+    model = CharTransformer(
+        25, context=16, model_dim=8, num_heads=2, num_layers=2, ff_dim=16, positions=positions
+    )
+    runs = [(ids(2, 5, 25),), (ids(3, 11, 25, seed=1),)]
+    assert_exports(model, runs, ["ids"], {"ids": BATCH_TIME, "logits": BATCH_TIME}, ["logits"])
