@@ -232,3 +232,84 @@ def pool(g, call, value):
     from .ops import _spatial
 
     return [_spatial(g, y, x, call.outputs[0].shape)]
+
+
+@converts("MultiheadAttention")
+def multihead_attention(g, call, value):
+    """torch's MultiheadAttention: packed or separate projections, a bool (True = masked) or
+    float (added) attn_mask (L, S) and key_padding_mask (B, S); weights averaged over the heads
+    unless average_attn_weights=False."""
+    from ..engine import Tensor
+
+    module = call.module
+    names = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask")
+    names += ("average_attn_weights", "is_causal")
+    given = {name: _argument(call, index, name) for index, name in enumerate(names)}
+    need_weights = given["need_weights"] is not False
+    average = given["average_attn_weights"] is not False
+    if given["query"].ndim != 3:
+        raise NotImplementedError("MultiheadAttention on unbatched (2-D) inputs")
+    embed, heads, depth = module.embed_dim, module.num_heads, module.head_dim
+
+    def batch_first(tensor):
+        x = value(tensor)
+        return x if module.batch_first else g.transpose(x, (1, 0, 2))
+
+    inputs = [batch_first(given[name]) for name in ("query", "key", "value")]
+    if module._qkv_same_embed_dim:
+        packed = module.in_proj_weight._data
+        weights = [packed[i * embed : (i + 1) * embed] for i in range(3)]
+    else:
+        weights = [getattr(module, f"{n}_proj_weight")._data for n in ("q", "k", "v")]
+    bias = None if module.in_proj_bias is None else module.in_proj_bias._data
+    projected = []
+    for index, (x, weight) in enumerate(zip(inputs, weights)):
+        y = g.node("MatMul", [x, g.constant(np.ascontiguousarray(weight.T), "weight")])
+        g.dims[y] = g.dims[x][:-1] + [static(embed)]
+        if bias is not None:
+            y = g.broadcast("Add", y, g.constant(bias[index * embed : (index + 1) * embed]))
+        batch, steps, _ = g.dims[y]
+        y = g.reshape(y, (batch[0], steps[0], heads, depth))
+        projected.append(g.transpose(y, (0, 2, 1, 3)))  # (B, H, steps, depth)
+    q, k, v = projected
+    q = g.same("Mul", [q, g.scalar(1.0 / math.sqrt(depth), np.float32)], q)
+    keys_t = g.transpose(k, (0, 1, 3, 2))
+    scores = g.node("MatMul", [q, keys_t])
+    g.dims[scores] = g.dims[q][:-1] + [g.dims[k][-2]]
+    for name, axes in (("attn_mask", [0, 1]), ("key_padding_mask", [1, 2])):
+        mask = given[name]
+        if mask is None:
+            continue
+        if name == "attn_mask" and np.ndim(mask._data if isinstance(mask, Tensor) else mask) != 2:
+            raise NotImplementedError("MultiheadAttention with a 3-D attn_mask")
+        mask = value(mask) if isinstance(mask, Tensor) else g.constant(np.asarray(mask), "mask")
+        mask = g.unsqueeze(mask, axes)
+        if _dtype_of(given[name]) == np.bool_:
+            scores = g.same("Where", [mask, g.scalar(-np.inf, np.float32), scores], scores)
+        else:
+            scores = g.broadcast("Add", scores, mask)
+    weights = g.same("Softmax", [scores], scores, axis=-1)
+    context = g.node("MatMul", [weights, v])
+    g.dims[context] = g.dims[weights][:-1] + [g.dims[v][-1]]
+    batch, _, steps, _ = g.dims[context]
+    context = g.reshape(g.transpose(context, (0, 2, 1, 3)), (batch[0], steps[0], embed))
+    out_proj = module.out_proj
+    output = g.node("MatMul", [context, g.transpose(value(out_proj.weight), (1, 0))])
+    g.dims[output] = list(g.dims[context])
+    if out_proj.bias is not None:
+        output = g.broadcast("Add", output, value(out_proj.bias))
+    if not module.batch_first:
+        output = g.transpose(output, (1, 0, 2))
+    if not need_weights:
+        return [output]
+    if average:
+        mean = g.node("ReduceMean", [weights, g.ints([1])], keepdims=0) if g.opset >= 18 else (
+            g.node("ReduceMean", [weights], axes=[1], keepdims=0)
+        )  # fmt: skip
+        g.dims[mean] = [d for axis, d in enumerate(g.dims[weights]) if axis != 1]
+        weights = mean
+    return [output, weights]
+
+
+def _dtype_of(mask):
+    return np.asarray(getattr(mask, "_data", mask)).dtype

@@ -203,13 +203,16 @@ def narrow(g, node, ins):
 def getitem(g, node, ins):
     """Integers, slices (step > 0), None, Ellipsis and one integer array; no bool masks."""
     first, then = node.first, node.then
-    parts = list(first if then is None else then if first == (Ellipsis,) else ())
-    if then is not None and first != (Ellipsis,):
+    arrays_only = len(first) == 1 and first[0] is Ellipsis
+    parts = list(first if then is None else then if arrays_only else ())
+    if then is not None and not arrays_only:
         raise NotImplementedError("indexing that mixes integers and index arrays")
+    if any(isinstance(p, np.ndarray) and p.dtype == np.bool_ for p in parts):
+        raise NotImplementedError("indexing with a bool mask (a data-dependent shape)")
     x, dims = ins[0], list(g.dims[ins[0]])
     used = sum(1 for p in parts if p is not None and p is not Ellipsis)
-    if Ellipsis in parts:
-        at = parts.index(Ellipsis)
+    at = next((i for i, p in enumerate(parts) if p is Ellipsis), None)
+    if at is not None:
         parts[at : at + 1] = [slice(None)] * (len(dims) - used)
     axis = 0
     for part in parts:
@@ -220,8 +223,6 @@ def getitem(g, node, ins):
             x = _slice(g, x, axis, part)
             axis += 1
         elif isinstance(part, np.ndarray):
-            if part.dtype == np.bool_:
-                raise NotImplementedError("indexing with a bool mask (a data-dependent shape)")
             y = g.node("Gather", [x, g.constant(part.astype(np.int64), "index")], axis=axis)
             d = g.dims[x]
             g.dims[y] = d[:axis] + [static(s) for s in part.shape] + d[axis + 1 :]

@@ -218,3 +218,77 @@ def test_the_character_transformer(positions):
     )
     runs = [(ids(2, 5, 25),), (ids(3, 11, 25, seed=1),)]
     assert_exports(model, runs, ["ids"], {"ids": BATCH_TIME, "logits": BATCH_TIME}, ["logits"])
+
+
+class CrossAttending(nn.Module):
+    def __init__(self, batch_first, **settings):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(8, 2, batch_first=batch_first, **settings)
+
+    def forward(self, query, memory, padding, causal):
+        return self.attention(query, memory, memory, key_padding_mask=padding, attn_mask=causal)
+
+
+def causal_mask(length, keys, kind):
+    blocked = np.triu(np.ones((length, keys), bool), 1)
+    return mg.tensor(
+        blocked if kind == "bool" else np.where(blocked, -np.inf, 0).astype(np.float32)
+    )
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("mask_kind", ["bool", "float"])
+def test_multihead_attention_with_masks(batch_first, mask_kind):
+    mg.manual_seed(8)
+    model = CrossAttending(batch_first)
+
+    def inputs(batch, length, seed):
+        shape = (batch, length, 8) if batch_first else (length, batch, 8)
+        padding = mg.tensor(
+            np.arange(length)[None, :] >= lengths(batch, length, seed).numpy()[:, None]
+        )
+        return (
+            floats(*shape, seed=seed),
+            floats(*shape, seed=seed + 5),
+            padding,
+            causal_mask(length, length, mask_kind),
+        )
+
+    batch_axis, time_axis = (0, 1) if batch_first else (1, 0)
+    dynamic = {
+        name: {batch_axis: "batch", time_axis: "time"} for name in ("query", "memory", "out")
+    }
+    dynamic.update(
+        padding=BATCH_TIME,
+        causal={0: "time", 1: "keys"},
+        weights={0: "batch", 1: "time", 2: "keys"},
+    )
+    assert_exports(
+        model, [inputs(2, 4, 0), inputs(3, 6, 1)], ["query", "memory", "padding", "causal"],
+        dynamic, ["out", "weights"],
+    )  # fmt: skip
+
+
+class ShapeOps(nn.Module):
+    """stack, split, unbind, expand, narrow, index arrays, None, powers."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(6, 6)
+
+    def forward(self, x):  # (B, T, 6)
+        y = self.linear(x)
+        left, right = y.split([2, 4], dim=-1)
+        first, *_ = y.unbind(dim=-1)  # (B, T)
+        picked = y[:, :, np.array([5, 0, 3])]  # (B, T, 3)
+        stacked = mg.stack([left, picked[..., :2]], dim=1)  # (B, 2, T, 2)
+        scale = (right.narrow(2, 1, 2) ** 2 - 1) / 3  # (B, T, 2)
+        grown = first[:, :, None].expand(-1, -1, 2)  # (B, T, 2)
+        return stacked.sum(dim=1) + scale - grown, y[None, :, -1].sigmoid()
+
+
+def test_shape_ops_keep_dynamic_axes():
+    mg.manual_seed(9)
+    runs = [(floats(2, 3, 6),), (floats(4, 5, 6, seed=1),)]
+    dynamic = {"x": BATCH_TIME, "y": BATCH_TIME, "last": {1: "batch"}}
+    assert_exports(ShapeOps(), runs, ["x"], dynamic, ["y", "last"])
