@@ -99,9 +99,13 @@ def check_array(
             f"{what}: yours is a {type(yours).__name__}, not an array of numbers"
         ) from None
     if yours.shape != expected.shape:
-        raise ExerciseError(
-            f"{what}: yours has shape {yours.shape}; the expected shape is {expected.shape}"
-        )
+        message = f"{what}: yours has shape {yours.shape}; the expected shape is {expected.shape}"
+        if _broadcasts(expected.shape, yours.shape):
+            message += (
+                ": not summed down? an input broadcast to a bigger shape gets its gradient "
+                "summed over the axes broadcasting added or stretched"
+            )
+        raise ExerciseError(message)
     default_rtol, default_atol = tolerances(expected.dtype)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
@@ -123,6 +127,13 @@ def check_array(
     if np.isnan(yours.ravel()[flat]) and not np.isnan(expected.ravel()[flat]):
         message += "; yours is nan: an overflow (exp of a large number is inf, inf / inf nan)?"
     raise ExerciseError(message)
+
+
+def _broadcasts(shape, to):
+    try:
+        return np.broadcast_shapes(shape, to) == tuple(to) and len(to) > 0
+    except ValueError:
+        return False
 
 
 def _number(value):
