@@ -92,6 +92,16 @@ def test_peak_and_viz_benchmarks():
     assert "mg.viz.trace" in out and "draw(" in out, out
 
 
+def test_distributed_benchmark_gives_one_process_losses_three_ways(tmp_path):
+    pytest.importorskip("mpi4py")
+    args = ["--steps", "2", "--warmup", "1", "--batch-size", "4", "--context", "8", "--small"]
+    out = run("distributed.py", *args, "--markdown", tmp_path / "distributed.md")
+    gaps = numbers(out, r"x \| ([0-9.e+-]+) \|")  # each run's largest loss difference
+    assert len(gaps) == 3 and max(gaps) < 1e-5, out
+    assert "of the step, waiting for the other rank included" in out
+    assert len(table_rows(tmp_path / "distributed.md")) == 3
+
+
 def test_lstm_benchmark_writes_its_table_where_told(tmp_path):
     out = tmp_path / "lstm.md"
     out.write_text("# old\n\n## Notes\n\nkept by hand\n")
