@@ -163,4 +163,4 @@ class Lab:
 
     def _graph(self, request, client):
         with self._session(request, client) as session:
-            return session.graph(request.get("collapse", []))
+            return session.graph(request.get("collapse", []), request.get("fold", False))

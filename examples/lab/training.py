@@ -157,17 +157,18 @@ class TrainingSession:
             "message": message,
         }
 
-    def graph(self, collapse=()):
+    def graph(self, collapse=(), fold_views=False):
         """Panel 3: one forward and backward of the current model on the fixed sentence (label
-        positive), drawn by mg.viz with the gradient paths to the four matrices in red. The
-        backward is mg.viz.replay's, so the page can step through the walk it made.
+        positive), drawn by mg.viz with the gradient paths to the four matrices in red and
+        every tensor's gradient, signed. The backward is mg.viz.replay's, so the page can step
+        through the walk it made, on the drawing as drawn: with modules collapsed (their ops
+        light up their box) and with the Reshape/Permute chains folded into the edges.
 
         Returns {"available", "svg" (or None), "dot", "message", "walk"}; without Graphviz's
-        `dot` program there is no SVG and the message says how to install it. "walk" (None
-        when a module is collapsed: its ids are those of the full drawing) is
-        {"steps": replay.to_dicts(), "matrices": {name: {"label", "id", "total", "grad",
-        "largest_difference"}}}: per matrix its node id, the sum of the gradients the walk
-        brought it, its `.grad` and the largest difference between the two.
+        `dot` program there is no SVG and the message says how to install it. "walk" is
+        {"steps": replay.to_dicts(), "matrices": {name: {"label", "name", "id", "total",
+        "grad", "largest_difference"}}}: per matrix its name and node id in the drawing, the
+        sum of the gradients the walk brought it, its `.grad` and the largest difference.
         """
         if not isinstance(collapse, list) or any(
             not isinstance(name, str) or name not in COLLAPSIBLE for name in collapse
@@ -175,6 +176,10 @@ class TrainingSession:
             raise inputs.LabInputError(
                 f"collapse: expected a list drawn from {', '.join(COLLAPSIBLE)}; "
                 f"got {collapse!r:.60}"
+            )
+        if not isinstance(fold_views, bool):
+            raise inputs.LabInputError(
+                f"fold: expected true or false; got {type(fold_views).__name__} {fold_views!r:.40}"
             )
         vectors, _, _ = task_data()
         words = mg.tensor(vectors[task.sentence_ids(task.FIXED_SENTENCE)])
@@ -185,15 +190,11 @@ class TrainingSession:
         loss = mg.cross_entropy(self.model(words), label)
         loss.name = "loss"
         matrices = [self.matrix(name) for name in MATRICES]
-        steps = mg.viz.replay(loss, params=self.model, highlight=matrices)  # = loss.backward()
-        graph = mg.viz.draw(
-            loss,
-            params=self.model,
-            show_grad=True,
-            highlight=matrices,
-            collapse=list(collapse) or None,
-        )
-        walk = None if collapse else _walk(steps, dict(zip(MATRICES, matrices)))
+        drawing = {"highlight": matrices, "collapse": list(collapse) or None}
+        drawing["fold_views"] = fold_views
+        steps = mg.viz.replay(loss, params=self.model, **drawing)  # = loss.backward()
+        graph = mg.viz.draw(loss, params=self.model, show_grad=steps, **drawing)
+        walk = _walk(steps, dict(zip(MATRICES, matrices)))
         self.model.zero_grad()
         with tempfile.TemporaryDirectory() as folder:
             try:
@@ -219,6 +220,7 @@ def _walk(steps, matrices):
         "matrices": {
             name: {
                 "label": SHORT_NAMES[name],
+                "name": steps.names[matrix],
                 "id": steps.ids[matrix],
                 "total": inputs.plain(totals[matrix].array),
                 "grad": inputs.plain(matrix.grad.numpy()),

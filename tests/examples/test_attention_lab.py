@@ -417,9 +417,39 @@ def test_graph_walk_steps_through_the_drawn_nodes_to_the_true_gradients(lab):
     assert all(p.grad is None for p in lab._sessions["walk"].model.parameters())
 
 
-def test_graph_walk_is_only_for_the_full_graph(lab):
-    answer = lab.call("/api/graph", {"session": "walk", "collapse": ["pool"]})
-    assert answer["walk"] is None and answer["available"]
+@pytest.mark.parametrize(
+    "collapse, fold", [(["pool"], False), (["attention"], False), ([], True), (["pool"], True)]
+)
+def test_graph_walk_steps_through_the_graph_as_drawn(lab, collapse, fold):
+    """Collapsed or folded, every step lights up a node of the drawing (a collapsed call's ops
+    its box), and the walk still ends at the matrices' .grad, the full walk's numbers."""
+    lab.call("/api/train/reset", {"session": "drawn"})
+    full = lab.call("/api/graph", {"session": "drawn", "collapse": []})["walk"]
+    request = {"session": "drawn", "collapse": collapse, "fold": fold}
+    answer = lab.call("/api/graph", request)
+    walk = answer["walk"]
+    titles = set(
+        re.findall(r'<g id="node\d+" class="node">\s*<title>([^<]+)</title>', answer["svg"])
+    )
+    ops = [s["op"] for s in walk["steps"]]
+    assert all(s["id"] in titles for s in walk["steps"])
+    assert all(e["id"] in titles for s in walk["steps"] for e in s["inputs"] if e["id"])
+    expected = [s["op"] for s in full["steps"]]
+    if fold:
+        expected = [op for op in expected if op not in ("Reshape", "Permute")]
+    assert ops == expected
+    if "attention" in collapse:  # every op of the attention layer: its one box
+        boxes = {s["id"] for s in walk["steps"] if s["module"].startswith("attention")}
+        assert len(boxes) == 1 and boxes.pop().startswith("m")
+    for name, matrix in walk["matrices"].items():
+        assert matrix["total"] == full["matrices"][name]["total"] == matrix["grad"]
+        assert matrix["name"] == f"attention.{name}" and matrix["id"] in titles
+
+
+@pytest.mark.parametrize("fold", ["yes", 1, None])
+def test_graph_bad_fold(lab, fold):
+    with pytest.raises(LabInputError, match="fold: expected true or false; got"):
+        lab.call("/api/graph", {"session": "graph", "fold": fold})
 
 
 def test_graph_collapses_modules(lab):
