@@ -4,8 +4,8 @@ cells and the gate equations are in nn/rnn_cell.py.
 
 `LSTM` runs whole sequences as one graph node per layer (both directions, minigrad/ops/lstm.py):
 padded positions are skipped, each step is one GEMM plus a fused kernel, and the two directions
-run on two threads (minigrad/kernels/lstm.py). tests/nn/test_rnn.py checks it against LSTMCell
-and both against PyTorch.
+run on two threads (minigrad/kernels/lstm.py). tests/ops/test_lstm.py checks it against LSTMCell
+steps, tests/nn/test_rnn.py and tests/nn/test_rnn_cell.py both against PyTorch.
 
 `GRU` and `RNN` run step by step with ordinary ops (the steps of GRUCell and RNNCell), so
 their graph is the textbook one; the input projections of all steps are one product per layer.

@@ -58,6 +58,9 @@ TOLERANCES = {
     # LayerNorm's weight gradient for one feature in one row: x - mean is exactly 0 (minigrad's
     # gradient is 0); torch's float32 mean leaves ~1e-7 of rounding, times rstd = 1/sqrt(eps)
     "layer norm of one feature": {F32: (1e-4, 1e-4), F64: (1e-4, 1e-4)},
+    # the recurrent layers and cells against torch's (tests/nn/test_rnn*.py, tests/ops/test_lstm.py):
+    # a few steps of gates and products
+    "recurrent": {F32: (1e-5, 1e-5), F64: (1e-10, 1e-10)},
     # what a module's hooks see and give back (tests/nn/test_hooks.py)
     "hooks": {F32: (1e-5, 1e-5), F64: (1e-12, 1e-12)},
     # random compositions of many ops: rounding adds up along the chain

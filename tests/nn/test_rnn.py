@@ -1,30 +1,41 @@
-"""The recurrent layers (nn/rnn.py, nn/rnn_cell.py) and nn.utils.rnn's packed sequences.
+"""The recurrent layers (nn/rnn.py) and nn.utils.rnn's packed sequences; the cells are in
+tests/nn/test_rnn_cell.py, the fused LSTM layer against unrolled cells in tests/ops/test_lstm.py
+and its kernels in tests/kernels/test_lstm*.py.
 
-First nn.LSTMCell and nn.LSTM: finite differences, the fused layer against unrolled cells and
-against PyTorch, padding, errors, and the step kernels against their numpy twins. Then nn.GRU,
-nn.GRUCell and nn.RNN against torch's: the same state dict in both, every layout
+First nn.LSTM: finite differences, against PyTorch, padding, errors. Then nn.GRU and nn.RNN
+against torch's: the same state dict in both, every layout
 (sequence-first, batch-first, bidirectional, two layers, no bias), padded batches with lengths
 against pack_padded_sequence, an initial state; outputs, final states and every gradient; a
-float64 gradcheck; bad input named. Last a sweep of all three layers, their cells and
-nn.utils.rnn against PyTorch, written the way a PyTorch user writes the code: torch twins built
+float64 gradcheck; bad input named. Last a sweep of all three layers and nn.utils.rnn against
+PyTorch, written the way a PyTorch user writes the code: torch twins built
 from the same state dict, outputs, final states and every gradient compared (float32 to 1e-5,
 float64 to 1e-10); packed sequences built every way torch builds them; hostile inputs checked
 for the exception class torch code catches. Tests marked xfail(strict=True) pin a real
 difference from PyTorch.
 """
 
-import contextlib
-
 import numpy as np
 import pytest
 
 import minigrad as mg
-from layer_checks import TORCH_DTYPE
-from minigrad import kernels, nn
-from minigrad.kernels import _threads
-from minigrad.kernels import lstm as lstm_kernels
-from minigrad.kernels import reference as twins
-from parity import assert_close, assert_same_parameter_grads, copy_state_to_torch
+from minigrad import nn
+from parity import (
+    assert_close,
+    assert_same_parameter_grads,
+    copy_state_to_torch,
+    tolerance,
+    torch_dtype,
+)
+from rnn_checks import (
+    H,
+    I,
+    compare_and_backward,
+    parameters_replaced,
+    random_inputs,
+    twin,
+    weighted_loss,
+    weighted_sum,
+)
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -33,181 +44,7 @@ import torch.utils.data  # noqa: E402
 FLOATS = (np.float32, np.float64)
 
 
-@contextlib.contextmanager
-def parameters_replaced(module, tensors):
-    """Run `module` with its parameters (in named_parameters order) replaced by `tensors`."""
-    names = [name for name, _ in module.named_parameters()]
-    saved = dict(module._parameters)
-    module._parameters.update(zip(names, tensors))
-    try:
-        yield
-    finally:
-        module._parameters.clear()
-        module._parameters.update(saved)
-
-
-def random_inputs(rng, shape, lengths, batch_first, dtype):
-    """A right-padded batch: random values at real positions, garbage (99) at padded ones."""
-    x = rng.standard_normal(shape).astype(dtype)
-    if lengths is not None:
-        for b, length in enumerate(lengths):
-            if batch_first:
-                x[b, length:] = 99
-            else:
-                x[length:, b] = 99
-    return x
-
-
-def weighted_loss(outputs, rng):
-    """sum of every output times fixed random weights, so each element's gradient is checked."""
-    total = 0
-    for out in outputs:
-        total = total + (out * mg.tensor(rng.standard_normal(out.shape).astype(out.dtype))).sum()
-    return total
-
-
-# ============================================================ LSTMCell, the reference
-
-
-@pytest.mark.parametrize("batch", [(4,), ()], ids=["batched", "unbatched"])
-def test_cell_gradcheck(batch):
-    mg.manual_seed(0)
-    cell = nn.LSTMCell(3, 2, dtype=np.float64)
-    rng = np.random.default_rng(0)
-    x, h, c = (
-        rng.standard_normal(batch + (3,)),
-        rng.standard_normal(batch + (2,)),
-        rng.standard_normal(batch + (2,)),
-    )
-
-    def step(x, h, c, *params):
-        with parameters_replaced(cell, params):
-            h1, c1 = cell(x, (h, c))
-        return mg.cat([h1, c1], dim=-1)
-
-    assert mg.gradcheck(step, [x, h, c, *cell.parameters()])
-
-
-def test_cell_step_by_hand():
-    # H = 1, I = 1, weights 0 except the biases: the gates are sigmoid(b) / tanh(b)
-    cell = nn.LSTMCell(1, 1, dtype=np.float64)
-    for p in cell.parameters():
-        p.numpy()[...] = 0
-    cell.bias_ih.numpy()[:] = [1.0, -1.0, 0.5, 2.0]  # i, f, g, o
-    h, c = cell(
-        mg.tensor(np.ones((1, 1))), (mg.tensor([[0.0]]).double(), mg.tensor([[3.0]]).double())
-    )
-    sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
-    c_expected = sig(-1.0) * 3.0 + sig(1.0) * np.tanh(0.5)
-    np.testing.assert_allclose(c.numpy(), [[c_expected]], rtol=1e-14)
-    np.testing.assert_allclose(h.numpy(), [[sig(2.0) * np.tanh(c_expected)]], rtol=1e-14)
-
-
-def test_cell_matches_torch():
-    torch = pytest.importorskip("torch")
-    mg.manual_seed(1)
-    cell = nn.LSTMCell(3, 4, dtype=np.float64)
-    reference = torch.nn.LSTMCell(3, 4).double()
-    reference.load_state_dict(
-        {k: torch.from_numpy(np.asarray(v)) for k, v in cell.state_dict().items()}
-    )
-    rng = np.random.default_rng(1)
-    x, h, c = (rng.standard_normal(s) for s in [(2, 3), (2, 4), (2, 4)])
-    h1, c1 = cell(mg.tensor(x), (mg.tensor(h), mg.tensor(c)))
-    h2, c2 = reference(torch.from_numpy(x), (torch.from_numpy(h), torch.from_numpy(c)))
-    np.testing.assert_allclose(h1.numpy(), h2.detach().numpy(), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(c1.numpy(), c2.detach().numpy(), rtol=1e-12, atol=1e-14)
-
-
-# ============================================================ fused LSTM vs unrolled cells
-
-
-def unrolled_lstm(lstm, x, lengths, h0, c0):
-    """What nn.LSTM computes, written as a Python loop of lstm_cell steps (the slow reference).
-
-    Finished sequences keep their state (mg.where on a per-sequence mask); the reverse
-    direction waits at its initial state until it reaches each sequence's last real step.
-    """
-    if lstm.batch_first:
-        x = x.transpose(0, 1)  # work time-major
-    steps, batch = x.shape[0], x.shape[1]
-    lengths = np.full(batch, steps) if lengths is None else np.asarray(lengths)
-    directions = lstm.num_directions
-    h_n, c_n = [], []
-    for layer in range(lstm.num_layers):
-        outputs = []
-        for d, suffix in enumerate(lstm._suffixes(layer)):
-            weights = [
-                getattr(lstm, f"{name}{suffix}")
-                for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-            ]
-            h, c = h0[layer * directions + d], c0[layer * directions + d]
-            out = [None] * steps
-            for t in range(steps) if d == 0 else reversed(range(steps)):
-                running = mg.tensor((t < lengths)[:, None])
-                h_new, c_new = nn.rnn_cell.lstm_cell(x[t], (h, c), *weights)
-                h, c = mg.where(running, h_new, h), mg.where(running, c_new, c)
-                out[t] = mg.where(running, h, mg.zeros_like(h))
-            outputs.append(mg.stack(out, dim=0))
-            h_n.append(h)
-            c_n.append(c)
-        x = mg.cat(outputs, dim=2) if directions == 2 else outputs[0]
-    output = x.transpose(0, 1) if lstm.batch_first else x
-    return output, (mg.stack(h_n, dim=0), mg.stack(c_n, dim=0))
-
-
-@pytest.mark.parametrize(
-    "layers, bidirectional, batch_first, lengths",
-    [
-        (1, False, True, None),
-        (1, False, False, [5, 2, 4]),
-        (1, True, True, [3, 5, 1]),
-        (2, True, False, [5, 3, 5]),
-        (2, False, True, [1, 4, 2]),
-    ],
-)
-def test_fused_matches_unrolled_cells(layers, bidirectional, batch_first, lengths):
-    mg.manual_seed(2)
-    lstm = nn.LSTM(
-        3, 4, layers, batch_first=batch_first, bidirectional=bidirectional, dtype=np.float64
-    )
-    rng = np.random.default_rng(2)
-    shape = (3, 5, 3) if batch_first else (5, 3, 3)
-    states = (layers * lstm.num_directions, 3, 4)
-    x_data = random_inputs(rng, shape, lengths, batch_first, np.float64)
-    h0_data, c0_data = rng.standard_normal(states), rng.standard_normal(states)
-    results = []
-    for run in ("fused", "unrolled"):
-        x, h0, c0 = (mg.tensor(a, requires_grad=True) for a in (x_data, h0_data, c0_data))
-        lstm.zero_grad()
-        if run == "fused":
-            output, (h_n, c_n) = lstm(x, (h0, c0), lengths=lengths)
-        else:
-            output, (h_n, c_n) = unrolled_lstm(lstm, x, lengths, h0, c0)
-        weighted_loss([output, h_n, c_n], np.random.default_rng(3)).backward()
-        grads = [x.grad.numpy(), h0.grad.numpy(), c0.grad.numpy()] + [
-            p.grad.numpy() for p in lstm.parameters()
-        ]
-        results.append(([output.numpy(), h_n.numpy(), c_n.numpy()], grads))
-    (values, grads), (expected_values, expected_grads) = results
-    for value, expected in zip(values + grads, expected_values + expected_grads):
-        np.testing.assert_allclose(value, expected, rtol=1e-10, atol=1e-12)
-
-
-def test_fused_gradcheck_bidirectional_with_lengths():
-    mg.manual_seed(3)
-    lstm = nn.LSTM(2, 2, batch_first=True, bidirectional=True, dtype=np.float64)
-    rng = np.random.default_rng(3)
-    lengths = np.array([4, 1, 3])
-    x = random_inputs(rng, (3, 4, 2), lengths, True, np.float64)
-    h0, c0 = rng.standard_normal((2, 3, 2)), rng.standard_normal((2, 3, 2))
-
-    def run(x, h0, c0, *params):
-        with parameters_replaced(lstm, params):
-            output, (h_n, c_n) = lstm(x, (h0, c0), lengths=lengths)
-        return mg.cat([output.reshape(-1), h_n.reshape(-1), c_n.reshape(-1)])
-
-    assert mg.gradcheck(run, [x, h0, c0, *lstm.parameters()])
+# ============================================================ LSTM
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
@@ -257,50 +94,10 @@ def test_lengths_all_full_equals_no_lengths():
     np.testing.assert_array_equal(h_none.numpy(), h_full.numpy())
 
 
-@pytest.mark.parametrize("bidirectional", [True, False])
-def test_two_threads_match_one(bidirectional):
-    # two threads: the two directions, or two halves of the batch for one direction
-    mg.manual_seed(6)
-    lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=bidirectional)
-    x_data = np.random.default_rng(6).standard_normal((5, 6, 3)).astype(np.float32)
-    results = []
-    previous = _threads.use_two_threads
-    try:
-        for parallel in (False, True):
-            _threads.use_two_threads = parallel
-            lstm.zero_grad()
-            x = mg.tensor(x_data, requires_grad=True)
-            output, (h_n, c_n) = lstm(x, lengths=[6, 2, 3, 6, 1])
-            weighted_loss([output, h_n, c_n], np.random.default_rng(7)).backward()
-            results.append(
-                [output.numpy(), h_n.numpy(), c_n.numpy(), x.grad.numpy()]
-                + [p.grad.numpy() for p in lstm.parameters()]
-            )
-    finally:
-        _threads.use_two_threads = previous
-    for one, two in zip(*results):  # the weight gradients add up the halves in another order
-        np.testing.assert_allclose(one, two, rtol=1e-6, atol=1e-7)
-
-
-def test_input_without_grad_gives_the_same_parameter_gradients():
-    # backward skips dL/dx when x does not require grad (another GEMM per step)
-    mg.manual_seed(12)
-    lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True, dtype=np.float64)
-    x_data = np.random.default_rng(12).standard_normal((3, 5, 3))
-    grads = []
-    for requires_grad in (True, False):
-        lstm.zero_grad()
-        output, (h_n, c_n) = lstm(mg.tensor(x_data, requires_grad=requires_grad), lengths=[5, 3, 4])
-        weighted_loss([output, h_n, c_n], np.random.default_rng(13)).backward()
-        grads.append([p.grad.numpy() for p in lstm.parameters()])
-    for with_x, without_x in zip(*grads):
-        np.testing.assert_allclose(with_x, without_x, rtol=1e-13, atol=1e-15)
-
-
 # ============================================================ against PyTorch
 
 
-def torch_twin(torch, lstm):
+def torchtwin(torch, lstm):
     twin = torch.nn.LSTM(
         lstm.input_size,
         lstm.hidden_size,
@@ -329,7 +126,7 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     torch = pytest.importorskip("torch")
     mg.manual_seed(7)
     lstm = nn.LSTM(5, 6, layers, batch_first=batch_first, bidirectional=bidirectional, dtype=dtype)
-    twin = torch_twin(torch, lstm)
+    twin = torchtwin(torch, lstm)
     rng = np.random.default_rng(7)
     steps, batch = 7, 4
     x_data = random_inputs(
@@ -488,78 +285,9 @@ def test_a_batch_of_no_sequences_gives_empty_outputs_as_torch(bidirectional):
     assert all((p.grad.numpy() == 0).all() for p in lstm.parameters())
 
 
-# ============================================================ kernels
+# ============================================================ GRU and RNN
 
-
-def test_packed_layout_by_hand():
-    layout = lstm_kernels.PackedLayout(np.array([2, 3, 1]), reverse=False)
-    np.testing.assert_array_equal(layout.order, [1, 0, 2])
-    np.testing.assert_array_equal(layout.batch_sizes, [3, 2, 1])
-    np.testing.assert_array_equal(layout.rows, [1, 0, 2, 1, 0, 1])
-    np.testing.assert_array_equal(layout.times, [0, 0, 0, 1, 1, 2])
-    np.testing.assert_array_equal(layout.last, [5, 4, 2])
-    assert layout.steps == [(0, 3, None), (3, 2, 0), (5, 1, 3)]
-    reverse = lstm_kernels.PackedLayout(np.array([2, 3, 1]), reverse=True)
-    np.testing.assert_array_equal(reverse.rows, [1, 0, 2, 1, 0, 1])
-    np.testing.assert_array_equal(reverse.times, [2, 1, 0, 1, 0, 0])
-
-
-numba_only = pytest.mark.skipif(
-    kernels.BACKEND != "numba", reason="the numba backend's pass tests the Numba kernels"
-)
-
-
-@numba_only
-@pytest.mark.parametrize("dtype", FLOATS)
-def test_cell_kernels_match_numpy_twins(dtype):
-    from minigrad.kernels import lstm_cell
-
-    rng = np.random.default_rng(11)
-    n, hidden = 7, 20
-    # pre-activations from saturated to small, so sigmoid and tanh are checked over their range
-    gates = (rng.standard_normal((n, 4 * hidden)) * np.logspace(-3, 2, 4 * hidden)).astype(dtype)
-    # input gates of 4 distinct inputs, which the 7 sequences read in any order, some twice
-    input_gates = rng.standard_normal((4, 4 * hidden)).astype(dtype)
-    rows = np.array([3, 0, 0, 2, 1, 3, 3])
-    c_prev = (rng.standard_normal((n, hidden)) * 3).astype(dtype)
-    outputs = []
-    for cell_forward in (lstm_cell.lstm_cell_forward, twins.lstm_cell_forward):
-        activations, c, h = gates.copy(), np.empty_like(c_prev), np.empty_like(c_prev)
-        cell_forward(activations, input_gates, rows, c_prev, c, h)
-        outputs.append((activations, c, h))
-    tol = dict(rtol=1e-6, atol=3e-7) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-15)
-    for ours, twin in zip(*outputs):
-        np.testing.assert_allclose(ours, twin, **tol)
-    activations, c, _ = outputs[1]
-    grad_h_out, grad_h, grad_c = (rng.standard_normal((n, hidden)).astype(dtype) for _ in range(3))
-    grads = []
-    for cell_backward in (lstm_cell.lstm_cell_backward, twins.lstm_cell_backward):
-        dc, d_gates = grad_c.copy(), np.empty_like(gates)
-        cell_backward(activations, c_prev, c, grad_h_out, grad_h, dc, d_gates)
-        grads.append((dc, d_gates))
-    for ours, twin in zip(*grads):
-        np.testing.assert_allclose(ours, twin, **tol)
-
-
-@numba_only
-def test_float32_sigmoid_and_tanh_accuracy():
-    from minigrad.kernels import lstm_cell
-
-    # the fast float32 exp behind the kernel's gates, over the whole useful range and beyond
-    z = np.concatenate([np.linspace(-120, 120, 4001), [-1e-6, 0.0, 1e-6]]).astype(np.float32)
-    n = z.size
-    gates = np.zeros((n, 4), np.float32)
-    gates[:, 0] = gates[:, 2] = gates[:, 3] = z  # i = sigmoid(z), g = tanh(z), o = sigmoid(z)
-    c, h = np.empty((n, 1), np.float32), np.empty((n, 1), np.float32)
-    no_input = np.zeros((1, 4), np.float32), np.zeros(n, np.int64)  # one all-zero row, read by all
-    lstm_cell.lstm_cell_forward(gates, *no_input, np.zeros((n, 1), np.float32), c, h)
-    z64 = z.astype(np.float64)
-    np.testing.assert_allclose(gates[:, 0], 1 / (1 + np.exp(-z64)), rtol=3e-7, atol=1e-37)
-    np.testing.assert_allclose(gates[:, 2], np.tanh(z64), rtol=1e-6, atol=1.5e-7)
-    assert gates[:, 0].min() >= 0 and gates[:, 0].max() == 1 and np.abs(gates[:, 2]).max() == 1
-
-
-I, H, B, T = 3, 4, 3, 5
+B, T = 3, 5
 
 
 LENGTHS = np.array([5, 2, 4])
@@ -693,19 +421,6 @@ def test_gru_and_rnn_unbatched_gradcheck_two_layers_bidirectional(name, settings
         return mg.cat([output.reshape(-1), h_n.reshape(-1)])
 
     assert mg.gradcheck(run, [x, h0])
-
-
-@pytest.mark.parametrize("batch", [(3,), ()], ids=["batched", "unbatched"])
-@pytest.mark.parametrize(
-    "name, settings", [("GRUCell", {}), ("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu"})]
-)
-def test_cells_gradcheck(name, settings, batch):
-    mg.manual_seed(2)
-    cell = getattr(nn, name)(I, H, dtype=np.float64, **settings)
-    rng = np.random.default_rng(9)
-    assert mg.gradcheck(
-        cell, [rng.standard_normal(batch + (I,)), rng.standard_normal(batch + (H,))]
-    )
 
 
 @pytest.mark.parametrize(
@@ -849,42 +564,6 @@ def test_dropout_between_layers_while_training_matches_torch_at_p_1(name):
         np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
-TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
-
-
-def _twin(name, dtype, input_size=I, hidden_size=H, **settings):
-    ours = getattr(nn, name)(input_size, hidden_size, **settings, dtype=dtype)
-    theirs = getattr(torch.nn, name)(input_size, hidden_size, **settings, dtype=TORCH_DTYPE[dtype])
-    copy_state_to_torch(ours, theirs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    return ours, theirs
-
-
-def _loss(tensors, lib, seed):
-    rng = np.random.default_rng(seed)
-    total = 0
-    for t in tensors:
-        w = rng.standard_normal(tuple(t.shape)).astype(
-            t.numpy().dtype
-            if lib is mg
-            else {torch.float32: np.float32, torch.float64: np.float64}[t.dtype]
-        )
-        total = total + (t * lib.tensor(w)).sum()
-    return total
-
-
-def _compare_and_backward(results, their_results, dtype, seed, leaves):
-    """Each minigrad result against its torch twin, then one weighted loss of them all backward on
-    each side, and the gradients of `leaves` ((minigrad tensor, torch tensor, name) each)
-    compared."""
-    for position, (ours, theirs) in enumerate(zip(results, their_results)):
-        assert_close(ours, theirs, TOL[dtype], f"result {position}")
-    _loss(results, mg, seed).backward()
-    _loss(their_results, torch, seed).backward()
-    for ours, theirs, name in leaves:
-        assert_close(ours.grad, theirs.grad, TOL[dtype], f"{name}.grad")
-
-
 LAYERS = {
     "LSTM": ("LSTM", {}),
     "GRU": ("GRU", {}),
@@ -935,7 +614,7 @@ def _input_and_state_shapes(settings, steps, batch):
 def test_layer_matches_torch(module, layout, size, with_state, dtype):
     name, extra = LAYERS[module]
     settings = {**LAYOUTS[layout], **extra}
-    ours, theirs = _twin(name, dtype, **settings)
+    ours, theirs = twin(name, dtype, **settings)
     x_shape, state_shape = _input_and_state_shapes(settings, *SIZES[size])
     rng = np.random.default_rng(3)
     x = rng.standard_normal(x_shape).astype(dtype)
@@ -954,26 +633,28 @@ def test_layer_matches_torch(module, layout, size, with_state, dtype):
         ref, their_h = theirs(their_x, their_s[0] if with_state else None)
         finals, their_finals = [h_n], [their_h]
     states = [(a, b, "state") for a, b in zip(our_s, their_s)] if with_state else []
-    _compare_and_backward(
+    compare_and_backward(
         [out] + finals, [ref] + their_finals, dtype, 4, [(our_x, their_x, "x")] + states
     )
-    assert_same_parameter_grads(ours, theirs, TOL[dtype])
+    assert_same_parameter_grads(ours, theirs, tolerance("recurrent", dtype))
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
 def test_dropout_between_layers_in_eval_matches_torch(name):
-    ours, theirs = _twin(name, np.float64, num_layers=3, dropout=0.5)
+    ours, theirs = twin(name, np.float64, num_layers=3, dropout=0.5)
     ours.eval(), theirs.eval()
     x = np.random.default_rng(0).standard_normal((4, 2, I))
-    assert_close(ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0], TOL[np.float64])
+    assert_close(
+        ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0], tolerance("recurrent", np.float64)
+    )
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
 def test_unbatched_input_matches_torch(name):
-    ours, theirs = _twin(name, np.float64, num_layers=2, bidirectional=True)
+    ours, theirs = twin(name, np.float64, num_layers=2, bidirectional=True)
     x = np.random.default_rng(0).standard_normal((4, I))
     out, ref = ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0]
-    assert_close(out, ref, TOL[np.float64])
+    assert_close(out, ref, tolerance("recurrent", np.float64))
 
 
 def test_lstm_proj_size_is_refused_by_name():
@@ -990,7 +671,7 @@ def test_positional_bias_and_batch_first_as_in_torch():
 
 def test_flatten_parameters_changes_nothing_as_in_torch():
     # torch packs the weights for cuDNN; on the CPU, as in minigrad, it is a no-op returning None
-    ours, theirs = _twin("LSTM", np.float64)
+    ours, theirs = twin("LSTM", np.float64)
     parameters = list(ours.parameters())
     values = [p.numpy().copy() for p in parameters]
     assert ours.flatten_parameters() is None and theirs.flatten_parameters() is None
@@ -1002,7 +683,7 @@ def test_flatten_parameters_changes_nothing_as_in_torch():
     out, (h, c) = ours(mg.tensor(x))
     their_out, (their_h, their_c) = theirs(torch.from_numpy(x))
     for mine, reference in ((out, their_out), (h, their_h), (c, their_c)):
-        assert_close(mine, reference, TOL[np.float64])
+        assert_close(mine, reference, tolerance("recurrent", np.float64))
 
 
 PACK_CASES = {
@@ -1022,7 +703,7 @@ PACK_CASES = {
 def test_packed_matches_torch(name, case, batch_first, dtype):
     c = PACK_CASES[case]
     rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
-    ours, theirs = _twin(name, dtype, num_layers=2, bidirectional=True, batch_first=batch_first)
+    ours, theirs = twin(name, dtype, num_layers=2, bidirectional=True, batch_first=batch_first)
     steps, batch = 5, 3
     rng = np.random.default_rng(11)
     x = rng.standard_normal((batch, steps, I) if batch_first else (steps, batch, I)).astype(dtype)
@@ -1040,7 +721,7 @@ def test_packed_matches_torch(name, case, batch_first, dtype):
     their_packed = their_rnn.pack_padded_sequence(
         their_x, their_len, batch_first=batch_first, enforce_sorted=c["enforce_sorted"]
     )
-    assert_close(packed.data, their_packed.data, TOL[dtype], "packed.data")
+    assert_close(packed.data, their_packed.data, tolerance("recurrent", dtype), "packed.data")
     np.testing.assert_array_equal(packed.batch_sizes.numpy(), their_packed.batch_sizes.numpy())
     if c["enforce_sorted"]:
         assert their_packed.sorted_indices is None  # torch; minigrad's may be the identity
@@ -1057,27 +738,30 @@ def test_packed_matches_torch(name, case, batch_first, dtype):
     ref, their_final = theirs(their_packed, their_state)
     finals = list(final) if name == "LSTM" else [final]
     their_finals = list(their_final) if name == "LSTM" else [their_final]
-    assert_close(out.data, ref.data, TOL[dtype], "out.data")
+    assert_close(out.data, ref.data, tolerance("recurrent", dtype), "out.data")
     for a, b in zip(finals, their_finals):
-        assert_close(a, b, TOL[dtype], "final state")
+        assert_close(a, b, tolerance("recurrent", dtype), "final state")
     padded, lengths = rnn.pad_packed_sequence(
         out, batch_first=batch_first, padding_value=-3.0, total_length=7
     )
     their_padded, their_lengths = their_rnn.pad_packed_sequence(
         ref, batch_first=batch_first, padding_value=-3.0, total_length=7
     )
-    assert_close(padded, their_padded, TOL[dtype], "padded")
+    assert_close(padded, their_padded, tolerance("recurrent", dtype), "padded")
     np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
     assert lengths.dtype == mg.int64
     short, _ = rnn.pad_packed_sequence(out, batch_first=batch_first)
     their_short, _ = their_rnn.pad_packed_sequence(ref, batch_first=batch_first)
-    assert_close(short, their_short, TOL[dtype], "padded to the longest")
-    (_loss([padded] + finals, mg, 5) + _loss([short], mg, 6)).backward()
-    (_loss([their_padded] + their_finals, torch, 5) + _loss([their_short], torch, 6)).backward()
-    assert_close(our_x.grad, their_x.grad, TOL[dtype], "x.grad")
+    assert_close(short, their_short, tolerance("recurrent", dtype), "padded to the longest")
+    (weighted_sum([padded] + finals, mg, 5) + weighted_sum([short], mg, 6)).backward()
+    (
+        weighted_sum([their_padded] + their_finals, torch, 5)
+        + weighted_sum([their_short], torch, 6)
+    ).backward()
+    assert_close(our_x.grad, their_x.grad, tolerance("recurrent", dtype), "x.grad")
     for a, b in zip(our_s, their_s):
-        assert_close(a.grad, b.grad, TOL[dtype], "state grad")
-    assert_same_parameter_grads(ours, theirs, TOL[dtype])
+        assert_close(a.grad, b.grad, tolerance("recurrent", dtype), "state grad")
+    assert_same_parameter_grads(ours, theirs, tolerance("recurrent", dtype))
 
 
 JUNK = {"NaN": np.nan, "inf": np.inf, "-inf": -np.inf}
@@ -1100,7 +784,7 @@ def test_junk_in_the_padding_reaches_no_output_and_no_gradient(
     padding may hold), given with lengths= or as a PackedSequence: outputs, final states and every
     gradient are torch's with pack_padded_sequence, all finite, the input's 0 at the padding."""
     rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
-    ours, theirs = _twin(name, np.float64, batch_first=batch_first, **JUNK_LAYERS[layers])
+    ours, theirs = twin(name, np.float64, batch_first=batch_first, **JUNK_LAYERS[layers])
     lengths, steps = [4, 2, 1], 4
     x = np.random.default_rng(12).standard_normal((len(lengths), steps, I))
     x[np.arange(steps)[None, :] >= np.array(lengths)[:, None]] = JUNK[junk]
@@ -1123,10 +807,10 @@ def test_junk_in_the_padding_reaches_no_output_and_no_gradient(
         out, final = ours(our_x, lengths=lengths)
     finals = list(final) if name == "LSTM" else [final]
     their_finals = list(their_final) if name == "LSTM" else [their_final]
-    _compare_and_backward(
+    compare_and_backward(
         [out, *finals], [their_out, *their_finals], np.float64, 13, [(our_x, their_x, "x")]
     )
-    assert_same_parameter_grads(ours, theirs, TOL[np.float64])
+    assert_same_parameter_grads(ours, theirs, tolerance("recurrent", np.float64))
     for parameter_name, parameter in ours.named_parameters():
         assert np.isfinite(parameter.grad.numpy()).all(), parameter_name
     assert np.isfinite(our_x.grad.numpy()).all()
@@ -1143,17 +827,17 @@ def test_pack_sequence_round_trip_and_gradients(enforce_sorted):
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     packed = rnn.pack_sequence(ours, enforce_sorted=enforce_sorted)
     their_packed = their_rnn.pack_sequence(theirs, enforce_sorted=enforce_sorted)
-    assert_close(packed.data, their_packed.data, TOL[np.float64])
+    assert_close(packed.data, their_packed.data, tolerance("recurrent", np.float64))
     padded, lengths = rnn.pad_packed_sequence(packed, batch_first=True, padding_value=9.0)
     their_padded, their_lengths = their_rnn.pad_packed_sequence(
         their_packed, batch_first=True, padding_value=9.0
     )
-    assert_close(padded, their_padded, TOL[np.float64])
+    assert_close(padded, their_padded, tolerance("recurrent", np.float64))
     np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
-    _loss([padded, packed.data], mg, 1).backward()
-    _loss([their_padded, their_packed.data], torch, 1).backward()
+    weighted_sum([padded, packed.data], mg, 1).backward()
+    weighted_sum([their_padded, their_packed.data], torch, 1).backward()
     for a, b in zip(ours, theirs):
-        assert_close(a.grad, b.grad, TOL[np.float64])
+        assert_close(a.grad, b.grad, tolerance("recurrent", np.float64))
 
 
 def test_packed_sequence_rebuilt_from_its_fields():
@@ -1214,7 +898,7 @@ def test_packed_sequence_from_fields_matches_torch(fields, constructor, dtype):
         torch.tensor(sizes),
         *(None if a is None else torch.tensor(a) for a in (order, inverse)),
     )
-    assert_close(ours.data, theirs.data, TOL[dtype], "data")
+    assert_close(ours.data, theirs.data, tolerance("recurrent", dtype), "data")
     np.testing.assert_array_equal(ours.batch_sizes.numpy(), theirs.batch_sizes.numpy())
     if order is not None:  # torch keeps None; minigrad gives the identity
         np.testing.assert_array_equal(ours.sorted_indices.numpy(), theirs.sorted_indices.numpy())
@@ -1225,19 +909,19 @@ def test_packed_sequence_from_fields_matches_torch(fields, constructor, dtype):
     their_padded, their_lengths = torch.nn.utils.rnn.pad_packed_sequence(
         theirs, batch_first=True, padding_value=-1.0
     )
-    assert_close(padded, their_padded, TOL[dtype], "padded")
+    assert_close(padded, their_padded, tolerance("recurrent", dtype), "padded")
     np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
-    lstm, their_lstm = _twin("LSTM", dtype)
+    lstm, their_lstm = twin("LSTM", dtype)
     out, (h_n, c_n) = lstm(ours, (our_h0, mg.zeros_like(our_h0)))
     ref, (their_h, their_c) = their_lstm(theirs, (their_h0, torch.zeros_like(their_h0)))
-    _compare_and_backward(
+    compare_and_backward(
         [padded, out.data, h_n, c_n],
         [their_padded, ref.data, their_h, their_c],
         dtype,
         22,
         [(our_data, their_data, "data"), (our_h0, their_h0, "h0")],
     )
-    assert_same_parameter_grads(lstm, their_lstm, TOL[dtype])
+    assert_same_parameter_grads(lstm, their_lstm, tolerance("recurrent", dtype))
 
 
 def test_packed_sequence_from_unsorted_indices_alone_matches_torch():
@@ -1252,7 +936,9 @@ def test_packed_sequence_from_unsorted_indices_alone_matches_torch():
         torch.tensor(data), torch.tensor([3, 2, 1]), unsorted_indices=torch.tensor([2, 0, 1])
     )
     assert_close(
-        rnn.pad_packed_sequence(ours)[0], their_rnn.pad_packed_sequence(theirs)[0], TOL[np.float64]
+        rnn.pad_packed_sequence(ours)[0],
+        their_rnn.pad_packed_sequence(theirs)[0],
+        tolerance("recurrent", np.float64),
     )
     np.testing.assert_array_equal(ours.sorted_indices.numpy(), [1, 2, 0])
 
@@ -1265,12 +951,12 @@ def test_a_layer_mapped_over_packed_data_matches_torch(name, dtype):
     rnn, their_rnn = nn.utils.rnn, torch.nn.utils.rnn
     linear, their_linear = (
         nn.Linear(2, I, dtype=dtype),
-        torch.nn.Linear(2, I, dtype=TORCH_DTYPE[dtype]),
+        torch.nn.Linear(2, I, dtype=torch_dtype(dtype)),
     )
     their_linear.load_state_dict(
         {k: torch.from_numpy(v.numpy().copy()) for k, v in linear.state_dict().items()}
     )
-    layer, their_layer = _twin(name, dtype, bidirectional=True, batch_first=True)
+    layer, their_layer = twin(name, dtype, bidirectional=True, batch_first=True)
     x = np.random.default_rng(24).standard_normal((4, 6, 2)).astype(dtype)
     our_x, their_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     lengths = [3, 6, 1, 4]
@@ -1296,11 +982,11 @@ def test_a_layer_mapped_over_packed_data_matches_torch(name, dtype):
     their_finals = list(their_final) if name == "LSTM" else [their_final]
     padded, _ = rnn.pad_packed_sequence(out, batch_first=True)
     their_padded, _ = their_rnn.pad_packed_sequence(ref, batch_first=True)
-    _compare_and_backward(
+    compare_and_backward(
         [padded] + finals, [their_padded] + their_finals, dtype, 25, [(our_x, their_x, "x")]
     )
-    assert_same_parameter_grads(linear, their_linear, TOL[dtype])
-    assert_same_parameter_grads(layer, their_layer, TOL[dtype])
+    assert_same_parameter_grads(linear, their_linear, tolerance("recurrent", dtype))
+    assert_same_parameter_grads(layer, their_layer, tolerance("recurrent", dtype))
 
 
 def test_packed_sequence_unpacks_as_torch_namedtuple():
@@ -1335,75 +1021,6 @@ def test_pad_sequence_of_integers_with_a_float_padding_value():
     assert out.dtype == mg.int64 and out.numpy().tolist() == ref.numpy().tolist()
 
 
-CELLS = {
-    "LSTMCell": ("LSTMCell", {}),
-    "GRUCell": ("GRUCell", {}),
-    "RNNCell": ("RNNCell", {}),
-    "RNNCell relu": ("RNNCell", {"nonlinearity": "relu"}),
-}
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-@pytest.mark.parametrize("bias", [True, False])
-@pytest.mark.parametrize("with_state", [False, True])
-@pytest.mark.parametrize("batch", [3, 1, None], ids=["B3", "B1", "unbatched"])
-@pytest.mark.parametrize("cell", CELLS)
-def test_every_cell_matches_torch(cell, batch, with_state, bias, dtype):
-    name, extra = CELLS[cell]
-    ours, theirs = _twin(name, dtype, bias=bias, **extra)
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((I,) if batch is None else (batch, I)).astype(dtype)
-    states = [
-        rng.standard_normal((H,) if batch is None else (batch, H)).astype(dtype)
-        for _ in range(2 if name == "LSTMCell" else 1)
-    ]
-    our_x, their_x = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    our_s = [mg.tensor(s, requires_grad=True) for s in states]
-    their_s = [torch.tensor(s, requires_grad=True) for s in states]
-    if name == "LSTMCell":
-        out = list(ours(our_x, tuple(our_s) if with_state else None))
-        ref = list(theirs(their_x, tuple(their_s) if with_state else None))
-    else:
-        out = [ours(our_x, our_s[0] if with_state else None)]
-        ref = [theirs(their_x, their_s[0] if with_state else None)]
-    states = [(a, b, "state") for a, b in zip(our_s, their_s)] if with_state else []
-    # shapes too: (H,) unbatched
-    _compare_and_backward(out, ref, dtype, 3, [(our_x, their_x, "x")] + states)
-    assert_same_parameter_grads(ours, theirs, TOL[dtype])
-
-
-@pytest.mark.parametrize(
-    "settings",
-    [{}, {"bias": False}, {"nonlinearity": "relu"}, {"bias": False, "nonlinearity": "relu"}],
-)
-def test_rnn_cell_parameters_init_and_repr_as_torch(settings):
-    mg.manual_seed(0)
-    ours, theirs = nn.RNNCell(20, 64, **settings), torch.nn.RNNCell(20, 64, **settings)
-    assert [(n, p.shape) for n, p in ours.named_parameters()] == [
-        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
-    ]
-    assert repr(ours) == repr(theirs)
-    values = np.concatenate([p.numpy().ravel() for p in ours.parameters()])
-    bound = 1 / np.sqrt(64)  # torch's U(-1/sqrt(H), 1/sqrt(H)) for every parameter
-    assert values.dtype == np.float32 and np.abs(values).max() <= bound
-    assert abs(values.std() - bound / np.sqrt(3)) < 0.03 * bound
-    theirs.load_state_dict(
-        {k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()}
-    )
-    back = nn.RNNCell(20, 64, **settings)
-    back.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
-    x = np.random.default_rng(0).standard_normal((2, 20)).astype(np.float32)
-    assert_close(back(mg.tensor(x)), theirs(torch.from_numpy(x)), TOL[np.float32])
-
-
-@pytest.mark.parametrize("settings", [{}, {"bias": False}])
-@pytest.mark.parametrize("name", ["LSTMCell", "GRUCell"])
-def test_cell_repr_as_torch(name, settings):
-    assert repr(getattr(nn, name)(I, H, **settings)) == repr(
-        getattr(torch.nn, name)(I, H, **settings)
-    )
-
-
 @pytest.mark.parametrize(
     "settings",
     [
@@ -1420,21 +1037,6 @@ def test_layer_repr_as_torch(name, settings):
     assert repr(getattr(nn, name)(I, H, **settings)) == repr(
         getattr(torch.nn, name)(I, H, **settings)
     )
-
-
-def test_lstm_cell_unbatched_matches_torch():
-    ours, theirs = _twin("LSTMCell", np.float64)
-    x = np.random.default_rng(0).standard_normal(I)
-    h, c = ours(mg.tensor(x))
-    their_h, their_c = theirs(torch.from_numpy(x))
-    assert_close(h, their_h, TOL[np.float64])
-    assert_close(c, their_c, TOL[np.float64])
-
-
-def test_rnn_cell_matches_torch():
-    ours, theirs = _twin("RNNCell", np.float64)
-    x = np.random.default_rng(0).standard_normal((2, I))
-    assert_close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), TOL[np.float64])
 
 
 def _lstm():
