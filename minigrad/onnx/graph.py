@@ -64,11 +64,13 @@ class Graph:
         return self.constant(np.array(value, dtype), "scalar")
 
     # -- dims ---------------------------------------------------------------------------------
-    def atom(self, value, axis):
-        """A new atom: the runtime size of `value`'s axis; the dim that it alone makes."""
+    def atom(self, value, axis, size=None):
+        """A new atom: the runtime size of `value`'s axis (`size` in the traced run, by default
+        its dim's); the dim that it alone makes."""
+        size = self.dims[value][axis][0] if size is None else int(size)
         name = self.node("Shape", [value], start=axis, end=axis + 1)
-        self.atom_sizes[name] = self.dims[value][axis][0]
-        return (self.dims[value][axis][0], (name,))
+        self.atom_sizes[name] = size
+        return (size, (name,))
 
     def dim_tensor(self, dim):
         """The runtime size of `dim` as a 1-element int64 tensor."""
@@ -93,7 +95,7 @@ class Graph:
         for axis, size in enumerate(shape):
             known = like[axis] if axis < len(like) else static(size)
             if known is None:
-                known = self.atom(value, axis) if size != 1 else static(1)
+                known = self.atom(value, axis, size) if size != 1 else static(1)
             dims.append(known if known[0] == size else static(size))
         return dims
 

@@ -292,3 +292,28 @@ def test_shape_ops_keep_dynamic_axes():
     runs = [(floats(2, 3, 6),), (floats(4, 5, 6, seed=1),)]
     dynamic = {"x": BATCH_TIME, "y": BATCH_TIME, "last": {1: "batch"}}
     assert_exports(ShapeOps(), runs, ["x"], dynamic, ["y", "last"])
+
+
+class Signal(nn.Module):
+    """conv1d, 1-d pooling, the other activations and unary ops, chunk, causal attention."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 4, 3, padding=2, dilation=2)
+        self.pools = nn.Sequential(nn.MaxPool1d(2, ceil_mode=True), nn.AvgPool1d(1))
+        self.act = nn.Sequential(nn.SiLU(), nn.LeakyReLU(0.1))
+
+    def forward(self, x):  # (B, 3, L)
+        y = self.pools(self.act(self.conv(x)))  # (B, 4, L')
+        a, b = y.chunk(2, dim=1)
+        waves = a.sin() + b.cos() + (a.abs() + 1).log() + (b * b + 1).sqrt()
+        q = y.transpose(1, 2)[:, None]  # (B, 1, L', 4)
+        attended = mg.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return waves, attended[:, 0].exp()
+
+
+def test_conv1d_pooling_and_the_other_ops():
+    mg.manual_seed(10)
+    runs = [(floats(2, 3, 9),), (floats(3, 3, 14, seed=1),)]
+    dynamic = {"x": {0: "batch", 2: "length"}, "waves": [0, 2], "attended": [0, 1]}
+    assert_exports(Signal(), runs, ["x"], dynamic, ["waves", "attended"])
