@@ -209,7 +209,8 @@ def _axes(dynamic_axes, name, rank, what):
     """{axis: dim name} declared dynamic for the value `name`."""
     axes = dynamic_axes.get(name, {})
     if isinstance(axes, (list, tuple)):
-        axes = {axis: f"{name}_dynamic_axes_{axis + 1}" for axis in axes}
+        # torch's names: counted along the list
+        axes = {axis: f"{name}_dynamic_axes_{i + 1}" for i, axis in enumerate(axes)}
     if not isinstance(axes, dict):
         raise TypeError(
             f"export: dynamic_axes[{name!r}] must be a list of axes or a dict axis -> name; "
