@@ -145,3 +145,11 @@ def imports_of_nanogpt_and_dcgan(library):
 def test_nanogpts_and_dcgans_imports_work_as_torchs():
     pytest.importorskip("torch")
     assert imports_of_nanogpt_and_dcgan("minigrad") == imports_of_nanogpt_and_dcgan("torch")
+
+
+def test_without_mpi4py_it_says_what_to_install(no_torchrun_variables):
+    no_torchrun_variables.setitem(sys.modules, "mpi4py", None)  # as if not installed
+    assert dist.is_available() is False
+    with pytest.raises(ImportError, match=r"pip install 'minigrad\[mpi\]'"):
+        dist.init_process_group()
+    assert not dist.is_initialized()
