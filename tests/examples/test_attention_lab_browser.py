@@ -338,6 +338,55 @@ def walk_reference():
     return order, {name: session.matrix(name).grad.numpy() for name in training.MATRICES}
 
 
+# Every label of the walk panel measured in the browser: a box whose text is wider or taller
+# than the box (scrollWidth > clientWidth), anything sticking out of the panel, and in the
+# graph a node's text outside its shape or under 12 px tall.
+OVERFLOWS = """
+const bad = [], side = document.getElementById('walk-side').getBoundingClientRect();
+const labels = ['th', 'td', '.heat .cell', 'h3', '.status'].map((s) => '#walk-side ' + s).join();
+for (const e of document.querySelectorAll(labels)) {
+  if (e.offsetParent === null || e.clientWidth === 0) continue;
+  if (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1) {
+    bad.push(`${e.tagName}.${e.className} ${e.scrollWidth}x${e.scrollHeight} in `
+             + `${e.clientWidth}x${e.clientHeight}: ${e.textContent.slice(0, 40)}`);
+  }
+}
+for (const e of document.querySelectorAll('#walk-side *')) {
+  const box = e.getBoundingClientRect();
+  if (e.offsetParent !== null && box.right > side.right + 1) {
+    bad.push(`outside the panel by ${box.right - side.right}px: ${e.textContent.slice(0, 40)}`);
+  }
+}
+if (arguments[0]) {
+  for (const node of document.querySelectorAll('#graph-picture g.node')) {
+    const shape = node.querySelector('ellipse, polygon');
+    if (!shape) continue;
+    const around = shape.getBoundingClientRect();
+    for (const text of node.querySelectorAll('text')) {
+      const box = text.getBoundingClientRect();
+      if (box.left < around.left - 2 || box.right > around.right + 2
+          || box.top < around.top - 2 || box.bottom > around.bottom + 2) {
+        bad.push(`graph text outside its node: ${text.textContent}`);
+      }
+      if (box.height < 12) bad.push(`graph text ${box.height}px tall: ${text.textContent}`);
+    }
+  }
+}
+return bad;
+"""
+
+
+def walk_loss():
+    """The loss of the lab's graph for a fresh tab (seeded, untrained)."""
+    from examples import four_matrices as task
+    from examples.lab import training
+
+    session = training.TrainingSession()
+    vectors, _, _ = training.task_data()
+    words = mg.tensor(vectors[task.sentence_ids(task.FIXED_SENTENCE)])
+    return mg.cross_entropy(session.model(words), mg.tensor(np.array([1])))
+
+
 def test_the_backward_walk_step_by_step(browser, lab_url):
     from selenium.webdriver.common.by import By
 
@@ -372,9 +421,12 @@ def test_the_backward_walk_step_by_step(browser, lab_url):
             lambda: find("#walk-panel").get_attribute("data-position") == str(position),
             f"step {position + 1}",
         )
-        (current,) = lit("walk-current")
-        seen.append(current)
-        assert sorted(lit("walk-done")) == sorted(order[:position])
+        current = [i for i in lit("walk-current") if not i.endswith("_scale")]
+        seen.extend(current)
+        # readable at every step: every number fits its cell, every name its column
+        assert driver.execute_script(OVERFLOWS, position == 0) == [], f"step {position + 1}"
+        done = [i for i in lit("walk-done") if not i.endswith("_scale")]
+        assert sorted(done) == sorted(order[:position])
         assert find("#walk-details h3").text.startswith(f"Step {position + 1} of {len(order)}")
     assert seen == order
     assert find("#walk-status").text.endswith("done") and find("#walk-step").get_attribute(
@@ -411,7 +463,8 @@ def test_the_backward_walk_step_by_step(browser, lab_url):
     driver.execute_script(
         "window.walkSeen = [];"
         "new MutationObserver(() => {"
-        "  const title = document.querySelector('#graph-picture g.walk-current > title');"
+        "  const title = [...document.querySelectorAll('#graph-picture g.walk-current > title')]"
+        "    .find((t) => !t.textContent.endsWith('_scale'));"
         "  const seen = window.walkSeen;"
         "  if (title && seen[seen.length - 1] !== title.textContent) seen.push(title.textContent);"
         "}).observe(document.getElementById('graph-picture'),"
@@ -428,13 +481,56 @@ def test_the_backward_walk_step_by_step(browser, lab_url):
     )
     assert driver.execute_script("return window.walkSeen") == order
 
-    # With a module collapsed the ids are not those of the walk: the panel says so, and the
-    # controls come back with the full graph.
-    find("input[name=collapse][value=pool]").click()
-    wait_for(driver, lambda: find("#walk-note").is_displayed(), "the note on collapsed graphs")
-    assert "untick" in find("#walk-note").text and not find("#walk-step").is_displayed()
-    find("input[name=collapse][value=pool]").click()
-    wait_for(driver, lambda: find("#walk-step").is_displayed(), "the controls again")
-    assert find("#walk-status").text == f"{len(order)} ops to visit" and lit("walk-current") == []
+    # With a module collapsed the walk goes on, on the graph as drawn: the attention layer's
+    # ops light up its box, the same number of steps.
+    find("input[name=collapse][value=attention]").click()
+    wait_for(
+        driver,
+        lambda: (
+            find("#walk-status").text == f"{len(order)} ops to visit"
+            and driver.find_elements(By.CSS_SELECTOR, "#graph-picture g.node > title")
+            and any(
+                t.startswith("m")
+                for t in driver.execute_script(
+                    "return [...document.querySelectorAll('#graph-picture g.node > title')]"
+                    ".map((t) => t.textContent)"
+                )
+            )
+        ),
+        "the walk on the collapsed graph",
+    )
+    boxes = []
+    for position in range(len(order)):
+        find("#walk-step").click()
+        wait_for(
+            driver,
+            lambda: find("#walk-panel").get_attribute("data-position") == str(position),
+            f"step {position + 1} with attention collapsed",
+        )
+        assert lit("walk-current"), f"step {position + 1} lights nothing"
+        boxes += [i for i in lit("walk-current") if i.startswith("m")]
+        assert driver.execute_script(OVERFLOWS, False) == [], f"collapsed step {position + 1}"
+    assert boxes  # the attention's ops
+    find("input[name=collapse][value=attention]").click()
+    # Folded: the Reshape/Permute steps are gone, the walk still ends at .grad.
+    find("#graph-fold").click()
+    folded = sum(
+        step.op not in ("Reshape", "Permute")
+        for step in mg.viz.replay(walk_loss(), fold_views=True)
+    )
+    wait_for(
+        driver, lambda: find("#walk-status").text == f"{folded} ops to visit", "the folded walk"
+    )
+    for position in range(folded):
+        find("#walk-step").click()
+        wait_for(
+            driver,
+            lambda: find("#walk-panel").get_attribute("data-position") == str(position),
+            f"folded step {position + 1}",
+        )
+        assert driver.execute_script(OVERFLOWS, position == 0) == [], f"folded {position + 1}"
+    for name, grad in grads.items():
+        shown = heat_values(driver, f"[data-walk-matrix={name}]")
+        np.testing.assert_allclose(np.array(shown, float).reshape(grad.shape), grad, rtol=1e-5)
     problems = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     assert problems == []

@@ -11,7 +11,8 @@
     const collapse = [...document.querySelectorAll("input[name=collapse]:checked")].map((box) => box.value);
     $("graph-redraw").disabled = true;
     try {
-      const answer = await Lab.api("/api/graph", {session: Lab.session, collapse});
+      const fold = $("graph-fold").checked;
+      const answer = await Lab.api("/api/graph", {session: Lab.session, collapse, fold});
       Lab.showError("graph-error", null);
       $("graph-missing").hidden = answer.available;
       $("graph-missing").textContent = answer.available ? "" :
@@ -39,7 +40,7 @@
     start() {
       Lab.walk.start();
       $("graph-redraw").addEventListener("click", drawGraph);
-      for (const box of document.querySelectorAll("input[name=collapse]")) box.addEventListener("change", drawGraph);
+      for (const box of document.querySelectorAll("input[name=collapse], #graph-fold")) box.addEventListener("change", drawGraph);
     },
     show() {
       Lab.panels.train.show();  // the graph is of the model trained in panel 2

@@ -86,7 +86,9 @@ Lab.heat = function (matrix, options = {}) {
   const rows = options.rows, columns = options.columns;
   const scale = options.scale !== undefined ? options.scale : Lab.largest(matrix);
   const grid = Lab.el("div", {class: "heat"});
-  const template = `${rows ? "auto " : ""}repeat(${matrix[0].length}, ${cell}px)`;
+  // Cells that show numbers are at least `cell` wide and as wide as their text: "−0.813" fits.
+  const column = options.decimals !== undefined ? `minmax(${cell}px, max-content)` : `${cell}px`;
+  const template = `${rows ? "auto " : ""}repeat(${matrix[0].length}, ${column})`;
   grid.style.gridTemplateColumns = template;
   if (columns) {
     if (rows) grid.append(Lab.el("div", {class: "label"}));
@@ -97,7 +99,7 @@ Lab.heat = function (matrix, options = {}) {
     row.forEach((value, j) => {
       const box = Lab.el("div", {class: "cell " + (options.classOf ? options.classOf(i, j) : ""),
                                  title: value === null ? "not a number" : String(value)});
-      box.style.height = `${cell}px`;
+      box.style.minHeight = `${cell}px`;
       box.style.background = Lab.colour(value, scale);
       if (options.decimals !== undefined) box.textContent = Lab.fmt(value, options.decimals);
       box.dataset.value = value === null ? "" : String(value);

@@ -25,7 +25,9 @@
     box.append(`${shapeText(gradient.shape)} · norm ${Lab.fmt(gradient.norm, 4)}`);
     if (gradient.values !== null) {
       const matrix = rows(gradient.values);
-      box.append(Lab.heat(matrix, {cell, decimals: matrix.length * matrix[0].length <= 8 ? 3 : undefined}));
+      // numbers in the cells up to 8 entries: three decimals up to 4 across, else two
+      const decimals = matrix.length * matrix[0].length > 8 ? undefined : matrix[0].length <= 4 ? 3 : 2;
+      box.append(Lab.heat(matrix, {cell, decimals}));
     }
     return box;
   }
@@ -37,20 +39,24 @@
       const which = step.arriving.length > 1 ? ` at output ${output}` : "";
       details.push(Lab.el("p", {class: "walk-line"}, Lab.el("b", {text: `gradient arriving${which}: `}), gradientBox(gradient, 14)));
     });
-    const table = Lab.el("table", {class: "numbers walk-inputs"},
-      Lab.el("tr", {}, ...["input", "receives", "sum so far"].map((text) => Lab.el("th", {text}))));
+    // One block per input: its name across the panel (never cut), then what it receives and the
+    // sum so far, one under the other, so that the heat maps have the panel's whole width.
+    const table = Lab.el("table", {class: "numbers walk-inputs"});
     for (const input of step.inputs) {
-      const row = Lab.el("tr", {"data-input-id": input.id || ""},
-        Lab.el("th", {class: "row", text: `${input.name} (${input.id})`}));
-      if (input.grad === null) {
-        row.append(Lab.el("td", {class: "status", text: "no gradient: it needs none", colspan: "2"}));
-      } else {
-        const uses = `${input.uses} use${input.uses > 1 ? "s" : ""}`;
-        const total = Lab.el("td", {class: input.uses > 1 ? "walk-shared" : ""}, gradientBox(input.total, 14));
-        total.append(Lab.el("div", {class: "status", text: input.uses > 1 ? `${uses}: the gradients add up` : uses}));
-        row.append(Lab.el("td", {}, gradientBox(input.grad, 14)), total);
-      }
+      const name = Lab.el("th", {class: "row", colspan: "2"}, input.name,
+        Lab.el("span", {class: "status", text: input.id ? ` (${input.id})` : ""}));
+      const row = Lab.el("tr", {"data-input-id": input.id || ""}, name);
       table.append(row);
+      if (input.grad === null) {
+        row.append(Lab.el("td", {class: "status", text: "no gradient: it needs none"}));
+        continue;
+      }
+      const uses = `${input.uses} use${input.uses > 1 ? "s" : ""}`;
+      const total = Lab.el("div", {class: input.uses > 1 ? "walk-shared" : ""},
+        Lab.el("div", {class: "status", text: `sum so far, ${input.uses > 1 ? `${uses}: the gradients add up` : uses}`}),
+        gradientBox(input.total, 14));
+      table.append(Lab.el("tr", {}, Lab.el("td", {colspan: "2"},
+        Lab.el("div", {class: "status", text: "receives"}), gradientBox(input.grad, 14), total)));
     }
     details.push(table);
     return details;
@@ -58,16 +64,16 @@
 
   // The four matrices: the sum the walk has brought each so far, and at the end its .grad.
   function drawMatrices() {
-    const reached = {};
+    const reached = {};  // by name: with a module collapsed, its weights share the box's id
     for (const step of walk.steps.slice(0, walk.position + 1)) {
-      for (const input of step.inputs) if (input.grad !== null) reached[input.id] = input.total;
+      for (const input of step.inputs) if (input.grad !== null) reached[input.name] = input.total;
     }
     const cells = Object.entries(walk.matrices).map(([name, matrix]) => {
       const cell = Lab.el("div", {"data-walk-matrix": name});
       const label = Lab.el("div", {class: "name"}, "W");
       label.append(Lab.el("sub", {text: matrix.label.slice(2)}));
       cell.append(label);
-      const total = reached[matrix.id];
+      const total = reached[matrix.name];
       if (!total) {
         cell.append(Lab.el("div", {class: "status", text: "not reached yet"}));
         return cell;
@@ -93,13 +99,22 @@
     for (const element of Object.values(walk.nodes)) element.classList.remove("walk-current", "walk-done", "walk-receives");
     for (const edge of walk.edges) edge.element.classList.remove("walk-flow");
     const step = walk.steps[walk.position];
-    for (const done of walk.steps.slice(0, Math.max(walk.position, 0))) walk.nodes[done.id]?.classList.add("walk-done");
+    // a step is its op's node (or its collapsed module's box) and the scale step drawn before it
+    const shown = (s) => [s.id, s.scale_id].filter(Boolean);
+    for (const done of walk.steps.slice(0, Math.max(walk.position, 0))) {
+      for (const id of shown(done)) walk.nodes[id]?.classList.add("walk-done");
+    }
     if (step) {
       const current = walk.nodes[step.id];
-      current?.classList.add("walk-current");
-      const receiving = new Set(step.inputs.filter((input) => input.grad !== null).map((input) => input.id));
+      for (const id of shown(step)) walk.nodes[id]?.classList.add("walk-current");
+      const receiving = new Set(step.inputs.filter((input) => input.grad !== null && input.id !== step.id).map((input) => input.id));
       for (const id of receiving) walk.nodes[id]?.classList.add("walk-receives");
-      for (const edge of walk.edges) if (edge.head === step.id && receiving.has(edge.tail)) edge.element.classList.add("walk-flow");
+      const heads = new Set(shown(step));
+      for (const edge of walk.edges) {
+        if ((heads.has(edge.head) && receiving.has(edge.tail)) || (edge.tail === step.scale_id && edge.head === step.id)) {
+          edge.element.classList.add("walk-flow");
+        }
+      }
       if (current) centre(current);
       $("walk-details").replaceChildren(...describe(step));
     } else {
@@ -143,13 +158,12 @@
       $("walk-step").addEventListener("click", () => { pause(); move(1); });
       $("walk-play").addEventListener("click", play);
     },
-    // answer: the /api/graph answer's "walk" (null when a module is collapsed); svg: the drawn
-    // graph, or null without Graphviz.
+    // answer: the /api/graph answer's "walk" (its ids are those of the graph as drawn, collapsed
+    // or folded); svg: the drawn graph, or null without Graphviz.
     load(answer, svg) {
       pause();
       walk = null;
-      const note = answer === null ? "The walk is replayed on the full graph: untick “collapse” to step through it." :
-        svg === null ? "Stepping through the walk lights up the drawn graph, which needs Graphviz." : "";
+      const note = svg === null ? "Stepping through the walk lights up the drawn graph, which needs Graphviz." : "";
       $("walk-note").hidden = !note;
       $("walk-note").textContent = note;
       $("walk-panel").hidden = Boolean(note);
