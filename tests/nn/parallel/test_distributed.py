@@ -111,6 +111,16 @@ for micro in range(2):
 for key, p in ddp.module.named_parameters():
     out[f"accumulated:{key}"] = p.grad.numpy()
 
+# buffers: each rank's BatchNorm statistics from its own half, then rank 0's before a forward
+mg.manual_seed(SEED + rank)
+with_norm = nn.Sequential(nn.Linear(5, 4), nn.BatchNorm1d(4)).double()
+ddp = DDP(with_norm)
+ddp(mg.tensor(inputs[0][half])).sum().backward()
+out["statistics before"] = with_norm[1].running_mean.numpy().copy()
+ddp.eval()
+ddp(mg.tensor(inputs[1][half]))  # eval: the statistics are only read, after the broadcast
+out["statistics after"] = with_norm[1].running_mean.numpy().copy()
+
 # a parameter that no loss uses
 class WithUnused(nn.Module):
     def __init__(self):
@@ -200,6 +210,13 @@ def test_gradients_accumulated_under_no_sync_are_averaged_by_the_next_backward(r
             np.testing.assert_allclose(got, p.grad.numpy(), rtol=RTOL, atol=ATOL, err_msg=key)
     # under no_sync each rank kept its own micro-batch's gradient
     assert not np.allclose(results[0]["local grad"], results[1]["local grad"])
+
+
+def test_rank_0s_buffers_reach_every_rank_before_each_forward(results):
+    before = [r["statistics before"] for r in results]
+    assert not np.allclose(before[0], before[1])  # each rank's own half
+    for rank_result in results:
+        np.testing.assert_array_equal(rank_result["statistics after"], before[0])
 
 
 def test_a_parameter_no_loss_used_is_named_at_the_next_forward(results):
