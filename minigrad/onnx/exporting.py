@@ -15,6 +15,7 @@ import inspect
 import os
 import tempfile
 import threading
+import warnings
 
 import numpy as np
 
@@ -114,6 +115,8 @@ class _Builder:
         self.graph, self.names = graph, {}
         self.module_paths = {id(m): path for path, m in model.named_modules()}
         self.input_arrays = [t._data for t in inputs]
+        self.state = {id(t) for t in model.parameters()} | {id(t) for t in model.buffers()}
+        self.dynamic_sizes = {size for size in graph.atom_sizes.values() if size > 1}
         for tensor, name in zip(inputs, input_names):
             self.names[_key(tensor)] = name
         self.call_of = {}
@@ -167,6 +170,13 @@ class _Builder:
                     "a tensor computed from an input outside the recorded ops (an op on an "
                     "integer input that minigrad does not record); it would be written as a "
                     f"constant of shape {array.shape}"
+                )
+            if id(tensor) not in self.state and self.dynamic_sizes & set(array.shape):
+                warnings.warn(
+                    f"minigrad.onnx.export: a tensor of shape {array.shape} made during the run "
+                    "(not a parameter, buffer or input) is written as a constant; if its shape "
+                    "follows a dynamic axis, the exported model will not (docs/onnx.md)",
+                    stacklevel=2,
                 )
             self.names[_key(tensor)] = g.constant(np.ascontiguousarray(array), "weight")
             return

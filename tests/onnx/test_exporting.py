@@ -5,6 +5,7 @@ expected; the model's training mode is restored; opsets 17 to 21."""
 
 import io
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -165,3 +166,17 @@ def test_bad_arguments_are_refused_naming_what_was_expected(change, error, named
         mg.onnx.export(**call)
     assert named in str(refused.value), str(refused.value)
     assert not (tmp_path / "m.onnx").exists()
+
+
+class Counted(nn.Module):
+    def forward(self, x):
+        return x + mg.tensor(np.arange(x.shape[0], dtype=np.float32))[:, None]
+
+
+def test_a_constant_made_in_forward_of_a_dynamic_size_is_warned_about():
+    with pytest.warns(UserWarning, match=r"shape \(7, 1\) made during the run"):
+        mg.onnx.export(Counted(), x_of(7, 3), io.BytesIO(), dynamic_axes={"x": [0]})
+    with warnings.catch_warnings():  # no dynamic axis of that size: nothing to say
+        warnings.simplefilter("error")
+        mg.onnx.export(Counted(), x_of(7, 3), io.BytesIO(), dynamic_axes={"x": [1]})
+        mg.onnx.export(mlp(), x_of(3, 3), io.BytesIO(), dynamic_axes={"x": [0]})
