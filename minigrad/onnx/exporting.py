@@ -243,6 +243,14 @@ def _value_info(onnx, name, tensor, axes):
 
 def build(onnx, model, args, input_names, output_names, dynamic_axes, opset):
     """The ONNX ModelProto of model(*args); raises UnsupportedOperatorError before any write."""
+    floats = [(f"parameter {n}", p) for n, p in model.named_parameters()]
+    floats += [(f"input {name}", t) for name, t in zip(input_names, args)]
+    wide = [(what, t.dtype) for what, t in floats if t.dtype.kind == "f" and t.dtype != np.float32]
+    if wide:
+        raise UnsupportedOperatorError(
+            f"export writes float32 models (onnxruntime's CPU kernels); got {wide[0][0]} in "
+            f"{wide[0][1]}: call model.float() and pass float32 inputs"
+        )
     inputs, output, calls = trace(model, args)
     outputs = flatten(output)
     if not outputs:

@@ -53,17 +53,21 @@ REFUSED = [
     (lambda: nn.Sequential(Masked()), (2, 3), ["GetItem", "bool mask", "'0'"]),
     (lambda: nn.Sequential(nn.Embedding(10, 4, max_norm=1.0)), None, ["max_norm", "'0'"]),
     (lambda: Shifted(), None, ["computed from an input", "(2, 4)"]),
+    (lambda: nn.Sequential(nn.LSTM(3, 2).double()), "float64", ["float64", "model.float()"]),
 ]
 
 
 @pytest.mark.parametrize(
-    "make, shape, named", REFUSED, ids=["cumsum", "pool", "mask", "norm", "ids"]
+    "make, shape, named", REFUSED, ids=["cumsum", "pool", "mask", "norm", "ids", "float64"]
 )
 def test_what_cannot_be_exported_is_refused_by_name_before_a_file_is_written(
     make, shape, named, tmp_path
 ):
     mg.manual_seed(0)
-    args = (x_of(*shape),) if shape else (mg.tensor(np.arange(10).reshape(2, 5) % 10),)
+    if shape == "float64":
+        args = (x_of(4, 2, 3).double(),)
+    else:
+        args = (x_of(*shape),) if shape else (mg.tensor(np.arange(10).reshape(2, 5) % 10),)
     path = tmp_path / "model.onnx"
     with pytest.raises(mg.onnx.UnsupportedOperatorError) as refused:
         mg.onnx.export(make(), args, path)
