@@ -210,7 +210,14 @@ def test_the_lab_in_a_browser(browser, lab_url, tmp_path):
     # Panel 1 opens on the chapter's example: "it" attends to cat, sleeps, it with 0.93, 0.01, 0.06.
     wait_for(driver, lambda: shown_weights(driver), "the weights of the query word")
     np.testing.assert_allclose(shown_weights(driver), expected_weights()[2], atol=5e-5)
-    assert "0.93·[3, 0] + 0.01·[0, 3] + 0.06·[1, 1]" in find("#head-steps .formula:last-child").text
+    # the weighted sum: the weights as step 4 shows them, and the terms shown add up to the sum
+    formula = find("#head-steps .formula:last-child").text
+    weights = expected_weights()[2]
+    terms = " + ".join(f"{w:.4f}·{v}" for w, v in zip(weights, ["[3, 0]", "[0, 3]", "[1, 1]"]))
+    assert f"Σ weight·v = {terms} ≈ " in formula
+    shown = [float(w) for w in re.findall(r"(\d\.\d{4})·", formula)]
+    summed = np.array(shown) @ np.array([[3, 0], [0, 3], [1, 1]])
+    assert formula.endswith("[" + ", ".join(f"{v:.2f}" for v in summed) + "]")
     assert find("#temperature-value").text == "T = 1"
     screenshot(driver, images / "attention_lab.png")
 

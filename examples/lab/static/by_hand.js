@@ -138,8 +138,10 @@
     }), "bars"));
     table.append(row("value v_j", r.values.map((v) => Lab.el("td", {text: vec(pick(v, head.features))}))));
     block.append(table);
-    const terms = head.weights[q].map((w, j) => `${Lab.fmt(w, 2)}·${vec(pick(r.values[j], head.features))}`).join(" + ");
-    const sum = Lab.el("div", {class: "formula"}, `Σ weight·v = ${terms} = `);
+    // The weights as step 4 shows them (4 decimals), the sum to 2: a student adding up the
+    // terms shown gets the sum shown (rounded weights, 0.93·… + 0.01·…, would not).
+    const terms = head.weights[q].map((w, j) => `${Lab.fmt(w, 4)}·${vec(pick(r.values[j], head.features))}`).join(" + ");
+    const sum = Lab.el("div", {class: "formula"}, `Σ weight·v = ${terms} ≈ `);
     sum.append(Lab.el("b", {text: "[" + head.context[q].map((v) => Lab.fmt(v, 2)).join(", ") + "]"}));
     block.append(sum);
     return block;
