@@ -58,9 +58,19 @@ TOLERANCES = {
     # LayerNorm's weight gradient for one feature in one row: x - mean is exactly 0 (minigrad's
     # gradient is 0); torch's float32 mean leaves ~1e-7 of rounding, times rstd = 1/sqrt(eps)
     "layer norm of one feature": {F32: (1e-4, 1e-4), F64: (1e-4, 1e-4)},
-    # the recurrent layers and cells against torch's (tests/nn/test_rnn*.py, tests/ops/test_lstm.py):
-    # a few steps of gates and products
+    # the recurrent layers and cells against torch's (tests/nn/test_rnn*.py): the sweeps of every
+    # layer, layout and cell; "one pass" the outputs and final states of a forward pass alone (and
+    # the float32 GRU), "many steps" a float64 pass and its gradients back through every step,
+    # "one recurrent step" a cell's step in float64; "lstm layer" LSTM against torch's in every
+    # layout with lengths (float64 gradients through two layers and both directions: 1e-9)
     "recurrent": {F32: (1e-5, 1e-5), F64: (1e-10, 1e-10)},
+    "recurrent, one pass": {F32: (1e-5, 1e-6), F64: (1e-12, 1e-13)},
+    "recurrent, many steps": {F64: (1e-10, 1e-12)},
+    "one recurrent step": {F64: (1e-12, 1e-14)},
+    "lstm layer": {F32: (1e-5, 1e-5), F64: (1e-9, 1e-10)},
+    # a float32 layer through a torch state dict and back: the same numbers, summed in another
+    # order
+    "state dict round trip": {F32: (1e-7, 1e-6)},
     # what a module's hooks see and give back (tests/nn/test_hooks.py)
     "hooks": {F32: (1e-5, 1e-5), F64: (1e-12, 1e-12)},
     # random compositions of many ops: rounding adds up along the chain

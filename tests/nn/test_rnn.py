@@ -155,11 +155,10 @@ def test_matches_torch(dtype, layers, bidirectional, batch_first, lengths):
     )
     loss_t.backward()
 
-    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-10)
     for ours, theirs in [(output, output_t), (h_n, h_t), (c_n, c_t)]:
-        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), **tol)
-    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), **tol)
-    assert_same_parameter_grads(lstm, twin, tol)
+        assert_close(ours, theirs, "lstm layer")
+    assert_close(x.grad, xt.grad, "lstm layer", "x.grad")
+    assert_same_parameter_grads(lstm, twin, "lstm layer")
 
 
 def test_without_bias_matches_torch():
@@ -181,12 +180,10 @@ def test_without_bias_matches_torch():
     xt = torch.from_numpy(x_data).requires_grad_()
     output_t, (h_t, _) = twin(xt)
     (output_t.sum() + h_t.sum()).backward()
-    np.testing.assert_allclose(output.numpy(), output_t.detach().numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert_close(output, output_t, "recurrent, many steps", "output")
+    assert_close(x.grad, xt.grad, "recurrent, many steps", "x.grad")
     for (name, parameter), theirs in zip(lstm.named_parameters(), twin.parameters()):
-        np.testing.assert_allclose(
-            parameter.grad.numpy(), theirs.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name
-        )
+        assert_close(parameter.grad, theirs.grad, "recurrent, many steps", name)
 
 
 def test_state_dict_round_trip_through_torch():
@@ -211,9 +208,7 @@ def test_state_dict_round_trip_through_torch():
     back.load_state_dict({k: v.detach().numpy() for k, v in twin.state_dict().items()})
     x = mg.tensor(np.random.default_rng(9).standard_normal((2, 5, 3)).astype(np.float32))
     np.testing.assert_array_equal(lstm(x)[0].numpy(), back(x)[0].numpy())
-    np.testing.assert_allclose(
-        back(x)[0].numpy(), twin(torch.from_numpy(x.numpy()))[0].detach().numpy(), atol=1e-6
-    )
+    assert_close(back(x)[0], twin(torch.from_numpy(x.numpy()))[0], "state dict round trip")
 
 
 def test_init_like_torch():
@@ -347,30 +342,23 @@ def test_gru_and_rnn_match_torch_outputs_states_and_gradients(
         reference, _ = torch.nn.utils.rnn.pad_packed_sequence(
             reference, batch_first=first, total_length=T
         )
-    np.testing.assert_allclose(out.numpy(), reference.detach().numpy(), rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(h_n.numpy(), reference_h.detach().numpy(), rtol=1e-12, atol=1e-13)
+    assert_close(out, reference, "recurrent, one pass", "output")
+    assert_close(h_n, reference_h, "recurrent, one pass", "h_n")
     grad, grad_h = rng.standard_normal(out.shape), rng.standard_normal(h_n.shape)
     ((out * mg.tensor(grad)).sum() + (h_n * mg.tensor(grad_h)).sum()).backward()
     (
         (reference * torch.from_numpy(grad)).sum() + (reference_h * torch.from_numpy(grad_h)).sum()
     ).backward()
-    np.testing.assert_allclose(our_x.grad.numpy(), their_x.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert_close(our_x.grad, their_x.grad, "recurrent, many steps", "x.grad")
     if with_state:
-        np.testing.assert_allclose(
-            our_h0.grad.numpy(), their_h0.grad.numpy(), rtol=1e-10, atol=1e-12
-        )
-    assert_same_parameter_grads(ours, theirs, dict(rtol=1e-10, atol=1e-12))
+        assert_close(our_h0.grad, their_h0.grad, "recurrent, many steps", "h0.grad")
+    assert_same_parameter_grads(ours, theirs, "recurrent, many steps")
 
 
 def test_gru_float32_and_the_cell_match_torch():
     torch, ours, theirs = _pair({"batch_first": True}, dtype=np.float32)
     x = np.random.default_rng(1).standard_normal((B, T, I)).astype(np.float32)
-    np.testing.assert_allclose(
-        ours(mg.tensor(x))[0].numpy(),
-        theirs(torch.from_numpy(x))[0].detach().numpy(),
-        rtol=1e-5,
-        atol=1e-6,
-    )
+    assert_close(ours(mg.tensor(x))[0], theirs(torch.from_numpy(x))[0], "recurrent, one pass")
     cell, their_cell = (
         nn.GRUCell(I, H, dtype=np.float64),
         torch.nn.GRUCell(I, H, dtype=torch.float64),
@@ -382,15 +370,13 @@ def test_gru_float32_and_the_cell_match_torch():
         np.random.default_rng(2).standard_normal((2, I)),
         np.random.default_rng(3).standard_normal((2, H)),
     )
-    np.testing.assert_allclose(
-        cell(mg.tensor(step), mg.tensor(h)).numpy(),
-        their_cell(torch.from_numpy(step), torch.from_numpy(h)).detach().numpy(),
-        rtol=1e-12,
+    assert_close(
+        cell(mg.tensor(step), mg.tensor(h)),
+        their_cell(torch.from_numpy(step), torch.from_numpy(h)),
+        "one recurrent step",
     )
-    np.testing.assert_allclose(
-        cell(mg.tensor(step[0])).numpy(),
-        their_cell(torch.from_numpy(step[0])).detach().numpy(),
-        rtol=1e-12,
+    assert_close(
+        cell(mg.tensor(step[0])), their_cell(torch.from_numpy(step[0])), "one recurrent step"
     )  # unbatched, zero state
 
 
@@ -526,25 +512,21 @@ def test_packed_sequences_through_lstm_and_gru_match_torch(name, batch_first):
         )
     out, state = ours(packed)
     reference, their_state = theirs(their_packed)
-    np.testing.assert_allclose(
-        out.data.numpy(), reference.data.detach().numpy(), rtol=1e-12, atol=1e-13
-    )
+    assert_close(out.data, reference.data, "recurrent, one pass", "out.data")
     padded, lengths = rnn.pad_packed_sequence(
         out, batch_first=batch_first, padding_value=-2.0, total_length=T + 1
     )
     their_padded, their_lengths = torch_rnn.pad_packed_sequence(
         reference, batch_first=batch_first, padding_value=-2.0, total_length=T + 1
     )
-    np.testing.assert_allclose(
-        padded.numpy(), their_padded.detach().numpy(), rtol=1e-12, atol=1e-13
-    )
+    assert_close(padded, their_padded, "recurrent, one pass", "padded")
     np.testing.assert_array_equal(lengths.numpy(), their_lengths.numpy())
     h_n, their_h_n = (state[0], their_state[0]) if name == "LSTM" else (state, their_state)
-    np.testing.assert_allclose(h_n.numpy(), their_h_n.detach().numpy(), rtol=1e-12, atol=1e-13)
+    assert_close(h_n, their_h_n, "recurrent, one pass", "h_n")
     grad = np.random.default_rng(7).standard_normal(padded.shape)
     ((padded * mg.tensor(grad)).sum() + h_n.sum()).backward()
     ((their_padded * torch.from_numpy(grad)).sum() + their_h_n.sum()).backward()
-    np.testing.assert_allclose(our_x.grad.numpy(), their_x.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert_close(our_x.grad, their_x.grad, "recurrent, many steps", "x.grad")
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
@@ -561,7 +543,7 @@ def test_dropout_between_layers_while_training_matches_torch_at_p_1(name):
         ours.train(training), theirs.train(training)
         out = ours(mg.tensor(x))[0]
         torch_out = theirs(torch.tensor(x))[0]
-        np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+        assert_close(out, torch_out, "recurrent, many steps")
 
 
 LAYERS = {

@@ -60,8 +60,8 @@ def test_cell_matches_torch():
     x, h, c = (rng.standard_normal(s) for s in [(2, 3), (2, 4), (2, 4)])
     h1, c1 = cell(mg.tensor(x), (mg.tensor(h), mg.tensor(c)))
     h2, c2 = reference(torch.from_numpy(x), (torch.from_numpy(h), torch.from_numpy(c)))
-    np.testing.assert_allclose(h1.numpy(), h2.detach().numpy(), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(c1.numpy(), c2.detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert_close(h1, h2, "one recurrent step", "h")
+    assert_close(c1, c2, "one recurrent step", "c")
 
 
 @pytest.mark.parametrize("batch", [(3,), ()], ids=["batched", "unbatched"])
