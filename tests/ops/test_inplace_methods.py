@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from parity import assert_close
 
 torch = pytest.importorskip("torch")
 
@@ -62,12 +63,12 @@ def run(lib, case, dtype):
 def test_in_place_ops_match_torch_values_and_gradients(case, dtype):
     ours, our_grads = run(mg, case, dtype)
     theirs, their_grads = run(torch, case, dtype)
-    np.testing.assert_allclose(ours, theirs.astype(dtype), rtol=1e-6, atol=1e-6)
+    assert_close(ours, theirs.astype(dtype), "in-place methods", "value")
     for got, want in zip(our_grads, their_grads):
         # an input whose every value was overwritten gets grad None here, zeros in torch
         got = np.zeros_like(A) if got is None else got
         want = np.zeros_like(A) if want is None else want
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        assert_close(got, want, "in-place methods", "gradient")
 
 
 def test_setitem_without_grad_writes_into_the_same_array():
@@ -114,8 +115,8 @@ def test_in_place_unary_methods_match_torch(name, domain):
         assert out is x
         (x * lib.tensor(np.arange(12.0).reshape(3, 4))).sum().backward()
         results.append((np.asarray(x.detach()), np.asarray(base.grad)))
-    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
-    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+    assert_close(results[0][0], results[1][0], "in-place unary", "value")
+    assert_close(results[0][1], results[1][1], "in-place unary", "gradient")
 
 
 def test_writing_into_an_expanded_view_says_what_to_do():
