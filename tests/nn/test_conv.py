@@ -15,7 +15,7 @@ import minigrad as mg
 from layer_checks import TORCH_DTYPE, assert_refused_as_torch, floats, normal
 from minigrad import nn
 from minigrad.errors import ArgumentError, DTypeError, ShapeError
-from parity import DTYPES, assert_layer_matches_torch, copy_state_to_torch, tolerance
+from parity import DTYPES, assert_close, assert_layer_matches_torch, copy_state_to_torch, tolerance
 
 # the tables compare with torch: without it the file is skipped
 torch = pytest.importorskip("torch")
@@ -114,12 +114,7 @@ def test_conv_state_dict_moves_to_torch_and_back():
         {key: torch.from_numpy(value.numpy().copy()) for key, value in ours.state_dict().items()}
     )
     x = normal(2, 3, 8, 8).astype(np.float32)
-    np.testing.assert_allclose(
-        ours(mg.tensor(x)).numpy(),
-        theirs(torch.from_numpy(x)).detach().numpy(),
-        rtol=1e-5,
-        atol=1e-5,
-    )
+    assert_close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), "conv layers")
     # and back: torch's freshly drawn weights into ours
     torch.manual_seed(8)
     theirs = torch.nn.Sequential(
@@ -128,12 +123,7 @@ def test_conv_state_dict_moves_to_torch_and_back():
         torch.nn.Conv2d(6, 4, 2, stride=2, groups=2),
     )
     ours.load_state_dict({key: value.numpy() for key, value in theirs.state_dict().items()})
-    np.testing.assert_allclose(
-        ours(mg.tensor(x)).numpy(),
-        theirs(torch.from_numpy(x)).detach().numpy(),
-        rtol=1e-5,
-        atol=1e-5,
-    )
+    assert_close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), "conv layers")
 
 
 # -- transposed convolution, unfold and fold layers --------------------------------------------
@@ -202,7 +192,7 @@ def test_conv_transpose_output_size_as_torch(output_size):
         theirs(torch.tensor(x), output_size=output_size),
     )
     assert out.shape == tuple(torch_out.shape)
-    np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=1e-10, atol=1e-10)
+    assert_close(out, torch_out, "conv layers")
 
 
 @pytest.mark.parametrize(
@@ -250,21 +240,11 @@ def test_conv_transpose_state_dict_moves_to_torch_and_back():
     )
     x = normal(2, 3, 8, 8).astype(np.float32)
     assert ours(mg.tensor(x)).shape == x.shape
-    np.testing.assert_allclose(
-        ours(mg.tensor(x)).numpy(),
-        theirs(torch.from_numpy(x)).detach().numpy(),
-        rtol=1e-5,
-        atol=1e-5,
-    )
+    assert_close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), "conv layers")
     torch.manual_seed(8)
     theirs = _autoencoder(torch)
     ours.load_state_dict({key: value.numpy() for key, value in theirs.state_dict().items()})
-    np.testing.assert_allclose(
-        ours(mg.tensor(x)).numpy(),
-        theirs(torch.from_numpy(x)).detach().numpy(),
-        rtol=1e-5,
-        atol=1e-5,
-    )
+    assert_close(ours(mg.tensor(x)), theirs(torch.from_numpy(x)), "conv layers")
 
 
 # -- bad settings and inputs --------------------------------------------------------------------
