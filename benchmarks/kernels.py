@@ -31,7 +31,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from minigrad.kernels import adam, attention, batched_matmul, embedding, reference, softmax  # noqa: E402
+from minigrad.kernels import (  # noqa: E402
+    adam,
+    attention,
+    batched_matmul,
+    cross_entropy,
+    embedding,
+    reference,
+    softmax,
+)
 
 # Start Numba's thread pool before torch loads its own OpenMP runtime (otherwise Numba runs on
 # one thread, see kernels/_numba_threads.configure_threads).
@@ -226,7 +234,7 @@ def case_cross_entropy(rng):
 
         yield (
             f"cross-entropy fwd+bwd ({rows}, {classes})",
-            lambda run=run: run(softmax),
+            lambda run=run: run(cross_entropy),
             lambda run=run: run(reference),
             tfn,
             "autograd F.cross_entropy",

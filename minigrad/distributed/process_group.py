@@ -6,8 +6,9 @@ asks MPI (through mpi4py, imported only here) for this process's rank and the wo
 torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE) are read where they are
 set, and must agree with MPI's numbers (torchrun itself starts processes MPI does not connect);
 where they are not set, init_process_group sets them, so a script that reads os.environ["RANK"]
-after it finds MPI's rank there. While the group is up, an exception that ends one rank ends
-them all (failure.py), instead of leaving the others waiting in a collective forever.
+after it finds MPI's rank there (destroy_process_group takes back the ones it set). While the
+group is up, an exception that ends one rank ends them all (failure.py), instead of leaving the
+others waiting in a collective forever.
 """
 
 import datetime
@@ -35,6 +36,7 @@ class _Group:
         self.comm, self.backend = comm, backend
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.local_rank, self.local_size = local_rank, local_size
+        self.set_variables = {}  # the environment variables init_process_group set, and to what
 
 
 _group = None
@@ -147,7 +149,8 @@ def init_process_group(
         _check_environment(variable, actual)
     group = _Group(world.Dup(), name, local_rank, local_size)
     for variable, actual in numbers.items():
-        os.environ.setdefault(variable, str(actual))
+        if variable not in os.environ:
+            os.environ[variable] = group.set_variables[variable] = str(actual)
     _group = group
     failure.end_all_on_exception(group)
 
@@ -158,6 +161,9 @@ def destroy_process_group(group=None):
     _check_group("destroy_process_group", group)
     current, _group = _group, None
     failure.restore_excepthook()
+    for variable, value in current.set_variables.items():
+        if os.environ.get(variable) == value:
+            del os.environ[variable]
     current.comm.Free()
 
 

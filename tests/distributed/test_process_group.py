@@ -97,6 +97,19 @@ def test_torchruns_variables_that_agree_with_mpi_are_kept(no_torchrun_variables)
     assert dist.get_world_size() == 1
 
 
+def test_destroy_takes_back_the_variables_init_set_and_keeps_the_users(no_torchrun_variables):
+    """A world of one sets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE where they were unset;
+    after destroy_process_group the environment is as before (a later mpiexec child of this
+    process would otherwise inherit RANK=0 and WORLD_SIZE=1 and be refused)."""
+    import os
+
+    no_torchrun_variables.setenv("LOCAL_RANK", "0")
+    dist.init_process_group("mpi")
+    assert os.environ["RANK"] == "0" and os.environ["WORLD_SIZE"] == "1"
+    dist.destroy_process_group()
+    assert [v for v in TORCHRUN_VARIABLES if v in os.environ] == ["LOCAL_RANK"]
+
+
 BAD_SETTINGS = [
     ({"backend": "nccl"}, "needs CUDA GPUs.*use backend='gloo' or 'mpi'"),
     ({"backend": "ucc"}, "expected backend 'mpi', 'gloo' or None; got 'ucc'"),
