@@ -1,8 +1,9 @@
 """minigrad.utils.data as torch's package: the submodule import paths (dataset, sampler,
-dataloader), random samplers that draw lazily (num_samples=int(1e10) costs no memory, checked
-with tracemalloc, not a clock), the DataLoader arguments torch has and the errors torch gives
-for contradictory settings, each against torch.utils.data on the same dataset, iterable datasets
-batched as they stream, and the infinite loader loops of minGPT's trainer and makemore."""
+dataloader, distributed), random samplers that draw lazily (num_samples=int(1e10) costs no
+memory, checked with tracemalloc, not a clock), the DataLoader arguments torch has and the errors
+torch gives for contradictory settings, each against torch.utils.data on the same dataset,
+iterable datasets batched as they stream, and the infinite loader loops of minGPT's trainer and
+makemore."""
 
 import importlib
 import multiprocessing
@@ -68,6 +69,7 @@ PATHS = {
         "BatchSampler",
     ],
     "dataloader": ["DataLoader", "default_collate", "default_convert", "get_worker_info"],
+    "distributed": ["DistributedSampler"],
 }
 
 
