@@ -58,7 +58,7 @@ TOLERANCES = {
     # LayerNorm's weight gradient for one feature in one row: x - mean is exactly 0 (minigrad's
     # gradient is 0); torch's float32 mean leaves ~1e-7 of rounding, times rstd = 1/sqrt(eps)
     "layer norm of one feature": {F32: (1e-4, 1e-4), F64: (1e-4, 1e-4)},
-    # the recurrent layers and cells against torch's (tests/nn/test_rnn*.py): the sweeps of every
+    # the recurrent layers and cells against torch's (tests/nn/test_rnn*.py, tests/ops/test_lstm.py)
     # layer, layout and cell; "one pass" the outputs and final states of a forward pass alone (and
     # the float32 GRU), "many steps" a float64 pass and its gradients back through every step,
     # "one recurrent step" a cell's step in float64; "lstm layer" LSTM against torch's in every
