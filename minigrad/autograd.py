@@ -8,7 +8,7 @@ grad_mode.py, under their torch.autograd names; `graph_nodes` and `sum_to` are t
 
 import numpy as np
 
-from .engine import Tensor, grad_sinks, walk
+from .engine import Tensor, grad_sinks, higher_order, walk
 from .engine.grad_mode import enable_grad, inference_mode, is_grad_enabled, module_frame
 from .engine.grad_mode import module_scope, no_grad, set_grad_enabled
 from .engine.walk import graph_nodes, sum_to
@@ -72,13 +72,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     single-number output may leave out) with respect to each of inputs, as a tuple of tensors
     without a graph. No `.grad` changes. An input the outputs do not depend on raises, unless
     allow_unused=True (then None, or zeros with materialize_grads=True). The graph is freed
-    unless retain_graph=True. create_graph=True (gradients of gradients) is not supported:
-    backward passes here compute with numpy arrays, not with recorded ops."""
-    if create_graph:
-        raise NotImplementedError(
-            "grad: create_graph=True (higher-order gradients) is not supported; "
-            "minigrad's backward passes compute with numpy arrays, not recorded ops"
-        )
+    unless retain_graph=True. create_graph=True records the backward pass, so the gradients
+    have a graph and can be differentiated again (retain_graph then defaults to True; the ops
+    that support it: docs/higher-order.md)."""
     outputs, inputs = _as_tensors(outputs, "outputs", "grad"), _as_tensors(inputs, "inputs", "grad")
     for position, tensor in enumerate(inputs):
         if not tensor.requires_grad:
@@ -86,6 +82,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 f"grad: input {position} (shape {tensor.shape}) does not require grad"
             )
     roots = _roots(outputs, grad_outputs, "grad")
+    steps, keep = walk.ArraySteps, bool(retain_graph)
+    if create_graph:
+        roots = _recorded_roots(roots, grad_outputs)
+        steps, keep = higher_order.RecordedSteps, retain_graph is None or bool(retain_graph)
     captured = [None] * len(inputs)
     for position, tensor in enumerate(inputs):  # a leaf output that is also an input: d x / d x
         for output, g in roots:
@@ -93,7 +93,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 captured[position] = g if captured[position] is None else captured[position] + g
     made = [(output, g) for output, g in roots if output._node is not None]
     if made:
-        walked = walk.walk(made, bool(retain_graph), CaptureGrads(inputs))
+        walked = walk.walk(made, keep, CaptureGrads(inputs), steps)
         captured = [
             w if c is None else (c if w is None else c + w) for c, w in zip(captured, walked)
         ]
@@ -106,26 +106,40 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             )
         if g is None and materialize_grads:
             g = np.zeros(tensor.shape, tensor.dtype)
+        if create_graph and g is not None:
+            results.append(steps.conform(g, tensor))
+            continue
         results.append(None if g is None else Tensor._wrap(np.array(g, dtype=tensor.dtype)))
     return tuple(results)
 
 
+def _recorded_roots(roots, grad_outputs):
+    """create_graph=True: each output's gradient as a Tensor; one given keeps its graph."""
+    given = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or ())
+    given += [None] * (len(roots) - len(given))
+    return [
+        (output, higher_order.start_gradient(output, g if isinstance(g, Tensor) else array, "grad"))
+        for (output, array), g in zip(roots, given)
+    ]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: `.backward()` of several outputs at once (their gradients summed
-    in one walk, so a graph they share is walked once). inputs: only these leaves get `.grad`."""
-    if create_graph:
-        raise NotImplementedError(
-            "backward: create_graph=True (higher-order gradients) is not supported"
-        )
+    in one walk, so a graph they share is walked once). inputs: only these leaves get `.grad`.
+    create_graph=True: the backward recorded, so `.grad` has a graph (see grad)."""
     outputs = _as_tensors(tensors, "tensors", "backward")
     roots = _roots(outputs, grad_tensors, "backward")
+    steps, keep = walk.ArraySteps, bool(retain_graph)
+    if create_graph:
+        roots = _recorded_roots(roots, grad_tensors)
+        steps, keep = higher_order.RecordedSteps, retain_graph is None or bool(retain_graph)
     if inputs is not None:
         inputs = _as_tensors(inputs, "inputs", "backward")
         weights = [g for _, g in roots]
-        grads = grad(outputs, inputs, weights, retain_graph=retain_graph, allow_unused=True)
+        grads = grad(outputs, inputs, weights, keep, create_graph, allow_unused=True)
         for tensor, g in zip(inputs, grads):
             if g is not None:
-                grad_sinks.accumulate(tensor, g._data, owned=True)
+                grad_sinks.accumulate(tensor, g if create_graph else g._data, owned=True)
         return
     leaves = [(output, g) for output, g in roots if output._node is None]
     for output, g in leaves:
@@ -135,7 +149,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             grad_sinks.accumulate(output, g)
     made = [(output, g) for output, g in roots if output._node is not None]
     if made:
-        walk.walk(made, bool(retain_graph), grad_sinks.AccumulateGrads())
+        walk.walk(made, keep, grad_sinks.AccumulateGrads(), steps)
 
 
 class CaptureGrads:

@@ -183,7 +183,8 @@ class _ArrayHook:
         self.hook, self.shape, self.what = hook, tuple(shape), what
 
     def __call__(self, grad):
-        result = self.hook(Tensor._wrap(grad))
+        recorded = isinstance(grad, Tensor)  # create_graph=True: the gradient is a Tensor
+        result = self.hook(grad if recorded else Tensor._wrap(grad))
         if result is None:
             return grad
         if not isinstance(result, Tensor):
@@ -196,7 +197,7 @@ class _ArrayHook:
                 f"a gradient hook on {self.what} returned a {result.dtype} tensor of shape "
                 f"{result.shape}; expected {grad.dtype} of shape {self.shape}"
             )
-        return result._data
+        return result if recorded else result._data
 
 
 class HookHandle:

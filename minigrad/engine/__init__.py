@@ -14,6 +14,7 @@ The rest of Tensor's API is attached from outside the engine (minigrad/tensor_ap
 as methods in ops/__init__.py, devices in device.py). Nothing here imports a file above it.
 """
 
+from . import higher_order
 from .function import Function
 from .tensor import Tensor
 from .walk import graph_nodes, sum_to

@@ -115,11 +115,14 @@ class Tensor:
         tensor._version, tensor._inference = self._version, self._inference
         return tensor
 
-    def backward(self, gradient=None, retain_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
         """Add d(self)/d(leaf) to `leaf.grad` for every leaf that requires grad. `gradient` is
-        d(loss)/d(self), of self's shape; it may be left out when self is a single number."""
+        d(loss)/d(self), of self's shape; it may be left out when self is a single number.
+        create_graph=True records the backward, so `.grad` has a graph (higher_order.py)."""
+        if create_graph:
+            return self._backward_recorded(gradient, retain_graph)
         gradient = self._start_gradient(gradient, "backward()")
-        walk.backward_from(self, gradient, retain_graph, grad_sinks.AccumulateGrads())
+        walk.backward_from(self, gradient, bool(retain_graph), grad_sinks.AccumulateGrads())
 
     def _start_gradient(self, gradient, caller):
         """The gradient a backward from this tensor starts with, as an array of its shape."""
@@ -148,7 +151,9 @@ class Tensor:
     def _add_to_grad(self, grad, owned=False):
         """grad (an array) added to `.grad`; owned: an array of this dtype that nothing else
         refers to, which can become `.grad` without a copy (grad_sinks.accumulate calls this)."""
-        if self.grad is None:
+        if isinstance(grad, Tensor):  # create_graph=True: `.grad` keeps the gradient's graph
+            self.grad = grad if self.grad is None else self.grad + grad
+        elif self.grad is None:
             array = grad if owned else np.array(grad, dtype=self.dtype, copy=True)
             self.grad = Tensor._wrap(array)
         else:

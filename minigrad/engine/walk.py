@@ -7,6 +7,7 @@ made it. What becomes of the gradients that reach leaves is the one separate ste
 (grad_sinks.py): `.grad` for `backward()`, the chosen tensors for `mg.autograd.grad()`.
 
 Nothing here knows what a Tensor is beyond its fields: nodes, arrays and sinks only.
+create_graph=True runs the same walk with other `steps` (higher_order.py, a later reading).
 """
 
 import numpy as np
@@ -18,10 +19,14 @@ def sum_to(grad, shape):
     """Sum `grad` down to `shape`, undoing numpy broadcasting (the one place this is done)."""
     if grad.shape == tuple(shape):
         return grad
-    extra = grad.ndim - len(shape)
+    return grad.sum(axis=broadcast_axes(grad.shape, shape), keepdims=True).reshape(shape)
+
+
+def broadcast_axes(grad_shape, shape):
+    """The axes of grad_shape that broadcasting an array of `shape` to it added or stretched."""
+    extra = len(grad_shape) - len(shape)
     kept_ones = (i + extra for i, size in enumerate(shape) if size == 1)
-    axes = tuple(range(extra)) + tuple(i for i in kept_ones if grad.shape[i] != 1)
-    return grad.sum(axis=axes, keepdims=True).reshape(shape)
+    return tuple(range(extra)) + tuple(i for i in kept_ones if grad_shape[i] != 1)
 
 
 def graph_nodes(*roots):
@@ -49,7 +54,21 @@ def graph_nodes(*roots):
     return order
 
 
-def walk(roots, retain_graph, sink):
+class ArraySteps:
+    """The walk's three steps on gradient arrays (create_graph=True: higher_order.py's)."""
+
+    zeros = staticmethod(np.zeros)
+
+    @staticmethod
+    def backward(node, out_grads, retain_graph):
+        return node.run_backward(out_grads, retain_graph)
+
+    @staticmethod
+    def conform(grad, tensor):
+        return sum_to(np.asarray(grad, dtype=tensor.dtype), tensor.shape)
+
+
+def walk(roots, retain_graph, sink, steps=ArraySteps):
     """The backward walk from roots [(tensor with a node, gradient array)], their gradients
     summed; `sink` (grad_sinks.py) takes the gradients that arrive, and what its finish()
     returns is returned."""
@@ -62,16 +81,16 @@ def walk(roots, retain_graph, sink):
         if out_grads is None:  # unreachable from the outputs through differentiable paths
             continue
         out_grads = [
-            g if g is not None else np.zeros(shape, dtype)
+            g if g is not None else steps.zeros(shape, dtype)
             for g, (shape, dtype) in zip(out_grads, node.output_meta)
         ]
         out_grads = sink.before_node(node, out_grads)
-        in_grads = node.run_backward(out_grads, retain_graph)
+        in_grads = steps.backward(node, out_grads, retain_graph)
         edges = zip(node.inputs, node.input_edges, node.needs_input_grad, in_grads)
         for tensor, (child, index), needed, g in edges:
             if g is None or not needed:
                 continue
-            g = sum_to(np.asarray(g, dtype=tensor.dtype), tensor.shape)
+            g = steps.conform(g, tensor)
             if child is None:  # a leaf
                 sink.at_leaf(tensor, g)
             else:
@@ -85,7 +104,7 @@ def _add(pending, node, index, grad):
     slots[index] = grad if slots[index] is None else slots[index] + grad
 
 
-def backward_from(output, grad, retain_graph, sink):
+def backward_from(output, grad, retain_graph, sink, steps=ArraySteps):
     """d(output)/d(leaf) for every leaf, weighted by grad (an array of output's shape), handed
     to `sink` (for backward(): grad_sinks.AccumulateGrads, which adds it to `.grad`)."""
     if output._node is None:  # a leaf: d output / d output = 1
@@ -93,4 +112,4 @@ def backward_from(output, grad, retain_graph, sink):
         return None
     if output._retains_grad:  # the output is never an input in its own graph: its grad is here
         grad_sinks.accumulate(output, grad)
-    return walk([(output, grad)], retain_graph, sink)
+    return walk([(output, grad)], retain_graph, sink, steps)

@@ -29,6 +29,8 @@ NaN goes where torch sends it: the comparisons are written so that a NaN input t
 branch torch's kernels give it (the identity for elu, celu, selu, threshold and the shrinks).
 """
 
+import math
+
 import numpy as np
 
 from .. import kernels
@@ -41,6 +43,8 @@ from .piecewise import masked_fill, where
 from .conversion import as_float
 from .unary import tanh
 from .join import chunk
+from .namespace import namespace
+from .special import erf
 from .registry import op
 
 SELU_ALPHA = 1.6732632423543772848170429916717  # the fixed point of Klambauer et al. (2017)
@@ -59,12 +63,14 @@ def _sigmoid(x):
 class Sigmoid(Function):
     """y = 1 / (1 + e^-x); dy/dx = y (1 - y)."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x):
         # tanh form: stable for large |x| in both directions
-        y = (np.tanh(x * 0.5) + 1) * 0.5
+        y = ((np.tanh(x * 0.5) + 1) * 0.5).astype(x.dtype, copy=False)
         ctx.save_for_backward(y)
-        return y.astype(x.dtype, copy=False)
+        return y
 
     @staticmethod
     def backward(ctx, grad):
@@ -73,6 +79,8 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
+    higher_order = "backward"  # the saved mask is a constant
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x > 0)
@@ -110,6 +118,15 @@ class GELU(Function):
         (x,) = ctx.saved
         return kernels.gelu_backward(x, grad, ctx.approximate)
 
+    higher_order = "composite"
+
+    @staticmethod
+    def composite(ctx, x):
+        if ctx.approximate == "tanh":
+            inner = (x + 0.044715 * x * x * x) * math.sqrt(2 / math.pi)
+            return 0.5 * x * (1 + inner.tanh())
+        return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
+
 
 class SiLU(Function):
     """y = x s with s = sigmoid(x); dy/dx = s (1 + x (1 - s))."""
@@ -125,6 +142,12 @@ class SiLU(Function):
         x, s = ctx.saved
         return grad * s * (1 + x * (1 - s))
 
+    higher_order = "composite"
+
+    @staticmethod
+    def composite(ctx, x):
+        return x * sigmoid(x)
+
 
 class LeakyReLU(Function):
     """y = x where x > 0, else slope x; dy/dx = 1 or slope (slope at 0, as in torch)."""
@@ -139,7 +162,9 @@ class LeakyReLU(Function):
     @staticmethod
     def backward(ctx, grad):
         (positive,) = ctx.saved
-        return np.where(positive, grad, grad * ctx.slope)
+        return namespace(grad).where(positive, grad, grad * ctx.slope)
+
+    higher_order = "backward"
 
 
 class ELU(Function):
@@ -194,7 +219,9 @@ class Hardsigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (inside,) = ctx.saved
-        return np.where(inside, grad / grad.dtype.type(6), 0)
+        return namespace(grad).where(inside, grad / grad.dtype.type(6), 0)
+
+    higher_order = "backward"
 
 
 class Hardswish(Function):

@@ -15,12 +15,15 @@ from ..errors import ArgumentError, DTypeError
 from ..engine import Function, Tensor
 from .args import check_broadcast, float_tensor, float_tensors
 from .conversion import cast, operand_as
+from .namespace import namespace
 from .registry import op
 
 # -- + - * / ** ---------------------------------------------------------------------------
 
 
 class Add(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, a, b):
         return a + b
@@ -31,6 +34,8 @@ class Add(Function):
 
 
 class Sub(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, a, b):
         return a - b
@@ -41,6 +46,8 @@ class Sub(Function):
 
 
 class Mul(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, a, b):  # each gradient needs only the other operand: keep only what is needed
         ctx.save_for_backward(
@@ -55,6 +62,8 @@ class Mul(Function):
 
 
 class Div(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -70,6 +79,8 @@ class Div(Function):
 class Pow(Function):
     """a ** b for tensors a and b: d/da = b a^(b-1), d/db = a^b log a."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, a, b):
         out = (a**b).astype(a.dtype, copy=False)  # numpy makes bool ** bool int8
@@ -79,19 +90,21 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b, out = ctx.saved
-        grad_a = grad_b = None
+        xp, grad_a, grad_b = namespace(grad), None, None
         with np.errstate(divide="ignore", invalid="ignore"):
             # b a^(b-1), and 0 where b == 0 (x ** 0 is constant), as torch
             if ctx.needs_input_grad[0]:
-                grad_a = np.where(b == 0, 0, grad * b * a ** (b - 1))
+                grad_a = xp.where(b == 0, 0, grad * b * a ** (b - 1))
             # a^b log a; 0 at a == 0 for b >= 0, nan for a < 0, as torch
             if ctx.needs_input_grad[1]:
-                grad_b = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
+                grad_b = xp.where((a == 0) & (b >= 0), 0, grad * out * xp.log(a))
         return grad_a, grad_b
 
 
 class PowScalar(Function):
     """x ** c for a constant c: d/dx = c x^(c-1)."""
+
+    higher_order = "backward"
 
     @staticmethod
     def forward(ctx, x, exponent):
@@ -104,7 +117,7 @@ class PowScalar(Function):
         (x,) = ctx.saved
         c = ctx.exponent
         if c == 0:  # x ** 0 is constant: gradient 0 everywhere, also at x = 0, as in torch
-            return np.zeros_like(grad)
+            return namespace(grad).zeros_like(grad)
         with np.errstate(divide="ignore", invalid="ignore"):
             return grad * c * x ** (c - 1)
 
@@ -204,6 +217,8 @@ class Remainder(Function):
     """a - b * rounding(a / b): remainder (rounding floor, the sign of b, Python's %) or fmod
     (rounding toward zero, the sign of a). d/da = 1, d/db = -rounding(a / b)."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, a, b, truncate):
         ctx.save_for_backward(a, b)
@@ -215,7 +230,7 @@ class Remainder(Function):
     def backward(ctx, grad):
         a, b = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore"):
-            quotient = (np.trunc if ctx.truncate else np.floor)(a / b)
+            quotient = (np.trunc if ctx.truncate else np.floor)(getattr(a, "_data", a) / b)
         return grad, -grad * quotient
 
 
@@ -243,6 +258,8 @@ fmod = op(_remainder(True, "fmod"), name="fmod")
 class Atan2(Function):
     """The angle of the point (b, a): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -253,7 +270,7 @@ class Atan2(Function):
         a, b = ctx.saved
         squared = a * a + b * b
         with np.errstate(divide="ignore", invalid="ignore"):  # at (0, 0): 0, as torch
-            scale = np.where(squared == 0, 0, grad / squared)
+            scale = namespace(grad).where(squared == 0, 0, grad / squared)
         return scale * b, -scale * a
 
 
@@ -269,6 +286,8 @@ def atan2(input, other):
 class Hypot(Function):
     """y = sqrt(a^2 + b^2) without overflow; dy/da = a / y, dy/db = b / y (NaN at 0, 0, as
     torch)."""
+
+    higher_order = "backward"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -318,6 +337,8 @@ class Lerp(Function):
     which keeps lerp(start, end, 1) == end. d/dstart = 1 - weight, d/dend = weight,
     d/dweight = end - start."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, start, end, weight):
         ctx.save_for_backward(start, end, weight)
@@ -351,6 +372,8 @@ def lerp(input, end, weight):
 
 
 class Neg(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x):
         return -x

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ArgumentError, DTypeError, DimError, IndexRangeError, ShapeError
 from ..engine import Function, Tensor
 from .args import as_array, bool_mask, check_broadcast, integer_array, normalize_dim
+from .namespace import namespace
 from .registry import op
 
 
@@ -142,22 +143,54 @@ def _places(shape):
 
 
 class GetItem(Function):
+    higher_order = "backward"
+
     @staticmethod
-    def forward(ctx, x, index):
-        first, then = split_index(index)
+    def forward(ctx, x, index, split=None):
+        first, then = split or split_index(index)
         ctx.shape, ctx.first, ctx.then = x.shape, first, then
         return select(x, first, then)
 
     @staticmethod
     def backward(ctx, grad):
-        full = np.zeros(ctx.shape, dtype=grad.dtype)
-        if ctx.then is None:
-            full[ctx.first] = grad
-            return full
-        if any(isinstance(p, np.ndarray) and p.dtype != np.bool_ for p in ctx.then):  # may repeat
-            return add_at(ctx.shape, select(_places(ctx.shape), ctx.first, ctx.then), grad)
-        full[ctx.first][ctx.then] = grad  # full[first] is a view: it keeps a dim per index array
+        if namespace(grad) is not np:  # create_graph=True: the same placing, as an op
+            return place(grad, ctx.shape, ctx.first, ctx.then)
+        return _placed(grad, ctx.shape, ctx.first, ctx.then)
+
+
+def _placed(values, shape, first, then):
+    """zeros(shape) with values added at [first][then] (GetItem's gradient)."""
+    full = np.zeros(shape, dtype=values.dtype)
+    if then is None:
+        full[first] = values
         return full
+    if any(isinstance(p, np.ndarray) and p.dtype != np.bool_ for p in then):  # may repeat
+        return add_at(shape, select(_places(shape), first, then), values)
+    full[first][then] = values  # full[first] is a view: it keeps a dim per index array
+    return full
+
+
+class Place(Function):
+    """zeros(shape) with x added at [first][then]: GetItem's gradient as an op, so that
+    create_graph=True can differentiate it again (its gradient is the GetItem it undoes)."""
+
+    higher_order = "backward"
+
+    @staticmethod
+    def forward(ctx, x, shape, first, then):
+        ctx.first, ctx.then = first, then
+        return _placed(x, shape, first, then)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if namespace(grad) is not np:
+            return GetItem.apply(grad, index=None, split=(ctx.first, ctx.then))
+        return select(grad, ctx.first, ctx.then)
+
+
+def place(values, shape, first, then):
+    """The op Place: zeros(shape) with the Tensor values added at [first][then]."""
+    return Place.apply(values, shape=tuple(shape), first=first, then=then)
 
 
 def getitem(x, index):

@@ -12,6 +12,7 @@ from .args import check_broadcast, integer_array, normalize_dim, shape_args
 from .conversion import cast
 from .indexing import IndexSelect
 from .shape import expand, reshape, unsqueeze
+from .namespace import namespace
 from .registry import op
 
 
@@ -24,6 +25,8 @@ def _tensors(tensors, op):
 
 
 class Cat(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, *arrays, dim):
         ctx.dim = dim
@@ -32,7 +35,7 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return tuple(np.split(grad, ctx.splits, axis=ctx.dim))
+        return tuple(namespace(grad).split(grad, ctx.splits, axis=ctx.dim))
 
 
 @op(method=False)
@@ -62,6 +65,8 @@ concatenate = op(cat, name="concatenate", method=False)
 
 
 class Stack(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, *arrays, dim):
         ctx.dim = dim
@@ -69,6 +74,8 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if namespace(grad) is not np:
+            return tuple(grad.select(ctx.dim, i) for i in range(grad.shape[ctx.dim]))
         return tuple(np.moveaxis(grad, ctx.dim, 0))
 
 
@@ -178,6 +185,8 @@ def meshgrid(*tensors, indexing="ij"):
 
 
 class Split(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, sizes, dim):
         ctx.dim = dim
@@ -185,7 +194,7 @@ class Split(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        return np.concatenate(grads, axis=ctx.dim)
+        return namespace(grads[0]).concatenate(grads, axis=ctx.dim)
 
 
 def _cut_dim(x, dim, op):

@@ -7,6 +7,7 @@ from .. import kernels
 from ..errors import ArgumentError, ShapeError
 from ..engine import Function
 from .args import integer_array
+from .piecewise import where
 from .registry import op
 
 
@@ -22,6 +23,16 @@ class EmbeddingLookup(Function):
     @staticmethod
     def backward(ctx, grad):
         return kernels.embedding_backward(ctx.ids, grad, ctx.num_embeddings, ctx.padding_idx)
+
+    higher_order = "composite"
+
+    @staticmethod
+    def composite(ctx, weight):
+        """weight[ids] as a recorded GetItem; the padding row's lookups take no gradient."""
+        rows = weight[ctx.ids]
+        if ctx.padding_idx is None:
+            return rows
+        return where((ctx.ids == ctx.padding_idx)[..., None], rows._data, rows)
 
 
 def padding_index(padding_idx, num_embeddings):

@@ -35,9 +35,13 @@ class MatMul(Function):
             return kernels.matmul(_rows(a), b).reshape(a.shape[:-1] + b.shape[1:])
         return kernels.matmul(a, b)
 
+    higher_order = "backward"
+
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
+        if isinstance(grad, Tensor):  # create_graph=True: the same products, recorded
+            return _recorded_grads(a, b, grad, ctx.needs_input_grad)
         if b.ndim == 2:
             rows, grad_rows = _rows(a), _rows(grad)
             if all(ctx.needs_input_grad):
@@ -53,6 +57,22 @@ class MatMul(Function):
         grad_a = kernels.matmul_grad_a(grad, b) if ctx.needs_input_grad[0] else None
         grad_b = kernels.matmul_grad_b(a, grad) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
+
+
+def _recorded_grads(a, b, grad, needs):
+    """MatMul's gradients as recorded matmuls (1-d operands made 2-d and back)."""
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    b2 = b.unsqueeze(1) if b.ndim == 1 else b
+    g2 = grad.unsqueeze(-2) if a.ndim == 1 else grad
+    g2 = g2.unsqueeze(-1) if b.ndim == 1 else g2
+    grad_a = grad_b = None
+    if needs[0]:
+        grad_a = g2 @ b2.transpose(-1, -2)
+        grad_a = grad_a.squeeze(-2) if a.ndim == 1 else grad_a
+    if needs[1]:
+        grad_b = a2.transpose(-1, -2) @ g2
+        grad_b = grad_b.squeeze(-1) if b.ndim == 1 else grad_b
+    return grad_a, grad_b
 
 
 class Linear(Function):
@@ -80,6 +100,13 @@ class Linear(Function):
         )
         grads = (None if grad_x is None else grad_x.reshape(x.shape), grad_weight, grad_bias)
         return grads[: len(ctx.needs_input_grad)]
+
+    higher_order = "composite"
+
+    @staticmethod
+    def composite(ctx, x, weight, bias=None):
+        y = x @ weight.transpose(0, 1)
+        return y if bias is None else y + bias
 
 
 def _rows(x):

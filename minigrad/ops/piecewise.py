@@ -10,11 +10,14 @@ from ..engine import Function, Tensor
 from .args import as_array, bool_mask, check_broadcast
 from .conversion import cast, operand_as
 from .indexing import nonzero
+from .namespace import namespace
 from .registry import op
 
 
 class Where(Function):
     """where(condition, x, y): x where condition is true, else y. The condition is a constant."""
+
+    higher_order = "backward"
 
     @staticmethod
     def forward(ctx, x, y, condition):
@@ -23,7 +26,8 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return np.where(ctx.condition, grad, 0), np.where(ctx.condition, 0, grad)
+        xp = namespace(grad)
+        return xp.where(ctx.condition, grad, 0), xp.where(ctx.condition, 0, grad)
 
 
 @op(method=False)  # x.where(condition, y) takes its arguments in another order
@@ -39,6 +43,8 @@ def where(condition, x=None, y=None):
 
 
 class MaskedFill(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, mask, value):
         ctx.mask = mask
@@ -46,7 +52,7 @@ class MaskedFill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return np.where(ctx.mask, 0, grad)
+        return namespace(grad).where(ctx.mask, 0, grad)
 
 
 @op
@@ -71,6 +77,8 @@ class Clamp(Function):
     x < low < high, to high where x > high or high < low (then every output is high); where
     x < low == high, to none of them."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, low, high, has_low, has_high):
         y = x
@@ -84,24 +92,25 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, low, high = ctx.saved
+        x, low, high = (getattr(t, "_data", t) for t in ctx.saved)  # only masks are made of them
+        xp = namespace(grad)
         passes = np.ones(x.shape, dtype=bool)
         if ctx.has_low:
             passes = passes & (x >= low)
         if ctx.has_high:
             passes = passes & (x <= high)
-        grad_x = np.where(passes, grad, 0)
+        grad_x = xp.where(passes, grad, 0)
         grad_low = grad_high = None
         if ctx.has_low and ctx.needs_input_grad[1]:
             low_wins = x < low
             if ctx.has_high:
                 low_wins = low_wins & (low < high)
-            grad_low = np.where(low_wins, grad, 0)
+            grad_low = xp.where(low_wins, grad, 0)
         if ctx.has_high and ctx.needs_input_grad[2]:
             high_wins = x > high
             if ctx.has_low:
                 high_wins = high_wins | (high < low)
-            grad_high = np.where(high_wins, grad, 0)
+            grad_high = xp.where(high_wins, grad, 0)
         return grad_x, grad_low, grad_high
 
 

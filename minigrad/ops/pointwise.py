@@ -17,34 +17,38 @@ from .unary import _tensor, unary
 
 # -- powers, roots, logarithms ------------------------------------------------------------
 
-log = op(unary("log", np.log, lambda x, y: 1 / x, "The natural logarithm; gradient 1 / x."))
+log = op(unary("log", np.log, lambda x, y, xp: 1 / x, "The natural logarithm; gradient 1 / x."))
 log2 = op(
-    unary("log2", np.log2, lambda x, y: 1 / (x * math.log(2)), "log base 2; gradient 1/(x log 2).")
+    unary(
+        "log2", np.log2, lambda x, y, xp: 1 / (x * math.log(2)), "log base 2; gradient 1/(x log 2)."
+    )
 )
 log10 = op(
     unary(
         "log10",
         np.log10,
-        lambda x, y: 1 / (x * math.log(10)),
+        lambda x, y, xp: 1 / (x * math.log(10)),
         "log base 10; gradient 1/(x log 10).",
     )
 )
-log1p = op(unary("log1p", np.log1p, lambda x, y: 1 / (1 + x), "log(1 + x), exact for small x."))
+log1p = op(unary("log1p", np.log1p, lambda x, y, xp: 1 / (1 + x), "log(1 + x), exact for small x."))
 expm1 = op(
-    unary("expm1", np.expm1, lambda x, y: y + 1, "e^x - 1, exact for small x; gradient y + 1.")
+    unary("expm1", np.expm1, lambda x, y, xp: y + 1, "e^x - 1, exact for small x; gradient y + 1.")
 )
-exp2 = op(unary("exp2", np.exp2, lambda x, y: y * math.log(2), "2^x; gradient 2^x log 2."))
-sqrt = op(unary("sqrt", np.sqrt, lambda x, y: 0.5 / y, "The square root; gradient 1 / (2 y)."))
+exp2 = op(unary("exp2", np.exp2, lambda x, y, xp: y * math.log(2), "2^x; gradient 2^x log 2."))
+sqrt = op(unary("sqrt", np.sqrt, lambda x, y, xp: 0.5 / y, "The square root; gradient 1 / (2 y)."))
 rsqrt = op(
     unary(
         "rsqrt",
         lambda x: 1 / np.sqrt(x),
-        lambda x, y: -0.5 * y * y * y,
+        lambda x, y, xp: -0.5 * y * y * y,
         "1 / sqrt(x) (inf at 0, NaN below, as torch); gradient -y^3 / 2.",
     )
 )
-abs = op(unary("abs", np.abs, lambda x, y: np.sign(x), "|x| (the dtype kept).", floats=False))
-_square = unary("square", lambda x: x * x, lambda x, y: 2 * x, "x * x; gradient 2 x.", floats=False)
+abs = op(unary("abs", np.abs, lambda x, y, xp: xp.sign(x), "|x| (the dtype kept).", floats=False))
+_square = unary(
+    "square", lambda x: x * x, lambda x, y, xp: 2 * x, "x * x; gradient 2 x.", floats=False
+)
 
 
 @op
@@ -56,14 +60,14 @@ def square(x):
 
 # -- trigonometric and hyperbolic ---------------------------------------------------------
 
-sin = op(unary("sin", np.sin, lambda x, y: np.cos(x), "The sine; gradient cos(x)."))
-cos = op(unary("cos", np.cos, lambda x, y: -np.sin(x), "The cosine; gradient -sin(x)."))
-tan = op(unary("tan", np.tan, lambda x, y: 1 + y * y, "The tangent; gradient 1 + tan(x)^2."))
+sin = op(unary("sin", np.sin, lambda x, y, xp: xp.cos(x), "The sine; gradient cos(x)."))
+cos = op(unary("cos", np.cos, lambda x, y, xp: -xp.sin(x), "The cosine; gradient -sin(x)."))
+tan = op(unary("tan", np.tan, lambda x, y, xp: 1 + y * y, "The tangent; gradient 1 + tan(x)^2."))
 asin = op(
     unary(
         "asin",
         np.arcsin,
-        lambda x, y: 1 / np.sqrt(1 - x * x),
+        lambda x, y, xp: 1 / xp.sqrt(1 - x * x),
         "The arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1]; gradient 1 / sqrt(1 - x^2).",
     )
 )
@@ -71,7 +75,7 @@ acos = op(
     unary(
         "acos",
         np.arccos,
-        lambda x, y: -1 / np.sqrt(1 - x * x),
+        lambda x, y, xp: -1 / xp.sqrt(1 - x * x),
         "The arccosine, in [0, pi]; NaN outside [-1, 1]; gradient -1 / sqrt(1 - x^2).",
     )
 )
@@ -79,17 +83,19 @@ atan = op(
     unary(
         "atan",
         np.arctan,
-        lambda x, y: 1 / (1 + x * x),
+        lambda x, y, xp: 1 / (1 + x * x),
         "The arctangent, in (-pi/2, pi/2); gradient 1 / (1 + x^2).",
     )
 )
-sinh = op(unary("sinh", np.sinh, lambda x, y: np.cosh(x), "Hyperbolic sine; gradient cosh(x)."))
-cosh = op(unary("cosh", np.cosh, lambda x, y: np.sinh(x), "Hyperbolic cosine; gradient sinh(x)."))
+sinh = op(unary("sinh", np.sinh, lambda x, y, xp: xp.cosh(x), "Hyperbolic sine; gradient cosh(x)."))
+cosh = op(
+    unary("cosh", np.cosh, lambda x, y, xp: xp.sinh(x), "Hyperbolic cosine; gradient sinh(x).")
+)
 asinh = op(
     unary(
         "asinh",
         np.arcsinh,
-        lambda x, y: 1 / np.sqrt(x * x + 1),
+        lambda x, y, xp: 1 / xp.sqrt(x * x + 1),
         "The inverse hyperbolic sine; gradient 1 / sqrt(x^2 + 1).",
     )
 )
@@ -97,7 +103,7 @@ acosh = op(
     unary(
         "acosh",
         np.arccosh,
-        lambda x, y: 1 / np.sqrt(x * x - 1),
+        lambda x, y, xp: 1 / xp.sqrt(x * x - 1),
         "The inverse hyperbolic cosine; NaN below 1; gradient 1 / sqrt(x^2 - 1).",
     )
 )
@@ -105,7 +111,7 @@ atanh = op(
     unary(
         "atanh",
         np.arctanh,
-        lambda x, y: 1 / (1 - x * x),
+        lambda x, y, xp: 1 / (1 - x * x),
         "The inverse hyperbolic tangent; +-inf at +-1, NaN outside; gradient 1 / (1 - x^2).",
     )
 )
@@ -123,7 +129,7 @@ def _sinc(x):
     return np.where(x == 0, 1, np.sin(angle) / angle)
 
 
-def _sinc_derivative(x, y):
+def _sinc_derivative(x, y, xp):
     # near 0 the quotient's x^2 underflows (0 / 0): its series, -pi^2 x / 3, is exact there
     angle = math.pi * x
     small = np.abs(x) < 1e-4
@@ -139,6 +145,7 @@ sinc = op(
         _sinc_derivative,
         "The normalized sinc, sin(pi x) / (pi x), 1 at 0; gradient "
         "(cos(pi x) pi x - sin(pi x)) / (pi x^2), -pi^2 x / 3 near 0.",
+        recorded=False,
     )
 )
 
@@ -158,8 +165,8 @@ def deg2rad(x):
 # -- rounding: piecewise constant, so the gradient is 0 (as torch's) ----------------------
 
 
-def _zero(x, y):
-    return np.zeros_like(x)
+def _zero(x, y, xp):
+    return xp.zeros_like(x)
 
 
 def _rounding(name, function, doc):
@@ -197,7 +204,7 @@ def round(x, decimals=0):
 _frac = unary(
     "frac",
     lambda x: x - np.trunc(x),
-    lambda x, y: np.ones_like(x),
+    lambda x, y, xp: xp.ones_like(x),
     "The fractional part x - trunc(x), with the sign of x; gradient 1.",
 )
 

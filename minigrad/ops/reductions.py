@@ -21,6 +21,7 @@ from .args import normalize_dim, normalize_dims
 from .conversion import cast
 from .indexing import Gather
 from .join import cat
+from .namespace import namespace
 from .piecewise import maximum, minimum
 from .selection import TakeAlongDim
 from .shape import narrow, reshape
@@ -36,9 +37,10 @@ def reduction_dims(dim, ndim, op):
 
 def expand_back(grad, shape, dims, keepdim):
     """Give a reduced gradient its size-1 dims back so it broadcasts against the input."""
+    xp = namespace(grad)
     if not keepdim:
-        grad = np.expand_dims(grad, dims)
-    return np.broadcast_to(grad, shape)
+        grad = xp.expand_dims(grad, dims)
+    return xp.broadcast_to(grad, shape)
 
 
 def _count(shape, dims):
@@ -65,6 +67,8 @@ def _accumulation_dtype(x, dtype):
 
 
 class Sum(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
@@ -76,6 +80,8 @@ class Sum(Function):
 
 
 class Mean(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
@@ -167,13 +173,15 @@ class Extreme(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         return y if keepdim else np.squeeze(y, axis=dims)
 
+    higher_order = "backward"  # hit is a mask: a constant
+
     @staticmethod
     def backward(ctx, grad):
         (hit,) = ctx.saved
         if not ctx.keepdim:
-            grad = np.expand_dims(grad, ctx.dims)
+            grad = namespace(grad).expand_dims(grad, ctx.dims)
         with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0 where the extreme is NaN
-            return grad * hit / hit.sum(axis=ctx.dims, keepdims=True, dtype=grad.dtype)
+            return grad * (hit / hit.sum(axis=ctx.dims, keepdims=True, dtype=grad.dtype))
 
 
 def _extreme(x, dim, keepdim, reduce, op, nan_shares=False):

@@ -8,11 +8,14 @@ import numpy as np
 from ..errors import ArgumentError, DimError, ShapeError
 from ..engine import Function
 from .args import normalize_dim, normalize_dims, shape_args
-from .indexing import getitem
+from .indexing import getitem, place
+from .namespace import namespace
 from .registry import op
 
 
 class Reshape(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
@@ -79,6 +82,8 @@ def expand_as(x, other):
 
 
 class Permute(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.inverse = tuple(int(d) for d in np.argsort(dims))
@@ -86,7 +91,7 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return np.transpose(grad, ctx.inverse)
+        return namespace(grad).transpose(grad, ctx.inverse)
 
 
 @op
@@ -199,6 +204,8 @@ def unflatten(x, dim, sizes):
 class Expand(Function):
     """Broadcast to a larger shape; the walk's sum_to sums the gradient back."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, shape):
         return np.broadcast_to(x, shape)
@@ -237,6 +244,8 @@ def ravel(x):
 
 
 class Flip(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -245,7 +254,7 @@ class Flip(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return np.flip(grad, ctx.dims)
+        return np.flip(grad, ctx.dims) if namespace(grad) is np else grad.flip(ctx.dims)
 
 
 @op
@@ -326,6 +335,8 @@ def roll(x, shifts, dims=None):
 
 
 class Narrow(Function):
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, dim, start, length):
         ctx.shape, ctx.window = x.shape, (slice(None),) * dim + (slice(start, start + length),)
@@ -333,6 +344,8 @@ class Narrow(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if namespace(grad) is not np:  # create_graph=True: grad placed in zeros, as an op
+            return place(grad, ctx.shape, ctx.window, None)
         full = np.zeros(ctx.shape, grad.dtype)
         full[ctx.window] = grad
         return full
@@ -395,6 +408,8 @@ def unfold(x, dimension, size, step):
 class TriangleMask(Function):
     """tril/triu: zero the elements outside a triangle of the last two dims (gradient likewise)."""
 
+    higher_order = "backward"
+
     @staticmethod
     def forward(ctx, x, keep):
         ctx.keep = keep
@@ -402,7 +417,7 @@ class TriangleMask(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return np.where(ctx.keep, grad, 0)
+        return namespace(grad).where(ctx.keep, grad, 0)
 
 
 def _triangle(x, diagonal, lower, op):

@@ -8,6 +8,7 @@ from .. import kernels
 from ..errors import ArgumentError, ShapeError
 from ..engine import Function, Tensor
 from .args import bool_mask, key_stops, normalize_dim
+from .piecewise import where
 from .registry import op
 
 
@@ -38,7 +39,10 @@ class Softmax(Function):
     (_empty_value) and passes no gradient back: its output does not depend on x. Plain softmax
     (empty_rows None) fills such a row with NaN and, as torch's, passes NaN back through it.
     `causal` only labels the node in drawings (key_stop already holds the causal limit).
+    create_graph=True differentiates `composite`, the same softmax in recorded ops.
     """
+
+    higher_order = "composite"
 
     @staticmethod
     def forward(ctx, x, dim, scale=1.0, mask=None, key_stop=None, empty_rows=None, causal=False):
@@ -51,6 +55,7 @@ class Softmax(Function):
         ctx.dim, ctx.scale, ctx.mask, ctx.key_stop = dim, scale, mask, key_stop
         # a NaN row is not skipped backward: its NaN weights make its gradient NaN, as in torch
         ctx.empty = empty if empty_rows else None
+        ctx.fill = _empty_value(empty_rows, x.shape[-1])
         return _back(y, dim)
 
     @staticmethod
@@ -61,9 +66,36 @@ class Softmax(Function):
         )
         return _back(grad_x, ctx.dim)
 
+    @staticmethod
+    def composite(ctx, x):
+        scores = x.movedim(ctx.dim, -1) * ctx.scale
+        allowed = _allowed(ctx.mask, ctx.key_stop, scores.shape)
+        if allowed is None:
+            weights = (scores - scores._data.max(-1, keepdims=True)).exp()
+            return (weights / weights.sum(-1, keepdim=True)).movedim(-1, ctx.dim)
+        scores = where(allowed, scores, 0)  # no inf or NaN from the positions left out
+        top = np.where(allowed, scores._data, -np.inf).max(-1, keepdims=True)
+        weights = where(allowed, (scores - np.where(np.isfinite(top), top, 0)).exp(), 0)
+        total = weights.sum(-1, keepdim=True)
+        y = weights / where(total._data > 0, total, 1)
+        if ctx.empty is not None:
+            y = where(ctx.empty[..., None], np.asarray(ctx.fill, y.dtype), y)
+        return y.movedim(-1, ctx.dim)
+
+
+def _allowed(mask, key_stop, shape):
+    """Where a row may attend (bool, broadcast to shape), or None when it may everywhere."""
+    allowed = None if mask is None else np.broadcast_to(mask, shape)
+    if key_stop is not None:
+        before = np.arange(shape[-1]) < np.asarray(key_stop)[..., None]
+        allowed = before if allowed is None else allowed & before
+    return None if allowed is None else np.broadcast_to(allowed, shape)
+
 
 class LogSoftmax(Function):
     """y = x - logsumexp(x) along `dim`; dx = dy - softmax(x) * sum(dy)."""
+
+    higher_order = "composite"
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -76,6 +108,11 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         (y,) = ctx.saved
         return _back(kernels.log_softmax_backward(y, _last(grad, ctx.dim)), ctx.dim)
+
+    @staticmethod
+    def composite(ctx, x):
+        shifted = x - x._data.max(ctx.dim, keepdims=True)
+        return shifted - shifted.exp().sum(ctx.dim, keepdim=True).log()
 
 
 @op

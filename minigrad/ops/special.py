@@ -61,7 +61,7 @@ erf = op(
     unary(
         "erf",
         erf_array,
-        lambda x, y: (2 / math.sqrt(math.pi)) * np.exp(-x * x),
+        lambda x, y, xp: (2 / math.sqrt(math.pi)) * xp.exp(-x * x),
         "The error function 2/sqrt(pi) * integral of exp(-t^2) from 0 to x; "
         "gradient 2/sqrt(pi) exp(-x^2).",
     )
@@ -195,16 +195,18 @@ lgamma = op(
     unary(
         "lgamma",
         lgamma_array,
-        lambda x, y: digamma_array(x),
+        lambda x, y, xp: digamma_array(x),
         "log |Gamma(x)| elementwise (inf at the poles 0, -1, -2 ...); gradient digamma(x).",
+        recorded=False,
     )
 )
 digamma = op(
     unary(
         "digamma",
         digamma_array,
-        lambda x, y: trigamma_array(x),
+        lambda x, y, xp: trigamma_array(x),
         "The digamma function psi(x) = d/dx lgamma(x); gradient polygamma(1, x) (trigamma).",
+        recorded=False,
     )
 )
 
@@ -271,7 +273,7 @@ erfinv = op(
     unary(
         "erfinv",
         erfinv_array,
-        lambda x, y: math.sqrt(math.pi) / 2 * np.exp(y * y),
+        lambda x, y, xp: math.sqrt(math.pi) / 2 * xp.exp(y * y),
         "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside); "
         "gradient sqrt(pi)/2 exp(erfinv(x)^2).",
     )

@@ -14,6 +14,7 @@ import numpy as np
 from ..engine import Function, Tensor
 from .args import as_array
 from .conversion import as_float
+from .namespace import namespace
 from .registry import op
 
 # -- worked examples ----------------------------------------------------------------------
@@ -21,6 +22,8 @@ from .registry import op
 
 class Exp(Function):
     """y = e^x; dy/dx = e^x = y, so forward keeps y for backward."""
+
+    higher_order = "backward"  # this backward runs on Tensors too (create_graph=True)
 
     @staticmethod
     def forward(ctx, x):
@@ -36,6 +39,8 @@ class Exp(Function):
 
 class Tanh(Function):
     """y = tanh(x); dy/dx = 1 - y^2."""
+
+    higher_order = "backward"
 
     @staticmethod
     def forward(ctx, x):
@@ -65,17 +70,20 @@ def tanh(x):
 
 
 class Unary(Function):
-    """y = function(x) elementwise, with the local gradient dy/dx = derivative(x, y).
+    """y = function(x) elementwise, with the local gradient dy/dx = derivative(x, y, xp).
 
     Each op is a subclass (made by `unary`) naming its own pair, so a graph shows `Asin`,
-    not a generic node. Keyword settings given to apply (round's decimals) go to function."""
+    not a generic node. Keyword settings given to apply (round's decimals) go to function.
+    xp is numpy, or under create_graph=True the Tensor namespace (namespace.py)."""
+
+    higher_order = "backward"
 
     @staticmethod
     def function(x, **settings):
         raise NotImplementedError
 
     @staticmethod
-    def derivative(x, y):
+    def derivative(x, y, xp):
         raise NotImplementedError
 
     @classmethod
@@ -89,16 +97,21 @@ class Unary(Function):
     def backward(cls, ctx, grad):
         x, y = ctx.saved
         with np.errstate(all="ignore"):
-            return grad * cls.derivative(x, y)
+            return grad * cls.derivative(x, y, namespace(grad))
 
 
-def unary(name, function, derivative, doc, floats=True):
+def unary(name, function, derivative, doc, floats=True, recorded=True):
     """The Unary subclass of function/derivative and the lowercase op that applies it. With
-    floats (the default), int and bool inputs become the default float; else the dtype is kept."""
+    floats (the default), int and bool inputs become the default float; else the dtype is kept.
+    recorded=False: derivative computes with numpy only, so create_graph=True refuses the op."""
     node = type(
         name.capitalize(),
         (Unary,),
-        {"function": staticmethod(function), "derivative": staticmethod(derivative)},
+        {
+            "function": staticmethod(function),
+            "derivative": staticmethod(derivative),
+            "higher_order": "backward" if recorded else None,
+        },
     )
 
     def apply(x):

@@ -18,6 +18,8 @@ from ..arithmetic import mul
 from ..conversion import cast
 from ..piecewise import masked_fill
 from ..reductions import sum
+from ..indexing import place
+from ..namespace import namespace
 from ..registry import op
 from ..softmax import log_softmax
 from .reduction import as_tensor, check_reduction, constant, reduce
@@ -38,6 +40,16 @@ class CrossEntropy(Function):
     def backward(ctx, grad):
         (probs,) = ctx.saved
         return kernels.cross_entropy_backward(probs, ctx.target, ctx.ignore_index, ctx.count, grad)
+
+    higher_order = "composite"
+
+    @staticmethod
+    def composite(ctx, logits, target=None):
+        """The same mean of -log softmax[target] in recorded ops (for create_graph=True)."""
+        kept = ctx.target != ctx.ignore_index
+        rows = np.arange(len(ctx.target))
+        picked = log_softmax(logits, 1)[rows, np.where(kept, ctx.target, 0)]
+        return -(picked * kept).sum() / np.asarray(ctx.count, logits.dtype)
 
 
 def fused_cross_entropy(logits, target, ignore_index=-100):
@@ -63,6 +75,12 @@ def fused_cross_entropy(logits, target, ignore_index=-100):
     )
 
 
+def _along_dim_1(safe):
+    """The index that picks [i, safe[i], ...] of an (N, C, d...) array, keeping dim 1."""
+    grids = np.indices(safe.shape, sparse=True)
+    return (grids[0], safe) + tuple(grids[2:])
+
+
 class NLLLoss(Function):
     """loss_i = -weight[t_i] * log_probs[i, t_i] at every position i (0 where t_i == ignore_index);
     'sum' adds them, 'mean' divides the sum by W, the sum of weight[t_i] over the positions kept.
@@ -70,6 +88,8 @@ class NLLLoss(Function):
     log_probs (N, C, d...), target (N, d...) -> (N, d...) or a 0-d total. The gradient is
     -weight[t_i] times the upstream gradient (/ W for 'mean') at [i, t_i], and 0 elsewhere.
     """
+
+    higher_order = "backward"  # the weights and indices are constants
 
     @staticmethod
     def forward(ctx, log_probs, target, weight, ignore_index, reduction):
@@ -104,7 +124,9 @@ class NLLLoss(Function):
         grad_rows = -ctx.weights * grad
         if ctx.reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
-                grad_rows = np.where(ctx.kept, grad_rows / ctx.total_weight, 0)
+                grad_rows = namespace(grad).where(ctx.kept, grad_rows / ctx.total_weight, 0)
+        if namespace(grad) is not np:  # create_graph=True: the same placing, recorded
+            return place(grad_rows.unsqueeze(1), ctx.shape, _along_dim_1(ctx.safe), None)
         grad_log_probs = np.zeros(ctx.shape, dtype=ctx.weights.dtype)
         np.put_along_axis(
             grad_log_probs, ctx.safe, np.expand_dims(grad_rows, 1).astype(ctx.weights.dtype), axis=1
