@@ -47,7 +47,8 @@ declarations.
 Each line names ops its file defines (losses/ is a package: one file per kind of loss). In
 unary.py, Exp and Tanh are written out as worked examples of a Function; the ops of
 pointwise.py are one `unary(...)` declaration each.
-Beside the families: args.py (the argument checks) and registry.py (the declarations).
+Beside the families: args.py (the argument checks), registry.py (the declarations) and
+namespace.py (numpy's names on Tensors, for backwards that create_graph=True records).
 This package gives Tensor its methods and operators (`x.exp()`, `x + y`, `x.sum(1)`): a method
 is the function of the same name, so `x.exp()` and `mg.exp(x)` reach the same Function.
 """
