@@ -71,3 +71,25 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             raise GradcheckError(message)
         return False
     return True
+
+
+def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """torch.autograd.gradgradcheck: gradcheck of the gradient itself. The function checked is
+    x -> d(sum(fn(x) * w))/dx (w a fixed random weighting), computed with create_graph=True, so
+    its analytic gradient is the second derivative minigrad records, compared with central
+    differences of the first derivative, in float64. Same returns and errors as gradcheck."""
+    probe = [_as_float64_leaf(x) if isinstance(x, Tensor) or np.ndim(x) >= 0 else x for x in
+             (inputs if isinstance(inputs, (list, tuple)) else [inputs])]  # fmt: skip
+    shape = fn(*probe).shape
+    weights = Tensor(np.random.default_rng(1).uniform(0.5, 1.5, size=shape))
+
+    def first_derivative(*xs):
+        with autograd.enable_grad():  # gradcheck's differences run it under no_grad
+            y = (fn(*xs) * weights).sum()
+            grads = autograd.grad(y, list(xs), create_graph=True, allow_unused=True)
+            used = [g for g in grads if g is not None and g.requires_grad]
+            if not used:
+                raise GradcheckError("gradgradcheck: the gradient does not depend on the inputs")
+            return sum((g * Tensor(np.full(g.shape, k + 1.0))).sum() for k, g in enumerate(used))
+
+    return gradcheck(first_derivative, inputs, eps, atol, rtol, raise_exception)

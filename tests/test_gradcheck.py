@@ -145,3 +145,29 @@ def test_single_input_and_unused_input():
 def test_function_must_return_a_tensor():
     with pytest.raises(TypeError, match="tuple"):
         mg.gradcheck(lambda t: (t, t), [np.ones(2)])
+
+
+def test_gradgradcheck_passes_recorded_second_derivatives_and_catches_a_wrong_one():
+    x = np.array([0.3, -0.7, 1.1])
+    assert mg.gradcheck.__module__ == "minigrad.gradcheck"
+    from minigrad.gradcheck import GradcheckError, gradgradcheck
+
+    assert gradgradcheck(lambda t: (t.exp() * t.sin()) ** 2, [x])
+    assert gradgradcheck(lambda a, b: mg.softmax(a * b, 0), [x, x[::-1].copy()])
+
+    class WrongSecond(mg.engine.Function):  # right first derivative, a constant where t was
+        higher_order = "backward"
+
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * t
+
+        @staticmethod
+        def backward(ctx, grad):
+            (t,) = ctx.saved
+            return grad * (2 * (t._data if isinstance(t, mg.Tensor) else t))
+
+    # its recorded gradient does not depend on t at all: refused, not passed
+    with pytest.raises(GradcheckError, match="does not depend on the inputs"):
+        gradgradcheck(lambda t: WrongSecond.apply(t), [x])
