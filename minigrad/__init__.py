@@ -15,7 +15,7 @@ import importlib
 
 from . import tensor_api  # noqa: F401  (the rest of Tensor's API, attached to the class)
 from . import accelerator, amp, backends, cuda, distributed, dtypes, ops, optim, parallel
-from . import utils, viz
+from . import autograd, utils, viz
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .amp import autocast, bfloat16, float16, half
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -27,13 +27,16 @@ from .creation import randn_like, randperm, set_rng_state, tensor, zeros, zeros_
 from .dtypes import bool_ as bool, float32, float64, get_default_dtype
 from .dtypes import int32, int64, set_default_dtype, uint8
 from .errors import ArgumentError, DimError, DTypeError, ShapeError
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .io import load, load_safetensors, save, save_safetensors
 from .device import device
 from .ops import registry as _registry
 from .random import Generator, default_generator, manual_seed
 from .engine import Function, Tensor
 from .parameter import Parameter
+
+# torch.autograd.gradcheck and .gradgradcheck: the paths torch programs call them by
+autograd.gradcheck, autograd.gradgradcheck = gradcheck, gradgradcheck
 
 __version__ = "0.1.0"
 
@@ -70,10 +73,11 @@ __all__ = [
     "get_rng_state", "set_rng_state", "bernoulli", "normal", "float32", "float64", "int64",
     "int32", "uint8", "long", "double", "get_default_dtype", "set_default_dtype", "no_grad",
     "enable_grad", "inference_mode", "is_inference_mode_enabled", "is_grad_enabled",
-    "set_grad_enabled", "gradcheck", "GradcheckError", "save", "load", "save_safetensors",
-    "load_safetensors", "device", "accelerator", "cuda", "backends", "amp", "autocast",
-    "set_float32_matmul_precision", "get_float32_matmul_precision", "optim", "parallel", "viz",
-    "nn", "ShapeError", "DTypeError", "DimError", "ArgumentError", *_registry.exported(),
+    "set_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "save", "load",
+    "save_safetensors", "load_safetensors", "device", "accelerator", "cuda", "backends", "amp",
+    "autocast", "set_float32_matmul_precision", "get_float32_matmul_precision", "optim",
+    "parallel", "viz", "nn", "ShapeError", "DTypeError", "DimError", "ArgumentError",
+    *_registry.exported(),
 ]
 # fmt: on
 

@@ -152,6 +152,9 @@ def test_gradgradcheck_passes_recorded_second_derivatives_and_catches_a_wrong_on
     assert mg.gradcheck.__module__ == "minigrad.gradcheck"
     from minigrad.gradcheck import GradcheckError, gradgradcheck
 
+    assert mg.autograd.gradgradcheck is gradgradcheck is mg.gradgradcheck  # torch's paths
+    assert mg.autograd.gradcheck is mg.gradcheck
+
     assert gradgradcheck(lambda t: (t.exp() * t.sin()) ** 2, [x])
     assert gradgradcheck(lambda a, b: mg.softmax(a * b, 0), [x, x[::-1].copy()])
 

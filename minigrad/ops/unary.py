@@ -104,14 +104,9 @@ def unary(name, function, derivative, doc, floats=True, recorded=True):
     """The Unary subclass of function/derivative and the lowercase op that applies it. With
     floats (the default), int and bool inputs become the default float; else the dtype is kept.
     recorded=False: derivative computes with numpy only, so create_graph=True refuses the op."""
+    members = dict(function=staticmethod(function), derivative=staticmethod(derivative))
     node = type(
-        name.capitalize(),
-        (Unary,),
-        {
-            "function": staticmethod(function),
-            "derivative": staticmethod(derivative),
-            "higher_order": "backward" if recorded else None,
-        },
+        name.capitalize(), (Unary,), {**members, "higher_order": "backward" if recorded else None}
     )
 
     def apply(x):
