@@ -15,7 +15,7 @@ import importlib
 
 from . import tensor_api  # noqa: F401  (the rest of Tensor's API, attached to the class)
 from . import accelerator, amp, backends, cuda, distributed, dtypes, ops, optim, parallel
-from . import autograd, utils, viz
+from . import autograd, func, utils, viz
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .amp import autocast, bfloat16, float16, half
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
