@@ -77,6 +77,21 @@ def write_imdb_tarball(path, reviews, extra_files=None, extra_members=(), compre
     return path
 
 
+LM_WORDS = "This movie was the good bad great plot actors film and".split()
+
+
+def write_lm_tarball(path):
+    """A tarball of 4 reviews per split and label, each 60 random words of LM_WORDS: enough text
+    for the character language model's tests (examples/language_model) to train a few steps."""
+    rng = np.random.default_rng(0)
+    reviews = {
+        (split, label): [" ".join(rng.choice(LM_WORDS, 60)) + ".<br />The end." for _ in range(4)]
+        for split in ("train", "test")
+        for label in ("pos", "neg")
+    }
+    return write_imdb_tarball(path, reviews)
+
+
 @pytest.fixture
 def make_imdb_tarball(tmp_path):
     """make_imdb_tarball(reviews, name="tiny.tar.gz", **options) -> the path of a tarball

@@ -14,7 +14,6 @@ from examples.sentiment import train as sentiment_train
 from examples.sentiment.model import SentimentModel
 
 # the small runs of tests/examples/test_language_model_runs.py and test_sentiment_runs.py
-WORDS = "This movie was the good bad great plot actors film and".split()
 FAST = ["--quick", "--eval-batches", "1", "--samples", "1", "--sample-length", "6", "--no-progress"]
 FAST += ["--steps", "4", "--eval-every", "2"]
 SMALL = ["--epochs", "1", "--batch-size", "16", "--embedding-dim", "8", "--hidden-size", "8"]
@@ -42,15 +41,9 @@ def run_onnx(path, feeds):
 
 @pytest.fixture
 def lm_tarball(tmp_path):
-    from conftest import write_imdb_tarball
+    from conftest import write_lm_tarball
 
-    rng = np.random.default_rng(0)
-    texts = {
-        (split, label): [" ".join(rng.choice(WORDS, 60)) + ".<br />The end." for _ in range(4)]
-        for split in ("train", "test")
-        for label in ("pos", "neg")
-    }
-    return write_imdb_tarball(tmp_path / "tiny.tar.gz", texts)
+    return write_lm_tarball(tmp_path / "tiny.tar.gz")
 
 
 def test_the_language_model_run_writes_its_best_model_as_onnx(lm_tarball, tmp_path):

@@ -16,24 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import write_imdb_tarball
+from conftest import write_lm_tarball
 from examples.language_model import train
 
 REPO = Path(__file__).resolve().parents[2]
-WORDS = "This movie was the good bad great plot actors film and".split()
 FAST = ["--quick", "--eval-batches", "1", "--samples", "1", "--sample-length", "6", "--no-progress"]
 FAST += ["--steps", "4", "--eval-every", "2"]
 
 
 @pytest.fixture
 def tarball(tmp_path):
-    rng = np.random.default_rng(0)
-    reviews = {
-        (split, label): [" ".join(rng.choice(WORDS, 60)) + ".<br />The end." for _ in range(4)]
-        for split in ("train", "test")
-        for label in ("pos", "neg")
-    }
-    return write_imdb_tarball(tmp_path / "tiny.tar.gz", reviews)
+    return write_lm_tarball(tmp_path / "tiny.tar.gz")
 
 
 def main(argv):
